@@ -1,0 +1,185 @@
+//! Disposers: the handles that undo a registration.
+
+use std::fmt;
+
+use parking_lot::Mutex;
+
+type DisposeAction = Box<dyn FnOnce() + Send>;
+
+/// Undoes one registration (a listener, a guard, a tool, a capability).
+///
+/// * [`dispose`](Disposer::dispose) is idempotent: the first call undoes the
+///   registration, later calls do nothing.
+/// * It may be called from any thread, and from inside the very listener it
+///   removes: dispatch never holds a lock while a listener runs, so this cannot
+///   deadlock. A dispatch already in progress keeps its snapshot; the removal
+///   affects later dispatches only.
+/// * **Dropping a `Disposer` disposes it**, like tracing's `DefaultGuard`. Keep it
+///   (usually in a [`Disposables`] bag that a plugin's host drops on unload), or
+///   call [`forget`](Disposer::forget) to make the registration live as long as the
+///   hook point itself.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::sync::Arc;
+/// use tack_core::hook::Disposer;
+///
+/// let undone = Arc::new(AtomicBool::new(false));
+/// let flag = undone.clone();
+/// let disposer = Disposer::new(move || flag.store(true, Ordering::SeqCst));
+/// disposer.dispose();
+/// disposer.dispose(); // idempotent
+/// assert!(undone.load(Ordering::SeqCst));
+/// ```
+#[must_use = "dropping a Disposer undoes the registration at once; keep it, put it in a Disposables bag, or call .forget()"]
+pub struct Disposer {
+    action: Mutex<Option<DisposeAction>>,
+}
+
+impl Disposer {
+    /// A disposer that runs `action` once, on the first [`dispose`](Self::dispose) or on drop.
+    pub fn new(action: impl FnOnce() + Send + 'static) -> Self {
+        Self {
+            action: Mutex::new(Some(Box::new(action))),
+        }
+    }
+
+    /// A disposer that has nothing to undo.
+    pub fn noop() -> Self {
+        Self {
+            action: Mutex::new(None),
+        }
+    }
+
+    /// Undoes the registration. Idempotent, thread-safe, re-entrant.
+    pub fn dispose(&self) {
+        // Take the action out under the lock, run it after releasing the lock, so an
+        // action that (directly or not) disposes this disposer again finds `None`.
+        let action = self.action.lock().take();
+        if let Some(action) = action {
+            action();
+        }
+    }
+
+    /// Whether this disposer has already run (or was created with nothing to undo).
+    pub fn is_disposed(&self) -> bool {
+        self.action.lock().is_none()
+    }
+
+    /// Gives up the ability to undo: the registration stays for the life of the
+    /// hook point (or registry) it was made in.
+    pub fn forget(self) {
+        drop(self.action.lock().take());
+    }
+}
+
+impl Drop for Disposer {
+    fn drop(&mut self) {
+        if let Some(action) = self.action.get_mut().take() {
+            action();
+        }
+    }
+}
+
+impl fmt::Debug for Disposer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Disposer")
+            .field("disposed", &self.is_disposed())
+            .finish()
+    }
+}
+
+/// A bag of [`Disposer`]s: a plugin's whole footprint.
+///
+/// [`dispose`](Self::dispose) (or dropping the bag) disposes every member in
+/// reverse order of addition (last registered, first removed). The bag stays
+/// usable afterwards: disposers added later are disposed by the next call.
+///
+/// ```
+/// use tack_core::hook::{Disposables, Disposer};
+/// let bag = Disposables::new();
+/// bag.add(Disposer::new(|| println!("second")));
+/// bag.add(Disposer::new(|| println!("first")));
+/// assert_eq!(bag.len(), 2);
+/// bag.dispose();
+/// assert!(bag.is_empty());
+/// ```
+#[derive(Default)]
+#[must_use = "dropping a Disposables bag disposes everything in it"]
+pub struct Disposables {
+    members: Mutex<Vec<Disposer>>,
+}
+
+impl Disposables {
+    /// An empty bag.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a disposer to the bag.
+    pub fn add(&self, disposer: Disposer) {
+        self.members.lock().push(disposer);
+    }
+
+    /// Moves every disposer of `other` into this bag, keeping their order.
+    pub fn absorb(&self, other: Disposables) {
+        let moved = std::mem::take(&mut *other.members.lock());
+        self.members.lock().extend(moved);
+    }
+
+    /// How many disposers the bag holds.
+    pub fn len(&self) -> usize {
+        self.members.lock().len()
+    }
+
+    /// Whether the bag holds no disposer.
+    pub fn is_empty(&self) -> bool {
+        self.members.lock().is_empty()
+    }
+
+    /// Disposes every member, last added first. Thread-safe and re-entrant: a
+    /// member may dispose the bag again while it runs.
+    pub fn dispose(&self) {
+        loop {
+            // Pop one at a time without holding the lock while the action runs.
+            let next = self.members.lock().pop();
+            match next {
+                Some(disposer) => disposer.dispose(),
+                None => break,
+            }
+        }
+    }
+
+    /// Turns the bag into a single [`Disposer`] that disposes all of it.
+    pub fn into_disposer(self) -> Disposer {
+        Disposer::new(move || self.dispose())
+    }
+}
+
+impl Drop for Disposables {
+    fn drop(&mut self) {
+        self.dispose();
+    }
+}
+
+impl fmt::Debug for Disposables {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Disposables")
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+impl Extend<Disposer> for Disposables {
+    fn extend<I: IntoIterator<Item = Disposer>>(&mut self, iter: I) {
+        self.members.get_mut().extend(iter);
+    }
+}
+
+impl FromIterator<Disposer> for Disposables {
+    fn from_iter<I: IntoIterator<Item = Disposer>>(iter: I) -> Self {
+        Self {
+            members: Mutex::new(iter.into_iter().collect()),
+        }
+    }
+}

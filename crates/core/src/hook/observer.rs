@@ -1,0 +1,173 @@
+//! Observer hook points: notifications that cannot change what they observe.
+
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use super::listeners::ListenerList;
+use super::{AgentId, Disposer, ListenerSpec, panic_message};
+
+/// A typed observer: the named-type alternative to a closure given to
+/// [`Observer::tap`].
+///
+/// Observers are synchronous on purpose: an observer never delays or reorders
+/// the work it observes. One that needs I/O hands the value (an `Arc`, cheap to
+/// clone) to a channel or a task.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use tack_core::hook::{Observer, ObserverListener};
+///
+/// #[derive(Default)]
+/// struct Counter(AtomicUsize);
+/// impl ObserverListener<String> for Arc<Counter> {
+///     fn observe(&self, _value: &Arc<String>) {
+///         self.0.fetch_add(1, Ordering::Relaxed);
+///     }
+/// }
+///
+/// let hook: Observer<String> = Observer::new("demo/said");
+/// let counter = Arc::new(Counter::default());
+/// let _kept = hook.register("counter", counter.clone());
+/// hook.notify(None, &Arc::new("hi".to_owned()));
+/// assert_eq!(counter.0.load(Ordering::Relaxed), 1);
+/// ```
+pub trait ObserverListener<T>: Send + Sync + 'static {
+    /// Sees one frozen value.
+    fn observe(&self, value: &Arc<T>);
+}
+
+struct ClosureObserver<F>(F);
+
+impl<T, F> ObserverListener<T> for ClosureObserver<F>
+where
+    F: Fn(&Arc<T>) + Send + Sync + 'static,
+{
+    #[inline]
+    fn observe(&self, value: &Arc<T>) {
+        (self.0)(value)
+    }
+}
+
+struct Inner<T> {
+    name: &'static str,
+    list: Arc<ListenerList<dyn ObserverListener<T>>>,
+}
+
+/// An observer hook point: every listener sees the same frozen `Arc<T>`.
+///
+/// Order, scope and snapshot rules are those of [`Waterfall`](super::Waterfall).
+/// A panicking observer is contained: it is logged with `tracing` (level
+/// `error`), named in the returned [`Notified`] report, and the other observers
+/// still run.
+///
+/// ```
+/// use std::sync::Arc;
+/// use tack_core::hook::Observer;
+///
+/// let hook: Observer<u32> = Observer::new("demo/numbers");
+/// let _bad = hook.tap("bad", |_| panic!("observer bug"));
+/// let _good = hook.tap("good", |n: &Arc<u32>| assert_eq!(**n, 7));
+/// let report = hook.notify(None, &Arc::new(7));
+/// assert_eq!(report.reached, 2);
+/// assert_eq!(report.panicked.len(), 1);
+/// assert_eq!(&*report.panicked[0], "bad");
+/// ```
+pub struct Observer<T> {
+    inner: Arc<Inner<T>>,
+}
+
+impl<T> Clone for Observer<T> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for Observer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Observer")
+            .field("name", &self.inner.name)
+            .field("listeners", &self.inner.list)
+            .finish()
+    }
+}
+
+/// What a [`Observer::notify`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Notified {
+    /// How many observers were run.
+    pub reached: usize,
+    /// The names of those that panicked (contained and logged).
+    pub panicked: Vec<Arc<str>>,
+}
+
+impl<T: Send + Sync + 'static> Observer<T> {
+    /// An observer hook point named `name` (e.g. `tools/result`).
+    pub fn new(name: &'static str) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                name,
+                list: ListenerList::new(),
+            }),
+        }
+    }
+
+    /// The hook point's name.
+    pub fn name(&self) -> &'static str {
+        self.inner.name
+    }
+
+    /// Registers a closure observer.
+    pub fn tap<F>(&self, spec: impl Into<ListenerSpec>, observer: F) -> Disposer
+    where
+        F: Fn(&Arc<T>) + Send + Sync + 'static,
+    {
+        self.inner
+            .list
+            .insert(spec.into(), Arc::new(ClosureObserver(observer)))
+    }
+
+    /// Registers a typed observer.
+    pub fn register<L>(&self, spec: impl Into<ListenerSpec>, observer: L) -> Disposer
+    where
+        L: ObserverListener<T>,
+    {
+        self.inner.list.insert(spec.into(), Arc::new(observer))
+    }
+
+    /// Shows `value` to every observer that a dispatch for `agent` reaches, in
+    /// order, containing panics.
+    pub fn notify(&self, agent: Option<&AgentId>, value: &Arc<T>) -> Notified {
+        let snapshot = self.inner.list.snapshot();
+        let mut report = Notified::default();
+        for entry in snapshot.iter().filter(|e| e.scope.reaches(agent)) {
+            report.reached += 1;
+            let listener = &entry.listener;
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| listener.observe(value))) {
+                let message = panic_message(&*payload);
+                tracing::error!(
+                    hook = self.inner.name,
+                    listener = &*entry.name,
+                    %message,
+                    "observer panicked; contained, the other observers still run"
+                );
+                report.panicked.push(entry.name.clone());
+            }
+        }
+        report
+    }
+
+    /// Names of the observers a dispatch for `agent` would run now, in order.
+    pub fn listener_names(&self, agent: Option<&AgentId>) -> Vec<Arc<str>> {
+        self.inner.list.names_for(agent)
+    }
+
+    /// How many observers are registered, across every scope.
+    pub fn listener_count(&self) -> usize {
+        self.inner.list.len()
+    }
+}

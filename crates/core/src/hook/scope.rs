@@ -1,0 +1,121 @@
+//! Who a listener is registered for: every agent, or one.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// The identity of one agent in a host.
+///
+/// Cheap to clone (a shared string). Two ids are equal when their text is equal.
+///
+/// ```
+/// use tack_core::hook::AgentId;
+/// let a = AgentId::new("reviewer");
+/// assert_eq!(a.as_str(), "reviewer");
+/// assert_eq!(a, AgentId::from("reviewer"));
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AgentId(Arc<str>);
+
+impl AgentId {
+    /// Creates an agent id from any string.
+    pub fn new(id: impl Into<Arc<str>>) -> Self {
+        Self(id.into())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Equality that first compares the shared pointers (the common case on a hot
+    /// path: the same `AgentId` cloned around) and only then the text.
+    pub(crate) fn same(&self, other: &AgentId) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+impl fmt::Debug for AgentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AgentId({:?})", &*self.0)
+    }
+}
+
+impl fmt::Display for AgentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for AgentId {
+    fn from(value: &str) -> Self {
+        Self::new(value)
+    }
+}
+
+impl From<String> for AgentId {
+    fn from(value: String) -> Self {
+        Self::new(value)
+    }
+}
+
+impl serde::Serialize for AgentId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for AgentId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Ok(Self::new(text))
+    }
+}
+
+/// Where a listener (or a tool, or a guard) applies.
+///
+/// A dispatch made for agent A reaches the [`Scope::Global`] listeners and the
+/// listeners registered for `Scope::Agent(A)`, never those of another agent. A
+/// dispatch made for no agent (`None`) reaches only the global listeners.
+///
+/// ```
+/// use tack_core::hook::{AgentId, Scope};
+/// let a = AgentId::new("a");
+/// assert!(Scope::Global.reaches(Some(&a)));
+/// assert!(Scope::Agent(a.clone()).reaches(Some(&a)));
+/// assert!(!Scope::Agent(a).reaches(Some(&AgentId::new("b"))));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Scope {
+    /// Every agent of the host.
+    #[default]
+    Global,
+    /// One agent only.
+    Agent(AgentId),
+}
+
+impl Scope {
+    /// Whether a dispatch made for `agent` reaches something registered in this scope.
+    #[inline]
+    pub fn reaches(&self, agent: Option<&AgentId>) -> bool {
+        match self {
+            Scope::Global => true,
+            Scope::Agent(own) => agent.is_some_and(|a| own.same(a)),
+        }
+    }
+}
+
+impl From<AgentId> for Scope {
+    fn from(agent: AgentId) -> Self {
+        Scope::Agent(agent)
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::Global => f.write_str("global"),
+            Scope::Agent(a) => write!(f, "agent {a}"),
+        }
+    }
+}
