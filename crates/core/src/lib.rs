@@ -20,3 +20,7 @@
 #![warn(missing_docs)]
 
 pub mod hook;
+pub mod capability;
+pub mod context;
+pub mod policy;
+pub mod tool;

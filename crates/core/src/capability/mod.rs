@@ -1,0 +1,18 @@
+//! Capabilities: the only doors a tool body has to the outside world.
+//!
+//! Builtin tools never call `std::fs` or `std::process`; they go through
+//! [`FileSystem`] and [`Shell`], which the sandbox plugin implements with
+//! confinement. A host that installs no such plugin gets a clear
+//! [`CapabilityError`] from every tool that needs one.
+
+mod dispatch;
+mod error;
+mod fs;
+mod set;
+mod shell;
+
+pub use dispatch::ToolDispatcher;
+pub use error::CapabilityError;
+pub use fs::{Access, DirEntry, EntryKind, FileBytes, FileSystem, FsError, Metadata, WriteReport};
+pub use set::{Capabilities, CapabilityKind, CapabilitySlots};
+pub use shell::{CommandOutput, CommandRequest, Shell, ShellError};

@@ -1,0 +1,201 @@
+//! The capabilities a host provides to tool bodies.
+
+use std::fmt;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use super::{FileSystem, Shell, ToolDispatcher};
+use crate::hook::Disposer;
+use crate::policy::ApprovalService;
+
+/// The capabilities one execution runs with: each present or not.
+///
+/// ```
+/// use tack_core::capability::Capabilities;
+/// let caps = Capabilities::default();
+/// assert!(caps.fs.is_none() && caps.shell.is_none());
+/// ```
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct Capabilities {
+    /// Confined file access.
+    pub fs: Option<Arc<dyn FileSystem>>,
+    /// Confined command execution.
+    pub shell: Option<Arc<dyn Shell>>,
+    /// Asking a person.
+    pub approval: Option<Arc<dyn ApprovalService>>,
+    /// Running nested tool calls.
+    pub dispatcher: Option<Arc<dyn ToolDispatcher>>,
+}
+
+impl Capabilities {
+    /// Sets the filesystem.
+    pub fn with_fs(mut self, fs: Arc<dyn FileSystem>) -> Self {
+        self.fs = Some(fs);
+        self
+    }
+
+    /// Sets the shell.
+    pub fn with_shell(mut self, shell: Arc<dyn Shell>) -> Self {
+        self.shell = Some(shell);
+        self
+    }
+
+    /// Sets the approval service.
+    pub fn with_approval(mut self, approval: Arc<dyn ApprovalService>) -> Self {
+        self.approval = Some(approval);
+        self
+    }
+
+    /// Sets the nested dispatcher.
+    pub fn with_dispatcher(mut self, dispatcher: Arc<dyn ToolDispatcher>) -> Self {
+        self.dispatcher = Some(dispatcher);
+        self
+    }
+}
+
+impl fmt::Debug for Capabilities {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Capabilities")
+            .field("fs", &self.fs.is_some())
+            .field("shell", &self.shell.is_some())
+            .field("approval", &self.approval.is_some())
+            .field("dispatcher", &self.dispatcher.is_some())
+            .finish()
+    }
+}
+
+/// A capability kind, for error messages and [`CapabilitySlots::provide`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CapabilityKind {
+    /// [`FileSystem`].
+    Fs,
+    /// [`Shell`].
+    Shell,
+    /// [`ApprovalService`].
+    Approval,
+    /// [`ToolDispatcher`].
+    Dispatcher,
+}
+
+impl fmt::Display for CapabilityKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CapabilityKind::Fs => "fs",
+            CapabilityKind::Shell => "shell",
+            CapabilityKind::Approval => "approval",
+            CapabilityKind::Dispatcher => "dispatcher",
+        })
+    }
+}
+
+/// The host's mutable set of capability providers. Plugins fill slots (the
+/// sandbox provides `fs` and `shell`); the pipeline takes a
+/// [`snapshot`](Self::snapshot) for each execution.
+///
+/// ```
+/// use tack_core::capability::CapabilitySlots;
+/// let slots = CapabilitySlots::new();
+/// assert!(slots.snapshot().fs.is_none());
+/// ```
+#[derive(Clone, Default)]
+pub struct CapabilitySlots {
+    current: Arc<RwLock<Arc<Capabilities>>>,
+}
+
+impl fmt::Debug for CapabilitySlots {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("CapabilitySlots")
+            .field(&*self.snapshot())
+            .finish()
+    }
+}
+
+impl CapabilitySlots {
+    /// Empty slots.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The capabilities as they are now (one shared, immutable value).
+    pub fn snapshot(&self) -> Arc<Capabilities> {
+        self.current.read().clone()
+    }
+
+    fn set(&self, edit: impl FnOnce(&mut Capabilities)) {
+        let mut current = self.current.write();
+        let mut next = Capabilities::clone(&current);
+        edit(&mut next);
+        *current = Arc::new(next);
+    }
+
+    fn provide_with(
+        &self,
+        kind: CapabilityKind,
+        edit: impl FnOnce(&mut Capabilities),
+        still_ours: impl Fn(&Capabilities) -> bool + Send + 'static,
+    ) -> Disposer {
+        self.set(edit);
+        let slots = Arc::downgrade(&self.current);
+        Disposer::new(move || {
+            if let Some(current) = slots.upgrade() {
+                let slots = CapabilitySlots { current };
+                // Only clear the slot if a later provider has not replaced ours.
+                if still_ours(&slots.snapshot()) {
+                    slots.set(|caps| match kind {
+                        CapabilityKind::Fs => caps.fs = None,
+                        CapabilityKind::Shell => caps.shell = None,
+                        CapabilityKind::Approval => caps.approval = None,
+                        CapabilityKind::Dispatcher => caps.dispatcher = None,
+                    });
+                }
+            }
+        })
+    }
+
+    /// Provides the filesystem; disposing removes it (unless replaced since).
+    pub fn provide_fs(&self, fs: Arc<dyn FileSystem>) -> Disposer {
+        let mine = fs.clone();
+        self.provide_with(
+            CapabilityKind::Fs,
+            |caps| caps.fs = Some(fs),
+            move |caps| caps.fs.as_ref().is_some_and(|f| Arc::ptr_eq(f, &mine)),
+        )
+    }
+
+    /// Provides the shell; disposing removes it (unless replaced since).
+    pub fn provide_shell(&self, shell: Arc<dyn Shell>) -> Disposer {
+        let mine = shell.clone();
+        self.provide_with(
+            CapabilityKind::Shell,
+            |caps| caps.shell = Some(shell),
+            move |caps| caps.shell.as_ref().is_some_and(|s| Arc::ptr_eq(s, &mine)),
+        )
+    }
+
+    /// Provides the approval service; disposing removes it (unless replaced since).
+    pub fn provide_approval(&self, approval: Arc<dyn ApprovalService>) -> Disposer {
+        let mine = approval.clone();
+        self.provide_with(
+            CapabilityKind::Approval,
+            |caps| caps.approval = Some(approval),
+            move |caps| caps.approval.as_ref().is_some_and(|a| Arc::ptr_eq(a, &mine)),
+        )
+    }
+
+    /// Provides the nested dispatcher; disposing removes it (unless replaced since).
+    pub fn provide_dispatcher(&self, dispatcher: Arc<dyn ToolDispatcher>) -> Disposer {
+        let mine = dispatcher.clone();
+        self.provide_with(
+            CapabilityKind::Dispatcher,
+            |caps| caps.dispatcher = Some(dispatcher),
+            move |caps| {
+                caps.dispatcher
+                    .as_ref()
+                    .is_some_and(|d| Arc::ptr_eq(d, &mine))
+            },
+        )
+    }
+}

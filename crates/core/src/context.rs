@@ -1,0 +1,259 @@
+//! The run context a tool body executes with.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::capability::{
+    Capabilities, CapabilityError, CapabilityKind, FileSystem, Shell, ToolDispatcher,
+};
+use crate::hook::AgentId;
+use crate::policy::ApprovalService;
+use crate::tool::{CallId, ExecutionToken, ToolCall, ToolExecution};
+
+/// The side effects a tool body asks the loop for: deferred context and
+/// concluding the turn. Shared between the context (which writes) and the
+/// pipeline (which reads after the body).
+///
+/// ```
+/// use tack_core::context::RunEffects;
+/// let effects = RunEffects::new();
+/// effects.defer_context("remember: the tests are slow");
+/// assert_eq!(effects.take_deferred(), vec!["remember: the tests are slow".to_owned()]);
+/// assert!(!effects.concluded());
+/// ```
+#[derive(Clone, Default)]
+pub struct RunEffects {
+    inner: Arc<EffectsInner>,
+}
+
+#[derive(Default)]
+struct EffectsInner {
+    deferred: Mutex<Vec<String>>,
+    concluded: AtomicBool,
+}
+
+impl RunEffects {
+    /// No effects yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Queues a message to append after this call's result.
+    pub fn defer_context(&self, message: impl Into<String>) {
+        self.inner.deferred.lock().push(message.into());
+    }
+
+    /// Asks to end the turn after this call (honoured only if it succeeds).
+    pub fn conclude_turn(&self) {
+        self.inner.concluded.store(true, Ordering::Release);
+    }
+
+    /// Takes the queued messages.
+    pub fn take_deferred(&self) -> Vec<String> {
+        std::mem::take(&mut *self.inner.deferred.lock())
+    }
+
+    /// Whether the body asked to conclude the turn.
+    pub fn concluded(&self) -> bool {
+        self.inner.concluded.load(Ordering::Acquire)
+    }
+}
+
+impl fmt::Debug for RunEffects {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunEffects")
+            .field("deferred", &self.inner.deferred.lock().len())
+            .field("concluded", &self.concluded())
+            .finish()
+    }
+}
+
+struct Shared {
+    execution: Arc<ToolExecution>,
+    capabilities: Arc<Capabilities>,
+    effects: RunEffects,
+}
+
+/// What a tool body runs with: its cancellation signal, its capabilities, and
+/// the ways to ask the loop for things (deferred context, concluding the turn).
+///
+/// Cheap to clone. Only `tools/execute` wrappers may replace the cancellation
+/// signal ([`with_cancellation`](Self::with_cancellation)); everything else is
+/// fixed for the execution.
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use tokio_util::sync::CancellationToken;
+/// use tack_core::capability::Capabilities;
+/// use tack_core::context::{RunEffects, ToolRunContext};
+/// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+///
+/// let exec = Arc::new(ToolExecution::new(
+///     CallId::from("c1"), ToolName::new("echo").unwrap(), Arc::new(json!({})),
+///     Tier::ReadOnly, ExecutionToken::issue(CallId::from("c1")),
+/// ));
+/// let effects = RunEffects::new();
+/// let cx = ToolRunContext::new(exec, Arc::new(Capabilities::default()), CancellationToken::new(), effects.clone());
+/// cx.defer_context("note for later");
+/// assert!(cx.fs().is_err()); // no fs capability installed
+/// assert_eq!(effects.take_deferred().len(), 1);
+/// ```
+#[derive(Clone)]
+pub struct ToolRunContext {
+    shared: Arc<Shared>,
+    cancel: CancellationToken,
+}
+
+impl ToolRunContext {
+    /// Built by the pipeline for one execution.
+    pub fn new(
+        execution: Arc<ToolExecution>,
+        capabilities: Arc<Capabilities>,
+        cancel: CancellationToken,
+        effects: RunEffects,
+    ) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                execution,
+                capabilities,
+                effects,
+            }),
+            cancel,
+        }
+    }
+
+    /// The same context with another cancellation signal. Meant for
+    /// `tools/execute` wrappers; build the new token as a child of
+    /// [`cancellation`](Self::cancellation) so the caller's cancellation still
+    /// reaches the body.
+    pub fn with_cancellation(&self, cancel: CancellationToken) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            cancel,
+        }
+    }
+
+    /// The cancellation signal. A body that runs for long should watch it
+    /// (`tokio::select!` on [`CancellationToken::cancelled`]).
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether cancellation has been requested.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// The execution this context belongs to.
+    pub fn execution(&self) -> &Arc<ToolExecution> {
+        &self.shared.execution
+    }
+
+    /// The call's id.
+    pub fn call_id(&self) -> &CallId {
+        self.shared.execution.call_id()
+    }
+
+    /// The agent the call was made for.
+    pub fn agent(&self) -> Option<&AgentId> {
+        self.shared.execution.agent()
+    }
+
+    /// This execution's token: the parent token of the calls a composite tool makes.
+    pub fn token(&self) -> &ExecutionToken {
+        self.shared.execution.token()
+    }
+
+    /// The filesystem capability.
+    ///
+    /// # Errors
+    ///
+    /// [`CapabilityError::Missing`] when the host installed none.
+    pub fn fs(&self) -> Result<&dyn FileSystem, CapabilityError> {
+        self.shared
+            .capabilities
+            .fs
+            .as_deref()
+            .ok_or(CapabilityError::missing(CapabilityKind::Fs))
+    }
+
+    /// The shell capability.
+    ///
+    /// # Errors
+    ///
+    /// [`CapabilityError::Missing`] when the host installed none.
+    pub fn shell(&self) -> Result<&dyn Shell, CapabilityError> {
+        self.shared
+            .capabilities
+            .shell
+            .as_deref()
+            .ok_or(CapabilityError::missing(CapabilityKind::Shell))
+    }
+
+    /// The approval service.
+    ///
+    /// # Errors
+    ///
+    /// [`CapabilityError::Missing`] when the host installed none.
+    pub fn approval(&self) -> Result<&dyn ApprovalService, CapabilityError> {
+        self.shared
+            .capabilities
+            .approval
+            .as_deref()
+            .ok_or(CapabilityError::missing(CapabilityKind::Approval))
+    }
+
+    /// The nested dispatcher, for composite tools.
+    ///
+    /// # Errors
+    ///
+    /// [`CapabilityError::Missing`] when the host installed none.
+    pub fn dispatcher(&self) -> Result<&dyn ToolDispatcher, CapabilityError> {
+        self.shared
+            .capabilities
+            .dispatcher
+            .as_deref()
+            .ok_or(CapabilityError::missing(CapabilityKind::Dispatcher))
+    }
+
+    /// A nested call of `name` with `arguments`, marked as made by this
+    /// execution (same agent, this execution's token as parent).
+    pub fn nested_call(
+        &self,
+        call_id: impl Into<CallId>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> ToolCall {
+        let mut call = ToolCall::new(call_id, name, arguments).with_parent(self.token().clone());
+        call.agent = self.agent().cloned();
+        call
+    }
+
+    /// Queues a message that the loop appends after this call's result (never
+    /// mid-call). It survives a later failure of the same call.
+    pub fn defer_context(&self, message: impl Into<String>) {
+        self.shared.effects.defer_context(message);
+    }
+
+    /// Asks the loop to end the turn after this call. It rides on this
+    /// execution's own success: a failed call concludes nothing.
+    pub fn conclude_turn(&self) {
+        self.shared.effects.conclude_turn();
+    }
+}
+
+impl fmt::Debug for ToolRunContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolRunContext")
+            .field("call_id", self.call_id())
+            .field("tool", &self.shared.execution.name())
+            .field("cancelled", &self.is_cancelled())
+            .field("capabilities", &self.shared.capabilities)
+            .finish()
+    }
+}

@@ -1,0 +1,144 @@
+//! Decisions of the `tools/pre-execute` hook point.
+
+use std::fmt;
+
+use crate::hook::Provenance;
+
+/// What a `tools/pre-execute` chain decided, before provenance.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum PreVerdict {
+    /// Run the call.
+    Allow,
+    /// Ask the approval service; run only if it answers allowed-once.
+    Ask {
+        /// Shown to the approver.
+        reason: String,
+    },
+    /// Refuse the call.
+    Deny {
+        /// Shown to the model: what was refused and why.
+        reason: String,
+    },
+}
+
+impl PreVerdict {
+    /// 0 for allow, 1 for ask, 2 for deny: the order in which verdicts tighten.
+    pub fn strictness(&self) -> u8 {
+        match self {
+            PreVerdict::Allow => 0,
+            PreVerdict::Ask { .. } => 1,
+            PreVerdict::Deny { .. } => 2,
+        }
+    }
+}
+
+/// The output of the `tools/pre-execute` waterfall: allow, ask or deny, plus the
+/// listener that decided (stamped by the hook point).
+///
+/// There is deliberately no variant that rewrites the arguments: they are
+/// frozen once validated.
+///
+/// ```
+/// use tack_core::policy::{PreDecision, PreVerdict};
+/// let d = PreDecision::deny("`rm -rf` is not allowed in this workspace");
+/// assert!(d.is_deny());
+/// assert_eq!(d.reason(), Some("`rm -rf` is not allowed in this workspace"));
+/// // The stricter of two decisions:
+/// let s = PreDecision::allow().stricter(PreDecision::ask("writes files"));
+/// assert!(matches!(s.verdict(), PreVerdict::Ask { .. }));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PreDecision {
+    verdict: PreVerdict,
+    provenance: Option<Provenance>,
+}
+
+impl PreDecision {
+    /// Run the call.
+    pub fn allow() -> Self {
+        PreVerdict::Allow.into()
+    }
+
+    /// Refuse the call; `reason` tells the model what was refused and why.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        PreVerdict::Deny {
+            reason: reason.into(),
+        }
+        .into()
+    }
+
+    /// Ask the approval service; `reason` is shown to the approver.
+    pub fn ask(reason: impl Into<String>) -> Self {
+        PreVerdict::Ask {
+            reason: reason.into(),
+        }
+        .into()
+    }
+
+    /// The verdict.
+    pub fn verdict(&self) -> &PreVerdict {
+        &self.verdict
+    }
+
+    /// Whether the verdict is allow.
+    pub fn is_allow(&self) -> bool {
+        matches!(self.verdict, PreVerdict::Allow)
+    }
+
+    /// Whether the verdict is deny.
+    pub fn is_deny(&self) -> bool {
+        matches!(self.verdict, PreVerdict::Deny { .. })
+    }
+
+    /// The reason of an ask or a deny.
+    pub fn reason(&self) -> Option<&str> {
+        match &self.verdict {
+            PreVerdict::Allow => None,
+            PreVerdict::Ask { reason } | PreVerdict::Deny { reason } => Some(reason),
+        }
+    }
+
+    /// Who decided, once the hook point has stamped it.
+    pub fn provenance(&self) -> Option<&Provenance> {
+        self.provenance.as_ref()
+    }
+
+    /// Sets who decided (normally left to the hook point).
+    pub fn with_provenance(mut self, provenance: Provenance) -> Self {
+        self.provenance = Some(provenance);
+        self
+    }
+
+    /// The stricter of two decisions (deny > ask > allow); on a tie, `self`.
+    pub fn stricter(self, other: PreDecision) -> PreDecision {
+        if other.verdict.strictness() > self.verdict.strictness() {
+            other
+        } else {
+            self
+        }
+    }
+
+    pub(crate) fn provenance_slot(&mut self) -> Option<&mut Option<Provenance>> {
+        Some(&mut self.provenance)
+    }
+}
+
+impl From<PreVerdict> for PreDecision {
+    fn from(verdict: PreVerdict) -> Self {
+        Self {
+            verdict,
+            provenance: None,
+        }
+    }
+}
+
+impl fmt::Display for PreDecision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.verdict {
+            PreVerdict::Allow => f.write_str("allow"),
+            PreVerdict::Ask { reason } => write!(f, "ask ({reason})"),
+            PreVerdict::Deny { reason } => write!(f, "deny ({reason})"),
+        }
+    }
+}

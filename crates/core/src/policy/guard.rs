@@ -1,0 +1,241 @@
+//! Guards: monotonic checks that can only pass or deny.
+
+use std::fmt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
+use crate::hook::{AgentId, Disposer, HookError, ListenerList, ListenerSpec, Provenance, Scope, panic_message};
+use crate::tool::ToolExecution;
+
+/// The name guards report under in provenance and errors.
+pub const GUARD_STAGE: &str = "tools/guard";
+
+/// A guard's answer. There is no "allow" that could override an earlier
+/// denial: a guard can only let the call continue or stop it, so a guard can
+/// never loosen what policy decided.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GuardVerdict {
+    /// Continue to the next guard (and then to execution).
+    Pass,
+    /// Stop the call.
+    Deny {
+        /// What was refused and why, for the model.
+        reason: String,
+    },
+}
+
+impl GuardVerdict {
+    /// A denial.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        GuardVerdict::Deny {
+            reason: reason.into(),
+        }
+    }
+}
+
+/// A typed guard. Guards run after `tools/pre-execute` (and approval), in
+/// registration order — not reorderable — and may be async.
+///
+/// ```
+/// use tack_core::policy::{Guard, GuardVerdict};
+/// use tack_core::tool::ToolExecution;
+///
+/// /// Refuses any call whose arguments mention `.env`.
+/// struct NoDotEnv;
+/// impl Guard for NoDotEnv {
+///     async fn check(&self, execution: &ToolExecution) -> GuardVerdict {
+///         if execution.arguments().to_string().contains(".env") {
+///             GuardVerdict::deny("`.env` files hold secrets and are off limits")
+///         } else {
+///             GuardVerdict::Pass
+///         }
+///     }
+/// }
+/// ```
+pub trait Guard: Send + Sync + 'static {
+    /// Checks one execution.
+    fn check(&self, execution: &ToolExecution) -> impl Future<Output = GuardVerdict> + Send;
+}
+
+trait ErasedGuard: Send + Sync + 'static {
+    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> BoxFuture<'a, GuardVerdict>;
+}
+
+struct TypedGuard<G>(G);
+
+impl<G: Guard> ErasedGuard for TypedGuard<G> {
+    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> BoxFuture<'a, GuardVerdict> {
+        Box::pin(self.0.check(execution))
+    }
+}
+
+struct AsyncClosureGuard<F>(F);
+
+impl<F, Fut> ErasedGuard for AsyncClosureGuard<F>
+where
+    F: Fn(Arc<ToolExecution>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = GuardVerdict> + Send + 'static,
+{
+    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> BoxFuture<'a, GuardVerdict> {
+        Box::pin((self.0)(execution.clone()))
+    }
+}
+
+struct SyncClosureGuard<F>(F);
+
+impl<F> ErasedGuard for SyncClosureGuard<F>
+where
+    F: Fn(&ToolExecution) -> GuardVerdict + Send + Sync + 'static,
+{
+    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> BoxFuture<'a, GuardVerdict> {
+        let verdict = (self.0)(execution);
+        Box::pin(std::future::ready(verdict))
+    }
+}
+
+/// What a run of the guards concluded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GuardOutcome {
+    /// Every guard passed.
+    Passed,
+    /// A guard denied; later guards did not run.
+    Denied {
+        /// The guard's reason.
+        reason: String,
+        /// `tools/guard › listener <name>`.
+        provenance: Provenance,
+    },
+}
+
+/// The guard list of a host: fixed registration order, scoped like listeners.
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use tack_core::policy::{GuardOutcome, GuardVerdict, Guards};
+/// use tack_core::hook::Scope;
+/// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+///
+/// let guards = Guards::new();
+/// let _g = guards.add_sync(Scope::Global, "no-rm", |exec| {
+///     if exec.arg_str("command").is_some_and(|c| c.contains("rm -rf")) {
+///         GuardVerdict::deny("`rm -rf` is not allowed")
+///     } else {
+///         GuardVerdict::Pass
+///     }
+/// });
+/// let exec = Arc::new(ToolExecution::new(
+///     CallId::from("c1"), ToolName::new("bash").unwrap(),
+///     Arc::new(json!({"command": "rm -rf /"})), Tier::Executes,
+///     ExecutionToken::issue(CallId::from("c1")),
+/// ));
+/// # futures::executor::block_on(async {
+/// let outcome = guards.run(None, &exec).await.unwrap();
+/// assert!(matches!(outcome, GuardOutcome::Denied { .. }));
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct Guards {
+    list: Arc<ListenerList<dyn ErasedGuard>>,
+}
+
+impl Default for Guards {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for Guards {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Guards").field("guards", &self.list).finish()
+    }
+}
+
+impl Guards {
+    /// An empty guard list.
+    pub fn new() -> Self {
+        Self {
+            list: ListenerList::new(),
+        }
+    }
+
+    fn spec(scope: Scope, name: impl Into<Arc<str>>) -> ListenerSpec {
+        // Guards are not reorderable: every guard has the same priority, so
+        // registration order alone decides.
+        ListenerSpec::new(name).with_scope(scope)
+    }
+
+    /// Adds a typed guard at the end of the list.
+    pub fn add<G: Guard>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: G) -> Disposer {
+        self.list.insert(Self::spec(scope, name), Arc::new(TypedGuard(guard)))
+    }
+
+    /// Adds an async closure guard at the end of the list.
+    pub fn add_async<F, Fut>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: F) -> Disposer
+    where
+        F: Fn(Arc<ToolExecution>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = GuardVerdict> + Send + 'static,
+    {
+        self.list
+            .insert(Self::spec(scope, name), Arc::new(AsyncClosureGuard(guard)))
+    }
+
+    /// Adds a synchronous closure guard at the end of the list.
+    pub fn add_sync<F>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: F) -> Disposer
+    where
+        F: Fn(&ToolExecution) -> GuardVerdict + Send + Sync + 'static,
+    {
+        self.list
+            .insert(Self::spec(scope, name), Arc::new(SyncClosureGuard(guard)))
+    }
+
+    /// Runs the guards a dispatch for `agent` reaches, in order, stopping at
+    /// the first denial. The list is snapshotted when the run starts.
+    ///
+    /// # Errors
+    ///
+    /// [`HookError::ListenerPanicked`] when a guard panics: the caller must fail
+    /// the call closed.
+    pub async fn run(
+        &self,
+        agent: Option<&AgentId>,
+        execution: &Arc<ToolExecution>,
+    ) -> Result<GuardOutcome, HookError> {
+        let snapshot = self.list.snapshot();
+        for entry in snapshot.iter().filter(|e| e.scope.reaches(agent)) {
+            let checked = AssertUnwindSafe(async { entry.listener.check_erased(execution).await })
+                .catch_unwind()
+                .await;
+            match checked {
+                Ok(GuardVerdict::Pass) => {}
+                Ok(GuardVerdict::Deny { reason }) => {
+                    return Ok(GuardOutcome::Denied {
+                        reason,
+                        provenance: Provenance::listener(GUARD_STAGE, entry.name.clone()),
+                    });
+                }
+                Err(payload) => {
+                    let message = panic_message(&*payload);
+                    tracing::error!(guard = &*entry.name, %message, "guard panicked; failing closed");
+                    return Err(HookError::ListenerPanicked {
+                        hook: GUARD_STAGE,
+                        listener: entry.name.clone(),
+                        message,
+                    });
+                }
+            }
+        }
+        Ok(GuardOutcome::Passed)
+    }
+
+    /// Names of the guards a dispatch for `agent` would run now, in order.
+    pub fn names(&self, agent: Option<&AgentId>) -> Vec<Arc<str>> {
+        self.list.names_for(agent)
+    }
+}

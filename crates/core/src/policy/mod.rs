@@ -1,0 +1,12 @@
+//! Policy types: pre-execute decisions, guards, and the approval service.
+//!
+//! tack ships no policy of its own; these are the types policy plugins (such as
+//! the permission gate) speak.
+
+mod approval;
+mod decision;
+mod guard;
+
+pub use approval::{ApprovalOutcome, ApprovalRequest, ApprovalService};
+pub use decision::{PreDecision, PreVerdict};
+pub use guard::{GUARD_STAGE, Guard, GuardOutcome, GuardVerdict, Guards};

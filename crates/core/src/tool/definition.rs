@@ -1,0 +1,544 @@
+//! The host-side tool definition: everything the pipeline needs to run a tool.
+
+use std::fmt;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::{ContentBlock, DefinitionError, Outcome, Tier, ToolError, ToolName, ToolSchema};
+use crate::context::ToolRunContext;
+use crate::hook::panic_message;
+
+/// Renders a success value for the model: `(arguments, value) -> content`.
+pub type RenderFn = dyn Fn(&Value, &Value) -> Result<Vec<ContentBlock>, String> + Send + Sync;
+/// Projects UI-only data from a success: `(arguments, value) -> meta`.
+pub type PresentationMetaFn = dyn Fn(&Value, &Value) -> Result<Option<Value>, String> + Send + Sync;
+/// A one-line description of a call for UIs: `arguments -> text`.
+pub type PresentCallFn = dyn Fn(&Value) -> String + Send + Sync;
+/// A one-line description of an outcome for UIs: `(arguments, outcome) -> text`.
+pub type PresentResultFn = dyn Fn(&Value, &Outcome) -> String + Send + Sync;
+/// Adjusts the final model content of any outcome; `None` keeps it.
+pub type FinalizeContentFn = dyn Fn(&Outcome) -> Option<Vec<ContentBlock>> + Send + Sync;
+/// Decides whether a call may run in parallel with others: `arguments -> bool`.
+pub type ConcurrencyFn = dyn Fn(&Value) -> bool + Send + Sync;
+
+/// The body of a tool, erased: valid frozen arguments in, a JSON value or a
+/// [`ToolError`] out.
+///
+/// Closures `Fn(Arc<Value>, ToolRunContext) -> impl Future<Output =
+/// Result<Value, ToolError>>` implement it.
+pub trait ToolHandler: Send + Sync + 'static {
+    /// Runs the body once.
+    fn call(&self, arguments: Arc<Value>, cx: ToolRunContext) -> BoxFuture<'static, Result<Value, ToolError>>;
+}
+
+impl<F, Fut> ToolHandler for F
+where
+    F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    fn call(&self, arguments: Arc<Value>, cx: ToolRunContext) -> BoxFuture<'static, Result<Value, ToolError>> {
+        Box::pin(self(arguments, cx))
+    }
+}
+
+/// The mandatory output declaration of a tool: the JSON Schema every success
+/// value is validated against, a pure renderer to model content, and optional
+/// UI-only presentation meta.
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::tool::{ContentBlock, OutputSpec};
+/// let out = OutputSpec::new(json!({"type": "integer"}))
+///     .render(|_args, value| vec![ContentBlock::text(format!("= {value}"))]);
+/// assert_eq!(out.render_value(&json!({}), &json!(3)).unwrap(), vec![ContentBlock::text("= 3")]);
+/// ```
+#[derive(Clone)]
+pub struct OutputSpec {
+    schema: Value,
+    render: Arc<RenderFn>,
+    presentation_meta: Option<Arc<PresentationMetaFn>>,
+}
+
+impl OutputSpec {
+    /// An output declared by `schema`, rendered by [`default_render`] until
+    /// [`render`](Self::render) sets another renderer.
+    pub fn new(schema: Value) -> Self {
+        Self {
+            schema,
+            render: Arc::new(|_, value| Ok(default_render(value))),
+            presentation_meta: None,
+        }
+    }
+
+    /// Sets an infallible renderer.
+    pub fn render<F>(mut self, render: F) -> Self
+    where
+        F: Fn(&Value, &Value) -> Vec<ContentBlock> + Send + Sync + 'static,
+    {
+        self.render = Arc::new(move |args, value| Ok(render(args, value)));
+        self
+    }
+
+    /// Sets a renderer that may fail (its error becomes `OUTPUT_INVALID`).
+    pub fn try_render<F>(mut self, render: F) -> Self
+    where
+        F: Fn(&Value, &Value) -> Result<Vec<ContentBlock>, String> + Send + Sync + 'static,
+    {
+        self.render = Arc::new(render);
+        self
+    }
+
+    /// Sets the presentation-meta projector (UI-only data such as a diff).
+    pub fn presentation_meta<F>(mut self, meta: F) -> Self
+    where
+        F: Fn(&Value, &Value) -> Result<Option<Value>, String> + Send + Sync + 'static,
+    {
+        self.presentation_meta = Some(Arc::new(meta));
+        self
+    }
+
+    /// The output schema.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// Renders `value`, containing a panicking renderer.
+    ///
+    /// # Errors
+    ///
+    /// The renderer's error, or `"output.render panicked: …"`.
+    pub fn render_value(&self, args: &Value, value: &Value) -> Result<Vec<ContentBlock>, String> {
+        catch_unwind(AssertUnwindSafe(|| (self.render)(args, value)))
+            .unwrap_or_else(|p| Err(format!("output.render panicked: {}", panic_message(&*p))))
+    }
+
+    /// Projects presentation meta, containing a panicking projector.
+    ///
+    /// # Errors
+    ///
+    /// The projector's error, or `"output.presentationMeta panicked: …"`.
+    pub fn presentation_value(&self, args: &Value, value: &Value) -> Result<Option<Value>, String> {
+        match &self.presentation_meta {
+            None => Ok(None),
+            Some(meta) => catch_unwind(AssertUnwindSafe(|| meta(args, value))).unwrap_or_else(|p| {
+                Err(format!(
+                    "output.presentation_meta panicked: {}",
+                    panic_message(&*p)
+                ))
+            }),
+        }
+    }
+}
+
+impl fmt::Debug for OutputSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OutputSpec")
+            .field("schema", &self.schema)
+            .field("presentation_meta", &self.presentation_meta.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The renderer used when a tool declares none: a string value as its own
+/// text, any other value as compact JSON text.
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::tool::{ContentBlock, default_render};
+/// assert_eq!(default_render(&json!("hi")), vec![ContentBlock::text("hi")]);
+/// assert_eq!(default_render(&json!({"n": 1})), vec![ContentBlock::text(r#"{"n":1}"#)]);
+/// ```
+pub fn default_render(value: &Value) -> Vec<ContentBlock> {
+    match value {
+        Value::String(text) => vec![ContentBlock::text(text.clone())],
+        other => vec![ContentBlock::text(other.to_string())],
+    }
+}
+
+/// The default one-line description of a call: `name(arguments as compact JSON)`.
+///
+/// ```
+/// use serde_json::json;
+/// assert_eq!(tack_core::tool::default_present_call("read_file", &json!({"path": "a"})), r#"read_file({"path":"a"})"#);
+/// ```
+pub fn default_present_call(name: &str, args: &Value) -> String {
+    format!("{name}({args})")
+}
+
+/// The default one-line description of an outcome: `ok`, or `ERR CODE: message`.
+pub fn default_present_result(outcome: &Outcome) -> String {
+    match outcome.failure_info() {
+        None => "ok".to_owned(),
+        Some(f) => format!("ERR {}: {}", f.code, f.message),
+    }
+}
+
+/// A tool as the host knows it: the model-visible part, the host-only part
+/// (handler, timeout, concurrency classifier, tier) and the output declaration.
+///
+/// Cheap to clone (shared parts). Built with [`ToolDefinition::builder`] for
+/// hand-written (raw JSON Schema, e.g. MCP) tools, or from a typed
+/// [`Tool`](super::Tool) with [`ToolDefinition::from_tool`].
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::tool::{OutputSpec, Tier, ToolDefinition};
+///
+/// let echo = ToolDefinition::builder("echo")
+///     .description("Repeat the given text back. Use to test the tool loop.")
+///     .input_schema(json!({
+///         "type": "object",
+///         "properties": {"text": {"type": "string"}},
+///         "required": ["text"],
+///         "additionalProperties": false
+///     }))
+///     .output(OutputSpec::new(json!({"type": "string"})))
+///     .tier(Tier::ReadOnly)
+///     .concurrency_safe(|_| true)
+///     .handler(|args, _cx| async move { Ok(args["text"].clone()) })
+///     .build()
+///     .unwrap();
+/// assert_eq!(echo.name().as_str(), "echo");
+/// // The model sees exactly three fields.
+/// let seen = serde_json::to_value(echo.schema()).unwrap();
+/// assert_eq!(seen.as_object().unwrap().len(), 3);
+/// ```
+#[derive(Clone)]
+pub struct ToolDefinition {
+    name: ToolName,
+    description: Arc<str>,
+    input_schema: Arc<Value>,
+    handler: Arc<dyn ToolHandler>,
+    timeout: Option<Duration>,
+    concurrency: Option<Arc<ConcurrencyFn>>,
+    tier: Tier,
+    output: OutputSpec,
+    present_call: Option<Arc<PresentCallFn>>,
+    present_result: Option<Arc<PresentResultFn>>,
+    finalize_content: Option<Arc<FinalizeContentFn>>,
+}
+
+impl fmt::Debug for ToolDefinition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDefinition")
+            .field("name", &self.name)
+            .field("tier", &self.tier)
+            .field("timeout", &self.timeout)
+            .field("concurrency", &self.concurrency.is_some())
+            .field("finalize_content", &self.finalize_content.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolDefinition {
+    /// Starts a definition named `name` (validated by [`build`](ToolDefinitionBuilder::build)).
+    pub fn builder(name: impl Into<String>) -> ToolDefinitionBuilder {
+        ToolDefinitionBuilder {
+            name: name.into(),
+            description: None,
+            input_schema: None,
+            handler: None,
+            timeout: None,
+            concurrency: None,
+            tier: Tier::Executes,
+            output: None,
+            present_call: None,
+            present_result: None,
+            finalize_content: None,
+        }
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &ToolName {
+        &self.name
+    }
+
+    /// The description the model reads.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The JSON Schema of the arguments object.
+    pub fn input_schema(&self) -> &Arc<Value> {
+        &self.input_schema
+    }
+
+    /// The model-visible view: name, description, input schema — built by an
+    /// explicit whitelist, so no host field can leak.
+    pub fn schema(&self) -> ToolSchema {
+        ToolSchema {
+            name: self.name.as_str().to_owned(),
+            description: self.description.to_string(),
+            parameters: self.input_schema.clone(),
+        }
+    }
+
+    /// The body.
+    pub fn handler(&self) -> &Arc<dyn ToolHandler> {
+        &self.handler
+    }
+
+    /// The declared time budget (`None`: no deadline).
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The tier.
+    pub fn tier(&self) -> Tier {
+        self.tier
+    }
+
+    /// The output declaration.
+    pub fn output(&self) -> &OutputSpec {
+        &self.output
+    }
+
+    /// Whether a call with `args` may run in parallel with others: only an
+    /// explicit `true` from the classifier; no classifier, `false` or a panic
+    /// mean exclusive.
+    pub fn is_concurrency_safe(&self, args: &Value) -> bool {
+        match &self.concurrency {
+            None => false,
+            Some(classify) => catch_unwind(AssertUnwindSafe(|| classify(args))).unwrap_or(false),
+        }
+    }
+
+    /// Whether the tool declares a concurrency classifier.
+    pub fn has_concurrency_classifier(&self) -> bool {
+        self.concurrency.is_some()
+    }
+
+    /// The one-line description of a call for UIs (a panicking presenter falls
+    /// back to the default).
+    pub fn present_call(&self, args: &Value) -> String {
+        self.present_call
+            .as_ref()
+            .and_then(|present| catch_unwind(AssertUnwindSafe(|| present(args))).ok())
+            .unwrap_or_else(|| default_present_call(self.name.as_str(), args))
+    }
+
+    /// The one-line description of an outcome for UIs (a panicking presenter
+    /// falls back to the default).
+    pub fn present_result(&self, args: &Value, outcome: &Outcome) -> String {
+        self.present_result
+            .as_ref()
+            .and_then(|present| catch_unwind(AssertUnwindSafe(|| present(args, outcome))).ok())
+            .unwrap_or_else(|| default_present_result(outcome))
+    }
+
+    /// Whether the tool declares `finalize_content`.
+    pub fn has_finalize_content(&self) -> bool {
+        self.finalize_content.is_some()
+    }
+
+    /// The final model content for `outcome`: the finalizer's replacement, or
+    /// `None` to keep the content. Total: a panicking finalizer keeps the
+    /// content (and is logged).
+    pub fn finalize_content(&self, outcome: &Outcome) -> Option<Vec<ContentBlock>> {
+        let finalize = self.finalize_content.as_ref()?;
+        match catch_unwind(AssertUnwindSafe(|| finalize(outcome))) {
+            Ok(replacement) => replacement,
+            Err(payload) => {
+                tracing::error!(
+                    tool = self.name.as_str(),
+                    message = %panic_message(&*payload),
+                    "finalize_content panicked; the content is kept"
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Builds a [`ToolDefinition`]; every check happens in [`build`](Self::build).
+#[must_use = "a builder does nothing until .build() is called"]
+pub struct ToolDefinitionBuilder {
+    name: String,
+    description: Option<String>,
+    input_schema: Option<Value>,
+    handler: Option<Arc<dyn ToolHandler>>,
+    timeout: Option<Duration>,
+    concurrency: Option<Arc<ConcurrencyFn>>,
+    tier: Tier,
+    output: Option<OutputSpec>,
+    present_call: Option<Arc<PresentCallFn>>,
+    present_result: Option<Arc<PresentResultFn>>,
+    finalize_content: Option<Arc<FinalizeContentFn>>,
+}
+
+impl fmt::Debug for ToolDefinitionBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDefinitionBuilder")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolDefinitionBuilder {
+    /// Tells the model what the tool does and *when* to use it. Required.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// The JSON Schema of the arguments; must describe an object. Required.
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = Some(schema);
+        self
+    }
+
+    /// The body. Required.
+    pub fn handler(mut self, handler: impl ToolHandler) -> Self {
+        self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// The body, already shared.
+    pub fn handler_arc(mut self, handler: Arc<dyn ToolHandler>) -> Self {
+        self.handler = Some(handler);
+        self
+    }
+
+    /// The output declaration. Required.
+    pub fn output(mut self, output: OutputSpec) -> Self {
+        self.output = Some(output);
+        self
+    }
+
+    /// The time budget. Declaring one asserts that the body honours the
+    /// cancellation signal. Must be positive.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The tier (default [`Tier::Executes`], the cautious assumption).
+    pub fn tier(mut self, tier: Tier) -> Self {
+        self.tier = tier;
+        self
+    }
+
+    /// The concurrency classifier (default: always exclusive).
+    pub fn concurrency_safe(mut self, classify: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Self {
+        self.concurrency = Some(Arc::new(classify));
+        self
+    }
+
+    /// The one-line call presenter for UIs.
+    pub fn present_call(mut self, present: impl Fn(&Value) -> String + Send + Sync + 'static) -> Self {
+        self.present_call = Some(Arc::new(present));
+        self
+    }
+
+    /// The one-line outcome presenter for UIs.
+    pub fn present_result(
+        mut self,
+        present: impl Fn(&Value, &Outcome) -> String + Send + Sync + 'static,
+    ) -> Self {
+        self.present_result = Some(Arc::new(present));
+        self
+    }
+
+    /// The content finalizer, run exactly once for every outcome of this tool.
+    pub fn finalize_content(
+        mut self,
+        finalize: impl Fn(&Outcome) -> Option<Vec<ContentBlock>> + Send + Sync + 'static,
+    ) -> Self {
+        self.finalize_content = Some(Arc::new(finalize));
+        self
+    }
+
+    /// Checks everything and builds the definition.
+    ///
+    /// # Errors
+    ///
+    /// [`DefinitionError`] for an invalid name, an empty description, a
+    /// missing or non-object input schema, a missing or invalid output schema, a
+    /// missing handler, or a zero timeout.
+    pub fn build(self) -> Result<ToolDefinition, DefinitionError> {
+        let name = ToolName::new(&self.name)?;
+        let tool = || name.as_str().to_owned();
+        let description = match self.description {
+            Some(d) if !d.trim().is_empty() => d,
+            _ => return Err(DefinitionError::EmptyDescription { tool: tool() }),
+        };
+        let input_schema = self
+            .input_schema
+            .ok_or_else(|| DefinitionError::MissingInputSchema { tool: tool() })?;
+        check_input_schema(name.as_str(), &input_schema)?;
+        let mut output = self
+            .output
+            .ok_or_else(|| DefinitionError::MissingOutput { tool: tool() })?;
+        output.schema = normalize_output_schema(name.as_str(), output.schema)?;
+        let handler = self
+            .handler
+            .ok_or_else(|| DefinitionError::MissingHandler { tool: tool() })?;
+        if self.timeout.is_some_and(|t| t.is_zero()) {
+            return Err(DefinitionError::ZeroTimeout { tool: tool() });
+        }
+        Ok(ToolDefinition {
+            name,
+            description: description.into(),
+            input_schema: Arc::new(input_schema),
+            handler,
+            timeout: self.timeout,
+            concurrency: self.concurrency,
+            tier: self.tier,
+            output,
+            present_call: self.present_call,
+            present_result: self.present_result,
+            finalize_content: self.finalize_content,
+        })
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Arguments are always a JSON object, so the input schema must be a schema
+/// object that says `"type": "object"`.
+fn check_input_schema(tool: &str, schema: &Value) -> Result<(), DefinitionError> {
+    let Some(map) = schema.as_object() else {
+        return Err(DefinitionError::InputSchemaNotObject {
+            tool: tool.to_owned(),
+            found: json_kind(schema),
+        });
+    };
+    match map.get("type") {
+        Some(Value::String(t)) if t == "object" => Ok(()),
+        other => Err(DefinitionError::InputSchemaNotObjectType {
+            tool: tool.to_owned(),
+            found: other.map(Value::to_string),
+        }),
+    }
+}
+
+/// Output schemas may be any schema object; `true` is accepted as `{}` (any
+/// value), `false` and non-schemas are refused.
+fn normalize_output_schema(tool: &str, schema: Value) -> Result<Value, DefinitionError> {
+    match schema {
+        Value::Object(_) => Ok(schema),
+        Value::Bool(true) => Ok(Value::Object(Default::default())),
+        Value::Bool(false) => Err(DefinitionError::OutputSchemaInvalid {
+            tool: tool.to_owned(),
+            reason: "the schema `false` accepts no value, so every call would fail".to_owned(),
+        }),
+        other => Err(DefinitionError::OutputSchemaInvalid {
+            tool: tool.to_owned(),
+            reason: format!("a schema is a JSON object (or `true`), found {}", json_kind(&other)),
+        }),
+    }
+}

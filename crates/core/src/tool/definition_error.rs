@@ -1,0 +1,86 @@
+//! Why a tool definition was refused.
+
+use super::NameError;
+
+/// Why a [`ToolDefinition`](super::ToolDefinition) could not be built. Each
+/// message names the tool, says what was wrong and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DefinitionError {
+    /// The name is not `^[A-Za-z0-9_-]{1,64}$`.
+    #[error(transparent)]
+    InvalidName(#[from] NameError),
+    /// No description, or only whitespace.
+    #[error("tool `{tool}` has no description: tell the model what it does and when to use it")]
+    EmptyDescription {
+        /// The tool.
+        tool: String,
+    },
+    /// No input schema was given.
+    #[error("tool `{tool}` has no input schema: give the JSON Schema of its arguments object")]
+    MissingInputSchema {
+        /// The tool.
+        tool: String,
+    },
+    /// The input schema is not a JSON object.
+    #[error(
+        "the input schema of tool `{tool}` must be a JSON Schema object, found {found}"
+    )]
+    InputSchemaNotObject {
+        /// The tool.
+        tool: String,
+        /// What was found instead ("an array", "a boolean" …).
+        found: &'static str,
+    },
+    /// The input schema does not say `"type": "object"`.
+    #[error(
+        "the input schema of tool `{tool}` must say `\"type\": \"object\"` (tool arguments are always a JSON object), found {}",
+        found.as_deref().map_or_else(|| "no `type`".to_owned(), |t| format!("`\"type\": {t}`"))
+    )]
+    InputSchemaNotObjectType {
+        /// The tool.
+        tool: String,
+        /// The `type` found, as JSON, if any.
+        found: Option<String>,
+    },
+    /// No output declaration was given.
+    #[error(
+        "tool `{tool}` has no output declaration: give an OutputSpec with the JSON Schema of its result"
+    )]
+    MissingOutput {
+        /// The tool.
+        tool: String,
+    },
+    /// The output schema cannot be used.
+    #[error("the output schema of tool `{tool}` is invalid: {reason}")]
+    OutputSchemaInvalid {
+        /// The tool.
+        tool: String,
+        /// Why.
+        reason: String,
+    },
+    /// Generating a schema from a type failed (its `JsonSchema` impl panicked).
+    #[error("could not generate the {which} schema of tool `{tool}`: {message}")]
+    SchemaGeneration {
+        /// The tool.
+        tool: String,
+        /// `input` or `output`.
+        which: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+    /// No handler was given.
+    #[error("tool `{tool}` has no handler: give the body that runs a call")]
+    MissingHandler {
+        /// The tool.
+        tool: String,
+    },
+    /// A zero timeout was declared.
+    #[error(
+        "tool `{tool}` declares a timeout of 0: a timeout must be positive (leave it unset for no deadline)"
+    )]
+    ZeroTimeout {
+        /// The tool.
+        tool: String,
+    },
+}

@@ -1,0 +1,121 @@
+//! The frozen view of one execution that hooks and guards see.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{CallId, ExecutionToken, Tier, ToolName};
+use crate::hook::AgentId;
+
+/// One execution as hooks see it: a resolved tool, valid frozen arguments and
+/// the execution's token. Immutable: no stage can rewrite the arguments.
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+///
+/// let exec = ToolExecution::new(
+///     CallId::from("c1"),
+///     ToolName::new("bash").unwrap(),
+///     Arc::new(json!({"command": "ls"})),
+///     Tier::Executes,
+///     ExecutionToken::issue(CallId::from("c1")),
+/// );
+/// assert_eq!(exec.name(), "bash");
+/// assert_eq!(exec.arg_str("command"), Some("ls"));
+/// assert_eq!(exec.arg_str("missing"), None);
+/// ```
+#[derive(Clone, Debug)]
+pub struct ToolExecution {
+    call_id: CallId,
+    tool: ToolName,
+    arguments: Arc<Value>,
+    tier: Tier,
+    token: ExecutionToken,
+    agent: Option<AgentId>,
+    parent: Option<ExecutionToken>,
+}
+
+impl ToolExecution {
+    /// Built by the pipeline once the arguments have been parsed and validated.
+    pub fn new(
+        call_id: CallId,
+        tool: ToolName,
+        arguments: Arc<Value>,
+        tier: Tier,
+        token: ExecutionToken,
+    ) -> Self {
+        Self {
+            call_id,
+            tool,
+            arguments,
+            tier,
+            token,
+            agent: None,
+            parent: None,
+        }
+    }
+
+    /// Sets the agent the call was made for.
+    pub fn with_agent(mut self, agent: Option<AgentId>) -> Self {
+        self.agent = agent;
+        self
+    }
+
+    /// Sets the token of the execution that made this (nested) call.
+    pub fn with_parent(mut self, parent: Option<ExecutionToken>) -> Self {
+        self.parent = parent;
+        self
+    }
+
+    /// The call's id.
+    pub fn call_id(&self) -> &CallId {
+        &self.call_id
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        self.tool.as_str()
+    }
+
+    /// The tool's name, typed.
+    pub fn tool(&self) -> &ToolName {
+        &self.tool
+    }
+
+    /// The validated, frozen arguments (always a JSON object).
+    pub fn arguments(&self) -> &Arc<Value> {
+        &self.arguments
+    }
+
+    /// One argument by key.
+    pub fn arg(&self, key: &str) -> Option<&Value> {
+        self.arguments.get(key)
+    }
+
+    /// One string argument by key (`None` if absent or not a string).
+    pub fn arg_str(&self, key: &str) -> Option<&str> {
+        self.arg(key).and_then(Value::as_str)
+    }
+
+    /// The tool's tier.
+    pub fn tier(&self) -> Tier {
+        self.tier
+    }
+
+    /// This execution's token.
+    pub fn token(&self) -> &ExecutionToken {
+        &self.token
+    }
+
+    /// The agent the call was made for.
+    pub fn agent(&self) -> Option<&AgentId> {
+        self.agent.as_ref()
+    }
+
+    /// The token of the execution that made this call, when it is nested.
+    pub fn parent(&self) -> Option<&ExecutionToken> {
+        self.parent.as_ref()
+    }
+}

@@ -1,0 +1,41 @@
+//! The tool model.
+//!
+//! A tool has three layers (DESIGN §3):
+//!
+//! 1. **model-visible**: [`ToolSchema`] — name, description, input schema —
+//!    with exporters to the OpenAI, Anthropic and MCP formats;
+//! 2. **host-only**: the handler, timeout, concurrency classifier and [`Tier`]
+//!    of a [`ToolDefinition`];
+//! 3. **output**: the mandatory [`OutputSpec`] (schema, pure renderer,
+//!    presentation meta), UI presenters and the optional `finalize_content`.
+//!
+//! A model's utterance is a [`ToolCall`]; the pipeline turns it into exactly
+//! one [`Outcome`], whose failures carry an [`ErrorCode`].
+
+mod call;
+mod content;
+mod definition;
+mod definition_error;
+mod error;
+mod execution;
+mod name;
+mod outcome;
+mod schema;
+mod tier;
+mod typed;
+
+pub use call::{CallId, ExecutionToken, ToolCall};
+pub use content::{ContentBlock, joined_text};
+pub use definition::{
+    ConcurrencyFn, FinalizeContentFn, OutputSpec, PresentCallFn, PresentResultFn,
+    PresentationMetaFn, RenderFn, ToolDefinition, ToolDefinitionBuilder, ToolHandler,
+    default_present_call, default_present_result, default_render,
+};
+pub use definition_error::DefinitionError;
+pub use error::ToolError;
+pub use execution::ToolExecution;
+pub use name::{MAX_TOOL_NAME_LEN, NameError, ToolName};
+pub use outcome::{ErrorCode, Failure, Outcome, Status, UnknownErrorCode};
+pub use schema::{ToolFormat, ToolSchema, UnknownFormat, export_tools};
+pub use tier::Tier;
+pub use typed::Tool;

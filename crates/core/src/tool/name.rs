@@ -1,0 +1,144 @@
+//! Tool names: `^[A-Za-z0-9_-]{1,64}$`.
+
+use std::borrow::Borrow;
+use std::fmt;
+use std::sync::Arc;
+
+/// The longest tool name accepted (the limit the major model APIs share).
+pub const MAX_TOOL_NAME_LEN: usize = 64;
+
+/// A valid tool name: 1 to 64 characters from `A–Z a–z 0–9 _ -`.
+///
+/// ```
+/// use tack_core::tool::ToolName;
+/// assert!(ToolName::new("read_file").is_ok());
+/// let err = ToolName::new("read file").unwrap_err();
+/// assert!(err.to_string().contains("position 4"), "{err}");
+/// assert!(ToolName::new("").is_err());
+/// assert!(ToolName::new("x".repeat(65)).is_err());
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ToolName(Arc<str>);
+
+/// Why a string is not a valid [`ToolName`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NameError {
+    /// The name is empty.
+    #[error("tool name is empty: use 1 to 64 characters from A-Z, a-z, 0-9, `_` and `-`")]
+    Empty,
+    /// The name is longer than [`MAX_TOOL_NAME_LEN`].
+    #[error(
+        "tool name `{name}` is {len} characters long: the limit is 64 (A-Z, a-z, 0-9, `_`, `-`)"
+    )]
+    TooLong {
+        /// The rejected name.
+        name: String,
+        /// Its length in characters.
+        len: usize,
+    },
+    /// The name contains a character outside the allowed set.
+    #[error(
+        "tool name `{name}` has {found:?} at position {position}: only A-Z, a-z, 0-9, `_` and `-` are allowed"
+    )]
+    InvalidCharacter {
+        /// The rejected name.
+        name: String,
+        /// The first offending character.
+        found: char,
+        /// Its position, counted in characters from 0.
+        position: usize,
+    },
+}
+
+impl ToolName {
+    /// Validates `name`.
+    ///
+    /// # Errors
+    ///
+    /// [`NameError`] saying what is wrong and what is allowed.
+    pub fn new(name: impl AsRef<str>) -> Result<Self, NameError> {
+        let name = name.as_ref();
+        Self::check(name)?;
+        Ok(Self(Arc::from(name)))
+    }
+
+    /// Checks `name` without allocating.
+    ///
+    /// # Errors
+    ///
+    /// [`NameError`] saying what is wrong and what is allowed.
+    pub fn check(name: &str) -> Result<(), NameError> {
+        if name.is_empty() {
+            return Err(NameError::Empty);
+        }
+        if let Some((position, found)) = name
+            .chars()
+            .enumerate()
+            .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+        {
+            return Err(NameError::InvalidCharacter {
+                name: name.to_owned(),
+                found,
+                position,
+            });
+        }
+        // Only ASCII is left, so bytes are characters.
+        if name.len() > MAX_TOOL_NAME_LEN {
+            return Err(NameError::TooLong {
+                name: name.to_owned(),
+                len: name.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ToolName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ToolName({:?})", &*self.0)
+    }
+}
+
+impl fmt::Display for ToolName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for ToolName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for ToolName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<&str> for ToolName {
+    type Error = NameError;
+    fn try_from(value: &str) -> Result<Self, Self::Error> {
+        Self::new(value)
+    }
+}
+
+impl serde::Serialize for ToolName {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ToolName {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::new(text).map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,291 @@
+//! Outcomes: the one normalized result every call ends in.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{CallId, ContentBlock, ToolError};
+use crate::hook::Provenance;
+
+/// The wire codes of failed outcomes.
+///
+/// ```
+/// use tack_core::tool::ErrorCode;
+/// assert_eq!(ErrorCode::UnknownTool.as_str(), "UNKNOWN_TOOL");
+/// assert_eq!(serde_json::to_string(&ErrorCode::InvalidArguments).unwrap(), "\"INVALID_ARGUMENTS\"");
+/// assert_eq!("TIMEOUT".parse::<ErrorCode>().unwrap(), ErrorCode::Timeout);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// No tool of that name is visible to the caller.
+    UnknownTool,
+    /// The arguments are not JSON, not an object, too large or too deep, or do
+    /// not match the input schema.
+    InvalidArguments,
+    /// A policy, guard or approval outcome refused the call.
+    Denied,
+    /// The call was cancelled.
+    Cancelled,
+    /// The call ran out of time.
+    Timeout,
+    /// The tool body returned an error or panicked.
+    ExecutionFailed,
+    /// The tool's value does not match its output schema, or could not be rendered.
+    OutputInvalid,
+    /// A fault in the host or a hook listener.
+    Internal,
+    /// A `run_code` program failed (exception, limit, cancellation).
+    CodeRunFailed,
+}
+
+impl ErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: [ErrorCode; 9] = [
+        ErrorCode::UnknownTool,
+        ErrorCode::InvalidArguments,
+        ErrorCode::Denied,
+        ErrorCode::Cancelled,
+        ErrorCode::Timeout,
+        ErrorCode::ExecutionFailed,
+        ErrorCode::OutputInvalid,
+        ErrorCode::Internal,
+        ErrorCode::CodeRunFailed,
+    ];
+
+    /// The wire form, e.g. `UNKNOWN_TOOL`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::UnknownTool => "UNKNOWN_TOOL",
+            ErrorCode::InvalidArguments => "INVALID_ARGUMENTS",
+            ErrorCode::Denied => "DENIED",
+            ErrorCode::Cancelled => "CANCELLED",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::ExecutionFailed => "EXECUTION_FAILED",
+            ErrorCode::OutputInvalid => "OUTPUT_INVALID",
+            ErrorCode::Internal => "INTERNAL",
+            ErrorCode::CodeRunFailed => "CODE_RUN_FAILED",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A string that is not one of the [`ErrorCode`] wire forms.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown error code `{0}`")]
+pub struct UnknownErrorCode(pub String);
+
+impl std::str::FromStr for ErrorCode {
+    type Err = UnknownErrorCode;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ErrorCode::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| UnknownErrorCode(s.to_owned()))
+    }
+}
+
+/// Why an outcome failed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Failure {
+    /// The wire code.
+    pub code: ErrorCode,
+    /// What was wrong and how to fix it, for the model.
+    pub message: String,
+    /// For [`ErrorCode::InvalidArguments`]: the JSON pointer of the failing value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// A short machine-readable reason from the tool (`ENOENT`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Structured details from the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    /// Whether the tool body had been dispatched when the call failed (what a
+    /// `CANCELLED` outcome needs to say).
+    #[serde(default)]
+    pub dispatched: bool,
+}
+
+impl Failure {
+    /// A failure with a code and a message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            pointer: None,
+            kind: None,
+            data: None,
+            dispatched: false,
+        }
+    }
+
+    /// Sets the JSON pointer of the failing argument.
+    pub fn with_pointer(mut self, pointer: impl Into<String>) -> Self {
+        self.pointer = Some(pointer.into());
+        self
+    }
+
+    /// Records whether the body had been dispatched.
+    pub fn with_dispatched(mut self, dispatched: bool) -> Self {
+        self.dispatched = dispatched;
+        self
+    }
+}
+
+impl From<ToolError> for Failure {
+    fn from(err: ToolError) -> Self {
+        Self {
+            code: err.code,
+            message: err.message,
+            pointer: None,
+            kind: err.kind,
+            data: err.data,
+            dispatched: true,
+        }
+    }
+}
+
+/// Success or failure of an outcome.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Status {
+    /// The tool produced a value that matches its output schema.
+    Ok {
+        /// The canonical value (validated, frozen).
+        value: Arc<Value>,
+    },
+    /// The call failed.
+    Error {
+        /// Why.
+        error: Failure,
+    },
+}
+
+/// The one normalized result of a tool call: what goes back into the model's
+/// context, and what hosts log.
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use tack_core::tool::{CallId, ContentBlock, ErrorCode, Failure, Outcome};
+///
+/// let ok = Outcome::success(CallId::from("c1"), "echo", Arc::new(json!("hi")), vec![ContentBlock::text("hi")]);
+/// assert!(ok.is_success());
+///
+/// let err = Outcome::failure(CallId::from("c2"), "nope", Failure::new(ErrorCode::UnknownTool, "unknown tool `nope`"));
+/// assert_eq!(err.error_code(), Some(ErrorCode::UnknownTool));
+/// assert_eq!(err.content[0].as_text(), Some("UNKNOWN_TOOL: unknown tool `nope`"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Outcome {
+    /// The call's id.
+    pub call_id: CallId,
+    /// The tool name as called (possibly unknown).
+    pub tool: String,
+    /// Success with a value, or failure with a code.
+    #[serde(flatten)]
+    pub status: Status,
+    /// What the model reads.
+    pub content: Vec<ContentBlock>,
+    /// UI-only data (e.g. an edit's diff), never shown to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presentation: Option<Value>,
+    /// Which hook listener, guard or approval decided a denial, block,
+    /// replacement or timeout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+    /// Context the loop appends after this call's result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deferred_context: Vec<String>,
+    /// Whether the tool concluded the turn (only on success).
+    #[serde(default)]
+    pub concluded_turn: bool,
+    /// Facts the pipeline adds (e.g. "cancellation arrived after the tool completed").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl Outcome {
+    /// A success.
+    pub fn success(
+        call_id: CallId,
+        tool: impl Into<String>,
+        value: Arc<Value>,
+        content: Vec<ContentBlock>,
+    ) -> Self {
+        Self {
+            call_id,
+            tool: tool.into(),
+            status: Status::Ok { value },
+            content,
+            presentation: None,
+            provenance: None,
+            deferred_context: Vec::new(),
+            concluded_turn: false,
+            notes: Vec::new(),
+        }
+    }
+
+    /// A failure, with the model content `"<CODE>: <message>"`.
+    pub fn failure(call_id: CallId, tool: impl Into<String>, failure: Failure) -> Self {
+        let content = vec![ContentBlock::text(format!(
+            "{}: {}",
+            failure.code, failure.message
+        ))];
+        Self {
+            call_id,
+            tool: tool.into(),
+            status: Status::Error { error: failure },
+            content,
+            presentation: None,
+            provenance: None,
+            deferred_context: Vec::new(),
+            concluded_turn: false,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Sets who decided.
+    pub fn with_provenance(mut self, provenance: Option<Provenance>) -> Self {
+        self.provenance = provenance;
+        self
+    }
+
+    /// Whether the call succeeded.
+    pub fn is_success(&self) -> bool {
+        matches!(self.status, Status::Ok { .. })
+    }
+
+    /// The value of a success.
+    pub fn value(&self) -> Option<&Arc<Value>> {
+        match &self.status {
+            Status::Ok { value } => Some(value),
+            Status::Error { .. } => None,
+        }
+    }
+
+    /// The failure, if the call failed.
+    pub fn failure_info(&self) -> Option<&Failure> {
+        match &self.status {
+            Status::Ok { .. } => None,
+            Status::Error { error } => Some(error),
+        }
+    }
+
+    /// The error code, if the call failed.
+    pub fn error_code(&self) -> Option<ErrorCode> {
+        self.failure_info().map(|f| f.code)
+    }
+}
