@@ -19,8 +19,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod hook;
 pub mod capability;
 pub mod context;
+pub mod hook;
+pub mod hooks;
+pub mod plugin;
 pub mod policy;
 pub mod tool;

@@ -172,9 +172,7 @@ pub enum FsError {
         limit: u64,
     },
     /// The file is not valid UTF-8 text.
-    #[error(
-        "{path} is not UTF-8 text (invalid byte at offset {valid_up_to}); it may be binary"
-    )]
+    #[error("{path} is not UTF-8 text (invalid byte at offset {valid_up_to}); it may be binary")]
     NotUtf8 {
         /// The path as given.
         path: String,

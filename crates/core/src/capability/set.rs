@@ -181,7 +181,11 @@ impl CapabilitySlots {
         self.provide_with(
             CapabilityKind::Approval,
             |caps| caps.approval = Some(approval),
-            move |caps| caps.approval.as_ref().is_some_and(|a| Arc::ptr_eq(a, &mine)),
+            move |caps| {
+                caps.approval
+                    .as_ref()
+                    .is_some_and(|a| Arc::ptr_eq(a, &mine))
+            },
         )
     }
 

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
-use crate::hook::{AgentId, Disposer, HookError, ListenerList, ListenerSpec, Provenance, Scope, panic_message};
+use crate::hook::{
+    AgentId, Disposer, HookError, ListenerList, ListenerSpec, Provenance, Scope, panic_message,
+};
 use crate::tool::ToolExecution;
 
 /// The name guards report under in provenance and errors.
@@ -63,13 +65,17 @@ pub trait Guard: Send + Sync + 'static {
 }
 
 trait ErasedGuard: Send + Sync + 'static {
-    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> BoxFuture<'a, GuardVerdict>;
+    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>)
+    -> BoxFuture<'a, GuardVerdict>;
 }
 
 struct TypedGuard<G>(G);
 
 impl<G: Guard> ErasedGuard for TypedGuard<G> {
-    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> BoxFuture<'a, GuardVerdict> {
+    fn check_erased<'a>(
+        &'a self,
+        execution: &'a Arc<ToolExecution>,
+    ) -> BoxFuture<'a, GuardVerdict> {
         Box::pin(self.0.check(execution))
     }
 }
@@ -81,7 +87,10 @@ where
     F: Fn(Arc<ToolExecution>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = GuardVerdict> + Send + 'static,
 {
-    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> BoxFuture<'a, GuardVerdict> {
+    fn check_erased<'a>(
+        &'a self,
+        execution: &'a Arc<ToolExecution>,
+    ) -> BoxFuture<'a, GuardVerdict> {
         Box::pin((self.0)(execution.clone()))
     }
 }
@@ -92,7 +101,10 @@ impl<F> ErasedGuard for SyncClosureGuard<F>
 where
     F: Fn(&ToolExecution) -> GuardVerdict + Send + Sync + 'static,
 {
-    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> BoxFuture<'a, GuardVerdict> {
+    fn check_erased<'a>(
+        &'a self,
+        execution: &'a Arc<ToolExecution>,
+    ) -> BoxFuture<'a, GuardVerdict> {
         let verdict = (self.0)(execution);
         Box::pin(std::future::ready(verdict))
     }
@@ -153,7 +165,9 @@ impl Default for Guards {
 
 impl fmt::Debug for Guards {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Guards").field("guards", &self.list).finish()
+        f.debug_struct("Guards")
+            .field("guards", &self.list)
+            .finish()
     }
 }
 
@@ -173,7 +187,8 @@ impl Guards {
 
     /// Adds a typed guard at the end of the list.
     pub fn add<G: Guard>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: G) -> Disposer {
-        self.list.insert(Self::spec(scope, name), Arc::new(TypedGuard(guard)))
+        self.list
+            .insert(Self::spec(scope, name), Arc::new(TypedGuard(guard)))
     }
 
     /// Adds an async closure guard at the end of the list.

@@ -115,7 +115,11 @@ impl std::hash::Hash for ExecutionToken {
 
 impl fmt::Debug for ExecutionToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ExecutionToken(#{}, root {})", self.0.serial, self.0.root)
+        write!(
+            f,
+            "ExecutionToken(#{}, root {})",
+            self.0.serial, self.0.root
+        )
     }
 }
 

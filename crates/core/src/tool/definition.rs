@@ -33,7 +33,11 @@ pub type ConcurrencyFn = dyn Fn(&Value) -> bool + Send + Sync;
 /// Result<Value, ToolError>>` implement it.
 pub trait ToolHandler: Send + Sync + 'static {
     /// Runs the body once.
-    fn call(&self, arguments: Arc<Value>, cx: ToolRunContext) -> BoxFuture<'static, Result<Value, ToolError>>;
+    fn call(
+        &self,
+        arguments: Arc<Value>,
+        cx: ToolRunContext,
+    ) -> BoxFuture<'static, Result<Value, ToolError>>;
 }
 
 impl<F, Fut> ToolHandler for F
@@ -41,7 +45,11 @@ where
     F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
 {
-    fn call(&self, arguments: Arc<Value>, cx: ToolRunContext) -> BoxFuture<'static, Result<Value, ToolError>> {
+    fn call(
+        &self,
+        arguments: Arc<Value>,
+        cx: ToolRunContext,
+    ) -> BoxFuture<'static, Result<Value, ToolError>> {
         Box::pin(self(arguments, cx))
     }
 }
@@ -125,12 +133,14 @@ impl OutputSpec {
     pub fn presentation_value(&self, args: &Value, value: &Value) -> Result<Option<Value>, String> {
         match &self.presentation_meta {
             None => Ok(None),
-            Some(meta) => catch_unwind(AssertUnwindSafe(|| meta(args, value))).unwrap_or_else(|p| {
-                Err(format!(
-                    "output.presentation_meta panicked: {}",
-                    panic_message(&*p)
-                ))
-            }),
+            Some(meta) => {
+                catch_unwind(AssertUnwindSafe(|| meta(args, value))).unwrap_or_else(|p| {
+                    Err(format!(
+                        "output.presentation_meta panicked: {}",
+                        panic_message(&*p)
+                    ))
+                })
+            }
         }
     }
 }
@@ -424,13 +434,19 @@ impl ToolDefinitionBuilder {
     }
 
     /// The concurrency classifier (default: always exclusive).
-    pub fn concurrency_safe(mut self, classify: impl Fn(&Value) -> bool + Send + Sync + 'static) -> Self {
+    pub fn concurrency_safe(
+        mut self,
+        classify: impl Fn(&Value) -> bool + Send + Sync + 'static,
+    ) -> Self {
         self.concurrency = Some(Arc::new(classify));
         self
     }
 
     /// The one-line call presenter for UIs.
-    pub fn present_call(mut self, present: impl Fn(&Value) -> String + Send + Sync + 'static) -> Self {
+    pub fn present_call(
+        mut self,
+        present: impl Fn(&Value) -> String + Send + Sync + 'static,
+    ) -> Self {
         self.present_call = Some(Arc::new(present));
         self
     }
@@ -538,7 +554,10 @@ fn normalize_output_schema(tool: &str, schema: Value) -> Result<Value, Definitio
         }),
         other => Err(DefinitionError::OutputSchemaInvalid {
             tool: tool.to_owned(),
-            reason: format!("a schema is a JSON object (or `true`), found {}", json_kind(&other)),
+            reason: format!(
+                "a schema is a JSON object (or `true`), found {}",
+                json_kind(&other)
+            ),
         }),
     }
 }

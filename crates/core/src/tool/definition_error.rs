@@ -23,9 +23,7 @@ pub enum DefinitionError {
         tool: String,
     },
     /// The input schema is not a JSON object.
-    #[error(
-        "the input schema of tool `{tool}` must be a JSON Schema object, found {found}"
-    )]
+    #[error("the input schema of tool `{tool}` must be a JSON Schema object, found {found}")]
     InputSchemaNotObject {
         /// The tool.
         tool: String,

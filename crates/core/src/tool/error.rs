@@ -80,7 +80,6 @@ impl ToolError {
     }
 }
 
-
 impl From<FsError> for ToolError {
     fn from(err: FsError) -> Self {
         let kind = err.kind_name();

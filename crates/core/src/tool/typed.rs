@@ -115,7 +115,11 @@ pub trait Tool: Send + Sync + 'static {
 struct TypedHandler<T>(Arc<T>);
 
 impl<T: Tool> ToolHandler for TypedHandler<T> {
-    fn call(&self, arguments: Arc<Value>, cx: ToolRunContext) -> BoxFuture<'static, Result<Value, ToolError>> {
+    fn call(
+        &self,
+        arguments: Arc<Value>,
+        cx: ToolRunContext,
+    ) -> BoxFuture<'static, Result<Value, ToolError>> {
         let tool = self.0.clone();
         Box::pin(async move {
             let args = deserialize_args::<T>(&arguments)?;
@@ -140,15 +144,22 @@ fn deserialize_args<T: Tool>(arguments: &Value) -> Result<T::Args, ToolError> {
 }
 
 fn deserialize_output<T: Tool>(value: &Value) -> Result<T::Output, String> {
-    T::Output::deserialize(value)
-        .map_err(|e| format!("the value does not fit the output type of tool `{}`: {e}", T::NAME))
+    T::Output::deserialize(value).map_err(|e| {
+        format!(
+            "the value does not fit the output type of tool `{}`: {e}",
+            T::NAME
+        )
+    })
 }
 
 use serde::Deserialize as _;
 
 /// Generates the JSON Schema of `S` (draft 2020-12), without the `$schema` and
 /// `title` keys the model does not need, containing a panicking `JsonSchema` impl.
-fn generate_schema<S: JsonSchema>(tool: &str, which: &'static str) -> Result<Value, DefinitionError> {
+fn generate_schema<S: JsonSchema>(
+    tool: &str,
+    which: &'static str,
+) -> Result<Value, DefinitionError> {
     let generated = catch_unwind(AssertUnwindSafe(|| {
         SchemaSettings::draft2020_12()
             .into_generator()

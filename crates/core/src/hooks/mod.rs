@@ -1,0 +1,29 @@
+//! The five named tool hook points, with their typed inputs and outputs.
+//!
+//! | name | kind | input → output | default |
+//! |---|---|---|---|
+//! | `tools/pre-execute` | waterfall | `Arc<ToolExecution>` → [`PreDecision`] | allow |
+//! | `tools/execute` | waterfall | [`ExecuteRequest`] → [`ExecuteOutput`] | run the body |
+//! | `tools/post-execute` | waterfall | [`PostExecuteInput`] → [`PostDecision`] | accept |
+//! | `tools/result` | observer | `Arc<ExecutionRecord>` | — |
+//! | `tools/code-dispatch-log` | waterfall | [`CodeDispatchLogEntry`] → itself | identity |
+//!
+//! Guards ([`Guards`]) run between pre-execute and execute, in registration
+//! order, and can only pass or deny.
+
+mod code_dispatch_log;
+mod execute;
+mod post_execute;
+mod result;
+mod tool_hooks;
+
+pub use code_dispatch_log::CodeDispatchLogEntry;
+pub use execute::{ExecuteOutput, ExecuteRequest};
+pub use post_execute::{PostDecision, PostExecuteInput};
+pub use result::ExecutionRecord;
+pub use tool_hooks::{
+    CODE_DISPATCH_LOG, CodeDispatchLogHook, EXECUTE, ExecuteHook, POST_EXECUTE, PRE_EXECUTE,
+    PostExecuteHook, PreExecuteHook, RESULT, ResultHook, ToolHooks,
+};
+
+pub use crate::policy::{Guards, PreDecision};

@@ -1,0 +1,130 @@
+//! `tools/post-execute`: inspect or replace an outcome.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::hook::Provenance;
+use crate::tool::{ContentBlock, Outcome, ToolExecution};
+
+/// The input of `tools/post-execute`: the outcome so far, and the execution
+/// when the call got far enough to have one (an unknown tool or invalid
+/// arguments has none). Post-execute sees every outcome of a known tool,
+/// denials and invalid arguments included.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct PostExecuteInput {
+    /// The execution, when arguments were valid.
+    pub execution: Option<Arc<ToolExecution>>,
+    /// The outcome so far (frozen).
+    pub outcome: Arc<Outcome>,
+}
+
+impl PostExecuteInput {
+    /// Built by the pipeline.
+    pub fn new(execution: Option<Arc<ToolExecution>>, outcome: Arc<Outcome>) -> Self {
+        Self { execution, outcome }
+    }
+}
+
+/// What `tools/post-execute` decided. Composable: a listener takes what `next`
+/// returned and adds to it. Every change through these methods clears the
+/// provenance, so the hook point stamps the listener that made it.
+///
+/// The pipeline applies it by the outcome's status:
+///
+/// | on a success | on a failure |
+/// |---|---|
+/// | replace content, replace value (revalidated, re-rendered), block with feedback, add context | replace content, add context — a failure never becomes a success |
+///
+/// ```
+/// use tack_core::hooks::PostDecision;
+/// use tack_core::tool::ContentBlock;
+/// let d = PostDecision::accept()
+///     .replace_content(vec![ContentBlock::text("[redacted]")])
+///     .add_context("a secret was redacted from the last result");
+/// assert!(!d.is_accept());
+/// assert_eq!(d.context().len(), 1);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PostDecision {
+    content: Option<Vec<ContentBlock>>,
+    value: Option<Value>,
+    block: Option<String>,
+    context: Vec<String>,
+    provenance: Option<Provenance>,
+}
+
+impl PostDecision {
+    /// Keep the outcome as it is.
+    pub fn accept() -> Self {
+        Self::default()
+    }
+
+    /// Replace the model content.
+    pub fn replace_content(mut self, content: Vec<ContentBlock>) -> Self {
+        self.content = Some(content);
+        self.provenance = None;
+        self
+    }
+
+    /// Replace the success value (validated against the output schema and
+    /// re-rendered; ignored on a failure).
+    pub fn replace_value(mut self, value: Value) -> Self {
+        self.value = Some(value);
+        self.provenance = None;
+        self
+    }
+
+    /// Turn a success into a failure whose message is `feedback` (the work
+    /// happened, but the model is told to reconsider).
+    pub fn block(mut self, feedback: impl Into<String>) -> Self {
+        self.block = Some(feedback.into());
+        self.provenance = None;
+        self
+    }
+
+    /// Append context after the result.
+    pub fn add_context(mut self, message: impl Into<String>) -> Self {
+        self.context.push(message.into());
+        self.provenance = None;
+        self
+    }
+
+    /// Whether nothing is to change.
+    pub fn is_accept(&self) -> bool {
+        self.content.is_none()
+            && self.value.is_none()
+            && self.block.is_none()
+            && self.context.is_empty()
+    }
+
+    /// The replacement content.
+    pub fn content(&self) -> Option<&[ContentBlock]> {
+        self.content.as_deref()
+    }
+
+    /// The replacement value.
+    pub fn value(&self) -> Option<&Value> {
+        self.value.as_ref()
+    }
+
+    /// The block feedback.
+    pub fn blocked(&self) -> Option<&str> {
+        self.block.as_deref()
+    }
+
+    /// The context to append.
+    pub fn context(&self) -> &[String] {
+        &self.context
+    }
+
+    /// Who made the last change (stamped by the hook point).
+    pub fn provenance(&self) -> Option<&Provenance> {
+        self.provenance.as_ref()
+    }
+
+    pub(crate) fn provenance_slot(&mut self) -> Option<&mut Option<Provenance>> {
+        Some(&mut self.provenance)
+    }
+}

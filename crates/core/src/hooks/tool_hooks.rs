@@ -1,0 +1,114 @@
+//! The bundle of tool hook points a host owns and plugins attach to.
+
+use std::sync::Arc;
+
+use super::{
+    CodeDispatchLogEntry, ExecuteOutput, ExecuteRequest, ExecutionRecord, PostDecision,
+    PostExecuteInput,
+};
+use crate::hook::{Observer, Waterfall};
+use crate::policy::{Guards, PreDecision};
+use crate::tool::ToolExecution;
+
+/// Name of the pre-execute hook point.
+pub const PRE_EXECUTE: &str = "tools/pre-execute";
+/// Name of the execute hook point.
+pub const EXECUTE: &str = "tools/execute";
+/// Name of the post-execute hook point.
+pub const POST_EXECUTE: &str = "tools/post-execute";
+/// Name of the result hook point.
+pub const RESULT: &str = "tools/result";
+/// Name of the code-dispatch-log hook point.
+pub const CODE_DISPATCH_LOG: &str = "tools/code-dispatch-log";
+
+/// `tools/pre-execute`: allow, ask or deny a valid call before it runs.
+pub type PreExecuteHook = Waterfall<Arc<ToolExecution>, PreDecision>;
+/// `tools/execute`: wrappers around the body (timeouts live here).
+pub type ExecuteHook = Waterfall<ExecuteRequest, ExecuteOutput>;
+/// `tools/post-execute`: inspect or replace an outcome.
+pub type PostExecuteHook = Waterfall<PostExecuteInput, PostDecision>;
+/// `tools/result`: see every final execution record once.
+pub type ResultHook = Observer<ExecutionRecord>;
+/// `tools/code-dispatch-log`: rewrite the logged copy of a nested call's result.
+pub type CodeDispatchLogHook = Waterfall<CodeDispatchLogEntry, CodeDispatchLogEntry>;
+
+/// The tool hook points of one host (cheap to clone: the clones share the
+/// same listeners).
+///
+/// ```
+/// use std::sync::Arc;
+/// use tack_core::hooks::ToolHooks;
+/// use tack_core::policy::PreDecision;
+///
+/// let hooks = ToolHooks::new();
+/// let _gate = hooks.pre_execute().tap("deny-rm-rf", |exec, next| async move {
+///     if exec.name() == "bash" && exec.arg_str("command").is_some_and(|c| c.contains("rm -rf")) {
+///         return PreDecision::deny("`rm -rf` is not allowed in this workspace");
+///     }
+///     next.run(exec).await
+/// });
+/// assert_eq!(hooks.pre_execute().listener_count(), 1);
+/// ```
+#[derive(Clone, Debug)]
+pub struct ToolHooks {
+    pre_execute: PreExecuteHook,
+    execute: ExecuteHook,
+    post_execute: PostExecuteHook,
+    result: ResultHook,
+    code_dispatch_log: CodeDispatchLogHook,
+    guards: Guards,
+}
+
+impl Default for ToolHooks {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ToolHooks {
+    /// Fresh hook points with no listeners.
+    pub fn new() -> Self {
+        Self {
+            pre_execute: Waterfall::new(PRE_EXECUTE, |_| async { PreDecision::allow() })
+                .with_provenance(PreDecision::provenance_slot),
+            execute: Waterfall::new(EXECUTE, ExecuteRequest::run_body)
+                .with_provenance(ExecuteOutput::provenance_slot),
+            post_execute: Waterfall::new(POST_EXECUTE, |_| async { PostDecision::accept() })
+                .with_provenance(PostDecision::provenance_slot),
+            result: Observer::new(RESULT),
+            code_dispatch_log: Waterfall::new(CODE_DISPATCH_LOG, |entry| async { entry })
+                .with_provenance(|entry: &mut CodeDispatchLogEntry| Some(&mut entry.provenance)),
+            guards: Guards::new(),
+        }
+    }
+
+    /// `tools/pre-execute`.
+    pub fn pre_execute(&self) -> &PreExecuteHook {
+        &self.pre_execute
+    }
+
+    /// `tools/execute`.
+    pub fn execute(&self) -> &ExecuteHook {
+        &self.execute
+    }
+
+    /// `tools/post-execute`.
+    pub fn post_execute(&self) -> &PostExecuteHook {
+        &self.post_execute
+    }
+
+    /// `tools/result`.
+    pub fn result(&self) -> &ResultHook {
+        &self.result
+    }
+
+    /// `tools/code-dispatch-log`.
+    pub fn code_dispatch_log(&self) -> &CodeDispatchLogHook {
+        &self.code_dispatch_log
+    }
+
+    /// The guards.
+    pub fn guards(&self) -> &Guards {
+        &self.guards
+    }
+}

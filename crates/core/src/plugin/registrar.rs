@@ -1,0 +1,51 @@
+//! The registry interface plugins register tools through.
+
+use crate::hook::{Disposer, Scope};
+use crate::tool::ToolDefinition;
+
+/// Why a tool registry refused a definition.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistrationError {
+    /// A tool of that name already exists in the same layer.
+    #[error(
+        "a tool named `{name}` is already registered in the {scope} layer: dispose the existing one first, or register in an agent scope to shadow it"
+    )]
+    Duplicate {
+        /// The name.
+        name: String,
+        /// The layer.
+        scope: String,
+    },
+    /// The name is reserved (e.g. `run_code`).
+    #[error("the tool name `{name}` is reserved: {reason}")]
+    Reserved {
+        /// The name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// The registry could not use a schema (e.g. it does not compile).
+    #[error("tool `{name}` has a schema the registry cannot use: {reason}")]
+    InvalidSchema {
+        /// The name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A tool registry, as plugins see it. Implemented by the host's registry
+/// (tack-pipeline's `ToolRegistry`).
+pub trait ToolRegistrar: Send + Sync {
+    /// Registers `definition` in `scope`; the disposer unregisters it.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistrationError`] for a duplicate or reserved name or an unusable schema.
+    fn register_tool(
+        &self,
+        scope: Scope,
+        definition: ToolDefinition,
+    ) -> Result<Disposer, RegistrationError>;
+}
