@@ -19,19 +19,18 @@ use super::{AgentId, Disposer, ListenerSpec, panic_message};
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 /// use tack_core::hook::{Observer, ObserverListener};
 ///
-/// #[derive(Default)]
-/// struct Counter(AtomicUsize);
-/// impl ObserverListener<String> for Arc<Counter> {
+/// struct Counter(Arc<AtomicUsize>);
+/// impl ObserverListener<String> for Counter {
 ///     fn observe(&self, _value: &Arc<String>) {
 ///         self.0.fetch_add(1, Ordering::Relaxed);
 ///     }
 /// }
 ///
 /// let hook: Observer<String> = Observer::new("demo/said");
-/// let counter = Arc::new(Counter::default());
-/// let _kept = hook.register("counter", counter.clone());
+/// let count = Arc::new(AtomicUsize::new(0));
+/// let _kept = hook.register("counter", Counter(count.clone()));
 /// hook.notify(None, &Arc::new("hi".to_owned()));
-/// assert_eq!(counter.0.load(Ordering::Relaxed), 1);
+/// assert_eq!(count.load(Ordering::Relaxed), 1);
 /// ```
 pub trait ObserverListener<T>: Send + Sync + 'static {
     /// Sees one frozen value.

@@ -402,8 +402,18 @@ impl ToolDefinitionBuilder {
         self
     }
 
-    /// The body. Required.
-    pub fn handler(mut self, handler: impl ToolHandler) -> Self {
+    /// The body, as a closure. Required (this or [`handler_impl`](Self::handler_impl)).
+    pub fn handler<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        self.handler = Some(Arc::new(handler));
+        self
+    }
+
+    /// The body, as a [`ToolHandler`] type.
+    pub fn handler_impl(mut self, handler: impl ToolHandler) -> Self {
         self.handler = Some(Arc::new(handler));
         self
     }

@@ -223,7 +223,7 @@ impl ToolDefinition {
                     .unwrap_or_else(|| super::default_present_call(T::NAME, args))
             })
             .finalize_content(move |outcome| finalize_tool.finalize_content(outcome))
-            .handler(TypedHandler(tool.clone()));
+            .handler_impl(TypedHandler(tool.clone()));
         if let Some(timeout) = tool.timeout() {
             builder = builder.timeout(timeout);
         }

@@ -1,0 +1,130 @@
+//! The run context and its capabilities.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::json;
+use tack_core::capability::{
+    Access, CapabilityKind, CapabilitySlots, DirEntry, FileBytes, FileSystem, FsError, Metadata, WriteReport,
+};
+use tack_core::context::{RunEffects, ToolRunContext};
+use tack_core::tool::{CallId, ExecutionToken, Tier, ToolError, ToolExecution, ToolName};
+use tokio_util::sync::CancellationToken;
+
+/// An in-memory file system with one file, enough to see the plumbing work.
+struct OneFile;
+
+#[async_trait]
+impl FileSystem for OneFile {
+    fn workspace_root(&self) -> &Path {
+        Path::new("/ws")
+    }
+    fn resolve(&self, path: &Path, _access: Access) -> Result<PathBuf, FsError> {
+        Ok(Path::new("/ws").join(path))
+    }
+    async fn read(&self, path: &Path, _limit: Option<u64>) -> Result<FileBytes, FsError> {
+        match path.to_str() {
+            Some("hello.txt") => Ok(FileBytes::new(b"hello".to_vec(), 5, false)),
+            Some("binary.bin") => Ok(FileBytes::new(vec![0xff, 0xfe], 2, false)),
+            _ => Err(FsError::NotFound { path: path.display().to_string() }),
+        }
+    }
+    async fn write(&self, path: &Path, _contents: &[u8]) -> Result<WriteReport, FsError> {
+        Err(FsError::Refused { path: path.display().to_string(), reason: "read-only test fs".into() })
+    }
+    async fn list(&self, _path: &Path) -> Result<Vec<DirEntry>, FsError> {
+        Ok(vec![])
+    }
+    async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
+        Err(FsError::NotFound { path: path.display().to_string() })
+    }
+    async fn create_dir_all(&self, _path: &Path) -> Result<(), FsError> {
+        Ok(())
+    }
+    async fn remove(&self, _path: &Path, _recursive: bool) -> Result<(), FsError> {
+        Ok(())
+    }
+}
+
+fn context(slots: &CapabilitySlots, cancel: CancellationToken) -> ToolRunContext {
+    let exec = Arc::new(
+        ToolExecution::new(
+            CallId::from("c1"),
+            ToolName::new("read_file").unwrap(),
+            Arc::new(json!({})),
+            Tier::ReadOnly,
+            ExecutionToken::issue(CallId::from("c1")),
+        )
+        .with_agent(Some("agent-a".into())),
+    );
+    ToolRunContext::new(exec, slots.snapshot(), cancel, RunEffects::new())
+}
+
+#[tokio::test]
+async fn a_provided_capability_reaches_the_body_and_its_errors_convert() {
+    let slots = CapabilitySlots::new();
+    let provided = slots.provide_fs(Arc::new(OneFile));
+    let cx = context(&slots, CancellationToken::new());
+    let fs = cx.fs().unwrap();
+    assert_eq!(fs.read_to_string(Path::new("hello.txt")).await.unwrap(), "hello");
+
+    let err = fs.read_to_string(Path::new("binary.bin")).await.unwrap_err();
+    assert_eq!(err, FsError::NotUtf8 { path: "binary.bin".into(), valid_up_to: 0 });
+    let missing = fs.read(Path::new("README.md"), None).await.unwrap_err();
+    let tool_error = ToolError::from(missing);
+    assert_eq!(tool_error.kind(), Some("ENOENT"));
+    assert_eq!(tool_error.message(), "no such file or directory: README.md");
+
+    provided.dispose();
+    assert!(context(&slots, CancellationToken::new()).fs().is_err());
+}
+
+#[test]
+fn a_missing_capability_says_which_and_how_to_get_it() {
+    let slots = CapabilitySlots::new();
+    let cx = context(&slots, CancellationToken::new());
+    let err = cx.shell().unwrap_err();
+    assert!(err.to_string().contains("`shell`") && err.to_string().contains("tack-sandbox"), "{err}");
+    assert!(cx.approval().is_err() && cx.dispatcher().is_err());
+    let as_tool_error = ToolError::from(cx.fs().unwrap_err());
+    assert_eq!(as_tool_error.kind(), Some("capability_missing"));
+    let _ = CapabilityKind::Fs;
+}
+
+#[test]
+fn a_replaced_provider_is_not_removed_by_the_old_disposer() {
+    let slots = CapabilitySlots::new();
+    let first = slots.provide_fs(Arc::new(OneFile));
+    let _second = slots.provide_fs(Arc::new(OneFile));
+    first.dispose();
+    assert!(slots.snapshot().fs.is_some(), "the second provider stays");
+}
+
+#[test]
+fn a_child_cancellation_still_hears_the_caller() {
+    let caller = CancellationToken::new();
+    let slots = CapabilitySlots::new();
+    let cx = context(&slots, caller.clone());
+    let child = cx.cancellation().child_token();
+    let body_cx = cx.with_cancellation(child.clone());
+    child.cancel();
+    assert!(body_cx.is_cancelled() && !cx.is_cancelled(), "the wrapper's own signal does not reach the caller");
+
+    let caller2 = CancellationToken::new();
+    let cx2 = context(&slots, caller2.clone());
+    let body2 = cx2.with_cancellation(cx2.cancellation().child_token());
+    caller2.cancel();
+    assert!(body2.is_cancelled(), "the caller's cancellation reaches the body");
+}
+
+#[test]
+fn effects_and_nested_calls() {
+    let slots = CapabilitySlots::new();
+    let cx = context(&slots, CancellationToken::new());
+    cx.conclude_turn();
+    let nested = cx.nested_call("c1:code:1", "list_dir", "{}");
+    assert_eq!(nested.parent.as_ref(), Some(cx.token()));
+    assert_eq!(nested.agent.as_ref().map(|a| a.as_str()), Some("agent-a"));
+    assert_eq!(cx.token().root_call_id().as_str(), "c1");
+}

@@ -1,0 +1,85 @@
+//! Guards: fixed order, pass or deny, fail closed.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde_json::json;
+use tack_core::hook::{AgentId, HookError, Provenance, Scope};
+use tack_core::policy::{GUARD_STAGE, Guard, GuardOutcome, GuardVerdict, Guards};
+use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+
+fn exec(args: serde_json::Value) -> Arc<ToolExecution> {
+    Arc::new(ToolExecution::new(
+        CallId::from("c1"),
+        ToolName::new("bash").unwrap(),
+        Arc::new(args),
+        Tier::Executes,
+        ExecutionToken::issue(CallId::from("c1")),
+    ))
+}
+
+#[tokio::test]
+async fn guards_run_in_registration_order_and_the_first_denial_stops_them() {
+    let guards = Guards::new();
+    let seen: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+    let s = seen.clone();
+    let _a = guards.add_sync(Scope::Global, "a", move |_| {
+        s.lock().push("a");
+        GuardVerdict::Pass
+    });
+    let s = seen.clone();
+    let _b = guards.add_async(Scope::Global, "b", move |_exec| {
+        let s = s.clone();
+        async move {
+            tokio::task::yield_now().await;
+            s.lock().push("b");
+            GuardVerdict::deny("b says no")
+        }
+    });
+    let s = seen.clone();
+    let _c = guards.add_sync(Scope::Global, "c", move |_| {
+        s.lock().push("c");
+        GuardVerdict::Pass
+    });
+    let outcome = guards.run(None, &exec(json!({}))).await.unwrap();
+    assert_eq!(
+        outcome,
+        GuardOutcome::Denied { reason: "b says no".into(), provenance: Provenance::listener(GUARD_STAGE, "b") }
+    );
+    assert_eq!(*seen.lock(), ["a", "b"]);
+}
+
+struct MaxLen(usize);
+
+impl Guard for MaxLen {
+    async fn check(&self, execution: &ToolExecution) -> GuardVerdict {
+        if execution.arg_str("command").is_some_and(|c| c.len() > self.0) {
+            GuardVerdict::deny(format!("commands are limited to {} characters", self.0))
+        } else {
+            GuardVerdict::Pass
+        }
+    }
+}
+
+#[tokio::test]
+async fn typed_guards_and_scopes() {
+    let guards = Guards::new();
+    let a = AgentId::new("a");
+    let _g = guards.add(Scope::Agent(a.clone()), "max-len", MaxLen(3));
+    let long = exec(json!({"command": "echo hello"}));
+    assert!(matches!(guards.run(Some(&a), &long).await.unwrap(), GuardOutcome::Denied { .. }));
+    assert_eq!(guards.run(Some(&AgentId::new("b")), &long).await.unwrap(), GuardOutcome::Passed);
+    assert_eq!(guards.run(None, &long).await.unwrap(), GuardOutcome::Passed);
+    assert_eq!(guards.names(Some(&a)).len(), 1);
+}
+
+#[tokio::test]
+async fn a_panicking_guard_fails_closed() {
+    let guards = Guards::new();
+    let _bad = guards.add_sync(Scope::Global, "bad", |_| panic!("guard bug"));
+    let err = guards.run(None, &exec(json!({}))).await.unwrap_err();
+    assert_eq!(
+        err,
+        HookError::ListenerPanicked { hook: GUARD_STAGE, listener: "bad".into(), message: "guard bug".into() }
+    );
+}

@@ -1,0 +1,201 @@
+//! Plugins: install, footprint, rollback, duplicates, inventory.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde_json::json;
+use tack_core::capability::CapabilitySlots;
+use tack_core::hook::{Disposer, Scope};
+use tack_core::hooks::ToolHooks;
+use tack_core::plugin::{
+    Plugin, PluginContext, PluginError, PluginFactory, PluginHost, RegistrationError, ToolRegistrar,
+    find_plugin, plugin_factories, sorted_factories,
+};
+use tack_core::policy::PreDecision;
+use tack_core::tool::{OutputSpec, ToolDefinition};
+
+/// A minimal registry for tests: one map of (scope, name).
+#[derive(Default, Clone)]
+struct MapRegistry(Arc<Mutex<BTreeMap<(String, String), ToolDefinition>>>);
+
+impl ToolRegistrar for MapRegistry {
+    fn register_tool(&self, scope: Scope, definition: ToolDefinition) -> Result<Disposer, RegistrationError> {
+        let key = (scope.to_string(), definition.name().to_string());
+        let mut map = self.0.lock();
+        if map.contains_key(&key) {
+            return Err(RegistrationError::Duplicate { name: key.1, scope: key.0 });
+        }
+        map.insert(key.clone(), definition);
+        let map = self.0.clone();
+        Ok(Disposer::new(move || {
+            map.lock().remove(&key);
+        }))
+    }
+}
+
+fn tool(name: &str) -> ToolDefinition {
+    ToolDefinition::builder(name)
+        .description("A test tool.")
+        .input_schema(json!({"type": "object"}))
+        .output(OutputSpec::new(json!({})))
+        .handler(|_, _| async { Ok(json!(null)) })
+        .build()
+        .unwrap()
+}
+
+struct Kit {
+    name: &'static str,
+    tools: Vec<&'static str>,
+    fail_after_registering: bool,
+    panic_after_registering: bool,
+}
+
+impl Plugin for Kit {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+        let gate = cx.hooks().pre_execute().tap(self.name, |exec, next| next.run(exec));
+        cx.keep(gate);
+        for t in &self.tools {
+            cx.register_tool(tool(t))?;
+        }
+        if self.fail_after_registering {
+            return Err(PluginError::install(self.name, "configuration file missing"));
+        }
+        if self.panic_after_registering {
+            panic!("plugin bug");
+        }
+        Ok(())
+    }
+}
+
+fn kit(name: &'static str, tools: Vec<&'static str>) -> Kit {
+    Kit { name, tools, fail_after_registering: false, panic_after_registering: false }
+}
+
+#[test]
+fn install_registers_and_unload_removes_everything() {
+    let (hooks, caps, registry) = (ToolHooks::new(), CapabilitySlots::new(), MapRegistry::default());
+    let mut host = PluginHost::new(&hooks, &caps, &registry);
+    host.install(&kit("one", vec!["t1", "t2"])).unwrap();
+    host.install(&kit("two", vec!["t3"])).unwrap();
+    assert_eq!(host.installed_names(), ["one", "two"]);
+    assert_eq!(registry.0.lock().len(), 3);
+    assert_eq!(hooks.pre_execute().listener_count(), 2);
+
+    assert!(host.uninstall("one"));
+    assert!(!host.uninstall("one"));
+    assert_eq!(registry.0.lock().len(), 1);
+
+    let footprint = host.into_disposables();
+    assert_eq!(hooks.pre_execute().listener_count(), 1);
+    drop(footprint);
+    assert_eq!(hooks.pre_execute().listener_count(), 0);
+    assert!(registry.0.lock().is_empty());
+}
+
+#[test]
+fn duplicate_plugin_names_are_refused() {
+    let (hooks, caps, registry) = (ToolHooks::new(), CapabilitySlots::new(), MapRegistry::default());
+    let mut host = PluginHost::new(&hooks, &caps, &registry);
+    host.install(&kit("same", vec![])).unwrap();
+    let err = host.install(&kit("same", vec![])).unwrap_err();
+    assert_eq!(err, PluginError::Duplicate { name: "same".into() });
+    assert!(err.to_string().contains("must be unique"), "{err}");
+}
+
+#[test]
+fn invalid_plugin_names_are_refused() {
+    let (hooks, caps, registry) = (ToolHooks::new(), CapabilitySlots::new(), MapRegistry::default());
+    let mut host = PluginHost::new(&hooks, &caps, &registry);
+    for bad in ["", "has space", "ünïcode"] {
+        let err = host.install(&kit(bad, vec![])).unwrap_err();
+        assert!(matches!(err, PluginError::InvalidName { .. }), "{bad:?}: {err}");
+    }
+}
+
+#[test]
+fn a_failing_install_leaves_nothing_behind() {
+    let (hooks, caps, registry) = (ToolHooks::new(), CapabilitySlots::new(), MapRegistry::default());
+    let mut host = PluginHost::new(&hooks, &caps, &registry);
+    let failing = Kit { fail_after_registering: true, ..kit("failing", vec!["a", "b"]) };
+    let err = host.install(&failing).unwrap_err();
+    assert!(err.to_string().contains("configuration file missing"), "{err}");
+    assert!(registry.0.lock().is_empty());
+    assert_eq!(hooks.pre_execute().listener_count(), 0);
+
+    let panicking = Kit { panic_after_registering: true, ..kit("panicking", vec!["a"]) };
+    let err = host.install(&panicking).unwrap_err();
+    assert_eq!(err, PluginError::Panicked { plugin: "panicking".into(), message: "plugin bug".into() });
+    assert!(registry.0.lock().is_empty());
+    assert!(host.installed_names().is_empty());
+}
+
+#[test]
+fn a_duplicate_tool_fails_the_install_and_rolls_back() {
+    let (hooks, caps, registry) = (ToolHooks::new(), CapabilitySlots::new(), MapRegistry::default());
+    let mut host = PluginHost::new(&hooks, &caps, &registry);
+    host.install(&kit("first", vec!["shared"])).unwrap();
+    let err = host.install(&kit("second", vec!["own", "shared"])).unwrap_err();
+    assert!(matches!(err, PluginError::Registration { .. }), "{err}");
+    assert!(err.to_string().contains("already registered"), "{err}");
+    let names: Vec<String> = registry.0.lock().keys().map(|(_, n)| n.clone()).collect();
+    assert_eq!(names, ["shared"], "`own` was rolled back");
+}
+
+struct Gate;
+impl Plugin for Gate {
+    fn name(&self) -> &str {
+        "core-test/gate"
+    }
+    fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+        let d = cx.hooks().pre_execute().tap("gate", |_, _| async { PreDecision::deny("closed") });
+        cx.keep(d);
+        Ok(())
+    }
+}
+struct Zeta;
+impl Plugin for Zeta {
+    fn name(&self) -> &str {
+        "core-test/zeta"
+    }
+    fn install(&self, _cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+        Ok(())
+    }
+}
+
+inventory::submit! { PluginFactory::new("core-test/zeta", "Does nothing.", || Box::new(Zeta)) }
+inventory::submit! { PluginFactory::new("core-test/gate", "Denies every call.", || Box::new(Gate)) }
+
+#[test]
+fn inventory_plugins_are_listed_sorted_and_installable_by_name() {
+    let names: Vec<&str> = plugin_factories().unwrap().iter().map(|f| f.name()).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    assert!(names.contains(&"core-test/gate") && names.contains(&"core-test/zeta"));
+
+    let (hooks, caps, registry) = (ToolHooks::new(), CapabilitySlots::new(), MapRegistry::default());
+    let mut host = PluginHost::new(&hooks, &caps, &registry);
+    host.install_named("core-test/gate").unwrap();
+    assert_eq!(hooks.pre_execute().listener_count(), 1);
+
+    let err = host.install_named("nope").unwrap_err();
+    assert!(matches!(err, PluginError::Unknown { .. }));
+    assert!(err.to_string().contains("core-test/gate"), "lists the known names: {err}");
+    assert_eq!(find_plugin("core-test/zeta").unwrap().description(), "Does nothing.");
+}
+
+#[test]
+fn duplicate_factories_are_reported() {
+    static A: PluginFactory = PluginFactory::new("dup", "a", || Box::new(Zeta));
+    static B: PluginFactory = PluginFactory::new("dup", "b", || Box::new(Zeta));
+    static C: PluginFactory = PluginFactory::new("c", "c", || Box::new(Zeta));
+    let err = sorted_factories([&A, &C, &B]).unwrap_err();
+    assert_eq!(err, PluginError::Duplicate { name: "dup".into() });
+    let ok = sorted_factories([&C, &A]).unwrap();
+    assert_eq!(ok.iter().map(|f| f.name()).collect::<Vec<_>>(), ["c", "dup"]);
+}

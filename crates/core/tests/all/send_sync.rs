@@ -1,0 +1,49 @@
+//! The public handles are `Send + Sync` and the public futures `Send`.
+
+use std::sync::Arc;
+
+use tack_core::capability::{Capabilities, CapabilitySlots};
+use tack_core::context::{RunEffects, ToolRunContext};
+use tack_core::hook::{Disposables, Disposer, Dispatch, Next, NextFuture, Observer, Waterfall};
+use tack_core::hooks::{ExecuteOutput, ExecuteRequest, PostDecision, ToolHooks};
+use tack_core::policy::{Guards, PreDecision};
+use tack_core::tool::{Outcome, ToolDefinition, ToolExecution};
+
+fn send_sync<T: Send + Sync>() {}
+fn send<T: Send>() {}
+
+#[test]
+fn handles_are_send_and_sync() {
+    send_sync::<Disposer>();
+    send_sync::<Disposables>();
+    send_sync::<Waterfall<String, u32>>();
+    send_sync::<Observer<String>>();
+    send_sync::<Next<String, u32>>();
+    send_sync::<ToolHooks>();
+    send_sync::<Guards>();
+    send_sync::<CapabilitySlots>();
+    send_sync::<Capabilities>();
+    send_sync::<ToolDefinition>();
+    send_sync::<ToolRunContext>();
+    send_sync::<RunEffects>();
+    send_sync::<ToolExecution>();
+    send_sync::<Outcome>();
+    send_sync::<ExecuteRequest>();
+    send_sync::<PreDecision>();
+    send_sync::<PostDecision>();
+}
+
+#[test]
+fn futures_are_send() {
+    send::<Dispatch<String, u32>>();
+    send::<NextFuture<String, u32>>();
+    send::<Dispatch<Arc<ToolExecution>, PreDecision>>();
+    send::<Dispatch<ExecuteRequest, ExecuteOutput>>();
+    fn guards_run_is_send<'a>(
+        g: &'a Guards,
+        e: &'a Arc<ToolExecution>,
+    ) -> impl std::future::Future + Send + 'a {
+        g.run(None, e)
+    }
+    let _ = guards_run_is_send;
+}

@@ -1,0 +1,286 @@
+//! The tool model: names, schemas and their exporters, definitions, outcomes.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use tack_core::policy::ApprovalOutcome;
+use tack_core::tool::{
+    CallId, ContentBlock, DefinitionError, ErrorCode, Failure, NameError, Outcome, OutputSpec, Tier,
+    ToolDefinition, ToolFormat, ToolName, ToolSchema, export_tools,
+};
+
+fn echo() -> ToolDefinition {
+    ToolDefinition::builder("echo")
+        .description("Repeat the given text back. Use to check that tools work.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "What to repeat."}},
+            "required": ["text"],
+            "additionalProperties": false
+        }))
+        .output(OutputSpec::new(json!({"type": "string"})))
+        .tier(Tier::ReadOnly)
+        .timeout(Duration::from_secs(5))
+        .concurrency_safe(|_| true)
+        .present_call(|args| format!("echo {}", args["text"]))
+        .finalize_content(|_| None)
+        .handler(|args, _cx| async move { Ok(args["text"].clone()) })
+        .build()
+        .unwrap()
+}
+
+fn mcp_style() -> ToolDefinition {
+    // A raw, hand-written schema (as an MCP server would send it) is projected verbatim.
+    ToolDefinition::builder("weird-name_2")
+        .description("Look up a ticket by id.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"id": {"type": "integer", "minimum": 1}, "verbose": {"type": "boolean", "default": false}},
+            "required": ["id"]
+        }))
+        .output(OutputSpec::new(json!({"type": "object"})))
+        .handler(|_, _| async { Ok(json!({})) })
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn the_model_visible_schema_has_exactly_three_fields() {
+    for def in [echo(), mcp_style()] {
+        let value = serde_json::to_value(def.schema()).unwrap();
+        let mut keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["description", "name", "parameters"]);
+        let text = value.to_string();
+        for host_only in ["timeout", "tier", "concurrency", "handler", "finalize", "output", "present", "read_only"] {
+            assert!(!text.contains(host_only), "`{host_only}` leaked into {text}");
+        }
+    }
+}
+
+#[test]
+fn raw_schemas_are_projected_verbatim_and_shared_immutably() {
+    let def = mcp_style();
+    let schema = def.schema();
+    assert_eq!(*schema.parameters, **def.input_schema());
+    // Mutating a returned schema (a deep copy) never reaches the definition.
+    let mut copy: Value = (*schema.parameters).clone();
+    copy["properties"] = json!({});
+    assert_ne!(copy, *def.schema().parameters);
+}
+
+fn golden_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name)
+}
+
+/// Compares with a golden file; `UPDATE_GOLDEN=1` rewrites it.
+fn assert_golden(name: &str, actual: &Value) {
+    let path = golden_path(name);
+    let pretty = serde_json::to_string_pretty(actual).unwrap() + "\n";
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, &pretty).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_GOLDEN=1 to create it)", path.display()));
+    assert_eq!(expected, pretty, "golden file {name}");
+}
+
+#[test]
+fn exporters_match_the_golden_files() {
+    let schemas: Vec<ToolSchema> = vec![echo().schema(), mcp_style().schema()];
+    assert_golden("neutral.json", &export_tools(&schemas, ToolFormat::Neutral));
+    assert_golden("openai.json", &export_tools(&schemas, ToolFormat::OpenAi));
+    assert_golden("anthropic.json", &export_tools(&schemas, ToolFormat::Anthropic));
+    assert_golden("mcp.json", &export_tools(&schemas, ToolFormat::Mcp));
+    // The neutral export is the serde form.
+    assert_eq!(export_tools(&schemas, ToolFormat::Neutral), serde_json::to_value(&schemas).unwrap());
+}
+
+#[test]
+fn format_names_parse() {
+    for (text, format) in [("openai", ToolFormat::OpenAi), ("Anthropic", ToolFormat::Anthropic), ("mcp", ToolFormat::Mcp)] {
+        assert_eq!(text.parse::<ToolFormat>().unwrap(), format);
+        assert_eq!(format.to_string().parse::<ToolFormat>().unwrap(), format);
+    }
+}
+
+#[test]
+fn definition_errors_are_clear() {
+    let base = || {
+        ToolDefinition::builder("t")
+            .description("d")
+            .input_schema(json!({"type": "object"}))
+            .output(OutputSpec::new(json!({})))
+            .handler(|_, _| async { Ok(json!(null)) })
+    };
+    let err = ToolDefinition::builder("bad name").build().unwrap_err();
+    assert!(matches!(err, DefinitionError::InvalidName(NameError::InvalidCharacter { position: 3, .. })), "{err}");
+
+    let err = base().description("  ").build().unwrap_err();
+    assert_eq!(err.to_string(), "tool `t` has no description: tell the model what it does and when to use it");
+
+    let err = base().input_schema(json!([1])).build().unwrap_err();
+    assert_eq!(err.to_string(), "the input schema of tool `t` must be a JSON Schema object, found an array");
+
+    let err = base().input_schema(json!(true)).build().unwrap_err();
+    assert!(matches!(err, DefinitionError::InputSchemaNotObject { found: "a boolean", .. }));
+
+    let err = base().input_schema(json!({"type": "string"})).build().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the input schema of tool `t` must say `\"type\": \"object\"` (tool arguments are always a JSON object), found `\"type\": \"string\"`"
+    );
+    let err = base().input_schema(json!({"properties": {}})).build().unwrap_err();
+    assert!(err.to_string().ends_with("found no `type`"), "{err}");
+
+    let err = base().output(OutputSpec::new(json!(false))).build().unwrap_err();
+    assert!(err.to_string().contains("accepts no value"), "{err}");
+    let err = base().output(OutputSpec::new(json!("string"))).build().unwrap_err();
+    assert!(err.to_string().contains("found a string"), "{err}");
+    let ok = base().output(OutputSpec::new(json!(true))).build().unwrap();
+    assert_eq!(*ok.output().schema(), json!({}));
+
+    let err = base().timeout(Duration::ZERO).build().unwrap_err();
+    assert!(matches!(err, DefinitionError::ZeroTimeout { .. }), "{err}");
+
+    let err = ToolDefinition::builder("t").description("d").build().unwrap_err();
+    assert!(matches!(err, DefinitionError::MissingInputSchema { .. }));
+    let err = ToolDefinition::builder("t").description("d").input_schema(json!({"type": "object"})).build().unwrap_err();
+    assert!(matches!(err, DefinitionError::MissingOutput { .. }));
+    let err = ToolDefinition::builder("t")
+        .description("d")
+        .input_schema(json!({"type": "object"}))
+        .output(OutputSpec::new(json!({})))
+        .build()
+        .unwrap_err();
+    assert!(matches!(err, DefinitionError::MissingHandler { .. }));
+}
+
+#[test]
+fn host_fields_are_reachable_on_the_definition() {
+    let def = echo();
+    assert_eq!(def.timeout(), Some(Duration::from_secs(5)));
+    assert_eq!(def.tier(), Tier::ReadOnly);
+    assert!(def.is_concurrency_safe(&json!({"text": "x"})));
+    assert!(def.has_concurrency_classifier());
+    assert!(def.has_finalize_content());
+    assert_eq!(def.present_call(&json!({"text": "hi"})), "echo \"hi\"");
+    assert_eq!(def.output().render_value(&json!({}), &json!("hi")).unwrap(), vec![ContentBlock::text("hi")]);
+}
+
+#[test]
+fn concurrency_is_exclusive_unless_the_classifier_says_exactly_true() {
+    let build = |f: Option<fn(&Value) -> bool>| {
+        let mut b = ToolDefinition::builder("c")
+            .description("d")
+            .input_schema(json!({"type": "object"}))
+            .output(OutputSpec::new(json!({})))
+            .handler(|_, _| async { Ok(json!(null)) });
+        if let Some(f) = f {
+            b = b.concurrency_safe(f);
+        }
+        b.build().unwrap()
+    };
+    assert!(!build(None).is_concurrency_safe(&json!({})));
+    assert!(!build(Some(|_| false)).is_concurrency_safe(&json!({})));
+    assert!(!build(Some(|_| panic!("classifier bug"))).is_concurrency_safe(&json!({})));
+    assert!(build(Some(|_| true)).is_concurrency_safe(&json!({})));
+}
+
+#[test]
+fn a_panicking_finalizer_or_presenter_keeps_the_original() {
+    let def = ToolDefinition::builder("f")
+        .description("d")
+        .input_schema(json!({"type": "object"}))
+        .output(OutputSpec::new(json!({})).render(|_, _| panic!("render bug")))
+        .finalize_content(|_| panic!("finalize bug"))
+        .present_call(|_| panic!("present bug"))
+        .handler(|_, _| async { Ok(json!(null)) })
+        .build()
+        .unwrap();
+    let outcome = Outcome::success(CallId::from("c"), "f", Arc::new(json!(1)), vec![ContentBlock::text("1")]);
+    assert_eq!(def.finalize_content(&outcome), None);
+    assert_eq!(def.present_call(&json!({})), "f({})");
+    assert_eq!(def.present_result(&json!({}), &outcome), "ok");
+    let err = def.output().render_value(&json!({}), &json!(1)).unwrap_err();
+    assert_eq!(err, "output.render panicked: render bug");
+}
+
+#[test]
+fn outcomes_serialize_for_the_log_and_round_trip() {
+    let ok = Outcome::success(CallId::from("c1"), "echo", Arc::new(json!("hi")), vec![ContentBlock::text("hi")]);
+    assert_eq!(
+        serde_json::to_value(&ok).unwrap(),
+        json!({"call_id": "c1", "tool": "echo", "status": "ok", "value": "hi",
+               "content": [{"type": "text", "text": "hi"}], "concluded_turn": false})
+    );
+    let err = Outcome::failure(
+        CallId::from("c2"),
+        "read_file",
+        Failure::new(ErrorCode::InvalidArguments, "`/path` must be a string").with_pointer("/path"),
+    );
+    let value = serde_json::to_value(&err).unwrap();
+    assert_eq!(value["status"], "error");
+    assert_eq!(value["error"]["code"], "INVALID_ARGUMENTS");
+    assert_eq!(value["error"]["pointer"], "/path");
+    assert_eq!(value["content"][0]["text"], "INVALID_ARGUMENTS: `/path` must be a string");
+    for outcome in [ok, err] {
+        let back: Outcome = serde_json::from_value(serde_json::to_value(&outcome).unwrap()).unwrap();
+        assert_eq!(back, outcome);
+    }
+}
+
+#[test]
+fn error_codes_have_stable_wire_names() {
+    let wire: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(
+        wire,
+        ["UNKNOWN_TOOL", "INVALID_ARGUMENTS", "DENIED", "CANCELLED", "TIMEOUT", "EXECUTION_FAILED",
+         "OUTPUT_INVALID", "INTERNAL", "CODE_RUN_FAILED"]
+    );
+    for code in ErrorCode::ALL {
+        assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
+        assert_eq!(code.as_str().parse::<ErrorCode>().unwrap(), code);
+    }
+    assert!("NOPE".parse::<ErrorCode>().is_err());
+}
+
+#[test]
+fn approval_outcomes_have_distinct_messages() {
+    let outcomes = [
+        ApprovalOutcome::Denied { reason: None },
+        ApprovalOutcome::Denied { reason: Some("not now".into()) },
+        ApprovalOutcome::Unavailable { reason: None },
+        ApprovalOutcome::Cancelled,
+    ];
+    let messages: Vec<String> = outcomes.iter().map(|o| o.denial_message("echo")).collect();
+    let mut unique = messages.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), messages.len());
+    assert!(outcomes.iter().all(|o| !o.is_allowed()));
+    assert_eq!(serde_json::to_value(&outcomes[3]).unwrap(), json!({"outcome": "cancelled"}));
+}
+
+fn reference_valid(name: &str) -> bool {
+    regex::Regex::new("^[A-Za-z0-9_-]{1,64}$").unwrap().is_match(name)
+}
+
+proptest! {
+    #[test]
+    fn tool_names_are_valid_exactly_when_they_match_the_pattern(name in "\\PC{0,70}") {
+        prop_assert_eq!(ToolName::new(&name).is_ok(), reference_valid(&name));
+    }
+
+    #[test]
+    fn near_valid_names_are_judged_like_the_pattern(name in "[A-Za-z0-9_ .-]{0,70}") {
+        let result = ToolName::new(&name);
+        prop_assert_eq!(result.is_ok(), reference_valid(&name));
+        if let Ok(valid) = result {
+            prop_assert_eq!(valid.as_str(), name.as_str());
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! Typed tools: schemas generated once, erased into a definition.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tack_core::capability::Capabilities;
+use tack_core::context::{RunEffects, ToolRunContext};
+use tack_core::tool::{
+    CallId, ContentBlock, DefinitionError, ErrorCode, ExecutionToken, Outcome, Tier, Tool, ToolDefinition,
+    ToolError, ToolExecution,
+};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ReadArgs {
+    /// Path relative to the workspace.
+    path: String,
+    /// First line to read, from 1.
+    offset: Option<u32>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct ReadOut {
+    content: String,
+    lines: u32,
+}
+
+struct FakeRead;
+
+impl Tool for FakeRead {
+    const NAME: &'static str = "read_file";
+    type Args = ReadArgs;
+    type Output = ReadOut;
+
+    fn description(&self) -> &str {
+        "Read a text file. Use when the user wants to see a file."
+    }
+    fn tier(&self) -> Tier {
+        Tier::ReadOnly
+    }
+    fn timeout(&self) -> Option<Duration> {
+        Some(Duration::from_secs(2))
+    }
+    fn is_concurrency_safe(&self, args: &ReadArgs) -> bool {
+        !args.path.is_empty()
+    }
+    async fn execute(&self, args: ReadArgs, cx: &ToolRunContext) -> Result<ReadOut, ToolError> {
+        if args.path == "missing" {
+            return Err(ToolError::new("no such file: missing").with_kind("ENOENT"));
+        }
+        cx.defer_context(format!("read {}", args.path));
+        Ok(ReadOut { content: format!("contents of {}", args.path), lines: 1 + args.offset.unwrap_or(0) })
+    }
+    fn render(&self, args: &ReadArgs, output: &ReadOut) -> Vec<ContentBlock> {
+        vec![ContentBlock::text(format!("{}: {}", args.path, output.content))]
+    }
+    fn presentation_meta(&self, _args: &ReadArgs, output: &ReadOut) -> Option<Value> {
+        Some(json!({"lines": output.lines}))
+    }
+    fn present_call(&self, args: &ReadArgs) -> Option<String> {
+        Some(format!("read {}", args.path))
+    }
+    fn finalize_content(&self, outcome: &Outcome) -> Option<Vec<ContentBlock>> {
+        outcome.failure_info().map(|f| vec![ContentBlock::text(format!("read failed: {}", f.message))])
+    }
+}
+
+fn context(args: Value) -> (ToolRunContext, RunEffects) {
+    let exec = Arc::new(ToolExecution::new(
+        CallId::from("c1"),
+        tack_core::tool::ToolName::new("read_file").unwrap(),
+        Arc::new(args),
+        Tier::ReadOnly,
+        ExecutionToken::issue(CallId::from("c1")),
+    ));
+    let effects = RunEffects::new();
+    let cx = ToolRunContext::new(exec, Arc::new(Capabilities::default()), CancellationToken::new(), effects.clone());
+    (cx, effects)
+}
+
+#[test]
+fn schemas_are_generated_from_the_types() {
+    let def = ToolDefinition::from_tool(FakeRead).unwrap();
+    let input = def.input_schema();
+    assert_eq!(input["type"], "object");
+    assert_eq!(input["properties"]["path"]["type"], "string");
+    assert_eq!(input["properties"]["path"]["description"], "Path relative to the workspace.");
+    assert_eq!(input["required"], json!(["path"]));
+    assert_eq!(input["additionalProperties"], json!(false));
+    assert!(input.get("$schema").is_none() && input.get("title").is_none());
+    assert_eq!(def.output().schema()["properties"]["lines"]["type"], "integer");
+    assert_eq!(def.tier(), Tier::ReadOnly);
+    assert_eq!(def.timeout(), Some(Duration::from_secs(2)));
+}
+
+#[tokio::test]
+async fn the_erased_handler_runs_the_typed_body() {
+    let def = ToolDefinition::from_tool(FakeRead).unwrap();
+    let args = json!({"path": "a.txt", "offset": 2});
+    let (cx, effects) = context(args.clone());
+    let value = def.handler().call(Arc::new(args.clone()), cx).await.unwrap();
+    assert_eq!(value, json!({"content": "contents of a.txt", "lines": 3}));
+    assert_eq!(effects.take_deferred(), ["read a.txt"]);
+
+    let rendered = def.output().render_value(&args, &value).unwrap();
+    assert_eq!(rendered, vec![ContentBlock::text("a.txt: contents of a.txt")]);
+    assert_eq!(def.output().presentation_value(&args, &value).unwrap(), Some(json!({"lines": 3})));
+    assert_eq!(def.present_call(&args), "read a.txt");
+}
+
+#[tokio::test]
+async fn body_errors_and_argument_mismatches_are_tool_errors() {
+    let def = ToolDefinition::from_tool(FakeRead).unwrap();
+    let (cx, _) = context(json!({}));
+    let err = def.handler().call(Arc::new(json!({"path": "missing"})), cx.clone()).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::ExecutionFailed);
+    assert_eq!(err.kind(), Some("ENOENT"));
+
+    let err = def.handler().call(Arc::new(json!({"path": 3})), cx).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidArguments);
+    assert!(err.message().contains("read_file"), "{err}");
+}
+
+#[test]
+fn classifier_and_finalizer_come_from_the_typed_tool() {
+    let def = ToolDefinition::from_tool(FakeRead).unwrap();
+    assert!(def.is_concurrency_safe(&json!({"path": "a"})));
+    assert!(!def.is_concurrency_safe(&json!({"path": ""})));
+    assert!(!def.is_concurrency_safe(&json!({"path": 1})), "arguments that do not parse are exclusive");
+
+    let failed = Outcome::failure(
+        CallId::from("c"),
+        "read_file",
+        tack_core::tool::Failure::new(ErrorCode::ExecutionFailed, "boom"),
+    );
+    assert_eq!(def.finalize_content(&failed), Some(vec![ContentBlock::text("read failed: boom")]));
+}
+
+struct ScalarArgs;
+impl Tool for ScalarArgs {
+    const NAME: &'static str = "scalar";
+    type Args = u32;
+    type Output = u32;
+    fn description(&self) -> &str {
+        "Takes a bare number."
+    }
+    async fn execute(&self, args: u32, _cx: &ToolRunContext) -> Result<u32, ToolError> {
+        Ok(args)
+    }
+}
+
+#[test]
+fn args_that_are_not_an_object_are_refused() {
+    let err = ToolDefinition::from_tool(ScalarArgs).unwrap_err();
+    assert!(matches!(err, DefinitionError::InputSchemaNotObjectType { .. }), "{err}");
+    assert!(err.to_string().contains("`\"type\": \"integer\"`"), "{err}");
+}
+
+#[derive(Serialize, Deserialize)]
+struct Unschematic;
+
+impl JsonSchema for Unschematic {
+    fn schema_name() -> Cow<'static, str> {
+        "Unschematic".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        panic!("cannot describe this type")
+    }
+}
+
+struct BadOutput;
+impl Tool for BadOutput {
+    const NAME: &'static str = "bad_output";
+    type Args = ReadArgs;
+    type Output = Unschematic;
+    fn description(&self) -> &str {
+        "Its output type has no schema."
+    }
+    async fn execute(&self, _: ReadArgs, _cx: &ToolRunContext) -> Result<Unschematic, ToolError> {
+        Ok(Unschematic)
+    }
+}
+
+#[test]
+fn an_output_schema_that_cannot_be_generated_is_an_error_not_a_panic() {
+    let err = ToolDefinition::from_tool(BadOutput).unwrap_err();
+    assert_eq!(
+        err,
+        DefinitionError::SchemaGeneration {
+            tool: "bad_output".into(),
+            which: "output",
+            message: "cannot describe this type".into()
+        }
+    );
+}
+
+struct BadName;
+impl Tool for BadName {
+    const NAME: &'static str = "bad name!";
+    type Args = ReadArgs;
+    type Output = u32;
+    fn description(&self) -> &str {
+        "Badly named."
+    }
+    async fn execute(&self, _: ReadArgs, _cx: &ToolRunContext) -> Result<u32, ToolError> {
+        Ok(0)
+    }
+}
+
+#[test]
+fn an_invalid_typed_name_is_an_error() {
+    let err = ToolDefinition::from_tool(BadName).unwrap_err();
+    assert!(matches!(err, DefinitionError::InvalidName(_)), "{err}");
+}
