@@ -26,3 +26,8 @@ pub mod hooks;
 pub mod plugin;
 pub mod policy;
 pub mod tool;
+
+// The README's code blocks compile and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

@@ -66,7 +66,7 @@ impl fmt::Debug for Capabilities {
     }
 }
 
-/// A capability kind, for error messages and [`CapabilitySlots::provide`].
+/// A capability kind, for error messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum CapabilityKind {

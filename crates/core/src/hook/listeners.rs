@@ -7,7 +7,7 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::RwLock;
 
-use super::{Disposer, Scope};
+use super::{AgentId, Disposer, Scope};
 
 /// The relative order of listeners on one hook point. Higher runs first (outer).
 ///
@@ -70,7 +70,7 @@ impl ListenerSpec {
     }
 
     /// A listener that only dispatches made for `agent` reach.
-    pub fn for_agent(agent: super::AgentId, name: impl Into<Arc<str>>) -> Self {
+    pub fn for_agent(agent: AgentId, name: impl Into<Arc<str>>) -> Self {
         Self::new(name).with_scope(Scope::Agent(agent))
     }
 
@@ -141,31 +141,109 @@ impl<L: ?Sized> Clone for Entry<L> {
     }
 }
 
-/// An immutable, ordered view of a hook point's listeners, taken when a dispatch starts.
-pub(crate) type Snapshot<L> = Arc<[Entry<L>]>;
+/// An immutable, ordered view of the listeners one dispatch runs (those whose
+/// scope reaches the dispatch's agent), with the hook's shared data `M`.
+pub(crate) struct ViewData<L: ?Sized, M> {
+    pub(crate) entries: Box<[Entry<L>]>,
+    pub(crate) meta: M,
+}
+
+/// A shared [`ViewData`]: one pointer, cheap to clone.
+pub(crate) type View<L, M = ()> = Arc<ViewData<L, M>>;
+
+/// Views kept for agent dispatches, at most this many agents (then built per dispatch).
+const MAX_CACHED_AGENT_VIEWS: usize = 64;
+
+struct State<L: ?Sized, M> {
+    /// Every registration, sorted: priority descending, then registration order.
+    entries: Vec<Entry<L>>,
+    /// The view of a dispatch for no agent, or for any agent when no listener is agent-scoped.
+    global_view: View<L, M>,
+    /// Cached views of agents that have agent-scoped listeners.
+    agent_views: Vec<(AgentId, View<L, M>)>,
+    has_agent_scoped: bool,
+}
 
 /// The registered listeners of one hook point.
 ///
-/// Copy-on-write: registration and disposal build a new sorted slice under a
-/// write lock; a dispatch takes the current slice with one read lock and one
-/// reference-count increment and never holds the lock while listeners run.
-pub(crate) struct ListenerList<L: ?Sized> {
-    entries: RwLock<Snapshot<L>>,
+/// Copy-on-write: registration and disposal rebuild the views under a write
+/// lock; a dispatch takes its view with one read lock and one reference-count
+/// increment and never holds the lock while listeners run.
+pub(crate) struct ListenerList<L: ?Sized, M = ()> {
+    state: RwLock<State<L, M>>,
+    meta: M,
     next_id: AtomicU64,
 }
 
-impl<L: ?Sized + Send + Sync + 'static> ListenerList<L> {
+impl<L: ?Sized + Send + Sync + 'static> ListenerList<L, ()> {
     pub(crate) fn new() -> Arc<Self> {
+        Self::with_meta(())
+    }
+}
+
+impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> ListenerList<L, M> {
+    /// A list whose every view carries `meta` (a waterfall's name and default).
+    pub(crate) fn with_meta(meta: M) -> Arc<Self> {
+        let global_view = Self::build_view(&[], None, &meta);
         Arc::new(Self {
-            entries: RwLock::new(Arc::from(Vec::new())),
+            state: RwLock::new(State {
+                entries: Vec::new(),
+                global_view,
+                agent_views: Vec::new(),
+                has_agent_scoped: false,
+            }),
+            meta,
             next_id: AtomicU64::new(0),
         })
     }
 
-    /// The current listeners, in dispatch order, across every scope.
+    fn build_view(entries: &[Entry<L>], agent: Option<&AgentId>, meta: &M) -> View<L, M> {
+        Arc::new(ViewData {
+            entries: entries
+                .iter()
+                .filter(|e| e.scope.reaches(agent))
+                .cloned()
+                .collect(),
+            meta: meta.clone(),
+        })
+    }
+
+    fn rebuild(&self, state: &mut State<L, M>) {
+        state.global_view = Self::build_view(&state.entries, None, &self.meta);
+        state.agent_views.clear();
+        state.has_agent_scoped = state
+            .entries
+            .iter()
+            .any(|e| matches!(e.scope, Scope::Agent(_)));
+    }
+
+    /// The listeners a dispatch for `agent` runs, in order.
     #[inline]
-    pub(crate) fn snapshot(&self) -> Snapshot<L> {
-        self.entries.read().clone()
+    pub(crate) fn view(&self, agent: Option<&AgentId>) -> View<L, M> {
+        {
+            let state = self.state.read();
+            let Some(agent) = agent.filter(|_| state.has_agent_scoped) else {
+                return state.global_view.clone();
+            };
+            if let Some((_, view)) = state.agent_views.iter().find(|(a, _)| a.same(agent)) {
+                return view.clone();
+            }
+        }
+        let mut state = self.state.write();
+        if let Some((_, view)) = state
+            .agent_views
+            .iter()
+            .find(|(a, _)| agent.is_some_and(|x| a.same(x)))
+        {
+            return view.clone();
+        }
+        let view = Self::build_view(&state.entries, agent, &self.meta);
+        if let Some(agent) = agent
+            && state.agent_views.len() < MAX_CACHED_AGENT_VIEWS
+        {
+            state.agent_views.push((agent.clone(), view.clone()));
+        }
+        view
     }
 
     /// Adds a listener; the returned disposer removes exactly this registration.
@@ -179,15 +257,14 @@ impl<L: ?Sized + Send + Sync + 'static> ListenerList<L> {
             listener,
         };
         {
-            let mut entries = self.entries.write();
+            let mut state = self.state.write();
             // Higher priority first; equal priority keeps registration order, so the
             // new entry goes after every entry whose priority is >= its own.
-            let at = entries.partition_point(|e| e.priority >= entry.priority);
-            let mut next: Vec<Entry<L>> = Vec::with_capacity(entries.len() + 1);
-            next.extend(entries[..at].iter().cloned());
-            next.push(entry);
-            next.extend(entries[at..].iter().cloned());
-            *entries = Arc::from(next);
+            let at = state
+                .entries
+                .partition_point(|e| e.priority >= entry.priority);
+            state.entries.insert(at, entry);
+            self.rebuild(&mut state);
         }
         let list: Weak<Self> = Arc::downgrade(self);
         Disposer::new(move || {
@@ -198,33 +275,38 @@ impl<L: ?Sized + Send + Sync + 'static> ListenerList<L> {
     }
 
     fn remove(&self, id: u64) {
-        let mut entries = self.entries.write();
-        if entries.iter().any(|e| e.id == id) {
-            let next: Vec<Entry<L>> = entries.iter().filter(|e| e.id != id).cloned().collect();
-            *entries = Arc::from(next);
+        let mut state = self.state.write();
+        if let Some(at) = state.entries.iter().position(|e| e.id == id) {
+            state.entries.remove(at);
+            self.rebuild(&mut state);
         }
     }
 
     /// Names of the listeners a dispatch for `agent` would reach, in order.
-    pub(crate) fn names_for(&self, agent: Option<&super::AgentId>) -> Vec<Arc<str>> {
-        self.snapshot()
+    pub(crate) fn names_for(&self, agent: Option<&AgentId>) -> Vec<Arc<str>> {
+        self.view(agent)
+            .entries
             .iter()
-            .filter(|e| e.scope.reaches(agent))
             .map(|e| e.name.clone())
             .collect()
     }
 
     /// How many listeners are registered, across every scope.
     pub(crate) fn len(&self) -> usize {
-        self.entries.read().len()
+        self.state.read().entries.len()
     }
 }
 
-impl<L: ?Sized> fmt::Debug for ListenerList<L> {
+impl<L: ?Sized, M> fmt::Debug for ListenerList<L, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let entries = self.entries.read();
+        let state = self.state.read();
         f.debug_list()
-            .entries(entries.iter().map(|e| (&*e.name, &e.scope, e.priority)))
+            .entries(
+                state
+                    .entries
+                    .iter()
+                    .map(|e| (&*e.name, &e.scope, e.priority)),
+            )
             .finish()
     }
 }

@@ -141,9 +141,9 @@ impl<T: Send + Sync + 'static> Observer<T> {
     /// Shows `value` to every observer that a dispatch for `agent` reaches, in
     /// order, containing panics.
     pub fn notify(&self, agent: Option<&AgentId>, value: &Arc<T>) -> Notified {
-        let snapshot = self.inner.list.snapshot();
+        let view = self.inner.list.view(agent);
         let mut report = Notified::default();
-        for entry in snapshot.iter().filter(|e| e.scope.reaches(agent)) {
+        for entry in view.entries.iter() {
             report.reached += 1;
             let listener = &entry.listener;
             if let Err(payload) = catch_unwind(AssertUnwindSafe(|| listener.observe(value))) {

@@ -1,15 +1,17 @@
 //! Waterfall hook points: a chain of around-listeners ending in a default.
 
+use std::any::Any;
+use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
 
-use super::listeners::{ListenerList, Snapshot};
+use super::listeners::{ListenerList, View};
 use super::{AgentId, Decider, Disposer, HookError, ListenerSpec, Provenance, panic_message};
 
 /// A typed waterfall listener: the named-type alternative to a closure given to
@@ -45,21 +47,45 @@ pub trait WaterfallListener<In, Out>: Send + Sync + 'static {
     fn call(&self, input: In, next: Next<In, Out>) -> impl Future<Output = Out> + Send;
 }
 
+/// What calling a listener produced.
+pub(crate) enum Step<In, Out> {
+    /// The listener returned `next.run(input)` itself: a tail call. Its future
+    /// *is* the rest of the chain, so it needs no box and no level of its own.
+    Tail(NextFuture<In, Out>),
+    /// Any other future, boxed.
+    Boxed(BoxFuture<'static, Out>),
+}
+
 /// The object-safe form every listener is stored as.
 pub(crate) trait ErasedListener<In, Out>: Send + Sync + 'static {
-    fn call_erased(&self, input: In, next: Next<In, Out>) -> BoxFuture<'static, Out>;
+    fn call_erased(&self, input: In, next: Next<In, Out>) -> Step<In, Out>;
 }
 
 struct ClosureListener<F>(F);
 
 impl<In, Out, F, Fut> ErasedListener<In, Out> for ClosureListener<F>
 where
+    In: Send + 'static,
+    Out: Send + 'static,
     F: Fn(In, Next<In, Out>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Out> + Send + 'static,
 {
     #[inline]
-    fn call_erased(&self, input: In, next: Next<In, Out>) -> BoxFuture<'static, Out> {
-        Box::pin((self.0)(input, next))
+    fn call_erased(&self, input: In, next: Next<In, Out>) -> Step<In, Out> {
+        let mut returned = Some((self.0)(input, next));
+        // Resolved at compile time: when the closure's future type is
+        // `NextFuture`, it returned `next.run(..)` directly.
+        let any: &mut dyn Any = &mut returned;
+        if let Some(tail) = any
+            .downcast_mut::<Option<NextFuture<In, Out>>>()
+            .and_then(Option::take)
+        {
+            return Step::Tail(tail);
+        }
+        match returned {
+            Some(fut) => Step::Boxed(Box::pin(fut)),
+            None => unreachable!("the future is taken only on the tail path"),
+        }
     }
 }
 
@@ -71,22 +97,44 @@ where
     Out: Send + 'static,
     L: WaterfallListener<In, Out>,
 {
-    fn call_erased(&self, input: In, next: Next<In, Out>) -> BoxFuture<'static, Out> {
+    fn call_erased(&self, input: In, next: Next<In, Out>) -> Step<In, Out> {
         // The typed future borrows the listener; owning an `Arc` of it makes the
         // boxed future `'static` without asking the author for `'static` futures.
         let listener = self.0.clone();
-        Box::pin(async move { listener.call(input, next).await })
+        Step::Boxed(Box::pin(async move { listener.call(input, next).await }))
     }
 }
 
 type DefaultFn<In, Out> = dyn Fn(In) -> BoxFuture<'static, Out> + Send + Sync;
 type ProvenanceSlot<Out> = fn(&mut Out) -> Option<&mut Option<Provenance>>;
 
-struct Inner<In, Out> {
-    name: &'static str,
-    list: Arc<ListenerList<dyn ErasedListener<In, Out>>>,
-    default: Box<DefaultFn<In, Out>>,
+/// What every dispatch of one waterfall shares: its name, its default and its
+/// provenance slot. Carried by each view, so a chain needs one pointer.
+struct Meta<In, Out> {
+    hook: &'static str,
+    default: Arc<DefaultFn<In, Out>>,
     provenance: Option<ProvenanceSlot<Out>>,
+}
+
+impl<In, Out> Clone for Meta<In, Out> {
+    fn clone(&self) -> Self {
+        Self {
+            hook: self.hook,
+            default: self.default.clone(),
+            provenance: self.provenance,
+        }
+    }
+}
+
+/// The listeners of one dispatch, with the hook's [`Meta`].
+type Stages<In, Out> = View<dyn ErasedListener<In, Out>, Meta<In, Out>>;
+
+/// The registrations of one waterfall.
+type Listeners<In, Out> = ListenerList<dyn ErasedListener<In, Out>, Meta<In, Out>>;
+
+struct Inner<In, Out> {
+    hook: &'static str,
+    list: Arc<Listeners<In, Out>>,
 }
 
 /// A waterfall hook point: listeners form a chain around the hook's default.
@@ -150,7 +198,7 @@ impl<In, Out> Clone for Waterfall<In, Out> {
 impl<In, Out> fmt::Debug for Waterfall<In, Out> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Waterfall")
-            .field("name", &self.inner.name)
+            .field("name", &self.inner.hook)
             .field("listeners", &self.inner.list)
             .finish()
     }
@@ -164,12 +212,23 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
         F: Fn(In) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Out> + Send + 'static,
     {
+        Self::build(name, Arc::new(move |input| Box::pin(default(input))), None)
+    }
+
+    fn build(
+        hook: &'static str,
+        default: Arc<DefaultFn<In, Out>>,
+        provenance: Option<ProvenanceSlot<Out>>,
+    ) -> Self {
+        let meta = Meta {
+            hook,
+            default,
+            provenance,
+        };
         Self {
             inner: Arc::new(Inner {
-                name,
-                list: ListenerList::new(),
-                default: Box::new(move |input| Box::pin(default(input))),
-                provenance: None,
+                hook,
+                list: ListenerList::with_meta(meta),
             }),
         }
     }
@@ -182,22 +241,28 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     ///
     /// # Panics
     ///
-    /// When the hook handle has already been cloned (the setting would not reach
-    /// the clones).
-    pub fn with_provenance(mut self, slot: ProvenanceSlot<Out>) -> Self {
-        let inner = Arc::get_mut(&mut self.inner)
-            .expect("with_provenance is called on a fresh hook point, before it is cloned");
-        inner.provenance = Some(slot);
-        self
+    /// When the hook handle has already been cloned or has listeners (the
+    /// setting would not reach them).
+    pub fn with_provenance(self, slot: ProvenanceSlot<Out>) -> Self {
+        assert!(
+            Arc::strong_count(&self.inner) == 1 && self.inner.list.len() == 0,
+            "with_provenance is called on a fresh hook point, before it is cloned or has listeners"
+        );
+        let default = self.inner.list.view(None).meta.default.clone();
+        Self::build(self.inner.hook, default, Some(slot))
     }
 
     /// The hook point's name.
     pub fn name(&self) -> &'static str {
-        self.inner.name
+        self.inner.hook
     }
 
     /// Registers a closure listener. The closure gets the input and a [`Next`];
     /// see [`WaterfallListener`] for what it may do with them.
+    ///
+    /// A closure that only inspects or rewrites the input and then returns
+    /// `next.run(input)` itself (not wrapped in an `async` block) is a tail
+    /// call: it costs no allocation and no level of nesting.
     pub fn tap<F, Fut>(&self, spec: impl Into<ListenerSpec>, listener: F) -> Disposer
     where
         F: Fn(In, Next<In, Out>) -> Fut + Send + Sync + 'static,
@@ -227,16 +292,11 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     ///
     /// [`HookError`] when a listener or the default panicked.
     pub fn dispatch(&self, agent: Option<&AgentId>, input: In) -> Dispatch<In, Out> {
-        let chain = Arc::new(Chain {
-            snapshot: self.inner.list.snapshot(),
-            agent: agent.cloned(),
-            hook: self.inner.clone(),
-            culprit: OnceLock::new(),
-        });
         Dispatch {
+            hook: self.inner.hook,
             state: DispatchState::Start {
-                chain,
-                input: Some(input),
+                view: self.inner.list.view(agent),
+                input,
             },
         }
     }
@@ -252,67 +312,37 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     }
 }
 
-/// The state of one dispatch, shared by every [`Next`] of its chain.
-struct Chain<In, Out> {
-    snapshot: Snapshot<dyn ErasedListener<In, Out>>,
-    agent: Option<AgentId>,
-    hook: Arc<Inner<In, Out>>,
-    /// The innermost code that panicked first, recorded while the panic unwinds.
-    culprit: OnceLock<Decider>,
+thread_local! {
+    /// Who was running when a panic started unwinding through a chain, recorded
+    /// by the innermost [`Witness`] and consumed by the enclosing [`Dispatch`].
+    static CULPRIT: RefCell<Option<Decider>> = const { RefCell::new(None) };
 }
 
-impl<In, Out> Chain<In, Out> {
-    fn decider(&self, at: Position) -> Decider {
-        match at {
-            Position::Listener(index) => self
-                .snapshot
-                .get(index)
-                .map_or(Decider::Default, |e| Decider::Listener(e.name.clone())),
-            Position::Default => Decider::Default,
-        }
-    }
-
-    fn error(&self, payload: &(dyn std::any::Any + Send)) -> HookError {
-        let message = panic_message(payload);
-        tracing::error!(hook = self.hook.name, %message, "hook listener panicked");
-        self.error_with(message)
-    }
-
-    fn error_with(&self, message: String) -> HookError {
-        match self.culprit.get() {
-            Some(Decider::Listener(name)) => HookError::ListenerPanicked {
-                hook: self.hook.name,
-                listener: name.clone(),
-                message,
-            },
-            _ => HookError::DefaultPanicked {
-                hook: self.hook.name,
-                message,
-            },
-        }
-    }
+fn take_culprit() -> Option<Decider> {
+    CULPRIT.try_with(|c| c.borrow_mut().take()).ok().flatten()
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Position {
-    Listener(usize),
-    Default,
+/// Who sits at `index` of a view: a listener, or (past the last) the default.
+fn decider_at<In, Out>(view: &Stages<In, Out>, index: usize) -> Decider {
+    view.entries
+        .get(index)
+        .map_or(Decider::Default, |e| Decider::Listener(e.name.clone()))
 }
 
 /// Records who was running when a panic unwound through it. Innermost first:
-/// the first witness dropped during unwinding wins the `OnceLock`.
+/// the first witness dropped during unwinding fills the thread's slot.
 struct Witness<'a, In, Out> {
-    chain: &'a Chain<In, Out>,
-    at: Position,
+    view: &'a Stages<In, Out>,
+    index: usize,
     armed: bool,
 }
 
 impl<'a, In, Out> Witness<'a, In, Out> {
     #[inline]
-    fn new(chain: &'a Chain<In, Out>, at: Position) -> Self {
+    fn new(view: &'a Stages<In, Out>, index: usize) -> Self {
         Self {
-            chain,
-            at,
+            view,
+            index,
             armed: true,
         }
     }
@@ -326,7 +356,12 @@ impl<'a, In, Out> Witness<'a, In, Out> {
 impl<In, Out> Drop for Witness<'_, In, Out> {
     fn drop(&mut self) {
         if self.armed && std::thread::panicking() {
-            let _ = self.chain.culprit.set(self.chain.decider(self.at));
+            let _ = CULPRIT.try_with(|c| {
+                let mut slot = c.borrow_mut();
+                if slot.is_none() {
+                    *slot = Some(decider_at(self.view, self.index));
+                }
+            });
         }
     }
 }
@@ -338,14 +373,14 @@ impl<In, Out> Drop for Witness<'_, In, Out> {
 /// chain (a short-circuit).
 #[must_use = "a Next that is neither run nor deliberately dropped usually means a forgotten `.run(input).await`"]
 pub struct Next<In, Out> {
-    chain: Arc<Chain<In, Out>>,
+    view: Stages<In, Out>,
     index: usize,
 }
 
 impl<In, Out> fmt::Debug for Next<In, Out> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Next")
-            .field("hook", &self.chain.hook.name)
+            .field("hook", &self.view.meta.hook)
             .field("index", &self.index)
             .finish()
     }
@@ -354,45 +389,31 @@ impl<In, Out> fmt::Debug for Next<In, Out> {
 impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
     /// Runs the rest of the chain with `input` (possibly rewritten).
     pub fn run(self, input: In) -> NextFuture<In, Out> {
-        let Next { chain, mut index } = self;
-        let agent = chain.agent.as_ref();
-        let found = loop {
-            match chain.snapshot.get(index) {
-                Some(entry) if entry.scope.reaches(agent) => break Some(entry),
-                Some(_) => index += 1,
-                None => break None,
-            }
-        };
-        let (inner, at) = match found {
+        let Next { view, index } = self;
+        let witness = Witness::new(&view, index);
+        let inner = match view.entries.get(index) {
             Some(entry) => {
-                let at = Position::Listener(index);
-                let witness = Witness::new(&chain, at);
                 let next = Next {
-                    chain: chain.clone(),
+                    view: view.clone(),
                     index: index + 1,
                 };
-                let fut = entry.listener.call_erased(input, next);
-                witness.disarm();
-                (fut, at)
+                match entry.listener.call_erased(input, next) {
+                    Step::Tail(rest) => {
+                        witness.disarm();
+                        return rest;
+                    }
+                    Step::Boxed(fut) => fut,
+                }
             }
-            None => {
-                let witness = Witness::new(&chain, Position::Default);
-                let fut = (chain.hook.default)(input);
-                witness.disarm();
-                (fut, Position::Default)
-            }
+            None => (view.meta.default)(input),
         };
-        NextFuture { inner, chain, at }
+        witness.disarm();
+        NextFuture { inner, view, index }
     }
 
     /// The hook point this chain belongs to.
     pub fn hook_name(&self) -> &'static str {
-        self.chain.hook.name
-    }
-
-    /// The agent the dispatch was made for.
-    pub fn agent(&self) -> Option<&AgentId> {
-        self.chain.agent.as_ref()
+        self.view.meta.hook
     }
 }
 
@@ -400,14 +421,15 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
 #[must_use = "futures do nothing unless awaited"]
 pub struct NextFuture<In, Out> {
     inner: BoxFuture<'static, Out>,
-    chain: Arc<Chain<In, Out>>,
-    at: Position,
+    view: Stages<In, Out>,
+    index: usize,
 }
 
 impl<In, Out> fmt::Debug for NextFuture<In, Out> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NextFuture")
-            .field("hook", &self.chain.hook.name)
+            .field("hook", &self.view.meta.hook)
+            .field("index", &self.index)
             .finish_non_exhaustive()
     }
 }
@@ -417,18 +439,18 @@ impl<In, Out> Future for NextFuture<In, Out> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Out> {
         let this = self.get_mut();
-        let witness = Witness::new(&this.chain, this.at);
+        let witness = Witness::new(&this.view, this.index);
         let polled = this.inner.as_mut().poll(cx);
         witness.disarm();
         match polled {
             Poll::Ready(mut out) => {
-                if let Some(slot_of) = this.chain.hook.provenance
+                if let Some(slot_of) = this.view.meta.provenance
                     && let Some(slot) = slot_of(&mut out)
                     && slot.is_none()
                 {
                     *slot = Some(Provenance {
-                        hook: this.chain.hook.name.into(),
-                        decider: this.chain.decider(this.at),
+                        hook: this.view.meta.hook.into(),
+                        decider: decider_at(&this.view, this.index),
                     });
                 }
                 Poll::Ready(out)
@@ -441,22 +463,17 @@ impl<In, Out> Future for NextFuture<In, Out> {
 /// The future returned by [`Waterfall::dispatch`].
 #[must_use = "futures do nothing unless awaited"]
 pub struct Dispatch<In, Out> {
+    hook: &'static str,
     state: DispatchState<In, Out>,
 }
 
 enum DispatchState<In, Out> {
-    Start {
-        chain: Arc<Chain<In, Out>>,
-        input: Option<In>,
-    },
-    Running {
-        chain: Arc<Chain<In, Out>>,
-        fut: NextFuture<In, Out>,
-    },
+    Start { view: Stages<In, Out>, input: In },
+    Running(NextFuture<In, Out>),
     Done,
 }
 
-// `In` is only ever moved out of its `Option`, never pinned, so the dispatch is
+// `In` is only ever moved out of the state, never pinned, so the dispatch is
 // `Unpin` whatever `In` is.
 impl<In, Out> Unpin for Dispatch<In, Out> {}
 
@@ -464,10 +481,25 @@ impl<In, Out> fmt::Debug for Dispatch<In, Out> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match self.state {
             DispatchState::Start { .. } => "start",
-            DispatchState::Running { .. } => "running",
+            DispatchState::Running(_) => "running",
             DispatchState::Done => "done",
         };
-        f.debug_struct("Dispatch").field("state", &state).finish()
+        f.debug_struct("Dispatch")
+            .field("hook", &self.hook)
+            .field("state", &state)
+            .finish()
+    }
+}
+
+fn hook_error(hook: &'static str, culprit: Option<Decider>, message: String) -> HookError {
+    tracing::error!(hook, %message, "hook listener panicked; the dispatch fails closed");
+    match culprit {
+        Some(Decider::Listener(listener)) => HookError::ListenerPanicked {
+            hook,
+            listener,
+            message,
+        },
+        _ => HookError::DefaultPanicked { hook, message },
     }
 }
 
@@ -476,46 +508,44 @@ impl<In: Send + 'static, Out: Send + 'static> Future for Dispatch<In, Out> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        loop {
-            match &mut this.state {
-                DispatchState::Start { chain, input } => {
-                    let chain = chain.clone();
-                    let Some(input) = input.take() else {
-                        this.state = DispatchState::Done;
-                        continue;
-                    };
-                    let first = Next {
-                        chain: chain.clone(),
-                        index: 0,
-                    };
-                    match catch_unwind(AssertUnwindSafe(|| first.run(input))) {
-                        Ok(fut) => this.state = DispatchState::Running { chain, fut },
-                        Err(payload) => {
-                            this.state = DispatchState::Done;
-                            return Poll::Ready(Err(chain.error(&*payload)));
-                        }
+        let hook = this.hook;
+        // Whatever is in the slot belongs to no live dispatch.
+        let _ = take_culprit();
+        let polled = match std::mem::replace(&mut this.state, DispatchState::Done) {
+            DispatchState::Start { view, input } => catch_unwind(AssertUnwindSafe(|| {
+                let mut fut = Next { view, index: 0 }.run(input);
+                let polled = Pin::new(&mut fut).poll(cx);
+                (fut, polled)
+            })),
+            DispatchState::Running(mut fut) => catch_unwind(AssertUnwindSafe(|| {
+                let polled = Pin::new(&mut fut).poll(cx);
+                (fut, polled)
+            })),
+            DispatchState::Done => panic!("a waterfall Dispatch was polled after it completed"),
+        };
+        match polled {
+            Err(payload) => Poll::Ready(Err(hook_error(
+                hook,
+                take_culprit(),
+                panic_message(&*payload),
+            ))),
+            Ok((fut, polled)) => {
+                if let Some(culprit) = take_culprit() {
+                    // A listener caught a panic from further in and carried on:
+                    // the failure still stands.
+                    return Poll::Ready(Err(hook_error(
+                        hook,
+                        Some(culprit),
+                        "the panic was caught by an outer listener, which is not allowed to hide it"
+                            .to_owned(),
+                    )));
+                }
+                match polled {
+                    Poll::Ready(out) => Poll::Ready(Ok(out)),
+                    Poll::Pending => {
+                        this.state = DispatchState::Running(fut);
+                        Poll::Pending
                     }
-                }
-                DispatchState::Running { chain, fut } => {
-                    let polled = catch_unwind(AssertUnwindSafe(|| Pin::new(&mut *fut).poll(cx)));
-                    let result = match polled {
-                        Ok(Poll::Pending) => return Poll::Pending,
-                        Ok(Poll::Ready(out)) => match chain.culprit.get() {
-                            // A listener caught a panic from further in and returned
-                            // anyway: the failure still stands.
-                            Some(_) => Err(chain.error_with(
-                                "the panic was caught by an outer listener, which is not allowed to hide it"
-                                    .to_owned(),
-                            )),
-                            None => Ok(out),
-                        },
-                        Err(payload) => Err(chain.error(&*payload)),
-                    };
-                    this.state = DispatchState::Done;
-                    return Poll::Ready(result);
-                }
-                DispatchState::Done => {
-                    panic!("a waterfall Dispatch was polled after it completed")
                 }
             }
         }

@@ -222,8 +222,8 @@ impl Guards {
         agent: Option<&AgentId>,
         execution: &Arc<ToolExecution>,
     ) -> Result<GuardOutcome, HookError> {
-        let snapshot = self.list.snapshot();
-        for entry in snapshot.iter().filter(|e| e.scope.reaches(agent)) {
+        let view = self.list.view(agent);
+        for entry in view.entries.iter() {
             let checked = AssertUnwindSafe(async { entry.listener.check_erased(execution).await })
                 .catch_unwind()
                 .await;

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::json;
 use tack_core::capability::{
-    Access, CapabilityKind, CapabilitySlots, DirEntry, FileBytes, FileSystem, FsError, Metadata, WriteReport,
+    Access, CapabilityKind, CapabilitySlots, DirEntry, FileBytes, FileSystem, FsError, Metadata,
+    WriteReport,
 };
 use tack_core::context::{RunEffects, ToolRunContext};
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolError, ToolExecution, ToolName};
@@ -27,17 +28,24 @@ impl FileSystem for OneFile {
         match path.to_str() {
             Some("hello.txt") => Ok(FileBytes::new(b"hello".to_vec(), 5, false)),
             Some("binary.bin") => Ok(FileBytes::new(vec![0xff, 0xfe], 2, false)),
-            _ => Err(FsError::NotFound { path: path.display().to_string() }),
+            _ => Err(FsError::NotFound {
+                path: path.display().to_string(),
+            }),
         }
     }
     async fn write(&self, path: &Path, _contents: &[u8]) -> Result<WriteReport, FsError> {
-        Err(FsError::Refused { path: path.display().to_string(), reason: "read-only test fs".into() })
+        Err(FsError::Refused {
+            path: path.display().to_string(),
+            reason: "read-only test fs".into(),
+        })
     }
     async fn list(&self, _path: &Path) -> Result<Vec<DirEntry>, FsError> {
         Ok(vec![])
     }
     async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
-        Err(FsError::NotFound { path: path.display().to_string() })
+        Err(FsError::NotFound {
+            path: path.display().to_string(),
+        })
     }
     async fn create_dir_all(&self, _path: &Path) -> Result<(), FsError> {
         Ok(())
@@ -67,10 +75,22 @@ async fn a_provided_capability_reaches_the_body_and_its_errors_convert() {
     let provided = slots.provide_fs(Arc::new(OneFile));
     let cx = context(&slots, CancellationToken::new());
     let fs = cx.fs().unwrap();
-    assert_eq!(fs.read_to_string(Path::new("hello.txt")).await.unwrap(), "hello");
+    assert_eq!(
+        fs.read_to_string(Path::new("hello.txt")).await.unwrap(),
+        "hello"
+    );
 
-    let err = fs.read_to_string(Path::new("binary.bin")).await.unwrap_err();
-    assert_eq!(err, FsError::NotUtf8 { path: "binary.bin".into(), valid_up_to: 0 });
+    let err = fs
+        .read_to_string(Path::new("binary.bin"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        FsError::NotUtf8 {
+            path: "binary.bin".into(),
+            valid_up_to: 0
+        }
+    );
     let missing = fs.read(Path::new("README.md"), None).await.unwrap_err();
     let tool_error = ToolError::from(missing);
     assert_eq!(tool_error.kind(), Some("ENOENT"));
@@ -85,7 +105,10 @@ fn a_missing_capability_says_which_and_how_to_get_it() {
     let slots = CapabilitySlots::new();
     let cx = context(&slots, CancellationToken::new());
     let err = cx.shell().unwrap_err();
-    assert!(err.to_string().contains("`shell`") && err.to_string().contains("tack-sandbox"), "{err}");
+    assert!(
+        err.to_string().contains("`shell`") && err.to_string().contains("tack-sandbox"),
+        "{err}"
+    );
     assert!(cx.approval().is_err() && cx.dispatcher().is_err());
     let as_tool_error = ToolError::from(cx.fs().unwrap_err());
     assert_eq!(as_tool_error.kind(), Some("capability_missing"));
@@ -109,13 +132,19 @@ fn a_child_cancellation_still_hears_the_caller() {
     let child = cx.cancellation().child_token();
     let body_cx = cx.with_cancellation(child.clone());
     child.cancel();
-    assert!(body_cx.is_cancelled() && !cx.is_cancelled(), "the wrapper's own signal does not reach the caller");
+    assert!(
+        body_cx.is_cancelled() && !cx.is_cancelled(),
+        "the wrapper's own signal does not reach the caller"
+    );
 
     let caller2 = CancellationToken::new();
     let cx2 = context(&slots, caller2.clone());
     let body2 = cx2.with_cancellation(cx2.cancellation().child_token());
     caller2.cancel();
-    assert!(body2.is_cancelled(), "the caller's cancellation reaches the body");
+    assert!(
+        body2.is_cancelled(),
+        "the caller's cancellation reaches the body"
+    );
 }
 
 #[test]

@@ -44,7 +44,10 @@ async fn guards_run_in_registration_order_and_the_first_denial_stops_them() {
     let outcome = guards.run(None, &exec(json!({}))).await.unwrap();
     assert_eq!(
         outcome,
-        GuardOutcome::Denied { reason: "b says no".into(), provenance: Provenance::listener(GUARD_STAGE, "b") }
+        GuardOutcome::Denied {
+            reason: "b says no".into(),
+            provenance: Provenance::listener(GUARD_STAGE, "b")
+        }
     );
     assert_eq!(*seen.lock(), ["a", "b"]);
 }
@@ -53,7 +56,10 @@ struct MaxLen(usize);
 
 impl Guard for MaxLen {
     async fn check(&self, execution: &ToolExecution) -> GuardVerdict {
-        if execution.arg_str("command").is_some_and(|c| c.len() > self.0) {
+        if execution
+            .arg_str("command")
+            .is_some_and(|c| c.len() > self.0)
+        {
             GuardVerdict::deny(format!("commands are limited to {} characters", self.0))
         } else {
             GuardVerdict::Pass
@@ -67,8 +73,14 @@ async fn typed_guards_and_scopes() {
     let a = AgentId::new("a");
     let _g = guards.add(Scope::Agent(a.clone()), "max-len", MaxLen(3));
     let long = exec(json!({"command": "echo hello"}));
-    assert!(matches!(guards.run(Some(&a), &long).await.unwrap(), GuardOutcome::Denied { .. }));
-    assert_eq!(guards.run(Some(&AgentId::new("b")), &long).await.unwrap(), GuardOutcome::Passed);
+    assert!(matches!(
+        guards.run(Some(&a), &long).await.unwrap(),
+        GuardOutcome::Denied { .. }
+    ));
+    assert_eq!(
+        guards.run(Some(&AgentId::new("b")), &long).await.unwrap(),
+        GuardOutcome::Passed
+    );
     assert_eq!(guards.run(None, &long).await.unwrap(), GuardOutcome::Passed);
     assert_eq!(guards.names(Some(&a)).len(), 1);
 }
@@ -80,6 +92,10 @@ async fn a_panicking_guard_fails_closed() {
     let err = guards.run(None, &exec(json!({}))).await.unwrap_err();
     assert_eq!(
         err,
-        HookError::ListenerPanicked { hook: GUARD_STAGE, listener: "bad".into(), message: "guard bug".into() }
+        HookError::ListenerPanicked {
+            hook: GUARD_STAGE,
+            listener: "bad".into(),
+            message: "guard bug".into()
+        }
     );
 }

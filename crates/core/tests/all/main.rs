@@ -1,5 +1,8 @@
 //! Integration tests of tack-core, one module per area.
 
+// Tests may unwrap: a panic is the failure report.
+#![allow(clippy::unwrap_used)]
+
 mod capability;
 mod compile_fail;
 mod disposer;

@@ -12,13 +12,20 @@ fn every_observer_sees_the_same_frozen_value_in_order() {
     let seen: Arc<Mutex<Vec<(String, usize)>>> = Arc::default();
     let value = Arc::new(vec![1, 2, 3]);
     let mut keep = Vec::new();
-    for (name, priority) in [("second", Priority::NORMAL), ("first", Priority::EARLY), ("third", Priority::NORMAL)] {
+    for (name, priority) in [
+        ("second", Priority::NORMAL),
+        ("first", Priority::EARLY),
+        ("third", Priority::NORMAL),
+    ] {
         let seen = seen.clone();
         let expected = value.clone();
-        keep.push(hook.tap(ListenerSpec::new(name).with_priority(priority), move |v: &Arc<Vec<u32>>| {
-            assert!(Arc::ptr_eq(v, &expected), "the very same allocation");
-            seen.lock().push((name.to_owned(), v.len()));
-        }));
+        keep.push(hook.tap(
+            ListenerSpec::new(name).with_priority(priority),
+            move |v: &Arc<Vec<u32>>| {
+                assert!(Arc::ptr_eq(v, &expected), "the very same allocation");
+                seen.lock().push((name.to_owned(), v.len()));
+            },
+        ));
     }
     let report = hook.notify(None, &value);
     assert_eq!(report.reached, 3);

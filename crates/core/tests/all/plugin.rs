@@ -9,8 +9,8 @@ use tack_core::capability::CapabilitySlots;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::plugin::{
-    Plugin, PluginContext, PluginError, PluginFactory, PluginHost, RegistrationError, ToolRegistrar,
-    find_plugin, plugin_factories, sorted_factories,
+    Plugin, PluginContext, PluginError, PluginFactory, PluginHost, RegistrationError,
+    ToolRegistrar, find_plugin, plugin_factories, sorted_factories,
 };
 use tack_core::policy::PreDecision;
 use tack_core::tool::{OutputSpec, ToolDefinition};
@@ -20,11 +20,18 @@ use tack_core::tool::{OutputSpec, ToolDefinition};
 struct MapRegistry(Arc<Mutex<BTreeMap<(String, String), ToolDefinition>>>);
 
 impl ToolRegistrar for MapRegistry {
-    fn register_tool(&self, scope: Scope, definition: ToolDefinition) -> Result<Disposer, RegistrationError> {
+    fn register_tool(
+        &self,
+        scope: Scope,
+        definition: ToolDefinition,
+    ) -> Result<Disposer, RegistrationError> {
         let key = (scope.to_string(), definition.name().to_string());
         let mut map = self.0.lock();
         if map.contains_key(&key) {
-            return Err(RegistrationError::Duplicate { name: key.1, scope: key.0 });
+            return Err(RegistrationError::Duplicate {
+                name: key.1,
+                scope: key.0,
+            });
         }
         map.insert(key.clone(), definition);
         let map = self.0.clone();
@@ -57,13 +64,19 @@ impl Plugin for Kit {
     }
 
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let gate = cx.hooks().pre_execute().tap(self.name, |exec, next| next.run(exec));
+        let gate = cx
+            .hooks()
+            .pre_execute()
+            .tap(self.name, |exec, next| next.run(exec));
         cx.keep(gate);
         for t in &self.tools {
             cx.register_tool(tool(t))?;
         }
         if self.fail_after_registering {
-            return Err(PluginError::install(self.name, "configuration file missing"));
+            return Err(PluginError::install(
+                self.name,
+                "configuration file missing",
+            ));
         }
         if self.panic_after_registering {
             panic!("plugin bug");
@@ -73,12 +86,21 @@ impl Plugin for Kit {
 }
 
 fn kit(name: &'static str, tools: Vec<&'static str>) -> Kit {
-    Kit { name, tools, fail_after_registering: false, panic_after_registering: false }
+    Kit {
+        name,
+        tools,
+        fail_after_registering: false,
+        panic_after_registering: false,
+    }
 }
 
 #[test]
 fn install_registers_and_unload_removes_everything() {
-    let (hooks, caps, registry) = (ToolHooks::new(), CapabilitySlots::new(), MapRegistry::default());
+    let (hooks, caps, registry) = (
+        ToolHooks::new(),
+        CapabilitySlots::new(),
+        MapRegistry::default(),
+    );
     let mut host = PluginHost::new(&hooks, &caps, &registry);
     host.install(&kit("one", vec!["t1", "t2"])).unwrap();
     host.install(&kit("two", vec!["t3"])).unwrap();
@@ -99,47 +121,88 @@ fn install_registers_and_unload_removes_everything() {
 
 #[test]
 fn duplicate_plugin_names_are_refused() {
-    let (hooks, caps, registry) = (ToolHooks::new(), CapabilitySlots::new(), MapRegistry::default());
+    let (hooks, caps, registry) = (
+        ToolHooks::new(),
+        CapabilitySlots::new(),
+        MapRegistry::default(),
+    );
     let mut host = PluginHost::new(&hooks, &caps, &registry);
     host.install(&kit("same", vec![])).unwrap();
     let err = host.install(&kit("same", vec![])).unwrap_err();
-    assert_eq!(err, PluginError::Duplicate { name: "same".into() });
+    assert_eq!(
+        err,
+        PluginError::Duplicate {
+            name: "same".into()
+        }
+    );
     assert!(err.to_string().contains("must be unique"), "{err}");
 }
 
 #[test]
 fn invalid_plugin_names_are_refused() {
-    let (hooks, caps, registry) = (ToolHooks::new(), CapabilitySlots::new(), MapRegistry::default());
+    let (hooks, caps, registry) = (
+        ToolHooks::new(),
+        CapabilitySlots::new(),
+        MapRegistry::default(),
+    );
     let mut host = PluginHost::new(&hooks, &caps, &registry);
     for bad in ["", "has space", "ünïcode"] {
         let err = host.install(&kit(bad, vec![])).unwrap_err();
-        assert!(matches!(err, PluginError::InvalidName { .. }), "{bad:?}: {err}");
+        assert!(
+            matches!(err, PluginError::InvalidName { .. }),
+            "{bad:?}: {err}"
+        );
     }
 }
 
 #[test]
 fn a_failing_install_leaves_nothing_behind() {
-    let (hooks, caps, registry) = (ToolHooks::new(), CapabilitySlots::new(), MapRegistry::default());
+    let (hooks, caps, registry) = (
+        ToolHooks::new(),
+        CapabilitySlots::new(),
+        MapRegistry::default(),
+    );
     let mut host = PluginHost::new(&hooks, &caps, &registry);
-    let failing = Kit { fail_after_registering: true, ..kit("failing", vec!["a", "b"]) };
+    let failing = Kit {
+        fail_after_registering: true,
+        ..kit("failing", vec!["a", "b"])
+    };
     let err = host.install(&failing).unwrap_err();
-    assert!(err.to_string().contains("configuration file missing"), "{err}");
+    assert!(
+        err.to_string().contains("configuration file missing"),
+        "{err}"
+    );
     assert!(registry.0.lock().is_empty());
     assert_eq!(hooks.pre_execute().listener_count(), 0);
 
-    let panicking = Kit { panic_after_registering: true, ..kit("panicking", vec!["a"]) };
+    let panicking = Kit {
+        panic_after_registering: true,
+        ..kit("panicking", vec!["a"])
+    };
     let err = host.install(&panicking).unwrap_err();
-    assert_eq!(err, PluginError::Panicked { plugin: "panicking".into(), message: "plugin bug".into() });
+    assert_eq!(
+        err,
+        PluginError::Panicked {
+            plugin: "panicking".into(),
+            message: "plugin bug".into()
+        }
+    );
     assert!(registry.0.lock().is_empty());
     assert!(host.installed_names().is_empty());
 }
 
 #[test]
 fn a_duplicate_tool_fails_the_install_and_rolls_back() {
-    let (hooks, caps, registry) = (ToolHooks::new(), CapabilitySlots::new(), MapRegistry::default());
+    let (hooks, caps, registry) = (
+        ToolHooks::new(),
+        CapabilitySlots::new(),
+        MapRegistry::default(),
+    );
     let mut host = PluginHost::new(&hooks, &caps, &registry);
     host.install(&kit("first", vec!["shared"])).unwrap();
-    let err = host.install(&kit("second", vec!["own", "shared"])).unwrap_err();
+    let err = host
+        .install(&kit("second", vec!["own", "shared"]))
+        .unwrap_err();
     assert!(matches!(err, PluginError::Registration { .. }), "{err}");
     assert!(err.to_string().contains("already registered"), "{err}");
     let names: Vec<String> = registry.0.lock().keys().map(|(_, n)| n.clone()).collect();
@@ -152,7 +215,10 @@ impl Plugin for Gate {
         "core-test/gate"
     }
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let d = cx.hooks().pre_execute().tap("gate", |_, _| async { PreDecision::deny("closed") });
+        let d = cx
+            .hooks()
+            .pre_execute()
+            .tap("gate", |_, _| async { PreDecision::deny("closed") });
         cx.keep(d);
         Ok(())
     }
@@ -172,21 +238,35 @@ inventory::submit! { PluginFactory::new("core-test/gate", "Denies every call.", 
 
 #[test]
 fn inventory_plugins_are_listed_sorted_and_installable_by_name() {
-    let names: Vec<&str> = plugin_factories().unwrap().iter().map(|f| f.name()).collect();
+    let names: Vec<&str> = plugin_factories()
+        .unwrap()
+        .iter()
+        .map(|f| f.name())
+        .collect();
     let mut sorted = names.clone();
     sorted.sort();
     assert_eq!(names, sorted);
     assert!(names.contains(&"core-test/gate") && names.contains(&"core-test/zeta"));
 
-    let (hooks, caps, registry) = (ToolHooks::new(), CapabilitySlots::new(), MapRegistry::default());
+    let (hooks, caps, registry) = (
+        ToolHooks::new(),
+        CapabilitySlots::new(),
+        MapRegistry::default(),
+    );
     let mut host = PluginHost::new(&hooks, &caps, &registry);
     host.install_named("core-test/gate").unwrap();
     assert_eq!(hooks.pre_execute().listener_count(), 1);
 
     let err = host.install_named("nope").unwrap_err();
     assert!(matches!(err, PluginError::Unknown { .. }));
-    assert!(err.to_string().contains("core-test/gate"), "lists the known names: {err}");
-    assert_eq!(find_plugin("core-test/zeta").unwrap().description(), "Does nothing.");
+    assert!(
+        err.to_string().contains("core-test/gate"),
+        "lists the known names: {err}"
+    );
+    assert_eq!(
+        find_plugin("core-test/zeta").unwrap().description(),
+        "Does nothing."
+    );
 }
 
 #[test]
@@ -197,5 +277,8 @@ fn duplicate_factories_are_reported() {
     let err = sorted_factories([&A, &C, &B]).unwrap_err();
     assert_eq!(err, PluginError::Duplicate { name: "dup".into() });
     let ok = sorted_factories([&C, &A]).unwrap();
-    assert_eq!(ok.iter().map(|f| f.name()).collect::<Vec<_>>(), ["c", "dup"]);
+    assert_eq!(
+        ok.iter().map(|f| f.name()).collect::<Vec<_>>(),
+        ["c", "dup"]
+    );
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tack_core::capability::{Capabilities, CapabilitySlots};
 use tack_core::context::{RunEffects, ToolRunContext};
-use tack_core::hook::{Disposables, Disposer, Dispatch, Next, NextFuture, Observer, Waterfall};
+use tack_core::hook::{Dispatch, Disposables, Disposer, Next, NextFuture, Observer, Waterfall};
 use tack_core::hooks::{ExecuteOutput, ExecuteRequest, PostDecision, ToolHooks};
 use tack_core::policy::{Guards, PreDecision};
 use tack_core::tool::{Outcome, ToolDefinition, ToolExecution};

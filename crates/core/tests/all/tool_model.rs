@@ -9,8 +9,8 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use tack_core::policy::ApprovalOutcome;
 use tack_core::tool::{
-    CallId, ContentBlock, DefinitionError, ErrorCode, Failure, NameError, Outcome, OutputSpec, Tier,
-    ToolDefinition, ToolFormat, ToolName, ToolSchema, export_tools,
+    CallId, ContentBlock, DefinitionError, ErrorCode, Failure, NameError, Outcome, OutputSpec,
+    Tier, ToolDefinition, ToolFormat, ToolName, ToolSchema, export_tools,
 };
 
 fn echo() -> ToolDefinition {
@@ -52,12 +52,29 @@ fn mcp_style() -> ToolDefinition {
 fn the_model_visible_schema_has_exactly_three_fields() {
     for def in [echo(), mcp_style()] {
         let value = serde_json::to_value(def.schema()).unwrap();
-        let mut keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut keys: Vec<&str> = value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         keys.sort_unstable();
         assert_eq!(keys, ["description", "name", "parameters"]);
         let text = value.to_string();
-        for host_only in ["timeout", "tier", "concurrency", "handler", "finalize", "output", "present", "read_only"] {
-            assert!(!text.contains(host_only), "`{host_only}` leaked into {text}");
+        for host_only in [
+            "timeout",
+            "tier",
+            "concurrency",
+            "handler",
+            "finalize",
+            "output",
+            "present",
+            "read_only",
+        ] {
+            assert!(
+                !text.contains(host_only),
+                "`{host_only}` leaked into {text}"
+            );
         }
     }
 }
@@ -74,7 +91,9 @@ fn raw_schemas_are_projected_verbatim_and_shared_immutably() {
 }
 
 fn golden_path(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name)
 }
 
 /// Compares with a golden file; `UPDATE_GOLDEN=1` rewrites it.
@@ -84,8 +103,12 @@ fn assert_golden(name: &str, actual: &Value) {
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, &pretty).unwrap();
     }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_GOLDEN=1 to create it)", path.display()));
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with UPDATE_GOLDEN=1 to create it)",
+            path.display()
+        )
+    });
     assert_eq!(expected, pretty, "golden file {name}");
 }
 
@@ -94,15 +117,25 @@ fn exporters_match_the_golden_files() {
     let schemas: Vec<ToolSchema> = vec![echo().schema(), mcp_style().schema()];
     assert_golden("neutral.json", &export_tools(&schemas, ToolFormat::Neutral));
     assert_golden("openai.json", &export_tools(&schemas, ToolFormat::OpenAi));
-    assert_golden("anthropic.json", &export_tools(&schemas, ToolFormat::Anthropic));
+    assert_golden(
+        "anthropic.json",
+        &export_tools(&schemas, ToolFormat::Anthropic),
+    );
     assert_golden("mcp.json", &export_tools(&schemas, ToolFormat::Mcp));
     // The neutral export is the serde form.
-    assert_eq!(export_tools(&schemas, ToolFormat::Neutral), serde_json::to_value(&schemas).unwrap());
+    assert_eq!(
+        export_tools(&schemas, ToolFormat::Neutral),
+        serde_json::to_value(&schemas).unwrap()
+    );
 }
 
 #[test]
 fn format_names_parse() {
-    for (text, format) in [("openai", ToolFormat::OpenAi), ("Anthropic", ToolFormat::Anthropic), ("mcp", ToolFormat::Mcp)] {
+    for (text, format) in [
+        ("openai", ToolFormat::OpenAi),
+        ("Anthropic", ToolFormat::Anthropic),
+        ("mcp", ToolFormat::Mcp),
+    ] {
         assert_eq!(text.parse::<ToolFormat>().unwrap(), format);
         assert_eq!(format.to_string().parse::<ToolFormat>().unwrap(), format);
     }
@@ -118,28 +151,58 @@ fn definition_errors_are_clear() {
             .handler(|_, _| async { Ok(json!(null)) })
     };
     let err = ToolDefinition::builder("bad name").build().unwrap_err();
-    assert!(matches!(err, DefinitionError::InvalidName(NameError::InvalidCharacter { position: 3, .. })), "{err}");
+    assert!(
+        matches!(
+            err,
+            DefinitionError::InvalidName(NameError::InvalidCharacter { position: 3, .. })
+        ),
+        "{err}"
+    );
 
     let err = base().description("  ").build().unwrap_err();
-    assert_eq!(err.to_string(), "tool `t` has no description: tell the model what it does and when to use it");
+    assert_eq!(
+        err.to_string(),
+        "tool `t` has no description: tell the model what it does and when to use it"
+    );
 
     let err = base().input_schema(json!([1])).build().unwrap_err();
-    assert_eq!(err.to_string(), "the input schema of tool `t` must be a JSON Schema object, found an array");
+    assert_eq!(
+        err.to_string(),
+        "the input schema of tool `t` must be a JSON Schema object, found an array"
+    );
 
     let err = base().input_schema(json!(true)).build().unwrap_err();
-    assert!(matches!(err, DefinitionError::InputSchemaNotObject { found: "a boolean", .. }));
+    assert!(matches!(
+        err,
+        DefinitionError::InputSchemaNotObject {
+            found: "a boolean",
+            ..
+        }
+    ));
 
-    let err = base().input_schema(json!({"type": "string"})).build().unwrap_err();
+    let err = base()
+        .input_schema(json!({"type": "string"}))
+        .build()
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "the input schema of tool `t` must say `\"type\": \"object\"` (tool arguments are always a JSON object), found `\"type\": \"string\"`"
     );
-    let err = base().input_schema(json!({"properties": {}})).build().unwrap_err();
+    let err = base()
+        .input_schema(json!({"properties": {}}))
+        .build()
+        .unwrap_err();
     assert!(err.to_string().ends_with("found no `type`"), "{err}");
 
-    let err = base().output(OutputSpec::new(json!(false))).build().unwrap_err();
+    let err = base()
+        .output(OutputSpec::new(json!(false)))
+        .build()
+        .unwrap_err();
     assert!(err.to_string().contains("accepts no value"), "{err}");
-    let err = base().output(OutputSpec::new(json!("string"))).build().unwrap_err();
+    let err = base()
+        .output(OutputSpec::new(json!("string")))
+        .build()
+        .unwrap_err();
     assert!(err.to_string().contains("found a string"), "{err}");
     let ok = base().output(OutputSpec::new(json!(true))).build().unwrap();
     assert_eq!(*ok.output().schema(), json!({}));
@@ -147,9 +210,16 @@ fn definition_errors_are_clear() {
     let err = base().timeout(Duration::ZERO).build().unwrap_err();
     assert!(matches!(err, DefinitionError::ZeroTimeout { .. }), "{err}");
 
-    let err = ToolDefinition::builder("t").description("d").build().unwrap_err();
+    let err = ToolDefinition::builder("t")
+        .description("d")
+        .build()
+        .unwrap_err();
     assert!(matches!(err, DefinitionError::MissingInputSchema { .. }));
-    let err = ToolDefinition::builder("t").description("d").input_schema(json!({"type": "object"})).build().unwrap_err();
+    let err = ToolDefinition::builder("t")
+        .description("d")
+        .input_schema(json!({"type": "object"}))
+        .build()
+        .unwrap_err();
     assert!(matches!(err, DefinitionError::MissingOutput { .. }));
     let err = ToolDefinition::builder("t")
         .description("d")
@@ -169,7 +239,10 @@ fn host_fields_are_reachable_on_the_definition() {
     assert!(def.has_concurrency_classifier());
     assert!(def.has_finalize_content());
     assert_eq!(def.present_call(&json!({"text": "hi"})), "echo \"hi\"");
-    assert_eq!(def.output().render_value(&json!({}), &json!("hi")).unwrap(), vec![ContentBlock::text("hi")]);
+    assert_eq!(
+        def.output().render_value(&json!({}), &json!("hi")).unwrap(),
+        vec![ContentBlock::text("hi")]
+    );
 }
 
 #[test]
@@ -202,17 +275,30 @@ fn a_panicking_finalizer_or_presenter_keeps_the_original() {
         .handler(|_, _| async { Ok(json!(null)) })
         .build()
         .unwrap();
-    let outcome = Outcome::success(CallId::from("c"), "f", Arc::new(json!(1)), vec![ContentBlock::text("1")]);
+    let outcome = Outcome::success(
+        CallId::from("c"),
+        "f",
+        Arc::new(json!(1)),
+        vec![ContentBlock::text("1")],
+    );
     assert_eq!(def.finalize_content(&outcome), None);
     assert_eq!(def.present_call(&json!({})), "f({})");
     assert_eq!(def.present_result(&json!({}), &outcome), "ok");
-    let err = def.output().render_value(&json!({}), &json!(1)).unwrap_err();
+    let err = def
+        .output()
+        .render_value(&json!({}), &json!(1))
+        .unwrap_err();
     assert_eq!(err, "output.render panicked: render bug");
 }
 
 #[test]
 fn outcomes_serialize_for_the_log_and_round_trip() {
-    let ok = Outcome::success(CallId::from("c1"), "echo", Arc::new(json!("hi")), vec![ContentBlock::text("hi")]);
+    let ok = Outcome::success(
+        CallId::from("c1"),
+        "echo",
+        Arc::new(json!("hi")),
+        vec![ContentBlock::text("hi")],
+    );
     assert_eq!(
         serde_json::to_value(&ok).unwrap(),
         json!({"call_id": "c1", "tool": "echo", "status": "ok", "value": "hi",
@@ -227,9 +313,13 @@ fn outcomes_serialize_for_the_log_and_round_trip() {
     assert_eq!(value["status"], "error");
     assert_eq!(value["error"]["code"], "INVALID_ARGUMENTS");
     assert_eq!(value["error"]["pointer"], "/path");
-    assert_eq!(value["content"][0]["text"], "INVALID_ARGUMENTS: `/path` must be a string");
+    assert_eq!(
+        value["content"][0]["text"],
+        "INVALID_ARGUMENTS: `/path` must be a string"
+    );
     for outcome in [ok, err] {
-        let back: Outcome = serde_json::from_value(serde_json::to_value(&outcome).unwrap()).unwrap();
+        let back: Outcome =
+            serde_json::from_value(serde_json::to_value(&outcome).unwrap()).unwrap();
         assert_eq!(back, outcome);
     }
 }
@@ -239,8 +329,17 @@ fn error_codes_have_stable_wire_names() {
     let wire: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
     assert_eq!(
         wire,
-        ["UNKNOWN_TOOL", "INVALID_ARGUMENTS", "DENIED", "CANCELLED", "TIMEOUT", "EXECUTION_FAILED",
-         "OUTPUT_INVALID", "INTERNAL", "CODE_RUN_FAILED"]
+        [
+            "UNKNOWN_TOOL",
+            "INVALID_ARGUMENTS",
+            "DENIED",
+            "CANCELLED",
+            "TIMEOUT",
+            "EXECUTION_FAILED",
+            "OUTPUT_INVALID",
+            "INTERNAL",
+            "CODE_RUN_FAILED"
+        ]
     );
     for code in ErrorCode::ALL {
         assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
@@ -253,7 +352,9 @@ fn error_codes_have_stable_wire_names() {
 fn approval_outcomes_have_distinct_messages() {
     let outcomes = [
         ApprovalOutcome::Denied { reason: None },
-        ApprovalOutcome::Denied { reason: Some("not now".into()) },
+        ApprovalOutcome::Denied {
+            reason: Some("not now".into()),
+        },
         ApprovalOutcome::Unavailable { reason: None },
         ApprovalOutcome::Cancelled,
     ];
@@ -262,11 +363,16 @@ fn approval_outcomes_have_distinct_messages() {
     unique.dedup();
     assert_eq!(unique.len(), messages.len());
     assert!(outcomes.iter().all(|o| !o.is_allowed()));
-    assert_eq!(serde_json::to_value(&outcomes[3]).unwrap(), json!({"outcome": "cancelled"}));
+    assert_eq!(
+        serde_json::to_value(&outcomes[3]).unwrap(),
+        json!({"outcome": "cancelled"})
+    );
 }
 
 fn reference_valid(name: &str) -> bool {
-    regex::Regex::new("^[A-Za-z0-9_-]{1,64}$").unwrap().is_match(name)
+    regex::Regex::new("^[A-Za-z0-9_-]{1,64}$")
+        .unwrap()
+        .is_match(name)
 }
 
 proptest! {

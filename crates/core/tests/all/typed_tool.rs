@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use tack_core::capability::Capabilities;
 use tack_core::context::{RunEffects, ToolRunContext};
 use tack_core::tool::{
-    CallId, ContentBlock, DefinitionError, ErrorCode, ExecutionToken, Outcome, Tier, Tool, ToolDefinition,
-    ToolError, ToolExecution,
+    CallId, ContentBlock, DefinitionError, ErrorCode, ExecutionToken, Outcome, Tier, Tool,
+    ToolDefinition, ToolError, ToolExecution,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -54,10 +54,16 @@ impl Tool for FakeRead {
             return Err(ToolError::new("no such file: missing").with_kind("ENOENT"));
         }
         cx.defer_context(format!("read {}", args.path));
-        Ok(ReadOut { content: format!("contents of {}", args.path), lines: 1 + args.offset.unwrap_or(0) })
+        Ok(ReadOut {
+            content: format!("contents of {}", args.path),
+            lines: 1 + args.offset.unwrap_or(0),
+        })
     }
     fn render(&self, args: &ReadArgs, output: &ReadOut) -> Vec<ContentBlock> {
-        vec![ContentBlock::text(format!("{}: {}", args.path, output.content))]
+        vec![ContentBlock::text(format!(
+            "{}: {}",
+            args.path, output.content
+        ))]
     }
     fn presentation_meta(&self, _args: &ReadArgs, output: &ReadOut) -> Option<Value> {
         Some(json!({"lines": output.lines}))
@@ -66,7 +72,9 @@ impl Tool for FakeRead {
         Some(format!("read {}", args.path))
     }
     fn finalize_content(&self, outcome: &Outcome) -> Option<Vec<ContentBlock>> {
-        outcome.failure_info().map(|f| vec![ContentBlock::text(format!("read failed: {}", f.message))])
+        outcome
+            .failure_info()
+            .map(|f| vec![ContentBlock::text(format!("read failed: {}", f.message))])
     }
 }
 
@@ -79,7 +87,12 @@ fn context(args: Value) -> (ToolRunContext, RunEffects) {
         ExecutionToken::issue(CallId::from("c1")),
     ));
     let effects = RunEffects::new();
-    let cx = ToolRunContext::new(exec, Arc::new(Capabilities::default()), CancellationToken::new(), effects.clone());
+    let cx = ToolRunContext::new(
+        exec,
+        Arc::new(Capabilities::default()),
+        CancellationToken::new(),
+        effects.clone(),
+    );
     (cx, effects)
 }
 
@@ -89,11 +102,17 @@ fn schemas_are_generated_from_the_types() {
     let input = def.input_schema();
     assert_eq!(input["type"], "object");
     assert_eq!(input["properties"]["path"]["type"], "string");
-    assert_eq!(input["properties"]["path"]["description"], "Path relative to the workspace.");
+    assert_eq!(
+        input["properties"]["path"]["description"],
+        "Path relative to the workspace."
+    );
     assert_eq!(input["required"], json!(["path"]));
     assert_eq!(input["additionalProperties"], json!(false));
     assert!(input.get("$schema").is_none() && input.get("title").is_none());
-    assert_eq!(def.output().schema()["properties"]["lines"]["type"], "integer");
+    assert_eq!(
+        def.output().schema()["properties"]["lines"]["type"],
+        "integer"
+    );
     assert_eq!(def.tier(), Tier::ReadOnly);
     assert_eq!(def.timeout(), Some(Duration::from_secs(2)));
 }
@@ -103,13 +122,23 @@ async fn the_erased_handler_runs_the_typed_body() {
     let def = ToolDefinition::from_tool(FakeRead).unwrap();
     let args = json!({"path": "a.txt", "offset": 2});
     let (cx, effects) = context(args.clone());
-    let value = def.handler().call(Arc::new(args.clone()), cx).await.unwrap();
+    let value = def
+        .handler()
+        .call(Arc::new(args.clone()), cx)
+        .await
+        .unwrap();
     assert_eq!(value, json!({"content": "contents of a.txt", "lines": 3}));
     assert_eq!(effects.take_deferred(), ["read a.txt"]);
 
     let rendered = def.output().render_value(&args, &value).unwrap();
-    assert_eq!(rendered, vec![ContentBlock::text("a.txt: contents of a.txt")]);
-    assert_eq!(def.output().presentation_value(&args, &value).unwrap(), Some(json!({"lines": 3})));
+    assert_eq!(
+        rendered,
+        vec![ContentBlock::text("a.txt: contents of a.txt")]
+    );
+    assert_eq!(
+        def.output().presentation_value(&args, &value).unwrap(),
+        Some(json!({"lines": 3}))
+    );
     assert_eq!(def.present_call(&args), "read a.txt");
 }
 
@@ -117,11 +146,19 @@ async fn the_erased_handler_runs_the_typed_body() {
 async fn body_errors_and_argument_mismatches_are_tool_errors() {
     let def = ToolDefinition::from_tool(FakeRead).unwrap();
     let (cx, _) = context(json!({}));
-    let err = def.handler().call(Arc::new(json!({"path": "missing"})), cx.clone()).await.unwrap_err();
+    let err = def
+        .handler()
+        .call(Arc::new(json!({"path": "missing"})), cx.clone())
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::ExecutionFailed);
     assert_eq!(err.kind(), Some("ENOENT"));
 
-    let err = def.handler().call(Arc::new(json!({"path": 3})), cx).await.unwrap_err();
+    let err = def
+        .handler()
+        .call(Arc::new(json!({"path": 3})), cx)
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::InvalidArguments);
     assert!(err.message().contains("read_file"), "{err}");
 }
@@ -131,14 +168,20 @@ fn classifier_and_finalizer_come_from_the_typed_tool() {
     let def = ToolDefinition::from_tool(FakeRead).unwrap();
     assert!(def.is_concurrency_safe(&json!({"path": "a"})));
     assert!(!def.is_concurrency_safe(&json!({"path": ""})));
-    assert!(!def.is_concurrency_safe(&json!({"path": 1})), "arguments that do not parse are exclusive");
+    assert!(
+        !def.is_concurrency_safe(&json!({"path": 1})),
+        "arguments that do not parse are exclusive"
+    );
 
     let failed = Outcome::failure(
         CallId::from("c"),
         "read_file",
         tack_core::tool::Failure::new(ErrorCode::ExecutionFailed, "boom"),
     );
-    assert_eq!(def.finalize_content(&failed), Some(vec![ContentBlock::text("read failed: boom")]));
+    assert_eq!(
+        def.finalize_content(&failed),
+        Some(vec![ContentBlock::text("read failed: boom")])
+    );
 }
 
 struct ScalarArgs;
@@ -157,7 +200,10 @@ impl Tool for ScalarArgs {
 #[test]
 fn args_that_are_not_an_object_are_refused() {
     let err = ToolDefinition::from_tool(ScalarArgs).unwrap_err();
-    assert!(matches!(err, DefinitionError::InputSchemaNotObjectType { .. }), "{err}");
+    assert!(
+        matches!(err, DefinitionError::InputSchemaNotObjectType { .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("`\"type\": \"integer\"`"), "{err}");
 }
 
