@@ -310,3 +310,74 @@ impl<L: ?Sized, M> fmt::Debug for ListenerList<L, M> {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(view: &View<str>) -> Vec<&str> {
+        view.entries.iter().map(|e| &*e.name).collect()
+    }
+
+    fn add(list: &Arc<ListenerList<str>>, spec: ListenerSpec) -> Disposer {
+        let name: Arc<str> = Arc::from(spec.name());
+        list.insert(spec, name)
+    }
+
+    #[test]
+    fn insertion_keeps_priority_then_registration_order() {
+        let list = ListenerList::<str>::new();
+        let _a = add(&list, ListenerSpec::new("a"));
+        let _b = add(&list, ListenerSpec::new("b").with_priority(Priority::EARLY));
+        let _c = add(&list, ListenerSpec::new("c"));
+        let _d = add(&list, ListenerSpec::new("d").with_priority(Priority(-1)));
+        let _e = add(&list, ListenerSpec::new("e").with_priority(Priority::EARLY));
+        assert_eq!(names(&list.view(None)), ["b", "e", "a", "c", "d"]);
+    }
+
+    #[test]
+    fn agent_views_are_cached_and_rebuilt_on_change() {
+        let list = ListenerList::<str>::new();
+        let a = AgentId::new("a");
+        let _g = add(&list, ListenerSpec::new("g"));
+        // No agent-scoped listener yet: every agent shares the global view.
+        assert!(Arc::ptr_eq(&list.view(Some(&a)), &list.view(None)));
+
+        let only_a = add(&list, ListenerSpec::for_agent(a.clone(), "only-a"));
+        let first = list.view(Some(&a));
+        assert_eq!(names(&first), ["g", "only-a"]);
+        assert!(Arc::ptr_eq(&first, &list.view(Some(&a))), "cached");
+        assert_eq!(names(&list.view(Some(&AgentId::new("b")))), ["g"]);
+
+        only_a.dispose();
+        let after = list.view(Some(&a));
+        assert!(!Arc::ptr_eq(&first, &after), "rebuilt after a change");
+        assert_eq!(names(&after), ["g"]);
+        assert_eq!(names(&first), ["g", "only-a"], "an old view is immutable");
+    }
+
+    #[test]
+    fn views_beyond_the_cache_limit_are_still_correct() {
+        let list = ListenerList::<str>::new();
+        let agents: Vec<AgentId> = (0..MAX_CACHED_AGENT_VIEWS + 5)
+            .map(|i| AgentId::new(format!("agent-{i}")))
+            .collect();
+        let _keep: Vec<Disposer> = agents
+            .iter()
+            .map(|a| add(&list, ListenerSpec::for_agent(a.clone(), a.as_str())))
+            .collect();
+        for agent in &agents {
+            assert_eq!(names(&list.view(Some(agent))), [agent.as_str()]);
+        }
+        assert_eq!(list.state.read().agent_views.len(), MAX_CACHED_AGENT_VIEWS);
+    }
+
+    #[test]
+    fn removing_an_unknown_id_changes_nothing() {
+        let list = ListenerList::<str>::new();
+        let _a = add(&list, ListenerSpec::new("a"));
+        let before = list.view(None);
+        list.remove(9_999);
+        assert!(Arc::ptr_eq(&before, &list.view(None)));
+    }
+}

@@ -551,3 +551,55 @@ impl<In: Send + 'static, Out: Send + 'static> Future for Dispatch<In, Out> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::executor::block_on;
+
+    #[test]
+    fn a_tail_listener_adds_no_level_and_a_boxed_one_does() {
+        let hook: Waterfall<u32, u32> = Waterfall::new("unit/tail", |x| async move { x });
+        let _tail = hook.tap("tail", |x, next| next.run(x + 1));
+        let view = hook.inner.list.view(None);
+        let fut = Next { view, index: 0 }.run(1);
+        assert_eq!(fut.index, 1, "the tail listener's future is the default's");
+
+        let hook: Waterfall<u32, u32> = Waterfall::new("unit/boxed", |x| async move { x });
+        let _boxed = hook.tap("boxed", |x, next| async move { next.run(x).await });
+        let view = hook.inner.list.view(None);
+        let fut = Next { view, index: 0 }.run(1);
+        assert_eq!(fut.index, 0);
+    }
+
+    #[test]
+    fn a_panic_inside_a_tail_listener_is_attributed_to_it() {
+        let hook: Waterfall<u32, u32> = Waterfall::new("unit/tail-panic", |x| async move { x });
+        let _outer = hook.tap("outer", |x, next| next.run(x));
+        let _inner = hook.tap("inner", |x: u32, next| {
+            assert!(x < 10, "too big");
+            next.run(x)
+        });
+        let err = block_on(hook.dispatch(None, 11)).expect_err("the listener panics");
+        assert_eq!(err.listener(), Some("inner"));
+        assert_eq!(block_on(hook.dispatch(None, 1)).expect("no panic"), 1);
+        assert_eq!(take_culprit(), None, "the slot is left empty");
+    }
+
+    #[test]
+    fn decider_past_the_listeners_is_the_default() {
+        let hook: Waterfall<u32, u32> = Waterfall::new("unit/decider", |x| async move { x });
+        let _a = hook.tap("a", |x, next| next.run(x));
+        let view = hook.inner.list.view(None);
+        assert_eq!(decider_at(&view, 0), Decider::Listener("a".into()));
+        assert_eq!(decider_at(&view, 1), Decider::Default);
+    }
+
+    #[test]
+    #[should_panic(expected = "fresh hook point")]
+    fn provenance_cannot_be_set_on_a_shared_hook() {
+        let hook: Waterfall<u32, u32> = Waterfall::new("unit/late", |x| async move { x });
+        let _clone = hook.clone();
+        let _ = hook.with_provenance(|_| None);
+    }
+}

@@ -142,3 +142,43 @@ impl<'de> serde::Deserialize<'de> for ToolName {
         Self::new(text).map_err(serde::de::Error::custom)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_characters_not_bytes() {
+        match ToolName::new("éa b") {
+            Err(NameError::InvalidCharacter {
+                found, position, ..
+            }) => {
+                assert_eq!((found, position), ('é', 0));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        match ToolName::new("ab c") {
+            Err(NameError::InvalidCharacter { position, .. }) => assert_eq!(position, 2),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_limit_is_inclusive() {
+        assert!(ToolName::new("x".repeat(MAX_TOOL_NAME_LEN)).is_ok());
+        assert!(matches!(
+            ToolName::new("x".repeat(MAX_TOOL_NAME_LEN + 1)),
+            Err(NameError::TooLong { len: 65, .. })
+        ));
+    }
+
+    #[test]
+    fn names_round_trip_through_serde_and_reject_invalid() {
+        let name: ToolName = serde_json::from_str("\"read_file\"").expect("valid");
+        assert_eq!(
+            serde_json::to_string(&name).expect("serializes"),
+            "\"read_file\""
+        );
+        assert!(serde_json::from_str::<ToolName>("\"bad name\"").is_err());
+    }
+}
