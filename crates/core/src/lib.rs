@@ -27,7 +27,11 @@ pub mod plugin;
 pub mod policy;
 pub mod tool;
 
-// The README's code blocks compile and run as doctests.
+// The README's and the plugin guide's code blocks compile and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/plugin-guide.md")]
+struct PluginGuideDoctests;
