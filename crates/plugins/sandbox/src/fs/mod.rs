@@ -1,0 +1,314 @@
+//! The confined filesystem capability.
+
+mod atomic_write;
+mod dirfd;
+mod remove;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, OFlag, openat};
+use nix::sys::stat::{FileStat, Mode, fstat, fstatat};
+use tack_core::capability::{
+    Access, DirEntry, EntryKind, FileBytes, FileSystem, FsError, Metadata, WriteReport,
+};
+
+use crate::path::{Confinement, Resolved};
+use atomic_write::{WriteFailure, write_atomically};
+use dirfd::{fs_error, kind_of, open_dir, open_parent};
+use remove::{entry_names, remove_entry};
+
+/// [`FileSystem`] confined by a sandbox policy. Obtained from
+/// [`Sandbox::fs`](crate::Sandbox::fs).
+#[derive(Debug)]
+pub(crate) struct SandboxFs {
+    confinement: Arc<Confinement>,
+}
+
+impl SandboxFs {
+    pub(crate) fn new(confinement: Arc<Confinement>) -> Self {
+        Self { confinement }
+    }
+}
+
+/// Runs blocking filesystem work off the async runtime.
+async fn blocking<T: Send + 'static>(
+    given: &Path,
+    work: impl FnOnce() -> Result<T, FsError> + Send + 'static,
+) -> Result<T, FsError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| FsError::Io {
+            path: given.display().to_string(),
+            message: format!("the filesystem task did not finish: {e}"),
+        })?
+}
+
+fn not_found_unless_exists(given: &Path, resolved: &Resolved) -> Result<(), FsError> {
+    if resolved.exists {
+        Ok(())
+    } else {
+        Err(FsError::NotFound {
+            path: given.display().to_string(),
+        })
+    }
+}
+
+fn stat_time(stat: &FileStat) -> Option<SystemTime> {
+    let secs = u64::try_from(stat.st_mtime).ok()?;
+    let nanos = u32::try_from(stat.st_mtime_nsec).unwrap_or(0);
+    SystemTime::UNIX_EPOCH.checked_add(Duration::new(secs, nanos))
+}
+
+fn size_of(stat: &FileStat) -> u64 {
+    u64::try_from(stat.st_size).unwrap_or(0)
+}
+
+/// `stat` of a canonical path without following a final symlink.
+fn stat_nofollow(path: &Path) -> Result<FileStat, Errno> {
+    match open_parent(path, None)? {
+        Some((parent, name)) => fstatat(&parent, name, AtFlags::AT_SYMLINK_NOFOLLOW),
+        None => fstat(open_dir(path, None)?),
+    }
+}
+
+fn read_file(given: &Path, path: &Path, limit: Option<u64>) -> Result<FileBytes, FsError> {
+    let errno = |e| fs_error(given, e);
+    let Some((parent, name)) = open_parent(path, None).map_err(errno)? else {
+        return Err(FsError::IsADirectory {
+            path: given.display().to_string(),
+        });
+    };
+    // O_NONBLOCK: opening a FIFO must not hang; regular files ignore it.
+    let flags = OFlag::O_RDONLY
+        | OFlag::O_NOFOLLOW
+        | OFlag::O_CLOEXEC
+        | OFlag::O_NONBLOCK
+        | OFlag::O_NOCTTY;
+    let fd = openat(&parent, name, flags, Mode::empty()).map_err(errno)?;
+    let stat = fstat(&fd).map_err(errno)?;
+    match kind_of(&stat) {
+        EntryKind::File => {}
+        EntryKind::Dir => {
+            return Err(FsError::IsADirectory {
+                path: given.display().to_string(),
+            });
+        }
+        _ => {
+            return Err(FsError::Refused {
+                path: given.display().to_string(),
+                reason: "not a regular file (a device, FIFO or socket): the sandbox reads only regular files".to_owned(),
+            });
+        }
+    }
+    let total_size = size_of(&stat);
+    let mut bytes = Vec::new();
+    let file = std::fs::File::from(fd);
+    file.take(limit.unwrap_or(u64::MAX))
+        .read_to_end(&mut bytes)
+        .map_err(|e| FsError::Io {
+            path: given.display().to_string(),
+            message: e.to_string(),
+        })?;
+    let truncated = limit.is_some_and(|limit| total_size > limit);
+    Ok(FileBytes::new(bytes, total_size, truncated))
+}
+
+fn write_file(
+    confinement: &Confinement,
+    given: &Path,
+    resolved: &Resolved,
+    contents: &[u8],
+) -> Result<WriteReport, FsError> {
+    let errno = |e| fs_error(given, e);
+    let below = confinement.create_below(&resolved.path);
+    let Some((dir, name)) = open_parent(&resolved.path, below).map_err(errno)? else {
+        return Err(FsError::IsADirectory {
+            path: given.display().to_string(),
+        });
+    };
+    let created = write_atomically(&dir, name, contents).map_err(|failure| match failure {
+        WriteFailure::IsADirectory => FsError::IsADirectory {
+            path: given.display().to_string(),
+        },
+        WriteFailure::ChangedToSymlink => fs_error(given, Errno::ELOOP),
+        WriteFailure::Errno(e) => fs_error(given, e),
+        WriteFailure::Io(e) => FsError::Io {
+            path: given.display().to_string(),
+            message: e.to_string(),
+        },
+    })?;
+    Ok(WriteReport::new(contents.len() as u64, created))
+}
+
+fn list_dir(given: &Path, path: &Path) -> Result<Vec<DirEntry>, FsError> {
+    let errno = |e| fs_error(given, e);
+    let dir = open_dir(path, None).map_err(errno)?;
+    let mut entries = Vec::new();
+    for name in entry_names(&dir).map_err(errno)? {
+        let stat = match fstatat(&dir, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW) {
+            Ok(stat) => stat,
+            // Removed between listing and stat: it is no longer an entry.
+            Err(Errno::ENOENT) => continue,
+            Err(e) => return Err(errno(e)),
+        };
+        let kind = kind_of(&stat);
+        let size = if kind == EntryKind::Dir {
+            0
+        } else {
+            size_of(&stat)
+        };
+        entries.push(DirEntry::new(name.to_string_lossy(), kind, size));
+    }
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(entries)
+}
+
+#[async_trait]
+impl FileSystem for SandboxFs {
+    fn workspace_root(&self) -> &Path {
+        self.confinement.workspace()
+    }
+
+    fn resolve(&self, path: &Path, access: Access) -> Result<PathBuf, FsError> {
+        self.confinement.check(path, access).map(|r| r.path)
+    }
+
+    async fn read(&self, path: &Path, limit: Option<u64>) -> Result<FileBytes, FsError> {
+        let resolved = self.confinement.check(path, Access::Read)?;
+        not_found_unless_exists(path, &resolved)?;
+        let given = path.to_owned();
+        blocking(path, move || read_file(&given, &resolved.path, limit)).await
+    }
+
+    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, FsError> {
+        let resolved = self.confinement.check(path, Access::Write)?;
+        let (given, contents) = (path.to_owned(), contents.to_vec());
+        let confinement = self.confinement.clone();
+        blocking(path, move || {
+            write_file(&confinement, &given, &resolved, &contents)
+        })
+        .await
+    }
+
+    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, FsError> {
+        let resolved = self.confinement.check(path, Access::Read)?;
+        not_found_unless_exists(path, &resolved)?;
+        let given = path.to_owned();
+        blocking(path, move || list_dir(&given, &resolved.path)).await
+    }
+
+    async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
+        let resolved = self.confinement.check(path, Access::Read)?;
+        not_found_unless_exists(path, &resolved)?;
+        let writable = self
+            .confinement
+            .check_resolved(path, &resolved, Access::Write)
+            .is_ok();
+        let given = path.to_owned();
+        blocking(path, move || {
+            let stat = stat_nofollow(&resolved.path).map_err(|e| fs_error(&given, e))?;
+            Ok(Metadata::new(
+                kind_of(&stat),
+                size_of(&stat),
+                stat_time(&stat),
+                writable,
+            ))
+        })
+        .await
+    }
+
+    async fn create_dir_all(&self, path: &Path) -> Result<(), FsError> {
+        let resolved = self.confinement.check(path, Access::Write)?;
+        let confinement = self.confinement.clone();
+        let given = path.to_owned();
+        blocking(path, move || {
+            let below = confinement.create_below(&resolved.path);
+            open_dir(&resolved.path, below)
+                .map(drop)
+                .map_err(|e| fs_error(&given, e))
+        })
+        .await
+    }
+
+    async fn remove(&self, path: &Path, recursive: bool) -> Result<(), FsError> {
+        let resolved = self.confinement.check_entry(path, Access::Write)?;
+        not_found_unless_exists(path, &resolved)?;
+        if self.confinement.is_root(&resolved.path) {
+            return Err(FsError::Refused {
+                path: path.display().to_string(),
+                reason: "it is a sandbox root: the sandbox never removes its own roots".to_owned(),
+            });
+        }
+        let given = path.to_owned();
+        blocking(path, move || {
+            let errno = |e| fs_error(&given, e);
+            let Some((parent, name)) = open_parent(&resolved.path, None).map_err(errno)? else {
+                return Err(FsError::Refused {
+                    path: given.display().to_string(),
+                    reason: "it is the filesystem root: the sandbox never removes `/`".to_owned(),
+                });
+            };
+            remove_entry(&parent, name, recursive).map_err(|e| match e {
+                Errno::ENOTEMPTY | Errno::EEXIST => FsError::Io {
+                    path: given.display().to_string(),
+                    message:
+                        "the directory is not empty: remove it recursively to delete its contents"
+                            .to_owned(),
+                },
+                other => errno(other),
+            })
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::SandboxPolicy;
+
+    /// The check resolves `dir/…`; then `dir` is swapped for a symlink that
+    /// points outside (what a concurrent command could do). The operation
+    /// walks the checked path with `O_NOFOLLOW` and fails instead of
+    /// following the new symlink.
+    #[test]
+    fn a_directory_swapped_for_a_symlink_after_the_check_is_not_followed() {
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(ws.path().join("dir")).unwrap();
+        std::fs::write(ws.path().join("dir/file.txt"), b"inside").unwrap();
+        std::fs::write(outside.path().join("file.txt"), b"outside").unwrap();
+        let confinement = Confinement::new(&SandboxPolicy::workspace_write(ws.path())).unwrap();
+        let given = Path::new("dir/file.txt");
+        let for_write = confinement.check(given, Access::Write).unwrap();
+        let for_read = confinement.check(given, Access::Read).unwrap();
+
+        std::fs::rename(ws.path().join("dir"), ws.path().join("dir-old")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.path().join("dir")).unwrap();
+
+        let err = write_file(&confinement, given, &for_write, b"escaped").unwrap_err();
+        assert!(
+            err.to_string().contains("replaced by a symbolic link"),
+            "{err}"
+        );
+        let err = read_file(given, &for_read.path, None).unwrap_err();
+        assert!(
+            err.to_string().contains("replaced by a symbolic link"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read(outside.path().join("file.txt")).unwrap(),
+            b"outside"
+        );
+        // Checked again now, the path is refused outright.
+        assert!(matches!(
+            confinement.check(given, Access::Read),
+            Err(FsError::Refused { .. })
+        ));
+    }
+}

@@ -1,0 +1,279 @@
+//! What a sandbox allows: the mode preset and its options.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use crate::shell::ResourceLimits;
+
+/// The preset a sandbox starts from, as other agent hosts name them.
+///
+/// ```
+/// use tack_sandbox::SandboxMode;
+/// let mode: SandboxMode = "read-only".parse().unwrap();
+/// assert_eq!(mode, SandboxMode::ReadOnly);
+/// assert_eq!(SandboxMode::default(), SandboxMode::WorkspaceWrite);
+/// assert!("host-root".parse::<SandboxMode>().unwrap_err().to_string().contains("workspace-write"));
+/// ```
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum SandboxMode {
+    /// Read inside the roots; write nothing. Commands may write only `/dev/null`.
+    ReadOnly,
+    /// Read inside the roots; write only under the workspace root and the extra
+    /// writable roots. The default.
+    #[default]
+    WorkspaceWrite,
+    /// No confinement: the filesystem capability reads and writes anywhere and
+    /// commands run without a filesystem sandbox (the network may still be denied).
+    FullAccess,
+}
+
+impl SandboxMode {
+    /// The mode's name: `read-only`, `workspace-write` or `full-access`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::FullAccess => "full-access",
+        }
+    }
+}
+
+impl fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A string that names no [`SandboxMode`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown sandbox mode `{given}`: use one of read-only, workspace-write, full-access")]
+pub struct ParseModeError {
+    given: String,
+}
+
+impl FromStr for SandboxMode {
+    type Err = ParseModeError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "read-only" => Ok(SandboxMode::ReadOnly),
+            "workspace-write" => Ok(SandboxMode::WorkspaceWrite),
+            "full-access" => Ok(SandboxMode::FullAccess),
+            other => Err(ParseModeError {
+                given: other.to_owned(),
+            }),
+        }
+    }
+}
+
+/// Everything a [`Sandbox`](crate::Sandbox) is built from.
+///
+/// Start from a preset and add options; nothing is checked until
+/// [`Sandbox::new`](crate::Sandbox::new), which canonicalizes the roots and
+/// compiles the denied globs.
+///
+/// ```
+/// use tack_sandbox::{SandboxMode, SandboxPolicy};
+/// let policy = SandboxPolicy::workspace_write("/srv/project")
+///     .with_readable_root("/usr/share/doc")
+///     .with_denied(".git/**")
+///     .with_denied("**/.env")
+///     .with_network(false);
+/// assert_eq!(policy.mode(), SandboxMode::WorkspaceWrite);
+/// assert!(!policy.network_allowed());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SandboxPolicy {
+    mode: SandboxMode,
+    workspace_root: PathBuf,
+    readable_roots: Vec<PathBuf>,
+    writable_roots: Vec<PathBuf>,
+    denied: Vec<String>,
+    network: bool,
+    require_os_isolation: bool,
+    limits: ResourceLimits,
+    extra_env: Vec<String>,
+    output_limit: usize,
+}
+
+/// Bytes kept of stdout and of stderr each when a request sets no limit.
+pub const DEFAULT_OUTPUT_LIMIT: usize = 64 * 1024;
+
+impl SandboxPolicy {
+    /// A policy with `mode` over the workspace `root`. Network is denied for
+    /// commands except under [`SandboxMode::FullAccess`]; OS isolation is required.
+    pub fn new(mode: SandboxMode, root: impl Into<PathBuf>) -> Self {
+        Self {
+            mode,
+            workspace_root: root.into(),
+            readable_roots: Vec::new(),
+            writable_roots: Vec::new(),
+            denied: Vec::new(),
+            network: mode == SandboxMode::FullAccess,
+            require_os_isolation: true,
+            limits: ResourceLimits::default(),
+            extra_env: Vec::new(),
+            output_limit: DEFAULT_OUTPUT_LIMIT,
+        }
+    }
+
+    /// Read inside the roots, write nothing.
+    pub fn read_only(root: impl Into<PathBuf>) -> Self {
+        Self::new(SandboxMode::ReadOnly, root)
+    }
+
+    /// Read inside the roots, write under the workspace and writable roots (the default preset).
+    pub fn workspace_write(root: impl Into<PathBuf>) -> Self {
+        Self::new(SandboxMode::WorkspaceWrite, root)
+    }
+
+    /// No filesystem confinement; network allowed.
+    pub fn full_access(root: impl Into<PathBuf>) -> Self {
+        Self::new(SandboxMode::FullAccess, root)
+    }
+
+    /// Adds a root the filesystem capability may read (never write).
+    pub fn with_readable_root(mut self, path: impl Into<PathBuf>) -> Self {
+        self.readable_roots.push(path.into());
+        self
+    }
+
+    /// Adds a root that may be written like the workspace (read-only only
+    /// under [`SandboxMode::ReadOnly`], which writes nothing).
+    pub fn with_writable_root(mut self, path: impl Into<PathBuf>) -> Self {
+        self.writable_roots.push(path.into());
+        self
+    }
+
+    /// Denies paths inside the roots that match `glob`, for reads and writes
+    /// by the filesystem capability. The glob is matched against the path
+    /// relative to its root (`.git/**`, `**/.env`); a path is also denied when
+    /// one of its parent directories matches, and `dir/**` denies `dir` itself.
+    /// Invalid globs are reported by [`Sandbox::new`](crate::Sandbox::new).
+    pub fn with_denied(mut self, glob: &str) -> Self {
+        self.denied.push(glob.to_owned());
+        self
+    }
+
+    /// Whether commands may use the network (TCP is denied with Landlock when
+    /// not; see [`IsolationStatus`](crate::IsolationStatus)).
+    pub fn with_network(mut self, allowed: bool) -> Self {
+        self.network = allowed;
+        self
+    }
+
+    /// Whether commands must run under OS isolation (default `true`). When the
+    /// kernel cannot apply what the policy asks for, `true` refuses every
+    /// command and `false` runs it with a logged warning.
+    pub fn require_os_isolation(mut self, required: bool) -> Self {
+        self.require_os_isolation = required;
+        self
+    }
+
+    /// Replaces the resource limits commands run with.
+    pub fn with_limits(mut self, limits: ResourceLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Passes one more environment variable through to commands. Names that
+    /// end in `_KEY`, `_TOKEN`, `_SECRET` or `_PASSWORD` are never passed.
+    pub fn with_env_var(mut self, name: impl Into<String>) -> Self {
+        self.extra_env.push(name.into());
+        self
+    }
+
+    /// The bytes kept of stdout and of stderr each when a request sets no limit.
+    pub fn with_default_output_limit(mut self, bytes: usize) -> Self {
+        self.output_limit = bytes;
+        self
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> SandboxMode {
+        self.mode
+    }
+
+    /// The workspace root as given.
+    pub fn workspace_root(&self) -> &Path {
+        &self.workspace_root
+    }
+
+    /// The extra read-only roots as given.
+    pub fn readable_roots(&self) -> &[PathBuf] {
+        &self.readable_roots
+    }
+
+    /// The extra writable roots as given.
+    pub fn writable_roots(&self) -> &[PathBuf] {
+        &self.writable_roots
+    }
+
+    /// The denied globs.
+    pub fn denied(&self) -> &[String] {
+        &self.denied
+    }
+
+    /// Whether commands may use the network.
+    pub fn network_allowed(&self) -> bool {
+        self.network
+    }
+
+    /// Whether commands must run under OS isolation.
+    pub fn os_isolation_required(&self) -> bool {
+        self.require_os_isolation
+    }
+
+    /// The resource limits of commands.
+    pub fn limits(&self) -> &ResourceLimits {
+        &self.limits
+    }
+
+    /// Extra environment variables passed to commands.
+    pub fn extra_env(&self) -> &[String] {
+        &self.extra_env
+    }
+
+    /// The default output cap per stream.
+    pub fn default_output_limit(&self) -> usize {
+        self.output_limit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_round_trip_through_their_names() {
+        for mode in [
+            SandboxMode::ReadOnly,
+            SandboxMode::WorkspaceWrite,
+            SandboxMode::FullAccess,
+        ] {
+            assert_eq!(mode.as_str().parse::<SandboxMode>().unwrap(), mode);
+        }
+    }
+
+    #[test]
+    fn an_unknown_mode_is_rejected_with_the_vocabulary() {
+        let err = "host-root".parse::<SandboxMode>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown sandbox mode `host-root`: use one of read-only, workspace-write, full-access"
+        );
+    }
+
+    #[test]
+    fn presets_set_network_defaults() {
+        assert!(!SandboxPolicy::read_only("/x").network_allowed());
+        assert!(!SandboxPolicy::workspace_write("/x").network_allowed());
+        assert!(SandboxPolicy::full_access("/x").network_allowed());
+        assert!(SandboxPolicy::workspace_write("/x").os_isolation_required());
+    }
+}

@@ -1,0 +1,139 @@
+//! The sandbox: one policy, its confined capabilities and its status.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use tack_core::capability::{Capabilities, FileSystem, Shell};
+
+use crate::error::SandboxError;
+use crate::fs::SandboxFs;
+use crate::isolation::LandlockRules;
+use crate::path::Confinement;
+use crate::policy::{SandboxMode, SandboxPolicy};
+use crate::shell::{PrivateTempDir, SandboxShell};
+use crate::status::{Enforcement, IsolationStatus, kernel, plan};
+
+/// Confined `fs` and `shell` capabilities built from a [`SandboxPolicy`].
+/// Cheap to clone; clones share everything.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use std::path::Path;
+/// use tack_core::capability::FsError;
+/// use tack_sandbox::{Sandbox, SandboxPolicy};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let sandbox = Sandbox::new(SandboxPolicy::workspace_write(dir.path())).unwrap();
+/// let fs = sandbox.fs();
+///
+/// let report = fs.write(Path::new("notes/hello.txt"), b"hi").await.unwrap();
+/// assert!(report.created);
+/// assert_eq!(fs.read_to_string(Path::new("notes/hello.txt")).await.unwrap(), "hi");
+///
+/// let escape = fs.read(Path::new("../../etc/passwd"), None).await.unwrap_err();
+/// assert!(matches!(escape, FsError::Refused { .. }));
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Sandbox {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    policy: SandboxPolicy,
+    fs: Arc<SandboxFs>,
+    shell: Arc<SandboxShell>,
+    status: IsolationStatus,
+}
+
+impl fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("policy", &self.inner.policy)
+            .field("status", &self.inner.status)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sandbox {
+    /// Builds the sandbox: canonicalizes the roots, compiles the denied
+    /// globs, probes the kernel (once per process) and decides what commands
+    /// run with.
+    ///
+    /// # Errors
+    ///
+    /// [`SandboxError`] for a missing, unreadable or non-directory root, an
+    /// invalid glob, or a private temp dir that cannot be created.
+    pub fn new(policy: SandboxPolicy) -> Result<Sandbox, SandboxError> {
+        let confinement = Arc::new(Confinement::new(&policy)?);
+        let status = plan(&policy, kernel());
+        let applied = status
+            .policy
+            .as_ref()
+            .expect("plan always describes the policy it was given");
+        let applies = |e: Enforcement| matches!(e, Enforcement::Enforced | Enforcement::Partial);
+        let tmpdir = if policy.mode() == SandboxMode::WorkspaceWrite {
+            Some(Arc::new(PrivateTempDir::create()?))
+        } else {
+            None
+        };
+        let rules =
+            (applies(applied.filesystem) || applies(applied.network)).then(|| LandlockRules {
+                writable: applies(applied.filesystem).then(|| {
+                    let mut writable = confinement.writable_roots();
+                    writable.extend(tmpdir.as_ref().map(|t| t.path().to_path_buf()));
+                    writable
+                }),
+                deny_tcp: applies(applied.network),
+            });
+        let shell = SandboxShell {
+            confinement: confinement.clone(),
+            policy: policy.clone(),
+            admission: applied.commands.clone(),
+            rules,
+            tmpdir,
+            wrapper: policy.limits().wrapper_script(),
+        };
+        Ok(Sandbox {
+            inner: Arc::new(Inner {
+                fs: Arc::new(SandboxFs::new(confinement)),
+                shell: Arc::new(shell),
+                policy,
+                status,
+            }),
+        })
+    }
+
+    /// The policy it was built from.
+    pub fn policy(&self) -> &SandboxPolicy {
+        &self.inner.policy
+    }
+
+    /// The canonical workspace root.
+    pub fn workspace_root(&self) -> &Path {
+        self.inner.fs.workspace_root()
+    }
+
+    /// The confined filesystem capability.
+    pub fn fs(&self) -> Arc<dyn FileSystem> {
+        self.inner.fs.clone()
+    }
+
+    /// The confined shell capability.
+    pub fn shell(&self) -> Arc<dyn Shell> {
+        self.inner.shell.clone()
+    }
+
+    /// [`Capabilities`] with `fs` and `shell` filled in.
+    pub fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+            .with_fs(self.fs())
+            .with_shell(self.shell())
+    }
+
+    /// What the kernel offers and what this sandbox applies to commands.
+    pub fn status(&self) -> IsolationStatus {
+        self.inner.status.clone()
+    }
+}

@@ -1,0 +1,157 @@
+//! Resource limits for commands, applied by the shell itself (`ulimit`)
+//! before it runs the command, so no code runs in the forked child before
+//! `exec` (the workspace forbids `unsafe`, which `pre_exec` needs).
+
+use std::fmt::Write as _;
+
+use nix::sys::resource::{Resource, getrlimit};
+
+/// Per-command resource limits (`RLIMIT_*`). `None` leaves the host's limit.
+///
+/// Limits are set as both soft and hard limits, so a command cannot raise
+/// them, and are clamped to the host's hard limits. `RLIMIT_NPROC` counts
+/// every process of the user, and the kernel does not enforce it for root.
+///
+/// ```
+/// use tack_sandbox::ResourceLimits;
+/// let limits = ResourceLimits::default().with_file_size_bytes(Some(1 << 20));
+/// assert_eq!(limits.file_size_bytes, Some(1 << 20));
+/// assert_eq!(limits.cpu_seconds, Some(600));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResourceLimits {
+    /// CPU time in seconds (`ulimit -t`; the kernel sends `SIGXCPU`, then `SIGKILL`). Default 600.
+    pub cpu_seconds: Option<u64>,
+    /// Address space in bytes (`ulimit -v`; allocations fail). Default 8 GiB.
+    pub address_space_bytes: Option<u64>,
+    /// Largest file a command may write, in bytes (`ulimit -f`; `SIGXFSZ`). Default 4 GiB.
+    pub file_size_bytes: Option<u64>,
+    /// Processes of the user (`ulimit -u`; `fork` fails). Default 4096.
+    pub processes: Option<u64>,
+}
+
+impl Default for ResourceLimits {
+    fn default() -> Self {
+        Self {
+            cpu_seconds: Some(600),
+            address_space_bytes: Some(8 << 30),
+            file_size_bytes: Some(4 << 30),
+            processes: Some(4096),
+        }
+    }
+}
+
+impl ResourceLimits {
+    /// No limits beyond the host's.
+    pub fn none() -> Self {
+        Self {
+            cpu_seconds: None,
+            address_space_bytes: None,
+            file_size_bytes: None,
+            processes: None,
+        }
+    }
+
+    /// Sets the CPU-time limit.
+    pub fn with_cpu_seconds(mut self, seconds: Option<u64>) -> Self {
+        self.cpu_seconds = seconds;
+        self
+    }
+
+    /// Sets the address-space limit.
+    pub fn with_address_space_bytes(mut self, bytes: Option<u64>) -> Self {
+        self.address_space_bytes = bytes;
+        self
+    }
+
+    /// Sets the file-size limit.
+    pub fn with_file_size_bytes(mut self, bytes: Option<u64>) -> Self {
+        self.file_size_bytes = bytes;
+        self
+    }
+
+    /// Sets the process-count limit.
+    pub fn with_processes(mut self, count: Option<u64>) -> Self {
+        self.processes = count;
+        self
+    }
+
+    /// The `sh` script that sets the limits and then runs `"$1"` with
+    /// `exec /bin/sh -c "$1"`. Values are in `ulimit` units (seconds, KiB,
+    /// 512-byte blocks) and clamped to the host's hard limits.
+    pub(crate) fn wrapper_script(&self) -> String {
+        let mut script = String::new();
+        let mut limit = |flags: &str,
+                         what: &str,
+                         value: Option<u64>,
+                         resource: Resource,
+                         unit: u64| {
+            if let Some(value) = value {
+                let hard = getrlimit(resource)
+                    .map(|(_, hard)| hard)
+                    .unwrap_or(u64::MAX);
+                let value = value.min(hard) / unit;
+                // `ulimit -u` is `ulimit -p` in dash; try both.
+                let set = flags
+                    .split('|')
+                    .map(|flag| format!("ulimit {flag} {value} 2>/dev/null"))
+                    .collect::<Vec<_>>()
+                    .join(" || ");
+                let _ = writeln!(
+                    script,
+                    "{{ {set}; }} || {{ echo 'tack-sandbox: could not set the {what} limit' >&2; exit 126; }}"
+                );
+            }
+        };
+        limit("-t", "CPU time", self.cpu_seconds, Resource::RLIMIT_CPU, 1);
+        limit(
+            "-v",
+            "address space",
+            self.address_space_bytes,
+            Resource::RLIMIT_AS,
+            1024,
+        );
+        limit(
+            "-f",
+            "file size",
+            self.file_size_bytes,
+            Resource::RLIMIT_FSIZE,
+            512,
+        );
+        limit(
+            "-u|-p",
+            "process count",
+            self.processes,
+            Resource::RLIMIT_NPROC,
+            1,
+        );
+        script.push_str("exec /bin/sh -c \"$1\"\n");
+        script
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_sets_each_limit_in_ulimit_units() {
+        let limits = ResourceLimits::none()
+            .with_file_size_bytes(Some(1024))
+            .with_address_space_bytes(Some(1 << 30));
+        let script = limits.wrapper_script();
+        assert!(script.contains("ulimit -f 2 2>/dev/null"), "{script}");
+        assert!(script.contains("ulimit -v 1048576 2>/dev/null"), "{script}");
+        assert!(!script.contains("ulimit -t"), "{script}");
+        assert!(script.ends_with("exec /bin/sh -c \"$1\"\n"));
+    }
+
+    #[test]
+    fn no_limits_is_just_the_exec() {
+        assert_eq!(
+            ResourceLimits::none().wrapper_script(),
+            "exec /bin/sh -c \"$1\"\n"
+        );
+    }
+}

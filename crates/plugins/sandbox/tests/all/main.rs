@@ -1,0 +1,13 @@
+//! Integration tests of tack-sandbox: real files, real processes.
+
+// Tests may unwrap: a panic is the failure report.
+#![allow(clippy::unwrap_used)]
+
+mod commands;
+mod containment;
+mod escapes;
+mod fixture;
+mod fs_ops;
+mod isolation;
+mod plugin;
+mod property;
