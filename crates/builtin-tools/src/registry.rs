@@ -1,0 +1,118 @@
+//! All the builtin tools at once: as definitions, registered, or as a plugin.
+
+use tack_core::hook::{Disposables, Scope};
+use tack_core::plugin::{
+    Plugin, PluginContext, PluginError, PluginFactory, RegistrationError, ToolRegistrar,
+};
+use tack_core::tool::{DefinitionError, ToolDefinition};
+
+use crate::{Bash, EditFile, Glob, Grep, ListDir, ReadFile, WriteFile};
+
+/// Every builtin tool with its default settings, read-only tools first:
+/// `read_file`, `list_dir`, `glob`, `grep`, `write_file`, `edit_file`, `bash`.
+///
+/// # Errors
+///
+/// [`DefinitionError`] if a tool's schema cannot be generated (a bug in this
+/// crate; the tests build every definition).
+pub fn builtin_tools() -> Result<Vec<ToolDefinition>, DefinitionError> {
+    Ok(vec![
+        ToolDefinition::from_tool(ReadFile::new())?,
+        ToolDefinition::from_tool(ListDir::new())?,
+        ToolDefinition::from_tool(Glob::new())?,
+        ToolDefinition::from_tool(Grep::new())?,
+        ToolDefinition::from_tool(WriteFile::new())?,
+        ToolDefinition::from_tool(EditFile::new())?,
+        ToolDefinition::from_tool(Bash::new())?,
+    ])
+}
+
+/// Why the builtin tools could not be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegisterError {
+    /// A definition could not be built.
+    #[error("a builtin tool could not be defined: {0}")]
+    Definition(#[from] DefinitionError),
+    /// The registry refused a tool (e.g. one of that name is already registered).
+    #[error("the registry refused a builtin tool: {0}")]
+    Registration(#[from] RegistrationError),
+}
+
+/// Registers every builtin tool in `registrar` under `scope`, all or nothing.
+/// Dropping (or disposing) the returned bag unregisters them.
+///
+/// # Errors
+///
+/// [`RegisterError`]; the tools registered before the failure are unregistered.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use tack_core::hook::{Disposer, Scope};
+/// use tack_core::plugin::{RegistrationError, ToolRegistrar};
+/// use tack_core::tool::ToolDefinition;
+///
+/// #[derive(Default)]
+/// struct Names(Arc<Mutex<Vec<String>>>);
+/// impl ToolRegistrar for Names {
+///     fn register_tool(&self, _: Scope, d: ToolDefinition) -> Result<Disposer, RegistrationError> {
+///         let name = d.name().to_string();
+///         self.0.lock().unwrap().push(name.clone());
+///         let names = self.0.clone();
+///         Ok(Disposer::new(move || names.lock().unwrap().retain(|n| *n != name)))
+///     }
+/// }
+///
+/// let registry = Names::default();
+/// let tools = tack_tools::register_builtin_tools(&registry, Scope::Global).unwrap();
+/// assert_eq!(registry.0.lock().unwrap().len(), 7);
+/// drop(tools);
+/// assert!(registry.0.lock().unwrap().is_empty());
+/// ```
+pub fn register_builtin_tools(
+    registrar: &dyn ToolRegistrar,
+    scope: Scope,
+) -> Result<Disposables, RegisterError> {
+    let registered = Disposables::new();
+    for definition in builtin_tools()? {
+        // On error `registered` is dropped, unregistering what came before.
+        registered.add(registrar.register_tool(scope.clone(), definition)?);
+    }
+    Ok(registered)
+}
+
+/// The plugin that registers every builtin tool (globally). Submitted through
+/// `inventory` as `builtin-tools`, so hosts can install it by name.
+///
+/// ```
+/// use tack_core::plugin::find_plugin;
+/// let factory = find_plugin("builtin-tools").unwrap();
+/// assert_eq!(factory.create().name(), "builtin-tools");
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BuiltinTools;
+
+impl Plugin for BuiltinTools {
+    fn name(&self) -> &str {
+        "builtin-tools"
+    }
+
+    fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+        let definitions = builtin_tools().map_err(|source| PluginError::Definition {
+            plugin: self.name().to_owned(),
+            source,
+        })?;
+        for definition in definitions {
+            cx.register_tool(definition)?;
+        }
+        Ok(())
+    }
+}
+
+inventory::submit! {
+    PluginFactory::new(
+        "builtin-tools",
+        "The builtin tools: read_file, list_dir, glob, grep, write_file, edit_file, bash.",
+        || Box::new(BuiltinTools),
+    )
+}
