@@ -218,17 +218,16 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// A success.
-    pub fn success(
+    fn with_status(
         call_id: CallId,
-        tool: impl Into<String>,
-        value: Arc<Value>,
+        tool: String,
+        status: Status,
         content: Vec<ContentBlock>,
     ) -> Self {
         Self {
             call_id,
-            tool: tool.into(),
-            status: Status::Ok { value },
+            tool,
+            status,
             content,
             presentation: None,
             provenance: None,
@@ -238,23 +237,28 @@ impl Outcome {
         }
     }
 
+    /// A success.
+    pub fn success(
+        call_id: CallId,
+        tool: impl Into<String>,
+        value: Arc<Value>,
+        content: Vec<ContentBlock>,
+    ) -> Self {
+        Self::with_status(call_id, tool.into(), Status::Ok { value }, content)
+    }
+
     /// A failure, with the model content `"<CODE>: <message>"`.
     pub fn failure(call_id: CallId, tool: impl Into<String>, failure: Failure) -> Self {
         let content = vec![ContentBlock::text(format!(
             "{}: {}",
             failure.code, failure.message
         ))];
-        Self {
+        Self::with_status(
             call_id,
-            tool: tool.into(),
-            status: Status::Error { error: failure },
+            tool.into(),
+            Status::Error { error: failure },
             content,
-            presentation: None,
-            provenance: None,
-            deferred_context: Vec::new(),
-            concluded_turn: false,
-            notes: Vec::new(),
-        }
+        )
     }
 
     /// Sets who decided.
