@@ -34,6 +34,7 @@ pub struct RunEffects {
 struct EffectsInner {
     deferred: Mutex<Vec<String>>,
     concluded: AtomicBool,
+    dispatched: AtomicBool,
 }
 
 impl RunEffects {
@@ -60,6 +61,18 @@ impl RunEffects {
     /// Whether the body asked to conclude the turn.
     pub fn concluded(&self) -> bool {
         self.inner.concluded.load(Ordering::Acquire)
+    }
+
+    /// Records that the tool body was started (set by the `tools/execute`
+    /// default just before it calls the body).
+    pub fn mark_dispatched(&self) {
+        self.inner.dispatched.store(true, Ordering::Release);
+    }
+
+    /// Whether the tool body was started: what a `CANCELLED` outcome reports,
+    /// and what decides whether a late cancellation may replace a success.
+    pub fn dispatched(&self) -> bool {
+        self.inner.dispatched.load(Ordering::Acquire)
     }
 }
 
@@ -244,6 +257,11 @@ impl ToolRunContext {
     /// execution's own success: a failed call concludes nothing.
     pub fn conclude_turn(&self) {
         self.shared.effects.conclude_turn();
+    }
+
+    /// The effects this execution has asked for so far.
+    pub fn effects(&self) -> &RunEffects {
+        &self.shared.effects
     }
 }
 

@@ -1,6 +1,7 @@
 //! Nested dispatch: how a composite tool (such as `run_code`) calls other tools.
 
 use std::fmt;
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
@@ -14,8 +15,9 @@ use crate::tool::{Outcome, ToolCall};
 /// A composite tool sets the call's [`parent`](ToolCall::parent) to its own
 /// execution's token so the pipeline knows the call is nested.
 pub trait ToolDispatcher: Send + Sync + 'static {
-    /// Runs `call`; always ends in exactly one outcome.
-    fn dispatch(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<'static, Outcome>;
+    /// Runs `call`; always ends in exactly one outcome (the same frozen value
+    /// the `tools/result` observers saw).
+    fn dispatch(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<'static, Arc<Outcome>>;
 }
 
 impl fmt::Debug for dyn ToolDispatcher {

@@ -169,4 +169,9 @@ impl<T: Send + Sync + 'static> Observer<T> {
     pub fn listener_count(&self) -> usize {
         self.inner.list.len()
     }
+
+    /// Whether a notification for `agent` would reach any observer.
+    pub fn has_listeners(&self, agent: Option<&AgentId>) -> bool {
+        !self.inner.list.view(agent).entries.is_empty()
+    }
 }

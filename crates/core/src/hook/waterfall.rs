@@ -310,6 +310,12 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     pub fn listener_count(&self) -> usize {
         self.inner.list.len()
     }
+
+    /// Whether a dispatch for `agent` would run any listener (if not, it would
+    /// return the default's output).
+    pub fn has_listeners(&self, agent: Option<&AgentId>) -> bool {
+        !self.inner.list.view(agent).entries.is_empty()
+    }
 }
 
 thread_local! {

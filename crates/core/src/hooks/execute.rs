@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::ToolRunContext;
 use crate::hook::Provenance;
-use crate::tool::{ToolError, ToolExecution, ToolHandler};
+use crate::tool::{ErrorCode, ToolError, ToolExecution, ToolHandler};
 
 /// The input of `tools/execute`: the execution, the run context the body will
 /// get, and the body itself (the hook's default runs it).
@@ -81,8 +81,21 @@ impl ExecuteRequest {
     }
 
     /// Runs the body with this request's arguments and context: what the hook's
-    /// default does.
+    /// default does. A signal that is already cancelled when the body would
+    /// start (say, the caller cancelled while a wrapper was waiting) means the
+    /// body never starts: the output is a `CANCELLED` error and the run
+    /// effects do not record a dispatch.
     pub async fn run_body(self) -> ExecuteOutput {
+        if self.context.is_cancelled() {
+            return ExecuteOutput::err(ToolError::with_code(
+                ErrorCode::Cancelled,
+                format!(
+                    "the call of tool `{}` was cancelled before the tool started",
+                    self.execution.name()
+                ),
+            ));
+        }
+        self.context.effects().mark_dispatched();
         let arguments = self.execution.arguments().clone();
         self.handler.call(arguments, self.context).await.into()
     }

@@ -1,0 +1,196 @@
+//! The per-call pipeline (DESIGN §4): every call ends in exactly one outcome.
+//!
+//! ```text
+//! resolve ─► parse ─► validate ─► pre-execute ─► (approval) ─► guards ─► execute ─► output
+//!    │         │          │            │               │           │          │          │
+//!    │         └──────────┴────────────┴───────────────┴───────────┴──────────┴──────────┤
+//!    │                                                                                   ▼
+//!    │                                              post-execute ─► finalize ─► result observers
+//!    └─ unknown tool ───────────────────────────────────────────────────────────► result observers
+//! ```
+
+mod admit;
+mod arguments;
+mod dry_run;
+mod execute;
+mod output;
+mod post;
+mod resolve;
+mod stage;
+mod validate;
+
+use std::sync::{Arc, Weak};
+
+use futures::future::BoxFuture;
+use tack_core::capability::ToolDispatcher;
+use tack_core::context::RunEffects;
+use tack_core::hook::{AgentId, Provenance};
+use tack_core::hooks::ExecutionRecord;
+use tack_core::tool::{CallId, Failure, Outcome, ToolCall, ToolExecution};
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+pub use admit::APPROVAL_STAGE;
+pub use dry_run::DryRun;
+pub use execute::LATE_CANCELLATION_NOTE;
+pub use stage::{Stage, StageRecorder};
+
+use crate::ToolRegistry;
+use crate::registry::{Inner, RegisteredTool};
+use admit::{Admission, AskMode};
+
+impl ToolRegistry {
+    /// Runs one call through every step of the pipeline and returns its one
+    /// outcome — the same frozen value the `tools/result` observers saw.
+    ///
+    /// Never fails: an unknown tool, bad arguments, a denial, a panic in a
+    /// hook or in the tool, a timeout — each is an outcome with a code and a
+    /// message the model can act on. `cancel` is the caller's signal.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tack_core::tool::{ErrorCode, OutputSpec, ToolCall, ToolDefinition};
+    /// use tack_pipeline::ToolRegistry;
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let registry = ToolRegistry::new();
+    /// let _echo = registry.register(
+    ///     ToolDefinition::builder("echo")
+    ///         .description("Repeat the text.")
+    ///         .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}))
+    ///         .output(OutputSpec::new(json!({"type": "string"})))
+    ///         .handler(|args, _cx| async move { Ok(args["text"].clone()) })
+    ///         .build()
+    ///         .unwrap(),
+    /// ).unwrap();
+    ///
+    /// let ok = registry.execute(ToolCall::new("c1", "echo", r#"{"text": "hi"}"#), CancellationToken::new()).await;
+    /// assert_eq!(ok.content[0].as_text(), Some("hi"));
+    ///
+    /// let bad = registry.execute(ToolCall::new("c2", "echo", r#"{"text": 1}"#), CancellationToken::new()).await;
+    /// assert_eq!(bad.error_code(), Some(ErrorCode::InvalidArguments));
+    /// assert_eq!(bad.failure_info().unwrap().pointer.as_deref(), Some("/text"));
+    /// # });
+    /// ```
+    pub async fn execute(&self, call: ToolCall, cancel: CancellationToken) -> Arc<Outcome> {
+        let span = tracing::info_span!(
+            "tool_call",
+            call_id = %call.call_id,
+            tool = %call.name,
+            agent = call.agent.as_ref().map(AgentId::as_str),
+        );
+        self.run_call(call, cancel).instrument(span).await
+    }
+
+    async fn run_call(&self, call: ToolCall, cancel: CancellationToken) -> Arc<Outcome> {
+        self.record(&call.call_id, Stage::Resolve);
+        let tool = match self.resolve_call(&call) {
+            Ok(tool) => tool,
+            Err(failure) => {
+                let outcome = Outcome::failure(call.call_id.clone(), call.name.clone(), failure);
+                return self.publish(call.agent, None, outcome);
+            }
+        };
+        let agent = call.agent.as_ref();
+        let effects = RunEffects::new();
+        let (outcome, execution) = match self.admit(&call, &tool, &cancel, AskMode::Approve).await {
+            Admission::Allowed(execution) => {
+                let outcome = self.run_body(&call, &tool, &execution, &cancel, &effects).await;
+                (outcome, Some(execution))
+            }
+            Admission::Refused {
+                failure,
+                provenance,
+                execution,
+            } => (self.refusal(&call, failure, provenance), execution),
+            Admission::WouldAsk { execution, .. } => {
+                // `Approve` asks instead of reporting; kept total all the same.
+                let failure = Failure::new(
+                    tack_core::tool::ErrorCode::Internal,
+                    "the call needed approval but none was asked",
+                );
+                (self.refusal(&call, failure, None), Some(execution))
+            }
+        };
+        let mut outcome = outcome;
+        // Deferred context survives a failure of the same call.
+        outcome.deferred_context = effects.take_deferred();
+        let mut outcome = self.post_process(&tool, agent, execution.as_ref(), outcome).await;
+        outcome.concluded_turn = outcome.is_success() && effects.concluded();
+        let outcome = self.finalize(&tool, outcome);
+        self.publish(call.agent, execution, outcome)
+    }
+
+    fn refusal(&self, call: &ToolCall, failure: Failure, provenance: Option<Provenance>) -> Outcome {
+        Outcome::failure(call.call_id.clone(), call.name.clone(), failure).with_provenance(provenance)
+    }
+
+    /// Step 10: the tool's `finalize_content`, once, for every outcome of a
+    /// known tool (total: a panicking finalizer keeps the content).
+    fn finalize(&self, tool: &RegisteredTool, mut outcome: Outcome) -> Outcome {
+        self.record(&outcome.call_id, Stage::Finalize);
+        if let Some(content) = tool.definition.finalize_content(&outcome) {
+            outcome.content = content;
+        }
+        outcome
+    }
+
+    /// Step 11: freeze the record and show it to the `tools/result` observers.
+    fn publish(
+        &self,
+        agent: Option<AgentId>,
+        execution: Option<Arc<ToolExecution>>,
+        outcome: Outcome,
+    ) -> Arc<Outcome> {
+        self.record(&outcome.call_id, Stage::Result);
+        let outcome = Arc::new(outcome);
+        let observers = self.inner.hooks.result();
+        if observers.has_listeners(agent.as_ref()) {
+            let record = Arc::new(ExecutionRecord::new(agent.clone(), execution, outcome.clone()));
+            observers.notify(agent.as_ref(), &record);
+        }
+        match outcome.failure_info() {
+            None => tracing::debug!(status = "ok", "tool call finished"),
+            Some(f) => tracing::debug!(status = "error", code = %f.code, message = %f.message, "tool call finished"),
+        }
+        outcome
+    }
+
+    #[inline]
+    pub(crate) fn record(&self, call_id: &CallId, stage: Stage) {
+        if let Some(recorder) = self.inner.config.recorder() {
+            recorder.record(call_id, stage);
+        }
+    }
+}
+
+/// The registry as the nested dispatcher of composite tools. Holds the
+/// registry weakly: the capability lives inside the registry's own slots.
+pub(crate) struct NestedDispatcher(pub(crate) Weak<Inner>);
+
+impl ToolDispatcher for NestedDispatcher {
+    fn dispatch(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<'static, Arc<Outcome>> {
+        let inner = self.0.upgrade();
+        Box::pin(async move {
+            match inner {
+                Some(inner) => ToolRegistry { inner }.execute(call, cancel).await,
+                None => Arc::new(Outcome::failure(
+                    call.call_id,
+                    call.name,
+                    Failure::new(
+                        tack_core::tool::ErrorCode::Internal,
+                        "the tool registry was shut down before this nested call ran",
+                    ),
+                )),
+            }
+        })
+    }
+}
+
+impl ToolDispatcher for ToolRegistry {
+    fn dispatch(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<'static, Arc<Outcome>> {
+        let registry = self.clone();
+        Box::pin(async move { registry.execute(call, cancel).await })
+    }
+}

@@ -1,0 +1,40 @@
+//! Step 1: resolve the called name in the caller's scope.
+
+use std::sync::Arc;
+
+use tack_core::tool::{ErrorCode, Failure, ToolCall, ToolName};
+
+use crate::registry::{RUN_CODE, RegisteredTool};
+use crate::ToolRegistry;
+
+/// The failure for a name the caller cannot see. The same for a missing and a
+/// hidden tool, so scope leaks nothing.
+pub(crate) fn unknown(name: &str) -> Failure {
+    Failure::new(
+        ErrorCode::UnknownTool,
+        format!("unknown tool `{name}`: call one of the tools you were given, by its exact name"),
+    )
+}
+
+impl ToolRegistry {
+    /// Finds the tool the caller named, as the caller's agent sees it. In code
+    /// presentation a model-direct call (no parent token) of a native tool is
+    /// unknown, with a message naming the route.
+    pub(crate) fn resolve_call(&self, call: &ToolCall) -> Result<Arc<RegisteredTool>, Failure> {
+        if ToolName::check(&call.name).is_err() {
+            return Err(unknown(&call.name));
+        }
+        let (tool, presentation) = self.resolve(&call.name, call.agent.as_ref());
+        let tool = tool.ok_or_else(|| unknown(&call.name))?;
+        if call.parent.is_none() && !presentation.allows_direct_calls() {
+            return Err(Failure::new(
+                ErrorCode::UnknownTool,
+                format!(
+                    "tool `{name}` cannot be called directly in code mode: call it from inside `{RUN_CODE}`, as `await tools.{name}({{...}})`",
+                    name = call.name
+                ),
+            ));
+        }
+        Ok(tool)
+    }
+}

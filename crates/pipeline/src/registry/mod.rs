@@ -1,0 +1,356 @@
+//! The tool registry: a global layer, one layer per agent, masks and presentation.
+
+mod presentation;
+mod registered;
+mod restrict;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::RwLock;
+use tack_core::capability::CapabilitySlots;
+use tack_core::hook::{AgentId, Disposer, Scope};
+use tack_core::hooks::ToolHooks;
+use tack_core::plugin::{RegistrationError, ToolRegistrar};
+use tack_core::tool::{ToolDefinition, ToolSchema};
+
+use crate::PipelineConfig;
+pub use presentation::{Presentation, RUN_CODE, UnknownPresentation};
+pub use registered::RegisteredTool;
+pub use restrict::{RestrictError, Restriction};
+
+#[derive(Clone, Default)]
+struct AgentLayer {
+    tools: BTreeMap<String, Arc<RegisteredTool>>,
+    masks: Vec<(u64, Arc<Restriction>)>,
+    presentation: Option<Presentation>,
+}
+
+impl AgentLayer {
+    fn is_empty(&self) -> bool {
+        self.tools.is_empty() && self.masks.is_empty() && self.presentation.is_none()
+    }
+
+    fn permits(&self, name: &str) -> bool {
+        self.masks.iter().all(|(_, m)| m.permits(name))
+    }
+}
+
+#[derive(Default)]
+struct Layers {
+    global: BTreeMap<String, Arc<RegisteredTool>>,
+    agents: HashMap<AgentId, AgentLayer>,
+    presentation: Presentation,
+}
+
+pub(crate) struct Inner {
+    pub(crate) hooks: ToolHooks,
+    pub(crate) capabilities: CapabilitySlots,
+    pub(crate) config: PipelineConfig,
+    layers: RwLock<Layers>,
+    next_id: AtomicU64,
+}
+
+/// The tool registry and the pipeline every call goes through.
+///
+/// * **Layers**: a global layer plus one per agent. An agent's tool shadows a
+///   global tool of the same name for that agent only. Duplicate names in one
+///   layer are an error.
+/// * **Masks**: [`restrict`](Self::restrict) hides global tools from one agent;
+///   masks intersect; an agent's own tools are never masked.
+/// * **Visibility**: a hidden tool is indistinguishable from a missing one.
+/// * **Validators**: input and output schemas are compiled once, at
+///   registration (`jsonschema`); a schema that does not compile is refused.
+///
+/// Cheap to clone (clones share everything).
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::tool::{OutputSpec, ToolDefinition};
+/// use tack_pipeline::ToolRegistry;
+///
+/// let registry = ToolRegistry::new();
+/// let echo = ToolDefinition::builder("echo")
+///     .description("Repeat the text.")
+///     .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
+///     .output(OutputSpec::new(json!({"type": "string"})))
+///     .handler(|args, _cx| async move { Ok(args["text"].clone()) })
+///     .build()
+///     .unwrap();
+/// let _kept = registry.register(echo).unwrap();
+/// assert_eq!(registry.schemas(None)[0].name, "echo");
+/// assert!(registry.get("echo", None).is_some());
+/// ```
+#[derive(Clone)]
+pub struct ToolRegistry {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let layers = self.inner.layers.read();
+        f.debug_struct("ToolRegistry")
+            .field("global", &layers.global.keys().collect::<Vec<_>>())
+            .field("agents", &layers.agents.len())
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ToolRegistry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ToolRegistry {
+    /// An empty registry with fresh hook points and capability slots.
+    pub fn new() -> Self {
+        Self::with_parts(ToolHooks::new(), CapabilitySlots::new(), PipelineConfig::default())
+    }
+
+    /// A registry over existing hook points and capability slots.
+    ///
+    /// The registry provides itself as the `dispatcher` capability (for
+    /// composite tools that make nested calls) unless one is already set.
+    pub fn with_parts(hooks: ToolHooks, capabilities: CapabilitySlots, config: PipelineConfig) -> Self {
+        let inner = Arc::new(Inner {
+            hooks,
+            capabilities,
+            config,
+            layers: RwLock::new(Layers::default()),
+            next_id: AtomicU64::new(1),
+        });
+        if inner.capabilities.snapshot().dispatcher.is_none() {
+            let nested = Arc::new(crate::pipeline::NestedDispatcher(Arc::downgrade(&inner)));
+            inner.capabilities.provide_dispatcher(nested).forget();
+        }
+        Self { inner }
+    }
+
+    /// The tool hook points calls dispatch through.
+    pub fn hooks(&self) -> &ToolHooks {
+        &self.inner.hooks
+    }
+
+    /// The capability slots tool bodies get their capabilities from.
+    pub fn capabilities(&self) -> &CapabilitySlots {
+        &self.inner.capabilities
+    }
+
+    /// The pipeline settings.
+    pub fn config(&self) -> &PipelineConfig {
+        &self.inner.config
+    }
+
+    /// Registers a global tool.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistrationError::Duplicate`] when the global layer has the name,
+    /// [`RegistrationError::Reserved`] for `run_code`,
+    /// [`RegistrationError::InvalidSchema`] when a schema does not compile.
+    pub fn register(&self, definition: ToolDefinition) -> Result<Disposer, RegistrationError> {
+        self.register_in(Scope::Global, definition)
+    }
+
+    /// Registers a tool in `scope` (an agent's tool shadows a global one of the
+    /// same name for that agent).
+    ///
+    /// # Errors
+    ///
+    /// As [`register`](Self::register), for the scope's layer.
+    pub fn register_in(&self, scope: Scope, definition: ToolDefinition) -> Result<Disposer, RegistrationError> {
+        let name = definition.name().to_string();
+        if name == RUN_CODE {
+            return Err(RegistrationError::Reserved {
+                name,
+                reason: "it is the code-mode transport and cannot be registered or shadowed".to_owned(),
+            });
+        }
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let tool = Arc::new(RegisteredTool::compile(id, scope.clone(), definition)?);
+        {
+            let mut layers = self.inner.layers.write();
+            let layer = match &scope {
+                Scope::Agent(agent) => &mut layers.agents.entry(agent.clone()).or_default().tools,
+                _ => &mut layers.global,
+            };
+            if layer.contains_key(&name) {
+                return Err(RegistrationError::Duplicate {
+                    name,
+                    scope: scope.to_string(),
+                });
+            }
+            layer.insert(name.clone(), tool);
+        }
+        tracing::debug!(tool = %name, %scope, "tool registered");
+        let weak = Arc::downgrade(&self.inner);
+        Ok(Disposer::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                let mut layers = inner.layers.write();
+                match &scope {
+                    Scope::Agent(agent) => {
+                        if let Some(layer) = layers.agents.get_mut(agent) {
+                            if layer.tools.get(&name).is_some_and(|t| t.id == id) {
+                                layer.tools.remove(&name);
+                            }
+                            if layer.is_empty() {
+                                layers.agents.remove(agent);
+                            }
+                        }
+                    }
+                    _ => {
+                        if layers.global.get(&name).is_some_and(|t| t.id == id) {
+                            layers.global.remove(&name);
+                        }
+                    }
+                }
+            }
+        }))
+    }
+
+    /// Hides global tools from `agent` with a mask. Masks on one agent
+    /// intersect; disposing one lifts only it.
+    ///
+    /// # Errors
+    ///
+    /// [`RestrictError`] when the restriction is empty, names `run_code`, or
+    /// names tools the agent does not inherit (the message lists them and the
+    /// global tools).
+    pub fn restrict(&self, agent: &AgentId, restriction: Restriction) -> Result<Disposer, RestrictError> {
+        if restriction.is_empty() {
+            return Err(RestrictError::Empty);
+        }
+        if restriction.names().any(|n| n == RUN_CODE) {
+            return Err(RestrictError::Reserved);
+        }
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut layers = self.inner.layers.write();
+            let unknown: Vec<&str> = restriction
+                .names()
+                .filter(|n| !layers.global.contains_key(*n))
+                .map(String::as_str)
+                .collect();
+            if !unknown.is_empty() {
+                let inheritable: Vec<&str> = layers.global.keys().map(String::as_str).collect();
+                return Err(RestrictError::UnknownTools {
+                    agent: agent.to_string(),
+                    unknown: unknown.join(", "),
+                    inheritable: if inheritable.is_empty() {
+                        "(none)".to_owned()
+                    } else {
+                        inheritable.join(", ")
+                    },
+                });
+            }
+            layers
+                .agents
+                .entry(agent.clone())
+                .or_default()
+                .masks
+                .push((id, Arc::new(restriction)));
+        }
+        let weak = Arc::downgrade(&self.inner);
+        let agent = agent.clone();
+        Ok(Disposer::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                let mut layers = inner.layers.write();
+                if let Some(layer) = layers.agents.get_mut(&agent) {
+                    layer.masks.retain(|(mask, _)| *mask != id);
+                    if layer.is_empty() {
+                        layers.agents.remove(&agent);
+                    }
+                }
+            }
+        }))
+    }
+
+    /// Sets how tools are presented, for one agent or (with `None`) as the
+    /// registry's default.
+    pub fn set_presentation(&self, agent: Option<&AgentId>, presentation: Presentation) {
+        let mut layers = self.inner.layers.write();
+        match agent {
+            None => layers.presentation = presentation,
+            Some(agent) => layers.agents.entry(agent.clone()).or_default().presentation = Some(presentation),
+        }
+    }
+
+    /// How tools are presented to `agent`.
+    pub fn presentation(&self, agent: Option<&AgentId>) -> Presentation {
+        let layers = self.inner.layers.read();
+        Self::presentation_in(&layers, agent)
+    }
+
+    fn presentation_in(layers: &Layers, agent: Option<&AgentId>) -> Presentation {
+        agent
+            .and_then(|a| layers.agents.get(a))
+            .and_then(|l| l.presentation)
+            .unwrap_or(layers.presentation)
+    }
+
+    /// The tool named `name` as `agent` sees it: its own, else a global one
+    /// that no mask hides. `None` for a missing or hidden tool alike.
+    pub fn get(&self, name: &str, agent: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
+        let layers = self.inner.layers.read();
+        Self::visible_in(&layers, name, agent)
+    }
+
+    fn visible_in(layers: &Layers, name: &str, agent: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
+        let layer = agent.and_then(|a| layers.agents.get(a));
+        if let Some(own) = layer.and_then(|l| l.tools.get(name)) {
+            return Some(own.clone());
+        }
+        let global = layers.global.get(name)?;
+        layer.is_none_or(|l| l.permits(name)).then(|| global.clone())
+    }
+
+    /// Looks up `name` for `agent` together with the agent's presentation, in
+    /// one read of the registry (the pipeline's snapshot).
+    pub(crate) fn resolve(&self, name: &str, agent: Option<&AgentId>) -> (Option<Arc<RegisteredTool>>, Presentation) {
+        let layers = self.inner.layers.read();
+        (
+            Self::visible_in(&layers, name, agent),
+            Self::presentation_in(&layers, agent),
+        )
+    }
+
+    /// Whether the registration `id` is still the visible `name` for `agent`
+    /// (a tool unregistered mid-call cannot vouch for its output).
+    pub(crate) fn still_registered(&self, tool: &RegisteredTool, agent: Option<&AgentId>) -> bool {
+        self.get(tool.definition.name().as_str(), agent)
+            .is_some_and(|t| t.id == tool.id)
+    }
+
+    /// The model-visible schemas of the tools `agent` sees, sorted by name
+    /// (stable across calls, so prompts stay prefix-cache friendly). Each is a
+    /// copy: changing it changes nothing in the registry.
+    pub fn schemas(&self, agent: Option<&AgentId>) -> Vec<ToolSchema> {
+        self.visible(agent).iter().map(|t| t.definition.schema()).collect()
+    }
+
+    /// The tools `agent` sees, sorted by name.
+    pub fn visible(&self, agent: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
+        let layers = self.inner.layers.read();
+        let layer = agent.and_then(|a| layers.agents.get(a));
+        let mut merged: BTreeMap<&str, &Arc<RegisteredTool>> = layers
+            .global
+            .iter()
+            .filter(|(name, _)| layer.is_none_or(|l| l.permits(name)))
+            .map(|(name, tool)| (name.as_str(), tool))
+            .collect();
+        if let Some(layer) = layer {
+            merged.extend(layer.tools.iter().map(|(name, tool)| (name.as_str(), tool)));
+        }
+        merged.into_values().cloned().collect()
+    }
+}
+
+impl ToolRegistrar for ToolRegistry {
+    fn register_tool(&self, scope: Scope, definition: ToolDefinition) -> Result<Disposer, RegistrationError> {
+        self.register_in(scope, definition)
+    }
+}

@@ -1,0 +1,62 @@
+//! A tool as the registry holds it: the definition and its compiled validators.
+
+use std::fmt;
+
+use jsonschema::Validator;
+use tack_core::hook::Scope;
+use tack_core::plugin::RegistrationError;
+use tack_core::tool::ToolDefinition;
+
+/// A registered tool: its definition, the layer it lives in, and its input and
+/// output validators, compiled once at registration.
+pub struct RegisteredTool {
+    pub(crate) id: u64,
+    pub(crate) scope: Scope,
+    pub(crate) definition: ToolDefinition,
+    pub(crate) input: Validator,
+    pub(crate) output: Validator,
+}
+
+impl fmt::Debug for RegisteredTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredTool")
+            .field("name", self.definition.name())
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RegisteredTool {
+    pub(crate) fn compile(
+        id: u64,
+        scope: Scope,
+        definition: ToolDefinition,
+    ) -> Result<Self, RegistrationError> {
+        let name = definition.name().to_string();
+        let compile = |schema: &serde_json::Value, which: &str| {
+            jsonschema::validator_for(schema).map_err(|e| RegistrationError::InvalidSchema {
+                name: name.clone(),
+                reason: format!("its {which} schema does not compile: {e}"),
+            })
+        };
+        let input = compile(definition.input_schema(), "input")?;
+        let output = compile(definition.output().schema(), "output")?;
+        Ok(Self {
+            id,
+            scope,
+            definition,
+            input,
+            output,
+        })
+    }
+
+    /// The definition.
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    /// The layer the tool was registered in.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+}
