@@ -5,6 +5,9 @@ use std::sync::Arc;
 
 use crate::pipeline::StageRecorder;
 
+/// The highest nesting limit [`PipelineConfig::with_max_depth`] accepts.
+pub const MAX_DEPTH_LIMIT: usize = 127;
+
 /// Limits and diagnostics of the pipeline.
 ///
 /// ```
@@ -47,9 +50,11 @@ impl PipelineConfig {
         self
     }
 
-    /// The deepest nesting of arrays and objects accepted (default 64).
+    /// The deepest nesting of arrays and objects accepted (default 64, at
+    /// most [`MAX_DEPTH_LIMIT`]: the JSON parser's own recursion bound, which
+    /// protects the stack).
     pub fn with_max_depth(mut self, depth: usize) -> Self {
-        self.max_depth = depth;
+        self.max_depth = depth.min(MAX_DEPTH_LIMIT);
         self
     }
 

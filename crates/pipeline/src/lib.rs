@@ -15,7 +15,7 @@ mod config;
 pub(crate) mod pipeline;
 mod registry;
 
-pub use config::PipelineConfig;
+pub use config::{MAX_DEPTH_LIMIT, PipelineConfig};
 pub use pipeline::{APPROVAL_STAGE, DryRun, LATE_CANCELLATION_NOTE, Stage, StageRecorder};
 pub use registry::{
     Presentation, RUN_CODE, RegisteredTool, RestrictError, Restriction, ToolRegistry,

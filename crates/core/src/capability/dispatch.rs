@@ -17,7 +17,11 @@ use crate::tool::{Outcome, ToolCall};
 pub trait ToolDispatcher: Send + Sync + 'static {
     /// Runs `call`; always ends in exactly one outcome (the same frozen value
     /// the `tools/result` observers saw).
-    fn dispatch(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<'static, Arc<Outcome>>;
+    fn dispatch(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Arc<Outcome>>;
 }
 
 impl fmt::Debug for dyn ToolDispatcher {

@@ -24,7 +24,7 @@ pub struct ToolError {
     pub(crate) code: ErrorCode,
     pub(crate) message: String,
     pub(crate) kind: Option<String>,
-    pub(crate) data: Option<Value>,
+    pub(crate) data: Option<Box<Value>>,
 }
 
 impl ToolError {
@@ -55,7 +55,7 @@ impl ToolError {
 
     /// Attaches structured details.
     pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
+        self.data = Some(Box::new(data));
         self
     }
 
@@ -76,7 +76,7 @@ impl ToolError {
 
     /// The structured details, if any.
     pub fn data(&self) -> Option<&Value> {
-        self.data.as_ref()
+        self.data.as_deref()
     }
 }
 

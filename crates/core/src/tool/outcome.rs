@@ -109,7 +109,7 @@ pub struct Failure {
     pub kind: Option<String>,
     /// Structured details from the tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
+    pub data: Option<Box<Value>>,
     /// Whether the tool body had been dispatched when the call failed (what a
     /// `CANCELLED` outcome needs to say).
     #[serde(default)]

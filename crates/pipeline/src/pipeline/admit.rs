@@ -44,7 +44,11 @@ pub(crate) enum AskMode {
     Report,
 }
 
-fn refused(failure: Failure, provenance: Option<Provenance>, execution: Option<&Arc<ToolExecution>>) -> Admission {
+fn refused(
+    failure: Failure,
+    provenance: Option<Provenance>,
+    execution: Option<&Arc<ToolExecution>>,
+) -> Admission {
     Admission::Refused {
         failure,
         provenance,
@@ -53,7 +57,10 @@ fn refused(failure: Failure, provenance: Option<Provenance>, execution: Option<&
 }
 
 /// A hook listener's panic, as the failure that ends the call (fail closed).
-pub(crate) fn listener_failure(error: &HookError, consequence: &str) -> (Failure, Option<Provenance>) {
+pub(crate) fn listener_failure(
+    error: &HookError,
+    consequence: &str,
+) -> (Failure, Option<Provenance>) {
     let provenance = error
         .listener()
         .map(|name| Provenance::listener(error.hook(), name.to_owned()));
@@ -76,7 +83,9 @@ pub(crate) fn listener_failure(error: &HookError, consequence: &str) -> (Failure
 fn cancelled_before_dispatch(tool: &str) -> Failure {
     Failure::new(
         ErrorCode::Cancelled,
-        format!("the call of tool `{tool}` was cancelled before the tool started; nothing was done"),
+        format!(
+            "the call of tool `{tool}` was cancelled before the tool started; nothing was done"
+        ),
     )
     .with_dispatched(false)
 }
@@ -103,7 +112,10 @@ impl ToolRegistry {
         if let Some(violations) = check(&tool.input, &arguments) {
             let failure = Failure::new(
                 ErrorCode::InvalidArguments,
-                format!("invalid arguments for tool `{name}`: {}", violations.message),
+                format!(
+                    "invalid arguments for tool `{name}`: {}",
+                    violations.message
+                ),
             )
             .with_pointer(violations.pointer);
             return refused(failure, None, None);
@@ -162,7 +174,9 @@ impl ToolRegistry {
             }
             PreVerdict::Ask { reason } => {
                 self.record(&call.call_id, Stage::Approval);
-                if let Err((failure, provenance)) = self.ask_approval(&execution, reason, cancel).await {
+                if let Err((failure, provenance)) =
+                    self.ask_approval(&execution, reason, cancel).await
+                {
                     return refused(failure, provenance, Some(&execution));
                 }
             }
@@ -185,7 +199,13 @@ impl ToolRegistry {
         cancel: &CancellationToken,
     ) -> Result<(), Admission> {
         self.record(&call.call_id, Stage::Guard);
-        match self.inner.hooks.guards().run(call.agent.as_ref(), execution).await {
+        match self
+            .inner
+            .hooks
+            .guards()
+            .run(call.agent.as_ref(), execution)
+            .await
+        {
             Ok(GuardOutcome::Passed) => {}
             Ok(GuardOutcome::Denied { reason, provenance }) => {
                 return Err(refused(
@@ -196,7 +216,10 @@ impl ToolRegistry {
             }
             Ok(_) => {
                 return Err(refused(
-                    Failure::new(ErrorCode::Internal, "a guard returned an outcome this pipeline does not know; the call was not run"),
+                    Failure::new(
+                        ErrorCode::Internal,
+                        "a guard returned an outcome this pipeline does not know; the call was not run",
+                    ),
                     None,
                     Some(execution),
                 ));
@@ -245,7 +268,10 @@ impl ToolRegistry {
             execution.agent().cloned(),
             reason,
         );
-        let asked = AssertUnwindSafe(approver.request(request, cancel.clone())).catch_unwind();
+        // The call itself inside the future: a service that panics before
+        // returning its future is contained like one that panics while polled.
+        let asked = AssertUnwindSafe(async { approver.request(request, cancel.clone()).await })
+            .catch_unwind();
         let answer = tokio::select! {
             biased;
             () = cancel.cancelled() => None,

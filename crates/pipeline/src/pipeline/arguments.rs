@@ -113,12 +113,20 @@ mod tests {
         let err = materialize(&nested(65), &config).unwrap_err();
         assert!(err.message.contains("65 levels"), "{}", err.message);
         let err = materialize(&nested(1000), &config).unwrap_err();
-        assert!(err.message.contains("nested more than 64"), "{}", err.message);
+        assert!(
+            err.message.contains("nested more than 64"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
     fn huge_integers_are_kept_exactly() {
-        let value = materialize(r#"{"n": 123456789012345678901234567890}"#, &PipelineConfig::default()).unwrap();
+        let value = materialize(
+            r#"{"n": 123456789012345678901234567890}"#,
+            &PipelineConfig::default(),
+        )
+        .unwrap();
         assert_eq!(value["n"].to_string(), "123456789012345678901234567890");
     }
 

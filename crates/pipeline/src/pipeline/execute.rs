@@ -17,8 +17,7 @@ use crate::ToolRegistry;
 use crate::registry::RegisteredTool;
 
 /// The note a success carries when cancellation arrived after the body finished.
-pub const LATE_CANCELLATION_NOTE: &str =
-    "cancellation was requested after the tool had completed: its work happened, and its result is kept";
+pub const LATE_CANCELLATION_NOTE: &str = "cancellation was requested after the tool had completed: its work happened, and its result is kept";
 
 impl ToolRegistry {
     pub(crate) async fn run_body(
@@ -64,13 +63,18 @@ impl ToolRegistry {
             Ok(output) => output,
             Err(HookError::DefaultPanicked { message, .. }) => {
                 return fail(
-                    Failure::new(ErrorCode::ExecutionFailed, format!("tool `{name}` panicked: {message}"))
-                        .with_dispatched(true),
+                    Failure::new(
+                        ErrorCode::ExecutionFailed,
+                        format!("tool `{name}` panicked: {message}"),
+                    )
+                    .with_dispatched(true),
                 );
             }
             Err(error) => {
-                let (failure, provenance) = listener_failure(&error, "the tool's result is unknown");
-                return fail(failure.with_dispatched(effects.dispatched())).with_provenance(provenance);
+                let (failure, provenance) =
+                    listener_failure(&error, "the tool's result is unknown");
+                return fail(failure.with_dispatched(effects.dispatched()))
+                    .with_provenance(provenance);
             }
         };
         let (result, provenance) = output.into_parts();
@@ -97,10 +101,11 @@ impl ToolRegistry {
         }
 
         self.record(&call.call_id, Stage::Output);
-        match self.normalize_output(tool, agent, execution.arguments(), value) {
+        match self.normalize_output(tool, execution.arguments(), value) {
             Ok(rendered) => {
-                let mut outcome = Outcome::success(call.call_id.clone(), name, rendered.value, rendered.content)
-                    .with_provenance(provenance);
+                let mut outcome =
+                    Outcome::success(call.call_id.clone(), name, rendered.value, rendered.content)
+                        .with_provenance(provenance);
                 outcome.presentation = rendered.presentation;
                 if cancel.is_cancelled() {
                     outcome.notes.push(LATE_CANCELLATION_NOTE.to_owned());

@@ -96,7 +96,9 @@ impl ToolRegistry {
         let effects = RunEffects::new();
         let (outcome, execution) = match self.admit(&call, &tool, &cancel, AskMode::Approve).await {
             Admission::Allowed(execution) => {
-                let outcome = self.run_body(&call, &tool, &execution, &cancel, &effects).await;
+                let outcome = self
+                    .run_body(&call, &tool, &execution, &cancel, &effects)
+                    .await;
                 (outcome, Some(execution))
             }
             Admission::Refused {
@@ -116,14 +118,28 @@ impl ToolRegistry {
         let mut outcome = outcome;
         // Deferred context survives a failure of the same call.
         outcome.deferred_context = effects.take_deferred();
-        let mut outcome = self.post_process(&tool, agent, execution.as_ref(), outcome).await;
+        let mut outcome = self
+            .post_process(&tool, agent, execution.as_ref(), outcome)
+            .await;
+        if outcome.is_success()
+            && cancel.is_cancelled()
+            && !outcome.notes.iter().any(|n| n == LATE_CANCELLATION_NOTE)
+        {
+            outcome.notes.push(LATE_CANCELLATION_NOTE.to_owned());
+        }
         outcome.concluded_turn = outcome.is_success() && effects.concluded();
         let outcome = self.finalize(&tool, outcome);
         self.publish(call.agent, execution, outcome)
     }
 
-    fn refusal(&self, call: &ToolCall, failure: Failure, provenance: Option<Provenance>) -> Outcome {
-        Outcome::failure(call.call_id.clone(), call.name.clone(), failure).with_provenance(provenance)
+    fn refusal(
+        &self,
+        call: &ToolCall,
+        failure: Failure,
+        provenance: Option<Provenance>,
+    ) -> Outcome {
+        Outcome::failure(call.call_id.clone(), call.name.clone(), failure)
+            .with_provenance(provenance)
     }
 
     /// Step 10: the tool's `finalize_content`, once, for every outcome of a
@@ -147,12 +163,18 @@ impl ToolRegistry {
         let outcome = Arc::new(outcome);
         let observers = self.inner.hooks.result();
         if observers.has_listeners(agent.as_ref()) {
-            let record = Arc::new(ExecutionRecord::new(agent.clone(), execution, outcome.clone()));
+            let record = Arc::new(ExecutionRecord::new(
+                agent.clone(),
+                execution,
+                outcome.clone(),
+            ));
             observers.notify(agent.as_ref(), &record);
         }
         match outcome.failure_info() {
             None => tracing::debug!(status = "ok", "tool call finished"),
-            Some(f) => tracing::debug!(status = "error", code = %f.code, message = %f.message, "tool call finished"),
+            Some(f) => {
+                tracing::debug!(status = "error", code = %f.code, message = %f.message, "tool call finished")
+            }
         }
         outcome
     }
@@ -170,7 +192,11 @@ impl ToolRegistry {
 pub(crate) struct NestedDispatcher(pub(crate) Weak<Inner>);
 
 impl ToolDispatcher for NestedDispatcher {
-    fn dispatch(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<'static, Arc<Outcome>> {
+    fn dispatch(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Arc<Outcome>> {
         let inner = self.0.upgrade();
         Box::pin(async move {
             match inner {
@@ -189,7 +215,11 @@ impl ToolDispatcher for NestedDispatcher {
 }
 
 impl ToolDispatcher for ToolRegistry {
-    fn dispatch(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<'static, Arc<Outcome>> {
+    fn dispatch(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Arc<Outcome>> {
         let registry = self.clone();
         Box::pin(async move { registry.execute(call, cancel).await })
     }

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tack_core::hook::AgentId;
 use tack_core::tool::{ContentBlock, ErrorCode, Failure};
 
 use super::resolve::unknown;
@@ -29,13 +28,12 @@ impl ToolRegistry {
     pub(crate) fn normalize_output(
         &self,
         tool: &RegisteredTool,
-        agent: Option<&AgentId>,
         arguments: &Value,
         value: Value,
     ) -> Result<Rendered, Failure> {
         let definition = &tool.definition;
         let name = definition.name().as_str();
-        if !self.still_registered(tool, agent) {
+        if !self.still_registered(tool) {
             let mut failure = unknown(name);
             failure.message = format!(
                 "tool `{name}` was unregistered while the call ran, so its result cannot be checked against its output schema"
@@ -56,7 +54,11 @@ impl ToolRegistry {
         let presentation = definition
             .output()
             .presentation_value(arguments, &value)
-            .map_err(|e| invalid(format!("tool `{name}` could not project its presentation meta: {e}")))?;
+            .map_err(|e| {
+                invalid(format!(
+                    "tool `{name}` could not project its presentation meta: {e}"
+                ))
+            })?;
         Ok(Rendered {
             value: Arc::new(value),
             content,

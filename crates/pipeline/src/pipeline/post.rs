@@ -30,7 +30,7 @@ impl ToolRegistry {
         let outcome = Arc::unwrap_or_clone(frozen);
         match decision {
             Ok(decision) if decision.is_accept() => outcome,
-            Ok(decision) => self.apply_post_decision(tool, agent, execution, outcome, decision),
+            Ok(decision) => self.apply_post_decision(tool, execution, outcome, decision),
             Err(error) => {
                 // Fail closed: a redaction or audit hook that broke must not let
                 // the unprocessed result through.
@@ -49,7 +49,6 @@ impl ToolRegistry {
     fn apply_post_decision(
         &self,
         tool: &RegisteredTool,
-        agent: Option<&AgentId>,
         execution: Option<&Arc<ToolExecution>>,
         mut outcome: Outcome,
         decision: PostDecision,
@@ -58,7 +57,9 @@ impl ToolRegistry {
         let by = provenance
             .as_ref()
             .map_or_else(|| "a post-execute listener".to_owned(), ToString::to_string);
-        outcome.deferred_context.extend(decision.context().iter().cloned());
+        outcome
+            .deferred_context
+            .extend(decision.context().iter().cloned());
         match &outcome.status {
             Status::Ok { .. } => {
                 if decision.value().is_some() && decision.content().is_some() {
@@ -82,16 +83,21 @@ impl ToolRegistry {
                 }
                 if let Some(value) = decision.value() {
                     let arguments = execution.map(|e| e.arguments().clone()).unwrap_or_default();
-                    match self.normalize_output(tool, agent, &arguments, value.clone()) {
+                    match self.normalize_output(tool, &arguments, value.clone()) {
                         Ok(rendered) => {
-                            outcome.status = Status::Ok { value: rendered.value };
+                            outcome.status = Status::Ok {
+                                value: rendered.value,
+                            };
                             outcome.content = rendered.content;
                             outcome.presentation = rendered.presentation;
                         }
                         Err(failure) => {
-                            let mut failed =
-                                Outcome::failure(outcome.call_id, outcome.tool, failure.with_dispatched(true))
-                                    .with_provenance(provenance);
+                            let mut failed = Outcome::failure(
+                                outcome.call_id,
+                                outcome.tool,
+                                failure.with_dispatched(true),
+                            )
+                            .with_provenance(provenance);
                             failed.deferred_context = outcome.deferred_context;
                             return failed;
                         }
@@ -110,9 +116,16 @@ impl ToolRegistry {
                         "{by} asked to replace the value of (or block) a failed call; a failure cannot become a success, so that part was ignored"
                     ));
                 }
+                // A failure keeps who decided it (the denying listener, guard or
+                // approval outcome, §8.2): an audit or redaction listener that
+                // adds context or rewrites content did not decide the failure.
+                return outcome;
             }
         }
-        outcome.provenance = provenance.or(outcome.provenance);
+        // Only a replacement changes who decided; added context does not.
+        if decision.value().is_some() || decision.content().is_some() {
+            outcome.provenance = provenance.or(outcome.provenance);
+        }
         outcome
     }
 }

@@ -4,15 +4,33 @@ use std::sync::Arc;
 
 use tack_core::tool::{ErrorCode, Failure, ToolCall, ToolName};
 
-use crate::registry::{RUN_CODE, RegisteredTool};
 use crate::ToolRegistry;
+use crate::registry::{RUN_CODE, RegisteredTool};
+
+/// A called name as messages quote it: at most 64 characters (more is
+/// elided), backticks replaced, so a hostile name cannot bloat or break the
+/// message.
+pub(crate) fn quoted_name(name: &str) -> String {
+    let mut shown: String = name
+        .chars()
+        .take(64)
+        .map(|c| if c == '`' { '\'' } else { c })
+        .collect();
+    if name.chars().count() > 64 {
+        shown.push('…');
+    }
+    shown
+}
 
 /// The failure for a name the caller cannot see. The same for a missing and a
 /// hidden tool, so scope leaks nothing.
 pub(crate) fn unknown(name: &str) -> Failure {
     Failure::new(
         ErrorCode::UnknownTool,
-        format!("unknown tool `{name}`: call one of the tools you were given, by its exact name"),
+        format!(
+            "unknown tool `{}`: call one of the tools you were given, by its exact name",
+            quoted_name(name)
+        ),
     )
 }
 

@@ -68,7 +68,11 @@ mod tests {
         assert!(v.message.contains("at `/n`"), "{}", v.message);
         assert!(v.message.contains("\"integer\""), "{}", v.message);
         assert!(v.message.contains("at the top level"), "{}", v.message);
-        assert!(v.message.contains("\"path\" is a required property"), "{}", v.message);
+        assert!(
+            v.message.contains("\"path\" is a required property"),
+            "{}",
+            v.message
+        );
         assert!(check(&validator, &json!({"path": 1})).is_none());
     }
 }

@@ -108,14 +108,22 @@ impl Default for ToolRegistry {
 impl ToolRegistry {
     /// An empty registry with fresh hook points and capability slots.
     pub fn new() -> Self {
-        Self::with_parts(ToolHooks::new(), CapabilitySlots::new(), PipelineConfig::default())
+        Self::with_parts(
+            ToolHooks::new(),
+            CapabilitySlots::new(),
+            PipelineConfig::default(),
+        )
     }
 
     /// A registry over existing hook points and capability slots.
     ///
     /// The registry provides itself as the `dispatcher` capability (for
     /// composite tools that make nested calls) unless one is already set.
-    pub fn with_parts(hooks: ToolHooks, capabilities: CapabilitySlots, config: PipelineConfig) -> Self {
+    pub fn with_parts(
+        hooks: ToolHooks,
+        capabilities: CapabilitySlots,
+        config: PipelineConfig,
+    ) -> Self {
         let inner = Arc::new(Inner {
             hooks,
             capabilities,
@@ -162,12 +170,17 @@ impl ToolRegistry {
     /// # Errors
     ///
     /// As [`register`](Self::register), for the scope's layer.
-    pub fn register_in(&self, scope: Scope, definition: ToolDefinition) -> Result<Disposer, RegistrationError> {
+    pub fn register_in(
+        &self,
+        scope: Scope,
+        definition: ToolDefinition,
+    ) -> Result<Disposer, RegistrationError> {
         let name = definition.name().to_string();
         if name == RUN_CODE {
             return Err(RegistrationError::Reserved {
                 name,
-                reason: "it is the code-mode transport and cannot be registered or shadowed".to_owned(),
+                reason: "it is the code-mode transport and cannot be registered or shadowed"
+                    .to_owned(),
             });
         }
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
@@ -220,7 +233,11 @@ impl ToolRegistry {
     /// [`RestrictError`] when the restriction is empty, names `run_code`, or
     /// names tools the agent does not inherit (the message lists them and the
     /// global tools).
-    pub fn restrict(&self, agent: &AgentId, restriction: Restriction) -> Result<Disposer, RestrictError> {
+    pub fn restrict(
+        &self,
+        agent: &AgentId,
+        restriction: Restriction,
+    ) -> Result<Disposer, RestrictError> {
         if restriction.is_empty() {
             return Err(RestrictError::Empty);
         }
@@ -275,7 +292,9 @@ impl ToolRegistry {
         let mut layers = self.inner.layers.write();
         match agent {
             None => layers.presentation = presentation,
-            Some(agent) => layers.agents.entry(agent.clone()).or_default().presentation = Some(presentation),
+            Some(agent) => {
+                layers.agents.entry(agent.clone()).or_default().presentation = Some(presentation)
+            }
         }
     }
 
@@ -299,18 +318,28 @@ impl ToolRegistry {
         Self::visible_in(&layers, name, agent)
     }
 
-    fn visible_in(layers: &Layers, name: &str, agent: Option<&AgentId>) -> Option<Arc<RegisteredTool>> {
+    fn visible_in(
+        layers: &Layers,
+        name: &str,
+        agent: Option<&AgentId>,
+    ) -> Option<Arc<RegisteredTool>> {
         let layer = agent.and_then(|a| layers.agents.get(a));
         if let Some(own) = layer.and_then(|l| l.tools.get(name)) {
             return Some(own.clone());
         }
         let global = layers.global.get(name)?;
-        layer.is_none_or(|l| l.permits(name)).then(|| global.clone())
+        layer
+            .is_none_or(|l| l.permits(name))
+            .then(|| global.clone())
     }
 
     /// Looks up `name` for `agent` together with the agent's presentation, in
     /// one read of the registry (the pipeline's snapshot).
-    pub(crate) fn resolve(&self, name: &str, agent: Option<&AgentId>) -> (Option<Arc<RegisteredTool>>, Presentation) {
+    pub(crate) fn resolve(
+        &self,
+        name: &str,
+        agent: Option<&AgentId>,
+    ) -> (Option<Arc<RegisteredTool>>, Presentation) {
         let layers = self.inner.layers.read();
         (
             Self::visible_in(&layers, name, agent),
@@ -318,18 +347,27 @@ impl ToolRegistry {
         )
     }
 
-    /// Whether the registration `id` is still the visible `name` for `agent`
-    /// (a tool unregistered mid-call cannot vouch for its output).
-    pub(crate) fn still_registered(&self, tool: &RegisteredTool, agent: Option<&AgentId>) -> bool {
-        self.get(tool.definition.name().as_str(), agent)
-            .is_some_and(|t| t.id == tool.id)
+    /// Whether `tool`'s registration still exists in its own layer (a tool
+    /// unregistered mid-call cannot vouch for its output; one merely shadowed
+    /// meanwhile still can).
+    pub(crate) fn still_registered(&self, tool: &RegisteredTool) -> bool {
+        let layers = self.inner.layers.read();
+        let name = tool.definition.name().as_str();
+        let current = match &tool.scope {
+            Scope::Agent(agent) => layers.agents.get(agent).and_then(|l| l.tools.get(name)),
+            _ => layers.global.get(name),
+        };
+        current.is_some_and(|t| t.id == tool.id)
     }
 
     /// The model-visible schemas of the tools `agent` sees, sorted by name
     /// (stable across calls, so prompts stay prefix-cache friendly). Each is a
     /// copy: changing it changes nothing in the registry.
     pub fn schemas(&self, agent: Option<&AgentId>) -> Vec<ToolSchema> {
-        self.visible(agent).iter().map(|t| t.definition.schema()).collect()
+        self.visible(agent)
+            .iter()
+            .map(|t| t.definition.schema())
+            .collect()
     }
 
     /// The tools `agent` sees, sorted by name.
@@ -350,7 +388,11 @@ impl ToolRegistry {
 }
 
 impl ToolRegistrar for ToolRegistry {
-    fn register_tool(&self, scope: Scope, definition: ToolDefinition) -> Result<Disposer, RegistrationError> {
+    fn register_tool(
+        &self,
+        scope: Scope,
+        definition: ToolDefinition,
+    ) -> Result<Disposer, RegistrationError> {
         self.register_in(scope, definition)
     }
 }

@@ -1,0 +1,210 @@
+//! Ask → approval service (PRE-007, PRE-008, PRE-013, CAN-002).
+
+use std::sync::atomic::Ordering;
+
+use tack_core::hook::Decider;
+use tack_core::policy::{ApprovalOutcome, PreDecision};
+use tack_core::tool::{ErrorCode, ToolCall};
+use tack_pipeline::APPROVAL_STAGE;
+use tokio_util::sync::CancellationToken;
+
+use crate::harness::*;
+
+fn asking(
+    approver: Option<std::sync::Arc<Approver>>,
+) -> (Harness, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let h = Harness::new();
+    let (def, runs) = counted_echo("echo");
+    h.add(def);
+    if let Some(approver) = approver {
+        h.registry
+            .capabilities()
+            .provide_approval(approver)
+            .forget();
+    }
+    h.registry
+        .hooks()
+        .pre_execute()
+        .tap("gate", |_exec, _next| async move {
+            PreDecision::ask("echo has side effects")
+        })
+        .forget();
+    (h, runs)
+}
+
+const DENIED_PATH: [&str; 8] = [
+    "resolve", "parse", "validate", "pre", "approval", "post", "finalize", "result",
+];
+
+#[tokio::test]
+async fn allowed_once_runs_the_call_and_the_request_carries_no_arguments() {
+    let approver = Approver::answering(ApprovalOutcome::AllowedOnce);
+    let (h, runs) = asking(Some(approver.clone()));
+    let out = h.call("c", "echo", r#"{"text": "secret"}"#).await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let requests = approver.requests.lock();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].call_id.as_str(), "c");
+    assert_eq!(requests[0].tool, "echo");
+    assert_eq!(requests[0].reason, "echo has side effects");
+    assert!(
+        !format!("{:?}", requests[0]).contains("secret"),
+        "arguments are not sent"
+    );
+    assert_eq!(
+        h.stages("c"),
+        [
+            "resolve", "parse", "validate", "pre", "approval", "guard", "execute", "output",
+            "post", "finalize", "result"
+        ]
+    );
+}
+
+// PRE-007 (tack §8.2: each non-grant is DENIED with its own message and provenance)
+#[tokio::test]
+async fn each_non_grant_is_a_distinct_denial() {
+    let cases = [
+        (
+            ApprovalOutcome::Denied { reason: None },
+            "the user declined tool `echo`",
+            "denied",
+        ),
+        (
+            ApprovalOutcome::Denied {
+                reason: Some("not now".into()),
+            },
+            "the user declined tool `echo`: not now",
+            "denied",
+        ),
+        (
+            ApprovalOutcome::Cancelled,
+            "the approval request for tool `echo` was cancelled",
+            "cancelled",
+        ),
+        (
+            ApprovalOutcome::Unavailable { reason: None },
+            "tool `echo` needs approval, but no approver is available to ask",
+            "unavailable",
+        ),
+    ];
+    for (answer, message, by) in cases {
+        let (h, runs) = asking(Some(Approver::answering(answer)));
+        let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+        let f = failure(&out);
+        assert_eq!(f.code, ErrorCode::Denied);
+        assert_eq!(f.message, message);
+        assert!(!f.message.contains("you "), "does not blame the user");
+        let provenance = out.provenance.as_ref().unwrap();
+        assert_eq!(provenance.hook, APPROVAL_STAGE);
+        assert_eq!(provenance.decider, Decider::Listener(by.into()));
+        assert_eq!(runs.load(Ordering::SeqCst), 0);
+        assert_eq!(h.stages("c"), DENIED_PATH);
+    }
+}
+
+// PRE-007: no approval service installed.
+#[tokio::test]
+async fn ask_without_an_approval_service_is_denied() {
+    let (h, runs) = asking(None);
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Denied);
+    assert!(
+        f.message.contains("no approver is available"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.message.contains("no approval service is installed"),
+        "{}",
+        f.message
+    );
+    assert_eq!(
+        out.provenance.as_ref().unwrap().decider,
+        Decider::Listener("no approver".into())
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+// Bad input: an approval service that panics. PRE-013 (tack: fail closed as DENIED)
+#[tokio::test]
+async fn panicking_approval_service_is_a_denial() {
+    for behaviour in [Behaviour::Panic, Behaviour::PanicEagerly] {
+        let (h, runs) = asking(Some(Approver::new(behaviour)));
+        let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+        let f = failure(&out);
+        assert_eq!(f.code, ErrorCode::Denied, "{out:?}");
+        assert!(
+            f.message.contains("the approval service failed"),
+            "{}",
+            f.message
+        );
+        assert!(f.message.contains("the approver blew up"), "{}", f.message);
+        assert_eq!(
+            out.provenance.as_ref().unwrap().decider,
+            Decider::Listener("panicked".into())
+        );
+        assert_eq!(runs.load(Ordering::SeqCst), 0);
+        assert_eq!(h.stages("c"), DENIED_PATH);
+        assert_eq!(h.observed("c").len(), 1);
+    }
+}
+
+// Bad input: an approval service that never answers before cancellation. PRE-008
+#[tokio::test(start_paused = true)]
+async fn approval_that_never_answers_ends_cancelled_when_the_caller_cancels() {
+    let approver = Approver::new(Behaviour::Never);
+    let (h, runs) = asking(Some(approver.clone()));
+    let cancel = CancellationToken::new();
+    let call = h.registry.execute(
+        ToolCall::new("c", "echo", r#"{"text": "a"}"#),
+        cancel.clone(),
+    );
+    let canceller = async {
+        // Let the call reach the approver, then cancel.
+        while approver.requests.lock().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        cancel.cancel();
+    };
+    let (out, ()) = tokio::join!(call, canceller);
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Cancelled);
+    assert!(!f.dispatched);
+    assert!(f.message.contains("nothing was done"), "{}", f.message);
+    assert_eq!(out.provenance.as_ref().unwrap().hook, APPROVAL_STAGE);
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert_eq!(h.stages("c"), DENIED_PATH);
+    assert_eq!(h.observed("c").len(), 1);
+}
+
+// PRE-008: a grant that arrives after the caller cancelled does not run the body.
+#[tokio::test]
+async fn a_grant_after_cancellation_does_not_run_the_body() {
+    let h = Harness::new();
+    let (def, runs) = counted_echo("echo");
+    h.add(def);
+    h.registry
+        .capabilities()
+        .provide_approval(Approver::answering(ApprovalOutcome::AllowedOnce))
+        .forget();
+    let cancel = CancellationToken::new();
+    let inside = cancel.clone();
+    let _gate = h
+        .registry
+        .hooks()
+        .pre_execute()
+        .tap("gate", move |_exec, _next| {
+            // The caller gives up while the question is being put.
+            inside.cancel();
+            async move { PreDecision::ask("confirm") }
+        });
+    let out = h
+        .registry
+        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancel)
+        .await;
+    assert_eq!(out.error_code(), Some(ErrorCode::Cancelled));
+    assert!(!failure(&out).dispatched);
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}

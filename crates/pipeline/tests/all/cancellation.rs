@@ -1,0 +1,307 @@
+//! Cancellation before and after dispatch (CAN-*).
+
+use std::sync::atomic::Ordering;
+
+use serde_json::json;
+use tack_core::hooks::{ExecuteOutput, PostDecision};
+use tack_core::policy::PreDecision;
+use tack_core::tool::{ErrorCode, ToolCall, ToolError};
+use tack_pipeline::LATE_CANCELLATION_NOTE;
+use tokio_util::sync::CancellationToken;
+
+use crate::harness::*;
+
+fn cancelled() -> CancellationToken {
+    let token = CancellationToken::new();
+    token.cancel();
+    token
+}
+
+// CAN-001 (tack §8.4: post-execute and finalize still see the outcome)
+#[tokio::test]
+async fn pre_cancelled_call_runs_no_policy_and_publishes_once() {
+    let h = Harness::new();
+    let (def, runs) = counted_echo("echo");
+    h.add(def);
+    let log = Log::default();
+    let pre = log.clone();
+    let _pre = h
+        .registry
+        .hooks()
+        .pre_execute()
+        .tap("pre", move |exec, next| {
+            pre.push("pre");
+            next.run(exec)
+        });
+    let post = log.clone();
+    let _post = h
+        .registry
+        .hooks()
+        .post_execute()
+        .tap("post", move |input, next| {
+            post.push("post");
+            next.run(input)
+        });
+    let out = h
+        .registry
+        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancelled())
+        .await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Cancelled);
+    assert!(!f.dispatched);
+    assert!(
+        f.message.contains("cancelled before the tool started"),
+        "{}",
+        f.message
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert_eq!(log.entries(), ["post"]);
+    assert_eq!(
+        h.stages("c"),
+        ["resolve", "parse", "validate", "post", "finalize", "result"]
+    );
+    assert_eq!(h.observed("c").len(), 1);
+}
+
+// CAN-002
+#[tokio::test]
+async fn cancellation_during_an_async_pre_gate_prevents_dispatch() {
+    let h = Harness::new();
+    let (def, runs) = counted_echo("echo");
+    h.add(def);
+    let cancel = CancellationToken::new();
+    let inside = cancel.clone();
+    let _gate = h
+        .registry
+        .hooks()
+        .pre_execute()
+        .tap("slow-gate", move |_exec, _next| {
+            let inside = inside.clone();
+            async move {
+                tokio::task::yield_now().await;
+                inside.cancel();
+                PreDecision::allow()
+            }
+        });
+    let out = h
+        .registry
+        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancel)
+        .await;
+    assert_eq!(out.error_code(), Some(ErrorCode::Cancelled));
+    assert!(!failure(&out).dispatched);
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+// Step 5 also re-checks after the guards settle.
+#[tokio::test]
+async fn cancellation_during_an_async_guard_prevents_dispatch() {
+    let h = Harness::new();
+    let (def, runs) = counted_echo("echo");
+    h.add(def);
+    let cancel = CancellationToken::new();
+    let inside = cancel.clone();
+    let _guard = h.registry.hooks().guards().add_async(
+        tack_core::hook::Scope::Global,
+        "slow-guard",
+        move |_exec| {
+            let inside = inside.clone();
+            async move {
+                inside.cancel();
+                tack_core::policy::GuardVerdict::Pass
+            }
+        },
+    );
+    let out = h
+        .registry
+        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancel)
+        .await;
+    assert_eq!(out.error_code(), Some(ErrorCode::Cancelled));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        h.stages("c"),
+        [
+            "resolve", "parse", "validate", "pre", "guard", "post", "finalize", "result"
+        ]
+    );
+}
+
+// CAN-004
+#[tokio::test]
+async fn wrapper_that_delegates_after_cancellation_does_not_start_the_body() {
+    let h = Harness::new();
+    let (def, runs) = counted_echo("echo");
+    h.add(def);
+    let cancel = CancellationToken::new();
+    let inside = cancel.clone();
+    let _wrap = h
+        .registry
+        .hooks()
+        .execute()
+        .tap("slow-wrapper", move |req, next| {
+            inside.cancel();
+            next.run(req)
+        });
+    let out = h
+        .registry
+        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancel)
+        .await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Cancelled);
+    assert!(!f.dispatched);
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+// CAN-005: a wrapper's answer for a body that never ran is replaced after
+// cancellation; the wrapper's deferred context is kept.
+#[tokio::test]
+async fn wrapper_short_circuit_after_cancellation_is_cancelled_and_keeps_context() {
+    let h = Harness::new();
+    h.add(echo("echo"));
+    let cancel = CancellationToken::new();
+    let inside = cancel.clone();
+    let _wrap = h
+        .registry
+        .hooks()
+        .execute()
+        .tap("cache", move |req, _next| {
+            inside.cancel();
+            req.context().defer_context("served from cache");
+            async move { ExecuteOutput::ok(json!("cached")) }
+        });
+    let out = h
+        .registry
+        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancel)
+        .await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Cancelled);
+    assert!(!f.dispatched);
+    assert_eq!(out.deferred_context, ["served from cache"]);
+}
+
+// CAN-006 / CAN-008 (tack §8.5: a completed success is kept, with a note)
+#[tokio::test]
+async fn success_completed_before_cancellation_is_kept_with_a_note() {
+    let h = Harness::new();
+    let cancel = CancellationToken::new();
+    let inside = cancel.clone();
+    h.add(raw_tool(
+        "work",
+        json!({"type": "object"}),
+        json!({"type": "string"}),
+        move |_a, cx| {
+            let inside = inside.clone();
+            async move {
+                cx.defer_context("wrote 3 files");
+                // The caller gives up just as the work completes.
+                inside.cancel();
+                Ok(json!("done"))
+            }
+        },
+    ));
+    let out = h
+        .registry
+        .execute(ToolCall::new("c", "work", "{}"), cancel)
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(out.value().unwrap().as_ref(), &json!("done"));
+    assert_eq!(out.notes, [LATE_CANCELLATION_NOTE]);
+    assert_eq!(out.deferred_context, ["wrote 3 files"]);
+}
+
+// CAN-006: the caller cancels while a wrapper is still finishing.
+#[tokio::test]
+async fn success_kept_when_cancelled_while_a_wrapper_finishes() {
+    let h = Harness::new();
+    h.add(echo("echo"));
+    let cancel = CancellationToken::new();
+    let inside = cancel.clone();
+    let _wrap = h
+        .registry
+        .hooks()
+        .execute()
+        .tap("finishing", move |req, next| {
+            let inside = inside.clone();
+            async move {
+                let out = next.run(req).await;
+                inside.cancel();
+                out
+            }
+        });
+    let out = h
+        .registry
+        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancel)
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(out.notes, [LATE_CANCELLATION_NOTE]);
+}
+
+// CAN-010: failures produced after cancellation keep their own code.
+#[tokio::test]
+async fn failures_after_cancellation_keep_their_own_code() {
+    // A tool-owned failure.
+    let h = Harness::new();
+    let cancel = CancellationToken::new();
+    let inside = cancel.clone();
+    h.add(raw_tool(
+        "fails",
+        json!({"type": "object"}),
+        json!({}),
+        move |_a, _cx| {
+            let inside = inside.clone();
+            async move {
+                inside.cancel();
+                Err(ToolError::new("tool failure").with_kind("TOOL_FAILURE"))
+            }
+        },
+    ));
+    let out = h
+        .registry
+        .execute(ToolCall::new("t", "fails", "{}"), cancel)
+        .await;
+    assert_eq!(out.error_code(), Some(ErrorCode::ExecutionFailed));
+    assert_eq!(failure(&out).kind.as_deref(), Some("TOOL_FAILURE"));
+
+    // A wrapper failure.
+    let h = Harness::new();
+    h.add(echo("echo"));
+    let cancel = CancellationToken::new();
+    let inside = cancel.clone();
+    let _wrap = h
+        .registry
+        .hooks()
+        .execute()
+        .tap("wrapper", move |req, next| {
+            let inside = inside.clone();
+            async move {
+                let _ = next.run(req).await;
+                inside.cancel();
+                ExecuteOutput::err(ToolError::new("wrapper failure"))
+            }
+        });
+    let out = h
+        .registry
+        .execute(ToolCall::new("w", "echo", r#"{"text": "a"}"#), cancel)
+        .await;
+    assert_eq!(out.error_code(), Some(ErrorCode::ExecutionFailed));
+    assert_eq!(failure(&out).message, "wrapper failure");
+
+    // A post-policy failure.
+    let h = Harness::new();
+    h.add(echo("echo"));
+    let cancel = CancellationToken::new();
+    let inside = cancel.clone();
+    let _post = h
+        .registry
+        .hooks()
+        .post_execute()
+        .tap("post", move |_input, _next| {
+            inside.cancel();
+            async move { PostDecision::accept().block("post failure") }
+        });
+    let out = h
+        .registry
+        .execute(ToolCall::new("p", "echo", r#"{"text": "a"}"#), cancel)
+        .await;
+    assert_eq!(out.error_code(), Some(ErrorCode::Denied));
+    assert_eq!(failure(&out).message, "post failure");
+}

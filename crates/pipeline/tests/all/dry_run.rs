@@ -1,0 +1,107 @@
+//! `dry_run`: steps 1 to 6 without executing or notifying observers.
+
+use std::sync::atomic::Ordering;
+
+use tack_core::hook::Decider;
+use tack_core::policy::{GuardVerdict, PreDecision};
+use tack_core::tool::{ErrorCode, ToolCall};
+use tack_pipeline::DryRun;
+
+use crate::harness::*;
+
+fn policy(h: &Harness) {
+    h.registry
+        .hooks()
+        .pre_execute()
+        .tap("policy", |exec, next| async move {
+            match exec.arg_str("text") {
+                Some("deny") => PreDecision::deny("no"),
+                Some("ask") => PreDecision::ask("sure?"),
+                _ => next.run(exec).await,
+            }
+        })
+        .forget();
+}
+
+#[tokio::test]
+async fn dry_run_reports_allowed_would_ask_and_refused_without_running() {
+    let h = Harness::new();
+    let (def, runs) = counted_echo("echo");
+    h.add(def);
+    policy(&h);
+    let approver = Approver::new(Behaviour::Never);
+    h.registry
+        .capabilities()
+        .provide_approval(approver.clone())
+        .forget();
+
+    let allowed = h
+        .registry
+        .dry_run(ToolCall::new("a", "echo", r#"{"text": "ok"}"#))
+        .await;
+    assert!(
+        matches!(&allowed, DryRun::Allowed { execution } if execution.arg_str("text") == Some("ok")),
+        "{allowed:?}"
+    );
+
+    let ask = h
+        .registry
+        .dry_run(ToolCall::new("b", "echo", r#"{"text": "ask"}"#))
+        .await;
+    match &ask {
+        DryRun::WouldAsk {
+            reason, provenance, ..
+        } => {
+            assert_eq!(reason, "sure?");
+            assert_eq!(
+                provenance.as_ref().unwrap().decider,
+                Decider::Listener("policy".into())
+            );
+        }
+        other => panic!("expected WouldAsk, got {other:?}"),
+    }
+    assert!(approver.requests.lock().is_empty(), "a dry run never asks");
+
+    for (id, name, args, code) in [
+        ("c", "echo", r#"{"text": "deny"}"#, ErrorCode::Denied),
+        ("d", "echo", r#"{"text": 1}"#, ErrorCode::InvalidArguments),
+        ("e", "nope", "{}", ErrorCode::UnknownTool),
+    ] {
+        match h.registry.dry_run(ToolCall::new(id, name, args)).await {
+            DryRun::Refused { failure, .. } => assert_eq!(failure.code, code, "{id}"),
+            other => panic!("{id}: expected Refused, got {other:?}"),
+        }
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert!(h.results.lock().is_empty(), "observers are not notified");
+}
+
+#[tokio::test]
+async fn dry_run_applies_guards_even_when_policy_would_ask() {
+    let h = Harness::new();
+    h.add(echo("echo"));
+    policy(&h);
+    let _guard =
+        h.registry
+            .hooks()
+            .guards()
+            .add_sync(tack_core::hook::Scope::Global, "wall", |_| {
+                GuardVerdict::deny("walled")
+            });
+    for args in [r#"{"text": "ok"}"#, r#"{"text": "ask"}"#] {
+        match h.registry.dry_run(ToolCall::new("x", "echo", args)).await {
+            DryRun::Refused {
+                failure,
+                provenance,
+            } => {
+                assert_eq!(failure.code, ErrorCode::Denied);
+                assert_eq!(failure.message, "walled");
+                assert_eq!(
+                    provenance.unwrap().decider,
+                    Decider::Listener("wall".into())
+                );
+            }
+            other => panic!("expected Refused, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,379 @@
+//! `tools/execute` wrappers and the body (EXE-*), timeouts and body failures.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde_json::json;
+use tack_core::hook::{Decider, ListenerSpec, Priority};
+use tack_core::hooks::{EXECUTE, ExecuteOutput};
+use tack_core::tool::{ErrorCode, ToolCall, ToolError};
+use tokio_util::sync::CancellationToken;
+
+use crate::harness::*;
+
+const BODY_FAILED: [&str; 9] = [
+    "resolve", "parse", "validate", "pre", "guard", "execute", "post", "finalize", "result",
+];
+
+// Bad input: a tool that panics.
+#[tokio::test]
+async fn panicking_body_is_execution_failed_naming_the_tool() {
+    let h = Harness::new();
+    h.add(panicking("boom"));
+    let out = h.call("c", "boom", "{}").await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::ExecutionFailed);
+    assert_eq!(f.message, "tool `boom` panicked: the body blew up");
+    assert!(f.dispatched);
+    assert_eq!(h.stages("c"), BODY_FAILED);
+    assert_eq!(h.observed("c").len(), 1);
+}
+
+#[tokio::test]
+async fn panicking_body_under_a_wrapper_is_still_execution_failed() {
+    let h = Harness::new();
+    h.add(panicking("boom"));
+    let _wrap = h
+        .registry
+        .hooks()
+        .execute()
+        .tap("pass", |req, next| next.run(req));
+    let out = h.call("c", "boom", "{}").await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::ExecutionFailed, "{out:?}");
+    assert_eq!(f.message, "tool `boom` panicked: the body blew up");
+}
+
+// EXE-002 / RES-007: a body error reaches post-execute and keeps its code and kind.
+#[tokio::test]
+async fn body_error_keeps_its_code_and_kind_and_reaches_post_execute() {
+    let h = Harness::new();
+    h.add(raw_tool(
+        "disk",
+        json!({"type": "object"}),
+        json!({}),
+        |_a, _c| async move { Err(ToolError::new("disk full").with_kind("ENOSPC")) },
+    ));
+    let log = Log::default();
+    let post = log.clone();
+    let _wrap = h
+        .registry
+        .hooks()
+        .execute()
+        .tap("pass", |req, next| next.run(req));
+    let _post = h
+        .registry
+        .hooks()
+        .post_execute()
+        .tap("audit", move |input, next| {
+            post.push(format!("{:?}", input.outcome.error_code()));
+            next.run(input)
+        });
+    let out = h.call("c", "disk", "{}").await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::ExecutionFailed);
+    assert_eq!(f.message, "disk full");
+    assert_eq!(f.kind.as_deref(), Some("ENOSPC"));
+    assert!(f.dispatched);
+    assert_eq!(out.provenance, None, "the body's own failure");
+    assert_eq!(log.entries(), ["Some(ExecutionFailed)"]);
+    assert_eq!(h.stages("c"), BODY_FAILED);
+}
+
+// EXE-003: a short-circuit success is validated and rendered from its value.
+#[tokio::test]
+async fn wrapper_short_circuit_is_validated_and_rendered_from_the_value() {
+    let h = Harness::new();
+    let (def, runs) = counted_echo("echo");
+    h.add(def);
+    let _cache = h
+        .registry
+        .hooks()
+        .execute()
+        .tap("cache", |_req, _next| async move {
+            ExecuteOutput::ok(json!("short-circuited"))
+        });
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    assert_eq!(out.value().unwrap().as_ref(), &json!("short-circuited"));
+    assert_eq!(text(&out), "short-circuited");
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    let provenance = out.provenance.as_ref().unwrap();
+    assert_eq!(provenance.hook, EXECUTE);
+    assert_eq!(provenance.decider, Decider::Listener("cache".into()));
+}
+
+// EXE-004
+#[tokio::test]
+async fn wrapper_value_of_the_wrong_shape_is_output_invalid() {
+    let h = Harness::new();
+    let (def, runs) = counted_echo("echo");
+    h.add(def);
+    let _cache = h
+        .registry
+        .hooks()
+        .execute()
+        .tap("stale-cache", |_req, _next| async move {
+            ExecuteOutput::ok(json!({"y": 2}))
+        });
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    assert_eq!(out.error_code(), Some(ErrorCode::OutputInvalid));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+// EXE-006
+#[tokio::test]
+async fn wrapper_success_after_the_tool_was_unregistered_is_unknown_tool() {
+    let h = Harness::new();
+    let disposer = Arc::new(h.registry.register(echo("echo")).unwrap());
+    let inside = disposer.clone();
+    let _wrap = h
+        .registry
+        .hooks()
+        .execute()
+        .tap("unregister", move |_req, _next| {
+            inside.dispose();
+            async move { ExecuteOutput::ok(json!("x")) }
+        });
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::UnknownTool);
+    assert!(
+        f.message.contains("unregistered while the call ran"),
+        "{}",
+        f.message
+    );
+}
+
+// EXE-007 (tack: a panicking wrapper is INTERNAL naming it, fail closed;
+// §8.4 post-execute still sees it)
+#[tokio::test]
+async fn panicking_wrapper_is_internal_and_names_the_wrapper() {
+    let h = Harness::new();
+    h.add(echo("echo"));
+    let log = Log::default();
+    let post = log.clone();
+    let _post = h
+        .registry
+        .hooks()
+        .post_execute()
+        .tap("audit", move |input, next| {
+            post.push(format!("{:?}", input.outcome.error_code()));
+            next.run(input)
+        });
+    let _wrap = h
+        .registry
+        .hooks()
+        .execute()
+        .tap("broken-wrapper", |req, next| async move {
+            let out = next.run(req).await;
+            if out.result().is_ok() {
+                panic!("wrapper broke");
+            }
+            out
+        });
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Internal);
+    assert!(f.message.contains("broken-wrapper"), "{}", f.message);
+    assert!(f.message.contains("wrapper broke"), "{}", f.message);
+    assert!(f.dispatched, "the body had run");
+    assert_eq!(
+        out.provenance.as_ref().unwrap().decider,
+        Decider::Listener("broken-wrapper".into())
+    );
+    assert_eq!(log.entries(), ["Some(Internal)"]);
+}
+
+// EXE-009 / EXE-010 / EXE-011: a wrapper's child signal reaches the body; the
+// caller's cancellation still reaches it; the wrapper's own cancel does not
+// cancel the caller.
+#[tokio::test]
+async fn wrapper_child_signal_is_fused_with_the_caller_signal() {
+    let h = Harness::new();
+    let log = Log::default();
+    let body = log.clone();
+    h.add(raw_tool(
+        "watch",
+        json!({"type": "object"}),
+        json!({}),
+        move |_a, cx| {
+            let body = body.clone();
+            async move {
+                cx.cancellation().cancelled().await;
+                body.push("body saw cancellation");
+                Ok(json!("stopped"))
+            }
+        },
+    ));
+    let children = Arc::new(parking_lot::Mutex::new(Vec::<CancellationToken>::new()));
+    let keep = children.clone();
+    let _wrap = h.registry.hooks().execute().tap("child", move |req, next| {
+        let (req, child) = req.child_cancellation();
+        keep.lock().push(child);
+        next.run(req)
+    });
+
+    // The caller cancels: the body's (child) signal fires.
+    let caller = CancellationToken::new();
+    let run = h
+        .registry
+        .execute(ToolCall::new("c1", "watch", "{}"), caller.clone());
+    let cancel = async {
+        while children.lock().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        caller.cancel();
+    };
+    let (out, ()) = tokio::join!(run, cancel);
+    assert!(
+        out.is_success(),
+        "§8.5: the completed body's result is kept: {out:?}"
+    );
+    assert_eq!(log.entries(), ["body saw cancellation"]);
+
+    // The wrapper cancels its child: the body stops, the caller is untouched.
+    let caller = CancellationToken::new();
+    let run = h
+        .registry
+        .execute(ToolCall::new("c2", "watch", "{}"), caller.clone());
+    let cancel = async {
+        while children.lock().len() < 2 {
+            tokio::task::yield_now().await;
+        }
+        children.lock()[1].cancel();
+    };
+    let (out, ()) = tokio::join!(run, cancel);
+    assert!(out.is_success());
+    assert!(!caller.is_cancelled());
+    assert!(
+        out.notes.is_empty(),
+        "no caller cancellation, no note: {out:?}"
+    );
+}
+
+// EXE-011: without a wrapper the body gets the caller's signal.
+#[tokio::test]
+async fn without_a_wrapper_the_body_gets_the_caller_signal() {
+    let h = Harness::new();
+    let started = Log::default();
+    let body = started.clone();
+    h.add(raw_tool(
+        "watch",
+        json!({"type": "object"}),
+        json!({}),
+        move |_a, cx| {
+            body.push("started");
+            async move {
+                cx.cancellation().cancelled().await;
+                Err(ToolError::with_code(
+                    ErrorCode::Cancelled,
+                    "stopped on request",
+                ))
+            }
+        },
+    ));
+    let caller = CancellationToken::new();
+    let run = h
+        .registry
+        .execute(ToolCall::new("c", "watch", "{}"), caller.clone());
+    let cancel = async {
+        while started.entries().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        caller.cancel();
+    };
+    let (out, ()) = tokio::join!(run, cancel);
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Cancelled);
+    assert!(f.dispatched, "the body had started");
+}
+
+/// A `tools/execute` wrapper like the timeout plugin's.
+fn timeout_wrapper(h: &Harness, budget: Duration) {
+    h.registry
+        .hooks()
+        .execute()
+        .tap(
+            ListenerSpec::new("timeout").with_priority(Priority::EARLY),
+            move |req, next| async move {
+                let (req, child) = req.child_cancellation();
+                tokio::select! {
+                    out = next.run(req) => out,
+                    () = tokio::time::sleep(budget) => {
+                        child.cancel();
+                        ExecuteOutput::err(ToolError::with_code(
+                            ErrorCode::Timeout,
+                            format!("tool call timed out after {} ms", budget.as_millis()),
+                        ))
+                    }
+                }
+            },
+        )
+        .forget();
+}
+
+// TIMEOUT: a hung body is ended by a wrapper.
+#[tokio::test(start_paused = true)]
+async fn hung_body_ends_in_timeout_from_the_wrapper() {
+    let h = Harness::new();
+    h.add(raw_tool(
+        "hang",
+        json!({"type": "object"}),
+        json!({}),
+        |_a, _c| async move {
+            futures::future::pending::<()>().await;
+            Ok(json!(null))
+        },
+    ));
+    h.add(echo("fast"));
+    timeout_wrapper(&h, Duration::from_millis(100));
+    let out = h.call("c", "hang", "{}").await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Timeout);
+    assert_eq!(f.message, "tool call timed out after 100 ms");
+    assert!(f.dispatched);
+    assert_eq!(
+        out.provenance.as_ref().unwrap().decider,
+        Decider::Listener("timeout".into())
+    );
+    assert_eq!(h.stages("c"), BODY_FAILED);
+    // TMO-002: a fast tool keeps its own result.
+    let fast = h.call("f", "fast", r#"{"text": "ok"}"#).await;
+    assert_eq!(fast.value().unwrap().as_ref(), &json!("ok"));
+}
+
+// TMO-007 / CAN-010: a timeout that fired first stands when the caller cancels later.
+#[tokio::test(start_paused = true)]
+async fn timeout_stands_when_the_caller_cancels_afterwards() {
+    let h = Harness::new();
+    let caller = CancellationToken::new();
+    let late = caller.clone();
+    h.add(raw_tool(
+        "slow",
+        json!({"type": "object"}),
+        json!({}),
+        |_a, _c| async move {
+            futures::future::pending::<()>().await;
+            Ok(json!(null))
+        },
+    ));
+    timeout_wrapper(&h, Duration::from_millis(50));
+    // An outer wrapper cancels the caller's token after the deadline answered.
+    let _outer = h.registry.hooks().execute().tap(
+        ListenerSpec::new("late-cancel").with_priority(Priority(1000)),
+        move |req, next| {
+            let late = late.clone();
+            async move {
+                let out = next.run(req).await;
+                late.cancel();
+                out
+            }
+        },
+    );
+    let out = h
+        .registry
+        .execute(ToolCall::new("c", "slow", "{}"), caller)
+        .await;
+    assert_eq!(out.error_code(), Some(ErrorCode::Timeout), "{out:?}");
+}

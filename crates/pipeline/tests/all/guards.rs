@@ -1,0 +1,207 @@
+//! Monotonic guards (GRD-*).
+
+use std::sync::atomic::Ordering;
+
+use tack_core::hook::{AgentId, Decider, ListenerSpec, Priority, Scope};
+use tack_core::policy::{ApprovalOutcome, GUARD_STAGE, GuardVerdict, PreDecision};
+use tack_core::tool::{ErrorCode, ToolCall};
+use tokio_util::sync::CancellationToken;
+
+use crate::harness::*;
+
+const GUARD_DENIED: [&str; 8] = [
+    "resolve", "parse", "validate", "pre", "guard", "post", "finalize", "result",
+];
+
+// GRD-001 (tack §8.2: DENIED with the guard's name)
+#[tokio::test]
+async fn a_later_guard_denies_after_one_passes() {
+    let h = Harness::new();
+    let (def, runs) = counted_echo("echo");
+    h.add(def);
+    let log = Log::default();
+    let first = log.clone();
+    let _g1 = h
+        .registry
+        .guards_add_sync_for_test("abstain", move |_exec| {
+            first.push("abstain");
+            GuardVerdict::Pass
+        });
+    let second = log.clone();
+    let _g2 = h
+        .registry
+        .hooks()
+        .guards()
+        .add_async(Scope::Global, "global-deny", move |_exec| {
+            let second = second.clone();
+            async move {
+                second.push("global-deny");
+                GuardVerdict::deny("global denial")
+            }
+        });
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Denied);
+    assert_eq!(f.message, "global denial");
+    let provenance = out.provenance.as_ref().unwrap();
+    assert_eq!(provenance.hook, GUARD_STAGE);
+    assert_eq!(provenance.decider, Decider::Listener("global-deny".into()));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert_eq!(log.entries(), ["abstain", "global-deny"]);
+    assert_eq!(h.stages("c"), GUARD_DENIED);
+}
+
+trait GuardsExt {
+    fn guards_add_sync_for_test(
+        &self,
+        name: &str,
+        guard: impl Fn(&tack_core::tool::ToolExecution) -> GuardVerdict + Send + Sync + 'static,
+    ) -> tack_core::hook::Disposer;
+}
+
+impl GuardsExt for tack_pipeline::ToolRegistry {
+    fn guards_add_sync_for_test(
+        &self,
+        name: &str,
+        guard: impl Fn(&tack_core::tool::ToolExecution) -> GuardVerdict + Send + Sync + 'static,
+    ) -> tack_core::hook::Disposer {
+        self.hooks()
+            .guards()
+            .add_sync(Scope::Global, name.to_owned(), guard)
+    }
+}
+
+// GRD-002
+#[tokio::test]
+async fn an_early_allowing_listener_cannot_override_a_guard() {
+    let h = Harness::new();
+    h.add(echo("echo"));
+    let _force = h.registry.hooks().pre_execute().tap(
+        ListenerSpec::new("force-allow").with_priority(Priority(i32::MAX)),
+        |_exec, _next| async move { PreDecision::allow() },
+    );
+    let _guard = h
+        .registry
+        .guards_add_sync_for_test("terminal", |_| GuardVerdict::deny("terminal policy"));
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    assert_eq!(out.error_code(), Some(ErrorCode::Denied));
+    assert_eq!(failure(&out).message, "terminal policy");
+}
+
+// GRD-003
+#[tokio::test]
+async fn agent_scoped_guard_guards_only_its_agent() {
+    let h = Harness::new();
+    h.add(echo("echo"));
+    let _guard =
+        h.registry
+            .hooks()
+            .guards()
+            .add_sync(Scope::Agent(AgentId::new("a")), "a-only", |_| {
+                GuardVerdict::deny("not for a")
+            });
+    let run = |agent: &str| {
+        h.registry.execute(
+            ToolCall::new("c", "echo", r#"{"text": "x"}"#).with_agent(agent),
+            CancellationToken::new(),
+        )
+    };
+    assert_eq!(run("a").await.error_code(), Some(ErrorCode::Denied));
+    assert!(run("b").await.is_success());
+    assert!(h.call("n", "echo", r#"{"text": "x"}"#).await.is_success());
+}
+
+// GRD-006
+#[tokio::test]
+async fn guards_do_not_run_after_a_denial_or_a_non_grant() {
+    let h = Harness::new();
+    h.add(echo("echo"));
+    h.add(echo("asked"));
+    h.registry
+        .capabilities()
+        .provide_approval(Approver::answering(ApprovalOutcome::Denied {
+            reason: None,
+        }))
+        .forget();
+    let log = Log::default();
+    let seen = log.clone();
+    let _guard = h.registry.guards_add_sync_for_test("watch", move |exec| {
+        seen.push(exec.name());
+        GuardVerdict::deny("guard reason")
+    });
+    let _pre = h
+        .registry
+        .hooks()
+        .pre_execute()
+        .tap("pre", |exec, _next| async move {
+            if exec.name() == "asked" {
+                PreDecision::ask("confirm")
+            } else {
+                PreDecision::deny("pre reason")
+            }
+        });
+    let denied = h.call("d", "echo", r#"{"text": "x"}"#).await;
+    assert_eq!(failure(&denied).message, "pre reason");
+    let asked = h.call("a", "asked", r#"{"text": "x"}"#).await;
+    assert_eq!(failure(&asked).message, "the user declined tool `asked`");
+    assert!(log.entries().is_empty());
+}
+
+// GRD-008 (tack §8.4: post-execute sees a guard denial; a panicking guard
+// fails closed with INTERNAL naming it, and post-execute sees that too)
+#[tokio::test]
+async fn guard_denial_is_post_visible_and_a_panicking_guard_fails_closed() {
+    let h = Harness::new();
+    let (def, runs) = counted_echo("echo");
+    h.add(def);
+    let log = Log::default();
+    let post = log.clone();
+    let _post = h
+        .registry
+        .hooks()
+        .post_execute()
+        .tap("audit", move |input, next| {
+            post.push(format!("{:?}", input.outcome.error_code()));
+            next.run(input)
+        });
+    let _guard = h.registry.guards_add_sync_for_test("broken-guard", |exec| {
+        if exec.arg_str("text") == Some("boom") {
+            panic!("guard exploded");
+        }
+        GuardVerdict::deny("no")
+    });
+    let denied = h.call("d", "echo", r#"{"text": "x"}"#).await;
+    assert_eq!(denied.error_code(), Some(ErrorCode::Denied));
+    let broken = h.call("b", "echo", r#"{"text": "boom"}"#).await;
+    let f = failure(&broken);
+    assert_eq!(f.code, ErrorCode::Internal);
+    assert!(f.message.contains("broken-guard"), "{}", f.message);
+    assert!(f.message.contains("guard exploded"), "{}", f.message);
+    assert_eq!(broken.provenance.as_ref().unwrap().hook, GUARD_STAGE);
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert_eq!(log.entries(), ["Some(Denied)", "Some(Internal)"]);
+    assert_eq!(h.stages("b"), GUARD_DENIED);
+}
+
+// GRD-009 [DETAIL] (tack snapshots the guard list when a run starts: a guard
+// added during a run applies from the next call on)
+#[tokio::test]
+async fn a_guard_added_during_a_run_applies_to_later_calls() {
+    let h = Harness::new();
+    h.add(echo("echo"));
+    let registry = h.registry.clone();
+    let added = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let keep = added.clone();
+    let _first = h.registry.guards_add_sync_for_test("first", move |_| {
+        let mut keep = keep.lock();
+        if keep.is_empty() {
+            keep.push(
+                registry.guards_add_sync_for_test("late", |_| GuardVerdict::deny("late denial")),
+            );
+        }
+        GuardVerdict::Pass
+    });
+    assert!(h.call("1", "echo", r#"{"text": "x"}"#).await.is_success());
+    let second = h.call("2", "echo", r#"{"text": "x"}"#).await;
+    assert_eq!(failure(&second).message, "late denial");
+}

@@ -1,0 +1,21 @@
+//! Integration tests of the tool registry and the per-call pipeline (issue 3).
+#![allow(clippy::unwrap_used)]
+#![allow(missing_docs)]
+
+mod harness;
+
+mod approval;
+mod arguments;
+mod cancellation;
+mod concurrency;
+mod dry_run;
+mod execute;
+mod finalize;
+mod guards;
+mod output;
+mod post_execute;
+mod pre_execute;
+mod registry;
+mod result;
+mod stages;
+mod visibility;

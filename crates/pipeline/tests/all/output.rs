@@ -1,0 +1,114 @@
+//! Output schema validation and render (OUT-*).
+
+use serde_json::json;
+use tack_core::tool::{ContentBlock, ErrorCode, OutputSpec, ToolDefinition};
+
+use crate::harness::*;
+
+// OUT-001
+#[tokio::test]
+async fn success_value_is_validated_and_rendered() {
+    let h = Harness::new();
+    h.add(echo("echo"));
+    let out = h.call("c", "echo", r#"{"text": "hi"}"#).await;
+    assert!(out.is_success());
+    assert_eq!(out.value().unwrap().as_ref(), &json!("hi"));
+    assert_eq!(out.content, [ContentBlock::text("hi")]);
+}
+
+// Bad input: a tool that returns a value violating its output schema. OUT-003
+#[tokio::test]
+async fn value_violating_the_output_schema_is_output_invalid() {
+    let h = Harness::new();
+    h.add(raw_tool(
+        "wrong_output",
+        json!({"type": "object"}),
+        json!({"type": "string"}),
+        |_a, _c| async move { Ok(json!(42)) },
+    ));
+    let out = h.call("c", "wrong_output", "{}").await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::OutputInvalid);
+    assert!(
+        f.message
+            .starts_with("tool `wrong_output` returned invalid output"),
+        "{}",
+        f.message
+    );
+    assert!(f.message.contains("\"string\""), "{}", f.message);
+    assert!(f.dispatched);
+    assert!(out.value().is_none());
+    assert_eq!(
+        h.stages("c"),
+        [
+            "resolve", "parse", "validate", "pre", "guard", "execute", "output", "post",
+            "finalize", "result"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn nested_output_violation_names_the_pointer() {
+    let h = Harness::new();
+    h.add(raw_tool(
+        "shape",
+        json!({"type": "object"}),
+        json!({"type": "object", "properties": {"items": {"type": "array", "items": {"type": "integer"}}}}),
+        |_a, _c| async move { Ok(json!({"items": [1, "two"]})) },
+    ));
+    let out = h.call("c", "shape", "{}").await;
+    assert_eq!(out.error_code(), Some(ErrorCode::OutputInvalid));
+    assert_eq!(failure(&out).pointer.as_deref(), Some("/items/1"));
+}
+
+// OUT-004: a renderer or meta projector that panics.
+#[tokio::test]
+async fn panicking_renderer_or_meta_is_output_invalid() {
+    let h = Harness::new();
+    let with = |name: &str, spec: OutputSpec| {
+        ToolDefinition::builder(name)
+            .description("d")
+            .input_schema(json!({"type": "object"}))
+            .output(spec)
+            .handler(|_a, _c| async move { Ok(json!("v")) })
+            .build()
+            .unwrap()
+    };
+    h.add(with(
+        "render",
+        OutputSpec::new(json!({})).render(|_a, _v| panic!("render broke")),
+    ));
+    h.add(with(
+        "meta",
+        OutputSpec::new(json!({})).presentation_meta(|_a, _v| panic!("meta broke")),
+    ));
+    let out = h.call("r", "render", "{}").await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::OutputInvalid);
+    assert!(f.message.contains("could not render"), "{}", f.message);
+    assert!(f.message.contains("render broke"), "{}", f.message);
+    assert!(out.value().is_none());
+    let out = h.call("m", "meta", "{}").await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::OutputInvalid);
+    assert!(f.message.contains("presentation meta"), "{}", f.message);
+}
+
+// Presentation meta is carried for UIs, beside the model content.
+#[tokio::test]
+async fn presentation_meta_is_carried_beside_the_content() {
+    let h = Harness::new();
+    h.add(
+        ToolDefinition::builder("edit")
+            .description("d")
+            .input_schema(json!({"type": "object"}))
+            .output(
+                OutputSpec::new(json!({})).presentation_meta(|_a, v| Ok(Some(json!({"diff": v})))),
+            )
+            .handler(|_a, _c| async move { Ok(json!("+1 -0")) })
+            .build()
+            .unwrap(),
+    );
+    let out = h.call("c", "edit", "{}").await;
+    assert_eq!(out.presentation, Some(json!({"diff": "+1 -0"})));
+}

@@ -1,0 +1,202 @@
+//! `tools/pre-execute` (PRE-*).
+
+use std::sync::atomic::Ordering;
+
+use serde_json::json;
+use tack_core::hook::{Decider, ListenerSpec, Priority};
+use tack_core::hooks::{PRE_EXECUTE, PostDecision};
+use tack_core::policy::PreDecision;
+use tack_core::tool::ErrorCode;
+
+use crate::harness::*;
+
+// PRE-002
+#[tokio::test]
+async fn no_listener_or_delegating_listeners_allow() {
+    let h = Harness::new();
+    h.add(echo("echo"));
+    assert!(
+        h.call("bare", "echo", r#"{"text": "a"}"#)
+            .await
+            .is_success()
+    );
+    let log = Log::default();
+    for name in ["outer", "inner"] {
+        let log = log.clone();
+        h.registry
+            .hooks()
+            .pre_execute()
+            .tap(name, move |exec, next| {
+                log.push(name);
+                next.run(exec)
+            })
+            .forget();
+    }
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    assert!(out.is_success());
+    assert_eq!(log.entries(), ["outer", "inner"], "registration order");
+}
+
+// PRE-002: a short-circuiting outer listener skips the rest of the chain.
+#[tokio::test]
+async fn short_circuiting_listener_skips_the_rest_of_the_chain() {
+    let h = Harness::new();
+    h.add(echo("echo"));
+    let log = Log::default();
+    let inner = log.clone();
+    let _inner = h
+        .registry
+        .hooks()
+        .pre_execute()
+        .tap("inner", move |exec, next| {
+            inner.push("inner");
+            next.run(exec)
+        });
+    let _outer = h.registry.hooks().pre_execute().tap(
+        ListenerSpec::new("outer").with_priority(Priority::EARLY),
+        |_exec, _next| async move { PreDecision::deny("outer says no") },
+    );
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    assert_eq!(out.error_code(), Some(ErrorCode::Denied));
+    assert!(log.entries().is_empty());
+}
+
+// PRE-003 (tack §8.2: denials carry DENIED and provenance; §8.4: post-execute sees it)
+#[tokio::test]
+async fn denial_carries_code_reason_and_provenance_and_post_still_sees_it() {
+    let h = Harness::new();
+    let (def, runs) = counted_echo("echo");
+    h.add(def);
+    let log = Log::default();
+    let _deny = h
+        .registry
+        .hooks()
+        .pre_execute()
+        .tap("permission", |_exec, _next| async move {
+            PreDecision::deny("denied by policy")
+        });
+    let wrapper = log.clone();
+    let _wrap = h
+        .registry
+        .hooks()
+        .execute()
+        .tap("wrapper", move |req, next| {
+            wrapper.push("wrapper");
+            next.run(req)
+        });
+    let post = log.clone();
+    let _post = h
+        .registry
+        .hooks()
+        .post_execute()
+        .tap("audit", move |input, next| {
+            post.push(format!("post:{:?}", input.outcome.error_code()));
+            next.run(input)
+        });
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Denied);
+    assert_eq!(f.message, "denied by policy");
+    assert!(!f.dispatched);
+    assert_eq!(text(&out), "DENIED: denied by policy");
+    let provenance = out.provenance.as_ref().unwrap();
+    assert_eq!(provenance.hook, PRE_EXECUTE);
+    assert_eq!(provenance.decider, Decider::Listener("permission".into()));
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        log.entries(),
+        ["post:Some(Denied)"],
+        "no wrapper, post saw the denial"
+    );
+    assert_eq!(
+        h.stages("c"),
+        [
+            "resolve", "parse", "validate", "pre", "post", "finalize", "result"
+        ]
+    );
+}
+
+// §8.2: an audit listener that only adds context keeps the denial's provenance.
+#[tokio::test]
+async fn post_context_on_a_denial_keeps_who_denied() {
+    let h = Harness::new();
+    h.add(echo("echo"));
+    let _deny = h
+        .registry
+        .hooks()
+        .pre_execute()
+        .tap("permission", |_exec, _next| async move {
+            PreDecision::deny("no")
+        });
+    let _audit = h
+        .registry
+        .hooks()
+        .post_execute()
+        .tap("audit", |_input, _next| async move {
+            PostDecision::accept().add_context("audited")
+        });
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    assert_eq!(out.error_code(), Some(ErrorCode::Denied));
+    assert_eq!(out.deferred_context, ["audited"]);
+    let provenance = out.provenance.as_ref().unwrap();
+    assert_eq!(provenance.hook, PRE_EXECUTE, "{provenance}");
+    assert_eq!(provenance.decider, Decider::Listener("permission".into()));
+}
+
+// PRE-004 (tack: a panicking listener fails closed with INTERNAL naming it;
+// §8.4 post-execute still sees the outcome)
+#[tokio::test]
+async fn panicking_pre_execute_listener_fails_closed_and_names_the_listener() {
+    let h = Harness::new();
+    let (def, runs) = counted_echo("echo");
+    h.add(def);
+    let _broken =
+        h.registry
+            .hooks()
+            .pre_execute()
+            .tap("permission-hook", |_exec, _next| async move {
+                if true {
+                    panic!("permission hook broke");
+                }
+                PreDecision::allow()
+            });
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Internal);
+    assert!(f.message.contains("permission-hook"), "{}", f.message);
+    assert!(f.message.contains("permission hook broke"), "{}", f.message);
+    assert!(f.message.contains("not run"), "{}", f.message);
+    assert_eq!(
+        out.provenance.as_ref().unwrap().decider,
+        Decider::Listener("permission-hook".into())
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        h.stages("c"),
+        [
+            "resolve", "parse", "validate", "pre", "post", "finalize", "result"
+        ]
+    );
+    assert_eq!(h.observed("c").len(), 1);
+}
+
+// PRE-011: listeners see frozen, valid arguments (there is no rewrite decision).
+#[tokio::test]
+async fn listeners_see_the_validated_arguments() {
+    let h = Harness::new();
+    h.add(echo("echo"));
+    let log = Log::default();
+    let seen = log.clone();
+    let _pre = h
+        .registry
+        .hooks()
+        .pre_execute()
+        .tap("look", move |exec, next| {
+            seen.push(exec.arguments().to_string());
+            assert_eq!(exec.arg_str("text"), Some("hi"));
+            next.run(exec)
+        });
+    let out = h.call("c", "echo", r#"{"text": "hi"}"#).await;
+    assert_eq!(out.value().unwrap().as_ref(), &json!("hi"));
+    assert_eq!(log.entries(), [r#"{"text":"hi"}"#]);
+}

@@ -1,0 +1,210 @@
+//! Registration and disposal (REG-*).
+
+use std::time::Duration;
+
+use serde_json::json;
+use tack_core::hook::{AgentId, Scope};
+use tack_core::plugin::RegistrationError;
+use tack_core::tool::{DefinitionError, ErrorCode, OutputSpec, ToolDefinition};
+use tack_pipeline::{RUN_CODE, RestrictError, Restriction, ToolRegistry};
+
+use crate::harness::*;
+
+// REG-001
+#[test]
+fn schemas_expose_exactly_name_description_and_parameters() {
+    let registry = ToolRegistry::new();
+    let def = ToolDefinition::builder("echo")
+        .description("Repeat the text.")
+        .input_schema(echo_schema())
+        .output(OutputSpec::new(json!({"type": "string"})))
+        .handler(|args, _cx| async move { Ok(args["text"].clone()) })
+        .timeout(Duration::from_secs(5))
+        .concurrency_safe(|_| true)
+        .present_call(|_| "echo".to_owned())
+        .finalize_content(|_| None)
+        .build()
+        .unwrap();
+    let _kept = registry.register(def).unwrap();
+    let schemas = registry.schemas(None);
+    assert_eq!(schemas.len(), 1);
+    let wire = serde_json::to_value(&schemas[0]).unwrap();
+    let mut keys: Vec<&String> = wire.as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["description", "name", "parameters"]);
+    assert_eq!(wire["parameters"], echo_schema());
+}
+
+// REG-002 (tack has no prompt assembly in the pipeline; the tool list the
+// host feeds it is `schemas()`)
+#[test]
+fn registered_tool_appears_in_the_tool_list() {
+    let registry = ToolRegistry::new();
+    let _kept = registry.register(echo("echo")).unwrap();
+    let names: Vec<String> = registry.schemas(None).into_iter().map(|s| s.name).collect();
+    assert_eq!(names, ["echo"]);
+}
+
+// REG-004 (tack compiles full JSON Schema; a schema that does not compile is refused)
+#[test]
+fn output_schema_that_does_not_compile_is_refused_at_registration() {
+    let registry = ToolRegistry::new();
+    let def = raw_tool(
+        "bad_out",
+        json!({"type": "object"}),
+        json!({"type": "string", "pattern": "(unclosed"}),
+        |_a, _c| async move { Ok(json!("x")) },
+    );
+    let err = registry.register(def).unwrap_err();
+    assert!(
+        matches!(err, RegistrationError::InvalidSchema { .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("output"), "{err}");
+    assert!(registry.get("bad_out", None).is_none());
+}
+
+// ARG-012 / SCH-* (tack: an input schema that does not compile fails at registration)
+#[test]
+fn input_schema_that_does_not_compile_is_refused_at_registration() {
+    let registry = ToolRegistry::new();
+    let def = raw_tool(
+        "bad_in",
+        json!({"type": "object", "properties": {"n": {"type": "integr"}}}),
+        json!({}),
+        |_a, _c| async move { Ok(json!(1)) },
+    );
+    let err = registry.register(def).unwrap_err();
+    assert!(
+        matches!(err, RegistrationError::InvalidSchema { .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("input"), "{err}");
+}
+
+// REG-005 (tack: `Duration` cannot be negative or infinite; zero is refused)
+#[test]
+fn zero_timeout_is_refused() {
+    let err = ToolDefinition::builder("t")
+        .description("d")
+        .input_schema(json!({"type": "object"}))
+        .output(OutputSpec::new(json!({})))
+        .handler(|_a, _c| async move { Ok(json!(1)) })
+        .timeout(Duration::ZERO)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(err, DefinitionError::ZeroTimeout { .. }),
+        "{err:?}"
+    );
+}
+
+// REG-007
+#[test]
+fn run_code_cannot_be_registered_globally_or_in_a_scope() {
+    let registry = ToolRegistry::new();
+    let global = registry.register(echo(RUN_CODE)).unwrap_err();
+    assert!(
+        matches!(global, RegistrationError::Reserved { .. }),
+        "{global:?}"
+    );
+    let scoped = registry
+        .register_in(Scope::Agent(AgentId::new("a")), echo(RUN_CODE))
+        .unwrap_err();
+    assert!(
+        matches!(scoped, RegistrationError::Reserved { .. }),
+        "{scoped:?}"
+    );
+    assert!(registry.get(RUN_CODE, None).is_none());
+}
+
+// REG-007
+#[test]
+fn run_code_cannot_be_restricted() {
+    let registry = ToolRegistry::new();
+    let _echo = registry.register(echo("echo")).unwrap();
+    let err = registry
+        .restrict(&AgentId::new("a"), Restriction::deny([RUN_CODE]))
+        .unwrap_err();
+    assert_eq!(err, RestrictError::Reserved);
+    let err = registry
+        .restrict(&AgentId::new("a"), Restriction::allow(["echo", RUN_CODE]))
+        .unwrap_err();
+    assert_eq!(err, RestrictError::Reserved);
+}
+
+#[test]
+fn duplicate_names_in_one_layer_are_refused() {
+    let registry = ToolRegistry::new();
+    let _first = registry.register(echo("echo")).unwrap();
+    let err = registry.register(echo("echo")).unwrap_err();
+    assert!(
+        matches!(err, RegistrationError::Duplicate { .. }),
+        "{err:?}"
+    );
+    // The same name in an agent layer is a shadow, not a duplicate.
+    let _shadow = registry
+        .register_in(Scope::Agent(AgentId::new("a")), echo("echo"))
+        .unwrap();
+}
+
+#[test]
+fn disposing_a_registration_removes_only_that_registration() {
+    let registry = ToolRegistry::new();
+    let first = registry.register(echo("echo")).unwrap();
+    first.dispose();
+    assert!(registry.get("echo", None).is_none());
+    let _second = registry.register(echo("echo")).unwrap();
+    // A stale disposer (idempotent) does not remove the new registration.
+    first.dispose();
+    drop(first);
+    assert!(registry.get("echo", None).is_some());
+}
+
+// REG-010
+#[test]
+fn mutating_a_schema_list_leaves_the_registry_unchanged() {
+    let registry = ToolRegistry::new();
+    let _kept = registry.register(echo("echo")).unwrap();
+    let mut schemas = registry.schemas(None);
+    schemas[0].name = "changed".to_owned();
+    schemas[0].description.push_str(" and more");
+    schemas.push(schemas[0].clone());
+    let again = registry.schemas(None);
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].name, "echo");
+    assert_eq!(again[0].description, "The `echo` test tool.");
+}
+
+// REG-013
+#[tokio::test]
+async fn raw_and_typed_tools_are_looked_up_listed_and_executed() {
+    let h = Harness::new();
+    h.add(echo("echo"));
+    h.add(add_one());
+    assert!(h.registry.get("missing", None).is_none());
+    let raw = h.registry.get("echo", None).unwrap();
+    assert_eq!(raw.definition().input_schema().as_ref(), &echo_schema());
+    let typed = h.registry.get("add_one", None).unwrap();
+    assert_eq!(
+        typed.definition().input_schema()["properties"]["x"]["type"],
+        "integer"
+    );
+    let names: Vec<String> = h
+        .registry
+        .schemas(None)
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(names, ["add_one", "echo"]);
+
+    let ok = h.call("c1", "echo", r#"{"text": "hi"}"#).await;
+    assert_eq!(ok.value().unwrap().as_ref(), &json!("hi"));
+    let ok = h.call("c2", "add_one", r#"{"x": 41}"#).await;
+    assert_eq!(ok.value().unwrap().as_ref(), &json!({"y": 42}));
+    let bad = h.call("c3", "add_one", r#"{"x": "41"}"#).await;
+    assert_eq!(bad.error_code(), Some(ErrorCode::InvalidArguments));
+}
+
+// REG-012: n/a — tack has no registry-change notification (tools/change).
+// REG-009, REG-011: [DETAIL], dsh effect-system internals.

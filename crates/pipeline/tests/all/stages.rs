@@ -1,0 +1,374 @@
+//! The exact stage sequence of each call, for success and every failure exit,
+//! with listeners recording their own runs beside the stage recorder.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tack_core::hook::AgentId;
+use tack_core::hooks::{ExecuteOutput, PostDecision};
+use tack_core::policy::{ApprovalOutcome, GuardVerdict, PreDecision};
+use tack_core::tool::{ErrorCode, ToolCall, ToolError};
+use tack_pipeline::Presentation;
+use tokio_util::sync::CancellationToken;
+
+use crate::harness::*;
+
+/// A harness whose every hook point logs its runs into `log`, as `pre`,
+/// `guard`, `execute`, `post`, `result` (so the log can be compared with the
+/// recorder's stages). The tool `t` fails or misbehaves on request:
+/// `{"mode": "ok" | "fail" | "panic" | "bad-output" | "deny" | "ask" | "guard" | "timeout" | "block"}`.
+fn instrumented() -> (Harness, Log) {
+    let h = Harness::new();
+    let log = Log::default();
+    h.add(raw_tool(
+        "t",
+        json!({"type": "object", "properties": {"mode": {"enum": ["ok", "fail", "panic", "bad-output", "deny", "ask", "guard", "timeout", "block"]}}, "required": ["mode"]}),
+        json!({"type": "string"}),
+        |args, _cx| async move {
+            match args["mode"].as_str() {
+                Some("fail") => Err(ToolError::new("failed on request")),
+                Some("panic") => panic!("panicked on request"),
+                Some("bad-output") => Ok(json!(1)),
+                _ => Ok(json!("ok")),
+            }
+        },
+    ));
+    h.registry
+        .capabilities()
+        .provide_approval(Approver::answering(ApprovalOutcome::Denied {
+            reason: None,
+        }))
+        .forget();
+    let hooks = h.registry.hooks();
+    let l = log.clone();
+    hooks
+        .pre_execute()
+        .tap("log-pre", move |exec, next| {
+            l.push("pre");
+            let mode = exec.arg_str("mode").unwrap_or_default().to_owned();
+            async move {
+                match mode.as_str() {
+                    "deny" => PreDecision::deny("denied on request"),
+                    "ask" => PreDecision::ask("asked on request"),
+                    _ => next.run(exec).await,
+                }
+            }
+        })
+        .forget();
+    let l = log.clone();
+    hooks
+        .guards()
+        .add_sync(tack_core::hook::Scope::Global, "log-guard", move |exec| {
+            l.push("guard");
+            if exec.arg_str("mode") == Some("guard") {
+                GuardVerdict::deny("guarded on request")
+            } else {
+                GuardVerdict::Pass
+            }
+        })
+        .forget();
+    let l = log.clone();
+    hooks
+        .execute()
+        .tap("log-execute", move |req, next| {
+            l.push("execute");
+            let timeout = req.execution().arg_str("mode") == Some("timeout");
+            async move {
+                if timeout {
+                    return ExecuteOutput::err(ToolError::with_code(
+                        ErrorCode::Timeout,
+                        "timed out on request",
+                    ));
+                }
+                next.run(req).await
+            }
+        })
+        .forget();
+    let l = log.clone();
+    hooks
+        .post_execute()
+        .tap("log-post", move |input, next| {
+            l.push("post");
+            let block = input.execution.as_ref().and_then(|e| e.arg_str("mode")) == Some("block");
+            async move {
+                if block {
+                    return PostDecision::accept().block("blocked on request");
+                }
+                next.run(input).await
+            }
+        })
+        .forget();
+    let l = log.clone();
+    hooks
+        .result()
+        .tap(
+            "log-result",
+            move |_record: &Arc<tack_core::hooks::ExecutionRecord>| l.push("result"),
+        )
+        .forget();
+    (h, log)
+}
+
+/// Runs one call and checks its stages, the listeners' own log, and the code.
+async fn path(
+    name: &str,
+    args: &str,
+    code: Option<ErrorCode>,
+    stages: &[&str],
+    listeners: &[&str],
+) {
+    let (h, log) = instrumented();
+    let out = h.call("c", name, args).await;
+    assert_eq!(out.error_code(), code, "{args}: {out:?}");
+    assert_eq!(h.stages("c"), stages, "{args}");
+    assert_eq!(log.entries(), listeners, "{args}");
+    assert_eq!(h.observed("c").len(), 1);
+}
+
+#[tokio::test]
+async fn success_path() {
+    path(
+        "t",
+        r#"{"mode": "ok"}"#,
+        None,
+        &[
+            "resolve", "parse", "validate", "pre", "guard", "execute", "output", "post",
+            "finalize", "result",
+        ],
+        &["pre", "guard", "execute", "post", "result"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn unknown_tool_path() {
+    path(
+        "missing",
+        "{}",
+        Some(ErrorCode::UnknownTool),
+        &["resolve", "result"],
+        &["result"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn malformed_arguments_path() {
+    path(
+        "t",
+        "{oops",
+        Some(ErrorCode::InvalidArguments),
+        &["resolve", "parse", "post", "finalize", "result"],
+        &["post", "result"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn invalid_arguments_path() {
+    path(
+        "t",
+        r#"{"mode": "nope"}"#,
+        Some(ErrorCode::InvalidArguments),
+        &["resolve", "parse", "validate", "post", "finalize", "result"],
+        &["post", "result"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn pre_execute_denial_path() {
+    path(
+        "t",
+        r#"{"mode": "deny"}"#,
+        Some(ErrorCode::Denied),
+        &[
+            "resolve", "parse", "validate", "pre", "post", "finalize", "result",
+        ],
+        &["pre", "post", "result"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn approval_denial_path() {
+    path(
+        "t",
+        r#"{"mode": "ask"}"#,
+        Some(ErrorCode::Denied),
+        &[
+            "resolve", "parse", "validate", "pre", "approval", "post", "finalize", "result",
+        ],
+        &["pre", "post", "result"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn guard_denial_path() {
+    path(
+        "t",
+        r#"{"mode": "guard"}"#,
+        Some(ErrorCode::Denied),
+        &[
+            "resolve", "parse", "validate", "pre", "guard", "post", "finalize", "result",
+        ],
+        &["pre", "guard", "post", "result"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn body_error_path() {
+    path(
+        "t",
+        r#"{"mode": "fail"}"#,
+        Some(ErrorCode::ExecutionFailed),
+        &[
+            "resolve", "parse", "validate", "pre", "guard", "execute", "post", "finalize", "result",
+        ],
+        &["pre", "guard", "execute", "post", "result"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn body_panic_path() {
+    path(
+        "t",
+        r#"{"mode": "panic"}"#,
+        Some(ErrorCode::ExecutionFailed),
+        &[
+            "resolve", "parse", "validate", "pre", "guard", "execute", "post", "finalize", "result",
+        ],
+        &["pre", "guard", "execute", "post", "result"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn timeout_path() {
+    path(
+        "t",
+        r#"{"mode": "timeout"}"#,
+        Some(ErrorCode::Timeout),
+        &[
+            "resolve", "parse", "validate", "pre", "guard", "execute", "post", "finalize", "result",
+        ],
+        &["pre", "guard", "execute", "post", "result"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn output_invalid_path() {
+    path(
+        "t",
+        r#"{"mode": "bad-output"}"#,
+        Some(ErrorCode::OutputInvalid),
+        &[
+            "resolve", "parse", "validate", "pre", "guard", "execute", "output", "post",
+            "finalize", "result",
+        ],
+        &["pre", "guard", "execute", "post", "result"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn post_block_path() {
+    path(
+        "t",
+        r#"{"mode": "block"}"#,
+        Some(ErrorCode::Denied),
+        &[
+            "resolve", "parse", "validate", "pre", "guard", "execute", "output", "post",
+            "finalize", "result",
+        ],
+        &["pre", "guard", "execute", "post", "result"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn pre_cancelled_path() {
+    let (h, log) = instrumented();
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let out = h
+        .registry
+        .execute(ToolCall::new("c", "t", r#"{"mode": "ok"}"#), cancel)
+        .await;
+    assert_eq!(out.error_code(), Some(ErrorCode::Cancelled));
+    assert_eq!(
+        h.stages("c"),
+        ["resolve", "parse", "validate", "post", "finalize", "result"]
+    );
+    assert_eq!(log.entries(), ["post", "result"]);
+}
+
+#[tokio::test]
+async fn code_mode_direct_call_path() {
+    let (h, log) = instrumented();
+    let agent = AgentId::new("coder");
+    h.registry
+        .set_presentation(Some(&agent), Presentation::Code);
+    let out = h
+        .registry
+        .execute(
+            ToolCall::new("c", "t", r#"{"mode": "ok"}"#).with_agent("coder"),
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
+    assert_eq!(h.stages("c"), ["resolve", "result"]);
+    assert_eq!(log.entries(), ["result"]);
+}
+
+#[tokio::test]
+async fn panicking_hook_paths() {
+    for (hook, stages) in [
+        (
+            "pre",
+            &[
+                "resolve", "parse", "validate", "pre", "post", "finalize", "result",
+            ][..],
+        ),
+        (
+            "execute",
+            &[
+                "resolve", "parse", "validate", "pre", "guard", "execute", "post", "finalize",
+                "result",
+            ][..],
+        ),
+        (
+            "post",
+            &[
+                "resolve", "parse", "validate", "pre", "guard", "execute", "output", "post",
+                "finalize", "result",
+            ][..],
+        ),
+    ] {
+        let h = Harness::new();
+        h.add(echo("echo"));
+        let hooks = h.registry.hooks();
+        let _d = match hook {
+            "pre" => hooks
+                .pre_execute()
+                .tap("broken", |_e, _n| async move { panic!("broken pre") }),
+            "execute" => hooks
+                .execute()
+                .tap("broken", |_e, _n| async move { panic!("broken execute") }),
+            _ => hooks
+                .post_execute()
+                .tap("broken", |_e, _n| async move { panic!("broken post") }),
+        };
+        let out = h.call("c", "echo", r#"{"text": "x"}"#).await;
+        assert_eq!(out.error_code(), Some(ErrorCode::Internal), "{hook}");
+        assert!(
+            failure(&out).message.contains("`broken`"),
+            "{hook}: {out:?}"
+        );
+        assert_eq!(h.stages("c"), stages, "{hook}");
+    }
+}
