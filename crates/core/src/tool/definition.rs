@@ -17,6 +17,9 @@ use crate::hook::panic_message;
 pub type RenderFn = dyn Fn(&Value, &Value) -> Result<Vec<ContentBlock>, String> + Send + Sync;
 /// Projects UI-only data from a success: `(arguments, value) -> meta`.
 pub type PresentationMetaFn = dyn Fn(&Value, &Value) -> Result<Option<Value>, String> + Send + Sync;
+/// Renders and projects in one pass: `(arguments, value) -> (content, meta)`.
+pub type ProjectionFn =
+    dyn Fn(&Value, &Value) -> Result<(Vec<ContentBlock>, Option<Value>), String> + Send + Sync;
 /// A one-line description of a call for UIs: `arguments -> text`.
 pub type PresentCallFn = dyn Fn(&Value) -> String + Send + Sync;
 /// A one-line description of an outcome for UIs: `(arguments, outcome) -> text`.
@@ -70,6 +73,7 @@ pub struct OutputSpec {
     schema: Value,
     render: Arc<RenderFn>,
     presentation_meta: Option<Arc<PresentationMetaFn>>,
+    projection: Option<Arc<ProjectionFn>>,
 }
 
 impl OutputSpec {
@@ -80,6 +84,48 @@ impl OutputSpec {
             schema,
             render: Arc::new(|_, value| Ok(default_render(value))),
             presentation_meta: None,
+            projection: None,
+        }
+    }
+
+    /// Sets a projector that renders and projects presentation meta in one
+    /// pass, for outputs where both need the same expensive preparation (typed
+    /// tools deserialize their arguments and output once for both). It must
+    /// agree with the renderer and the meta projector.
+    pub fn projection<F>(mut self, project: F) -> Self
+    where
+        F: Fn(&Value, &Value) -> Result<(Vec<ContentBlock>, Option<Value>), String>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.projection = Some(Arc::new(project));
+        self
+    }
+
+    /// Renders `value` and projects its presentation meta, containing panics:
+    /// what the pipeline does with every success.
+    ///
+    /// # Errors
+    ///
+    /// The renderer's or projector's error, or a message saying which panicked.
+    pub fn project_value(
+        &self,
+        args: &Value,
+        value: &Value,
+    ) -> Result<(Vec<ContentBlock>, Option<Value>), String> {
+        match &self.projection {
+            Some(project) => catch_unwind(AssertUnwindSafe(|| project(args, value)))
+                .unwrap_or_else(|p| {
+                    Err(format!(
+                        "output projection panicked: {}",
+                        panic_message(&*p)
+                    ))
+                }),
+            None => Ok((
+                self.render_value(args, value)?,
+                self.presentation_value(args, value)?,
+            )),
         }
     }
 

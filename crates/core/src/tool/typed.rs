@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::{
     ContentBlock, DefinitionError, ErrorCode, Outcome, OutputSpec, Tier, ToolDefinition, ToolError,
-    ToolHandler, default_render,
+    ToolHandler,
 };
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
@@ -88,11 +88,10 @@ pub trait Tool: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
 
     /// Renders a success for the model. Must be pure: a replay renders the
-    /// logged value with it. Default: [`default_render`] of the JSON value.
+    /// logged value with it. Default: what [`default_render`](super::default_render) makes of the JSON
+    /// value (a string as itself, anything else as compact JSON).
     fn render(&self, _args: &Self::Args, output: &Self::Output) -> Vec<ContentBlock> {
-        serde_json::to_value(output)
-            .map(|v| default_render(&v))
-            .unwrap_or_default()
+        render_serialized(output)
     }
 
     /// UI-only data for a success (e.g. a diff). Default: none.
@@ -132,6 +131,20 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
             })
         })
     }
+}
+
+/// [`default_render`](super::default_render) of `output`'s JSON form, written straight to text
+/// instead of building a JSON value first.
+fn render_serialized<O: Serialize>(output: &O) -> Vec<ContentBlock> {
+    let Ok(json) = serde_json::to_string(output) else {
+        return Vec::new();
+    };
+    if json.starts_with('"') {
+        if let Ok(text) = serde_json::from_str::<String>(&json) {
+            return vec![ContentBlock::text(text)];
+        }
+    }
+    vec![ContentBlock::text(json)]
 }
 
 fn deserialize_args<T: Tool>(arguments: &Value) -> Result<T::Args, ToolError> {
@@ -193,6 +206,7 @@ impl ToolDefinition {
 
         let render_tool = tool.clone();
         let meta_tool = tool.clone();
+        let project_tool = tool.clone();
         let output = OutputSpec::new(output_schema)
             .try_render(move |args, value| {
                 let args = deserialize_args::<T>(args).map_err(|e| e.to_string())?;
@@ -203,6 +217,14 @@ impl ToolDefinition {
                 let args = deserialize_args::<T>(args).map_err(|e| e.to_string())?;
                 let output = deserialize_output::<T>(value)?;
                 Ok(meta_tool.presentation_meta(&args, &output))
+            })
+            .projection(move |args, value| {
+                let args = deserialize_args::<T>(args).map_err(|e| e.to_string())?;
+                let output = deserialize_output::<T>(value)?;
+                Ok((
+                    project_tool.render(&args, &output),
+                    project_tool.presentation_meta(&args, &output),
+                ))
             });
 
         let classify_tool = tool.clone();

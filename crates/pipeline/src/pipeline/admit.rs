@@ -9,6 +9,7 @@ use tack_core::hook::{HookError, Provenance, panic_message};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, GuardOutcome, PreVerdict};
 use tack_core::tool::{ErrorCode, ExecutionToken, Failure, ToolCall, ToolExecution};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::Stage;
 use super::arguments::materialize;
@@ -103,13 +104,17 @@ impl ToolRegistry {
         let agent = call.agent.as_ref();
 
         self.record(&call.call_id, Stage::Parse);
-        let arguments = match materialize(&call.arguments, &self.inner.config) {
+        let arguments = match tracing::debug_span!("parse")
+            .in_scope(|| materialize(&call.arguments, &self.inner.config))
+        {
             Ok(arguments) => arguments,
             Err(failure) => return refused(failure, None, None),
         };
 
         self.record(&call.call_id, Stage::Validate);
-        if let Some(violations) = check(&tool.input, &arguments) {
+        if let Some(violations) =
+            tracing::debug_span!("validate").in_scope(|| check(&tool.input, &arguments))
+        {
             let failure = Failure::new(
                 ErrorCode::InvalidArguments,
                 format!(
@@ -146,7 +151,11 @@ impl ToolRegistry {
         self.record(&call.call_id, Stage::PreExecute);
         let pre = self.inner.hooks.pre_execute();
         let decision = if pre.has_listeners(agent) {
-            match pre.dispatch(agent, execution.clone()).await {
+            match pre
+                .dispatch(agent, execution.clone())
+                .instrument(tracing::debug_span!("pre_execute"))
+                .await
+            {
                 Ok(decision) => decision,
                 Err(error) => {
                     let (failure, provenance) = listener_failure(&error, "the call was not run");

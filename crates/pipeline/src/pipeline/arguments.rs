@@ -24,13 +24,12 @@ pub(crate) fn depth(value: &Value) -> usize {
     let mut deepest = 0;
     let mut stack = vec![(value, 0usize)];
     while let Some((value, level)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match value {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
+        match value {
+            Value::Array(items) => stack.extend(items.iter().map(|child| (child, level + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|child| (child, level + 1))),
             _ => continue,
-        };
+        }
         deepest = deepest.max(level + 1);
-        stack.extend(children.map(|child| (child, level + 1)));
     }
     deepest
 }

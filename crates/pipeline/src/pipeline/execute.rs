@@ -10,6 +10,7 @@ use tack_core::hook::{Decider, HookError, panic_message};
 use tack_core::hooks::{EXECUTE, ExecuteRequest};
 use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall, ToolExecution};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::Stage;
 use super::admit::listener_failure;
@@ -47,12 +48,14 @@ impl ToolRegistry {
             definition.timeout(),
         );
         let hook = self.inner.hooks.execute();
+        let span = tracing::debug_span!("execute");
         let output = if hook.has_listeners(agent) {
-            hook.dispatch(agent, request).await
+            hook.dispatch(agent, request).instrument(span).await
         } else {
             // No wrapper: the default alone, its panic still contained.
             AssertUnwindSafe(request.run_body())
                 .catch_unwind()
+                .instrument(span)
                 .await
                 .map_err(|payload| HookError::DefaultPanicked {
                     hook: EXECUTE,

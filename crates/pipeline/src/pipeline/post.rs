@@ -5,6 +5,7 @@ use std::sync::Arc;
 use tack_core::hook::AgentId;
 use tack_core::hooks::{PostDecision, PostExecuteInput};
 use tack_core::tool::{ContentBlock, ErrorCode, Failure, Outcome, Status, ToolExecution};
+use tracing::Instrument;
 
 use super::Stage;
 use super::admit::listener_failure;
@@ -26,7 +27,10 @@ impl ToolRegistry {
         }
         let frozen = Arc::new(outcome);
         let input = PostExecuteInput::new(execution.cloned(), frozen.clone());
-        let decision = hook.dispatch(agent, input).await;
+        let decision = hook
+            .dispatch(agent, input)
+            .instrument(tracing::debug_span!("post_execute"))
+            .await;
         let outcome = Arc::unwrap_or_clone(frozen);
         match decision {
             Ok(decision) if decision.is_accept() => outcome,
