@@ -14,10 +14,14 @@
 mod config;
 pub(crate) mod pipeline;
 mod registry;
+mod scheduler;
 
 pub use config::{MAX_DEPTH_LIMIT, PipelineConfig};
 pub use pipeline::{APPROVAL_STAGE, DryRun, LATE_CANCELLATION_NOTE, Stage, StageRecorder};
 pub use registry::{
     Presentation, RUN_CODE, RegisteredTool, RestrictError, Restriction, ToolRegistry,
     UnknownPresentation,
+};
+pub use scheduler::{
+    Access, ExecutionMode, ResourceClaim, ResourceFn, ResourceKey, SchedulerConfig, TurnScheduler,
 };

@@ -10,7 +10,7 @@
 //! ```
 
 mod admit;
-mod arguments;
+pub(crate) mod arguments;
 mod dry_run;
 mod execute;
 mod output;

@@ -1,0 +1,400 @@
+//! The turn scheduler (DESIGN §4 "Scheduler"): a turn's calls run as barriers
+//! and a bounded rolling pool, start in model order, evaluate policy in model
+//! order, and come back in model order.
+//!
+//! ```text
+//!  model order:   c1 P   c2 P   c3 E   c4 P   c5 P   c6 P        max_parallel = 2
+//!
+//!  c1  [adm|==body==]
+//!  c2       [adm|=====body=====]
+//!  c3                           [adm|==body==]
+//!  c4                                         [adm|=body=]
+//!  c5                                              [adm|====body====]
+//!  c6                                                   (pool full) [adm|=body=]
+//! ```
+//!
+//! `adm` is admission (parse, validate, pre-execute, approval, guards): one
+//! call at a time, in model order. Bodies of parallel calls overlap.
+
+mod config;
+mod mode;
+mod resources;
+mod turn;
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::task::Poll;
+
+use futures::stream::{FuturesUnordered, StreamExt};
+use futures::{FutureExt, future::poll_fn};
+use tack_core::hook::panic_message;
+use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall};
+use tokio_util::sync::CancellationToken;
+
+pub use config::SchedulerConfig;
+pub use mode::ExecutionMode;
+pub use resources::{Access, ResourceClaim, ResourceFn, ResourceKey};
+
+use crate::ToolRegistry;
+use crate::registry::RegisteredTool;
+use mode::Plan;
+use resources::ResourceTable;
+use turn::{CallContext, SiblingFailure, TurnListeners, TurnShared};
+
+/// Runs a turn's tool calls: parallel calls share a bounded rolling pool,
+/// exclusive calls run alone, and outcomes come back in model order.
+///
+/// * **Modes**: each call is classified ([`ExecutionMode`]) when it is next to
+///   start, not before: an earlier call that re-registers a tool, or a result
+///   observer that changes one, is seen by the calls after it.
+/// * **Pool**: consecutive parallel calls run at most
+///   [`max_parallel`](SchedulerConfig::max_parallel) at once; the next one
+///   starts as soon as one finishes. An exclusive call waits for everything
+///   before it, runs alone, and nothing after it starts before it ends.
+/// * **Order**: calls start in model order, and a call starts only once the
+///   previous call's admission (parse, validate, `tools/pre-execute`, approval,
+///   guards) is over, so policy runs in model order and approval prompts never
+///   interleave. Outcomes are returned in model order.
+/// * **Cancellation**: cancelling the turn's token cancels the running calls;
+///   the calls not started yet still go through the pipeline (observers and
+///   `finalize_content` see them) and end `CANCELLED`, not dispatched.
+///   Nothing is dropped: there is one outcome per call.
+/// * **Failures**: by default a failure does not touch its siblings. With
+///   [`with_cancel_siblings_on_failure`](SchedulerConfig::with_cancel_siblings_on_failure)
+///   the first failure cancels the rest, whose outcomes name the failed call.
+/// * **Resources** (optional): parallel calls whose claims conflict (the same
+///   key, one of them writing) do not overlap.
+///
+/// All calls are driven by the task that awaits [`run_turn`](Self::run_turn)
+/// (no task is spawned): a tool body that needs a thread of its own should
+/// use `spawn_blocking`.
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
+/// use tack_pipeline::{SchedulerConfig, ToolRegistry, TurnScheduler};
+/// use tokio_util::sync::CancellationToken;
+///
+/// # futures::executor::block_on(async {
+/// let registry = ToolRegistry::new();
+/// let _echo = registry.register(
+///     ToolDefinition::builder("echo")
+///         .description("Repeat the text.")
+///         .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}))
+///         .output(OutputSpec::new(json!({"type": "string"})))
+///         .concurrency_safe(|_| true)
+///         .handler(|args, _cx| async move { Ok(args["text"].clone()) })
+///         .build()
+///         .unwrap(),
+/// ).unwrap();
+///
+/// let scheduler = TurnScheduler::with_config(registry, SchedulerConfig::default().with_max_parallel(4));
+/// let calls = vec![
+///     ToolCall::new("c1", "echo", r#"{"text": "a"}"#),
+///     ToolCall::new("c2", "nope", "{}"),
+///     ToolCall::new("c3", "echo", r#"{"text": "c"}"#),
+/// ];
+/// let outcomes = scheduler.run_turn(calls, CancellationToken::new()).await;
+/// let ids: Vec<&str> = outcomes.iter().map(|o| o.call_id.as_str()).collect();
+/// assert_eq!(ids, ["c1", "c2", "c3"]);
+/// assert!(outcomes[0].is_success() && !outcomes[1].is_success() && outcomes[2].is_success());
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct TurnScheduler {
+    registry: ToolRegistry,
+    config: Arc<SchedulerConfig>,
+}
+
+impl fmt::Debug for TurnScheduler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TurnScheduler")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolRegistry {
+    /// Runs a turn's calls with the default [`SchedulerConfig`]; see
+    /// [`TurnScheduler::run_turn`].
+    pub async fn run_turn(
+        &self,
+        calls: Vec<ToolCall>,
+        cancel: CancellationToken,
+    ) -> Vec<Arc<Outcome>> {
+        TurnScheduler::new(self.clone())
+            .run_turn(calls, cancel)
+            .await
+    }
+}
+
+/// A call waiting to start, with the plan computed for the tool it resolved
+/// to last time (reused while that registration is still the visible one).
+struct Pending {
+    index: usize,
+    call: ToolCall,
+    planned: Option<(Arc<RegisteredTool>, Plan)>,
+}
+
+/// What is running.
+struct Pool {
+    max: usize,
+    in_flight: usize,
+    exclusive: bool,
+    resources: ResourceTable,
+    /// Claims of the running calls, by index (only calls that claim any).
+    claims: Vec<(usize, Vec<resources::ResourceClaim>)>,
+}
+
+impl Pool {
+    fn admits(&self, plan: &Plan) -> bool {
+        if self.exclusive {
+            return false;
+        }
+        match plan.mode {
+            ExecutionMode::Parallel => {
+                self.in_flight < self.max
+                    && (plan.claims.is_empty() || self.resources.admits(&plan.claims))
+            }
+            _ => self.in_flight == 0,
+        }
+    }
+
+    fn take(&mut self, index: usize, plan: Plan) {
+        self.in_flight += 1;
+        match plan.mode {
+            ExecutionMode::Parallel => {
+                if !plan.claims.is_empty() {
+                    self.resources.acquire(&plan.claims);
+                    self.claims.push((index, plan.claims));
+                }
+            }
+            _ => self.exclusive = true,
+        }
+    }
+
+    fn release(&mut self, index: usize) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        self.exclusive = false;
+        if let Some(at) = self.claims.iter().position(|(i, _)| *i == index) {
+            let (_, claims) = self.claims.swap_remove(at);
+            self.resources.release(&claims);
+        }
+    }
+}
+
+enum Event {
+    Finished(usize, Arc<Outcome>),
+    Admitted,
+}
+
+impl TurnScheduler {
+    /// A scheduler over `registry` with the default configuration.
+    pub fn new(registry: ToolRegistry) -> Self {
+        Self::with_config(registry, SchedulerConfig::default())
+    }
+
+    /// A scheduler over `registry` with `config`.
+    pub fn with_config(registry: ToolRegistry, config: SchedulerConfig) -> Self {
+        Self {
+            registry,
+            config: Arc::new(config),
+        }
+    }
+
+    /// The registry calls run through.
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.registry
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SchedulerConfig {
+        &self.config
+    }
+
+    /// How `call` would run now; see [`ExecutionMode`].
+    pub fn execution_mode(&self, call: &ToolCall) -> ExecutionMode {
+        self.registry.execution_mode(call)
+    }
+
+    /// Runs `calls` as one turn and returns their outcomes in model order: one
+    /// per call, each the same frozen value the `tools/result` observers saw.
+    ///
+    /// `cancel` is the turn's signal: cancelling it cancels the running calls
+    /// and turns the calls not started yet into `CANCELLED` outcomes (through
+    /// the pipeline). See the type's documentation for the schedule.
+    pub async fn run_turn(
+        &self,
+        calls: Vec<ToolCall>,
+        cancel: CancellationToken,
+    ) -> Vec<Arc<Outcome>> {
+        let total = calls.len();
+        if total == 0 {
+            return Vec::new();
+        }
+        let hooks = self.registry.hooks();
+        // Policy can only interleave if there is policy: decided once, when
+        // the turn starts (a listener registered meanwhile orders the next turn).
+        let mut checked: Option<Option<&tack_core::hook::AgentId>> = None;
+        let gated = calls.iter().any(|c| {
+            let agent = c.agent.as_ref();
+            if checked == Some(agent) {
+                return false; // same agent as the call before: already checked
+            }
+            checked = Some(agent);
+            hooks.pre_execute().has_listeners(agent) || !hooks.guards().names(agent).is_empty()
+        });
+        let siblings = self.config.cancel_siblings_on_failure();
+        let shared = Arc::new(TurnShared::default());
+        let _listeners = TurnListeners::install(&self.registry, &shared, gated, siblings);
+
+        let turn = cancel.child_token();
+        let mut names: Vec<(tack_core::tool::CallId, String)> = Vec::with_capacity(total);
+        let mut queue: VecDeque<Pending> = VecDeque::with_capacity(total);
+        for (index, call) in calls.into_iter().enumerate() {
+            names.push((call.call_id.clone(), call.name.clone()));
+            queue.push_back(Pending {
+                index,
+                call,
+                planned: None,
+            });
+        }
+        let mut results: Vec<Option<Arc<Outcome>>> = vec![None; total];
+        let mut pool = Pool {
+            max: self.config.max_parallel(),
+            in_flight: 0,
+            exclusive: false,
+            resources: ResourceTable::default(),
+            claims: Vec::new(),
+        };
+        let mut running = FuturesUnordered::new();
+        // The call whose admission is not over yet (only when gated).
+        let mut admitting: Option<(usize, Arc<CallContext>)> = None;
+
+        loop {
+            while admitting.is_none() {
+                let Some(next) = queue.front_mut() else { break };
+                let plan = self.plan(next);
+                if !pool.admits(&plan) {
+                    break;
+                }
+                let Some(next) = queue.pop_front() else { break };
+                pool.take(next.index, plan);
+                let context = Arc::new(CallContext::new(shared.clone(), next.call.call_id.clone()));
+                if gated {
+                    admitting = Some((next.index, context.clone()));
+                }
+                running.push(self.start(next.index, next.call, turn.child_token(), context));
+            }
+            if running.is_empty() {
+                // An empty pool admits any call, so the queue is empty too.
+                break;
+            }
+            let event = poll_fn(|cx| {
+                if let Poll::Ready(Some((index, outcome))) = running.poll_next_unpin(cx) {
+                    return Poll::Ready(Event::Finished(index, outcome));
+                }
+                match &admitting {
+                    Some((_, call)) if call.poll_admitted(cx) => Poll::Ready(Event::Admitted),
+                    _ => Poll::Pending,
+                }
+            })
+            .await;
+            match event {
+                Event::Admitted => admitting = None,
+                Event::Finished(index, outcome) => {
+                    pool.release(index);
+                    if admitting.as_ref().is_some_and(|(i, _)| *i == index) {
+                        admitting = None;
+                    }
+                    if siblings
+                        && !turn.is_cancelled()
+                        && !cancel.is_cancelled()
+                        && let Some(failure) = outcome.failure_info()
+                        && failure.code != ErrorCode::Cancelled
+                    {
+                        let _ = shared.failure.set(SiblingFailure {
+                            call_id: outcome.call_id.clone(),
+                            tool: outcome.tool.clone(),
+                            code: failure.code,
+                            message: failure.message.clone(),
+                        });
+                        tracing::debug!(call_id = %outcome.call_id, "a call failed; cancelling its siblings");
+                        turn.cancel();
+                    }
+                    if let Some(slot) = results.get_mut(index) {
+                        *slot = Some(outcome);
+                    }
+                }
+            }
+        }
+        // Every call was started and every started call finished; the
+        // fallback only keeps this total should that ever break.
+        results
+            .into_iter()
+            .zip(names)
+            .map(|(outcome, (call_id, tool))| {
+                outcome.unwrap_or_else(|| {
+                    Arc::new(Outcome::failure(
+                        call_id,
+                        tool,
+                        Failure::new(
+                            ErrorCode::Internal,
+                            "the scheduler lost this call's outcome; this is a fault in the host",
+                        ),
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// The plan of the next call, re-derived unless the tool it resolves to is
+    /// still the one it was planned for.
+    fn plan(&self, pending: &mut Pending) -> Plan {
+        let tool = match self.registry.resolve_call(&pending.call) {
+            Ok(tool) => tool,
+            Err(_) => return Plan::EXCLUSIVE,
+        };
+        if let Some((planned_for, plan)) = &pending.planned
+            && Arc::ptr_eq(planned_for, &tool)
+        {
+            return plan.clone();
+        }
+        let plan = self
+            .registry
+            .plan_for(&tool, &pending.call, Some(&self.config));
+        pending.planned = Some((tool, plan.clone()));
+        plan
+    }
+
+    /// One call through the pipeline, as the current call of its turn.
+    fn start(
+        &self,
+        index: usize,
+        call: ToolCall,
+        cancel: CancellationToken,
+        context: Arc<CallContext>,
+    ) -> impl Future<Output = (usize, Arc<Outcome>)> + Send + '_ {
+        let call_id = call.call_id.clone();
+        let tool = call.name.clone();
+        let run =
+            AssertUnwindSafe(context.scope(self.registry.execute(call, cancel))).catch_unwind();
+        run.map(move |result| {
+            let outcome = result.unwrap_or_else(|payload| {
+                let message = panic_message(&*payload);
+                tracing::error!(%call_id, %message, "the pipeline panicked");
+                Arc::new(Outcome::failure(
+                    call_id,
+                    tool,
+                    Failure::new(
+                        ErrorCode::Internal,
+                        format!("the pipeline failed while running this call ({message}); this is a fault in the host, not in the call"),
+                    ),
+                ))
+            });
+            (index, outcome)
+        })
+    }
+}

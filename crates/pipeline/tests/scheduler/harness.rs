@@ -1,0 +1,243 @@
+//! Instrumented tools that record when their bodies start and end (on tokio's
+//! paused clock), and helpers to read the schedule back.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tack_core::capability::CapabilitySlots;
+use tack_core::hook::{Disposer, ListenerSpec};
+use tack_core::hooks::ToolHooks;
+use tack_core::tool::{
+    CallId, ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError,
+};
+use tack_pipeline::{
+    PipelineConfig, SchedulerConfig, Stage, StageRecorder, ToolRegistry, TurnScheduler,
+};
+use tokio::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// One body run: when it started and ended, in ms since the harness was made,
+/// and its place in the order bodies started.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub id: String,
+    pub start: u64,
+    pub end: Option<u64>,
+    pub order: usize,
+}
+
+#[derive(Default)]
+pub struct Recorder {
+    events: Mutex<Vec<(String, Stage)>>,
+}
+
+impl StageRecorder for Recorder {
+    fn record(&self, call_id: &CallId, stage: Stage) {
+        self.events
+            .lock()
+            .push((call_id.as_str().to_owned(), stage));
+    }
+}
+
+impl Recorder {
+    /// `(call, stage)` for the stages in `which`, in the order they happened.
+    pub fn events(&self, which: &[&str]) -> Vec<String> {
+        self.events
+            .lock()
+            .iter()
+            .filter(|(_, s)| which.contains(&s.as_str()))
+            .map(|(id, s)| format!("{} {id}", s.as_str()))
+            .collect()
+    }
+}
+
+pub struct Bench {
+    pub registry: ToolRegistry,
+    pub recorder: Arc<Recorder>,
+    pub spans: Arc<Mutex<Vec<Span>>>,
+    pub observed: Arc<Mutex<Vec<Arc<Outcome>>>>,
+    t0: Instant,
+    started: Arc<AtomicUsize>,
+    _observer: Disposer,
+}
+
+impl Bench {
+    pub fn new() -> Self {
+        let recorder = Arc::new(Recorder::default());
+        let registry = ToolRegistry::with_parts(
+            ToolHooks::new(),
+            CapabilitySlots::new(),
+            PipelineConfig::default().with_stage_recorder(recorder.clone()),
+        );
+        let observed: Arc<Mutex<Vec<Arc<Outcome>>>> = Arc::default();
+        let seen = observed.clone();
+        let observer =
+            registry
+                .hooks()
+                .result()
+                .tap(ListenerSpec::new("bench-results"), move |record| {
+                    seen.lock().push(record.outcome.clone());
+                });
+        let bench = Self {
+            registry,
+            recorder,
+            spans: Arc::default(),
+            observed,
+            t0: Instant::now(),
+            started: Arc::default(),
+            _observer: observer,
+        };
+        bench
+            .registry
+            .register(bench.work("work"))
+            .unwrap()
+            .forget();
+        bench
+    }
+
+    fn ms(t0: Instant) -> u64 {
+        u64::try_from(t0.elapsed().as_millis()).unwrap()
+    }
+
+    /// `work({ms, p?, fail?, ctx?, conclude?})`: parallel-safe when `p` is
+    /// true; sleeps `ms` (cancellable), records its span, then fails when
+    /// `fail` is set.
+    pub fn work(&self, name: &str) -> ToolDefinition {
+        self.work_classified(name, |args| args["p"] == json!(true))
+    }
+
+    /// `work` with another concurrency classifier.
+    pub fn work_classified(&self, name: &str, classify: fn(&Value) -> bool) -> ToolDefinition {
+        let spans = self.spans.clone();
+        let started = self.started.clone();
+        let t0 = self.t0;
+        ToolDefinition::builder(name)
+            .description("Sleeps, recording when.")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {
+                    "ms": {"type": "integer", "minimum": 0},
+                    "p": {"type": "boolean"},
+                    "fail": {"type": "boolean"},
+                    "ctx": {"type": "string"},
+                    "conclude": {"type": "boolean"},
+                    "key": {"type": "string"},
+                    "write": {"type": "boolean"}
+                },
+                "required": ["ms"]
+            }))
+            .output(OutputSpec::new(json!({})))
+            .concurrency_safe(classify)
+            .handler(move |args: Arc<Value>, cx| {
+                let spans = spans.clone();
+                let order = started.fetch_add(1, Ordering::SeqCst);
+                let id = cx.call_id().as_str().to_owned();
+                spans.lock().push(Span {
+                    id: id.clone(),
+                    start: Self::ms(t0),
+                    end: None,
+                    order,
+                });
+                async move {
+                    if let Some(ctx) = args["ctx"].as_str() {
+                        cx.defer_context(ctx);
+                    }
+                    let ms = args["ms"].as_u64().unwrap();
+                    let cancelled = tokio::select! {
+                        () = tokio::time::sleep(Duration::from_millis(ms)) => false,
+                        () = cx.cancellation().cancelled() => true,
+                    };
+                    if let Some(span) = spans.lock().iter_mut().find(|s| s.id == id) {
+                        span.end = Some(Self::ms(t0));
+                    }
+                    if cancelled {
+                        return Err(ToolError::with_code(
+                            ErrorCode::Cancelled,
+                            "interrupted while sleeping",
+                        ));
+                    }
+                    if args["fail"] == json!(true) {
+                        return Err(ToolError::with_code(
+                            ErrorCode::ExecutionFailed,
+                            "it failed on purpose",
+                        ));
+                    }
+                    if args["conclude"] == json!(true) {
+                        cx.conclude_turn();
+                    }
+                    Ok(json!({}))
+                }
+            })
+            .build()
+            .unwrap()
+    }
+
+    pub fn scheduler(&self, config: SchedulerConfig) -> TurnScheduler {
+        TurnScheduler::with_config(self.registry.clone(), config)
+    }
+
+    pub async fn run(&self, max_parallel: usize, calls: Vec<ToolCall>) -> Vec<Arc<Outcome>> {
+        self.scheduler(SchedulerConfig::default().with_max_parallel(max_parallel))
+            .run_turn(calls, CancellationToken::new())
+            .await
+    }
+
+    /// Spans sorted by call id order of start.
+    pub fn spans(&self) -> Vec<Span> {
+        let mut spans = self.spans.lock().clone();
+        spans.sort_by_key(|s| s.order);
+        spans
+    }
+
+    /// `id start..end` for every body, in start order.
+    pub fn timeline(&self) -> Vec<String> {
+        self.spans()
+            .iter()
+            .map(|s| match s.end {
+                Some(end) => format!("{} {}..{}", s.id, s.start, end),
+                None => format!("{} {}..", s.id, s.start),
+            })
+            .collect()
+    }
+}
+
+/// `work` with `ms` and parallel or exclusive.
+pub fn work(id: &str, ms: u64, parallel: bool) -> ToolCall {
+    ToolCall::new(id, "work", json!({"ms": ms, "p": parallel}).to_string())
+}
+
+/// `work` with extra arguments.
+pub fn work_with(id: &str, args: Value) -> ToolCall {
+    ToolCall::new(id, "work", args.to_string())
+}
+
+pub fn ids(outcomes: &[Arc<Outcome>]) -> Vec<&str> {
+    outcomes.iter().map(|o| o.call_id.as_str()).collect()
+}
+
+pub fn code(outcome: &Outcome) -> Option<ErrorCode> {
+    outcome.error_code()
+}
+
+pub fn text(outcome: &Outcome) -> String {
+    tack_core::tool::joined_text(&outcome.content)
+}
+
+/// The most bodies running at once.
+pub fn peak(spans: &[Span]) -> usize {
+    let mut edges: Vec<(u64, i64)> = Vec::new();
+    for s in spans {
+        edges.push((s.start, 1));
+        edges.push((s.end.unwrap(), -1));
+    }
+    // Ends before starts at the same instant: a slot freed at t is reused at t.
+    edges.sort();
+    let (mut now, mut most) = (0i64, 0i64);
+    for (_, d) in edges {
+        now += d;
+        most = most.max(now);
+    }
+    usize::try_from(most).unwrap()
+}

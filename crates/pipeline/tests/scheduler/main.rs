@@ -1,0 +1,14 @@
+//! Integration tests of the turn scheduler (issue 4).
+#![allow(clippy::unwrap_used)]
+#![allow(missing_docs)]
+
+mod harness;
+
+mod cancellation;
+mod context;
+mod lazy;
+mod mode;
+mod policy;
+mod property;
+mod resources;
+mod schedule;
