@@ -1,0 +1,105 @@
+//! Cost of the permission gate per call with 100 rules.
+#![allow(clippy::unwrap_used, missing_docs)] // a benchmark: setup failures should panic; criterion macros generate undocumented items
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use tack_core::hooks::ToolHooks;
+use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+use tack_permission::{Action, Mode, Permission, Rule, RuleSet};
+
+/// 100 rules of every shape: name globs, tiers, path globs, command patterns.
+fn hundred_rules() -> RuleSet {
+    let mut rules = RuleSet::new();
+    for i in 0..25 {
+        rules.push(
+            Rule::allow("read_file")
+                .path("path", format!("src/mod{i}/**"))
+                .build()
+                .unwrap(),
+        );
+        rules.push(
+            Rule::ask("write_file")
+                .path("path", format!("docs/{i}/*.md"))
+                .build()
+                .unwrap(),
+        );
+        rules.push(
+            Rule::allow("bash")
+                .command("command", format!("tool{i} *"))
+                .build()
+                .unwrap(),
+        );
+        rules.push(
+            Rule::deny(format!("mcp_{i}_*"))
+                .tier(Tier::Network)
+                .build()
+                .unwrap(),
+        );
+    }
+    assert_eq!(rules.len(), 100);
+    rules
+}
+
+fn exec(tool: &str, tier: Tier, args: serde_json::Value) -> Arc<ToolExecution> {
+    Arc::new(ToolExecution::new(
+        CallId::from("c"),
+        ToolName::new(tool).unwrap(),
+        Arc::new(args),
+        tier,
+        ExecutionToken::issue(CallId::from("c")),
+    ))
+}
+
+fn bench(c: &mut Criterion) {
+    let gate = Permission::builder()
+        .mode(Mode::Ask)
+        .workspace_root("/work/repo")
+        .rules(hundred_rules())
+        .rule(
+            Rule::deny("bash")
+                .command("command", "rm *")
+                .build()
+                .unwrap(),
+        )
+        .build();
+    // Worst case: nothing matches early, every rule is tried.
+    let miss = exec(
+        "bash",
+        Tier::Executes,
+        json!({"command": "cargo build --release"}),
+    );
+    let path = exec(
+        "read_file",
+        Tier::ReadOnly,
+        json!({"path": "/work/repo/src/mod24/a/../b.rs"}),
+    );
+    assert_eq!(gate.evaluate(&miss).action, Action::Ask);
+    assert_eq!(gate.evaluate(&path).action, Action::Allow);
+
+    c.bench_function("evaluate/100 rules/no match (bash)", |b| {
+        b.iter(|| black_box(gate.evaluate(black_box(&miss))))
+    });
+    c.bench_function("evaluate/100 rules/path match", |b| {
+        b.iter(|| black_box(gate.evaluate(black_box(&path))))
+    });
+
+    // The listener as the pipeline runs it: a tools/pre-execute dispatch.
+    let hooks = ToolHooks::new();
+    let _listener = gate.attach(&hooks);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    c.bench_function("pre-execute dispatch/100 rules/no match", |b| {
+        b.to_async(&runtime).iter(|| {
+            let input = miss.clone();
+            let hook = hooks.pre_execute().clone();
+            async move { black_box(hook.dispatch(None, input).await) }
+        })
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

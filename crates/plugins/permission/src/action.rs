@@ -1,0 +1,60 @@
+//! What a rule or mode decides: allow, ask, deny — ordered by strictness.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// The effect of a rule. Ordered by strictness (`Allow < Ask < Deny`), so the
+/// decision of several matching rules is their `max`.
+///
+/// ```
+/// use tack_permission::Action;
+/// assert!(Action::Deny > Action::Ask && Action::Ask > Action::Allow);
+/// assert_eq!([Action::Allow, Action::Deny, Action::Ask].into_iter().max(), Some(Action::Deny));
+/// assert_eq!("ask".parse::<Action>().unwrap(), Action::Ask);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Run the call.
+    Allow,
+    /// Ask the approver; run only if it answers allowed-once.
+    Ask,
+    /// Refuse the call.
+    Deny,
+}
+
+impl Action {
+    /// `allow`, `ask` or `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Allow => "allow",
+            Action::Ask => "ask",
+            Action::Deny => "deny",
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An action name that is not `allow`, `ask` or `deny`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown action `{0}`: expected `allow`, `ask` or `deny`")]
+pub struct UnknownAction(pub String);
+
+impl FromStr for Action {
+    type Err = UnknownAction;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "allow" => Ok(Action::Allow),
+            "ask" => Ok(Action::Ask),
+            "deny" => Ok(Action::Deny),
+            other => Err(UnknownAction(other.to_owned())),
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! The approver that never approves.
+
+use async_trait::async_trait;
+use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
+use tokio_util::sync::CancellationToken;
+
+/// Answers every request `unavailable`: with it, every `ask` is a denial that
+/// says no approver could be asked. Installing it is the explicit form of
+/// installing none.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
+/// use tack_core::tool::{CallId, Tier};
+/// use tack_permission::NoApprover;
+/// let out = NoApprover
+///     .request(ApprovalRequest::new(CallId::from("c"), "bash", Tier::Executes, None, "why"), Default::default())
+///     .await;
+/// assert_eq!(out.as_str(), "unavailable");
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoApprover;
+
+#[async_trait]
+impl ApprovalService for NoApprover {
+    async fn request(&self, _: ApprovalRequest, cancel: CancellationToken) -> ApprovalOutcome {
+        if cancel.is_cancelled() {
+            return ApprovalOutcome::Cancelled;
+        }
+        ApprovalOutcome::Unavailable {
+            reason: Some("approvals are turned off (approver `none`)".to_owned()),
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! An approver that prompts on a terminal.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
+use tokio_util::sync::CancellationToken;
+
+use super::{Answer, settle};
+use crate::SessionRules;
+
+/// How many unreadable answers before the prompt gives up (and denies).
+const ATTEMPTS: usize = 3;
+
+/// Prompts on a terminal:
+///
+/// ```text
+/// tack: tool `bash` (executes) asks to run — call c1
+///   why: permission mode `ask` requires approval for executes tools like `bash`
+/// Allow? [y] yes, once  [n] no  [a] always for this session: _
+/// ```
+///
+/// `y` allows this call, `a` allows it and records a session rule for the
+/// tool (and agent), anything starting with `n` or an empty line denies; after
+/// three unreadable answers it denies. When stdin is not a terminal nothing is
+/// read and the outcome is `unavailable`; end of input or an I/O error is
+/// `unavailable` too; cancellation is `cancelled`.
+///
+/// Prompts are serialized (one at a time). A cancelled prompt on the real
+/// stdin cannot take back the blocking read: the next line typed answers that
+/// withdrawn prompt and is discarded.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use std::io::Cursor;
+/// use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
+/// use tack_core::tool::{CallId, Tier};
+/// use tack_permission::{SessionRules, TerminalApprover};
+///
+/// let session = SessionRules::new();
+/// // An injected reader that declares itself a terminal (tests, embedding).
+/// let approver = TerminalApprover::with_io(Cursor::new("a\n"), std::io::sink(), true, session.clone());
+/// let req = ApprovalRequest::new(CallId::from("c1"), "bash", Tier::Executes, None, "runs a command");
+/// assert_eq!(approver.request(req, Default::default()).await, ApprovalOutcome::AllowedOnce);
+/// assert_eq!(session.snapshot().len(), 1); // "always" recorded a session rule
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct TerminalApprover {
+    io: Arc<Mutex<Io>>,
+    session: SessionRules,
+}
+
+impl std::fmt::Debug for TerminalApprover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TerminalApprover").finish_non_exhaustive()
+    }
+}
+
+enum Io {
+    /// stdin for answers, stderr for prompts.
+    Stdio,
+    Injected {
+        reader: Box<dyn BufRead + Send>,
+        writer: Box<dyn Write + Send>,
+        is_terminal: bool,
+    },
+}
+
+/// Why no answer could be read.
+#[derive(Debug, thiserror::Error)]
+enum PromptError {
+    #[error("the approval prompt needs a terminal, and stdin is not one")]
+    NotATerminal,
+    #[error("the terminal closed before an answer was given")]
+    Eof,
+    #[error("the terminal failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl TerminalApprover {
+    /// Prompts on stderr and reads stdin; records "always" answers in `session`.
+    pub fn stdio(session: SessionRules) -> Self {
+        Self {
+            io: Arc::new(Mutex::new(Io::Stdio)),
+            session,
+        }
+    }
+
+    /// Reads answers from `reader` and writes prompts to `writer`;
+    /// `is_terminal` says whether the reader counts as a terminal (when it
+    /// does not, nothing is read and the outcome is `unavailable`).
+    pub fn with_io(
+        reader: impl BufRead + Send + 'static,
+        writer: impl Write + Send + 'static,
+        is_terminal: bool,
+        session: SessionRules,
+    ) -> Self {
+        Self {
+            io: Arc::new(Mutex::new(Io::Injected {
+                reader: Box::new(reader),
+                writer: Box::new(writer),
+                is_terminal,
+            })),
+            session,
+        }
+    }
+}
+
+/// The prompt text (control characters removed: the reason may quote
+/// model-chosen text, and must not drive the terminal).
+fn prompt_text(request: &ApprovalRequest) -> String {
+    let clean = |s: &str| -> String { s.chars().filter(|c| !c.is_control()).collect() };
+    let agent = request
+        .agent
+        .as_ref()
+        .map(|a| format!(" for agent {}", clean(a.as_str())))
+        .unwrap_or_default();
+    format!(
+        "tack: tool `{}` ({}) asks to run{agent} — call {}\n  why: {}\nAllow? [y] yes, once  [n] no  [a] always for this session: ",
+        clean(&request.tool),
+        request.tier,
+        clean(request.call_id.as_str()),
+        clean(&request.reason),
+    )
+}
+
+fn parse_answer(line: &str) -> Option<Answer> {
+    match line.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Some(Answer::Once),
+        "a" | "always" => Some(Answer::AlwaysForSession),
+        "" | "n" | "no" => Some(Answer::Deny { reason: None }),
+        _ => None,
+    }
+}
+
+fn ask(
+    reader: &mut dyn BufRead,
+    writer: &mut dyn Write,
+    prompt: &str,
+) -> Result<Answer, PromptError> {
+    for _ in 0..ATTEMPTS {
+        writer.write_all(prompt.as_bytes())?;
+        writer.flush()?;
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Err(PromptError::Eof);
+        }
+        if let Some(answer) = parse_answer(&line) {
+            return Ok(answer);
+        }
+        writer
+            .write_all(b"please answer y (yes, once), n (no) or a (always for this session)\n")?;
+    }
+    Ok(Answer::Deny {
+        reason: Some(format!("no valid answer after {ATTEMPTS} attempts")),
+    })
+}
+
+fn prompt_blocking(io: &Mutex<Io>, prompt: &str) -> Result<Answer, PromptError> {
+    let mut io = io.lock();
+    match &mut *io {
+        Io::Stdio => {
+            let stdin = std::io::stdin();
+            if !stdin.is_terminal() {
+                return Err(PromptError::NotATerminal);
+            }
+            ask(&mut stdin.lock(), &mut std::io::stderr().lock(), prompt)
+        }
+        Io::Injected {
+            reader,
+            writer,
+            is_terminal,
+        } => {
+            if !*is_terminal {
+                return Err(PromptError::NotATerminal);
+            }
+            ask(reader.as_mut(), writer.as_mut(), prompt)
+        }
+    }
+}
+
+#[async_trait]
+impl ApprovalService for TerminalApprover {
+    async fn request(
+        &self,
+        request: ApprovalRequest,
+        cancel: CancellationToken,
+    ) -> ApprovalOutcome {
+        if cancel.is_cancelled() {
+            return ApprovalOutcome::Cancelled;
+        }
+        let io = self.io.clone();
+        let prompt = prompt_text(&request);
+        let task = tokio::task::spawn_blocking(move || prompt_blocking(&io, &prompt));
+        let answered = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return ApprovalOutcome::Cancelled,
+            answered = task => answered,
+        };
+        match answered {
+            Ok(Ok(answer)) => settle(answer, &request, &self.session),
+            Ok(Err(error)) => ApprovalOutcome::Unavailable {
+                reason: Some(error.to_string()),
+            },
+            Err(join) => ApprovalOutcome::Unavailable {
+                reason: Some(format!("the approval prompt failed: {join}")),
+            },
+        }
+    }
+}

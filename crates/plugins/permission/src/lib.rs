@@ -1,0 +1,84 @@
+//! # tack-permission
+//!
+//! A permission gate for tack: a `tools/pre-execute` listener named
+//! `permission` that allows, asks or denies each valid call, plus approvers
+//! that answer the asks.
+//!
+//! * **Rules** ([`Rule`], [`RuleSet`]): ordered allow / ask / deny rules on the
+//!   tool name (glob), tier, agent and arguments — path globs on a named
+//!   argument (`read_file(path: "src/**")`, matched after lexical
+//!   normalization, see [`normalize_path`]) and command patterns for shell
+//!   tools (`bash(command: "git status*")`). The strictest matching rule wins:
+//!   [`Action`] is `Ord` (`Allow < Ask < Deny`). Rules come from code or a
+//!   TOML file ([`PermissionFile`]).
+//! * **Modes** ([`Mode`], [`Modes`]): `read-only`, `ask` (default),
+//!   `accept-edits`, `allow-all`; the default and per-agent overrides, also
+//!   switchable at run time.
+//! * **Approvers** ([`TerminalApprover`], [`ChannelApprover`],
+//!   [`NoApprover`]): implementations of core's `ApprovalService`. "Always
+//!   for this session" records a [`SessionRules`] allow rule.
+//! * **Fail closed**: no approver, an approver error, panic or cancellation —
+//!   all deny (the pipeline denies every approval outcome but allowed-once).
+//!   Denial reasons name the rule (with its file and line) or the mode.
+//!
+//! ## How a call is decided
+//!
+//! 1. The strictest matching rule (configured and session rules together).
+//! 2. No rule matches: the mode's [`baseline`](Mode::baseline) for the tier.
+//! 3. In `read-only` mode a non-read-only tier is denied even if an allow rule
+//!    matched ([`Mode::floor`]).
+//!
+//! Allow rules are matched conservatively: an allow path glob never matches a
+//! path that climbs out of the workspace with `..` (or an absolute path
+//! outside it, unless the glob is absolute); an allow command pattern matches
+//! only a command whose every `;`/`&&`/`|` segment matches, with no
+//! substitution or redirection. Deny and ask rules match liberally (any
+//! segment). So adding a deny rule never loosens a decision.
+//!
+//! ## Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use serde_json::json;
+//! use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+//! use tack_permission::{Action, Mode, Permission, PermissionFile};
+//!
+//! let file = PermissionFile::parse(r#"
+//!     mode = "ask"
+//!     allow = ['bash(command: "git status*")']
+//!     deny = ['read_file(path: "**/.env")']
+//! "#, "permissions.toml").unwrap();
+//! let gate = Permission::builder().file(file).workspace_root("/work/repo").build();
+//!
+//! let call = |tool: &str, tier, args| ToolExecution::new(
+//!     CallId::from("c"), ToolName::new(tool).unwrap(), Arc::new(args), tier,
+//!     ExecutionToken::issue(CallId::from("c")),
+//! );
+//! let ev = |e: &ToolExecution| gate.evaluate(e).action;
+//! assert_eq!(ev(&call("bash", Tier::Executes, json!({"command": "git status -s"}))), Action::Allow);
+//! assert_eq!(ev(&call("bash", Tier::Executes, json!({"command": "git status; rm -rf /"}))), Action::Ask);
+//! assert_eq!(ev(&call("read_file", Tier::ReadOnly, json!({"path": "/work/repo/app/.env"}))), Action::Deny);
+//! assert_eq!(ev(&call("read_file", Tier::ReadOnly, json!({"path": "src/main.rs"}))), Action::Allow);
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod action;
+mod approvers;
+mod gate;
+mod mode;
+mod plugin;
+mod rules;
+mod session;
+
+pub use action::{Action, UnknownAction};
+pub use approvers::{
+    Answer, ApprovalInbox, ChannelApprover, NoApprover, PendingApproval, TerminalApprover,
+};
+pub use gate::{Basis, Evaluation};
+pub use mode::{Mode, Modes, UnknownMode};
+pub use plugin::{PLUGIN_NAME, Permission, PermissionBuilder};
+pub use rules::matcher::{NormalizedPath, normalize_path};
+pub use rules::toml::{PermissionFile, PermissionFileError};
+pub use rules::{ArgKind, ArgPattern, COMMAND_ARGS, Rule, RuleBuilder, RuleError, RuleSet};
+pub use session::SessionRules;

@@ -1,0 +1,503 @@
+//! Rules: ordered allow / ask / deny rules on tool name, tier and arguments.
+
+pub(crate) mod matcher;
+mod spec;
+pub(crate) mod toml;
+
+use std::fmt;
+use std::path::Path;
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
+use tack_core::hook::AgentId;
+use tack_core::tool::{Tier, ToolExecution};
+
+use crate::Action;
+use matcher::{CommandPattern, NormalizedPath, PreparedCommand, normalize_path};
+
+/// Argument names whose patterns are shell command patterns in the compact
+/// rule syntax; every other argument name takes a path glob.
+pub const COMMAND_ARGS: [&str; 3] = ["command", "cmd", "script"];
+
+/// A rule that cannot be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuleError {
+    /// A glob that does not compile.
+    #[error("invalid glob `{glob}`: {message}")]
+    Glob {
+        /// The glob.
+        glob: String,
+        /// Why.
+        message: String,
+    },
+    /// A compact rule (`tool(arg: "pattern")`) that does not parse.
+    #[error("invalid rule `{rule}`: {message}")]
+    Syntax {
+        /// The rule text.
+        rule: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// What kind of pattern an [`ArgPattern`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArgKind {
+    /// A path glob (`src/**`), matched against the lexically normalized path.
+    Path,
+    /// A shell command pattern: `git status*` is a prefix (at a word
+    /// boundary), `git status` the exact command.
+    Command,
+}
+
+/// A pattern on one named string argument.
+#[derive(Clone, Debug)]
+pub struct ArgPattern {
+    arg: String,
+    pattern: String,
+    matcher: ArgMatcher,
+}
+
+#[derive(Clone, Debug)]
+enum ArgMatcher {
+    Path(GlobMatcher),
+    Command(CommandPattern),
+}
+
+impl ArgPattern {
+    /// The argument name.
+    pub fn arg(&self) -> &str {
+        &self.arg
+    }
+
+    /// The pattern as written.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// Path glob or command pattern.
+    pub fn kind(&self) -> ArgKind {
+        match self.matcher {
+            ArgMatcher::Path(_) => ArgKind::Path,
+            ArgMatcher::Command(_) => ArgKind::Command,
+        }
+    }
+
+    fn matches(&self, action: Action, value: &str, cache: &mut Prepared<'_>) -> bool {
+        match &self.matcher {
+            ArgMatcher::Path(matcher) => match cache.path(&self.arg, value) {
+                NormalizedPath::Inside(p) => matcher.is_match(p),
+                // `..` out of the workspace never matches an allow glob.
+                NormalizedPath::Escaping(p) => action != Action::Allow && matcher.is_match(p),
+                // Outside the root: only an absolute glob can allow it.
+                NormalizedPath::Absolute(p) => {
+                    (action != Action::Allow || self.pattern.starts_with('/'))
+                        && matcher.is_match(p)
+                }
+            },
+            ArgMatcher::Command(matcher) => {
+                let command = cache.command(&self.arg, value);
+                if action == Action::Allow {
+                    matcher.matches_all(command)
+                } else {
+                    matcher.matches_any(command)
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for ArgPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {:?}", self.arg, self.pattern)
+    }
+}
+
+fn compile_glob(glob: &str) -> Result<GlobMatcher, RuleError> {
+    GlobBuilder::new(glob)
+        .literal_separator(true)
+        .build()
+        .map(|g: Glob| g.compile_matcher())
+        .map_err(|e| RuleError::Glob {
+            glob: glob.to_owned(),
+            message: e.kind().to_string(),
+        })
+}
+
+/// One rule: an action and what it matches (tool-name glob, optional tier,
+/// optional agent, argument patterns — all must match).
+///
+/// ```
+/// use tack_permission::{Action, Rule};
+/// let rule = Rule::allow("read_file").path("path", "src/**").build().unwrap();
+/// assert_eq!(rule.to_string(), r#"allow read_file(path: "src/**")"#);
+/// let same = Rule::parse(Action::Allow, r#"read_file(path: "src/**")"#).unwrap();
+/// assert_eq!(same.to_string(), rule.to_string());
+/// let git = Rule::parse(Action::Allow, r#"bash(command: "git status*")"#).unwrap();
+/// assert_eq!(git.to_string(), r#"allow bash(command: "git status*")"#);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Rule {
+    action: Action,
+    tool: String,
+    tool_matcher: ToolMatcher,
+    tier: Option<Tier>,
+    agent: Option<AgentId>,
+    args: Vec<ArgPattern>,
+    origin: Option<String>,
+}
+
+/// A literal tool name is compared as a string; only real globs use the matcher.
+#[derive(Clone, Debug)]
+enum ToolMatcher {
+    Literal,
+    Glob(GlobMatcher),
+}
+
+/// Per-call memo of normalized path and prepared command arguments, so a
+/// hundred rules on the same argument normalize it once.
+pub(crate) struct Prepared<'a> {
+    root: Option<&'a Path>,
+    paths: Vec<(String, NormalizedPath)>,
+    commands: Vec<(String, PreparedCommand)>,
+}
+
+impl<'a> Prepared<'a> {
+    pub(crate) fn new(root: Option<&'a Path>) -> Self {
+        Self {
+            root,
+            paths: Vec::new(),
+            commands: Vec::new(),
+        }
+    }
+
+    fn path(&mut self, arg: &str, value: &str) -> &NormalizedPath {
+        let index = match self.paths.iter().position(|(a, _)| a == arg) {
+            Some(index) => index,
+            None => {
+                self.paths
+                    .push((arg.to_owned(), normalize_path(value, self.root)));
+                self.paths.len() - 1
+            }
+        };
+        &self.paths[index].1
+    }
+
+    fn command(&mut self, arg: &str, value: &str) -> &PreparedCommand {
+        let index = match self.commands.iter().position(|(a, _)| a == arg) {
+            Some(index) => index,
+            None => {
+                self.commands
+                    .push((arg.to_owned(), PreparedCommand::new(value)));
+                self.commands.len() - 1
+            }
+        };
+        &self.commands[index].1
+    }
+}
+
+impl Rule {
+    /// Starts an allow rule for tools matching `tool` (a glob: `*`, `mcp_*`).
+    pub fn allow(tool: impl Into<String>) -> RuleBuilder {
+        RuleBuilder::new(Action::Allow, tool.into())
+    }
+
+    /// Starts an ask rule.
+    pub fn ask(tool: impl Into<String>) -> RuleBuilder {
+        RuleBuilder::new(Action::Ask, tool.into())
+    }
+
+    /// Starts a deny rule.
+    pub fn deny(tool: impl Into<String>) -> RuleBuilder {
+        RuleBuilder::new(Action::Deny, tool.into())
+    }
+
+    /// Starts a rule with `action`.
+    pub fn builder(action: Action, tool: impl Into<String>) -> RuleBuilder {
+        RuleBuilder::new(action, tool.into())
+    }
+
+    /// Parses the compact form `tool_glob` or `tool_glob(arg: "pattern", …)`.
+    /// Arguments named in [`COMMAND_ARGS`] take command patterns, all others
+    /// path globs.
+    ///
+    /// # Errors
+    ///
+    /// [`RuleError`] for bad syntax or a bad glob.
+    pub fn parse(action: Action, text: &str) -> Result<Rule, RuleError> {
+        spec::parse(action, text)
+    }
+
+    /// The action.
+    pub fn action(&self) -> Action {
+        self.action
+    }
+
+    /// The tool-name glob.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The tier it is limited to.
+    pub fn tier(&self) -> Option<Tier> {
+        self.tier
+    }
+
+    /// The agent it is limited to.
+    pub fn agent(&self) -> Option<&AgentId> {
+        self.agent.as_ref()
+    }
+
+    /// The argument patterns.
+    pub fn args(&self) -> &[ArgPattern] {
+        &self.args
+    }
+
+    /// Where it came from (`permissions.toml line 7`, `session`), if known.
+    pub fn origin(&self) -> Option<&str> {
+        self.origin.as_deref()
+    }
+
+    /// Whether the rule matches `exec`; `root` is the workspace root paths are
+    /// made relative to.
+    pub fn matches(&self, exec: &ToolExecution, root: Option<&Path>) -> bool {
+        self.matches_prepared(exec, &mut Prepared::new(root))
+    }
+
+    pub(crate) fn matches_prepared(&self, exec: &ToolExecution, cache: &mut Prepared<'_>) -> bool {
+        if self.tier.is_some_and(|t| t != exec.tier()) {
+            return false;
+        }
+        if let Some(agent) = &self.agent {
+            if exec.agent() != Some(agent) {
+                return false;
+            }
+        }
+        let tool_matches = match &self.tool_matcher {
+            ToolMatcher::Literal => self.tool == exec.name(),
+            ToolMatcher::Glob(glob) => glob.is_match(exec.name()),
+        };
+        if !tool_matches {
+            return false;
+        }
+        self.args.iter().all(|pattern| {
+            exec.arg_str(pattern.arg())
+                .is_some_and(|value| pattern.matches(self.action, value, cache))
+        })
+    }
+
+    /// The rule and its origin, for reasons: ``rule `deny bash(…)` (file line 3)``.
+    pub fn describe(&self) -> String {
+        match &self.origin {
+            Some(origin) => format!("rule `{self}` ({origin})"),
+            None => format!("rule `{self}`"),
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.action, self.tool)?;
+        if !self.args.is_empty() {
+            let args: Vec<String> = self.args.iter().map(ToString::to_string).collect();
+            write!(f, "({})", args.join(", "))?;
+        }
+        if let Some(tier) = self.tier {
+            write!(f, " [tier {tier}]")?;
+        }
+        if let Some(agent) = &self.agent {
+            write!(f, " [agent {agent}]")?;
+        }
+        Ok(())
+    }
+}
+
+/// Builds a [`Rule`]; [`build`](Self::build) compiles the globs.
+#[derive(Clone, Debug)]
+pub struct RuleBuilder {
+    action: Action,
+    tool: String,
+    tier: Option<Tier>,
+    agent: Option<AgentId>,
+    paths: Vec<(String, String)>,
+    commands: Vec<(String, String)>,
+    origin: Option<String>,
+}
+
+impl RuleBuilder {
+    fn new(action: Action, tool: String) -> Self {
+        Self {
+            action,
+            tool,
+            tier: None,
+            agent: None,
+            paths: Vec::new(),
+            commands: Vec::new(),
+            origin: None,
+        }
+    }
+
+    /// Only tools of this tier.
+    pub fn tier(mut self, tier: Tier) -> Self {
+        self.tier = Some(tier);
+        self
+    }
+
+    /// Only calls made for this agent.
+    pub fn agent(mut self, agent: AgentId) -> Self {
+        self.agent = Some(agent);
+        self
+    }
+
+    /// The string argument `arg`, as a normalized path, matches `glob`.
+    pub fn path(mut self, arg: impl Into<String>, glob: impl Into<String>) -> Self {
+        self.paths.push((arg.into(), glob.into()));
+        self
+    }
+
+    /// The string argument `arg`, as a shell command, matches `pattern`
+    /// (`git status*`: prefix; otherwise exact).
+    pub fn command(mut self, arg: impl Into<String>, pattern: impl Into<String>) -> Self {
+        self.commands.push((arg.into(), pattern.into()));
+        self
+    }
+
+    /// Where the rule came from, named in denial reasons.
+    pub fn origin(mut self, origin: impl Into<String>) -> Self {
+        self.origin = Some(origin.into());
+        self
+    }
+
+    /// Compiles the rule.
+    ///
+    /// # Errors
+    ///
+    /// [`RuleError::Glob`] for a glob that does not compile.
+    pub fn build(self) -> Result<Rule, RuleError> {
+        let is_glob = self
+            .tool
+            .contains(['*', '?', '[', ']', '{', '}', '\\', '!']);
+        let tool_matcher = if is_glob {
+            ToolMatcher::Glob(compile_glob(&self.tool)?)
+        } else {
+            ToolMatcher::Literal
+        };
+        let mut args = Vec::with_capacity(self.paths.len() + self.commands.len());
+        for (arg, glob) in self.paths {
+            let matcher = ArgMatcher::Path(compile_glob(&glob)?);
+            args.push(ArgPattern {
+                arg,
+                pattern: glob,
+                matcher,
+            });
+        }
+        for (arg, pattern) in self.commands {
+            let matcher = ArgMatcher::Command(CommandPattern::new(&pattern));
+            args.push(ArgPattern {
+                arg,
+                pattern,
+                matcher,
+            });
+        }
+        Ok(Rule {
+            action: self.action,
+            tool: self.tool,
+            tool_matcher,
+            tier: self.tier,
+            agent: self.agent,
+            args,
+            origin: self.origin,
+        })
+    }
+}
+
+/// Ordered rules. The strictest matching rule wins (deny > ask > allow); among
+/// equally strict matches the first one is named.
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+/// use tack_permission::{Action, Rule, RuleSet};
+///
+/// let mut rules = RuleSet::new();
+/// rules.push(Rule::allow("bash").command("command", "git *").build().unwrap());
+/// rules.push(Rule::deny("bash").command("command", "git push*").build().unwrap());
+/// let call = |cmd: &str| ToolExecution::new(
+///     CallId::from("c"), ToolName::new("bash").unwrap(),
+///     Arc::new(json!({"command": cmd})), Tier::Executes, ExecutionToken::issue(CallId::from("c")),
+/// );
+/// assert_eq!(rules.evaluate(&call("git status"), None).map(|r| r.action()), Some(Action::Allow));
+/// assert_eq!(rules.evaluate(&call("git push --force"), None).map(|r| r.action()), Some(Action::Deny));
+/// assert!(rules.evaluate(&call("ls"), None).is_none());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct RuleSet {
+    rules: Vec<Rule>,
+}
+
+impl RuleSet {
+    /// No rules.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a rule.
+    pub fn push(&mut self, rule: Rule) {
+        self.rules.push(rule);
+    }
+
+    /// Appends every rule of `other`.
+    pub fn extend(&mut self, other: RuleSet) {
+        self.rules.extend(other.rules);
+    }
+
+    /// The rules in order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// How many rules.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The strictest rule matching `exec` (the first among equals), if any.
+    pub fn evaluate(&self, exec: &ToolExecution, root: Option<&Path>) -> Option<&Rule> {
+        self.evaluate_prepared(exec, &mut Prepared::new(root))
+    }
+
+    pub(crate) fn evaluate_prepared(
+        &self,
+        exec: &ToolExecution,
+        cache: &mut Prepared<'_>,
+    ) -> Option<&Rule> {
+        let mut best: Option<&Rule> = None;
+        for rule in &self.rules {
+            if best.is_some_and(|b| b.action >= rule.action) {
+                continue; // cannot win: skip the matching work
+            }
+            if rule.matches_prepared(exec, cache) {
+                best = Some(rule);
+                if rule.action == Action::Deny {
+                    break;
+                }
+            }
+        }
+        best
+    }
+}
+
+impl FromIterator<Rule> for RuleSet {
+    fn from_iter<I: IntoIterator<Item = Rule>>(iter: I) -> Self {
+        Self {
+            rules: iter.into_iter().collect(),
+        }
+    }
+}

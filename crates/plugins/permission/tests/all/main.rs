@@ -1,0 +1,10 @@
+//! Integration tests of tack-permission.
+#![allow(clippy::unwrap_used)]
+
+mod approvers;
+mod harness;
+mod modes;
+mod paths;
+mod pipeline;
+mod rules;
+mod toml_file;

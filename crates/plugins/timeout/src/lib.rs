@@ -1,0 +1,68 @@
+//! # tack-timeout
+//!
+//! Per-tool deadlines for tack, as a `tools/execute` wrapper.
+//!
+//! * **Budget**: the tool's declared timeout
+//!   ([`ExecuteRequest::timeout`](tack_core::hooks::ExecuteRequest::timeout));
+//!   for tools that declare none, an optional policy default (off by default:
+//!   an undeclared tool is left untouched); any budget is clamped by an
+//!   optional ceiling. See [`TimeoutPolicy::budget_for`].
+//! * **Signal**: the body runs with a *child* of the caller's cancellation
+//!   token, so the caller's cancellation still reaches it, while the deadline
+//!   cancels only the child. The caller's token is what every other stage sees.
+//! * **Deadline**: when the budget runs out the child is cancelled and the body
+//!   gets a grace period (default 2 s) to reach quiescence; then its future is
+//!   dropped (abandoned). The outcome is `TIMEOUT`, "tool `x` timed out after
+//!   5000 ms", with provenance `tools/execute › listener timeout`. A hung tool
+//!   never hangs the turn.
+//! * **Caller first**: if the caller cancels before the deadline, the outcome is
+//!   the body's own answer (normally `CANCELLED`), or `CANCELLED` from this
+//!   wrapper when the body does not stop within the grace period.
+//! * **Approval**: the clock starts when `tools/execute` runs, after
+//!   pre-execute, approval and guards: waiting for a person never counts.
+//!
+//! ## Ordering
+//!
+//! The wrapper registers at [`Priority::EARLY`](tack_core::hook::Priority::EARLY)
+//! (100), so by default it is *outside* the other `tools/execute` wrappers
+//! (priority `NORMAL` = 0): its budget covers them and the body together. A
+//! retry wrapper inside it shares one budget across all attempts ("timeout
+//! outside a retry covers the whole retry"); to give each attempt its own
+//! budget, register the retry at a higher priority than the timeout
+//! ([`TimeoutPolicyBuilder::priority`]).
+//!
+//! ## Example
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use std::time::Duration;
+//! use tack_core::hooks::ToolHooks;
+//! use tack_timeout::TimeoutPolicy;
+//!
+//! let policy = TimeoutPolicy::builder()
+//!     .default_budget(Duration::from_secs(60)) // for tools that declare none
+//!     .ceiling(Duration::from_secs(300))
+//!     .grace(Duration::from_secs(2))
+//!     .build()
+//!     .unwrap();
+//! assert_eq!(policy.budget_for(None), Some(Duration::from_secs(60)));
+//! assert_eq!(policy.budget_for(Some(Duration::from_secs(900))), Some(Duration::from_secs(300)));
+//!
+//! let hooks = ToolHooks::new();
+//! let disposer = policy.attach(&hooks); // what `Plugin::install` does
+//! assert_eq!(hooks.execute().listener_count(), 1);
+//! disposer.dispose();
+//! assert_eq!(hooks.execute().listener_count(), 0);
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod error;
+mod plugin;
+mod policy;
+mod wrapper;
+
+pub use error::TimeoutConfigError;
+pub use plugin::{LISTENER_NAME, PLUGIN_NAME};
+pub use policy::{DEFAULT_GRACE, TimeoutPolicy, TimeoutPolicyBuilder};

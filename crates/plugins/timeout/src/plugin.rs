@@ -1,0 +1,31 @@
+//! The plugin: installs the wrapper and keeps its disposer.
+
+use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory};
+
+use crate::TimeoutPolicy;
+
+/// The plugin's name.
+pub const PLUGIN_NAME: &str = "timeout";
+
+/// The name of the `tools/execute` listener (the provenance of a `TIMEOUT`).
+pub const LISTENER_NAME: &str = "timeout";
+
+impl Plugin for TimeoutPolicy {
+    fn name(&self) -> &str {
+        PLUGIN_NAME
+    }
+
+    fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+        let disposer = self.attach(cx.hooks());
+        cx.keep(disposer);
+        Ok(())
+    }
+}
+
+inventory::submit! {
+    PluginFactory::new(
+        PLUGIN_NAME,
+        "Per-tool deadlines from declared timeouts, with a 2 s grace period.",
+        || Box::new(TimeoutPolicy::default()),
+    )
+}

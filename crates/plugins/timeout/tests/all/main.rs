@@ -1,0 +1,6 @@
+//! Integration tests of tack-timeout, through the real pipeline, on tokio's
+//! paused clock.
+#![allow(clippy::unwrap_used)]
+
+mod harness;
+mod timeout;

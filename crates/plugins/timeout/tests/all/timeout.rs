@@ -1,0 +1,515 @@
+//! TMO-* and issue 5's timeout cases.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::json;
+use tack_core::hook::{AgentId, Decider, ListenerSpec, Priority, Scope};
+use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
+use tack_core::tool::{ErrorCode, ToolCall, ToolError};
+use tack_pipeline::ToolRegistry;
+use tack_timeout::{LISTENER_NAME, TimeoutConfigError, TimeoutPolicy};
+use tokio::time::{Instant, sleep};
+use tokio_util::sync::CancellationToken;
+
+use crate::harness::*;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+async fn call(r: &ToolRegistry, name: &str) -> Arc<tack_core::tool::Outcome> {
+    r.execute(ToolCall::new("c", name, "{}"), CancellationToken::new())
+        .await
+}
+
+/// A body that never finishes and ignores its signal.
+async fn hang() -> Result<serde_json::Value, ToolError> {
+    futures::future::pending::<()>().await;
+    Ok(json!(null))
+}
+
+/// A cooperative body: returns normally once its signal fires.
+async fn cooperative(
+    cx: tack_core::context::ToolRunContext,
+) -> Result<serde_json::Value, ToolError> {
+    cx.cancellation().cancelled().await;
+    Ok(json!("stopped cleanly"))
+}
+
+fn is_timeout_provenance(out: &tack_core::tool::Outcome) -> bool {
+    out.provenance.as_ref().is_some_and(|p| {
+        p.hook == "tools/execute" && p.decider == Decider::Listener(LISTENER_NAME.into())
+    })
+}
+
+// TMO-004 / issue: the declared budget is honoured; message names the budget;
+// provenance names this plugin.
+#[tokio::test(start_paused = true)]
+async fn declared_budget_is_honoured_with_timeout_naming_the_budget() {
+    let r = ToolRegistry::new();
+    r.register(tool("slow", Some(5000), cooperative))
+        .unwrap()
+        .forget();
+    let _p = install(&r, &TimeoutPolicy::default());
+    let start = Instant::now();
+    let out = call(&r, "slow").await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Timeout);
+    assert!(
+        f.message.starts_with("tool `slow` timed out after 5000 ms"),
+        "{}",
+        f.message
+    );
+    assert!(!f.message.contains("abandoned"), "it stopped cooperatively");
+    assert!(f.dispatched);
+    assert!(is_timeout_provenance(&out), "{out:?}");
+    assert_eq!(
+        start.elapsed(),
+        ms(5000),
+        "ended at the deadline, not after the grace"
+    );
+}
+
+// TMO-001: no declared budget, no default: untouched, body sees the caller's signal.
+#[tokio::test(start_paused = true)]
+async fn undeclared_tool_is_untouched_and_sees_the_callers_signal() {
+    let r = ToolRegistry::new();
+    r.register(tool("free", None, |cx| async move {
+        sleep(Duration::from_secs(3600)).await;
+        // Cancelling the body's token cancels the caller's only if they are the same token.
+        cx.cancellation().cancel();
+        Ok(json!("done"))
+    }))
+    .unwrap()
+    .forget();
+    let _p = install(&r, &TimeoutPolicy::default());
+    let caller = CancellationToken::new();
+    let out = r
+        .execute(ToolCall::new("c", "free", "{}"), caller.clone())
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert!(caller.is_cancelled(), "the body had the caller's own token");
+}
+
+// A budgeted body gets a child token: cancelling it does not reach the caller,
+// and after a timeout the caller's token is untouched (later stages see it).
+#[tokio::test(start_paused = true)]
+async fn budgeted_body_gets_a_child_token_and_the_caller_token_is_untouched() {
+    let r = ToolRegistry::new();
+    r.register(tool("child", Some(1000), |cx| async move {
+        cx.cancellation().cancel();
+        Ok(json!("done"))
+    }))
+    .unwrap()
+    .forget();
+    r.register(tool("slow", Some(100), cooperative))
+        .unwrap()
+        .forget();
+    let _p = install(&r, &TimeoutPolicy::default());
+    let caller = CancellationToken::new();
+    let out = r
+        .execute(ToolCall::new("c", "child", "{}"), caller.clone())
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert!(!caller.is_cancelled());
+    let out = r
+        .execute(ToolCall::new("d", "slow", "{}"), caller.clone())
+        .await;
+    assert_eq!(failure(&out).code, ErrorCode::Timeout);
+    assert!(
+        !caller.is_cancelled(),
+        "the deadline cancels only the child"
+    );
+}
+
+// TMO-008: stages outside the wrapper (an outer wrapper, post-execute) see the caller's token.
+#[tokio::test(start_paused = true)]
+async fn outer_stages_see_the_callers_token_not_the_deadline() {
+    let r = ToolRegistry::new();
+    r.register(tool("slow", Some(100), cooperative))
+        .unwrap()
+        .forget();
+    let _p = install(&r, &TimeoutPolicy::default());
+    let outer_saw_cancelled = Arc::new(AtomicBool::new(true));
+    let seen = outer_saw_cancelled.clone();
+    let _outer = r.hooks().execute().tap(
+        ListenerSpec::new("outer").with_priority(Priority(1000)),
+        move |req, next| {
+            let seen = seen.clone();
+            async move {
+                let token = req.cancellation().clone();
+                let out = next.run(req).await;
+                seen.store(token.is_cancelled(), Ordering::SeqCst);
+                out
+            }
+        },
+    );
+    let out = call(&r, "slow").await;
+    assert_eq!(failure(&out).code, ErrorCode::Timeout);
+    assert!(
+        !outer_saw_cancelled.load(Ordering::SeqCst),
+        "the outer stage's token never fired"
+    );
+}
+
+// TMO-002: a fast tool with a budget keeps its result.
+#[tokio::test(start_paused = true)]
+async fn fast_tool_with_budget_keeps_its_result() {
+    let r = ToolRegistry::new();
+    r.register(tool("fast", Some(10_000), |_cx| async { Ok(json!("ok")) }))
+        .unwrap()
+        .forget();
+    let _p = install(&r, &TimeoutPolicy::default());
+    let out = call(&r, "fast").await;
+    assert_eq!(out.value().unwrap().as_ref(), &json!("ok"));
+    assert_eq!(out.provenance, None, "the body's own result");
+}
+
+// A body that finishes just before the deadline keeps its result.
+#[tokio::test(start_paused = true)]
+async fn body_finishing_just_before_the_deadline_keeps_its_result() {
+    let r = ToolRegistry::new();
+    r.register(tool("edge", Some(1000), |_cx| async {
+        sleep(ms(999)).await;
+        Ok(json!("made it"))
+    }))
+    .unwrap()
+    .forget();
+    let _p = install(&r, &TimeoutPolicy::default());
+    let out = call(&r, "edge").await;
+    assert_eq!(out.value().unwrap().as_ref(), &json!("made it"), "{out:?}");
+}
+
+// Ceiling clamps a declared budget (and a default one).
+#[tokio::test(start_paused = true)]
+async fn ceiling_clamps_the_declared_budget() {
+    let r = ToolRegistry::new();
+    r.register(tool("long", Some(60_000), cooperative))
+        .unwrap()
+        .forget();
+    let policy = TimeoutPolicy::builder().ceiling(ms(250)).build().unwrap();
+    let _p = install(&r, &policy);
+    let start = Instant::now();
+    let out = call(&r, "long").await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Timeout);
+    assert!(
+        f.message.contains("timed out after 250 ms"),
+        "{}",
+        f.message
+    );
+    assert_eq!(start.elapsed(), ms(250));
+}
+
+// Default budget applies to undeclared tools when configured.
+#[tokio::test(start_paused = true)]
+async fn default_budget_applies_to_undeclared_tools_when_configured() {
+    let r = ToolRegistry::new();
+    r.register(tool("free", None, cooperative))
+        .unwrap()
+        .forget();
+    let policy = TimeoutPolicy::builder()
+        .default_budget(ms(300))
+        .build()
+        .unwrap();
+    let _p = install(&r, &policy);
+    let out = call(&r, "free").await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Timeout);
+    assert!(f.message.contains("after 300 ms"), "{}", f.message);
+}
+
+// Caller cancels first: CANCELLED, not TIMEOUT.
+#[tokio::test(start_paused = true)]
+async fn caller_cancel_before_the_deadline_is_cancelled_not_timeout() {
+    let r = ToolRegistry::new();
+    r.register(tool("slow", Some(1000), |cx| async move {
+        cx.cancellation().cancelled().await;
+        Err(ToolError::with_code(
+            ErrorCode::Cancelled,
+            "stopped on request",
+        ))
+    }))
+    .unwrap()
+    .forget();
+    let _p = install(&r, &TimeoutPolicy::default());
+    let caller = CancellationToken::new();
+    let cancel = caller.clone();
+    let (out, ()) = tokio::join!(
+        r.execute(ToolCall::new("c", "slow", "{}"), caller),
+        async move {
+            sleep(ms(400)).await;
+            cancel.cancel();
+        }
+    );
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Cancelled, "{out:?}");
+    assert_eq!(
+        f.message, "stopped on request",
+        "the body's own answer stands"
+    );
+}
+
+// Caller cancels first and the body ignores it: abandoned after the grace, still CANCELLED.
+#[tokio::test(start_paused = true)]
+async fn caller_cancel_with_a_hung_body_is_cancelled_after_the_grace() {
+    let r = ToolRegistry::new();
+    r.register(tool("hung", Some(1000), |_cx| hang()))
+        .unwrap()
+        .forget();
+    let _p = install(&r, &TimeoutPolicy::default());
+    let caller = CancellationToken::new();
+    let cancel = caller.clone();
+    let start = Instant::now();
+    let (out, ()) = tokio::join!(
+        r.execute(ToolCall::new("c", "hung", "{}"), caller),
+        async move {
+            sleep(ms(400)).await;
+            cancel.cancel();
+        }
+    );
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Cancelled, "{out:?}");
+    assert!(f.message.contains("abandoned"), "{}", f.message);
+    assert!(f.dispatched);
+    assert_eq!(start.elapsed(), ms(400) + ms(2000));
+}
+
+// TMO-007: the deadline wins, then the caller cancels during the grace: TIMEOUT stands.
+#[tokio::test(start_paused = true)]
+async fn deadline_first_then_caller_cancel_is_timeout() {
+    let r = ToolRegistry::new();
+    r.register(tool("slow", Some(100), |cx| async move {
+        cx.cancellation().cancelled().await;
+        sleep(ms(500)).await; // cleanup, during which the caller gives up
+        Err(ToolError::with_code(ErrorCode::Cancelled, "cleaned up"))
+    }))
+    .unwrap()
+    .forget();
+    let _p = install(&r, &TimeoutPolicy::default());
+    let caller = CancellationToken::new();
+    let cancel = caller.clone();
+    let (out, ()) = tokio::join!(
+        r.execute(ToolCall::new("c", "slow", "{}"), caller),
+        async move {
+            sleep(ms(300)).await;
+            cancel.cancel();
+        }
+    );
+    assert_eq!(failure(&out).code, ErrorCode::Timeout, "{out:?}");
+    assert!(is_timeout_provenance(&out));
+}
+
+// Tack differs from TMO-009 (DESIGN §8.6): a body that ignores its signal is
+// abandoned after the grace period, and the pipeline does not hang.
+#[tokio::test(start_paused = true)]
+async fn body_ignoring_the_signal_is_abandoned_after_the_grace_period() {
+    let r = ToolRegistry::new();
+    let dropped = Arc::new(AtomicBool::new(false));
+    struct DropFlag(Arc<AtomicBool>);
+    impl Drop for DropFlag {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let flag = dropped.clone();
+    r.register(tool("hung", Some(100), move |_cx| {
+        let guard = DropFlag(flag.clone());
+        async move {
+            let _guard = guard;
+            hang().await
+        }
+    }))
+    .unwrap()
+    .forget();
+    let policy = TimeoutPolicy::builder().grace(ms(700)).build().unwrap();
+    let _p = install(&r, &policy);
+    let start = Instant::now();
+    // If the wrapper waited for the body this would never finish; the outer
+    // timeout turns a hang into a test failure instead of a hung test.
+    let out = tokio::time::timeout(Duration::from_secs(3600), call(&r, "hung"))
+        .await
+        .expect("the pipeline hung on a body that ignores its signal");
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Timeout);
+    assert!(
+        f.message.contains("timed out after 100 ms"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.message.contains("700 ms grace period and was abandoned"),
+        "{}",
+        f.message
+    );
+    assert_eq!(start.elapsed(), ms(800));
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the body's future was dropped"
+    );
+}
+
+// TMO-004: a cooperative body's late result is replaced by TIMEOUT.
+#[tokio::test(start_paused = true)]
+async fn cooperative_result_after_the_deadline_is_replaced() {
+    let r = ToolRegistry::new();
+    r.register(tool("coop", Some(100), cooperative))
+        .unwrap()
+        .forget();
+    let _p = install(&r, &TimeoutPolicy::default());
+    let out = call(&r, "coop").await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Timeout);
+    assert!(f.message.contains("timed out after 100 ms"));
+}
+
+struct SlowApprover;
+#[async_trait]
+impl ApprovalService for SlowApprover {
+    async fn request(&self, _: ApprovalRequest, _: CancellationToken) -> ApprovalOutcome {
+        sleep(Duration::from_secs(30)).await;
+        ApprovalOutcome::AllowedOnce
+    }
+}
+
+// Time waiting for approval never counts against the budget.
+#[tokio::test(start_paused = true)]
+async fn approval_wait_does_not_count_against_the_budget() {
+    let r = ToolRegistry::new();
+    r.register(tool("work", Some(1000), |_cx| async {
+        sleep(ms(800)).await;
+        Ok(json!("done"))
+    }))
+    .unwrap()
+    .forget();
+    let _ask = r
+        .hooks()
+        .pre_execute()
+        .tap("ask", |_e, _n| async { PreDecision::ask("needs a person") });
+    let _svc = r.capabilities().provide_approval(Arc::new(SlowApprover));
+    let _p = install(&r, &TimeoutPolicy::default());
+    let start = Instant::now();
+    let out = call(&r, "work").await;
+    assert_eq!(out.value().unwrap().as_ref(), &json!("done"), "{out:?}");
+    assert_eq!(start.elapsed(), Duration::from_secs(30) + ms(800));
+}
+
+// TMO-010: the budget comes from the definition visible to the calling agent.
+#[tokio::test(start_paused = true)]
+async fn budget_comes_from_the_agents_visible_definition() {
+    let r = ToolRegistry::new();
+    r.register(tool("t", Some(10_000), cooperative))
+        .unwrap()
+        .forget();
+    let a = AgentId::new("a");
+    r.register_in(Scope::Agent(a.clone()), tool("t", Some(50), cooperative))
+        .unwrap()
+        .forget();
+    let _p = install(&r, &TimeoutPolicy::default());
+    let out = r
+        .execute(
+            ToolCall::new("c", "t", "{}").with_agent(a),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(failure(&out).message.contains("after 50 ms"), "{out:?}");
+    let start = Instant::now();
+    let out = call(&r, "t").await;
+    assert!(failure(&out).message.contains("after 10000 ms"), "{out:?}");
+    assert_eq!(start.elapsed(), ms(10_000));
+}
+
+// TMO-011: once unloaded, bodies see the caller's signal again and no deadline applies.
+#[tokio::test(start_paused = true)]
+async fn unloading_stops_the_wrapping() {
+    let r = ToolRegistry::new();
+    r.register(tool("t", Some(100), |cx| async move {
+        sleep(ms(500)).await;
+        cx.cancellation().cancel();
+        Ok(json!("done"))
+    }))
+    .unwrap()
+    .forget();
+    let plugin = install(&r, &TimeoutPolicy::default());
+    let first = call(&r, "t").await;
+    assert_eq!(failure(&first).code, ErrorCode::Timeout);
+    drop(plugin);
+    assert_eq!(r.hooks().execute().listener_count(), 0);
+    let caller = CancellationToken::new();
+    let out = r
+        .execute(ToolCall::new("c", "t", "{}"), caller.clone())
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert!(
+        caller.is_cancelled(),
+        "the body had the caller's own token again"
+    );
+}
+
+// Ordering: timeout outside a retry covers the whole retry.
+#[tokio::test(start_paused = true)]
+async fn timeout_outside_a_retry_covers_all_attempts() {
+    let r = ToolRegistry::new();
+    r.register(tool("flaky", Some(1000), |cx| async move {
+        tokio::select! {
+            () = sleep(ms(400)) => Err(ToolError::new("flaked")),
+            () = cx.cancellation().cancelled() => Err(ToolError::with_code(ErrorCode::Cancelled, "stopped")),
+        }
+    }))
+    .unwrap()
+    .forget();
+    let _p = install(&r, &TimeoutPolicy::default());
+    // A retry wrapper at NORMAL priority is inside the EARLY timeout.
+    let _retry = r.hooks().execute().tap("retry", |req, next| async move {
+        // Three attempts of 400 ms each would take 1200 ms: the budget ends it.
+        let mut out = None;
+        for _ in 0..3 {
+            if req.cancellation().is_cancelled() {
+                break;
+            }
+            let body = req.clone().run_body().await;
+            if body.result().is_ok() {
+                return body;
+            }
+            out = Some(body);
+        }
+        drop(next);
+        out.unwrap()
+    });
+    let start = Instant::now();
+    let out = call(&r, "flaky").await;
+    assert_eq!(failure(&out).code, ErrorCode::Timeout, "{out:?}");
+    assert_eq!(start.elapsed(), ms(1000));
+}
+
+#[test]
+fn invalid_configs_are_refused() {
+    assert_eq!(
+        TimeoutPolicy::builder().ceiling(Duration::ZERO).build(),
+        Err(TimeoutConfigError::Zero { what: "ceiling" })
+    );
+    assert!(matches!(
+        TimeoutPolicy::builder()
+            .default_budget(ms(10))
+            .ceiling(ms(5))
+            .build(),
+        Err(TimeoutConfigError::DefaultAboveCeiling { .. })
+    ));
+    let err = TimeoutPolicy::builder()
+        .default_budget(Duration::ZERO)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the timeout default budget must be greater than zero"
+    );
+}
+
+#[test]
+fn the_factory_is_registered() {
+    let f = tack_core::plugin::find_plugin("timeout").unwrap();
+    assert_eq!(f.create().name(), "timeout");
+}
