@@ -74,27 +74,48 @@ impl ToolRegistry {
     /// # });
     /// ```
     pub async fn execute(&self, call: ToolCall, cancel: CancellationToken) -> Arc<Outcome> {
+        self.execute_admitted(call, cancel, || {}).await
+    }
+
+    /// [`execute`](Self::execute), calling `admitted` once the call's
+    /// admission — resolve, parse, validate, pre-execute, approval, guards —
+    /// is over, whatever it decided (the scheduler uses it to run policy in
+    /// model order).
+    pub(crate) async fn execute_admitted(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        admitted: impl FnOnce() + Send,
+    ) -> Arc<Outcome> {
         let span = tracing::info_span!(
             "tool_call",
             call_id = %call.call_id,
             tool = %call.name,
             agent = call.agent.as_ref().map(AgentId::as_str),
         );
-        self.run_call(call, cancel).instrument(span).await
+        self.run_call(call, cancel, admitted).instrument(span).await
     }
 
-    async fn run_call(&self, call: ToolCall, cancel: CancellationToken) -> Arc<Outcome> {
+    async fn run_call(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        admitted: impl FnOnce() + Send,
+    ) -> Arc<Outcome> {
         self.record(&call.call_id, Stage::Resolve);
         let tool = match self.resolve_call(&call) {
             Ok(tool) => tool,
             Err(failure) => {
+                admitted();
                 let outcome = Outcome::failure(call.call_id.clone(), call.name.clone(), failure);
                 return self.publish(call.agent, None, outcome);
             }
         };
         let agent = call.agent.as_ref();
         let effects = RunEffects::new();
-        let (outcome, execution) = match self.admit(&call, &tool, &cancel, AskMode::Approve).await {
+        let admission = self.admit(&call, &tool, &cancel, AskMode::Approve).await;
+        admitted();
+        let (outcome, execution) = match admission {
             Admission::Allowed(execution) => {
                 let outcome = self
                     .run_body(&call, &tool, &execution, &cancel, &effects)

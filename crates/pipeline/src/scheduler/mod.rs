@@ -248,7 +248,7 @@ impl TurnScheduler {
         });
         let siblings = self.config.cancel_siblings_on_failure();
         let shared = Arc::new(TurnShared::default());
-        let _listeners = TurnListeners::install(&self.registry, &shared, gated, siblings);
+        let _listeners = TurnListeners::install(&self.registry, &shared, siblings);
 
         let turn = cancel.child_token();
         let mut names: Vec<(tack_core::tool::CallId, String)> = Vec::with_capacity(total);
@@ -379,8 +379,13 @@ impl TurnScheduler {
     ) -> impl Future<Output = (usize, Arc<Outcome>)> + Send + '_ {
         let call_id = call.call_id.clone();
         let tool = call.name.clone();
-        let run =
-            AssertUnwindSafe(context.scope(self.registry.execute(call, cancel))).catch_unwind();
+        let admitted = context.clone();
+        let run = AssertUnwindSafe(context.scope(self.registry.execute_admitted(
+            call,
+            cancel,
+            move || admitted.admit(),
+        )))
+        .catch_unwind();
         run.map(move |result| {
             let outcome = result.unwrap_or_else(|payload| {
                 let message = panic_message(&*payload);

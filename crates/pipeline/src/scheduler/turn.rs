@@ -2,11 +2,10 @@
 //! running (a task-local), when its admission ended, and why the turn was
 //! cancelled.
 //!
-//! The scheduler cannot see inside [`ToolRegistry::execute`]; it learns that a
-//! call's admission (pre-execute, approval, guards) is over from two signals:
-//! the call reaching `tools/execute` (an outermost pass-through wrapper the
-//! turn installs while it runs) or the call finishing. Only then may the next
-//! call start, so policy runs in model order.
+//! The pipeline tells the scheduler when a call's admission (parse, validate,
+//! pre-execute, approval, guards) is over, through the `admitted` callback of
+//! `ToolRegistry::execute_admitted`. Only then may the next call start, so
+//! policy runs in model order.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -15,7 +14,7 @@ use std::task::Context;
 use futures::task::AtomicWaker;
 use tack_core::hook::Next;
 use tack_core::hook::{Disposer, ListenerSpec, Priority};
-use tack_core::hooks::{ExecuteOutput, ExecuteRequest, PostDecision, PostExecuteInput};
+use tack_core::hooks::{PostDecision, PostExecuteInput};
 use tack_core::tool::{CallId, ContentBlock, ErrorCode, Outcome};
 
 use crate::ToolRegistry;
@@ -60,7 +59,8 @@ impl CallContext {
         }
     }
 
-    fn admit(&self) {
+    /// Marks the call's admission over and wakes the scheduler.
+    pub(crate) fn admit(&self) {
         if !self.admitted.swap(true, Ordering::AcqRel) {
             self.waker.wake();
         }
@@ -120,27 +120,11 @@ pub(crate) struct TurnListeners {
 }
 
 impl TurnListeners {
-    /// `gate`: an outermost pass-through `tools/execute` wrapper that marks
-    /// the current call admitted. `siblings`: an innermost `tools/post-execute`
-    /// listener that explains cancellations caused by a sibling's failure.
-    pub(crate) fn install(
-        registry: &ToolRegistry,
-        turn: &Arc<TurnShared>,
-        gate: bool,
-        siblings: bool,
-    ) -> Self {
+    /// `siblings`: an innermost `tools/post-execute` listener that explains
+    /// cancellations caused by a sibling's failure.
+    pub(crate) fn install(registry: &ToolRegistry, turn: &Arc<TurnShared>, siblings: bool) -> Self {
         let hooks = registry.hooks();
         let mut disposers = Vec::new();
-        if gate {
-            let turn = turn.clone();
-            disposers.push(hooks.execute().tap(
-                ListenerSpec::new(LISTENER).with_priority(Priority(i32::MAX)),
-                move |request: ExecuteRequest, next: Next<ExecuteRequest, ExecuteOutput>| {
-                    current_of(&turn, CallContext::admit);
-                    next.run(request)
-                },
-            ));
-        }
         if siblings {
             let turn = turn.clone();
             disposers.push(hooks.post_execute().tap(
