@@ -1,0 +1,287 @@
+//! The loop.
+
+use std::sync::Arc;
+
+use tack_core::tool::joined_text;
+use tack_pipeline::{ToolRegistry, TurnScheduler};
+use tokio_util::sync::CancellationToken;
+
+use crate::event::{Event, EventBus, TurnEndReason};
+use crate::log::writer::LogError;
+use crate::message::{Message, Reply};
+use crate::model::{ChatModel, ModelError};
+
+/// The default step limit: model calls per turn.
+pub const DEFAULT_MAX_STEPS: usize = 16;
+
+/// The system prompt used when none is given.
+const SYSTEM_PROMPT: &str = "You are a coding agent working in a workspace through tools. \
+Use a tool when the user's request needs one; read tool errors and adjust; answer in text when done.";
+
+/// What one [`Agent::step`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StepOutcome {
+    /// The model answered in text.
+    Answered(String),
+    /// A batch of tool calls ran; `concluded` if a tool concluded the turn.
+    ToolsRan {
+        /// How many calls ran.
+        calls: usize,
+        /// Whether a tool concluded the turn.
+        concluded: bool,
+    },
+}
+
+/// How a turn ([`Agent::run`]) ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RunEnd {
+    /// The model answered in text.
+    Answered(String),
+    /// A tool concluded the turn.
+    Concluded,
+    /// The step limit was reached before an answer.
+    StepLimit {
+        /// The limit.
+        steps: usize,
+    },
+}
+
+/// Why the loop stopped early. Tool failures never land here: they are
+/// content the model reads.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// The model could not answer.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The session log could not be written: the session stops rather than
+    /// run unrecorded.
+    #[error("{0}")]
+    Log(String),
+}
+
+impl From<LogError> for AgentError {
+    fn from(e: LogError) -> Self {
+        AgentError::Log(e.to_string())
+    }
+}
+
+/// An agent loop over a registry: history, model, scheduler, events.
+///
+/// See the [crate documentation](crate) for an example.
+pub struct Agent {
+    model: Arc<dyn ChatModel>,
+    scheduler: TurnScheduler,
+    bus: Arc<EventBus>,
+    history: Vec<Message>,
+    system_prompt: String,
+    max_steps: usize,
+    cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("model", &self.model.name())
+            .field("history", &self.history.len())
+            .field("max_steps", &self.max_steps)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds an [`Agent`].
+#[must_use]
+pub struct AgentBuilder {
+    model: Arc<dyn ChatModel>,
+    registry: ToolRegistry,
+    bus: Option<Arc<EventBus>>,
+    system_prompt: String,
+    max_steps: usize,
+    cancel: CancellationToken,
+}
+
+impl std::fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentBuilder").finish_non_exhaustive()
+    }
+}
+
+impl AgentBuilder {
+    /// Where events go (default: a bus with no log and no observers).
+    pub fn events(mut self, bus: Arc<EventBus>) -> Self {
+        self.bus = Some(bus);
+        self
+    }
+
+    /// The system prompt.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = prompt.into();
+        self
+    }
+
+    /// The step limit (model calls per turn, at least 1).
+    pub fn max_steps(mut self, steps: usize) -> Self {
+        self.max_steps = steps.max(1);
+        self
+    }
+
+    /// The session's cancellation signal (each batch runs under a child).
+    pub fn cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// The agent.
+    pub fn build(self) -> Agent {
+        Agent {
+            model: self.model,
+            scheduler: TurnScheduler::new(self.registry),
+            bus: self.bus.unwrap_or_else(|| Arc::new(EventBus::new(None))),
+            history: Vec::new(),
+            system_prompt: self.system_prompt,
+            max_steps: self.max_steps,
+            cancel: self.cancel,
+        }
+    }
+}
+
+impl Agent {
+    /// A builder for an agent asking `model` and calling the tools of
+    /// `registry`.
+    pub fn builder(model: Arc<dyn ChatModel>, registry: ToolRegistry) -> AgentBuilder {
+        AgentBuilder {
+            model,
+            registry,
+            bus: None,
+            system_prompt: SYSTEM_PROMPT.to_owned(),
+            max_steps: DEFAULT_MAX_STEPS,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// The history so far (without the system prompt).
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    /// The event bus.
+    pub fn events(&self) -> &Arc<EventBus> {
+        &self.bus
+    }
+
+    fn emit(&self, event: Event) -> Result<(), AgentError> {
+        self.bus.emit(event)?;
+        if let Some(failure) = self.bus.first_failure() {
+            return Err(AgentError::Log(failure));
+        }
+        Ok(())
+    }
+
+    /// Adds a user message to the history (and the log).
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::Log`].
+    pub fn push_user(&mut self, text: impl Into<String>) -> Result<(), AgentError> {
+        let text = text.into();
+        self.emit(Event::User { text: text.clone() })?;
+        self.history.push(Message::User(text));
+        Ok(())
+    }
+
+    /// One step: asks the model, and runs its batch of tool calls if it made
+    /// one, appending one result per call in model order and then the
+    /// deferred context.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::Model`] or [`AgentError::Log`].
+    pub async fn step(&mut self) -> Result<StepOutcome, AgentError> {
+        let schemas = self.scheduler.registry().schemas(None);
+        let mut messages = Vec::with_capacity(self.history.len() + 1);
+        messages.push(Message::System(self.system_prompt.clone()));
+        messages.extend(self.history.iter().cloned());
+        let calls = match self.model.complete(&messages, &schemas).await? {
+            Reply::Text(text) => return self.answer(text),
+            Reply::ToolCalls(calls) if calls.is_empty() => return self.answer(String::new()),
+            Reply::ToolCalls(calls) => calls,
+        };
+        for call in &calls {
+            self.emit(Event::ToolCall {
+                call_id: call.call_id.to_string(),
+                tool: call.name.clone(),
+                arguments: call.arguments.clone(),
+            })?;
+        }
+        self.history.push(Message::ToolCalls(calls.clone()));
+        let count = calls.len();
+        let outcomes = self
+            .scheduler
+            .run_turn(calls, self.cancel.child_token())
+            .await;
+        let mut concluded = false;
+        for outcome in &outcomes {
+            self.emit(Event::ToolResult {
+                outcome: outcome.clone(),
+            })?;
+            self.history.push(Message::ToolResult {
+                call_id: outcome.call_id.to_string(),
+                tool: outcome.tool.clone(),
+                content: joined_text(&outcome.content),
+                is_error: !outcome.is_success(),
+            });
+            concluded |= outcome.concluded_turn;
+        }
+        for outcome in &outcomes {
+            for text in &outcome.deferred_context {
+                self.emit(Event::ContextDeferred {
+                    call_id: outcome.call_id.to_string(),
+                    text: text.clone(),
+                })?;
+                self.history.push(Message::Context(text.clone()));
+            }
+        }
+        Ok(StepOutcome::ToolsRan {
+            calls: count,
+            concluded,
+        })
+    }
+
+    fn answer(&mut self, text: String) -> Result<StepOutcome, AgentError> {
+        self.emit(Event::Assistant { text: text.clone() })?;
+        self.history.push(Message::Assistant(text.clone()));
+        Ok(StepOutcome::Answered(text))
+    }
+
+    /// One turn: adds `prompt` and steps until the model answers in text, a
+    /// tool concludes the turn, or the step limit is reached (a `turn/end`
+    /// event says which).
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::Model`] or [`AgentError::Log`]; tool failures are not
+    /// errors.
+    pub async fn run(&mut self, prompt: impl Into<String>) -> Result<RunEnd, AgentError> {
+        self.push_user(prompt)?;
+        for steps in 1..=self.max_steps {
+            let (end, reason) = match self.step().await? {
+                StepOutcome::Answered(text) => (RunEnd::Answered(text), TurnEndReason::Answered),
+                StepOutcome::ToolsRan {
+                    concluded: true, ..
+                } => (RunEnd::Concluded, TurnEndReason::Concluded),
+                StepOutcome::ToolsRan { .. } => continue,
+            };
+            self.emit(Event::TurnEnd { reason, steps })?;
+            return Ok(end);
+        }
+        self.emit(Event::TurnEnd {
+            reason: TurnEndReason::MaxSteps,
+            steps: self.max_steps,
+        })?;
+        Ok(RunEnd::StepLimit {
+            steps: self.max_steps,
+        })
+    }
+}

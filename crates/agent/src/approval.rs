@@ -1,0 +1,95 @@
+//! Approval services the host installs: a logging wrapper, and the answer
+//! when no one can be asked.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
+use tokio_util::sync::CancellationToken;
+
+use crate::event::{Event, EventBus};
+
+/// Wraps the approval service a host installs so every request and its
+/// outcome become `approval/request` and `approval/outcome` events.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use std::sync::Arc;
+/// use tack_agent::{EventBus, LoggedApprover, UnattendedApprover};
+/// use tack_core::policy::{ApprovalRequest, ApprovalService};
+/// use tack_core::tool::{CallId, Tier};
+/// let bus = Arc::new(EventBus::new(None));
+/// let approver = LoggedApprover::new(Arc::new(UnattendedApprover::new("no terminal")), bus);
+/// let req = ApprovalRequest::new(CallId::from("c1"), "bash", Tier::Executes, None, "commands ask");
+/// let outcome = approver.request(req, Default::default()).await;
+/// assert!(!outcome.is_allowed());
+/// # }
+/// ```
+pub struct LoggedApprover {
+    inner: Arc<dyn ApprovalService>,
+    bus: Arc<EventBus>,
+}
+
+impl std::fmt::Debug for LoggedApprover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoggedApprover").finish_non_exhaustive()
+    }
+}
+
+impl LoggedApprover {
+    /// Logs the requests to `inner` and its answers on `bus`.
+    pub fn new(inner: Arc<dyn ApprovalService>, bus: Arc<EventBus>) -> Self {
+        Self { inner, bus }
+    }
+}
+
+#[async_trait]
+impl ApprovalService for LoggedApprover {
+    async fn request(
+        &self,
+        request: ApprovalRequest,
+        cancel: CancellationToken,
+    ) -> ApprovalOutcome {
+        let (call_id, tool) = (request.call_id.to_string(), request.tool.clone());
+        // A log failure is kept by the bus and reported by the loop.
+        let _ = self.bus.emit(Event::ApprovalRequest {
+            request: request.clone(),
+        });
+        let outcome = self.inner.request(request, cancel).await;
+        let _ = self.bus.emit(Event::ApprovalOutcome {
+            call_id,
+            tool,
+            outcome: outcome.clone(),
+        });
+        outcome
+    }
+}
+
+/// The approver of a session no one attends (stdin is not a terminal):
+/// every request is `unavailable`, with the reason given, so the call is
+/// denied as "no approver available".
+#[derive(Clone, Debug)]
+pub struct UnattendedApprover {
+    reason: String,
+}
+
+impl UnattendedApprover {
+    /// Answers every request `unavailable` because of `reason`.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+        }
+    }
+}
+
+#[async_trait]
+impl ApprovalService for UnattendedApprover {
+    async fn request(&self, _: ApprovalRequest, cancel: CancellationToken) -> ApprovalOutcome {
+        if cancel.is_cancelled() {
+            return ApprovalOutcome::Cancelled;
+        }
+        ApprovalOutcome::Unavailable {
+            reason: Some(self.reason.clone()),
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! # tack-agent
+//!
+//! tack's agent loop as a library for host applications:
+//!
+//! * [`Agent`]: the loop. It keeps the history, asks a [`ChatModel`] for the
+//!   next step, runs a batch of tool calls through the turn scheduler, appends
+//!   one tool-result message per call in model order and then the deferred
+//!   context, and repeats until the model answers in text, a tool concludes
+//!   the turn, or the step limit is reached. Tool failures are content the
+//!   model reads: the loop never stops on them.
+//! * Models: [`MockModel`] (deterministic, no key, no network),
+//!   [`ScriptedModel`] (replays a JSON file of turns) and
+//!   [`OpenAiCompatible`] (chat completions with tools).
+//! * [`PluginSet`]: composes plugins, by value or by inventory name, into a
+//!   `ToolRegistry` and one `Disposables`.
+//! * The session log: every [`Event`] goes to an append-only JSONL
+//!   [`SessionLog`]; [`read_log`] reads one back (a torn last line is skipped
+//!   with a warning), and [`Renderer`] turns events into the lines a user
+//!   sees, through the tools' own `present_*` functions, live or on replay.
+//!
+//! ## Example
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! use std::sync::Arc;
+//! use tack_agent::{Agent, MockModel, PluginSet, RunEnd};
+//! use tack_sandbox::{Sandbox, SandboxPolicy};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::write(dir.path().join("README.md"), "# hello\n").unwrap();
+//! let plugins = PluginSet::new()
+//!     .with(Sandbox::new(SandboxPolicy::workspace_write(dir.path())).unwrap())
+//!     .with_named("builtin-tools")
+//!     .build()
+//!     .unwrap();
+//! let mut agent = Agent::builder(Arc::new(MockModel::new()), plugins.registry.clone()).build();
+//! let end = agent.run("read file README.md").await.unwrap();
+//! match end {
+//!     RunEnd::Answered(text) => assert_eq!(text, "tool read_file returned: # hello"),
+//!     other => panic!("{other:?}"),
+//! }
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod agent;
+mod approval;
+mod event;
+mod log;
+mod message;
+mod model;
+mod plugin_set;
+mod render;
+
+pub use agent::{Agent, AgentBuilder, AgentError, DEFAULT_MAX_STEPS, RunEnd, StepOutcome};
+pub use approval::{LoggedApprover, UnattendedApprover};
+pub use event::{Event, EventBus, Record, TurnEndReason};
+pub use log::reader::{LogContents, LogReadError, read_log};
+pub use log::writer::{LogError, SessionLog};
+pub use message::{Message, Reply};
+pub use model::mock::MockModel;
+pub use model::openai::{OpenAiCompatible, OpenAiConfig};
+pub use model::scripted::{ScriptError, ScriptedModel};
+pub use model::{ChatModel, ModelError};
+pub use plugin_set::{InstalledPlugins, PluginSet};
+pub use render::{Renderer, Style};
+
+// Link the plugin crates whose inventory names hosts install by name.
+use tack_permission as _;
+use tack_sandbox as _;
+use tack_timeout as _;
+use tack_tools as _;

@@ -1,0 +1,136 @@
+//! Turning events into the lines a user reads, live and on replay.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use tack_core::tool::{Outcome, default_present_call, default_present_result};
+use tack_pipeline::ToolRegistry;
+
+use crate::event::{Event, Record, TurnEndReason};
+
+/// How lines look.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Style {
+    /// Plain text (piped output, files, tests).
+    #[default]
+    Plain,
+    /// ANSI colours on the prefixes (a terminal).
+    Color,
+}
+
+/// Renders events through the tools' pure `present_call` / `present_result`
+/// functions, so a replayed log prints exactly what the live run printed.
+///
+/// Lines look like the seed's demo: `[user] …`, `[tool:read_file] -> ok` or
+/// `[tool:read_file] -> ERR CODE: message`, `[assistant] …`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use tack_agent::{Event, Record, Renderer, Style};
+/// use tack_core::tool::{CallId, ErrorCode, Failure, Outcome};
+/// let mut r = Renderer::new(tack_pipeline::ToolRegistry::new(), Style::Plain);
+/// let rec = |event| Record { seq: 1, ts: 0, event };
+/// assert_eq!(r.render(&rec(Event::User { text: "读文件 README.md".into() })).as_deref(), Some("[user] 读文件 README.md"));
+/// let failed = Outcome::failure(CallId::from("c1"), "read_file", Failure::new(ErrorCode::ExecutionFailed, "no such file"));
+/// assert_eq!(
+///     r.render(&rec(Event::ToolResult { outcome: Arc::new(failed) })).as_deref(),
+///     Some("[tool:read_file] -> ERR EXECUTION_FAILED: no such file"),
+/// );
+/// ```
+#[derive(Debug)]
+pub struct Renderer {
+    registry: ToolRegistry,
+    style: Style,
+    arguments: HashMap<String, Value>,
+}
+
+impl Renderer {
+    /// A renderer that finds tool definitions in `registry`.
+    pub fn new(registry: ToolRegistry, style: Style) -> Self {
+        Self {
+            registry,
+            style,
+            arguments: HashMap::new(),
+        }
+    }
+
+    fn prefix(&self, label: &str, color: &str) -> String {
+        match self.style {
+            Style::Plain => format!("[{label}]"),
+            Style::Color => format!("\x1b[{color}m[{label}]\x1b[0m"),
+        }
+    }
+
+    fn present_call(&self, call_id: &str, tool: &str) -> String {
+        let args = self.arguments.get(call_id).cloned().unwrap_or(Value::Null);
+        match self.registry.get(tool, None) {
+            Some(t) => t.definition().present_call(&args),
+            None => default_present_call(tool, &args),
+        }
+    }
+
+    fn present_result(&self, outcome: &Outcome) -> String {
+        let args = self
+            .arguments
+            .get(outcome.call_id.as_str())
+            .cloned()
+            .unwrap_or(Value::Null);
+        match self.registry.get(&outcome.tool, None) {
+            Some(t) => t.definition().present_result(&args, outcome),
+            None => default_present_result(outcome),
+        }
+    }
+
+    /// The text for one record (possibly several lines), or `None` for
+    /// events that print nothing (a call is shown with its result).
+    pub fn render(&mut self, record: &Record) -> Option<String> {
+        match &record.event {
+            Event::User { text } => Some(format!("{} {text}", self.prefix("user", "1;36"))),
+            Event::Assistant { text } => {
+                Some(format!("{} {text}", self.prefix("assistant", "1;32")))
+            }
+            Event::ToolCall {
+                call_id, arguments, ..
+            } => {
+                let args = serde_json::from_str(arguments).unwrap_or(Value::Null);
+                self.arguments.insert(call_id.clone(), args);
+                None
+            }
+            Event::ApprovalRequest { request } => Some(format!(
+                "{} {} needs approval: {}",
+                self.prefix("approval", "1;33"),
+                self.present_call(request.call_id.as_str(), &request.tool),
+                request.reason
+            )),
+            Event::ApprovalOutcome { tool, outcome, .. } => Some(format!(
+                "{} {}",
+                self.prefix("approval", "1;33"),
+                if outcome.is_allowed() {
+                    format!("tool `{tool}` approved once")
+                } else {
+                    outcome.denial_message(tool)
+                }
+            )),
+            Event::ToolResult { outcome } => {
+                let color = if outcome.is_success() { "1;34" } else { "1;31" };
+                Some(format!(
+                    "{} -> {}",
+                    self.prefix(&format!("tool:{}", outcome.tool), color),
+                    self.present_result(outcome)
+                ))
+            }
+            Event::ContextDeferred { text, .. } => {
+                Some(format!("{} {text}", self.prefix("context", "2")))
+            }
+            Event::TurnEnd {
+                reason: TurnEndReason::MaxSteps,
+                steps,
+            } => Some(format!(
+                "{} the turn reached the step limit ({steps} model calls) without a final answer; raise --max-steps or narrow the request",
+                self.prefix("stopped", "1;31")
+            )),
+            Event::TurnEnd { .. } => None,
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The loop: batches, order, deferred context, conclusion, step limit.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde_json::json;
+use tack_agent::{Agent, Event, EventBus, Message, RunEnd, ScriptedModel};
+use tack_core::tool::{OutputSpec, Tier, ToolDefinition};
+use tack_pipeline::ToolRegistry;
+
+fn registry() -> ToolRegistry {
+    let registry = ToolRegistry::new();
+    let note = ToolDefinition::builder("note")
+        .description("Records a note; defers it as context. Use to test the loop.")
+        .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}))
+        .output(OutputSpec::new(json!({"type": "string"})))
+        .tier(Tier::ReadOnly)
+        .concurrency_safe(|_| true)
+        .handler(|args, cx| async move {
+            let text = args["text"].as_str().unwrap_or_default().to_owned();
+            cx.defer_context(format!("noted: {text}"));
+            if text == "stop" {
+                cx.conclude_turn();
+            }
+            Ok(json!(text))
+        })
+        .build()
+        .unwrap();
+    registry.register(note).unwrap().forget();
+    registry
+}
+
+fn recording_bus() -> (Arc<EventBus>, Arc<Mutex<Vec<Event>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let bus = EventBus::new(None).with_observer(move |r| sink.lock().push(r.event.clone()));
+    (Arc::new(bus), seen)
+}
+
+#[tokio::test]
+async fn results_in_model_order_then_deferred_context() {
+    let script = ScriptedModel::parse(
+        r#"{"turns": [
+            {"tool_calls": [
+                {"id": "a", "name": "note", "arguments": "{\"text\": \"one\"}"},
+                {"id": "b", "name": "nope", "arguments": "{}"},
+                {"id": "c", "name": "note", "arguments": "{\"text\": \"two\"}"}
+            ]},
+            {"text": "done"}
+        ]}"#,
+    )
+    .unwrap();
+    let (bus, seen) = recording_bus();
+    let mut agent = Agent::builder(Arc::new(script), registry())
+        .events(bus)
+        .build();
+    assert_eq!(
+        agent.run("go").await.unwrap(),
+        RunEnd::Answered("done".into())
+    );
+    let kinds: Vec<&str> = seen.lock().iter().map(Event::kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            "user",
+            "tool/call",
+            "tool/call",
+            "tool/call",
+            "tool/result",
+            "tool/result",
+            "tool/result",
+            "context/deferred",
+            "context/deferred",
+            "assistant",
+            "turn/end"
+        ]
+    );
+    let history = agent.history();
+    let ids: Vec<&str> = history
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+    // The unknown tool is content the model read, not a crash.
+    assert!(history.iter().any(|m| matches!(m, Message::ToolResult { call_id, is_error: true, content, .. } if call_id == "b" && content.starts_with("UNKNOWN_TOOL"))));
+    assert!(matches!(&history[5], Message::Context(t) if t == "noted: one"));
+}
+
+#[tokio::test]
+async fn a_tool_can_conclude_the_turn() {
+    let script = ScriptedModel::parse(
+        r#"{"turns": [{"tool_calls": [{"id": "a", "name": "note", "arguments": "{\"text\": \"stop\"}"}]}]}"#,
+    )
+    .unwrap();
+    let mut agent = Agent::builder(Arc::new(script), registry()).build();
+    assert_eq!(agent.run("go").await.unwrap(), RunEnd::Concluded);
+}
+
+#[tokio::test]
+async fn the_step_limit_stops_the_turn_with_an_event() {
+    let call = r#"{"tool_calls": [{"id": "a", "name": "note", "arguments": "{\"text\": \"x\"}"}]}"#;
+    let script =
+        ScriptedModel::parse(&format!(r#"{{"turns": [{call}, {call}, {call}]}}"#)).unwrap();
+    let (bus, seen) = recording_bus();
+    let mut agent = Agent::builder(Arc::new(script), registry())
+        .events(bus)
+        .max_steps(2)
+        .build();
+    assert_eq!(
+        agent.run("go").await.unwrap(),
+        RunEnd::StepLimit { steps: 2 }
+    );
+    assert!(matches!(
+        seen.lock().last(),
+        Some(Event::TurnEnd {
+            reason: tack_agent::TurnEndReason::MaxSteps,
+            steps: 2
+        })
+    ));
+}
+
+#[tokio::test]
+async fn an_exhausted_script_is_a_model_error() {
+    let script = ScriptedModel::parse(r#"{"turns": []}"#).unwrap();
+    let mut agent = Agent::builder(Arc::new(script), registry()).build();
+    let err = agent.run("go").await.unwrap_err();
+    assert!(err.to_string().contains("no turn left"), "{err}");
+}

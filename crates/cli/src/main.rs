@@ -1,0 +1,35 @@
+//! `tack`: the reference host. An agent loop over a workspace, from the
+//! command line: `tack run "读文件 README.md"`.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod args;
+mod commands;
+mod output;
+mod session;
+mod spinner;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(run) => commands::run::run(run).await,
+        Command::Chat(chat) => commands::chat::chat(chat).await,
+        Command::Tools(tools) => commands::tools::tools(&tools),
+        Command::Replay(replay) => commands::replay::replay(&replay),
+        Command::Plugins => commands::plugins::plugins(),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("tack: error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

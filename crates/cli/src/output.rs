@@ -1,0 +1,59 @@
+//! Printing events: rendered lines, or JSONL.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
+
+use tack_agent::{Record, Renderer, Style};
+use tack_pipeline::ToolRegistry;
+
+/// Prints records as text lines or JSONL on stdout.
+pub struct EventPrinter {
+    renderer: Mutex<Renderer>,
+    json: bool,
+}
+
+impl EventPrinter {
+    /// A printer; `style` applies to text lines.
+    pub fn new(registry: ToolRegistry, style: Style, json: bool) -> Self {
+        Self {
+            renderer: Mutex::new(Renderer::new(registry, style)),
+            json,
+        }
+    }
+
+    /// The text for `record`, if it shows anything.
+    pub fn line(&self, record: &Record) -> Option<String> {
+        if self.json {
+            return Some(record.to_json().to_string());
+        }
+        // A poisoned lock only means an earlier print panicked; keep going.
+        let mut renderer = self.renderer.lock().unwrap_or_else(|e| e.into_inner());
+        renderer.render(record)
+    }
+
+    /// Prints one record's line, if any.
+    pub fn print(&self, record: &Record) {
+        if let Some(line) = self.line(record) {
+            let mut out = std::io::stdout().lock();
+            // A closed stdout (e.g. `| head`) must not stop the session.
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }
+}
+
+/// The text style for stdout: colour on a terminal, plain when piped.
+pub fn stdout_style() -> Style {
+    if std::io::stdout().is_terminal() {
+        Style::Color
+    } else {
+        Style::Plain
+    }
+}
+
+/// Prints `text` and a newline on stdout; a closed stdout is not an error.
+pub fn print_text(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+}

@@ -1,0 +1,177 @@
+//! Setting up a session: workspace, model, plugins, log, events.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tack_agent::{
+    Agent, ChatModel, EventBus, InstalledPlugins, LoggedApprover, MockModel, OpenAiCompatible,
+    OpenAiConfig, PluginSet, ScriptedModel, SessionLog, UnattendedApprover,
+};
+use tack_core::policy::ApprovalService;
+use tack_permission::{Mode, Permission, SessionRules, TerminalApprover};
+use tack_pipeline::ToolRegistry;
+use tack_sandbox::{Sandbox, SandboxMode, SandboxPolicy};
+use tack_timeout::TimeoutPolicy;
+use tack_tools::BuiltinTools;
+
+use crate::args::SessionArgs;
+use crate::output::{EventPrinter, stdout_style};
+use crate::spinner::Spinning;
+
+/// A ready session: the agent, and the plugins that must outlive it.
+pub struct Session {
+    /// The loop.
+    pub agent: Agent,
+    /// Keeps the plugins installed.
+    pub _plugins: InstalledPlugins,
+    /// The log file.
+    pub log_path: PathBuf,
+}
+
+/// The workspace: given or current, an existing readable directory.
+fn workspace(dir: Option<&Path>) -> Result<PathBuf, String> {
+    let dir = match dir {
+        Some(d) => d.to_owned(),
+        None => std::env::current_dir()
+            .map_err(|e| format!("no current directory to use as the workspace: {e}"))?,
+    };
+    let canonical = dir.canonicalize().map_err(|e| {
+        format!("the workspace {} does not exist or cannot be reached: {e}; pass an existing directory with --workspace DIR", dir.display())
+    })?;
+    if !canonical.is_dir() {
+        return Err(format!(
+            "the workspace {} is not a directory; pass a directory with --workspace DIR",
+            dir.display()
+        ));
+    }
+    std::fs::read_dir(&canonical).map_err(|e| {
+        format!(
+            "the workspace {} cannot be read: {e}; check its permissions",
+            dir.display()
+        )
+    })?;
+    Ok(canonical)
+}
+
+/// The model named by `--model`.
+pub fn model(spec: &str, timeout: f64) -> Result<Arc<dyn ChatModel>, String> {
+    if let Some(file) = spec.strip_prefix("script:") {
+        return ScriptedModel::from_file(Path::new(file))
+            .map(|m| Arc::new(m) as Arc<dyn ChatModel>)
+            .map_err(|e| e.to_string());
+    }
+    match spec {
+        "mock" => Ok(Arc::new(MockModel::new())),
+        "openai" => {
+            let timeout = Duration::try_from_secs_f64(timeout)
+                .map_err(|e| format!("--model-timeout: {e}"))?;
+            let config = OpenAiConfig::from_env()
+                .map_err(|e| e.to_string())?
+                .with_timeout(timeout);
+            Ok(Arc::new(
+                OpenAiCompatible::new(config).map_err(|e| e.to_string())?,
+            ))
+        }
+        other => Err(format!(
+            "unknown model `{other}`: use mock, openai or script:FILE"
+        )),
+    }
+}
+
+fn default_log(workspace: &Path) -> PathBuf {
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    workspace
+        .join(".tack")
+        .join("sessions")
+        .join(format!("{ms}.jsonl"))
+}
+
+/// Builds a session from the options. `interactive` asks approvals on the
+/// terminal when stdin is one.
+pub fn open(args: &SessionArgs) -> Result<Session, String> {
+    let root = workspace(args.workspace.as_deref())?;
+    let mode: Mode = args.mode.parse().map_err(|e| format!("--mode: {e}"))?;
+    let sandbox_mode: SandboxMode = args
+        .sandbox
+        .parse()
+        .map_err(|e| format!("--sandbox: {e}"))?;
+    let model = model(&args.model, args.model_timeout)?;
+    let timeout = match args.tool_timeout {
+        None => TimeoutPolicy::default(),
+        Some(secs) => {
+            let budget =
+                Duration::try_from_secs_f64(secs).map_err(|e| format!("--tool-timeout: {e}"))?;
+            TimeoutPolicy::builder()
+                .default_budget(budget)
+                .ceiling(budget)
+                .grace(Duration::from_millis(500))
+                .build()
+                .map_err(|e| format!("--tool-timeout: {e}"))?
+        }
+    };
+    let sandbox = Sandbox::new(SandboxPolicy::new(sandbox_mode, &root))
+        .map_err(|e| format!("cannot set up the sandbox on {}: {e}", root.display()))?;
+
+    // Refuse to start when nothing would be recorded.
+    let log_path = args.log.clone().unwrap_or_else(|| default_log(&root));
+    let log = SessionLog::create(&log_path)
+        .map_err(|e| format!("{e}; refusing to start: nothing would be recorded"))?;
+
+    let registry = ToolRegistry::new();
+    let printer = EventPrinter::new(registry.clone(), stdout_style(), args.json);
+    let bus = Arc::new(
+        EventBus::new(Some(Arc::new(log))).with_observer(move |record| printer.print(record)),
+    );
+
+    let session_rules = SessionRules::new();
+    let inner: Arc<dyn ApprovalService> = if std::io::stdin().is_terminal() {
+        Arc::new(TerminalApprover::stdio(session_rules.clone()))
+    } else {
+        Arc::new(UnattendedApprover::new(format!(
+            "stdin is not a terminal, so no one can be asked in mode `{}`; use --mode allow-all (or accept-edits) to run without asking",
+            mode.as_str()
+        )))
+    };
+    let permission = Permission::builder()
+        .mode(mode)
+        .workspace_root(&root)
+        .session_rules(session_rules)
+        .approver(Arc::new(LoggedApprover::new(inner, bus.clone())))
+        .build();
+
+    let plugins = PluginSet::over(registry.clone())
+        .with(timeout)
+        .with(permission)
+        .with(sandbox)
+        .with(BuiltinTools)
+        .build()
+        .map_err(|e| format!("cannot install the plugins: {e}"))?;
+    // A spinner only where someone watches: stderr a terminal, text output.
+    let model: Arc<dyn ChatModel> = if std::io::stderr().is_terminal() && !args.json {
+        Arc::new(Spinning::new(model))
+    } else {
+        model
+    };
+    let agent = Agent::builder(model, registry)
+        .events(bus)
+        .max_steps(args.max_steps)
+        .build();
+    Ok(Session {
+        agent,
+        _plugins: plugins,
+        log_path,
+    })
+}
+
+/// The registry of the builtin tools alone (for `tools` and `replay`).
+pub fn builtin_registry() -> Result<InstalledPlugins, String> {
+    PluginSet::new()
+        .with(BuiltinTools)
+        .build()
+        .map_err(|e| format!("cannot install the builtin tools: {e}"))
+}

@@ -1,0 +1,56 @@
+//! End-to-end tests through the real `tack` binary in temp workspaces.
+#![allow(clippy::unwrap_used)]
+
+mod bad_input;
+mod demo;
+mod policy;
+mod replay;
+mod script;
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// `tack` in `workspace`, with the log at `workspace/../<name>.jsonl`-style
+/// path returned by [`log_in`].
+pub fn tack(workspace: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("tack").unwrap();
+    cmd.current_dir(workspace);
+    cmd
+}
+
+/// A log path outside the workspace (so `list dir` sees only the files).
+pub fn log_in(dir: &tempfile::TempDir, name: &str) -> PathBuf {
+    dir.path().join(format!("{name}.jsonl"))
+}
+
+/// A workspace inside `dir`.
+pub fn workspace(dir: &tempfile::TempDir) -> PathBuf {
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    ws
+}
+
+/// Every record of a log, as JSON.
+pub fn records(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The records of one type.
+pub fn of_type(log: &Path, kind: &str) -> Vec<Value> {
+    records(log)
+        .into_iter()
+        .filter(|r| r["type"] == kind)
+        .collect()
+}
+
+/// stdout of a successful run.
+pub fn stdout_of(cmd: &mut Command) -> String {
+    let out = cmd.assert().success().get_output().stdout.clone();
+    String::from_utf8(out).unwrap()
+}
