@@ -102,6 +102,26 @@ impl<'a> PluginContext<'a> {
         Ok(())
     }
 
+    /// Registers the code-mode transport (`run_code`).
+    ///
+    /// # Errors
+    ///
+    /// [`PluginError::Registration`] when the registry refuses it.
+    pub fn register_code_transport(
+        &mut self,
+        definition: ToolDefinition,
+    ) -> Result<(), PluginError> {
+        let disposer = self
+            .tools
+            .register_code_transport(definition)
+            .map_err(|source| PluginError::Registration {
+                plugin: self.plugin.to_owned(),
+                source,
+            })?;
+        self.keep(disposer);
+        Ok(())
+    }
+
     /// Erases a typed tool and registers it globally.
     ///
     /// # Errors

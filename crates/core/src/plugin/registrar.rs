@@ -48,4 +48,23 @@ pub trait ToolRegistrar: Send + Sync {
         scope: Scope,
         definition: ToolDefinition,
     ) -> Result<Disposer, RegistrationError>;
+
+    /// Registers the code-mode transport: the one tool allowed the reserved
+    /// name `run_code`, presented to agents whose presentation is code or both.
+    /// The default refuses: a registry without code-mode support.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistrationError::Reserved`] when the registry has no transport slot
+    /// or the definition is not named `run_code`;
+    /// [`RegistrationError::Duplicate`] when a transport is already registered.
+    fn register_code_transport(
+        &self,
+        definition: ToolDefinition,
+    ) -> Result<Disposer, RegistrationError> {
+        Err(RegistrationError::Reserved {
+            name: definition.name().to_string(),
+            reason: "this registry has no code-mode transport".to_owned(),
+        })
+    }
 }

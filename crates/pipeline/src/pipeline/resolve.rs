@@ -44,7 +44,7 @@ impl ToolRegistry {
         }
         let (tool, presentation) = self.resolve(&call.name, call.agent.as_ref());
         let tool = tool.ok_or_else(|| unknown(&call.name))?;
-        if call.parent.is_none() && !presentation.allows_direct_calls() {
+        if call.parent.is_none() && !presentation.allows_direct_calls() && call.name != RUN_CODE {
             return Err(Failure::new(
                 ErrorCode::UnknownTool,
                 format!(

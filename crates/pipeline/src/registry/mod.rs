@@ -43,6 +43,8 @@ struct Layers {
     global: BTreeMap<String, Arc<RegisteredTool>>,
     agents: HashMap<AgentId, AgentLayer>,
     presentation: Presentation,
+    /// The code-mode transport (`run_code`), shown under code or both.
+    transport: Option<Arc<RegisteredTool>>,
 }
 
 pub(crate) struct Inner {
@@ -323,6 +325,10 @@ impl ToolRegistry {
         name: &str,
         agent: Option<&AgentId>,
     ) -> Option<Arc<RegisteredTool>> {
+        if name == RUN_CODE {
+            let presented = Self::presentation_in(layers, agent) != Presentation::Native;
+            return layers.transport.clone().filter(|_| presented);
+        }
         let layer = agent.and_then(|a| layers.agents.get(a));
         if let Some(own) = layer.and_then(|l| l.tools.get(name)) {
             return Some(own.clone());
@@ -354,6 +360,7 @@ impl ToolRegistry {
         let layers = self.inner.layers.read();
         let name = tool.definition.name().as_str();
         let current = match &tool.scope {
+            _ if name == RUN_CODE => layers.transport.as_ref(),
             Scope::Agent(agent) => layers.agents.get(agent).and_then(|l| l.tools.get(name)),
             _ => layers.global.get(name),
         };
@@ -370,8 +377,38 @@ impl ToolRegistry {
             .collect()
     }
 
-    /// The tools `agent` sees, sorted by name.
+    /// The tools `agent`'s model is shown, sorted by name: the native tools
+    /// (presentation native), only the `run_code` transport (code), or both.
     pub fn visible(&self, agent: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
+        let layers = self.inner.layers.read();
+        let presentation = Self::presentation_in(&layers, agent);
+        let transport = layers
+            .transport
+            .clone()
+            .filter(|_| presentation != Presentation::Native);
+        if presentation == Presentation::Code {
+            return transport.into_iter().collect();
+        }
+        let layer = agent.and_then(|a| layers.agents.get(a));
+        let mut merged: BTreeMap<&str, &Arc<RegisteredTool>> = layers
+            .global
+            .iter()
+            .filter(|(name, _)| layer.is_none_or(|l| l.permits(name)))
+            .map(|(name, tool)| (name.as_str(), tool))
+            .collect();
+        if let Some(layer) = layer {
+            merged.extend(layer.tools.iter().map(|(name, tool)| (name.as_str(), tool)));
+        }
+        if let Some(transport) = &transport {
+            merged.insert(RUN_CODE, transport);
+        }
+        merged.into_values().cloned().collect()
+    }
+
+    /// The native tools `agent` can call from inside a `run_code` program
+    /// (whatever its presentation), sorted by name: what a code-mode SDK
+    /// describes.
+    pub fn native_tools(&self, agent: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
         let layers = self.inner.layers.read();
         let layer = agent.and_then(|a| layers.agents.get(a));
         let mut merged: BTreeMap<&str, &Arc<RegisteredTool>> = layers
@@ -385,6 +422,48 @@ impl ToolRegistry {
         }
         merged.into_values().cloned().collect()
     }
+
+    /// Registers the code-mode transport: the one tool allowed the reserved
+    /// name `run_code`, shown to agents whose presentation is code or both.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistrationError::Reserved`] for another name,
+    /// [`RegistrationError::Duplicate`] when a transport exists,
+    /// [`RegistrationError::InvalidSchema`] when a schema does not compile.
+    pub fn register_code_transport(
+        &self,
+        definition: ToolDefinition,
+    ) -> Result<Disposer, RegistrationError> {
+        let name = definition.name().to_string();
+        if name != RUN_CODE {
+            return Err(RegistrationError::Reserved {
+                name,
+                reason: format!("the code-mode transport must be named `{RUN_CODE}`"),
+            });
+        }
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let tool = Arc::new(RegisteredTool::compile(id, Scope::Global, definition)?);
+        {
+            let mut layers = self.inner.layers.write();
+            if layers.transport.is_some() {
+                return Err(RegistrationError::Duplicate {
+                    name,
+                    scope: "code-mode transport".to_owned(),
+                });
+            }
+            layers.transport = Some(tool);
+        }
+        let weak = Arc::downgrade(&self.inner);
+        Ok(Disposer::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                let mut layers = inner.layers.write();
+                if layers.transport.as_ref().is_some_and(|t| t.id == id) {
+                    layers.transport = None;
+                }
+            }
+        }))
+    }
 }
 
 impl ToolRegistrar for ToolRegistry {
@@ -394,5 +473,12 @@ impl ToolRegistrar for ToolRegistry {
         definition: ToolDefinition,
     ) -> Result<Disposer, RegistrationError> {
         self.register_in(scope, definition)
+    }
+
+    fn register_code_transport(
+        &self,
+        definition: ToolDefinition,
+    ) -> Result<Disposer, RegistrationError> {
+        ToolRegistry::register_code_transport(self, definition)
     }
 }

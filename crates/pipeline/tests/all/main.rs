@@ -18,4 +18,5 @@ mod pre_execute;
 mod registry;
 mod result;
 mod stages;
+mod transport;
 mod visibility;

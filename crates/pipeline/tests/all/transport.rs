@@ -1,0 +1,83 @@
+//! The code-mode transport: the one tool allowed the reserved name `run_code`.
+
+use serde_json::json;
+use tack_core::hook::AgentId;
+use tack_core::plugin::{RegistrationError, ToolRegistrar};
+use tack_core::tool::{ErrorCode, ToolCall};
+use tack_pipeline::{Presentation, ToolRegistry};
+use tokio_util::sync::CancellationToken;
+
+use crate::harness::*;
+
+fn names(registry: &ToolRegistry, agent: Option<&AgentId>) -> Vec<String> {
+    registry
+        .schemas(agent)
+        .into_iter()
+        .map(|s| s.name)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_transport_is_shown_by_presentation_and_callable_where_shown() {
+    let registry = ToolRegistry::new();
+    let _echo = registry.register(echo("echo")).unwrap();
+    let _run_code = registry.register_code_transport(echo("run_code")).unwrap();
+    let coder = AgentId::new("coder");
+    let both = AgentId::new("both");
+    registry.set_presentation(Some(&coder), Presentation::Code);
+    registry.set_presentation(Some(&both), Presentation::Both);
+
+    assert_eq!(names(&registry, None), ["echo"]);
+    assert_eq!(names(&registry, Some(&coder)), ["run_code"]);
+    assert_eq!(names(&registry, Some(&both)), ["echo", "run_code"]);
+    let natives: Vec<String> = registry
+        .native_tools(Some(&coder))
+        .iter()
+        .map(|t| t.definition().name().to_string())
+        .collect();
+    assert_eq!(natives, ["echo"], "what a code-mode SDK describes");
+
+    let args = json!({"text": "hi"}).to_string();
+    let direct = registry
+        .execute(
+            ToolCall::new("c1", "run_code", args.clone()),
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(
+        direct.error_code(),
+        Some(ErrorCode::UnknownTool),
+        "not shown under native"
+    );
+    let coded = registry
+        .execute(
+            ToolCall::new("c2", "run_code", args).with_agent(coder.clone()),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(coded.is_success(), "{coded:?}");
+}
+
+#[test]
+fn only_one_transport_and_only_under_its_name() {
+    let registry = ToolRegistry::new();
+    let err = registry
+        .register_code_transport(echo("not_run_code"))
+        .unwrap_err();
+    assert!(matches!(err, RegistrationError::Reserved { .. }), "{err}");
+    let _first = registry.register_code_transport(echo("run_code")).unwrap();
+    let err = ToolRegistrar::register_code_transport(&registry, echo("run_code")).unwrap_err();
+    assert!(matches!(err, RegistrationError::Duplicate { .. }), "{err}");
+    let err = registry.register(echo("run_code")).unwrap_err();
+    assert!(matches!(err, RegistrationError::Reserved { .. }), "{err}");
+}
+
+#[test]
+fn disposing_the_transport_removes_it() {
+    let registry = ToolRegistry::new();
+    registry.set_presentation(None, Presentation::Both);
+    let transport = registry.register_code_transport(echo("run_code")).unwrap();
+    assert_eq!(names(&registry, None), ["run_code"]);
+    transport.dispose();
+    assert!(names(&registry, None).is_empty());
+}
