@@ -15,7 +15,8 @@ use crate::model::{ChatModel, ModelError};
 pub const DEFAULT_MAX_STEPS: usize = 16;
 
 /// The system prompt used when none is given.
-const SYSTEM_PROMPT: &str = "You are a coding agent working in a workspace through tools. \
+/// The system prompt an [`Agent`] starts with unless the builder sets another.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a coding agent working in a workspace through tools. \
 Use a tool when the user's request needs one; read tool errors and adjust; answer in text when done.";
 
 /// What one [`Agent::step`] did.
@@ -155,7 +156,7 @@ impl Agent {
             model,
             registry,
             bus: None,
-            system_prompt: SYSTEM_PROMPT.to_owned(),
+            system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
             max_steps: DEFAULT_MAX_STEPS,
             cancel: CancellationToken::new(),
         }

@@ -53,7 +53,9 @@ mod model;
 mod plugin_set;
 mod render;
 
-pub use agent::{Agent, AgentBuilder, AgentError, DEFAULT_MAX_STEPS, RunEnd, StepOutcome};
+pub use agent::{
+    Agent, AgentBuilder, AgentError, DEFAULT_MAX_STEPS, DEFAULT_SYSTEM_PROMPT, RunEnd, StepOutcome,
+};
 pub use approval::{LoggedApprover, UnattendedApprover};
 pub use event::{Event, EventBus, Record, TurnEndReason};
 pub use log::reader::{LogContents, LogReadError, read_log};

@@ -114,11 +114,32 @@ impl Renderer {
             )),
             Event::ToolResult { outcome } => {
                 let color = if outcome.is_success() { "1;34" } else { "1;31" };
-                Some(format!(
+                let mut text = format!(
                     "{} -> {}",
                     self.prefix(&format!("tool:{}", outcome.tool), color),
                     self.present_result(outcome)
-                ))
+                );
+                // A `run_code` result lists the calls its program made.
+                let nested = outcome
+                    .presentation
+                    .as_ref()
+                    .and_then(|meta| meta.get("dispatch"))
+                    .and_then(Value::as_array);
+                for record in nested.into_iter().flatten() {
+                    let field = |key: &str| record.get(key).and_then(Value::as_str).unwrap_or("?");
+                    let status = field("status");
+                    let status = if status == "ok" {
+                        "ok".to_owned()
+                    } else {
+                        format!("ERR {status}")
+                    };
+                    text.push_str(&format!(
+                        "\n  ↳ [tool:{}] {} -> {status}",
+                        field("tool"),
+                        field("call_id")
+                    ));
+                }
+                Some(text)
             }
             Event::ContextDeferred { text, .. } => {
                 Some(format!("{} {text}", self.prefix("context", "2")))

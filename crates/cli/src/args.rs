@@ -70,6 +70,10 @@ pub struct SessionArgs {
     /// Request timeout for the openai model, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 120.0)]
     pub model_timeout: f64,
+    /// How the model is shown the tools: native (each tool a function), code
+    /// (only `run_code`, a program calling the tools through an SDK) or both.
+    #[arg(long, default_value = "native", value_parser = ["native", "code", "both"])]
+    pub presentation: String,
 }
 
 /// `tack tools`.

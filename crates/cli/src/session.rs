@@ -6,12 +6,14 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tack_agent::{
-    Agent, ChatModel, EventBus, InstalledPlugins, LoggedApprover, MockModel, OpenAiCompatible,
-    OpenAiConfig, PluginSet, ScriptedModel, SessionLog, UnattendedApprover,
+    Agent, ChatModel, DEFAULT_SYSTEM_PROMPT, EventBus, InstalledPlugins, LoggedApprover, MockModel,
+    OpenAiCompatible, OpenAiConfig, PluginSet, ScriptedModel, SessionLog, UnattendedApprover,
 };
+use tack_code_mode::{CodeModeConfig, CodeModePlugin, sdk_text};
 use tack_core::policy::ApprovalService;
+use tack_core::tool::{ToolCall, ToolDefinition};
 use tack_permission::{Mode, Permission, SessionRules, TerminalApprover};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{ExecutionMode, Presentation, ToolRegistry};
 use tack_sandbox::{Sandbox, SandboxMode, SandboxPolicy};
 use tack_timeout::TimeoutPolicy;
 use tack_tools::BuiltinTools;
@@ -123,6 +125,22 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         .map_err(|e| format!("{e}; refusing to start: nothing would be recorded"))?;
 
     let registry = ToolRegistry::new();
+    let presentation = match args.presentation.as_str() {
+        "code" => Presentation::Code,
+        "both" => Presentation::Both,
+        _ => Presentation::Native,
+    };
+    registry.set_presentation(None, presentation);
+    // Sub-calls of `run_code` overlap when the pipeline would run them in
+    // parallel. (The classifier holds the registry that holds `run_code`: a
+    // reference cycle, released when the process ends.)
+    let modes = registry.clone();
+    let code_mode = CodeModePlugin::new(CodeModeConfig {
+        classifier: Some(Arc::new(move |call: &ToolCall| {
+            modes.execution_mode(call) == ExecutionMode::Parallel
+        })),
+        ..CodeModeConfig::default()
+    });
     let printer = EventPrinter::new(registry.clone(), stdout_style(), args.json);
     let bus = Arc::new(
         EventBus::new(Some(Arc::new(log))).with_observer(move |record| printer.print(record)),
@@ -149,8 +167,20 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         .with(permission)
         .with(sandbox)
         .with(BuiltinTools)
+        .with(code_mode)
         .build()
         .map_err(|e| format!("cannot install the plugins: {e}"))?;
+    // Under code presentation the model learns the tools from the SDK text.
+    let system_prompt = if presentation == Presentation::Native {
+        DEFAULT_SYSTEM_PROMPT.to_owned()
+    } else {
+        let natives: Vec<ToolDefinition> = registry
+            .native_tools(None)
+            .iter()
+            .map(|t| t.definition().clone())
+            .collect();
+        format!("{DEFAULT_SYSTEM_PROMPT}\n\n{}", sdk_text(&natives))
+    };
     // A spinner only where someone watches: stderr a terminal, text output.
     let model: Arc<dyn ChatModel> = if std::io::stderr().is_terminal() && !args.json {
         Arc::new(Spinning::new(model))
@@ -158,6 +188,7 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         model
     };
     let agent = Agent::builder(model, registry)
+        .system_prompt(system_prompt)
         .events(bus)
         .max_steps(args.max_steps)
         .build();

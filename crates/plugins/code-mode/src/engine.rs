@@ -1,0 +1,362 @@
+//! The JavaScript side: one fresh QuickJS runtime per run, on its own thread.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc as std_mpsc;
+use std::time::Instant;
+
+use rquickjs::{Context, Function, Runtime, Value as JsValue};
+use tokio::sync::mpsc;
+
+/// Why a run failed (the `kind` of the `CODE_RUN_FAILED` error).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FailKind {
+    Syntax,
+    Typescript,
+    Exception,
+    Timeout,
+    Memory,
+    Output,
+    Cancelled,
+    Stalled,
+}
+
+impl FailKind {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            FailKind::Syntax => "syntax",
+            FailKind::Typescript => "typescript",
+            FailKind::Exception => "exception",
+            FailKind::Timeout => "timeout",
+            FailKind::Memory => "memory",
+            FailKind::Output => "output",
+            FailKind::Cancelled => "cancelled",
+            FailKind::Stalled => "stalled",
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub(crate) struct RunEnd {
+    pub(crate) logs: Vec<String>,
+    /// `Ok(Some(json))` for a returned value, `Ok(None)` for none.
+    pub(crate) result: Result<Option<String>, (FailKind, String)>,
+}
+
+/// From the JS thread to the bridge.
+#[derive(Debug)]
+pub(crate) enum Event {
+    Submit { id: u64, name: String, args: String },
+    Finished(RunEnd),
+}
+
+/// From the bridge to the JS thread: a settled sub-call.
+#[derive(Debug)]
+pub(crate) struct Settle {
+    pub(crate) id: u64,
+    pub(crate) ok: bool,
+    /// The value (ok) or `{code, message}` (failure), as JSON.
+    pub(crate) payload: String,
+}
+
+/// The limits of one run.
+#[derive(Clone, Debug)]
+pub(crate) struct Limits {
+    pub(crate) deadline: Instant,
+    pub(crate) memory_bytes: usize,
+    pub(crate) output_bytes: usize,
+}
+
+const PRELUDE: &str = r#"
+(() => {
+  const g = globalThis;
+  const print = g.__tack_print, submit = g.__tack_submit;
+  const pending = new Map();
+  class ToolCallError extends Error {
+    constructor(toolName, code, message) {
+      super(message);
+      this.name = "ToolCallError";
+      this.toolName = toolName;
+      this.code = code;
+    }
+  }
+  g.ToolCallError = ToolCallError;
+  const fmt = (v) => {
+    if (typeof v === "string") return v;
+    if (v instanceof Error) return String(v);
+    try { const s = JSON.stringify(v); return s === undefined ? String(v) : s; } catch (e) { return String(v); }
+  };
+  const log = (...a) => { if (!print(a.map(fmt).join(" "))) throw new RangeError("output limit exceeded"); };
+  g.console = { log, info: log, warn: log, error: log, debug: log };
+  const strict = (k, v) => {
+    const t = typeof v;
+    if (t === "undefined" || t === "function" || t === "symbol" || t === "bigint")
+      throw new TypeError("argument " + (k === "" ? "value" : JSON.stringify(k)) + " is not JSON (" + t + ")");
+    return v;
+  };
+  g.tools = new Proxy({}, {
+    get: (_, name) => {
+      if (typeof name !== "string" || name === "then" || name === "run_code") return undefined;
+      return (args) => new Promise((resolve, reject) => {
+        let json;
+        try {
+          if (args === null || typeof args !== "object" || Array.isArray(args))
+            throw new TypeError("arguments must be an object");
+          json = JSON.stringify(args, strict);
+        } catch (e) {
+          reject(new ToolCallError(name, "INVALID_ARGUMENTS", "arguments of `" + name + "` are not JSON: " + e.message));
+          return;
+        }
+        pending.set(submit(name, json), { resolve, reject, name });
+      });
+    },
+  });
+  g.__tack_settle = (id, ok, payload) => {
+    const p = pending.get(id);
+    if (!p) return;
+    pending.delete(id);
+    const v = JSON.parse(payload);
+    if (ok) p.resolve(v); else p.reject(new ToolCallError(p.name, v.code, v.message));
+  };
+  g.__tack_describe = (e) => {
+    if (e instanceof Error) {
+      let s = e.name + ": " + e.message;
+      if (e.stack) s += "\n" + e.stack.trimEnd();
+      return s;
+    }
+    try { return "uncaught: " + fmt(e); } catch (_) { return "uncaught exception"; }
+  };
+  g.__tack_finish = (p) => p.then(
+    (v) => { let s; try { s = v === undefined ? undefined : JSON.stringify(v); } catch (e) { g.__tack_done(false, "the returned value is not JSON: " + e.message); return; } g.__tack_done(true, s === undefined ? "" : s); },
+    (e) => g.__tack_done(false, g.__tack_describe(e)));
+})();
+"#;
+
+#[derive(Default)]
+struct State {
+    logs: Vec<String>,
+    output_bytes: usize,
+    output_exceeded: bool,
+    next_id: u64,
+    outstanding: usize,
+    done: Option<Result<Option<String>, String>>,
+}
+
+/// Runs `program` (plain JavaScript, the body of an async function) to the
+/// end, then sends [`Event::Finished`]. Blocking: call on a dedicated thread.
+pub(crate) fn run(
+    program: String,
+    limits: Limits,
+    stop: Arc<AtomicBool>,
+    events: mpsc::UnboundedSender<Event>,
+    settles: std_mpsc::Receiver<Settle>,
+) {
+    let state = Rc::new(RefCell::new(State::default()));
+    let result = run_inner(&program, &limits, &stop, &events, &settles, &state);
+    let logs = std::mem::take(&mut state.borrow_mut().logs);
+    let _ = events.send(Event::Finished(RunEnd { logs, result }));
+}
+
+fn classify(
+    limits: &Limits,
+    stop: &AtomicBool,
+    state: &RefCell<State>,
+    message: String,
+) -> (FailKind, String) {
+    if stop.load(Ordering::SeqCst) {
+        return (FailKind::Cancelled, "run_code was cancelled".to_owned());
+    }
+    if Instant::now() >= limits.deadline {
+        return (
+            FailKind::Timeout,
+            "the program exceeded its wall-time limit".to_owned(),
+        );
+    }
+    if state.borrow().output_exceeded {
+        return (
+            FailKind::Output,
+            format!(
+                "the program's output exceeded {} bytes",
+                limits.output_bytes
+            ),
+        );
+    }
+    if message.contains("out of memory") {
+        return (
+            FailKind::Memory,
+            format!(
+                "the program exceeded its memory limit of {} bytes",
+                limits.memory_bytes
+            ),
+        );
+    }
+    if message.starts_with("SyntaxError") {
+        return (FailKind::Syntax, message);
+    }
+    (FailKind::Exception, message)
+}
+
+fn run_inner(
+    program: &str,
+    limits: &Limits,
+    stop: &Arc<AtomicBool>,
+    events: &mpsc::UnboundedSender<Event>,
+    settles: &std_mpsc::Receiver<Settle>,
+    state: &Rc<RefCell<State>>,
+) -> Result<Option<String>, (FailKind, String)> {
+    let internal = |e: rquickjs::Error| (FailKind::Exception, format!("engine error: {e}"));
+    let runtime = Runtime::new().map_err(internal)?;
+    runtime.set_memory_limit(limits.memory_bytes);
+    runtime.set_max_stack_size(1024 * 1024);
+    {
+        let stop = Arc::clone(stop);
+        let deadline = limits.deadline;
+        let state = Rc::clone(state);
+        runtime.set_interrupt_handler(Some(Box::new(move || {
+            stop.load(Ordering::SeqCst)
+                || Instant::now() >= deadline
+                || state.try_borrow().is_ok_and(|s| s.output_exceeded)
+        })));
+    }
+    let context = Context::full(&runtime).map_err(internal)?;
+
+    // Setup and program start.
+    let started: Result<(), String> = context.with(|ctx| {
+        let globals = ctx.globals();
+        let print_state = Rc::clone(state);
+        let max_output = limits.output_bytes;
+        let print = Function::new(ctx.clone(), move |line: String| -> bool {
+            let mut s = print_state.borrow_mut();
+            if s.output_exceeded {
+                return false;
+            }
+            s.output_bytes = s.output_bytes.saturating_add(line.len() + 1);
+            if s.output_bytes > max_output {
+                s.output_exceeded = true;
+                return false;
+            }
+            s.logs.push(line);
+            true
+        })
+        .map_err(|e| e.to_string())?;
+        let submit_state = Rc::clone(state);
+        let submit_events = events.clone();
+        let submit = Function::new(ctx.clone(), move |name: String, args: String| -> f64 {
+            let mut s = submit_state.borrow_mut();
+            s.next_id += 1;
+            s.outstanding += 1;
+            let id = s.next_id;
+            let _ = submit_events.send(Event::Submit { id, name, args });
+            id as f64
+        })
+        .map_err(|e| e.to_string())?;
+        let done_state = Rc::clone(state);
+        let done = Function::new(ctx.clone(), move |ok: bool, payload: String| {
+            let mut s = done_state.borrow_mut();
+            if s.done.is_none() {
+                s.done = Some(if ok {
+                    Ok(if payload.is_empty() {
+                        None
+                    } else {
+                        Some(payload)
+                    })
+                } else {
+                    Err(payload)
+                });
+            }
+        })
+        .map_err(|e| e.to_string())?;
+        globals
+            .set("__tack_print", print)
+            .map_err(|e| e.to_string())?;
+        globals
+            .set("__tack_submit", submit)
+            .map_err(|e| e.to_string())?;
+        globals
+            .set("__tack_done", done)
+            .map_err(|e| e.to_string())?;
+        ctx.eval::<(), _>(PRELUDE).map_err(|e| e.to_string())?;
+        let promise: JsValue = match ctx.eval(program) {
+            Ok(v) => v,
+            Err(_) => return Err(describe(&ctx)),
+        };
+        let finish: Function = globals.get("__tack_finish").map_err(|e| e.to_string())?;
+        if finish.call::<_, JsValue>((promise,)).is_err() {
+            return Err(describe(&ctx));
+        }
+        Ok(())
+    });
+    if let Err(message) = started {
+        return Err(classify(limits, stop, state, message));
+    }
+
+    loop {
+        // Run every ready job.
+        loop {
+            match runtime.execute_pending_job() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(_) => {
+                    let message = context.with(|ctx| describe(&ctx));
+                    return Err(classify(limits, stop, state, message));
+                }
+            }
+        }
+        let (done, outstanding) = {
+            let mut s = state.borrow_mut();
+            (s.done.take(), s.outstanding)
+        };
+        if let Some(done) = done {
+            if stop.load(Ordering::SeqCst) || state.borrow().output_exceeded {
+                return Err(classify(limits, stop, state, String::new()));
+            }
+            return done.map_err(|message| classify(limits, stop, state, message));
+        }
+        if stop.load(Ordering::SeqCst) || Instant::now() >= limits.deadline {
+            return Err(classify(limits, stop, state, String::new()));
+        }
+        if outstanding == 0 {
+            return Err((
+                FailKind::Stalled,
+                "the program is waiting on something that can never settle".to_owned(),
+            ));
+        }
+        let wait = limits.deadline.saturating_duration_since(Instant::now());
+        let settle = match settles.recv_timeout(wait) {
+            Ok(settle) => settle,
+            Err(std_mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(std_mpsc::RecvTimeoutError::Disconnected) => {
+                return Err((FailKind::Cancelled, "run_code was cancelled".to_owned()));
+            }
+        };
+        state.borrow_mut().outstanding -= 1;
+        let failed = context.with(|ctx| {
+            let settle_fn: Function = ctx
+                .globals()
+                .get("__tack_settle")
+                .map_err(|_| describe(&ctx))?;
+            settle_fn
+                .call::<_, ()>((settle.id as f64, settle.ok, settle.payload))
+                .map_err(|_| describe(&ctx))
+        });
+        if let Err(message) = failed {
+            return Err(classify(limits, stop, state, message));
+        }
+    }
+}
+
+/// The pending exception, described by the prelude (or plainly if that fails).
+fn describe(ctx: &rquickjs::Ctx<'_>) -> String {
+    let exception = ctx.catch();
+    if let Some(text) = exception.as_string().and_then(|s| s.to_string().ok()) {
+        return text;
+    }
+    let describe: rquickjs::Result<Function> = ctx.globals().get("__tack_describe");
+    match describe.and_then(|f| f.call::<_, String>((exception,))) {
+        Ok(text) => text,
+        Err(_) => "out of memory (or an exception that could not be described)".to_owned(),
+    }
+}

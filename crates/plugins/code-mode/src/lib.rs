@@ -1,0 +1,37 @@
+//! # tack-code-mode
+//!
+//! Code mode for tack: the model writes a short JavaScript or TypeScript
+//! program, `run_code` runs it in a fresh embedded QuickJS runtime, and the
+//! program calls tools through an SDK (`await tools.<name>(args)`) — every such
+//! call a nested call through the host's complete pipeline.
+//!
+//! * [`CodeModePlugin`] registers `run_code` as the registry's code transport.
+//! * [`sdk_text`] generates the TypeScript declarations a host appends to the
+//!   system prompt under the `code` or `both` presentation (call it with the
+//!   registry's `native_tools(agent)`).
+//! * Limits: wall time ([`DEFAULT_TIMEOUT`], a `timeout_ms` argument may lower
+//!   it), memory ([`DEFAULT_MEMORY_BYTES`]) and printed bytes
+//!   ([`DEFAULT_OUTPUT_BYTES`]); each hit is `CODE_RUN_FAILED` with its kind
+//!   (`timeout`, `memory`, `output`, also `syntax`, `typescript`,
+//!   `exception`, `stalled`) and the captured logs in the error data.
+//! * Sub-calls are `<outer id>:code:<n>`; the [`SubCallClassifier`] of the
+//!   config decides which may overlap (default: none — serial).
+//! * Each sub-call's record passes through `tools/code-dispatch-log`; the
+//!   rewritten records are on the result's presentation meta
+//!   (`{"dispatch": [..]}`), never in the model content.
+//!
+//! See `docs/code-mode.md`.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod engine;
+mod plugin;
+mod sdk;
+mod strip;
+
+pub use plugin::{
+    CodeModeConfig, CodeModePlugin, DEFAULT_MAX_PARALLEL_SUB_CALLS, DEFAULT_MEMORY_BYTES,
+    DEFAULT_OUTPUT_BYTES, DEFAULT_TIMEOUT, PLUGIN_NAME, RUN_CODE, SubCallClassifier, render_result,
+    run_code_definition,
+};
+pub use sdk::{USAGE, sdk_text};

@@ -1,0 +1,437 @@
+//! The plugin, its configuration, the `run_code` tool and the dispatch bridge.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc as std_mpsc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
+use serde_json::{Value, json};
+use tack_core::context::ToolRunContext;
+use tack_core::hooks::{CodeDispatchLogEntry, ToolHooks};
+use tack_core::plugin::{Plugin, PluginContext, PluginError};
+use tack_core::tool::{
+    CallId, ContentBlock, ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError,
+};
+use tokio::sync::mpsc;
+
+use crate::engine::{self, Event, FailKind, Limits, Settle};
+use crate::sdk::USAGE;
+use crate::strip::{StripError, prepare};
+
+/// The reserved name of the code-mode transport.
+pub const RUN_CODE: &str = "run_code";
+/// The plugin's name.
+pub const PLUGIN_NAME: &str = "code-mode";
+/// Default wall-time limit of a run.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default memory limit of a run (64 MiB).
+pub const DEFAULT_MEMORY_BYTES: usize = 64 * 1024 * 1024;
+/// Default limit on the combined bytes a program prints (1 MiB).
+pub const DEFAULT_OUTPUT_BYTES: usize = 1024 * 1024;
+/// Default number of parallel-classified sub-calls that may overlap.
+pub const DEFAULT_MAX_PARALLEL_SUB_CALLS: usize = 10;
+
+/// Decides whether a sub-call may overlap with other parallel sub-calls
+/// (`true`) or must run alone (`false`). A host builds it from its registry's
+/// `execution_mode(call)`.
+pub type SubCallClassifier = Arc<dyn Fn(&ToolCall) -> bool + Send + Sync>;
+
+/// The configuration of code mode.
+#[derive(Clone)]
+pub struct CodeModeConfig {
+    /// Wall-time limit of a run (a `timeout_ms` argument may only lower it).
+    pub timeout: Duration,
+    /// QuickJS heap limit, in bytes.
+    pub memory_bytes: usize,
+    /// Limit on the combined printed bytes.
+    pub output_bytes: usize,
+    /// How many parallel-classified sub-calls may overlap (1 = serial).
+    pub max_parallel_sub_calls: usize,
+    /// The sub-call classifier; `None` treats every sub-call as exclusive
+    /// (serial execution).
+    pub classifier: Option<SubCallClassifier>,
+}
+
+impl Default for CodeModeConfig {
+    fn default() -> Self {
+        Self {
+            timeout: DEFAULT_TIMEOUT,
+            memory_bytes: DEFAULT_MEMORY_BYTES,
+            output_bytes: DEFAULT_OUTPUT_BYTES,
+            max_parallel_sub_calls: DEFAULT_MAX_PARALLEL_SUB_CALLS,
+            classifier: None,
+        }
+    }
+}
+
+impl fmt::Debug for CodeModeConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CodeModeConfig")
+            .field("timeout", &self.timeout)
+            .field("memory_bytes", &self.memory_bytes)
+            .field("output_bytes", &self.output_bytes)
+            .field("max_parallel_sub_calls", &self.max_parallel_sub_calls)
+            .field("classifier", &self.classifier.is_some())
+            .finish()
+    }
+}
+
+/// The code-mode plugin: registers `run_code` as the code transport.
+#[derive(Clone, Debug, Default)]
+pub struct CodeModePlugin {
+    config: CodeModeConfig,
+}
+
+impl CodeModePlugin {
+    /// A plugin with `config`.
+    pub fn new(config: CodeModeConfig) -> Self {
+        Self { config }
+    }
+}
+
+impl Plugin for CodeModePlugin {
+    fn name(&self) -> &str {
+        PLUGIN_NAME
+    }
+
+    fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+        let definition =
+            run_code_definition(self.config.clone(), cx.hooks().clone()).map_err(|e| {
+                PluginError::Definition {
+                    plugin: PLUGIN_NAME.to_owned(),
+                    source: e,
+                }
+            })?;
+        cx.register_code_transport(definition)
+    }
+}
+
+/// The output schema of `run_code`.
+fn output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "logs": {"type": "array", "items": {"type": "string"}},
+            "result": {},
+            "dispatch": {"type": "array"},
+            "images": {"type": "array"}
+        },
+        "required": ["logs"]
+    })
+}
+
+/// The model-visible rendering: printed lines, then the returned value, then
+/// any images the sub-calls produced.
+pub fn render_result(value: &Value) -> Vec<ContentBlock> {
+    let mut text = String::new();
+    if let Some(Value::Array(logs)) = value.get("logs") {
+        for line in logs {
+            text.push_str(line.as_str().unwrap_or_default());
+            text.push('\n');
+        }
+    }
+    if let Some(result) = value.get("result") {
+        match result {
+            Value::String(s) => text.push_str(s),
+            other => text.push_str(&serde_json::to_string_pretty(other).unwrap_or_default()),
+        }
+    }
+    let text = text.trim_end().to_owned();
+    let mut content = vec![ContentBlock::text(if text.is_empty() {
+        "(run_code completed with no output)".to_owned()
+    } else {
+        text
+    })];
+    if let Some(Value::Array(images)) = value.get("images") {
+        for image in images {
+            if let Ok(block) = serde_json::from_value::<ContentBlock>(image.clone()) {
+                content.push(block);
+            }
+        }
+    }
+    content
+}
+
+/// The `run_code` definition (what [`CodeModePlugin`] registers). `hooks` are
+/// the host's tool hooks (for `tools/code-dispatch-log`).
+///
+/// # Errors
+///
+/// A [`tack_core::tool::DefinitionError`] if the definition is refused
+/// (never with the built-in schema).
+pub fn run_code_definition(
+    config: CodeModeConfig,
+    hooks: ToolHooks,
+) -> Result<ToolDefinition, tack_core::tool::DefinitionError> {
+    let config = Arc::new(config);
+    ToolDefinition::builder(RUN_CODE)
+        .description(USAGE)
+        .input_schema(json!({
+            "type": "object",
+            "properties": {
+                "code": {"type": "string", "description": "The program (JavaScript or TypeScript); it may use `await` and `return`."},
+                "timeout_ms": {"type": "integer", "minimum": 1, "description": "A lower wall-time limit, in milliseconds."}
+            },
+            "required": ["code"],
+            "additionalProperties": false
+        }))
+        .output(
+            OutputSpec::new(output_schema())
+                .render(|_args, value| render_result(value))
+                .presentation_meta(|_args, value| Ok(value.get("dispatch").map(|d| json!({"dispatch": d})))),
+        )
+        .handler(move |args: Arc<Value>, cx: ToolRunContext| {
+            let config = Arc::clone(&config);
+            let hooks = hooks.clone();
+            async move { run_code(&config, &hooks, &args, cx).await }
+        })
+        .build()
+}
+
+fn fail(kind: FailKind, message: String, logs: &[String]) -> ToolError {
+    let mut full = format!("run_code failed ({}): {message}", kind.as_str());
+    if !logs.is_empty() {
+        full.push_str("\n--- logs ---\n");
+        full.push_str(&logs.join("\n"));
+    }
+    ToolError::with_code(ErrorCode::CodeRunFailed, full)
+        .with_kind(kind.as_str())
+        .with_data(json!({"logs": logs}))
+}
+
+struct Running {
+    futures: FuturesUnordered<BoxFuture<'static, (u64, ToolCall, Arc<Outcome>)>>,
+    exclusive: bool,
+}
+
+async fn run_code(
+    config: &CodeModeConfig,
+    hooks: &ToolHooks,
+    args: &Value,
+    cx: ToolRunContext,
+) -> Result<Value, ToolError> {
+    let code = args.get("code").and_then(Value::as_str).unwrap_or_default();
+    let mut timeout = config.timeout;
+    if let Some(ms) = args.get("timeout_ms").and_then(Value::as_u64) {
+        timeout = timeout.min(Duration::from_millis(ms));
+    }
+    let program = match prepare(code) {
+        Ok(program) => program,
+        Err(StripError::Syntax(message)) => return Err(fail(FailKind::Syntax, message, &[])),
+        Err(StripError::NonErasable(message)) => {
+            return Err(fail(
+                FailKind::Typescript,
+                format!("non-erasable TypeScript (use plain types only): {message}"),
+                &[],
+            ));
+        }
+    };
+    let dispatcher = cx.dispatcher().map_err(|e| {
+        ToolError::with_code(
+            ErrorCode::CodeRunFailed,
+            format!("run_code needs the nested dispatcher: {e}"),
+        )
+        .with_kind("setup")
+    })?;
+    let limits = Limits {
+        deadline: Instant::now() + timeout,
+        memory_bytes: config.memory_bytes,
+        output_bytes: config.output_bytes,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let (event_tx, mut events) = mpsc::unbounded_channel();
+    let (settle_tx, settle_rx) = std_mpsc::channel::<Settle>();
+    {
+        let stop = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("tack-run-code".to_owned())
+            .spawn(move || engine::run(program, limits, stop, event_tx, settle_rx))
+            .map_err(|e| {
+                ToolError::with_code(
+                    ErrorCode::CodeRunFailed,
+                    format!("cannot start the engine: {e}"),
+                )
+                .with_kind("setup")
+            })?;
+    }
+
+    let outer = cx.call_id().clone();
+    let sub_cancel = cx.cancellation().child_token();
+    let max_parallel = config.max_parallel_sub_calls.max(1);
+    let mut queue: VecDeque<(u64, ToolCall)> = VecDeque::new();
+    let mut running = Running {
+        futures: FuturesUnordered::new(),
+        exclusive: false,
+    };
+    let mut dispatch_log: Vec<Value> = Vec::new();
+    let mut images: Vec<Value> = Vec::new();
+    let mut end = None;
+    let mut cancelled = false;
+
+    loop {
+        // Start queued calls, in submission order.
+        // Once cancelled, queued calls are abandoned without starting.
+        if cancelled {
+            queue.clear();
+        }
+        while let Some((_, call)) = queue.front() {
+            let parallel = config.classifier.as_ref().is_some_and(|c| c(call));
+            let may_start = running.futures.is_empty()
+                || (parallel && !running.exclusive && running.futures.len() < max_parallel);
+            if !may_start {
+                break;
+            }
+            let Some((id, call)) = queue.pop_front() else {
+                break;
+            };
+            running.exclusive = !parallel;
+            let fut = dispatcher.dispatch(call.clone(), sub_cancel.clone());
+            running
+                .futures
+                .push(Box::pin(async move { (id, call, fut.await) }));
+        }
+        tokio::select! {
+            event = events.recv() => match event {
+                Some(Event::Submit { id, name, args }) => {
+                    let call = cx.nested_call(format!("{}:code:{id}", outer.as_str()), name, args);
+                    queue.push_back((id, call));
+                }
+                Some(Event::Finished(run_end)) => { end = Some(run_end); break; }
+                None => break,
+            },
+            Some((id, call, outcome)) = running.futures.next(), if !running.futures.is_empty() => {
+                let settle = settle_of(id, &call, &outcome);
+                record(hooks, &cx, &outer, &call, &outcome, &mut dispatch_log, &mut images).await;
+                let _ = settle_tx.send(settle);
+            }
+            () = cx.cancellation().cancelled(), if !cancelled => {
+                cancelled = true;
+                stop.store(true, Ordering::SeqCst);
+                sub_cancel.cancel();
+            }
+        }
+    }
+
+    // Settled: cancel and drain outstanding sub-calls.
+    sub_cancel.cancel();
+    stop.store(true, Ordering::SeqCst);
+    drop(settle_tx);
+    while let Some((_, call, outcome)) = running.futures.next().await {
+        record(
+            hooks,
+            &cx,
+            &outer,
+            &call,
+            &outcome,
+            &mut dispatch_log,
+            &mut images,
+        )
+        .await;
+    }
+    if end.is_none() {
+        // Wait for the engine thread to report (it stops at its next interrupt check).
+        while let Some(event) = events.recv().await {
+            if let Event::Finished(run_end) = event {
+                end = Some(run_end);
+                break;
+            }
+        }
+    }
+    let Some(end) = end else {
+        return Err(fail(
+            FailKind::Exception,
+            "the engine stopped unexpectedly".to_owned(),
+            &[],
+        ));
+    };
+    if cancelled || cx.is_cancelled() {
+        return Err(
+            ToolError::with_code(ErrorCode::Cancelled, "run_code was cancelled")
+                .with_kind(FailKind::Cancelled.as_str())
+                .with_data(json!({"logs": end.logs})),
+        );
+    }
+    match end.result {
+        Ok(result) => {
+            let mut value = json!({"logs": end.logs});
+            if let Some(json) = result {
+                let parsed: Value = serde_json::from_str(&json).unwrap_or(Value::String(json));
+                value["result"] = parsed;
+            }
+            if !dispatch_log.is_empty() {
+                value["dispatch"] = Value::Array(dispatch_log);
+            }
+            if !images.is_empty() {
+                value["images"] = Value::Array(images);
+            }
+            Ok(value)
+        }
+        Err((kind, message)) => Err(fail(kind, message, &end.logs)),
+    }
+}
+
+fn settle_of(id: u64, call: &ToolCall, outcome: &Outcome) -> Settle {
+    if let Some(value) = outcome.value() {
+        return Settle {
+            id,
+            ok: true,
+            payload: serde_json::to_string(&**value).unwrap_or_else(|_| "null".to_owned()),
+        };
+    }
+    let (code, message) = outcome.failure_info().map_or_else(
+        || (ErrorCode::Internal.as_str(), "the call failed".to_owned()),
+        |f| (f.code.as_str(), f.message.clone()),
+    );
+    Settle {
+        id,
+        ok: false,
+        payload: json!({"code": code, "message": message, "tool": call.name}).to_string(),
+    }
+}
+
+async fn record(
+    hooks: &ToolHooks,
+    cx: &ToolRunContext,
+    outer: &CallId,
+    call: &ToolCall,
+    outcome: &Outcome,
+    log: &mut Vec<Value>,
+    images: &mut Vec<Value>,
+) {
+    for message in &outcome.deferred_context {
+        cx.defer_context(message.clone());
+    }
+    for block in &outcome.content {
+        if matches!(block, ContentBlock::Image { .. }) {
+            if let Ok(v) = serde_json::to_value(block) {
+                images.push(v);
+            }
+        }
+    }
+    let entry = CodeDispatchLogEntry::new(
+        outer.clone(),
+        outcome.call_id.clone(),
+        call.name.clone(),
+        outcome.error_code(),
+        outcome.content.clone(),
+    );
+    let entry = match hooks
+        .code_dispatch_log()
+        .dispatch(cx.agent(), entry.clone())
+        .await
+    {
+        Ok(rewritten) => rewritten,
+        Err(_) => entry,
+    };
+    log.push(json!({
+        "call_id": entry.call_id.as_str(),
+        "tool": entry.tool,
+        "status": entry.error.map_or("ok", |c| c.as_str()),
+        "content": entry.content,
+    }));
+}

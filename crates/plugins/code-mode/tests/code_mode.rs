@@ -1,0 +1,715 @@
+//! run_code end to end through a real `ToolRegistry`.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tack_code_mode::{CodeModeConfig, run_code_definition, sdk_text};
+use tack_core::hook::AgentId;
+use tack_core::hooks::CodeDispatchLogEntry;
+use tack_core::tool::{
+    ContentBlock, ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError,
+};
+use tack_pipeline::{ExecutionMode, Presentation, ToolRegistry};
+use tokio::sync::Barrier;
+use tokio_util::sync::CancellationToken;
+
+type Events = Arc<Mutex<Vec<String>>>;
+
+fn echo() -> ToolDefinition {
+    ToolDefinition::builder("echo")
+        .description("Echo the arguments.")
+        .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
+        .output(OutputSpec::new(json!({"type": "object"})))
+        .concurrency_safe(|_| true)
+        .handler(|args: Arc<Value>, _cx| async move { Ok((*args).clone()) })
+        .build()
+        .unwrap()
+}
+
+fn failing() -> ToolDefinition {
+    ToolDefinition::builder("fail")
+        .description("Always fails.")
+        .input_schema(json!({"type": "object"}))
+        .output(OutputSpec::new(json!({})))
+        .handler(|_args: Arc<Value>, _cx| async move { Err::<Value, _>(ToolError::new("boom")) })
+        .build()
+        .unwrap()
+}
+
+/// Parallel: waits on a barrier of 5 (so 5 must overlap) and records start/end.
+fn reader(events: Events, barrier: Arc<Barrier>) -> ToolDefinition {
+    ToolDefinition::builder("read")
+        .description("A read-only call.")
+        .input_schema(
+            json!({"type": "object", "properties": {"i": {"type": "integer"}}, "required": ["i"]}),
+        )
+        .output(OutputSpec::new(json!({"type": "integer"})))
+        .concurrency_safe(|_| true)
+        .handler(move |args: Arc<Value>, _cx| {
+            let events = Arc::clone(&events);
+            let barrier = Arc::clone(&barrier);
+            async move {
+                let i = args["i"].as_i64().unwrap();
+                events.lock().unwrap().push(format!("start read {i}"));
+                barrier.wait().await;
+                events.lock().unwrap().push(format!("end read {i}"));
+                Ok(json!(i))
+            }
+        })
+        .build()
+        .unwrap()
+}
+
+fn writer(events: Events) -> ToolDefinition {
+    ToolDefinition::builder("write")
+        .description("An exclusive call.")
+        .input_schema(json!({"type": "object"}))
+        .output(OutputSpec::new(json!({"type": "string"})))
+        .handler(move |_args: Arc<Value>, _cx| {
+            let events = Arc::clone(&events);
+            async move {
+                events.lock().unwrap().push("start write".to_owned());
+                tokio::task::yield_now().await;
+                events.lock().unwrap().push("end write".to_owned());
+                Ok(json!("written"))
+            }
+        })
+        .build()
+        .unwrap()
+}
+
+/// Waits until cancelled, then reports it.
+fn hang(events: Events, started: Arc<tokio::sync::Notify>) -> ToolDefinition {
+    ToolDefinition::builder("hang")
+        .description("Never finishes on its own.")
+        .input_schema(json!({"type": "object"}))
+        .output(OutputSpec::new(json!({})))
+        .handler(move |_args: Arc<Value>, cx| {
+            let events = Arc::clone(&events);
+            let started = Arc::clone(&started);
+            async move {
+                started.notify_one();
+                cx.cancellation().cancelled().await;
+                events.lock().unwrap().push("hang cancelled".to_owned());
+                Err::<Value, _>(ToolError::with_code(ErrorCode::Cancelled, "cancelled"))
+            }
+        })
+        .build()
+        .unwrap()
+}
+
+struct Host {
+    registry: ToolRegistry,
+    agent: AgentId,
+    _keep: Vec<tack_core::hook::Disposer>,
+}
+
+fn host_with(config: CodeModeConfig, tools: Vec<ToolDefinition>, parallel: bool) -> Host {
+    let registry = ToolRegistry::new();
+    let mut keep = Vec::new();
+    for tool in tools {
+        keep.push(registry.register(tool).unwrap());
+    }
+    let mut config = config;
+    if parallel {
+        let weak = registry.clone();
+        config.classifier = Some(Arc::new(move |call: &ToolCall| {
+            weak.execution_mode(call) == ExecutionMode::Parallel
+        }));
+    }
+    let definition = run_code_definition(config, registry.hooks().clone()).unwrap();
+    keep.push(registry.register_code_transport(definition).unwrap());
+    let agent = AgentId::new("coder");
+    registry.set_presentation(Some(&agent), Presentation::Code);
+    Host {
+        registry,
+        agent,
+        _keep: keep,
+    }
+}
+
+fn host() -> Host {
+    host_with(CodeModeConfig::default(), vec![echo(), failing()], false)
+}
+
+impl Host {
+    async fn run(&self, code: &str) -> Arc<Outcome> {
+        self.run_args(json!({"code": code}), CancellationToken::new())
+            .await
+    }
+
+    async fn run_args(&self, args: Value, cancel: CancellationToken) -> Arc<Outcome> {
+        let call =
+            ToolCall::new("outer", "run_code", args.to_string()).with_agent(self.agent.clone());
+        self.registry.execute(call, cancel).await
+    }
+}
+
+fn text(outcome: &Outcome) -> String {
+    tack_core::tool::joined_text(&outcome.content)
+}
+
+fn failure(outcome: &Outcome) -> (ErrorCode, Option<String>, String) {
+    let f = outcome
+        .failure_info()
+        .unwrap_or_else(|| panic!("expected failure: {outcome:?}"));
+    (f.code, f.kind.clone(), f.message.clone())
+}
+
+#[tokio::test]
+async fn prints_and_returns() {
+    let h = host();
+    let out = h
+        .run("console.log('hello', 1, {a: 2}); return {x: 1};")
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(out.value().unwrap()["logs"], json!(["hello 1 {\"a\":2}"]));
+    assert_eq!(out.value().unwrap()["result"], json!({"x": 1}));
+    assert_eq!(text(&out), "hello 1 {\"a\":2}\n{\n  \"x\": 1\n}");
+}
+
+#[tokio::test]
+async fn empty_run_says_so() {
+    let h = host();
+    let out = h.run("const a = 1;").await;
+    assert_eq!(text(&out), "(run_code completed with no output)");
+}
+
+#[tokio::test]
+async fn typescript_types_are_stripped() {
+    let h = host();
+    let out = h
+        .run("interface P { x: number }\nconst p: P = { x: 2 };\nconst f = (n: number): number => n * 2;\nreturn f(p.x);")
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(out.value().unwrap()["result"], json!(4));
+}
+
+#[tokio::test]
+async fn non_erasable_typescript_is_a_clear_error() {
+    let h = host();
+    let out = h.run("enum Color { Red, Green }\nreturn Color.Red;").await;
+    let (code, kind, message) = failure(&out);
+    assert_eq!(code, ErrorCode::CodeRunFailed);
+    assert_eq!(kind.as_deref(), Some("typescript"));
+    assert!(message.contains("non-erasable"), "{message}");
+}
+
+#[tokio::test]
+async fn syntax_error_names_line_and_column() {
+    let h = host();
+    let out = h.run("const a = 1;\nconst = 2;").await;
+    let (code, kind, message) = failure(&out);
+    assert_eq!(code, ErrorCode::CodeRunFailed);
+    assert_eq!(kind.as_deref(), Some("syntax"));
+    assert!(message.contains(":2:"), "{message}");
+}
+
+#[tokio::test]
+async fn thrown_exception_keeps_logs() {
+    let h = host();
+    let out = h
+        .run("console.log('before'); throw new Error('kaput');")
+        .await;
+    let (code, kind, message) = failure(&out);
+    assert_eq!(code, ErrorCode::CodeRunFailed);
+    assert_eq!(kind.as_deref(), Some("exception"));
+    assert!(
+        message.contains("kaput") && message.contains("before"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn infinite_loop_hits_the_wall_time_limit() {
+    let h = host();
+    let out = h
+        .run_args(
+            json!({"code": "while(true){}", "timeout_ms": 200}),
+            CancellationToken::new(),
+        )
+        .await;
+    let (code, kind, _) = failure(&out);
+    assert_eq!(code, ErrorCode::CodeRunFailed);
+    assert_eq!(kind.as_deref(), Some("timeout"));
+}
+
+#[tokio::test]
+async fn huge_allocation_hits_the_memory_limit() {
+    let h = host();
+    let out = h
+        .run("const a = new Array(1024 * 1024 * 128).fill(1.5); return a.length;")
+        .await;
+    let (code, kind, _) = failure(&out);
+    assert_eq!(code, ErrorCode::CodeRunFailed);
+    assert_eq!(kind.as_deref(), Some("memory"), "{out:?}");
+}
+
+#[tokio::test]
+async fn string_allocation_hits_the_memory_limit() {
+    let h = host();
+    let out = h.run("let s = 'x'.repeat(1 << 30); return s.length;").await;
+    let (_, kind, _) = failure(&out);
+    assert!(
+        matches!(kind.as_deref(), Some("memory") | Some("exception")),
+        "{out:?}"
+    );
+}
+
+#[tokio::test]
+async fn printing_ten_megabytes_hits_the_output_limit() {
+    let h = host();
+    let out = h
+        .run("const line = 'y'.repeat(1000); for (let i = 0; i < 10000; i++) { try { console.log(line); } catch (e) {} } return 1;")
+        .await;
+    let (code, kind, message) = failure(&out);
+    assert_eq!(code, ErrorCode::CodeRunFailed);
+    assert_eq!(kind.as_deref(), Some("output"));
+    assert!(
+        message.contains("1048576"),
+        "{}",
+        &message[..200.min(message.len())]
+    );
+}
+
+#[tokio::test]
+async fn sdk_call_goes_through_the_pipeline() {
+    let h = host();
+    let out = h
+        .run("const r = await tools.echo({text: 'hi'}); console.log(r.text); return r;")
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(out.value().unwrap()["result"], json!({"text": "hi"}));
+    let dispatch = &out.presentation.as_ref().unwrap()["dispatch"];
+    assert_eq!(dispatch[0]["call_id"], json!("outer:code:1"));
+    assert_eq!(dispatch[0]["tool"], json!("echo"));
+    assert_eq!(dispatch[0]["status"], json!("ok"));
+}
+
+#[tokio::test]
+async fn direct_native_call_under_code_is_unknown_tool() {
+    let h = host();
+    let call = ToolCall::new("d", "echo", "{}").with_agent(h.agent.clone());
+    let out = h.registry.execute(call, CancellationToken::new()).await;
+    assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
+    assert!(out.failure_info().unwrap().message.contains("run_code"));
+}
+
+#[tokio::test]
+async fn failed_sub_call_rejects_with_tool_call_error() {
+    let h = host();
+    let out = h
+        .run("try { await tools.fail({}); } catch (e) { return [e instanceof ToolCallError, e.toolName, e.code, e.message]; }")
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(
+        out.value().unwrap()["result"],
+        json!([true, "fail", "EXECUTION_FAILED", "boom"])
+    );
+}
+
+#[tokio::test]
+async fn invisible_tool_is_unknown_tool() {
+    let h = host();
+    let out = h
+        .run("try { await tools.nope({}); } catch (e) { return [e.toolName, e.code]; }")
+        .await;
+    assert_eq!(
+        out.value().unwrap()["result"],
+        json!(["nope", "UNKNOWN_TOOL"])
+    );
+}
+
+#[tokio::test]
+async fn non_json_arguments_reject() {
+    let h = host();
+    let out = h
+        .run(
+            "const out = [];\n\
+             for (const a of [undefined, {f: () => 1}, (() => { const c = {}; c.c = c; return c; })()]) {\n\
+               try { await tools.echo(a); out.push('ok'); } catch (e) { out.push(e.code); }\n\
+             }\n\
+             return out;",
+        )
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(
+        out.value().unwrap()["result"],
+        json!([
+            "INVALID_ARGUMENTS",
+            "INVALID_ARGUMENTS",
+            "INVALID_ARGUMENTS"
+        ])
+    );
+    assert!(out.presentation.is_none(), "no call was dispatched");
+}
+
+#[tokio::test]
+async fn five_reads_overlap_and_the_exclusive_call_runs_alone() {
+    let events: Events = Arc::default();
+    let barrier = Arc::new(Barrier::new(5));
+    let h = host_with(
+        CodeModeConfig::default(),
+        vec![
+            reader(Arc::clone(&events), barrier),
+            writer(Arc::clone(&events)),
+        ],
+        true,
+    );
+    let out = h
+        .run(
+            "const a = await Promise.all([0,1,2,3,4].map(i => tools.read({i})));\n\
+             const w = await tools.write({});\n\
+             return [a, w];",
+        )
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(
+        out.value().unwrap()["result"],
+        json!([[0, 1, 2, 3, 4], "written"])
+    );
+    let events = events.lock().unwrap().clone();
+    // All five started before any ended (the barrier proves the overlap).
+    let first_end = events
+        .iter()
+        .position(|e| e.starts_with("end read"))
+        .unwrap();
+    assert_eq!(
+        events[..first_end]
+            .iter()
+            .filter(|e| e.starts_with("start read"))
+            .count(),
+        5
+    );
+    // The exclusive call starts after every read ended and nothing interleaves it.
+    let w = events.iter().position(|e| e == "start write").unwrap();
+    assert_eq!(events[w + 1], "end write");
+    assert_eq!(
+        events[..w]
+            .iter()
+            .filter(|e| e.starts_with("end read"))
+            .count(),
+        5
+    );
+}
+
+#[tokio::test]
+async fn serial_by_default_in_submission_order() {
+    let events: Events = Arc::default();
+    let h = host_with(
+        CodeModeConfig::default(),
+        vec![writer(Arc::clone(&events)), echo()],
+        false,
+    );
+    let out = h
+        .run("const r = await Promise.all([tools.write({}), tools.write({}), tools.echo({text: 'x'})]); return r;")
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    let ids: Vec<Value> = out.presentation.as_ref().unwrap()["dispatch"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["call_id"].clone())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            json!("outer:code:1"),
+            json!("outer:code:2"),
+            json!("outer:code:3")
+        ]
+    );
+    assert_eq!(
+        *events.lock().unwrap(),
+        ["start write", "end write", "start write", "end write"]
+    );
+}
+
+#[tokio::test]
+async fn dispatch_log_rewrite_reaches_only_the_log() {
+    let h = host();
+    let _listener = h.registry.hooks().code_dispatch_log().tap(
+        "bound",
+        |entry: CodeDispatchLogEntry, _next| async move {
+            entry.with_content(vec![ContentBlock::text("[elided]")])
+        },
+    );
+    let out = h
+        .run("const r = await tools.echo({text: 'secret'}); return r.text;")
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(out.value().unwrap()["result"], json!("secret"));
+    assert_eq!(text(&out), "secret");
+    let dispatch = &out.presentation.as_ref().unwrap()["dispatch"];
+    assert_eq!(
+        dispatch[0]["content"],
+        json!([{"type": "text", "text": "[elided]"}])
+    );
+}
+
+#[tokio::test]
+async fn cancelling_the_outer_call_cancels_and_drains_sub_calls() {
+    let events: Events = Arc::default();
+    let started = Arc::new(tokio::sync::Notify::new());
+    let h = host_with(
+        CodeModeConfig::default(),
+        vec![hang(Arc::clone(&events), Arc::clone(&started))],
+        false,
+    );
+    let cancel = CancellationToken::new();
+    let run = h.run_args(
+        json!({"code": "await tools.hang({}); return 1;"}),
+        cancel.clone(),
+    );
+    let canceller = async {
+        started.notified().await;
+        cancel.cancel();
+    };
+    let (out, ()) = tokio::join!(run, canceller);
+    assert_eq!(out.error_code(), Some(ErrorCode::Cancelled), "{out:?}");
+    assert_eq!(
+        *events.lock().unwrap(),
+        ["hang cancelled"],
+        "drained before returning"
+    );
+}
+
+#[tokio::test]
+async fn cancelling_a_busy_loop_stops_it() {
+    let h = host();
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let out = h.run_args(json!({"code": "while(true){}"}), cancel).await;
+    assert!(
+        matches!(out.error_code(), Some(ErrorCode::Cancelled)),
+        "{out:?}"
+    );
+}
+
+#[tokio::test]
+async fn unawaited_settle_is_drained_after_return() {
+    let events: Events = Arc::default();
+    let started = Arc::new(tokio::sync::Notify::new());
+    let h = host_with(
+        CodeModeConfig::default(),
+        vec![hang(Arc::clone(&events), started), echo()],
+        true,
+    );
+    let out = h.run("tools.hang({}); return 'done';").await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(out.value().unwrap()["result"], json!("done"));
+    // The outstanding call was cancelled and drained before run_code returned.
+    let dispatch = &out.presentation.as_ref().unwrap()["dispatch"];
+    assert_eq!(dispatch.as_array().unwrap().len(), 1, "{dispatch}");
+    assert_eq!(dispatch[0]["status"], json!("CANCELLED"), "{dispatch}");
+}
+
+#[tokio::test]
+async fn timers_and_host_apis_are_absent() {
+    let h = host();
+    let out = h
+        .run("return [typeof setTimeout, typeof require, typeof fetch, typeof std, typeof os];")
+        .await;
+    assert_eq!(
+        out.value().unwrap()["result"],
+        json!([
+            "undefined",
+            "undefined",
+            "undefined",
+            "undefined",
+            "undefined"
+        ])
+    );
+}
+
+#[test]
+fn sdk_is_deterministic_sorted_and_quotes_exotic_names() {
+    let odd = ToolDefinition::builder("mcp.server-x")
+        .description("Exotic.")
+        .input_schema(json!({"type": "object", "properties": {"q": {"not": {}}}}))
+        .output(OutputSpec::new(
+            json!({"type": "array", "items": {"type": "string"}}),
+        ))
+        .handler(|_a: Arc<Value>, _cx| async move { Ok(json!([])) })
+        .build();
+    let mut tools = vec![failing(), echo()];
+    if let Ok(odd) = odd {
+        tools.push(odd);
+    }
+    let a = sdk_text(&tools);
+    tools.reverse();
+    let b = sdk_text(&tools);
+    assert_eq!(a, b);
+    let echo_at = a.find("  echo(").unwrap();
+    let fail_at = a.find("  fail(").unwrap();
+    assert!(echo_at < fail_at);
+    assert!(
+        a.contains("echo(args: { text?: string }): Promise<{ [key: string]: unknown }>;"),
+        "{a}"
+    );
+    assert!(a.contains("ToolCallError"));
+    assert!(a.contains("Promise.all"));
+    if tools.len() == 3 {
+        assert!(
+            a.contains("\"mcp.server-x\"(args: { q?: unknown }): Promise<Array<string>>;"),
+            "{a}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn run_code_cannot_be_shadowed() {
+    let h = host();
+    assert!(h.registry.register(echo_named("run_code")).is_err());
+    let _ = Duration::ZERO;
+}
+
+fn echo_named(name: &str) -> ToolDefinition {
+    ToolDefinition::builder(name)
+        .description("x")
+        .input_schema(json!({"type": "object"}))
+        .output(OutputSpec::new(json!({})))
+        .handler(|_a: Arc<Value>, _cx| async move { Ok(json!({})) })
+        .build()
+        .unwrap()
+}
+
+fn deferring() -> ToolDefinition {
+    ToolDefinition::builder("note")
+        .description("Defers a context.")
+        .input_schema(json!({"type": "object", "properties": {"n": {"type": "integer"}}}))
+        .output(OutputSpec::new(json!({})))
+        .handler(
+            |args: Arc<Value>, cx: tack_core::context::ToolRunContext| async move {
+                cx.defer_context(format!("ctx {}", args["n"]));
+                Ok(json!({}))
+            },
+        )
+        .build()
+        .unwrap()
+}
+
+/// CODE-007: a program can never re-enter run_code, even under `both`.
+#[tokio::test]
+async fn run_code_is_not_bound_inside_programs() {
+    let h = host();
+    h.registry
+        .set_presentation(Some(&h.agent), Presentation::Both);
+    let out = h
+        .run("return [typeof tools.run_code, typeof tools.echo];")
+        .await;
+    assert_eq!(
+        out.value().unwrap()["result"],
+        json!(["undefined", "function"])
+    );
+}
+
+/// CODE-004: under `both` a direct native call executes.
+#[tokio::test]
+async fn both_mode_direct_call_executes() {
+    let h = host();
+    h.registry
+        .set_presentation(Some(&h.agent), Presentation::Both);
+    let call = ToolCall::new("d", "echo", "{}").with_agent(h.agent.clone());
+    let out = h.registry.execute(call, CancellationToken::new()).await;
+    assert!(out.is_success(), "{out:?}");
+}
+
+/// CODE-015: sub-call contexts are deferred onto the outer result, in
+/// submission order, and survive a later program failure.
+#[tokio::test]
+async fn sub_call_contexts_are_deferred_onto_the_outer_result() {
+    let h = host_with(CodeModeConfig::default(), vec![deferring()], false);
+    let out = h
+        .run("await tools.note({n: 1}); await tools.note({n: 2}); throw new Error('late');")
+        .await;
+    assert_eq!(out.error_code(), Some(ErrorCode::CodeRunFailed));
+    assert_eq!(out.deferred_context, ["ctx 1", "ctx 2"]);
+}
+
+/// CODE-019: aborting the outer call aborts the in-flight sub-call and
+/// abandons the queued ones.
+#[tokio::test]
+async fn cancelling_abandons_queued_sub_calls() {
+    let events: Events = Arc::default();
+    let started = Arc::new(tokio::sync::Notify::new());
+    let h = host_with(
+        CodeModeConfig::default(),
+        vec![
+            hang(Arc::clone(&events), Arc::clone(&started)),
+            writer(Arc::clone(&events)),
+        ],
+        false,
+    );
+    let cancel = CancellationToken::new();
+    let run = h.run_args(
+        json!({"code": "await Promise.all([tools.hang({}), tools.write({})]);"}),
+        cancel.clone(),
+    );
+    let canceller = async {
+        started.notified().await;
+        cancel.cancel();
+    };
+    let (out, ()) = tokio::join!(run, canceller);
+    assert_eq!(out.error_code(), Some(ErrorCode::Cancelled), "{out:?}");
+    assert_eq!(
+        *events.lock().unwrap(),
+        ["hang cancelled"],
+        "write never started"
+    );
+}
+
+#[tokio::test]
+async fn awaiting_forever_is_reported_as_stalled() {
+    let h = host();
+    let out = h.run("await new Promise(() => {});").await;
+    let (_, kind, _) = failure(&out);
+    assert_eq!(kind.as_deref(), Some("stalled"));
+}
+
+#[tokio::test]
+async fn a_non_json_return_value_fails() {
+    let h = host();
+    let out = h.run("const c = {}; c.c = c; return c;").await;
+    let (code, kind, message) = failure(&out);
+    assert_eq!(code, ErrorCode::CodeRunFailed);
+    assert_eq!(kind.as_deref(), Some("exception"));
+    assert!(message.contains("not JSON"), "{message}");
+}
+
+#[tokio::test]
+async fn a_string_result_is_rendered_raw_after_the_logs() {
+    let h = host();
+    let out = h
+        .run("console.log('a'); console.log('b'); return 'raw \"text\"';")
+        .await;
+    assert_eq!(text(&out), "a\nb\nraw \"text\"");
+}
+
+/// CODE-013: a panicking `tools/code-dispatch-log` listener is contained: the
+/// original content is logged and the dispatch is unaffected.
+#[tokio::test]
+async fn a_panicking_dispatch_log_listener_logs_the_original() {
+    let h = host();
+    let _listener = h
+        .registry
+        .hooks()
+        .code_dispatch_log()
+        .tap("broken", |_entry: CodeDispatchLogEntry, _next| async move {
+            panic!("listener bug")
+        });
+    let out = h
+        .run("const r = await tools.echo({text: 'kept'}); return r.text;")
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(out.value().unwrap()["result"], json!("kept"));
+    let dispatch = &out.presentation.as_ref().unwrap()["dispatch"];
+    assert_eq!(dispatch[0]["status"], json!("ok"));
+    assert!(
+        dispatch[0]["content"].to_string().contains("kept"),
+        "{dispatch}"
+    );
+}
