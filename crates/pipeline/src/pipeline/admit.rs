@@ -81,7 +81,7 @@ pub(crate) fn listener_failure(
     )
 }
 
-fn cancelled_before_dispatch(tool: &str) -> Failure {
+pub(crate) fn cancelled_before_dispatch(tool: &str) -> Failure {
     Failure::new(
         ErrorCode::Cancelled,
         format!(

@@ -107,6 +107,15 @@ impl ToolRegistry {
             Ok(tool) => tool,
             Err(failure) => {
                 admitted();
+                // A caller that already cancelled hears that first, even for a
+                // direct call refused by code presentation (CODE-003).
+                let failure = if cancel.is_cancelled()
+                    && failure.kind.as_deref() == Some(resolve::CODE_MODE_DIRECT_CALL)
+                {
+                    admit::cancelled_before_dispatch(&call.name)
+                } else {
+                    failure
+                };
                 let outcome = Outcome::failure(call.call_id.clone(), call.name.clone(), failure);
                 return self.publish(call.agent, None, outcome);
             }

@@ -7,6 +7,9 @@ use tack_core::tool::{ErrorCode, Failure, ToolCall, ToolName};
 use crate::ToolRegistry;
 use crate::registry::{RUN_CODE, RegisteredTool};
 
+/// The `kind` of the failure of a native tool called directly in code mode.
+pub(crate) const CODE_MODE_DIRECT_CALL: &str = "code_mode_direct_call";
+
 /// A called name as messages quote it: at most 64 characters (more is
 /// elided), backticks replaced, so a hostile name cannot bloat or break the
 /// message.
@@ -45,13 +48,15 @@ impl ToolRegistry {
         let (tool, presentation) = self.resolve(&call.name, call.agent.as_ref());
         let tool = tool.ok_or_else(|| unknown(&call.name))?;
         if call.parent.is_none() && !presentation.allows_direct_calls() && call.name != RUN_CODE {
-            return Err(Failure::new(
+            let mut failure = Failure::new(
                 ErrorCode::UnknownTool,
                 format!(
                     "tool `{name}` cannot be called directly in code mode: call it from inside `{RUN_CODE}`, as `await tools.{name}({{...}})`",
                     name = call.name
                 ),
-            ));
+            );
+            failure.kind = Some(CODE_MODE_DIRECT_CALL.to_owned());
+            return Err(failure);
         }
         Ok(tool)
     }

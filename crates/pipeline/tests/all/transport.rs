@@ -81,3 +81,25 @@ fn disposing_the_transport_removes_it() {
     transport.dispose();
     assert!(names(&registry, None).is_empty());
 }
+
+/// CODE-003: a caller that already cancelled hears that first, even for a
+/// direct native call that code presentation refuses.
+#[tokio::test]
+async fn a_pre_cancelled_direct_call_in_code_mode_is_cancelled() {
+    let registry = ToolRegistry::new();
+    let _echo = registry.register(echo("echo")).unwrap();
+    registry.set_presentation(None, Presentation::Code);
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let args = json!({"text": "hi"}).to_string();
+    let outcome = registry
+        .execute(ToolCall::new("c1", "echo", args.clone()), cancel)
+        .await;
+    assert_eq!(outcome.error_code(), Some(ErrorCode::Cancelled));
+    assert!(!outcome.failure_info().unwrap().dispatched);
+    let refused = registry
+        .execute(ToolCall::new("c2", "echo", args), CancellationToken::new())
+        .await;
+    assert_eq!(refused.error_code(), Some(ErrorCode::UnknownTool));
+    assert!(refused.content[0].as_text().unwrap().contains("run_code"));
+}

@@ -100,6 +100,12 @@ impl Plugin for CodeModePlugin {
     }
 
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+        if self.config.max_parallel_sub_calls == 0 {
+            return Err(PluginError::install(
+                PLUGIN_NAME,
+                "max_parallel_sub_calls must be at least 1 (1 runs the program's tool calls one at a time)",
+            ));
+        }
         let definition =
             run_code_definition(self.config.clone(), cx.hooks().clone()).map_err(|e| {
                 PluginError::Definition {

@@ -713,3 +713,25 @@ async fn a_panicking_dispatch_log_listener_logs_the_original() {
         "{dispatch}"
     );
 }
+
+/// CODE-023: the sub-call cap must be a positive number; the plugin refuses 0
+/// at install, and installs (registering `run_code`) with a valid cap.
+#[test]
+fn a_zero_sub_call_cap_is_refused_at_install() {
+    use tack_code_mode::CodeModePlugin;
+    use tack_core::plugin::PluginHost;
+
+    let registry = ToolRegistry::new();
+    let mut host = PluginHost::new(registry.hooks(), registry.capabilities(), &registry);
+    let zero = CodeModePlugin::new(CodeModeConfig {
+        max_parallel_sub_calls: 0,
+        ..CodeModeConfig::default()
+    });
+    let err = host.install(&zero).unwrap_err();
+    assert!(err.to_string().contains("at least 1"), "{err}");
+    host.install(&CodeModePlugin::new(CodeModeConfig::default()))
+        .unwrap();
+    registry.set_presentation(None, Presentation::Code);
+    let names: Vec<String> = registry.schemas(None).into_iter().map(|s| s.name).collect();
+    assert_eq!(names, ["run_code"]);
+}
