@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use tack_core::hook::Disposer;
+use tack_core::hooks::CodeDispatchEvent;
 use tack_core::tool::joined_text;
 use tack_pipeline::{ToolRegistry, TurnScheduler};
 use tokio_util::sync::CancellationToken;
@@ -13,6 +15,10 @@ use crate::model::{ChatModel, ModelError};
 
 /// The default step limit: model calls per turn.
 pub const DEFAULT_MAX_STEPS: usize = 16;
+
+/// The name of the agent's `tools/code-dispatch` listener (it writes the
+/// sub-calls of `run_code` programs to the session log).
+pub const CODE_DISPATCH_LISTENER: &str = "tack-agent/session-log";
 
 /// The system prompt used when none is given.
 /// The system prompt an [`Agent`] starts with unless the builder sets another.
@@ -80,6 +86,8 @@ pub struct Agent {
     system_prompt: String,
     max_steps: usize,
     cancel: CancellationToken,
+    /// Logs the sub-calls of `run_code` programs (`tools/code-dispatch`).
+    _code_dispatch: Disposer,
 }
 
 impl std::fmt::Debug for Agent {
@@ -134,12 +142,23 @@ impl AgentBuilder {
         self
     }
 
-    /// The agent.
+    /// The agent. It logs the sub-calls `run_code` programs make (the
+    /// registry's `tools/code-dispatch` events) for as long as it lives.
     pub fn build(self) -> Agent {
+        let bus = self.bus.unwrap_or_else(|| Arc::new(EventBus::new(None)));
+        let sink = Arc::clone(&bus);
+        // A failed write is kept by the bus and stops the loop at its next event.
+        let code_dispatch = self.registry.hooks().code_dispatch().tap(
+            CODE_DISPATCH_LISTENER,
+            move |event: &Arc<CodeDispatchEvent>| {
+                let _ = sink.emit(Event::from(&**event));
+            },
+        );
         Agent {
             model: self.model,
             scheduler: TurnScheduler::new(self.registry),
-            bus: self.bus.unwrap_or_else(|| Arc::new(EventBus::new(None))),
+            bus,
+            _code_dispatch: code_dispatch,
             history: Vec::new(),
             system_prompt: self.system_prompt,
             max_steps: self.max_steps,
@@ -236,12 +255,12 @@ impl Agent {
             concluded |= outcome.concluded_turn;
         }
         for outcome in &outcomes {
-            for text in &outcome.deferred_context {
+            for context in &outcome.deferred_context {
                 self.emit(Event::ContextDeferred {
                     call_id: outcome.call_id.to_string(),
-                    text: text.clone(),
+                    context: context.clone(),
                 })?;
-                self.history.push(Message::Context(text.clone()));
+                self.history.push(Message::Context(context.clone()));
             }
         }
         Ok(StepOutcome::ToolsRan {

@@ -7,14 +7,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use tack_core::hooks::CodeDispatchEvent;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest};
-use tack_core::tool::Outcome;
+use tack_core::tool::{ContentBlock, DeferredContext, Outcome};
 
 use crate::log::writer::{LogError, SessionLog};
 
 /// One thing that happened in a session. Serialized with a `type` tag
 /// (`user`, `assistant`, `tool/call`, `approval/request`, `approval/outcome`,
-/// `tool/result`, `context/deferred`, `turn/end`).
+/// `tool/code-dispatch-start`, `tool/code-dispatch`, `tool/result`,
+/// `context/deferred`, `turn/end`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
@@ -65,13 +67,49 @@ pub enum Event {
         #[serde(flatten)]
         outcome: Arc<Outcome>,
     },
+    /// A `run_code` program started a tool call (a log record only: it never
+    /// becomes a model message).
+    #[serde(rename = "tool/code-dispatch-start")]
+    CodeDispatchStart {
+        /// The `run_code` call.
+        parent_call_id: String,
+        /// The nested call (`<parent>:code:<n>`).
+        call_id: String,
+        /// The tool called.
+        tool: String,
+        /// The arguments the program passed (JSON text).
+        arguments: String,
+    },
+    /// A tool call made by a `run_code` program settled: its complete final
+    /// content, as `tools/code-dispatch-log` left it (a log record only: it
+    /// never becomes a model message).
+    #[serde(rename = "tool/code-dispatch")]
+    CodeDispatch {
+        /// The `run_code` call.
+        parent_call_id: String,
+        /// The nested call (`<parent>:code:<n>`).
+        call_id: String,
+        /// The tool called.
+        tool: String,
+        /// The arguments as logged (JSON text).
+        arguments: String,
+        /// `ok` or `error`.
+        status: String,
+        /// The error code of a failure.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
+        /// The content as logged.
+        content: Vec<ContentBlock>,
+    },
     /// Context a tool deferred, appended after its batch.
     #[serde(rename = "context/deferred")]
     ContextDeferred {
         /// The call that deferred it.
         call_id: String,
-        /// The context.
-        text: String,
+        /// The context: a string for text, or `{content, source?}` for
+        /// content blocks (images included).
+        #[serde(alias = "text")]
+        context: DeferredContext,
     },
     /// The turn ended.
     #[serde(rename = "turn/end")]
@@ -92,9 +130,33 @@ impl Event {
             Event::ToolCall { .. } => "tool/call",
             Event::ApprovalRequest { .. } => "approval/request",
             Event::ApprovalOutcome { .. } => "approval/outcome",
+            Event::CodeDispatchStart { .. } => "tool/code-dispatch-start",
+            Event::CodeDispatch { .. } => "tool/code-dispatch",
             Event::ToolResult { .. } => "tool/result",
             Event::ContextDeferred { .. } => "context/deferred",
             Event::TurnEnd { .. } => "turn/end",
+        }
+    }
+}
+
+impl From<&CodeDispatchEvent> for Event {
+    fn from(event: &CodeDispatchEvent) -> Self {
+        match event {
+            CodeDispatchEvent::Started(start) => Event::CodeDispatchStart {
+                parent_call_id: start.parent_call_id.to_string(),
+                call_id: start.call_id.to_string(),
+                tool: start.tool.clone(),
+                arguments: start.arguments.clone(),
+            },
+            CodeDispatchEvent::Settled(entry) => Event::CodeDispatch {
+                parent_call_id: entry.parent_call_id.to_string(),
+                call_id: entry.call_id.to_string(),
+                tool: entry.tool.clone(),
+                arguments: entry.arguments.clone(),
+                status: if entry.is_error() { "error" } else { "ok" }.to_owned(),
+                code: entry.error.map(|code| code.as_str().to_owned()),
+                content: entry.content.clone(),
+            },
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The conversation as the loop keeps it.
 
-use tack_core::tool::ToolCall;
+use tack_core::tool::{DeferredContext, ToolCall};
 
 /// One entry of the history the model reads.
 #[derive(Clone, Debug)]
@@ -25,8 +25,9 @@ pub enum Message {
         /// Whether the call failed.
         is_error: bool,
     },
-    /// Context a tool deferred, appended after the batch's results.
-    Context(String),
+    /// Context a tool deferred, appended after the batch's results: text, or
+    /// content blocks (an image a `run_code` sub-call returned).
+    Context(DeferredContext),
 }
 
 /// What a model answered.

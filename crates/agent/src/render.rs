@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
-use tack_core::tool::{Outcome, default_present_call, default_present_result};
+use tack_core::tool::{ContentBlock, Outcome, default_present_call, default_present_result};
 use tack_pipeline::ToolRegistry;
 
 use crate::event::{Event, Record, TurnEndReason};
@@ -43,6 +43,8 @@ pub struct Renderer {
     registry: ToolRegistry,
     style: Style,
     arguments: HashMap<String, Value>,
+    /// Settled `run_code` sub-calls, per parent call, shown under its result.
+    nested: HashMap<String, Vec<String>>,
 }
 
 impl Renderer {
@@ -52,6 +54,7 @@ impl Renderer {
             registry,
             style,
             arguments: HashMap::new(),
+            nested: HashMap::new(),
         }
     }
 
@@ -120,28 +123,53 @@ impl Renderer {
                     self.present_result(outcome)
                 );
                 // A `run_code` result lists the calls its program made.
-                let nested = outcome
-                    .presentation
-                    .as_ref()
-                    .and_then(|meta| meta.get("dispatch"))
-                    .and_then(Value::as_array);
-                for record in nested.into_iter().flatten() {
-                    let field = |key: &str| record.get(key).and_then(Value::as_str).unwrap_or("?");
-                    let status = field("status");
-                    let status = if status == "ok" {
-                        "ok".to_owned()
-                    } else {
-                        format!("ERR {status}")
-                    };
-                    text.push_str(&format!(
-                        "\n  ↳ [tool:{}] {} -> {status}",
-                        field("tool"),
-                        field("call_id")
-                    ));
+                for line in self
+                    .nested
+                    .remove(outcome.call_id.as_str())
+                    .into_iter()
+                    .flatten()
+                {
+                    text.push_str("\n  ↳ ");
+                    text.push_str(&line);
                 }
                 Some(text)
             }
-            Event::ContextDeferred { text, .. } => {
+            Event::CodeDispatchStart { .. } => None,
+            Event::CodeDispatch {
+                parent_call_id,
+                call_id,
+                tool,
+                code,
+                ..
+            } => {
+                let status = code
+                    .as_deref()
+                    .map_or_else(|| "ok".to_owned(), |c| format!("ERR {c}"));
+                self.nested
+                    .entry(parent_call_id.clone())
+                    .or_default()
+                    .push(format!("[tool:{tool}] {call_id} -> {status}"));
+                None
+            }
+            Event::ContextDeferred { context, .. } => {
+                let mut text = context.text();
+                let images = context
+                    .content
+                    .iter()
+                    .filter(|block| matches!(block, ContentBlock::Image { .. }))
+                    .count();
+                if images > 0 {
+                    if !text.is_empty() {
+                        text.push(' ');
+                    }
+                    text.push_str(&format!(
+                        "({images} image{})",
+                        if images == 1 { "" } else { "s" }
+                    ));
+                }
+                if let Some(source) = context.source() {
+                    text.push_str(&format!(" — from {source}"));
+                }
                 Some(format!("{} {text}", self.prefix("context", "2")))
             }
             Event::TurnEnd {

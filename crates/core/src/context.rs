@@ -12,7 +12,7 @@ use crate::capability::{
 };
 use crate::hook::AgentId;
 use crate::policy::ApprovalService;
-use crate::tool::{CallId, ExecutionToken, ToolCall, ToolExecution};
+use crate::tool::{CallId, DeferredContext, ExecutionToken, ToolCall, ToolExecution};
 
 /// The side effects a tool body asks the loop for: deferred context and
 /// concluding the turn. Shared between the context (which writes) and the
@@ -22,7 +22,7 @@ use crate::tool::{CallId, ExecutionToken, ToolCall, ToolExecution};
 /// use tack_core::context::RunEffects;
 /// let effects = RunEffects::new();
 /// effects.defer_context("remember: the tests are slow");
-/// assert_eq!(effects.take_deferred(), vec!["remember: the tests are slow".to_owned()]);
+/// assert_eq!(effects.take_deferred()[0].text(), "remember: the tests are slow");
 /// assert!(!effects.concluded());
 /// ```
 #[derive(Clone, Default)]
@@ -32,7 +32,7 @@ pub struct RunEffects {
 
 #[derive(Default)]
 struct EffectsInner {
-    deferred: Mutex<Vec<String>>,
+    deferred: Mutex<Vec<DeferredContext>>,
     concluded: AtomicBool,
     dispatched: AtomicBool,
 }
@@ -43,8 +43,9 @@ impl RunEffects {
         Self::default()
     }
 
-    /// Queues a message to append after this call's result.
-    pub fn defer_context(&self, message: impl Into<String>) {
+    /// Queues a context (text, or content blocks) to append after this call's
+    /// result.
+    pub fn defer_context(&self, message: impl Into<DeferredContext>) {
         self.inner.deferred.lock().push(message.into());
     }
 
@@ -53,8 +54,8 @@ impl RunEffects {
         self.inner.concluded.store(true, Ordering::Release);
     }
 
-    /// Takes the queued messages.
-    pub fn take_deferred(&self) -> Vec<String> {
+    /// Takes the queued contexts.
+    pub fn take_deferred(&self) -> Vec<DeferredContext> {
         std::mem::take(&mut *self.inner.deferred.lock())
     }
 
@@ -247,9 +248,10 @@ impl ToolRunContext {
         call
     }
 
-    /// Queues a message that the loop appends after this call's result (never
-    /// mid-call). It survives a later failure of the same call.
-    pub fn defer_context(&self, message: impl Into<String>) {
+    /// Queues a context that the loop appends after this call's result (never
+    /// mid-call): text, or a [`DeferredContext`] of content blocks (images
+    /// included). It survives a later failure of the same call.
+    pub fn defer_context(&self, message: impl Into<DeferredContext>) {
         self.shared.effects.defer_context(message);
     }
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tack_core::tool::{ToolCall, ToolSchema};
+use tack_core::tool::{ContentBlock, DeferredContext, ToolCall, ToolSchema};
 
 use super::{ChatModel, ModelError};
 use crate::message::{Message, Reply};
@@ -142,8 +142,37 @@ fn wire_message(message: &Message) -> Value {
         Message::ToolResult {
             call_id, content, ..
         } => json!({"role": "tool", "tool_call_id": call_id, "content": content}),
-        Message::Context(text) => json!({"role": "system", "content": text}),
+        Message::Context(context) => wire_context(context),
     }
+}
+
+/// A deferred context: a system message when it is text; a user message of
+/// content parts (text and `image_url` data URLs) when it carries images,
+/// which the chat-completions API accepts only from the user role.
+fn wire_context(context: &DeferredContext) -> Value {
+    if !context.has_images() {
+        return json!({"role": "system", "content": context.text()});
+    }
+    let parts: Vec<Value> = context
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+            ContentBlock::Image { data, mime_type } => json!({
+                "type": "image_url",
+                "image_url": {"url": format!("data:{mime_type};base64,{data}")},
+            }),
+            ContentBlock::Json { value } => json!({"type": "text", "text": value.to_string()}),
+            ContentBlock::Resource { uri, text, .. } => {
+                json!({"type": "text", "text": text.as_deref().unwrap_or(uri)})
+            }
+            other => json!({
+                "type": "text",
+                "text": serde_json::to_string(other).unwrap_or_default(),
+            }),
+        })
+        .collect();
+    json!({"role": "user", "content": parts})
 }
 
 fn snippet(body: &str) -> String {

@@ -86,7 +86,7 @@ async fn results_in_model_order_then_deferred_context() {
     assert_eq!(ids, ["a", "b", "c"]);
     // The unknown tool is content the model read, not a crash.
     assert!(history.iter().any(|m| matches!(m, Message::ToolResult { call_id, is_error: true, content, .. } if call_id == "b" && content.starts_with("UNKNOWN_TOOL"))));
-    assert!(matches!(&history[5], Message::Context(t) if t == "noted: one"));
+    assert!(matches!(&history[5], Message::Context(t) if t.text() == "noted: one"));
 }
 
 #[tokio::test]

@@ -46,7 +46,7 @@ fn events() -> Vec<Event> {
         },
         Event::ContextDeferred {
             call_id: "c2".into(),
-            text: "ctx".into(),
+            context: "ctx".into(),
         },
         Event::Assistant {
             text: "done".into(),

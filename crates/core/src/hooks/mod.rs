@@ -1,4 +1,4 @@
-//! The five named tool hook points, with their typed inputs and outputs.
+//! The six named tool hook points, with their typed inputs and outputs.
 //!
 //! | name | kind | input → output | default |
 //! |---|---|---|---|
@@ -7,6 +7,7 @@
 //! | `tools/post-execute` | waterfall | [`PostExecuteInput`] → [`PostDecision`] | accept |
 //! | `tools/result` | observer | `Arc<ExecutionRecord>` | — |
 //! | `tools/code-dispatch-log` | waterfall | [`CodeDispatchLogEntry`] → itself | identity |
+//! | `tools/code-dispatch` | observer | `Arc<`[`CodeDispatchEvent`]`>` | — |
 //!
 //! Guards ([`Guards`]) run between pre-execute and execute, in registration
 //! order, and can only pass or deny.
@@ -17,13 +18,13 @@ mod post_execute;
 mod result;
 mod tool_hooks;
 
-pub use code_dispatch_log::CodeDispatchLogEntry;
+pub use code_dispatch_log::{CodeDispatchEvent, CodeDispatchLogEntry, CodeDispatchStart};
 pub use execute::{ExecuteOutput, ExecuteRequest};
 pub use post_execute::{PostDecision, PostExecuteInput};
 pub use result::ExecutionRecord;
 pub use tool_hooks::{
-    CODE_DISPATCH_LOG, CodeDispatchLogHook, EXECUTE, ExecuteHook, POST_EXECUTE, PRE_EXECUTE,
-    PostExecuteHook, PreExecuteHook, RESULT, ResultHook, ToolHooks,
+    CODE_DISPATCH, CODE_DISPATCH_LOG, CodeDispatchHook, CodeDispatchLogHook, EXECUTE, ExecuteHook,
+    POST_EXECUTE, PRE_EXECUTE, PostExecuteHook, PreExecuteHook, RESULT, ResultHook, ToolHooks,
 };
 
 pub use crate::policy::{Guards, PreDecision};

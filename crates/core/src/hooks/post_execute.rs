@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::hook::Provenance;
-use crate::tool::{ContentBlock, Outcome, ToolExecution};
+use crate::tool::{ContentBlock, DeferredContext, Outcome, ToolExecution};
 
 /// The input of `tools/post-execute`: the outcome so far, and the execution
 /// when the call got far enough to have one (an unknown tool or invalid
@@ -51,7 +51,7 @@ pub struct PostDecision {
     content: Option<Vec<ContentBlock>>,
     value: Option<Value>,
     block: Option<String>,
-    context: Vec<String>,
+    context: Vec<DeferredContext>,
     provenance: Option<Provenance>,
 }
 
@@ -84,8 +84,9 @@ impl PostDecision {
         self
     }
 
-    /// Append context after the result.
-    pub fn add_context(mut self, message: impl Into<String>) -> Self {
+    /// Append context (text, or a [`DeferredContext`] of content blocks) after
+    /// the result.
+    pub fn add_context(mut self, message: impl Into<DeferredContext>) -> Self {
         self.context.push(message.into());
         self.provenance = None;
         self
@@ -115,7 +116,7 @@ impl PostDecision {
     }
 
     /// The context to append.
-    pub fn context(&self) -> &[String] {
+    pub fn context(&self) -> &[DeferredContext] {
         &self.context
     }
 

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use super::{
-    CodeDispatchLogEntry, ExecuteOutput, ExecuteRequest, ExecutionRecord, PostDecision,
-    PostExecuteInput,
+    CodeDispatchEvent, CodeDispatchLogEntry, ExecuteOutput, ExecuteRequest, ExecutionRecord,
+    PostDecision, PostExecuteInput,
 };
 use crate::hook::{Observer, Waterfall};
 use crate::policy::{Guards, PreDecision};
@@ -20,6 +20,8 @@ pub const POST_EXECUTE: &str = "tools/post-execute";
 pub const RESULT: &str = "tools/result";
 /// Name of the code-dispatch-log hook point.
 pub const CODE_DISPATCH_LOG: &str = "tools/code-dispatch-log";
+/// Name of the code-dispatch observer hook point.
+pub const CODE_DISPATCH: &str = "tools/code-dispatch";
 
 /// `tools/pre-execute`: allow, ask or deny a valid call before it runs.
 pub type PreExecuteHook = Waterfall<Arc<ToolExecution>, PreDecision>;
@@ -31,6 +33,9 @@ pub type PostExecuteHook = Waterfall<PostExecuteInput, PostDecision>;
 pub type ResultHook = Observer<ExecutionRecord>;
 /// `tools/code-dispatch-log`: rewrite the logged copy of a nested call's result.
 pub type CodeDispatchLogHook = Waterfall<CodeDispatchLogEntry, CodeDispatchLogEntry>;
+/// `tools/code-dispatch`: see each sub-call of a `run_code` program start and
+/// settle (for session logs and UIs).
+pub type CodeDispatchHook = Observer<CodeDispatchEvent>;
 
 /// The tool hook points of one host (cheap to clone: the clones share the
 /// same listeners).
@@ -56,6 +61,7 @@ pub struct ToolHooks {
     post_execute: PostExecuteHook,
     result: ResultHook,
     code_dispatch_log: CodeDispatchLogHook,
+    code_dispatch: CodeDispatchHook,
     guards: Guards,
 }
 
@@ -78,6 +84,7 @@ impl ToolHooks {
             result: Observer::new(RESULT),
             code_dispatch_log: Waterfall::new(CODE_DISPATCH_LOG, |entry| async { entry })
                 .with_provenance(|entry: &mut CodeDispatchLogEntry| Some(&mut entry.provenance)),
+            code_dispatch: Observer::new(CODE_DISPATCH),
             guards: Guards::new(),
         }
     }
@@ -105,6 +112,11 @@ impl ToolHooks {
     /// `tools/code-dispatch-log`.
     pub fn code_dispatch_log(&self) -> &CodeDispatchLogHook {
         &self.code_dispatch_log
+    }
+
+    /// `tools/code-dispatch`.
+    pub fn code_dispatch(&self) -> &CodeDispatchHook {
+        &self.code_dispatch
     }
 
     /// The guards.

@@ -14,6 +14,7 @@
 
 mod call;
 mod content;
+mod deferred;
 mod definition;
 mod definition_error;
 mod error;
@@ -26,6 +27,7 @@ mod typed;
 
 pub use call::{CallId, ExecutionToken, ToolCall};
 pub use content::{ContentBlock, joined_text};
+pub use deferred::DeferredContext;
 pub use definition::{
     ConcurrencyFn, FinalizeContentFn, OutputSpec, PresentCallFn, PresentResultFn,
     PresentationMetaFn, RenderFn, ToolDefinition, ToolDefinitionBuilder, ToolHandler,

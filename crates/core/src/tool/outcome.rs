@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{CallId, ContentBlock, ToolError};
+use super::{CallId, ContentBlock, DeferredContext, ToolError};
 use crate::hook::Provenance;
 
 /// The wire codes of failed outcomes.
@@ -208,7 +208,7 @@ pub struct Outcome {
     pub provenance: Option<Provenance>,
     /// Context the loop appends after this call's result.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub deferred_context: Vec<String>,
+    pub deferred_context: Vec<DeferredContext>,
     /// Whether the tool concluded the turn (only on success).
     #[serde(default)]
     pub concluded_turn: bool,

@@ -91,10 +91,23 @@ const PRELUDE: &str = r#"
   };
   const log = (...a) => { if (!print(a.map(fmt).join(" "))) throw new RangeError("output limit exceeded"); };
   g.console = { log, info: log, warn: log, error: log, debug: log };
-  const strict = (k, v) => {
-    const t = typeof v;
+  // Lossless JSON only: `this[k]` is the value before any toJSON, so a Date,
+  // a Map or a class instance is refused instead of silently reshaped.
+  const where = (k) => (k === "" ? "the arguments" : "argument " + JSON.stringify(k));
+  const lossless = function (k, v) {
+    const raw = this[k];
+    const t = typeof raw;
     if (t === "undefined" || t === "function" || t === "symbol" || t === "bigint")
-      throw new TypeError("argument " + (k === "" ? "value" : JSON.stringify(k)) + " is not JSON (" + t + ")");
+      throw new TypeError(where(k) + " is " + (t === "undefined" ? "undefined" : "a " + t));
+    if (t === "number" && !Number.isFinite(raw))
+      throw new TypeError(where(k) + " is " + raw + ", not a finite number");
+    if (t === "object" && raw !== null && !Array.isArray(raw)) {
+      const proto = Object.getPrototypeOf(raw);
+      if (proto !== Object.prototype && proto !== null) {
+        const kind = raw.constructor && raw.constructor.name ? raw.constructor.name : "exotic object";
+        throw new TypeError(where(k) + " is a " + kind + ", not a plain object");
+      }
+    }
     return v;
   };
   g.tools = new Proxy({}, {
@@ -103,11 +116,13 @@ const PRELUDE: &str = r#"
       return (args) => new Promise((resolve, reject) => {
         let json;
         try {
+          if (args === undefined)
+            throw new TypeError("the arguments are undefined; call the tool with an arguments object, e.g. tools." + name + "({})");
           if (args === null || typeof args !== "object" || Array.isArray(args))
-            throw new TypeError("arguments must be an object");
-          json = JSON.stringify(args, strict);
+            throw new TypeError("the arguments are " + (args === null ? "null" : Array.isArray(args) ? "an array" : "a " + typeof args) + "; call the tool with an arguments object");
+          json = JSON.stringify(args, lossless);
         } catch (e) {
-          reject(new ToolCallError(name, "INVALID_ARGUMENTS", "arguments of `" + name + "` are not JSON: " + e.message));
+          reject(new ToolCallError(name, "INVALID_ARGUMENTS", "tool arguments must be lossless JSON (nothing was called): " + e.message));
           return;
         }
         pending.set(submit(name, json), { resolve, reject, name });

@@ -16,9 +16,14 @@
 //!   `exception`, `stalled`) and the captured logs in the error data.
 //! * Sub-calls are `<outer id>:code:<n>`; the [`SubCallClassifier`] of the
 //!   config decides which may overlap (default: none — serial).
-//! * Each sub-call's record passes through `tools/code-dispatch-log`; the
-//!   rewritten records are on the result's presentation meta
-//!   (`{"dispatch": [..]}`), never in the model content.
+//! * Each started sub-call is announced on `tools/code-dispatch` (a
+//!   `Started` event), then its settled record passes through
+//!   `tools/code-dispatch-log` and is announced (`Settled`): log records for
+//!   hosts, never model content.
+//! * An image a successful sub-call returns, and every context a sub-call
+//!   defers, ride on the outer result as deferred context, in submission
+//!   order, even when the program fails afterwards.
+//! * The result value is `{logs, result?}`, rendered by [`render_result`].
 //!
 //! See `docs/code-mode.md`.
 #![forbid(unsafe_code)]
@@ -26,12 +31,14 @@
 
 mod engine;
 mod plugin;
+mod render;
 mod sdk;
 mod strip;
 
 pub use plugin::{
     CodeModeConfig, CodeModePlugin, DEFAULT_MAX_PARALLEL_SUB_CALLS, DEFAULT_MEMORY_BYTES,
-    DEFAULT_OUTPUT_BYTES, DEFAULT_TIMEOUT, PLUGIN_NAME, RUN_CODE, SubCallClassifier, render_result,
+    DEFAULT_OUTPUT_BYTES, DEFAULT_TIMEOUT, PLUGIN_NAME, RUN_CODE, SubCallClassifier,
     run_code_definition,
 };
+pub use render::{MAX_INDENT, NO_OUTPUT, render_result};
 pub use sdk::{USAGE, sdk_text};

@@ -1,6 +1,6 @@
 //! The plugin, its configuration, the `run_code` tool and the dispatch bridge.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,14 +12,16 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
-use tack_core::hooks::{CodeDispatchLogEntry, ToolHooks};
+use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry, CodeDispatchStart, ToolHooks};
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 use tack_core::tool::{
-    CallId, ContentBlock, ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError,
+    CallId, ContentBlock, DeferredContext, ErrorCode, Outcome, OutputSpec, ToolCall,
+    ToolDefinition, ToolError,
 };
 use tokio::sync::mpsc;
 
 use crate::engine::{self, Event, FailKind, Limits, Settle};
+use crate::render::render_result;
 use crate::sdk::USAGE;
 use crate::strip::{StripError, prepare};
 
@@ -117,50 +119,17 @@ impl Plugin for CodeModePlugin {
     }
 }
 
-/// The output schema of `run_code`.
+/// The output schema of `run_code`: the canonical value `{logs, result?}`.
 fn output_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
             "logs": {"type": "array", "items": {"type": "string"}},
-            "result": {},
-            "dispatch": {"type": "array"},
-            "images": {"type": "array"}
+            "result": {}
         },
-        "required": ["logs"]
+        "required": ["logs"],
+        "additionalProperties": false
     })
-}
-
-/// The model-visible rendering: printed lines, then the returned value, then
-/// any images the sub-calls produced.
-pub fn render_result(value: &Value) -> Vec<ContentBlock> {
-    let mut text = String::new();
-    if let Some(Value::Array(logs)) = value.get("logs") {
-        for line in logs {
-            text.push_str(line.as_str().unwrap_or_default());
-            text.push('\n');
-        }
-    }
-    if let Some(result) = value.get("result") {
-        match result {
-            Value::String(s) => text.push_str(s),
-            other => text.push_str(&serde_json::to_string_pretty(other).unwrap_or_default()),
-        }
-    }
-    let text = text.trim_end().to_owned();
-    let mut content = vec![ContentBlock::text(if text.is_empty() {
-        "(run_code completed with no output)".to_owned()
-    } else {
-        text
-    })];
-    if let Some(Value::Array(images)) = value.get("images") {
-        for image in images {
-            if let Ok(block) = serde_json::from_value::<ContentBlock>(image.clone()) {
-                content.push(block);
-            }
-        }
-    }
-    content
 }
 
 /// The `run_code` definition (what [`CodeModePlugin`] registers). `hooks` are
@@ -188,8 +157,7 @@ pub fn run_code_definition(
         }))
         .output(
             OutputSpec::new(output_schema())
-                .render(|_args, value| render_result(value))
-                .presentation_meta(|_args, value| Ok(value.get("dispatch").map(|d| json!({"dispatch": d})))),
+                .render(|_args, value| render_result(value)),
         )
         .handler(move |args: Arc<Value>, cx: ToolRunContext| {
             let config = Arc::clone(&config);
@@ -274,8 +242,12 @@ async fn run_code(
         futures: FuturesUnordered::new(),
         exclusive: false,
     };
-    let mut dispatch_log: Vec<Value> = Vec::new();
-    let mut images: Vec<Value> = Vec::new();
+    let mut bridge = Bridge {
+        hooks,
+        cx: &cx,
+        outer: &outer,
+        deferred: BTreeMap::new(),
+    };
     let mut end = None;
     let mut cancelled = false;
 
@@ -296,6 +268,7 @@ async fn run_code(
                 break;
             };
             running.exclusive = !parallel;
+            bridge.started(&call);
             let fut = dispatcher.dispatch(call.clone(), sub_cancel.clone());
             running
                 .futures
@@ -312,7 +285,7 @@ async fn run_code(
             },
             Some((id, call, outcome)) = running.futures.next(), if !running.futures.is_empty() => {
                 let settle = settle_of(id, &call, &outcome);
-                record(hooks, &cx, &outer, &call, &outcome, &mut dispatch_log, &mut images).await;
+                bridge.settled(id, &call, &outcome).await;
                 let _ = settle_tx.send(settle);
             }
             () = cx.cancellation().cancelled(), if !cancelled => {
@@ -327,18 +300,12 @@ async fn run_code(
     sub_cancel.cancel();
     stop.store(true, Ordering::SeqCst);
     drop(settle_tx);
-    while let Some((_, call, outcome)) = running.futures.next().await {
-        record(
-            hooks,
-            &cx,
-            &outer,
-            &call,
-            &outcome,
-            &mut dispatch_log,
-            &mut images,
-        )
-        .await;
+    while let Some((id, call, outcome)) = running.futures.next().await {
+        bridge.settled(id, &call, &outcome).await;
     }
+    // Sub-call contexts ride on the outer result in submission order, whatever
+    // the run's own fate.
+    bridge.defer_all();
     if end.is_none() {
         // Wait for the engine thread to report (it stops at its next interrupt check).
         while let Some(event) = events.recv().await {
@@ -369,12 +336,6 @@ async fn run_code(
                 let parsed: Value = serde_json::from_str(&json).unwrap_or(Value::String(json));
                 value["result"] = parsed;
             }
-            if !dispatch_log.is_empty() {
-                value["dispatch"] = Value::Array(dispatch_log);
-            }
-            if !images.is_empty() {
-                value["images"] = Value::Array(images);
-            }
             Ok(value)
         }
         Err((kind, message)) => Err(fail(kind, message, &end.logs)),
@@ -400,44 +361,79 @@ fn settle_of(id: u64, call: &ToolCall, outcome: &Outcome) -> Settle {
     }
 }
 
-async fn record(
-    hooks: &ToolHooks,
-    cx: &ToolRunContext,
-    outer: &CallId,
-    call: &ToolCall,
-    outcome: &Outcome,
-    log: &mut Vec<Value>,
-    images: &mut Vec<Value>,
-) {
-    for message in &outcome.deferred_context {
-        cx.defer_context(message.clone());
+/// The run's side of the sub-calls: the `tools/code-dispatch` events and
+/// the contexts to defer onto the outer result.
+struct Bridge<'a> {
+    hooks: &'a ToolHooks,
+    cx: &'a ToolRunContext,
+    outer: &'a CallId,
+    /// Per submission number: the contexts a settled sub-call leaves.
+    deferred: BTreeMap<u64, Vec<DeferredContext>>,
+}
+
+impl Bridge<'_> {
+    /// A sub-call is dispatched.
+    fn started(&self, call: &ToolCall) {
+        let start = CodeDispatchStart::new(
+            self.outer.clone(),
+            call.call_id.clone(),
+            call.name.clone(),
+            call.arguments.clone(),
+        );
+        self.hooks.code_dispatch().notify(
+            self.cx.agent(),
+            &Arc::new(CodeDispatchEvent::Started(start)),
+        );
     }
-    for block in &outcome.content {
-        if matches!(block, ContentBlock::Image { .. }) {
-            if let Ok(v) = serde_json::to_value(block) {
-                images.push(v);
-            }
+
+    /// A sub-call settled: keep what it defers, log it.
+    async fn settled(&mut self, id: u64, call: &ToolCall, outcome: &Outcome) {
+        let mut contexts = Vec::new();
+        // An image a successful sub-call returns reaches the model as context
+        // after the outer result (its final content: a post-execute block or
+        // replacement that removed the image leaves nothing to defer).
+        if outcome.is_success()
+            && outcome
+                .content
+                .iter()
+                .any(|block| matches!(block, ContentBlock::Image { .. }))
+        {
+            contexts
+                .push(DeferredContext::blocks(outcome.content.clone()).with_source(PLUGIN_NAME));
+        }
+        contexts.extend(outcome.deferred_context.iter().cloned());
+        if !contexts.is_empty() {
+            self.deferred.insert(id, contexts);
+        }
+        let entry = CodeDispatchLogEntry::new(
+            self.outer.clone(),
+            outcome.call_id.clone(),
+            call.name.clone(),
+            call.arguments.clone(),
+            outcome.error_code(),
+            outcome.content.clone(),
+        );
+        // A failing rewrite is contained: the original record is logged.
+        let entry = match self
+            .hooks
+            .code_dispatch_log()
+            .dispatch(self.cx.agent(), entry.clone())
+            .await
+        {
+            Ok(rewritten) => rewritten,
+            Err(_) => entry,
+        };
+        self.hooks.code_dispatch().notify(
+            self.cx.agent(),
+            &Arc::new(CodeDispatchEvent::Settled(entry)),
+        );
+    }
+
+    /// Defers the sub-calls' contexts onto the outer result, in submission
+    /// order.
+    fn defer_all(&mut self) {
+        for context in std::mem::take(&mut self.deferred).into_values().flatten() {
+            self.cx.defer_context(context);
         }
     }
-    let entry = CodeDispatchLogEntry::new(
-        outer.clone(),
-        outcome.call_id.clone(),
-        call.name.clone(),
-        outcome.error_code(),
-        outcome.content.clone(),
-    );
-    let entry = match hooks
-        .code_dispatch_log()
-        .dispatch(cx.agent(), entry.clone())
-        .await
-    {
-        Ok(rewritten) => rewritten,
-        Err(_) => entry,
-    };
-    log.push(json!({
-        "call_id": entry.call_id.as_str(),
-        "tool": entry.tool,
-        "status": entry.error.map_or("ok", |c| c.as_str()),
-        "content": entry.content,
-    }));
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tack_code_mode::{CodeModeConfig, run_code_definition, sdk_text};
 use tack_core::hook::AgentId;
-use tack_core::hooks::CodeDispatchLogEntry;
+use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry};
 use tack_core::tool::{
     ContentBlock, ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError,
 };
@@ -101,9 +101,13 @@ fn hang(events: Events, started: Arc<tokio::sync::Notify>) -> ToolDefinition {
         .unwrap()
 }
 
+type DispatchLog = Arc<Mutex<Vec<CodeDispatchEvent>>>;
+
 struct Host {
     registry: ToolRegistry,
     agent: AgentId,
+    /// What a host's session log would get (`tools/code-dispatch`).
+    log: DispatchLog,
     _keep: Vec<tack_core::hook::Disposer>,
 }
 
@@ -122,11 +126,22 @@ fn host_with(config: CodeModeConfig, tools: Vec<ToolDefinition>, parallel: bool)
     }
     let definition = run_code_definition(config, registry.hooks().clone()).unwrap();
     keep.push(registry.register_code_transport(definition).unwrap());
+    let log: DispatchLog = Arc::default();
+    let sink = Arc::clone(&log);
+    keep.push(
+        registry
+            .hooks()
+            .code_dispatch()
+            .tap("test-log", move |event: &Arc<CodeDispatchEvent>| {
+                sink.lock().unwrap().push((**event).clone())
+            }),
+    );
     let agent = AgentId::new("coder");
     registry.set_presentation(Some(&agent), Presentation::Code);
     Host {
         registry,
         agent,
+        log,
         _keep: keep,
     }
 }
@@ -139,6 +154,36 @@ impl Host {
     async fn run(&self, code: &str) -> Arc<Outcome> {
         self.run_args(json!({"code": code}), CancellationToken::new())
             .await
+    }
+
+    /// The settled records, in settle order.
+    fn settled(&self) -> Vec<CodeDispatchLogEntry> {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|e| match e {
+                CodeDispatchEvent::Settled(entry) => Some(entry.clone()),
+                CodeDispatchEvent::Started(_) => None,
+            })
+            .collect()
+    }
+
+    /// The log as `start <id>` / `settle <id> <status>` lines.
+    fn log_lines(&self) -> Vec<String> {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|e| match e {
+                CodeDispatchEvent::Started(start) => format!("start {}", start.call_id),
+                CodeDispatchEvent::Settled(entry) => format!(
+                    "settle {} {}",
+                    entry.call_id,
+                    entry.error.map_or("ok", |c| c.as_str())
+                ),
+            })
+            .collect()
     }
 
     async fn run_args(&self, args: Value, cancel: CancellationToken) -> Arc<Outcome> {
@@ -283,10 +328,15 @@ async fn sdk_call_goes_through_the_pipeline() {
         .await;
     assert!(out.is_success(), "{out:?}");
     assert_eq!(out.value().unwrap()["result"], json!({"text": "hi"}));
-    let dispatch = &out.presentation.as_ref().unwrap()["dispatch"];
-    assert_eq!(dispatch[0]["call_id"], json!("outer:code:1"));
-    assert_eq!(dispatch[0]["tool"], json!("echo"));
-    assert_eq!(dispatch[0]["status"], json!("ok"));
+    let settled = h.settled();
+    assert_eq!(settled[0].call_id.as_str(), "outer:code:1");
+    assert_eq!(settled[0].parent_call_id.as_str(), "outer");
+    assert_eq!(settled[0].tool, "echo");
+    assert_eq!(settled[0].error, None);
+    assert_eq!(
+        h.log_lines(),
+        ["start outer:code:1", "settle outer:code:1 ok"]
+    );
 }
 
 #[tokio::test]
@@ -344,7 +394,7 @@ async fn non_json_arguments_reject() {
             "INVALID_ARGUMENTS"
         ])
     );
-    assert!(out.presentation.is_none(), "no call was dispatched");
+    assert!(h.log_lines().is_empty(), "no call was dispatched");
 }
 
 #[tokio::test]
@@ -408,18 +458,15 @@ async fn serial_by_default_in_submission_order() {
         .run("const r = await Promise.all([tools.write({}), tools.write({}), tools.echo({text: 'x'})]); return r;")
         .await;
     assert!(out.is_success(), "{out:?}");
-    let ids: Vec<Value> = out.presentation.as_ref().unwrap()["dispatch"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| d["call_id"].clone())
-        .collect();
     assert_eq!(
-        ids,
+        h.log_lines(),
         [
-            json!("outer:code:1"),
-            json!("outer:code:2"),
-            json!("outer:code:3")
+            "start outer:code:1",
+            "settle outer:code:1 ok",
+            "start outer:code:2",
+            "settle outer:code:2 ok",
+            "start outer:code:3",
+            "settle outer:code:3 ok",
         ]
     );
     assert_eq!(
@@ -443,11 +490,10 @@ async fn dispatch_log_rewrite_reaches_only_the_log() {
     assert!(out.is_success(), "{out:?}");
     assert_eq!(out.value().unwrap()["result"], json!("secret"));
     assert_eq!(text(&out), "secret");
-    let dispatch = &out.presentation.as_ref().unwrap()["dispatch"];
-    assert_eq!(
-        dispatch[0]["content"],
-        json!([{"type": "text", "text": "[elided]"}])
-    );
+    let settled = h.settled();
+    assert_eq!(settled[0].content, [ContentBlock::text("[elided]")]);
+    let who = settled[0].provenance.as_ref().unwrap();
+    assert!(who.to_string().contains("bound"), "{who}");
 }
 
 #[tokio::test]
@@ -502,9 +548,10 @@ async fn unawaited_settle_is_drained_after_return() {
     assert!(out.is_success(), "{out:?}");
     assert_eq!(out.value().unwrap()["result"], json!("done"));
     // The outstanding call was cancelled and drained before run_code returned.
-    let dispatch = &out.presentation.as_ref().unwrap()["dispatch"];
-    assert_eq!(dispatch.as_array().unwrap().len(), 1, "{dispatch}");
-    assert_eq!(dispatch[0]["status"], json!("CANCELLED"), "{dispatch}");
+    assert_eq!(
+        h.log_lines(),
+        ["start outer:code:1", "settle outer:code:1 CANCELLED"]
+    );
 }
 
 #[tokio::test]
@@ -706,11 +753,11 @@ async fn a_panicking_dispatch_log_listener_logs_the_original() {
         .await;
     assert!(out.is_success(), "{out:?}");
     assert_eq!(out.value().unwrap()["result"], json!("kept"));
-    let dispatch = &out.presentation.as_ref().unwrap()["dispatch"];
-    assert_eq!(dispatch[0]["status"], json!("ok"));
+    let settled = h.settled();
+    assert_eq!(settled[0].error, None);
     assert!(
-        dispatch[0]["content"].to_string().contains("kept"),
-        "{dispatch}"
+        tack_core::tool::joined_text(&settled[0].content).contains("kept"),
+        "{settled:?}"
     );
 }
 
