@@ -782,3 +782,399 @@ fn a_zero_sub_call_cap_is_refused_at_install() {
     let names: Vec<String> = registry.schemas(None).into_iter().map(|s| s.name).collect();
     assert_eq!(names, ["run_code"]);
 }
+
+/// A tool whose content carries an image (rendered from its value).
+fn camera() -> ToolDefinition {
+    ToolDefinition::builder("snap")
+        .description("Returns a picture.")
+        .input_schema(json!({"type": "object"}))
+        .output(
+            OutputSpec::new(json!({"type": "object"})).render(|_args, _value| {
+                vec![
+                    ContentBlock::text("shot"),
+                    ContentBlock::image("iVBORw0KGgo=", "image/png"),
+                ]
+            }),
+        )
+        .concurrency_safe(|_| true)
+        .handler(|_args: Arc<Value>, _cx| async move { Ok(json!({"w": 1})) })
+        .build()
+        .unwrap()
+}
+
+/// CODE-016: the whole final content of a successful sub-call that carries
+/// an image is deferred onto the outer result (source `code-mode`); the
+/// program gets the value, and the `run_code` content stays text.
+#[tokio::test]
+async fn an_image_of_a_sub_call_is_deferred_as_context() {
+    let h = host_with(CodeModeConfig::default(), vec![camera(), echo()], false);
+    let out = h
+        .run("const a = await tools.snap({}); await tools.echo({text: 'x'}); return a.w;")
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(text(&out), "1");
+    assert!(
+        out.content
+            .iter()
+            .all(|b| !matches!(b, ContentBlock::Image { .. })),
+        "{out:?}"
+    );
+    assert_eq!(out.deferred_context.len(), 1, "{out:?}");
+    let context = &out.deferred_context[0];
+    assert_eq!(context.source(), Some("code-mode"));
+    assert_eq!(
+        context.content,
+        [
+            ContentBlock::text("shot"),
+            ContentBlock::image("iVBORw0KGgo=", "image/png")
+        ]
+    );
+}
+
+/// CODE-016: no image is deferred when post-execute replaced the content or
+/// blocked the sub-call.
+#[tokio::test]
+async fn an_image_removed_or_blocked_by_post_execute_is_not_deferred() {
+    use tack_core::hooks::{PostDecision, PostExecuteInput};
+    for (how, decision) in [
+        (
+            "replace",
+            PostDecision::accept().replace_content(vec![ContentBlock::text("[no pictures]")]),
+        ),
+        (
+            "block",
+            PostDecision::accept().block("pictures are not allowed"),
+        ),
+    ] {
+        let h = host_with(CodeModeConfig::default(), vec![camera()], false);
+        let _post = h.registry.hooks().post_execute().tap(
+            "no-pictures",
+            move |input: PostExecuteInput, next| {
+                let decision = decision.clone();
+                async move {
+                    if input.execution.as_ref().is_some_and(|e| e.name() == "snap") {
+                        return decision;
+                    }
+                    next.run(input).await
+                }
+            },
+        );
+        let out = h
+            .run("try { await tools.snap({}); return 'ok'; } catch (e) { return e.code; }")
+            .await;
+        assert!(out.is_success(), "{how}: {out:?}");
+        assert!(out.deferred_context.is_empty(), "{how}: {out:?}");
+        let expected = if how == "block" { "DENIED" } else { "ok" };
+        assert_eq!(out.value().unwrap()["result"], json!(expected), "{how}");
+    }
+}
+
+/// A parallel tool that sleeps `ms` and then defers `ctx <n>`.
+fn slow_note() -> ToolDefinition {
+    ToolDefinition::builder("slow_note")
+        .description("Sleeps, then defers a context.")
+        .input_schema(json!({"type": "object", "properties": {"n": {"type": "integer"}, "ms": {"type": "integer"}}}))
+        .output(OutputSpec::new(json!({})))
+        .concurrency_safe(|_| true)
+        .handler(
+            |args: Arc<Value>, cx: tack_core::context::ToolRunContext| async move {
+                tokio::time::sleep(Duration::from_millis(args["ms"].as_u64().unwrap())).await;
+                cx.defer_context(format!("ctx {}", args["n"]));
+                Ok(json!({}))
+            },
+        )
+        .build()
+        .unwrap()
+}
+
+/// CODE-015: contexts keep submission order even when overlapping sub-calls
+/// settle in another order.
+#[tokio::test]
+async fn sub_call_contexts_keep_submission_order_when_settling_out_of_order() {
+    let h = host_with(CodeModeConfig::default(), vec![slow_note()], true);
+    let out = h
+        .run(
+            "await Promise.all([tools.slow_note({n: 1, ms: 60}), tools.slow_note({n: 2, ms: 0})]);",
+        )
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    let lines = h.log_lines();
+    assert_eq!(
+        lines[2..],
+        ["settle outer:code:2 ok", "settle outer:code:1 ok"],
+        "the second settles first: {lines:?}"
+    );
+    assert_eq!(out.deferred_context, ["ctx 1", "ctx 2"]);
+}
+
+/// CODE-009: one start then exactly one settle per started sub-call, with
+/// the tool, the arguments as passed, the status and the complete content
+/// (non-text blocks and long text verbatim); none of it reaches the model.
+#[tokio::test]
+async fn each_started_sub_call_logs_a_start_then_one_settle_with_complete_content() {
+    let h = host_with(
+        CodeModeConfig::default(),
+        vec![echo(), failing(), camera()],
+        true,
+    );
+    let long = "x".repeat(100_000);
+    let out = h
+        .run(&format!(
+            "await Promise.all([tools.echo({{text: '{long}'}}), tools.snap({{}}), tools.fail({{}}).catch(() => 0)]); return 'done';"
+        ))
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(text(&out), "done");
+    let events = h.log.lock().unwrap().clone();
+    assert_eq!(events.len(), 6, "{:?}", h.log_lines());
+    for n in 1..=3 {
+        let id = format!("outer:code:{n}");
+        let positions: Vec<(usize, bool)> = events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.call_id().as_str() == id)
+            .map(|(i, e)| (i, matches!(e, CodeDispatchEvent::Started(_))))
+            .collect();
+        assert_eq!(positions.len(), 2, "{id}: {:?}", h.log_lines());
+        assert!(positions[0].1 && !positions[1].1, "{id}: start then settle");
+        assert!(
+            events
+                .iter()
+                .all(|e| e.parent_call_id().as_str() == "outer")
+        );
+    }
+    let settled = h.settled();
+    let by_tool = |tool: &str| settled.iter().find(|e| e.tool == tool).unwrap().clone();
+    let echo = by_tool("echo");
+    assert_eq!(echo.arguments, format!("{{\"text\":\"{long}\"}}"));
+    assert!(
+        tack_core::tool::joined_text(&echo.content).contains(&long),
+        "long text logged whole"
+    );
+    assert_eq!(
+        by_tool("snap").content,
+        [
+            ContentBlock::text("shot"),
+            ContentBlock::image("iVBORw0KGgo=", "image/png")
+        ]
+    );
+    let fail = by_tool("fail");
+    assert_eq!(fail.error, Some(ErrorCode::ExecutionFailed));
+    assert!(fail.is_error());
+    assert_eq!(
+        tack_core::tool::joined_text(&fail.content),
+        "EXECUTION_FAILED: boom"
+    );
+}
+
+/// CODE-011: arguments that are not lossless JSON reject before dispatch;
+/// nothing runs and nothing is logged.
+#[tokio::test]
+async fn lossy_arguments_reject_before_dispatch_with_the_reason() {
+    let h = host();
+    let out = h
+        .run(
+            "const cases = {\n\
+               undefinedRoot: undefined,\n\
+               bigint: {n: 1n},\n\
+               getter: {get x() { throw new Error('getter says no'); }},\n\
+               date: {when: new Date(0)},\n\
+               fn: {f: () => 1},\n\
+               nan: {n: NaN},\n\
+               map: {m: new Map()},\n\
+               array: [1],\n\
+               hole: {a: [1, , 3]},\n\
+             };\n\
+             const out = {};\n\
+             for (const [k, v] of Object.entries(cases)) {\n\
+               try { await tools.echo(v); out[k] = 'called'; } catch (e) { out[k] = e.code + ': ' + e.message; }\n\
+             }\n\
+             return out;",
+        )
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    let result = out.value().unwrap()["result"].as_object().unwrap().clone();
+    let expect = [
+        ("undefinedRoot", "call the tool with an arguments object"),
+        ("bigint", "argument \"n\" is a bigint"),
+        ("getter", "getter says no"),
+        ("date", "argument \"when\" is a Date, not a plain object"),
+        ("fn", "argument \"f\" is a function"),
+        ("nan", "argument \"n\" is NaN, not a finite number"),
+        ("map", "argument \"m\" is a Map, not a plain object"),
+        ("array", "the arguments are an array"),
+        ("hole", "argument \"1\" is undefined"),
+    ];
+    for (case, needle) in expect {
+        let message = result[case].as_str().unwrap();
+        assert!(
+            message.starts_with("INVALID_ARGUMENTS: tool arguments must be lossless JSON"),
+            "{case}: {message}"
+        );
+        assert!(message.contains(needle), "{case}: {message}");
+    }
+    assert!(h.log_lines().is_empty(), "nothing dispatched or logged");
+}
+
+/// CODE-008: each sub-call is a full pipeline execution carrying the outer
+/// call's agent and the outer execution's opaque token as its parent.
+#[tokio::test]
+async fn sub_calls_carry_the_outer_agent_and_token() {
+    let h = host();
+    let records = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&records);
+    let _observer = h.registry.hooks().result().tap(
+        "records",
+        move |record: &Arc<tack_core::hooks::ExecutionRecord>| {
+            sink.lock().unwrap().push(Arc::clone(record));
+        },
+    );
+    let out = h
+        .run("await tools.echo({text: 'a'}); await tools.echo({text: 'b'});")
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    let records = records.lock().unwrap().clone();
+    let outer = records
+        .iter()
+        .find(|r| r.outcome.call_id.as_str() == "outer")
+        .unwrap();
+    let outer_token = outer.execution.as_ref().unwrap().token().clone();
+    let nested: Vec<_> = records
+        .iter()
+        .filter(|r| r.outcome.call_id.as_str() != "outer")
+        .collect();
+    assert_eq!(nested.len(), 2);
+    for (n, record) in nested.iter().enumerate() {
+        let execution = record.execution.as_ref().unwrap();
+        assert_eq!(
+            execution.call_id().as_str(),
+            format!("outer:code:{}", n + 1)
+        );
+        assert_eq!(execution.agent(), Some(&h.agent));
+        assert_eq!(execution.parent(), Some(&outer_token));
+        assert_eq!(execution.token().root_call_id().as_str(), "outer");
+    }
+}
+
+/// CODE-024: an exclusive sub-call holds its barrier through post-execute:
+/// the next call starts only after its commit.
+#[tokio::test]
+async fn an_exclusive_call_holds_its_barrier_through_post_execute() {
+    let events: Events = Arc::default();
+    let h = host_with(
+        CodeModeConfig::default(),
+        vec![writer(Arc::clone(&events)), echo()],
+        true,
+    );
+    let sink = Arc::clone(&events);
+    let _post = h.registry.hooks().post_execute().tap(
+        "commit",
+        move |input: tack_core::hooks::PostExecuteInput, next| {
+            let sink = Arc::clone(&sink);
+            async move {
+                let name = input.execution.as_ref().map(|e| e.name().to_owned());
+                if name.as_deref() == Some("write") {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    sink.lock().unwrap().push("committed write".to_owned());
+                }
+                next.run(input).await
+            }
+        },
+    );
+    let probe = Arc::clone(&events);
+    let _pre = h.registry.hooks().pre_execute().tap(
+        "probe",
+        move |execution: Arc<tack_core::tool::ToolExecution>, next| {
+            let probe = Arc::clone(&probe);
+            async move {
+                if execution.name() == "echo" {
+                    probe.lock().unwrap().push("admit echo".to_owned());
+                }
+                next.run(execution).await
+            }
+        },
+    );
+    let out = h
+        .run("await Promise.all([tools.write({}), tools.echo({text: 'x'})]);")
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(
+        *events.lock().unwrap(),
+        ["start write", "end write", "committed write", "admit echo"]
+    );
+}
+
+/// CODE-027 (tack's terms): a run with no owning agent dispatches normally,
+/// and its events reach global `tools/code-dispatch` listeners (whether they
+/// are logged is the host's choice).
+#[tokio::test]
+async fn a_run_without_an_agent_dispatches_and_reports() {
+    let h = host();
+    h.registry.set_presentation(None, Presentation::Code);
+    let call = ToolCall::new(
+        "outer",
+        "run_code",
+        json!({"code": "return (await tools.echo({text: 'x'})).text;"}).to_string(),
+    );
+    let out = h.registry.execute(call, CancellationToken::new()).await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(text(&out), "x");
+    assert_eq!(
+        h.log_lines(),
+        ["start outer:code:1", "settle outer:code:1 ok"]
+    );
+}
+
+/// CODE-029: logs first, then the value; non-string JSON pretty with capped
+/// indentation; `null` explicit.
+#[tokio::test]
+async fn results_render_as_logs_then_pretty_json_with_capped_indentation() {
+    let h = host();
+    let out = h.run("console.log('a'); return null;").await;
+    assert_eq!(text(&out), "a\nnull");
+    let out = h.run("return {a: {b: {c: {d: {e: {f: {g: 1}}}}}}};").await;
+    let rendered = text(&out);
+    let widest = rendered
+        .lines()
+        .map(|l| l.len() - l.trim_start().len())
+        .max()
+        .unwrap();
+    assert_eq!(widest, tack_code_mode::MAX_INDENT, "{rendered}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&rendered).unwrap(),
+        out.value().unwrap()["result"]
+    );
+    assert_eq!(
+        **out.value().unwrap(),
+        json!({"logs": [], "result": {"a": {"b": {"c": {"d": {"e": {"f": {"g": 1}}}}}}}})
+    );
+}
+
+/// CODE-022: an outer call cancelled mid-run: a later binding call rejects
+/// without dispatch and the outer result is CANCELLED after dispatch.
+#[tokio::test]
+async fn a_binding_call_after_cancellation_is_not_dispatched() {
+    let events: Events = Arc::default();
+    let started = Arc::new(tokio::sync::Notify::new());
+    let h = host_with(
+        CodeModeConfig::default(),
+        vec![hang(Arc::clone(&events), Arc::clone(&started)), echo()],
+        false,
+    );
+    let cancel = CancellationToken::new();
+    let run = h.run_args(
+        json!({"code": "try { await tools.hang({}); } catch (e) {} await tools.echo({text: 'late'}); return 1;"}),
+        cancel.clone(),
+    );
+    let canceller = async {
+        started.notified().await;
+        cancel.cancel();
+    };
+    let (out, ()) = tokio::join!(run, canceller);
+    assert_eq!(out.error_code(), Some(ErrorCode::Cancelled), "{out:?}");
+    let lines = h.log_lines();
+    assert!(
+        lines.iter().all(|l| !l.contains("outer:code:2")),
+        "the late echo was never dispatched: {lines:?}"
+    );
+}
