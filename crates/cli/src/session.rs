@@ -9,7 +9,7 @@ use tack_agent::{
     Agent, ChatModel, DEFAULT_SYSTEM_PROMPT, EventBus, InstalledPlugins, LoggedApprover, MockModel,
     OpenAiCompatible, OpenAiConfig, PluginSet, ScriptedModel, SessionLog, UnattendedApprover,
 };
-use tack_code_mode::{CodeModeConfig, CodeModePlugin, sdk_text};
+use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
 use tack_core::policy::ApprovalService;
 use tack_core::tool::{ToolCall, ToolDefinition};
 use tack_permission::{Mode, Permission, SessionRules, TerminalApprover};
@@ -179,7 +179,11 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
             .iter()
             .map(|t| t.definition().clone())
             .collect();
-        format!("{DEFAULT_SYSTEM_PROMPT}\n\n{}", sdk_text(&natives))
+        let code_only = presentation == Presentation::Code;
+        format!(
+            "{DEFAULT_SYSTEM_PROMPT}\n\n{}",
+            prompt_section(&natives, code_only)
+        )
     };
     // A spinner only where someone watches: stderr a terminal, text output.
     let model: Arc<dyn ChatModel> = if std::io::stderr().is_terminal() && !args.json {

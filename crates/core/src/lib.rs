@@ -13,7 +13,7 @@
 //! * [`capability`]: the `fs` and `shell` traits tools do their I/O through
 //!   (implemented by the sandbox plugin), and the nested dispatcher.
 //! * [`context`]: the [`ToolRunContext`](context::ToolRunContext) a tool body runs with.
-//! * [`hooks`]: the five named tool hook points with their typed inputs and outputs.
+//! * [`hooks`]: the six named tool hook points with their typed inputs and outputs.
 //! * [`plugin`]: the [`Plugin`](plugin::Plugin) trait, its install context and
 //!   static registration through `inventory`.
 #![forbid(unsafe_code)]

@@ -2,5 +2,6 @@
 #![allow(clippy::unwrap_used)]
 
 mod agent_loop;
+mod code_dispatch;
 mod event_log;
 mod openai;

@@ -8,7 +8,9 @@
 //! * [`CodeModePlugin`] registers `run_code` as the registry's code transport.
 //! * [`sdk_text`] generates the TypeScript declarations a host appends to the
 //!   system prompt under the `code` or `both` presentation (call it with the
-//!   registry's `native_tools(agent)`).
+//!   registry's `native_tools(agent)`); [`prompt_section`] adds the
+//!   [`CODE_ONLY_RULE`] under `code` (not under `both`, where direct calls
+//!   execute).
 //! * Limits: wall time ([`DEFAULT_TIMEOUT`], a `timeout_ms` argument may lower
 //!   it), memory ([`DEFAULT_MEMORY_BYTES`]) and printed bytes
 //!   ([`DEFAULT_OUTPUT_BYTES`]); each hit is `CODE_RUN_FAILED` with its kind
@@ -41,4 +43,4 @@ pub use plugin::{
     run_code_definition,
 };
 pub use render::{MAX_INDENT, NO_OUTPUT, render_result};
-pub use sdk::{USAGE, sdk_text};
+pub use sdk::{CODE_ONLY_RULE, USAGE, prompt_section, sdk_text};

@@ -56,6 +56,31 @@ pub fn sdk_text(tools: &[ToolDefinition]) -> String {
     out
 }
 
+/// The rule a host states under the `code` presentation, where a direct call
+/// of a native tool is refused (`UNKNOWN_TOOL`). Under `both` it is not
+/// stated: direct calls execute there.
+pub const CODE_ONLY_RULE: &str = "\
+Tools are reachable only from inside `run_code`: call `run_code` with a \
+program that uses `tools.<name>(args)`. Calling a tool name directly is \
+refused.";
+
+/// The system-prompt section for code mode: [`CODE_ONLY_RULE`] when
+/// `code_only` (the `code` presentation), then [`sdk_text`] of `tools`.
+///
+/// ```
+/// use tack_code_mode::{CODE_ONLY_RULE, prompt_section};
+/// assert!(prompt_section(&[], true).starts_with(CODE_ONLY_RULE));
+/// assert!(!prompt_section(&[], false).contains(CODE_ONLY_RULE));
+/// ```
+pub fn prompt_section(tools: &[ToolDefinition], code_only: bool) -> String {
+    let sdk = sdk_text(tools);
+    if code_only {
+        format!("{CODE_ONLY_RULE}\n\n{sdk}")
+    } else {
+        sdk
+    }
+}
+
 fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     match chars.next() {

@@ -1,4 +1,26 @@
 //! run_code end to end through a real `ToolRegistry`.
+//!
+//! The CODE cases of `REFERENCE-BEHAVIOUR.md`, and where each is pinned:
+//!
+//! | case | test |
+//! |---|---|
+//! | CODE-003 [CORE] pre-cancelled collapsed call → CANCELLED | `crates/pipeline/tests/all/transport.rs` (resolve step) |
+//! | CODE-004 [CORE] `both`: direct native calls execute | `both_mode_direct_call_executes`; the prompt states the only-`run_code` rule under `code` alone (`prompt_section(tools, code_only)`, doctest in `src/sdk.rs`; `tack-cli` passes `code_only` for `code`) |
+//! | CODE-006 [DETAIL] per-agent declaration, once per scope | restated: `ToolRegistry::set_presentation(Some(agent), ..)` is a host setting (last write wins), and `Presentation::Native` opts an agent out of a code default; there is no plugin-side declaration to conflict or dispose |
+//! | CODE-007 [CORE] programs never see `run_code` | `run_code_is_not_bound_inside_programs` |
+//! | CODE-008 [CORE] ids `<outer>:code:<n>`, outer agent, opaque parent token | `sub_calls_carry_the_outer_agent_and_token`, `serial_by_default_in_submission_order` |
+//! | CODE-009 [CORE] one start + one settle per started sub-call, complete content; never a model message | `each_started_sub_call_logs_a_start_then_one_settle_with_complete_content`; the agent side in `crates/agent/tests/all/code_dispatch.rs` |
+//! | CODE-011 [CORE] lossy arguments reject before dispatch | `lossy_arguments_reject_before_dispatch_with_the_reason`, `non_json_arguments_reject` |
+//! | CODE-013 [CORE] a failing log rewrite logs the original | `a_panicking_dispatch_log_listener_logs_the_original`, `dispatch_log_rewrite_reaches_only_the_log` |
+//! | CODE-015 [CORE] sub-call contexts on the outer result, submission order, survive failure | `sub_call_contexts_are_deferred_onto_the_outer_result`, `sub_call_contexts_keep_submission_order_when_settling_out_of_order` |
+//! | CODE-016 [CORE] image content deferred; not after block/replace | `an_image_of_a_sub_call_is_deferred_as_context`, `an_image_removed_or_blocked_by_post_execute_is_not_deferred` |
+//! | CODE-019 [CORE] outer abort aborts the in-flight call, abandons queued ones | `cancelling_abandons_queued_sub_calls`, `cancelling_the_outer_call_cancels_and_drains_sub_calls` |
+//! | CODE-022 [CORE] pre-aborted → runtime never invoked; late binding rejects | `cancelling_a_busy_loop_stops_it` (pre-cancelled: CANCELLED before dispatch), `a_binding_call_after_cancellation_is_not_dispatched` |
+//! | CODE-023 [CORE] overlap up to the cap; cap must be positive | `five_reads_overlap_and_the_exclusive_call_runs_alone`, `a_zero_sub_call_cap_is_refused_at_install` |
+//! | CODE-024 [CORE] exclusive calls run alone, hold the barrier through post-execute | `five_reads_overlap_and_the_exclusive_call_runs_alone`, `serial_by_default_in_submission_order`, `an_exclusive_call_holds_its_barrier_through_post_execute` |
+//! | CODE-027 [CORE] no owning agent: dispatch works | `a_run_without_an_agent_dispatches_and_reports` — tack differs on purpose: the events still go to global `tools/code-dispatch` listeners, and logging them is the host's choice |
+//! | CODE-029 [DETAIL] rendering | `results_render_as_logs_then_pretty_json_with_capped_indentation`, `a_string_result_is_rendered_raw_after_the_logs`, `empty_run_says_so`, unit tests in `src/render.rs` |
+//! | CODE-031 [DETAIL] log-record invariants (turn-enclosed, non-empty ids, one root) | by construction: the bridge makes every id from the outer call (`<outer>:code:<n>`, parent = outer); the agent emits them between the run's `tool/call` and `tool/result` (checked in `crates/agent/tests/all/code_dispatch.rs`) |
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
