@@ -48,6 +48,31 @@ fn a_program_calls_tools_and_direct_calls_are_refused() {
     assert_eq!(results[0]["status"], "ok");
     assert_eq!(results[0]["value"]["logs"][0], "lines 1");
     assert_eq!(results[0]["value"]["result"], 1);
+    // The sub-calls are in the log, between the run's call and its result.
+    let starts = of_type(&log, "tool/code-dispatch-start");
+    let settles = of_type(&log, "tool/code-dispatch");
+    let ids = |records: &[Value]| -> Vec<String> {
+        records
+            .iter()
+            .map(|r| r["call_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(ids(&starts), ["c1:code:1", "c1:code:2"]);
+    assert_eq!(ids(&settles), ["c1:code:1", "c1:code:2"]);
+    assert_eq!(settles[0]["tool"], "read_file");
+    assert_eq!(settles[0]["parent_call_id"], "c1");
+    assert_eq!(settles[0]["status"], "ok");
+    assert_eq!(settles[0]["arguments"], r#"{"path":"a.txt"}"#);
+    assert!(
+        settles[0]["content"].to_string().contains("hi"),
+        "{}",
+        settles[0]
+    );
+    let seq = |r: &Value| r["seq"].as_u64().unwrap();
+    let call = of_type(&log, "tool/call");
+    assert!(seq(&call[0]) < seq(&starts[0]));
+    assert!(seq(&starts[0]) < seq(&settles[0]) && seq(&settles[0]) < seq(&starts[1]));
+    assert!(seq(&settles[1]) < seq(&results[0]));
     let replay = stdout_of(tack(&ws).args(["replay"]).arg(&log));
     assert_eq!(
         replay, out,
