@@ -38,6 +38,9 @@ pub enum StepOutcome {
         /// Whether a tool concluded the turn.
         concluded: bool,
     },
+    /// The session's cancellation signal fired before or while the model was
+    /// asked: nothing was added to the history.
+    Cancelled,
 }
 
 /// How a turn ([`Agent::run`]) ended.
@@ -53,6 +56,10 @@ pub enum RunEnd {
         /// The limit.
         steps: usize,
     },
+    /// The cancellation signal fired: running calls ended `CANCELLED` (their
+    /// results are in the history and the log) and the model was not asked
+    /// again.
+    Cancelled,
 }
 
 /// Why the loop stopped early. Tool failures never land here: they are
@@ -186,6 +193,20 @@ impl Agent {
         &self.history
     }
 
+    /// The session's cancellation signal: cancelling it ends the current turn
+    /// (running calls end `CANCELLED`, the model is not asked again) and every
+    /// later one, until [`set_cancellation`](Self::set_cancellation) replaces
+    /// it.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Replaces the cancellation signal for later turns (an interactive host
+    /// gives each turn its own, so cancelling one does not end the session).
+    pub fn set_cancellation(&mut self, cancel: CancellationToken) {
+        self.cancel = cancel;
+    }
+
     /// The event bus.
     pub fn events(&self) -> &Arc<EventBus> {
         &self.bus
@@ -219,11 +240,19 @@ impl Agent {
     ///
     /// [`AgentError::Model`] or [`AgentError::Log`].
     pub async fn step(&mut self) -> Result<StepOutcome, AgentError> {
+        if self.cancel.is_cancelled() {
+            return Ok(StepOutcome::Cancelled);
+        }
         let schemas = self.scheduler.registry().schemas(None);
         let mut messages = Vec::with_capacity(self.history.len() + 1);
         messages.push(Message::System(self.system_prompt.clone()));
         messages.extend(self.history.iter().cloned());
-        let calls = match self.model.complete(&messages, &schemas).await? {
+        let reply = tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => return Ok(StepOutcome::Cancelled),
+            reply = self.model.complete(&messages, &schemas) => reply?,
+        };
+        let calls = match reply {
             Reply::Text(text) => return self.answer(text),
             Reply::ToolCalls(calls) if calls.is_empty() => return self.answer(String::new()),
             Reply::ToolCalls(calls) => calls,
@@ -291,7 +320,11 @@ impl Agent {
                 StepOutcome::ToolsRan {
                     concluded: true, ..
                 } => (RunEnd::Concluded, TurnEndReason::Concluded),
+                StepOutcome::ToolsRan { .. } if self.cancel.is_cancelled() => {
+                    (RunEnd::Cancelled, TurnEndReason::Cancelled)
+                }
                 StepOutcome::ToolsRan { .. } => continue,
+                StepOutcome::Cancelled => (RunEnd::Cancelled, TurnEndReason::Cancelled),
             };
             self.emit(Event::TurnEnd { reason, steps })?;
             return Ok(end);

@@ -172,6 +172,8 @@ pub enum TurnEndReason {
     Concluded,
     /// The step limit was reached before an answer.
     MaxSteps,
+    /// The session's cancellation signal fired (e.g. Ctrl-C).
+    Cancelled,
 }
 
 /// An event with its sequence number and time: one line of the session log.

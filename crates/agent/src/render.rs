@@ -179,6 +179,13 @@ impl Renderer {
                 "{} the turn reached the step limit ({steps} model calls) without a final answer; raise --max-steps or narrow the request",
                 self.prefix("stopped", "1;31")
             )),
+            Event::TurnEnd {
+                reason: TurnEndReason::Cancelled,
+                ..
+            } => Some(format!(
+                "{} the turn was cancelled; running calls ended CANCELLED and the model was not asked again",
+                self.prefix("stopped", "1;31")
+            )),
             Event::TurnEnd { .. } => None,
         }
     }

@@ -5,6 +5,7 @@
 
 mod args;
 mod commands;
+mod interrupt;
 mod output;
 mod session;
 mod spinner;

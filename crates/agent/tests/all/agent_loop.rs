@@ -129,3 +129,92 @@ async fn an_exhausted_script_is_a_model_error() {
     let err = agent.run("go").await.unwrap_err();
     assert!(err.to_string().contains("no turn left"), "{err}");
 }
+
+/// A model that never answers (a hung endpoint).
+struct Silent;
+
+#[async_trait::async_trait]
+impl tack_agent::ChatModel for Silent {
+    fn name(&self) -> String {
+        "silent".into()
+    }
+
+    async fn complete(
+        &self,
+        _messages: &[Message],
+        _tools: &[tack_core::tool::ToolSchema],
+    ) -> Result<tack_agent::Reply, tack_agent::ModelError> {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn cancelling_while_the_model_thinks_ends_the_turn_cancelled() {
+    let (bus, seen) = recording_bus();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let mut agent = Agent::builder(Arc::new(Silent), registry())
+        .events(bus)
+        .cancel(cancel.clone())
+        .build();
+    let canceller = async {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        cancel.cancel();
+    };
+    let (end, ()) = tokio::join!(agent.run("go"), canceller);
+    assert_eq!(end.unwrap(), RunEnd::Cancelled);
+    assert_eq!(agent.history().len(), 1, "only the prompt");
+    assert_eq!(
+        seen.lock().last(),
+        Some(&Event::TurnEnd {
+            reason: tack_agent::TurnEndReason::Cancelled,
+            steps: 1,
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_batch_commits_its_results_and_asks_the_model_no_more() {
+    let registry = registry();
+    let slow = ToolDefinition::builder("slow")
+        .description("Waits until cancelled.")
+        .input_schema(json!({"type": "object"}))
+        .output(OutputSpec::new(json!({})))
+        .handler(|_args, cx| async move {
+            cx.cancellation().cancelled().await;
+            Err::<serde_json::Value, _>(tack_core::tool::ToolError::new("stopped"))
+        })
+        .build()
+        .unwrap();
+    registry.register(slow).unwrap().forget();
+    let script = ScriptedModel::parse(
+        r#"{"turns": [
+            {"tool_calls": [{"id": "a", "name": "slow", "arguments": "{}"}]},
+            {"text": "never asked"}
+        ]}"#,
+    )
+    .unwrap();
+    let (bus, _seen) = recording_bus();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let mut agent = Agent::builder(Arc::new(script), registry)
+        .events(bus)
+        .cancel(cancel.clone())
+        .build();
+    let canceller = async {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        cancel.cancel();
+    };
+    let (end, ()) = tokio::join!(agent.run("go"), canceller);
+    assert_eq!(end.unwrap(), RunEnd::Cancelled);
+    let history = agent.history();
+    assert_eq!(history.len(), 3, "prompt, calls, result: {history:?}");
+    assert!(
+        matches!(&history[2], Message::ToolResult { is_error: true, .. }),
+        "{history:?}"
+    );
+    // A new signal lets the session go on.
+    agent.set_cancellation(tokio_util::sync::CancellationToken::new());
+    assert_eq!(
+        agent.run("again").await.unwrap(),
+        RunEnd::Answered("never asked".into())
+    );
+}

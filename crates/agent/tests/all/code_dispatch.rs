@@ -255,6 +255,13 @@ async fn the_agent_stops_logging_sub_calls_when_dropped() {
         .events(bus)
         .build();
     drop(agent);
+    // The hook still fires (a control listener counts it), but no agent listens.
+    let fired = Arc::new(Mutex::new(0_usize));
+    let count = fired.clone();
+    let _control = registry.hooks().code_dispatch().tap(
+        "control",
+        move |_: &Arc<tack_core::hooks::CodeDispatchEvent>| *count.lock() += 1,
+    );
     // A run_code call made directly on the registry after the agent is gone.
     let out = registry
         .execute(
@@ -267,6 +274,7 @@ async fn the_agent_stops_logging_sub_calls_when_dropped() {
         )
         .await;
     assert!(out.is_success(), "{out:?}");
+    assert_eq!(*fired.lock(), 2, "one start and one settle");
     assert!(seen.lock().is_empty(), "{:?}", seen.lock());
 }
 
@@ -386,15 +394,20 @@ async fn an_image_from_a_sub_call_is_deferred_as_context_after_the_result() {
 }
 
 #[tokio::test]
-async fn a_failed_sub_call_defers_no_image() {
+async fn an_image_on_a_failed_sub_call_is_logged_but_not_deferred() {
     let registry = ToolRegistry::new();
     let mut keep = Vec::new();
+    // Fails; its finalizer still puts an image on the failed outcome.
     let broken = ToolDefinition::builder("broken_shot")
-        .description("Fails after rendering nothing.")
+        .description("Fails, with a picture of the failure.")
         .input_schema(json!({"type": "object"}))
-        .output(
-            OutputSpec::new(json!({})).render(|_, _| vec![ContentBlock::image(PNG, "image/png")]),
-        )
+        .output(OutputSpec::new(json!({})))
+        .finalize_content(|_| {
+            Some(vec![
+                ContentBlock::text("no display"),
+                ContentBlock::image(PNG, "image/png"),
+            ])
+        })
         .handler(
             |_args: Arc<Value>, _cx| async move { Err::<Value, _>(ToolError::new("no display")) },
         )
@@ -405,9 +418,34 @@ async fn a_failed_sub_call_defers_no_image() {
         run_code_definition(CodeModeConfig::default(), registry.hooks().clone()).unwrap();
     keep.push(registry.register_code_transport(definition).unwrap());
     registry.set_presentation(None, Presentation::Code);
-    let model = run_code_script("try { await tools.broken_shot({}); } catch (e) { return 'no'; }");
-    let mut agent = Agent::builder(Arc::new(model), registry).build();
+    let model =
+        run_code_script("try { await tools.broken_shot({}); } catch (e) { return e.code; }");
+    let (bus, seen) = recording_bus(None);
+    let mut agent = Agent::builder(Arc::new(model), registry)
+        .events(bus)
+        .build();
     agent.run("go").await.unwrap();
+    let settled: Vec<Event> = seen
+        .lock()
+        .iter()
+        .filter(|e| matches!(e, Event::CodeDispatch { .. }))
+        .cloned()
+        .collect();
+    assert_eq!(
+        settled,
+        [Event::CodeDispatch {
+            parent_call_id: "c1".into(),
+            call_id: "c1:code:1".into(),
+            tool: "broken_shot".into(),
+            arguments: "{}".into(),
+            status: "error".into(),
+            code: Some("EXECUTION_FAILED".into()),
+            content: vec![
+                ContentBlock::text("no display"),
+                ContentBlock::image(PNG, "image/png"),
+            ],
+        }]
+    );
     assert!(
         !agent
             .history()
@@ -415,6 +453,12 @@ async fn a_failed_sub_call_defers_no_image() {
             .any(|m| matches!(m, Message::Context(_))),
         "{:#?}",
         agent.history()
+    );
+    assert!(
+        !seen
+            .lock()
+            .iter()
+            .any(|e| matches!(e, Event::ContextDeferred { .. }))
     );
 }
 

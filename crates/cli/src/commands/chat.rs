@@ -3,12 +3,17 @@
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
+use tokio_util::sync::CancellationToken;
+
 use crate::args::SessionArgs;
+use crate::interrupt::Interrupts;
 use crate::session;
 
 /// An interactive session: one prompt per line until `exit` or end of input.
+/// Ctrl-C during a turn cancels that turn; at the prompt it quits.
 pub async fn chat(args: SessionArgs) -> Result<ExitCode, String> {
     let mut session = session::open(&args)?;
+    let interrupts = Interrupts::install();
     eprintln!(
         "tack chat — session log {}; type `exit` to leave",
         session.log_path.display()
@@ -28,6 +33,12 @@ pub async fn chat(args: SessionArgs) -> Result<ExitCode, String> {
         if prompt.is_empty() {
             continue;
         }
-        session.agent.run(prompt).await.map_err(|e| e.to_string())?;
+        // Each turn has its own signal: Ctrl-C ends the turn, not the session.
+        let turn = CancellationToken::new();
+        session.agent.set_cancellation(turn.clone());
+        interrupts.arm(turn);
+        let end = session.agent.run(prompt).await;
+        interrupts.disarm();
+        end.map_err(|e| e.to_string())?;
     }
 }

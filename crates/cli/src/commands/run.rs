@@ -5,22 +5,24 @@ use std::process::ExitCode;
 use tack_agent::RunEnd;
 
 use crate::args::RunArgs;
+use crate::interrupt::{INTERRUPTED, Interrupts};
 use crate::session;
 
 /// Runs one prompt to its end.
 pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     let mut session = session::open(&args.session)?;
     let prompt = args.prompt.join(" ");
-    let end = session
-        .agent
-        .run(prompt)
-        .await
-        .map_err(|e| format!("{e} (session log: {})", session.log_path.display()))?;
+    let interrupts = Interrupts::install();
+    interrupts.arm(session.agent.cancellation().clone());
+    let end = session.agent.run(prompt).await;
+    interrupts.disarm();
+    let end = end.map_err(|e| format!("{e} (session log: {})", session.log_path.display()))?;
     if !args.session.json {
         eprintln!("tack: session log {}", session.log_path.display());
     }
     Ok(match end {
         RunEnd::StepLimit { .. } => ExitCode::from(2),
+        RunEnd::Cancelled => ExitCode::from(INTERRUPTED),
         _ => ExitCode::SUCCESS,
     })
 }

@@ -4,6 +4,7 @@
 mod bad_input;
 mod code_mode;
 mod demo;
+mod interrupt;
 mod policy;
 mod replay;
 mod script;
