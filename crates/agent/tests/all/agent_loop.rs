@@ -148,6 +148,12 @@ impl tack_agent::ChatModel for Silent {
     }
 }
 
+/// Cancels `cancel` 20 ms from now.
+async fn cancel_soon(cancel: &tokio_util::sync::CancellationToken) {
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    cancel.cancel();
+}
+
 #[tokio::test]
 async fn cancelling_while_the_model_thinks_ends_the_turn_cancelled() {
     let (bus, seen) = recording_bus();
@@ -156,11 +162,7 @@ async fn cancelling_while_the_model_thinks_ends_the_turn_cancelled() {
         .events(bus)
         .cancel(cancel.clone())
         .build();
-    let canceller = async {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        cancel.cancel();
-    };
-    let (end, ()) = tokio::join!(agent.run("go"), canceller);
+    let (end, ()) = tokio::join!(agent.run("go"), cancel_soon(&cancel));
     assert_eq!(end.unwrap(), RunEnd::Cancelled);
     assert_eq!(agent.history().len(), 1, "only the prompt");
     assert_eq!(
@@ -199,11 +201,7 @@ async fn a_cancelled_batch_commits_its_results_and_asks_the_model_no_more() {
         .events(bus)
         .cancel(cancel.clone())
         .build();
-    let canceller = async {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        cancel.cancel();
-    };
-    let (end, ()) = tokio::join!(agent.run("go"), canceller);
+    let (end, ()) = tokio::join!(agent.run("go"), cancel_soon(&cancel));
     assert_eq!(end.unwrap(), RunEnd::Cancelled);
     let history = agent.history();
     assert_eq!(history.len(), 3, "prompt, calls, result: {history:?}");

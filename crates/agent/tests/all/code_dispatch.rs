@@ -16,8 +16,8 @@ use tack_core::tool::{
     ToolDefinition, ToolError,
 };
 use tack_pipeline::{Presentation, ToolRegistry};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+
+use super::http_server::{Answer, Server, completion, serve, serve_in_turn};
 
 const PNG: &str = "iVBORw0KGgo=";
 
@@ -87,6 +87,26 @@ fn recording_bus(log: Option<Arc<SessionLog>>) -> (Arc<EventBus>, Arc<Mutex<Vec<
     let sink = seen.clone();
     let bus = EventBus::new(log).with_observer(move |r| sink.lock().push(r.event.clone()));
     (Arc::new(bus), seen)
+}
+
+/// Runs `model` over `registry` for one turn ("go"); the agent and the
+/// `tool/code-dispatch` events it logged.
+async fn run_and_collect_settles(
+    model: ScriptedModel,
+    registry: ToolRegistry,
+) -> (Agent, Vec<Event>) {
+    let (bus, seen) = recording_bus(None);
+    let mut agent = Agent::builder(Arc::new(model), registry)
+        .events(bus)
+        .build();
+    agent.run("go").await.unwrap();
+    let settled = seen
+        .lock()
+        .iter()
+        .filter(|e| matches!(e, Event::CodeDispatch { .. }))
+        .cloned()
+        .collect();
+    (agent, settled)
 }
 
 fn rec(seq: u64, event: Event) -> Record {
@@ -211,17 +231,7 @@ async fn sub_calls_are_logged_live_before_the_result_and_never_enter_the_history
 async fn a_failed_sub_call_is_logged_with_its_code() {
     let (registry, _keep) = code_registry();
     let model = run_code_script("try { await tools.fail({}); } catch (e) { return e.code; }");
-    let (bus, seen) = recording_bus(None);
-    let mut agent = Agent::builder(Arc::new(model), registry)
-        .events(bus)
-        .build();
-    agent.run("go").await.unwrap();
-    let settled: Vec<Event> = seen
-        .lock()
-        .iter()
-        .filter(|e| matches!(e, Event::CodeDispatch { .. }))
-        .cloned()
-        .collect();
+    let (agent, settled) = run_and_collect_settles(model, registry).await;
     assert_eq!(settled.len(), 1, "{settled:?}");
     let Event::CodeDispatch {
         call_id,
@@ -420,17 +430,7 @@ async fn an_image_on_a_failed_sub_call_is_logged_but_not_deferred() {
     registry.set_presentation(None, Presentation::Code);
     let model =
         run_code_script("try { await tools.broken_shot({}); } catch (e) { return e.code; }");
-    let (bus, seen) = recording_bus(None);
-    let mut agent = Agent::builder(Arc::new(model), registry)
-        .events(bus)
-        .build();
-    agent.run("go").await.unwrap();
-    let settled: Vec<Event> = seen
-        .lock()
-        .iter()
-        .filter(|e| matches!(e, Event::CodeDispatch { .. }))
-        .cloned()
-        .collect();
+    let (agent, settled) = run_and_collect_settles(model, registry).await;
     assert_eq!(
         settled,
         [Event::CodeDispatch {
@@ -451,90 +451,12 @@ async fn an_image_on_a_failed_sub_call_is_logged_but_not_deferred() {
             .history()
             .iter()
             .any(|m| matches!(m, Message::Context(_))),
-        "{:#?}",
+        "no context (nor its context/deferred event, emitted with it): {:#?}",
         agent.history()
-    );
-    assert!(
-        !seen
-            .lock()
-            .iter()
-            .any(|e| matches!(e, Event::ContextDeferred { .. }))
     );
 }
 
 // ---------------------------------------------------------------- the wire
-
-/// A local HTTP/1.1 server answering each request with the next body and
-/// recording the request bodies.
-struct Server {
-    url: String,
-    requests: Arc<Mutex<Vec<Value>>>,
-}
-
-async fn serve(answers: Vec<String>) -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let seen = requests.clone();
-    tokio::spawn(async move {
-        let mut answers = answers.into_iter();
-        loop {
-            let Ok((mut socket, _)) = listener.accept().await else {
-                return;
-            };
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 4096];
-            let (head_end, length) = loop {
-                let n = socket.read(&mut chunk).await.unwrap_or(0);
-                if n == 0 {
-                    break (0, usize::MAX);
-                }
-                buf.extend_from_slice(&chunk[..n]);
-                if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                    let head = String::from_utf8_lossy(&buf[..at]).to_lowercase();
-                    let length = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse::<usize>().ok())
-                        .unwrap_or(0);
-                    break (at + 4, length);
-                }
-            };
-            if length == usize::MAX {
-                continue;
-            }
-            while buf.len() < head_end + length {
-                let n = socket.read(&mut chunk).await.unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-            }
-            if let Ok(body) =
-                serde_json::from_slice(&buf[head_end..(head_end + length).min(buf.len())])
-            {
-                seen.lock().push(body);
-            }
-            let body = answers
-                .next()
-                .unwrap_or_else(|| r#"{"error":{"message":"no answer left"}}"#.to_owned());
-            let response = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = socket.write_all(response.as_bytes()).await;
-        }
-    });
-    Server { url, requests }
-}
-
-fn completion(message: Value) -> String {
-    json!({
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "test-model",
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-    })
-    .to_string()
-}
 
 fn client(server: &Server) -> OpenAiCompatible {
     OpenAiCompatible::new(OpenAiConfig::new(&server.url, "sk-test", "test-model")).unwrap()
@@ -542,9 +464,10 @@ fn client(server: &Server) -> OpenAiCompatible {
 
 #[tokio::test]
 async fn contexts_go_to_the_wire_as_system_text_or_user_image_parts() {
-    let server = serve(vec![completion(
-        json!({"role": "assistant", "content": "ok"}),
-    )])
+    let server = serve(Answer::Http(
+        200,
+        completion(json!({"role": "assistant", "content": "ok"})),
+    ))
     .await;
     let history = vec![
         Message::System("be brief".into()),
@@ -588,12 +511,12 @@ async fn contexts_go_to_the_wire_as_system_text_or_user_image_parts() {
 #[tokio::test]
 async fn an_image_a_program_fetched_reaches_the_next_model_request() {
     let arguments = json!({"code": "await tools.screenshot({}); return 'taken';"}).to_string();
-    let server = serve(vec![
-        completion(json!({
+    let server = serve_in_turn(vec![
+        Answer::Http(200, completion(json!({
             "role": "assistant", "content": null,
             "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "run_code", "arguments": arguments}}]
-        })),
-        completion(json!({"role": "assistant", "content": "I see it."})),
+        }))),
+        Answer::Http(200, completion(json!({"role": "assistant", "content": "I see it."}))),
     ])
     .await;
     let (registry, _keep) = code_registry();

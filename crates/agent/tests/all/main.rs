@@ -4,4 +4,5 @@
 mod agent_loop;
 mod code_dispatch;
 mod event_log;
+mod http_server;
 mod openai;

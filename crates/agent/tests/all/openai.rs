@@ -1,88 +1,13 @@
 //! The OpenAI-compatible client against a local HTTP server on 127.0.0.1.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
-use serde_json::{Value, json};
+use serde_json::json;
 use tack_agent::{ChatModel, Message, ModelError, OpenAiCompatible, OpenAiConfig, Reply};
 use tack_core::tool::{ToolCall, ToolSchema};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-/// What the server answers: a status and body, or nothing at all.
-#[derive(Clone)]
-enum Answer {
-    Http(u16, String),
-    Hang,
-}
-
-/// A one-endpoint HTTP/1.1 server that records request bodies.
-struct Server {
-    url: String,
-    requests: Arc<Mutex<Vec<Value>>>,
-}
-
-async fn serve(answer: Answer) -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let requests = Arc::new(Mutex::new(Vec::new()));
-    let seen = requests.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut socket, _)) = listener.accept().await else {
-                return;
-            };
-            let seen = seen.clone();
-            let answer = answer.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                // Headers, then Content-Length bytes of body.
-                let (head_end, length) = loop {
-                    let n = socket.read(&mut chunk).await.unwrap_or(0);
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head = String::from_utf8_lossy(&buf[..at]).to_lowercase();
-                        let length = head
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .and_then(|v| v.trim().parse::<usize>().ok())
-                            .unwrap_or(0);
-                        break (at + 4, length);
-                    }
-                };
-                while buf.len() < head_end + length {
-                    let n = socket.read(&mut chunk).await.unwrap_or(0);
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                }
-                if let Ok(body) = serde_json::from_slice(&buf[head_end..head_end + length]) {
-                    seen.lock().push(body);
-                }
-                match answer {
-                    Answer::Hang => {
-                        // Keep the connection open without answering.
-                        let _ = socket.read(&mut chunk).await;
-                    }
-                    Answer::Http(status, body) => {
-                        let response = format!(
-                            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                            body.len()
-                        );
-                        let _ = socket.write_all(response.as_bytes()).await;
-                    }
-                }
-            });
-        }
-    });
-    Server { url, requests }
-}
+use super::http_server::{Answer, Server, completion, serve};
 
 fn client(server: &Server) -> OpenAiCompatible {
     OpenAiCompatible::new(
@@ -112,15 +37,6 @@ fn history() -> Vec<Message> {
             is_error: false,
         },
     ]
-}
-
-fn completion(message: Value) -> String {
-    json!({
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "test-model",
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-    })
-    .to_string()
 }
 
 #[tokio::test]

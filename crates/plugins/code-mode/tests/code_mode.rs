@@ -518,25 +518,31 @@ async fn dispatch_log_rewrite_reaches_only_the_log() {
     assert!(who.to_string().contains("bound"), "{who}");
 }
 
-#[tokio::test]
-async fn cancelling_the_outer_call_cancels_and_drains_sub_calls() {
-    let events: Events = Arc::default();
+/// Runs `code` on a host with `hang` (plus `tools`), cancelling the outer
+/// call once `hang` has started.
+async fn cancel_once_hanging(
+    events: &Events,
+    tools: Vec<ToolDefinition>,
+    code: &str,
+) -> (Host, Arc<Outcome>) {
     let started = Arc::new(tokio::sync::Notify::new());
-    let h = host_with(
-        CodeModeConfig::default(),
-        vec![hang(Arc::clone(&events), Arc::clone(&started))],
-        false,
-    );
+    let mut all = vec![hang(Arc::clone(events), Arc::clone(&started))];
+    all.extend(tools);
+    let h = host_with(CodeModeConfig::default(), all, false);
     let cancel = CancellationToken::new();
-    let run = h.run_args(
-        json!({"code": "await tools.hang({}); return 1;"}),
-        cancel.clone(),
-    );
+    let run = h.run_args(json!({"code": code}), cancel.clone());
     let canceller = async {
         started.notified().await;
         cancel.cancel();
     };
     let (out, ()) = tokio::join!(run, canceller);
+    (h, out)
+}
+
+#[tokio::test]
+async fn cancelling_the_outer_call_cancels_and_drains_sub_calls() {
+    let events: Events = Arc::default();
+    let (h, out) = cancel_once_hanging(&events, vec![], "await tools.hang({}); return 1;").await;
     assert_eq!(out.error_code(), Some(ErrorCode::Cancelled), "{out:?}");
     assert_eq!(
         *events.lock().unwrap(),
@@ -704,25 +710,12 @@ async fn sub_call_contexts_are_deferred_onto_the_outer_result() {
 #[tokio::test]
 async fn cancelling_abandons_queued_sub_calls() {
     let events: Events = Arc::default();
-    let started = Arc::new(tokio::sync::Notify::new());
-    let h = host_with(
-        CodeModeConfig::default(),
-        vec![
-            hang(Arc::clone(&events), Arc::clone(&started)),
-            writer(Arc::clone(&events)),
-        ],
-        false,
-    );
-    let cancel = CancellationToken::new();
-    let run = h.run_args(
-        json!({"code": "await Promise.all([tools.hang({}), tools.write({})]);"}),
-        cancel.clone(),
-    );
-    let canceller = async {
-        started.notified().await;
-        cancel.cancel();
-    };
-    let (out, ()) = tokio::join!(run, canceller);
+    let (h, out) = cancel_once_hanging(
+        &events,
+        vec![writer(Arc::clone(&events))],
+        "await Promise.all([tools.hang({}), tools.write({})]);",
+    )
+    .await;
     assert_eq!(out.error_code(), Some(ErrorCode::Cancelled), "{out:?}");
     assert_eq!(
         *events.lock().unwrap(),
@@ -1177,22 +1170,12 @@ async fn results_render_as_logs_then_pretty_json_with_capped_indentation() {
 #[tokio::test]
 async fn a_binding_call_after_cancellation_is_not_dispatched() {
     let events: Events = Arc::default();
-    let started = Arc::new(tokio::sync::Notify::new());
-    let h = host_with(
-        CodeModeConfig::default(),
-        vec![hang(Arc::clone(&events), Arc::clone(&started)), echo()],
-        false,
-    );
-    let cancel = CancellationToken::new();
-    let run = h.run_args(
-        json!({"code": "try { await tools.hang({}); } catch (e) {} await tools.echo({text: 'late'}); return 1;"}),
-        cancel.clone(),
-    );
-    let canceller = async {
-        started.notified().await;
-        cancel.cancel();
-    };
-    let (out, ()) = tokio::join!(run, canceller);
+    let (h, out) = cancel_once_hanging(
+        &events,
+        vec![echo()],
+        "try { await tools.hang({}); } catch (e) {} await tools.echo({text: 'late'}); return 1;",
+    )
+    .await;
     assert_eq!(out.error_code(), Some(ErrorCode::Cancelled), "{out:?}");
     let lines = h.log_lines();
     assert!(
