@@ -253,7 +253,14 @@ async fn run_code(
 
     loop {
         // Start queued calls, in submission order.
-        // Once cancelled, queued calls are abandoned without starting.
+        // Once cancelled, queued calls are abandoned without starting (checked
+        // here too: a running call may settle in the same wake-up as the
+        // cancellation).
+        if !cancelled && cx.is_cancelled() {
+            cancelled = true;
+            stop.store(true, Ordering::SeqCst);
+            sub_cancel.cancel();
+        }
         if cancelled {
             queue.clear();
         }

@@ -549,6 +549,10 @@ async fn cancelling_the_outer_call_cancels_and_drains_sub_calls() {
         ["hang cancelled"],
         "drained before returning"
     );
+    assert_eq!(
+        h.log_lines(),
+        ["start outer:code:1", "settle outer:code:1 CANCELLED"]
+    );
 }
 
 #[tokio::test]
@@ -721,6 +725,11 @@ async fn cancelling_abandons_queued_sub_calls() {
         *events.lock().unwrap(),
         ["hang cancelled"],
         "write never started"
+    );
+    assert_eq!(
+        h.log_lines(),
+        ["start outer:code:1", "settle outer:code:1 CANCELLED"],
+        "an abandoned call has no events"
     );
 }
 
