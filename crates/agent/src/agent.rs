@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tack_core::hook::Disposer;
 use tack_core::hooks::CodeDispatchEvent;
-use tack_core::tool::joined_text;
+use tack_core::tool::{ContentBlock, DeferredContext, Outcome, joined_text};
 use tack_pipeline::{ToolRegistry, TurnScheduler};
 use tokio_util::sync::CancellationToken;
 
@@ -284,7 +284,10 @@ impl Agent {
             concluded |= outcome.concluded_turn;
         }
         for outcome in &outcomes {
-            for context in &outcome.deferred_context {
+            // A tool message carries text only: images a result holds reach
+            // the model as a context right after the batch's results.
+            let images = image_context(outcome);
+            for context in images.iter().chain(&outcome.deferred_context) {
                 self.emit(Event::ContextDeferred {
                     call_id: outcome.call_id.to_string(),
                     context: context.clone(),
@@ -337,4 +340,29 @@ impl Agent {
             steps: self.max_steps,
         })
     }
+}
+
+/// The source of the contexts the loop makes from images in tool results.
+pub const IMAGE_CONTEXT_SOURCE: &str = "tack-agent";
+
+/// The images of `outcome`'s content as a context (with a caption naming the
+/// call), or nothing when it has none.
+fn image_context(outcome: &Outcome) -> Option<DeferredContext> {
+    let images: Vec<ContentBlock> = outcome
+        .content
+        .iter()
+        .filter(|block| matches!(block, ContentBlock::Image { .. }))
+        .cloned()
+        .collect();
+    if images.is_empty() {
+        return None;
+    }
+    let mut content = vec![ContentBlock::text(format!(
+        "The image{} returned by {} (call {}):",
+        if images.len() == 1 { "" } else { "s" },
+        outcome.tool,
+        outcome.call_id
+    ))];
+    content.extend(images);
+    Some(DeferredContext::blocks(content).with_source(IMAGE_CONTEXT_SOURCE))
 }

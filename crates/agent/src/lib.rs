@@ -54,7 +54,8 @@ mod plugin_set;
 mod render;
 
 pub use agent::{
-    Agent, AgentBuilder, AgentError, DEFAULT_MAX_STEPS, DEFAULT_SYSTEM_PROMPT, RunEnd, StepOutcome,
+    Agent, AgentBuilder, AgentError, CODE_DISPATCH_LISTENER, DEFAULT_MAX_STEPS,
+    DEFAULT_SYSTEM_PROMPT, IMAGE_CONTEXT_SOURCE, RunEnd, StepOutcome,
 };
 pub use approval::{LoggedApprover, UnattendedApprover};
 pub use event::{Event, EventBus, Record, TurnEndReason};

@@ -216,3 +216,61 @@ async fn a_cancelled_batch_commits_its_results_and_asks_the_model_no_more() {
         RunEnd::Answered("never asked".into())
     );
 }
+
+#[tokio::test]
+async fn images_in_a_tool_result_reach_the_model_as_context_after_the_batch() {
+    use tack_core::tool::ContentBlock;
+    let registry = registry();
+    let camera = ToolDefinition::builder("camera")
+        .description("Returns a picture.")
+        .input_schema(json!({"type": "object"}))
+        .output(OutputSpec::new(json!({})).render(|_, _| {
+            vec![
+                ContentBlock::text("a cat"),
+                ContentBlock::image("iVBORw0KGgo=", "image/png"),
+            ]
+        }))
+        .handler(|_args, _cx| async move { Ok(json!({})) })
+        .build()
+        .unwrap();
+    registry.register(camera).unwrap().forget();
+    let script = ScriptedModel::parse(
+        r#"{"turns": [
+            {"tool_calls": [
+                {"id": "a", "name": "camera", "arguments": "{}"},
+                {"id": "b", "name": "note", "arguments": "{\"text\": \"x\"}"}
+            ]},
+            {"text": "done"}
+        ]}"#,
+    )
+    .unwrap();
+    let (bus, seen) = recording_bus();
+    let mut agent = Agent::builder(Arc::new(script), registry)
+        .events(bus)
+        .build();
+    agent.run("go").await.unwrap();
+    let history = agent.history();
+    // prompt, calls, result a, result b, images of a, context of b, answer
+    assert_eq!(history.len(), 7, "{history:#?}");
+    assert!(
+        matches!(&history[2], Message::ToolResult { call_id, content, .. } if call_id == "a" && content == "a cat")
+    );
+    let Message::Context(images) = &history[4] else {
+        panic!("{history:#?}")
+    };
+    assert_eq!(images.source(), Some(tack_agent::IMAGE_CONTEXT_SOURCE));
+    assert_eq!(
+        images.content,
+        [
+            ContentBlock::text("The image returned by camera (call a):"),
+            ContentBlock::image("iVBORw0KGgo=", "image/png"),
+        ]
+    );
+    assert!(matches!(&history[5], Message::Context(c) if c.text() == "noted: x"));
+    let logged = seen
+        .lock()
+        .iter()
+        .filter(|e| matches!(e, Event::ContextDeferred { call_id, .. } if call_id == "a"))
+        .count();
+    assert_eq!(logged, 1, "the image context is logged like any context");
+}
