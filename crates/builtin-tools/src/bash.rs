@@ -243,7 +243,7 @@ mod tests {
     use tack_core::tool::{CallId, ToolDefinition};
 
     use super::*;
-    use crate::mem_fs::MemFs;
+    use crate::mem_fs::{MemFs, call};
 
     fn out(stdout: &str, stderr: &str, exit_code: Option<i32>) -> BashOutput {
         BashOutput {
@@ -304,19 +304,10 @@ mod tests {
         let def = ToolDefinition::from_tool(Bash::new()).unwrap();
         // No shell is installed: these fail before the capability is asked for.
         let cx = MemFs::new().context();
-        let err = def
-            .handler()
-            .call(json!({"command": "  "}).into(), cx.clone())
-            .await
-            .unwrap_err();
+        let err = call(&def, json!({"command": "  "}), &cx).await.unwrap_err();
         assert_eq!(err.kind(), Some("empty_command"));
         assert!(err.message().contains("the command is empty"), "{err}");
-        let err = def
-            .handler()
-            .call(
-                json!({"command": "ls", "timeout_ms": 700000}).into(),
-                cx.clone(),
-            )
+        let err = call(&def, json!({"command": "ls", "timeout_ms": 700000}), &cx)
             .await
             .unwrap_err();
         assert!(
@@ -324,11 +315,7 @@ mod tests {
                 .contains("`timeout_ms` must be from 1 to 600000"),
             "{err}"
         );
-        let err = def
-            .handler()
-            .call(json!({"command": "ls"}).into(), cx)
-            .await
-            .unwrap_err();
+        let err = call(&def, json!({"command": "ls"}), &cx).await.unwrap_err();
         assert_eq!(err.kind(), Some("capability_missing"));
     }
 

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use tack_core::context::ToolRunContext;
 use tack_core::tool::{ContentBlock, ErrorCode, Tier, Tool, ToolError};
 
-use crate::walk::{SkippedPath, WalkLimits, walk};
+use crate::walk::{SkippedPath, WalkLimits, push_ignored_note, push_incomplete_note, walk};
 
 /// The arguments of `glob`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -179,21 +179,14 @@ impl Tool for Glob {
                 out.total_matches
             ));
         }
-        if out.ignored > 0 {
-            text.push_str(&format!(
-                "\n[{} entries ignored by .gitignore or .git were not searched]",
-                out.ignored
-            ));
-        }
+        push_ignored_note(&mut text, out.ignored);
         for skipped in &out.skipped {
             text.push_str(&format!(
                 "\n[{} not searched: {}]",
                 skipped.path, skipped.reason
             ));
         }
-        if let Some(why) = &out.incomplete {
-            text.push_str(&format!("\n[incomplete: {why}]"));
-        }
+        push_incomplete_note(&mut text, out.incomplete.as_deref());
         vec![ContentBlock::text(text)]
     }
 
@@ -209,7 +202,6 @@ impl Tool for Glob {
 mod tests {
     use pretty_assertions::assert_eq;
     use serde_json::{Value, json};
-    use tack_core::tool::ToolDefinition;
 
     use super::*;
     use crate::mem_fs::MemFs;
@@ -224,9 +216,7 @@ mod tests {
     }
 
     async fn glob(tool: Glob, args: Value) -> Result<GlobOutput, ToolError> {
-        let def = ToolDefinition::from_tool(tool).unwrap();
-        let value = def.handler().call(args.into(), fs().context()).await?;
-        Ok(serde_json::from_value(value).unwrap())
+        fs().run(tool, args).await
     }
 
     #[tokio::test]

@@ -12,7 +12,10 @@ use tack_core::tool::{ContentBlock, ErrorCode, Tier, Tool, ToolError};
 
 use crate::glob::{compile_glob, search_base};
 use crate::text::{NotText, clip_line, decode_text};
-use crate::walk::{SkippedPath, WalkLimits, WalkedFile, walk};
+use crate::walk::{
+    SkippedPath, WalkLimits, WalkedFile, check_cancelled, push_ignored_note, push_incomplete_note,
+    walk,
+};
 
 /// How many skipped files are named in the output (all are counted).
 const MAX_SKIPPED_NAMED: usize = 20;
@@ -215,12 +218,7 @@ impl Tool for Grep {
             if filter.as_ref().is_some_and(|f| !f.admits(&file.rel)) {
                 continue;
             }
-            if cx.is_cancelled() {
-                return Err(ToolError::with_code(
-                    ErrorCode::Cancelled,
-                    "the search was cancelled",
-                ));
-            }
+            check_cancelled(cx)?;
             let reason = match file.kind {
                 EntryKind::File if file.size > self.max_file_bytes => Some(format!(
                     "{} bytes, over grep's limit of {} bytes",
@@ -327,12 +325,7 @@ impl Tool for Grep {
                 out.matches.len()
             ));
         }
-        if out.ignored > 0 {
-            text.push_str(&format!(
-                "\n[{} entries ignored by .gitignore or .git were not searched]",
-                out.ignored
-            ));
-        }
+        push_ignored_note(&mut text, out.ignored);
         if out.skipped_total > 0 {
             let named: Vec<String> = out
                 .skipped
@@ -351,9 +344,7 @@ impl Tool for Grep {
                 named.join(", ")
             ));
         }
-        if let Some(why) = &out.incomplete {
-            text.push_str(&format!("\n[incomplete: {why}]"));
-        }
+        push_incomplete_note(&mut text, out.incomplete.as_deref());
         vec![ContentBlock::text(text)]
     }
 
@@ -373,7 +364,6 @@ impl Tool for Grep {
 mod tests {
     use pretty_assertions::assert_eq;
     use serde_json::{Value, json};
-    use tack_core::tool::ToolDefinition;
 
     use super::*;
     use crate::mem_fs::MemFs;
@@ -390,9 +380,7 @@ mod tests {
     }
 
     async fn grep(tool: Grep, args: Value) -> Result<GrepOutput, ToolError> {
-        let def = ToolDefinition::from_tool(tool).unwrap();
-        let value = def.handler().call(args.into(), fs().context()).await?;
-        Ok(serde_json::from_value(value).unwrap())
+        fs().run(tool, args).await
     }
 
     fn found(out: &GrepOutput) -> Vec<(&str, u64)> {

@@ -249,7 +249,6 @@ impl Tool for ListDir {
 mod tests {
     use pretty_assertions::assert_eq;
     use serde_json::{Value, json};
-    use tack_core::tool::ToolDefinition;
 
     use super::*;
     use crate::mem_fs::MemFs;
@@ -264,9 +263,7 @@ mod tests {
     }
 
     async fn list(tool: ListDir, fs: MemFs, args: Value) -> Result<ListDirOutput, ToolError> {
-        let def = ToolDefinition::from_tool(tool).unwrap();
-        let value = def.handler().call(args.into(), fs.context()).await?;
-        Ok(serde_json::from_value(value).unwrap())
+        fs.run(tool, args).await
     }
 
     fn paths(out: &ListDirOutput) -> Vec<&str> {

@@ -1,17 +1,20 @@
-//! An in-memory [`FileSystem`] for the unit tests: the tools' logic without a disk.
+//! An in-memory [`FileSystem`] for the unit tests: the tools' logic without a
+//! disk, and [`call`] / [`MemFs::run`] to run a tool against it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use serde_json::json;
+use serde_json::{Value, json};
 use tack_core::capability::{
     Access, Capabilities, DirEntry, EntryKind, FileBytes, FileSystem, FsError, Metadata,
     WriteReport,
 };
 use tack_core::context::{RunEffects, ToolRunContext};
-use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+use tack_core::tool::{
+    CallId, ExecutionToken, Tier, Tool, ToolDefinition, ToolError, ToolExecution, ToolName,
+};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Clone, Debug)]
@@ -116,6 +119,24 @@ impl MemFs {
             RunEffects::new(),
         )
     }
+
+    /// Runs `tool` with `args` against this file system (a [`call`] in its
+    /// [`context`](Self::context)) and reads the output back.
+    pub(crate) async fn run<T: Tool>(self, tool: T, args: Value) -> Result<T::Output, ToolError> {
+        let def = ToolDefinition::from_tool(tool).unwrap_or_else(|e| panic!("{e}"));
+        let value = call(&def, args, &self.context()).await?;
+        Ok(serde_json::from_value(value).unwrap_or_else(|e| panic!("{e}")))
+    }
+}
+
+/// Runs the body of `def` with `args` in `cx`, as a direct call: the
+/// arguments are not validated against the schema first.
+pub(crate) async fn call(
+    def: &ToolDefinition,
+    args: Value,
+    cx: &ToolRunContext,
+) -> Result<Value, ToolError> {
+    def.handler().call(args.into(), cx.clone()).await
 }
 
 #[async_trait]

@@ -298,7 +298,7 @@ mod tests {
     use tack_core::tool::{ErrorCode, ToolDefinition};
 
     use super::*;
-    use crate::mem_fs::MemFs;
+    use crate::mem_fs::{MemFs, call};
 
     #[test]
     fn pages_are_cut_by_lines_then_by_bytes() {
@@ -313,7 +313,7 @@ mod tests {
 
     async fn read(fs: MemFs, args: Value) -> Result<Value, ToolError> {
         let def = ToolDefinition::from_tool(ReadFile::new().with_default_limit(2)).unwrap();
-        def.handler().call(args.into(), fs.context()).await
+        call(&def, args, &fs.context()).await
     }
 
     #[tokio::test]
@@ -366,9 +366,7 @@ mod tests {
             .file("latin1.txt", b"caf\xe9");
         let cx = fs.context();
         let def = ToolDefinition::from_tool(ReadFile::new()).unwrap();
-        let err = def
-            .handler()
-            .call(json!({"path": "img.png"}).into(), cx.clone())
+        let err = call(&def, json!({"path": "img.png"}), &cx)
             .await
             .unwrap_err();
         assert_eq!(err.kind(), Some("binary"));
@@ -376,9 +374,7 @@ mod tests {
             err.message().contains("looks binary") && err.message().contains("6 bytes"),
             "{err}"
         );
-        let err = def
-            .handler()
-            .call(json!({"path": "latin1.txt"}).into(), cx)
+        let err = call(&def, json!({"path": "latin1.txt"}), &cx)
             .await
             .unwrap_err();
         assert_eq!(err.kind(), Some("EILSEQ"));
@@ -393,9 +389,7 @@ mod tests {
         let fs = MemFs::new().file("big.txt", "x".repeat(100)).dir("src");
         let def = ToolDefinition::from_tool(ReadFile::new().with_max_file_bytes(10)).unwrap();
         let cx = fs.context();
-        let err = def
-            .handler()
-            .call(json!({"path": "big.txt"}).into(), cx.clone())
+        let err = call(&def, json!({"path": "big.txt"}), &cx)
             .await
             .unwrap_err();
         assert_eq!(err.kind(), Some("EFBIG"));
@@ -403,11 +397,7 @@ mod tests {
             err.message().contains("100 bytes") && err.message().contains("grep"),
             "{err}"
         );
-        let err = def
-            .handler()
-            .call(json!({"path": "src"}).into(), cx)
-            .await
-            .unwrap_err();
+        let err = call(&def, json!({"path": "src"}), &cx).await.unwrap_err();
         assert_eq!(err.kind(), Some("EISDIR"));
         assert!(err.message().contains("list_dir"), "{err}");
     }

@@ -172,6 +172,40 @@ fn ancestors(base: &str) -> Vec<String> {
     (0..parts.len()).map(|n| parts[..n].join("/")).collect()
 }
 
+/// Fails once the call's cancellation signal has fired: the walk checks it
+/// between directories, and a search over the walked files between files.
+///
+/// # Errors
+///
+/// `CANCELLED`: "the search was cancelled".
+pub(crate) fn check_cancelled(cx: &ToolRunContext) -> Result<(), ToolError> {
+    if cx.is_cancelled() {
+        return Err(ToolError::with_code(
+            ErrorCode::Cancelled,
+            "the search was cancelled",
+        ));
+    }
+    Ok(())
+}
+
+/// Appends to a search tool's text the note that `.gitignore` rules (or
+/// `.git`) kept `ignored` entries out of the walk; nothing when none were.
+pub(crate) fn push_ignored_note(text: &mut String, ignored: u64) {
+    if ignored > 0 {
+        text.push_str(&format!(
+            "\n[{ignored} entries ignored by .gitignore or .git were not searched]"
+        ));
+    }
+}
+
+/// Appends to a search tool's text why the walk stopped early (its
+/// [`limit_hit`](Walk::limit_hit)); nothing when it did not.
+pub(crate) fn push_incomplete_note(text: &mut String, incomplete: Option<&str>) {
+    if let Some(why) = incomplete {
+        text.push_str(&format!("\n[incomplete: {why}]"));
+    }
+}
+
 /// Walks the directory `base` (as the model wrote it), depth first, through
 /// the `fs` capability: skips `.git` and whatever `.gitignore` files in `base`,
 /// its ancestors and its descendants ignore, does not follow symlinks, and
@@ -202,12 +236,7 @@ pub(crate) async fn walk(
     }];
     let mut seen = 0usize;
     while let Some(frame) = stack.pop() {
-        if cx.is_cancelled() {
-            return Err(ToolError::with_code(
-                ErrorCode::Cancelled,
-                "the search was cancelled",
-            ));
-        }
+        check_cancelled(cx)?;
         let entries = match fs.list(Path::new(&frame.dir)).await {
             Ok(entries) => entries,
             Err(err) if frame.depth == 0 => return Err(err.into()),

@@ -110,23 +110,19 @@ mod tests {
     use tack_core::tool::ToolDefinition;
 
     use super::*;
-    use crate::mem_fs::MemFs;
+    use crate::mem_fs::{MemFs, call};
 
     #[tokio::test]
     async fn creates_parents_then_replaces() {
         let cx = MemFs::new().context();
         let def = ToolDefinition::from_tool(WriteFile).unwrap();
         let args = json!({"path": "a/b/c.txt", "content": "hi\n"});
-        let first = def
-            .handler()
-            .call(args.clone().into(), cx.clone())
-            .await
-            .unwrap();
+        let first = call(&def, args.clone(), &cx).await.unwrap();
         assert_eq!(
             first,
             json!({"path": "a/b/c.txt", "bytes_written": 3, "created": true})
         );
-        let second = def.handler().call(args.into(), cx.clone()).await.unwrap();
+        let second = call(&def, args, &cx).await.unwrap();
         assert_eq!(second["created"], false);
         let text = cx
             .fs()

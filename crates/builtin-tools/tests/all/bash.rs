@@ -8,16 +8,15 @@ use tack_core::tool::{ErrorCode, Tier, ToolDefinition, joined_text};
 use tack_tools::Bash;
 use tokio_util::sync::CancellationToken;
 
+use crate::fixtures::workspace_with;
 use crate::harness::{Workspace, assert_golden};
 
 #[tokio::test]
 async fn runs_in_the_workspace_and_reports_exit_code_and_output() {
-    let ws = Workspace::new();
-    ws.file("greeting.txt", "hello\n");
+    let ws = workspace_with("greeting.txt", "hello\n");
     let value = ws
-        .call(Bash::new(), json!({"command": "cat greeting.txt"}))
-        .await
-        .unwrap();
+        .value(Bash::new(), json!({"command": "cat greeting.txt"}))
+        .await;
     assert_eq!(value["exit_code"], 0);
     assert_eq!(value["stdout"], "hello\n");
     assert_eq!(value["timed_out"], false);
@@ -33,10 +32,7 @@ async fn runs_in_the_workspace_and_reports_exit_code_and_output() {
 #[tokio::test]
 async fn an_empty_command_is_a_clear_error() {
     let ws = Workspace::new();
-    let err = ws
-        .call(Bash::new(), json!({"command": ""}))
-        .await
-        .unwrap_err();
+    let err = ws.error(Bash::new(), json!({"command": ""})).await;
     assert_eq!(err.code(), ErrorCode::InvalidArguments);
     assert_eq!(err.kind(), Some("empty_command"));
     assert!(err.message().contains("the command is empty"), "{err}");
@@ -78,12 +74,11 @@ async fn a_megabyte_of_output_is_capped_for_the_model_and_whole_in_the_value() {
 async fn the_deadline_kills_a_slow_command() {
     let ws = Workspace::new();
     let value = ws
-        .call(
+        .value(
             Bash::new(),
             json!({"command": "sleep 5", "timeout_ms": 200}),
         )
-        .await
-        .unwrap();
+        .await;
     assert_eq!(value["timed_out"], true);
     let def = ToolDefinition::from_tool(Bash::new()).unwrap();
     let out = serde_json::from_value(value.clone()).unwrap();

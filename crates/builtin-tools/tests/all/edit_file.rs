@@ -5,14 +5,14 @@ use serde_json::json;
 use tack_core::tool::{Tier, ToolDefinition, joined_text};
 use tack_tools::EditFile;
 
-use crate::harness::{Workspace, assert_golden};
+use crate::fixtures::workspace_with;
+use crate::harness::assert_golden;
 
 const README: &str = "# demo\n\nRun it with `cargo run`.\nIt prints hello.\n\nLicense: MIT\n";
 
 #[tokio::test]
 async fn a_unique_edit_is_applied_and_its_diff_goes_to_the_ui_only() {
-    let ws = Workspace::new();
-    ws.file("README.md", README);
+    let ws = workspace_with("README.md", README);
     let def = ToolDefinition::from_tool(EditFile::new()).unwrap();
     let args = json!({"path": "README.md", "old_string": "It prints hello.", "new_string": "It prints hello, world."});
     let outcome = ws.outcome(&def, args).await;
@@ -37,30 +37,26 @@ async fn a_unique_edit_is_applied_and_its_diff_goes_to_the_ui_only() {
 
 #[tokio::test]
 async fn replace_all_changes_every_occurrence() {
-    let ws = Workspace::new();
-    ws.file("a.rs", "let x = 1;\nlet y = x + x;\n");
+    let ws = workspace_with("a.rs", "let x = 1;\nlet y = x + x;\n");
     let value = ws
-        .call(
+        .value(
             EditFile::new(),
             json!({"path": "a.rs", "old_string": "x", "new_string": "n", "replace_all": true}),
         )
-        .await
-        .unwrap();
+        .await;
     assert_eq!(value["replacements"], 3);
     assert_eq!(ws.read("a.rs"), "let n = 1;\nlet y = n + n;\n");
 }
 
 #[tokio::test]
 async fn an_ambiguous_old_string_is_refused_with_the_count_and_advice() {
-    let ws = Workspace::new();
-    ws.file("a.rs", "let x = 1;\nlet y = x + x;\n");
+    let ws = workspace_with("a.rs", "let x = 1;\nlet y = x + x;\n");
     let err = ws
-        .call(
+        .error(
             EditFile::new(),
             json!({"path": "a.rs", "old_string": "x", "new_string": "n"}),
         )
-        .await
-        .unwrap_err();
+        .await;
     assert_eq!(err.kind(), Some("not_unique"));
     assert!(err.message().contains("occurs 3 times in a.rs"), "{err}");
     assert!(err.message().contains("replace_all"), "{err}");
@@ -73,39 +69,34 @@ async fn an_ambiguous_old_string_is_refused_with_the_count_and_advice() {
 
 #[tokio::test]
 async fn a_missing_old_string_or_file_is_a_clear_error() {
-    let ws = Workspace::new();
-    ws.file("a.rs", "fn a() {}\n");
+    let ws = workspace_with("a.rs", "fn a() {}\n");
     let err = ws
-        .call(
+        .error(
             EditFile::new(),
             json!({"path": "a.rs", "old_string": "fn b", "new_string": "fn c"}),
         )
-        .await
-        .unwrap_err();
+        .await;
     assert_eq!(err.kind(), Some("not_found"));
     assert!(err.message().contains("was not found in a.rs"), "{err}");
     let err = ws
-        .call(
+        .error(
             EditFile::new(),
             json!({"path": "nope.rs", "old_string": "a", "new_string": "b"}),
         )
-        .await
-        .unwrap_err();
+        .await;
     assert_eq!(err.kind(), Some("ENOENT"));
     assert!(err.message().contains("nope.rs"), "{err}");
 }
 
 #[tokio::test]
 async fn a_binary_file_is_not_edited() {
-    let ws = Workspace::new();
-    ws.file("blob.bin", b"ab\0cd");
+    let ws = workspace_with("blob.bin", b"ab\0cd");
     let err = ws
-        .call(
+        .error(
             EditFile::new(),
             json!({"path": "blob.bin", "old_string": "ab", "new_string": "x"}),
         )
-        .await
-        .unwrap_err();
+        .await;
     assert_eq!(err.kind(), Some("EILSEQ"));
 }
 

@@ -5,35 +5,13 @@ use serde_json::json;
 use tack_core::tool::{ErrorCode, Tier, ToolDefinition};
 use tack_tools::{Glob, GlobOutput};
 
-use crate::harness::{Workspace, assert_golden};
-
-pub fn project() -> Workspace {
-    let ws = Workspace::new();
-    ws.file(".gitignore", "target/\n*.log\n")
-        .file("Cargo.toml", "[package]\nname = \"demo\"\n")
-        .file("src/main.rs", "fn main() {\n    println!(\"hello\");\n}\n")
-        .file(
-            "src/lib.rs",
-            "// TODO: write the library\npub fn hello() -> &'static str { \"hello\" }\n",
-        )
-        .file("src/util/mod.rs", "pub mod strings;\n")
-        .file("src/util/.gitignore", "generated.rs\n")
-        .file("src/util/generated.rs", "// hello from the generator\n")
-        .file("assets/logo.png", b"\x89PNG\r\n\x1a\n\0\0hello")
-        .file("build.log", "hello from the build\n")
-        .file("target/debug/out.rs", "hello\n")
-        .file(".git/HEAD", "ref: refs/heads/main\n");
-    ws
-}
+use crate::fixtures::project;
+use crate::harness::assert_golden;
 
 #[tokio::test]
 async fn finds_files_by_pattern_respecting_gitignore() {
     let ws = project();
-    let value = ws
-        .call(Glob::new(), json!({"pattern": "**/*.rs"}))
-        .await
-        .unwrap();
-    let out: GlobOutput = serde_json::from_value(value).unwrap();
+    let out: GlobOutput = ws.output(Glob::new(), json!({"pattern": "**/*.rs"})).await;
     assert_eq!(
         out.matches,
         ["src/lib.rs", "src/main.rs", "src/util/mod.rs"]
@@ -47,19 +25,15 @@ async fn finds_files_by_pattern_respecting_gitignore() {
 async fn a_path_narrows_the_search_and_star_stays_in_one_directory() {
     let ws = project();
     let value = ws
-        .call(Glob::new(), json!({"pattern": "*.rs", "path": "src"}))
-        .await
-        .unwrap();
+        .value(Glob::new(), json!({"pattern": "*.rs", "path": "src"}))
+        .await;
     assert_eq!(value["matches"], json!(["src/lib.rs", "src/main.rs"]));
 }
 
 #[tokio::test]
 async fn an_invalid_glob_names_the_problem() {
     let ws = project();
-    let err = ws
-        .call(Glob::new(), json!({"pattern": "src/{a,b"}))
-        .await
-        .unwrap_err();
+    let err = ws.error(Glob::new(), json!({"pattern": "src/{a,b"})).await;
     assert_eq!(err.code(), ErrorCode::InvalidArguments);
     assert!(
         err.message().contains("`pattern` is not a valid glob"),
@@ -72,9 +46,8 @@ async fn an_invalid_glob_names_the_problem() {
 async fn a_missing_directory_is_enoent() {
     let ws = project();
     let err = ws
-        .call(Glob::new(), json!({"pattern": "*", "path": "nope"}))
-        .await
-        .unwrap_err();
+        .error(Glob::new(), json!({"pattern": "*", "path": "nope"}))
+        .await;
     assert_eq!(err.kind(), Some("ENOENT"));
     assert!(err.message().contains("nope"), "{err}");
 }

@@ -5,7 +5,7 @@ use serde_json::json;
 use tack_core::tool::{ErrorCode, Tier, ToolDefinition};
 use tack_tools::{Grep, GrepOutput};
 
-use crate::glob::project;
+use crate::fixtures::{project, workspace_with};
 use crate::harness::assert_golden;
 
 fn found(out: &GrepOutput) -> Vec<(&str, u64)> {
@@ -18,11 +18,7 @@ fn found(out: &GrepOutput) -> Vec<(&str, u64)> {
 #[tokio::test]
 async fn finds_lines_respecting_gitignore_and_reports_binary_files() {
     let ws = project();
-    let value = ws
-        .call(Grep::new(), json!({"pattern": "hello"}))
-        .await
-        .unwrap();
-    let out: GrepOutput = serde_json::from_value(value).unwrap();
+    let out: GrepOutput = ws.output(Grep::new(), json!({"pattern": "hello"})).await;
     assert_eq!(found(&out), [("src/lib.rs", 2), ("src/main.rs", 2)]);
     assert_eq!(out.skipped_total, 1);
     assert_eq!(out.skipped[0].path, "assets/logo.png");
@@ -34,27 +30,23 @@ async fn finds_lines_respecting_gitignore_and_reports_binary_files() {
 #[tokio::test]
 async fn glob_and_case_options_narrow_the_search() {
     let ws = project();
-    let value = ws
-        .call(
+    let out: GrepOutput = ws
+        .output(
             Grep::new(),
             json!({"pattern": "todo", "case_insensitive": true, "glob": "*.rs"}),
         )
-        .await
-        .unwrap();
-    let out: GrepOutput = serde_json::from_value(value).unwrap();
+        .await;
     assert_eq!(found(&out), [("src/lib.rs", 1)]);
     let value = ws
-        .call(Grep::new(), json!({"pattern": "todo", "glob": "*.rs"}))
-        .await
-        .unwrap();
+        .value(Grep::new(), json!({"pattern": "todo", "glob": "*.rs"}))
+        .await;
     assert_eq!(value["matches"], json!([]));
     let value = ws
-        .call(
+        .value(
             Grep::new(),
             json!({"pattern": "name", "path": "Cargo.toml"}),
         )
-        .await
-        .unwrap();
+        .await;
     assert_eq!(value["matches"][0]["line"], "name = \"demo\"");
 }
 
@@ -62,9 +54,8 @@ async fn glob_and_case_options_narrow_the_search() {
 async fn matches_are_capped_and_say_so() {
     let ws = project();
     let value = ws
-        .call(Grep::new().with_max_matches(1), json!({"pattern": "."}))
-        .await
-        .unwrap();
+        .value(Grep::new().with_max_matches(1), json!({"pattern": "."}))
+        .await;
     assert_eq!(value["matches"].as_array().unwrap().len(), 1);
     assert_eq!(value["truncated"], true);
 }
@@ -72,10 +63,7 @@ async fn matches_are_capped_and_say_so() {
 #[tokio::test]
 async fn an_invalid_regex_names_the_position() {
     let ws = project();
-    let err = ws
-        .call(Grep::new(), json!({"pattern": "fn main("}))
-        .await
-        .unwrap_err();
+    let err = ws.error(Grep::new(), json!({"pattern": "fn main("})).await;
     assert_eq!(err.code(), ErrorCode::InvalidArguments);
     assert!(err.message().contains("unclosed group"), "{err}");
     assert!(
@@ -92,9 +80,8 @@ async fn an_invalid_regex_names_the_position() {
 async fn a_missing_path_is_enoent() {
     let ws = project();
     let err = ws
-        .call(Grep::new(), json!({"pattern": "x", "path": "nope"}))
-        .await
-        .unwrap_err();
+        .error(Grep::new(), json!({"pattern": "x", "path": "nope"}))
+        .await;
     assert_eq!(err.kind(), Some("ENOENT"));
     assert!(err.message().contains("nope"), "{err}");
 }
@@ -113,11 +100,7 @@ async fn denied_paths_are_not_searched_and_are_reported() {
     });
     ws.file("secrets/key.txt", "hello from a secret\n")
         .file("a.txt", "hello\n");
-    let value = ws
-        .call(Grep::new(), json!({"pattern": "hello"}))
-        .await
-        .unwrap();
-    let out: GrepOutput = serde_json::from_value(value).unwrap();
+    let out: GrepOutput = ws.output(Grep::new(), json!({"pattern": "hello"})).await;
     assert_eq!(found(&out), [("a.txt", 1)]);
     assert!(
         out.skipped
@@ -133,23 +116,17 @@ async fn denied_paths_are_not_searched_and_are_reported() {
 async fn symlinks_are_not_followed_out_of_the_workspace() {
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("secret.txt"), "hello from outside\n").unwrap();
-    let ws = crate::harness::Workspace::new();
-    ws.file("a.txt", "hello\n");
+    let ws = workspace_with("a.txt", "hello\n");
     std::os::unix::fs::symlink(
         outside.path().join("secret.txt"),
         ws.dir.path().join("link.txt"),
     )
     .unwrap();
-    let value = ws
-        .call(Grep::new(), json!({"pattern": "hello"}))
-        .await
-        .unwrap();
-    let out: GrepOutput = serde_json::from_value(value).unwrap();
+    let out: GrepOutput = ws.output(Grep::new(), json!({"pattern": "hello"})).await;
     assert_eq!(found(&out), [("a.txt", 1)]);
     assert_eq!(out.skipped[0].path, "link.txt");
     let err = ws
-        .call(tack_tools::ReadFile::new(), json!({"path": "link.txt"}))
-        .await
-        .unwrap_err();
+        .error(tack_tools::ReadFile::new(), json!({"path": "link.txt"}))
+        .await;
     assert_eq!(err.kind(), Some("EACCES"), "{err}");
 }

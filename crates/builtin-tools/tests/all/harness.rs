@@ -86,6 +86,28 @@ impl Workspace {
             .await
     }
 
+    /// The value of a call of `tool` that must succeed.
+    pub async fn value<T: Tool>(&self, tool: T, args: Value) -> Value {
+        let name = T::NAME;
+        self.call(tool, args.clone())
+            .await
+            .unwrap_or_else(|err| panic!("{name} {args} failed: {err}"))
+    }
+
+    /// The typed output of a call of `tool` that must succeed.
+    pub async fn output<T: Tool>(&self, tool: T, args: Value) -> T::Output {
+        serde_json::from_value(self.value(tool, args).await).unwrap()
+    }
+
+    /// The error of a call of `tool` that must fail.
+    pub async fn error<T: Tool>(&self, tool: T, args: Value) -> ToolError {
+        let name = T::NAME;
+        match self.call(tool, args.clone()).await {
+            Ok(value) => panic!("{name} {args} succeeded, returning {value}"),
+            Err(err) => err,
+        }
+    }
+
     /// Runs a call the way the pipeline ends it: body, render and presentation
     /// meta on success, the failure content otherwise, then `finalize_content`.
     pub async fn outcome(&self, def: &ToolDefinition, args: Value) -> Outcome {

@@ -20,7 +20,7 @@ fn fixture() -> Workspace {
 #[tokio::test]
 async fn lists_entries_with_kind_and_size_hidden_ones_included() {
     let ws = fixture();
-    let value = ws.call(ListDir::new(), json!({"path": "."})).await.unwrap();
+    let value = ws.value(ListDir::new(), json!({"path": "."})).await;
     let out: ListDirOutput = serde_json::from_value(value.clone()).unwrap();
     let paths: Vec<&str> = out.entries.iter().map(|e| e.path.as_str()).collect();
     assert_eq!(paths, [".env.example", "README.md", "empty/", "src/"]);
@@ -48,16 +48,10 @@ async fn a_capped_listing_says_so_with_the_count() {
 #[tokio::test]
 async fn missing_directories_and_files_are_errors_naming_the_path() {
     let ws = fixture();
-    let err = ws
-        .call(ListDir::new(), json!({"path": "nope"}))
-        .await
-        .unwrap_err();
+    let err = ws.error(ListDir::new(), json!({"path": "nope"})).await;
     assert_eq!(err.kind(), Some("ENOENT"));
     assert!(err.message().contains("nope"), "{err}");
-    let err = ws
-        .call(ListDir::new(), json!({"path": "README.md"}))
-        .await
-        .unwrap_err();
+    let err = ws.error(ListDir::new(), json!({"path": "README.md"})).await;
     assert!(err.message().contains("README.md"), "{err}");
 }
 

@@ -5,6 +5,7 @@
 mod bash;
 mod docs;
 mod edit_file;
+mod fixtures;
 mod glob;
 mod grep;
 mod harness;

@@ -5,16 +5,15 @@ use serde_json::json;
 use tack_core::tool::{ErrorCode, Tier, ToolDefinition, joined_text};
 use tack_tools::ReadFile;
 
+use crate::fixtures::workspace_with;
 use crate::harness::{Workspace, assert_golden};
 
 #[tokio::test]
 async fn reads_a_text_file_with_line_numbers() {
-    let ws = Workspace::new();
-    ws.file("src/main.rs", "fn main() {\n    println!(\"hi\");\n}\n");
+    let ws = workspace_with("src/main.rs", "fn main() {\n    println!(\"hi\");\n}\n");
     let value = ws
-        .call(ReadFile::new(), json!({"path": "src/main.rs"}))
-        .await
-        .unwrap();
+        .value(ReadFile::new(), json!({"path": "src/main.rs"}))
+        .await;
     assert_eq!(
         value,
         json!({
@@ -33,20 +32,18 @@ async fn reads_a_text_file_with_line_numbers() {
 
 #[tokio::test]
 async fn a_long_file_is_read_in_pages() {
-    let ws = Workspace::new();
     let body: String = (1..=50).map(|n| format!("line {n}\n")).collect();
-    ws.file("long.txt", &body);
+    let ws = workspace_with("long.txt", &body);
     let tool = || ReadFile::new().with_default_limit(20);
-    let first = ws.call(tool(), json!({"path": "long.txt"})).await.unwrap();
+    let first = ws.value(tool(), json!({"path": "long.txt"})).await;
     assert_eq!(
         (first["truncated"].clone(), first["next_offset"].clone()),
         (json!(true), json!(21))
     );
     assert_eq!(first["total_lines"], 50);
     let last = ws
-        .call(tool(), json!({"path": "long.txt", "offset": 41}))
-        .await
-        .unwrap();
+        .value(tool(), json!({"path": "long.txt", "offset": 41}))
+        .await;
     assert_eq!(last["truncated"], false);
     assert_eq!(
         last["content"].as_str().unwrap().lines().next(),
@@ -82,10 +79,7 @@ async fn a_missing_file_is_an_enoent_error_naming_the_path() {
 async fn a_directory_is_refused_with_advice() {
     let ws = Workspace::new();
     ws.dir("src");
-    let err = ws
-        .call(ReadFile::new(), json!({"path": "src"}))
-        .await
-        .unwrap_err();
+    let err = ws.error(ReadFile::new(), json!({"path": "src"})).await;
     assert_eq!(err.kind(), Some("EISDIR"));
     assert!(
         err.message().contains("src is a directory") && err.message().contains("list_dir"),
@@ -98,17 +92,13 @@ async fn binary_and_invalid_utf8_files_are_refused() {
     let ws = Workspace::new();
     ws.file("logo.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
     ws.file("latin1.txt", b"caf\xe9 au lait\n");
-    let err = ws
-        .call(ReadFile::new(), json!({"path": "logo.png"}))
-        .await
-        .unwrap_err();
+    let err = ws.error(ReadFile::new(), json!({"path": "logo.png"})).await;
     assert_eq!(err.kind(), Some("binary"));
     assert!(err.message().contains("logo.png looks binary"), "{err}");
     assert!(err.message().contains("in its 16 bytes"), "{err}");
     let err = ws
-        .call(ReadFile::new(), json!({"path": "latin1.txt"}))
-        .await
-        .unwrap_err();
+        .error(ReadFile::new(), json!({"path": "latin1.txt"}))
+        .await;
     assert_eq!(err.kind(), Some("EILSEQ"));
     assert!(
         err.message()
@@ -119,8 +109,7 @@ async fn binary_and_invalid_utf8_files_are_refused() {
 
 #[tokio::test]
 async fn a_negative_offset_is_rejected_naming_offset() {
-    let ws = Workspace::new();
-    ws.file("a.txt", "x\n");
+    let ws = workspace_with("a.txt", "x\n");
     let def = ToolDefinition::from_tool(ReadFile::new()).unwrap();
     // The schema says so (the pipeline validates against it first) …
     assert_eq!(def.input_schema()["properties"]["offset"]["minimum"], 1);
@@ -141,9 +130,8 @@ async fn a_negative_offset_is_rejected_naming_offset() {
 async fn paths_outside_the_workspace_are_refused_by_the_sandbox() {
     let ws = Workspace::new();
     let err = ws
-        .call(ReadFile::new(), json!({"path": "../outside.txt"}))
-        .await
-        .unwrap_err();
+        .error(ReadFile::new(), json!({"path": "../outside.txt"}))
+        .await;
     assert_eq!(err.kind(), Some("EACCES"), "{err}");
 }
 

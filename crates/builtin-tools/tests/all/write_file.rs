@@ -42,9 +42,8 @@ async fn creates_a_file_and_its_parents_then_replaces_it() {
 async fn a_read_only_workspace_refuses_the_write() {
     let ws = Workspace::read_only();
     let err = ws
-        .call(WriteFile::new(), json!({"path": "a.txt", "content": "x"}))
-        .await
-        .unwrap_err();
+        .error(WriteFile::new(), json!({"path": "a.txt", "content": "x"}))
+        .await;
     assert_eq!(err.kind(), Some("EACCES"), "{err}");
     assert!(!ws.dir.path().join("a.txt").exists());
 }
@@ -53,12 +52,11 @@ async fn a_read_only_workspace_refuses_the_write() {
 async fn a_path_outside_the_workspace_is_refused() {
     let ws = Workspace::new();
     let err = ws
-        .call(
+        .error(
             WriteFile::new(),
             json!({"path": "../escape.txt", "content": "x"}),
         )
-        .await
-        .unwrap_err();
+        .await;
     assert_eq!(err.kind(), Some("EACCES"), "{err}");
 }
 

@@ -2,5 +2,6 @@
 //! paused clock.
 #![allow(clippy::unwrap_used)]
 
+mod fixtures;
 mod harness;
 mod timeout;

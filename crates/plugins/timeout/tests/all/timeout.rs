@@ -9,20 +9,15 @@ use serde_json::json;
 use tack_core::hook::{AgentId, Decider, ListenerSpec, Priority, Scope};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
 use tack_core::tool::{ErrorCode, ToolCall, ToolError};
-use tack_pipeline::ToolRegistry;
 use tack_timeout::{LISTENER_NAME, TimeoutConfigError, TimeoutPolicy};
 use tokio::time::{Instant, sleep};
 use tokio_util::sync::CancellationToken;
 
+use crate::fixtures::*;
 use crate::harness::*;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
-}
-
-async fn call(r: &ToolRegistry, name: &str) -> Arc<tack_core::tool::Outcome> {
-    r.execute(ToolCall::new("c", name, "{}"), CancellationToken::new())
-        .await
 }
 
 /// A body that never finishes and ignores its signal.
@@ -49,11 +44,7 @@ fn is_timeout_provenance(out: &tack_core::tool::Outcome) -> bool {
 // provenance names this plugin.
 #[tokio::test(start_paused = true)]
 async fn declared_budget_is_honoured_with_timeout_naming_the_budget() {
-    let r = ToolRegistry::new();
-    r.register(tool("slow", Some(5000), cooperative))
-        .unwrap()
-        .forget();
-    let _p = install(&r, &TimeoutPolicy::default());
+    let (r, _p) = timed_registry([tool("slow", Some(5000), cooperative)]);
     let start = Instant::now();
     let out = call(&r, "slow").await;
     let f = failure(&out);
@@ -76,20 +67,14 @@ async fn declared_budget_is_honoured_with_timeout_naming_the_budget() {
 // TMO-001: no declared budget, no default: untouched, body sees the caller's signal.
 #[tokio::test(start_paused = true)]
 async fn undeclared_tool_is_untouched_and_sees_the_callers_signal() {
-    let r = ToolRegistry::new();
-    r.register(tool("free", None, |cx| async move {
+    let (r, _p) = timed_registry([tool("free", None, |cx| async move {
         sleep(Duration::from_secs(3600)).await;
         // Cancelling the body's token cancels the caller's only if they are the same token.
         cx.cancellation().cancel();
         Ok(json!("done"))
-    }))
-    .unwrap()
-    .forget();
-    let _p = install(&r, &TimeoutPolicy::default());
+    })]);
     let caller = CancellationToken::new();
-    let out = r
-        .execute(ToolCall::new("c", "free", "{}"), caller.clone())
-        .await;
+    let out = call_with(&r, "free", caller.clone()).await;
     assert!(out.is_success(), "{out:?}");
     assert!(caller.is_cancelled(), "the body had the caller's own token");
 }
@@ -98,21 +83,15 @@ async fn undeclared_tool_is_untouched_and_sees_the_callers_signal() {
 // and after a timeout the caller's token is untouched (later stages see it).
 #[tokio::test(start_paused = true)]
 async fn budgeted_body_gets_a_child_token_and_the_caller_token_is_untouched() {
-    let r = ToolRegistry::new();
-    r.register(tool("child", Some(1000), |cx| async move {
-        cx.cancellation().cancel();
-        Ok(json!("done"))
-    }))
-    .unwrap()
-    .forget();
-    r.register(tool("slow", Some(100), cooperative))
-        .unwrap()
-        .forget();
-    let _p = install(&r, &TimeoutPolicy::default());
+    let (r, _p) = timed_registry([
+        tool("child", Some(1000), |cx| async move {
+            cx.cancellation().cancel();
+            Ok(json!("done"))
+        }),
+        tool("slow", Some(100), cooperative),
+    ]);
     let caller = CancellationToken::new();
-    let out = r
-        .execute(ToolCall::new("c", "child", "{}"), caller.clone())
-        .await;
+    let out = call_with(&r, "child", caller.clone()).await;
     assert!(out.is_success(), "{out:?}");
     assert!(!caller.is_cancelled());
     let out = r
@@ -128,11 +107,7 @@ async fn budgeted_body_gets_a_child_token_and_the_caller_token_is_untouched() {
 // TMO-008: stages outside the wrapper (an outer wrapper, post-execute) see the caller's token.
 #[tokio::test(start_paused = true)]
 async fn outer_stages_see_the_callers_token_not_the_deadline() {
-    let r = ToolRegistry::new();
-    r.register(tool("slow", Some(100), cooperative))
-        .unwrap()
-        .forget();
-    let _p = install(&r, &TimeoutPolicy::default());
+    let (r, _p) = timed_registry([tool("slow", Some(100), cooperative)]);
     let outer_saw_cancelled = Arc::new(AtomicBool::new(true));
     let seen = outer_saw_cancelled.clone();
     let _outer = r.hooks().execute().tap(
@@ -158,11 +133,7 @@ async fn outer_stages_see_the_callers_token_not_the_deadline() {
 // TMO-002: a fast tool with a budget keeps its result.
 #[tokio::test(start_paused = true)]
 async fn fast_tool_with_budget_keeps_its_result() {
-    let r = ToolRegistry::new();
-    r.register(tool("fast", Some(10_000), |_cx| async { Ok(json!("ok")) }))
-        .unwrap()
-        .forget();
-    let _p = install(&r, &TimeoutPolicy::default());
+    let (r, _p) = timed_registry([tool("fast", Some(10_000), |_cx| async { Ok(json!("ok")) })]);
     let out = call(&r, "fast").await;
     assert_eq!(out.value().unwrap().as_ref(), &json!("ok"));
     assert_eq!(out.provenance, None, "the body's own result");
@@ -171,14 +142,10 @@ async fn fast_tool_with_budget_keeps_its_result() {
 // A body that finishes just before the deadline keeps its result.
 #[tokio::test(start_paused = true)]
 async fn body_finishing_just_before_the_deadline_keeps_its_result() {
-    let r = ToolRegistry::new();
-    r.register(tool("edge", Some(1000), |_cx| async {
+    let (r, _p) = timed_registry([tool("edge", Some(1000), |_cx| async {
         sleep(ms(999)).await;
         Ok(json!("made it"))
-    }))
-    .unwrap()
-    .forget();
-    let _p = install(&r, &TimeoutPolicy::default());
+    })]);
     let out = call(&r, "edge").await;
     assert_eq!(out.value().unwrap().as_ref(), &json!("made it"), "{out:?}");
 }
@@ -186,12 +153,8 @@ async fn body_finishing_just_before_the_deadline_keeps_its_result() {
 // Ceiling clamps a declared budget (and a default one).
 #[tokio::test(start_paused = true)]
 async fn ceiling_clamps_the_declared_budget() {
-    let r = ToolRegistry::new();
-    r.register(tool("long", Some(60_000), cooperative))
-        .unwrap()
-        .forget();
     let policy = TimeoutPolicy::builder().ceiling(ms(250)).build().unwrap();
-    let _p = install(&r, &policy);
+    let (r, _p) = timed_registry_with([tool("long", Some(60_000), cooperative)], &policy);
     let start = Instant::now();
     let out = call(&r, "long").await;
     let f = failure(&out);
@@ -207,15 +170,11 @@ async fn ceiling_clamps_the_declared_budget() {
 // Default budget applies to undeclared tools when configured.
 #[tokio::test(start_paused = true)]
 async fn default_budget_applies_to_undeclared_tools_when_configured() {
-    let r = ToolRegistry::new();
-    r.register(tool("free", None, cooperative))
-        .unwrap()
-        .forget();
     let policy = TimeoutPolicy::builder()
         .default_budget(ms(300))
         .build()
         .unwrap();
-    let _p = install(&r, &policy);
+    let (r, _p) = timed_registry_with([tool("free", None, cooperative)], &policy);
     let out = call(&r, "free").await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Timeout);
@@ -225,26 +184,14 @@ async fn default_budget_applies_to_undeclared_tools_when_configured() {
 // Caller cancels first: CANCELLED, not TIMEOUT.
 #[tokio::test(start_paused = true)]
 async fn caller_cancel_before_the_deadline_is_cancelled_not_timeout() {
-    let r = ToolRegistry::new();
-    r.register(tool("slow", Some(1000), |cx| async move {
+    let (r, _p) = timed_registry([tool("slow", Some(1000), |cx| async move {
         cx.cancellation().cancelled().await;
         Err(ToolError::with_code(
             ErrorCode::Cancelled,
             "stopped on request",
         ))
-    }))
-    .unwrap()
-    .forget();
-    let _p = install(&r, &TimeoutPolicy::default());
-    let caller = CancellationToken::new();
-    let cancel = caller.clone();
-    let (out, ()) = tokio::join!(
-        r.execute(ToolCall::new("c", "slow", "{}"), caller),
-        async move {
-            sleep(ms(400)).await;
-            cancel.cancel();
-        }
-    );
+    })]);
+    let out = call_cancelled_after(&r, "slow", ms(400)).await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Cancelled, "{out:?}");
     assert_eq!(
@@ -256,21 +203,9 @@ async fn caller_cancel_before_the_deadline_is_cancelled_not_timeout() {
 // Caller cancels first and the body ignores it: abandoned after the grace, still CANCELLED.
 #[tokio::test(start_paused = true)]
 async fn caller_cancel_with_a_hung_body_is_cancelled_after_the_grace() {
-    let r = ToolRegistry::new();
-    r.register(tool("hung", Some(1000), |_cx| hang()))
-        .unwrap()
-        .forget();
-    let _p = install(&r, &TimeoutPolicy::default());
-    let caller = CancellationToken::new();
-    let cancel = caller.clone();
+    let (r, _p) = timed_registry([tool("hung", Some(1000), |_cx| hang())]);
     let start = Instant::now();
-    let (out, ()) = tokio::join!(
-        r.execute(ToolCall::new("c", "hung", "{}"), caller),
-        async move {
-            sleep(ms(400)).await;
-            cancel.cancel();
-        }
-    );
+    let out = call_cancelled_after(&r, "hung", ms(400)).await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Cancelled, "{out:?}");
     assert!(f.message.contains("abandoned"), "{}", f.message);
@@ -281,24 +216,12 @@ async fn caller_cancel_with_a_hung_body_is_cancelled_after_the_grace() {
 // TMO-007: the deadline wins, then the caller cancels during the grace: TIMEOUT stands.
 #[tokio::test(start_paused = true)]
 async fn deadline_first_then_caller_cancel_is_timeout() {
-    let r = ToolRegistry::new();
-    r.register(tool("slow", Some(100), |cx| async move {
+    let (r, _p) = timed_registry([tool("slow", Some(100), |cx| async move {
         cx.cancellation().cancelled().await;
         sleep(ms(500)).await; // cleanup, during which the caller gives up
         Err(ToolError::with_code(ErrorCode::Cancelled, "cleaned up"))
-    }))
-    .unwrap()
-    .forget();
-    let _p = install(&r, &TimeoutPolicy::default());
-    let caller = CancellationToken::new();
-    let cancel = caller.clone();
-    let (out, ()) = tokio::join!(
-        r.execute(ToolCall::new("c", "slow", "{}"), caller),
-        async move {
-            sleep(ms(300)).await;
-            cancel.cancel();
-        }
-    );
+    })]);
+    let out = call_cancelled_after(&r, "slow", ms(300)).await;
     assert_eq!(failure(&out).code, ErrorCode::Timeout, "{out:?}");
     assert!(is_timeout_provenance(&out));
 }
@@ -307,7 +230,6 @@ async fn deadline_first_then_caller_cancel_is_timeout() {
 // abandoned after the grace period, and the pipeline does not hang.
 #[tokio::test(start_paused = true)]
 async fn body_ignoring_the_signal_is_abandoned_after_the_grace_period() {
-    let r = ToolRegistry::new();
     let dropped = Arc::new(AtomicBool::new(false));
     struct DropFlag(Arc<AtomicBool>);
     impl Drop for DropFlag {
@@ -316,17 +238,17 @@ async fn body_ignoring_the_signal_is_abandoned_after_the_grace_period() {
         }
     }
     let flag = dropped.clone();
-    r.register(tool("hung", Some(100), move |_cx| {
-        let guard = DropFlag(flag.clone());
-        async move {
-            let _guard = guard;
-            hang().await
-        }
-    }))
-    .unwrap()
-    .forget();
     let policy = TimeoutPolicy::builder().grace(ms(700)).build().unwrap();
-    let _p = install(&r, &policy);
+    let (r, _p) = timed_registry_with(
+        [tool("hung", Some(100), move |_cx| {
+            let guard = DropFlag(flag.clone());
+            async move {
+                let _guard = guard;
+                hang().await
+            }
+        })],
+        &policy,
+    );
     let start = Instant::now();
     // If the wrapper waited for the body this would never finish; the outer
     // timeout turns a hang into a test failure instead of a hung test.
@@ -355,11 +277,7 @@ async fn body_ignoring_the_signal_is_abandoned_after_the_grace_period() {
 // TMO-004: a cooperative body's late result is replaced by TIMEOUT.
 #[tokio::test(start_paused = true)]
 async fn cooperative_result_after_the_deadline_is_replaced() {
-    let r = ToolRegistry::new();
-    r.register(tool("coop", Some(100), cooperative))
-        .unwrap()
-        .forget();
-    let _p = install(&r, &TimeoutPolicy::default());
+    let (r, _p) = timed_registry([tool("coop", Some(100), cooperative)]);
     let out = call(&r, "coop").await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Timeout);
@@ -378,13 +296,10 @@ impl ApprovalService for SlowApprover {
 // Time waiting for approval never counts against the budget.
 #[tokio::test(start_paused = true)]
 async fn approval_wait_does_not_count_against_the_budget() {
-    let r = ToolRegistry::new();
-    r.register(tool("work", Some(1000), |_cx| async {
+    let r = registry([tool("work", Some(1000), |_cx| async {
         sleep(ms(800)).await;
         Ok(json!("done"))
-    }))
-    .unwrap()
-    .forget();
+    })]);
     let _ask = r
         .hooks()
         .pre_execute()
@@ -400,10 +315,7 @@ async fn approval_wait_does_not_count_against_the_budget() {
 // TMO-010: the budget comes from the definition visible to the calling agent.
 #[tokio::test(start_paused = true)]
 async fn budget_comes_from_the_agents_visible_definition() {
-    let r = ToolRegistry::new();
-    r.register(tool("t", Some(10_000), cooperative))
-        .unwrap()
-        .forget();
+    let r = registry([tool("t", Some(10_000), cooperative)]);
     let a = AgentId::new("a");
     r.register_in(Scope::Agent(a.clone()), tool("t", Some(50), cooperative))
         .unwrap()
@@ -425,23 +337,17 @@ async fn budget_comes_from_the_agents_visible_definition() {
 // TMO-011: once unloaded, bodies see the caller's signal again and no deadline applies.
 #[tokio::test(start_paused = true)]
 async fn unloading_stops_the_wrapping() {
-    let r = ToolRegistry::new();
-    r.register(tool("t", Some(100), |cx| async move {
+    let (r, plugin) = timed_registry([tool("t", Some(100), |cx| async move {
         sleep(ms(500)).await;
         cx.cancellation().cancel();
         Ok(json!("done"))
-    }))
-    .unwrap()
-    .forget();
-    let plugin = install(&r, &TimeoutPolicy::default());
+    })]);
     let first = call(&r, "t").await;
     assert_eq!(failure(&first).code, ErrorCode::Timeout);
     drop(plugin);
     assert_eq!(r.hooks().execute().listener_count(), 0);
     let caller = CancellationToken::new();
-    let out = r
-        .execute(ToolCall::new("c", "t", "{}"), caller.clone())
-        .await;
+    let out = call_with(&r, "t", caller.clone()).await;
     assert!(out.is_success(), "{out:?}");
     assert!(
         caller.is_cancelled(),
@@ -452,16 +358,12 @@ async fn unloading_stops_the_wrapping() {
 // Ordering: timeout outside a retry covers the whole retry.
 #[tokio::test(start_paused = true)]
 async fn timeout_outside_a_retry_covers_all_attempts() {
-    let r = ToolRegistry::new();
-    r.register(tool("flaky", Some(1000), |cx| async move {
+    let (r, _p) = timed_registry([tool("flaky", Some(1000), |cx| async move {
         tokio::select! {
             () = sleep(ms(400)) => Err(ToolError::new("flaked")),
             () = cx.cancellation().cancelled() => Err(ToolError::with_code(ErrorCode::Cancelled, "stopped")),
         }
-    }))
-    .unwrap()
-    .forget();
-    let _p = install(&r, &TimeoutPolicy::default());
+    })]);
     // A retry wrapper at NORMAL priority is inside the EARLY timeout.
     let _retry = r.hooks().execute().tap("retry", |req, next| async move {
         // Three attempts of 400 ms each would take 1200 ms: the budget ends it.
