@@ -9,32 +9,19 @@ use tack_pipeline::APPROVAL_STAGE;
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
+use crate::listeners::*;
+use crate::stage_paths::*;
 
 fn asking(
     approver: Option<std::sync::Arc<Approver>>,
 ) -> (Harness, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
+    let (h, runs) = Harness::with_counted_echo("echo");
     if let Some(approver) = approver {
-        h.registry
-            .capabilities()
-            .provide_approval(approver)
-            .forget();
+        h.provide_approval(approver);
     }
-    h.registry
-        .hooks()
-        .pre_execute()
-        .tap("gate", |_exec, _next| async move {
-            PreDecision::ask("echo has side effects")
-        })
-        .forget();
+    answer_pre(&h, "gate", PreDecision::ask("echo has side effects")).forget();
     (h, runs)
 }
-
-const DENIED_PATH: [&str; 8] = [
-    "resolve", "parse", "validate", "pre", "approval", "post", "finalize", "result",
-];
 
 #[tokio::test]
 async fn allowed_once_runs_the_call_and_the_request_carries_no_arguments() {
@@ -52,13 +39,7 @@ async fn allowed_once_runs_the_call_and_the_request_carries_no_arguments() {
         !format!("{:?}", requests[0]).contains("secret"),
         "arguments are not sent"
     );
-    assert_eq!(
-        h.stages("c"),
-        [
-            "resolve", "parse", "validate", "pre", "approval", "guard", "execute", "output",
-            "post", "finalize", "result"
-        ]
-    );
+    assert_eq!(h.stages("c"), APPROVED);
 }
 
 // PRE-007 (tack §8.2: each non-grant is DENIED with its own message and provenance)
@@ -99,7 +80,7 @@ async fn each_non_grant_is_a_distinct_denial() {
         assert_eq!(provenance.hook, APPROVAL_STAGE);
         assert_eq!(provenance.decider, Decider::Listener(by.into()));
         assert_eq!(runs.load(Ordering::SeqCst), 0);
-        assert_eq!(h.stages("c"), DENIED_PATH);
+        assert_eq!(h.stages("c"), APPROVAL_DENIED);
     }
 }
 
@@ -120,10 +101,7 @@ async fn ask_without_an_approval_service_is_denied() {
         "{}",
         f.message
     );
-    assert_eq!(
-        out.provenance.as_ref().unwrap().decider,
-        Decider::Listener("no approver".into())
-    );
+    assert_eq!(decider(&out), &Decider::Listener("no approver".into()));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
 
@@ -141,12 +119,9 @@ async fn panicking_approval_service_is_a_denial() {
             f.message
         );
         assert!(f.message.contains("the approver blew up"), "{}", f.message);
-        assert_eq!(
-            out.provenance.as_ref().unwrap().decider,
-            Decider::Listener("panicked".into())
-        );
+        assert_eq!(decider(&out), &Decider::Listener("panicked".into()));
         assert_eq!(runs.load(Ordering::SeqCst), 0);
-        assert_eq!(h.stages("c"), DENIED_PATH);
+        assert_eq!(h.stages("c"), APPROVAL_DENIED);
         assert_eq!(h.observed("c").len(), 1);
     }
 }
@@ -156,54 +131,35 @@ async fn panicking_approval_service_is_a_denial() {
 async fn approval_that_never_answers_ends_cancelled_when_the_caller_cancels() {
     let approver = Approver::new(Behaviour::Never);
     let (h, runs) = asking(Some(approver.clone()));
-    let cancel = CancellationToken::new();
-    let call = h.registry.execute(
-        ToolCall::new("c", "echo", r#"{"text": "a"}"#),
-        cancel.clone(),
-    );
-    let canceller = async {
-        // Let the call reach the approver, then cancel.
-        while approver.requests.lock().is_empty() {
-            tokio::task::yield_now().await;
-        }
-        cancel.cancel();
-    };
-    let (out, ()) = tokio::join!(call, canceller);
+    // Let the call reach the approver, then cancel.
+    let out = h
+        .call_cancelled_when(ToolCall::new("c", "echo", r#"{"text": "a"}"#), || {
+            !approver.requests.lock().is_empty()
+        })
+        .await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Cancelled);
     assert!(!f.dispatched);
     assert!(f.message.contains("nothing was done"), "{}", f.message);
     assert_eq!(out.provenance.as_ref().unwrap().hook, APPROVAL_STAGE);
     assert_eq!(runs.load(Ordering::SeqCst), 0);
-    assert_eq!(h.stages("c"), DENIED_PATH);
+    assert_eq!(h.stages("c"), APPROVAL_DENIED);
     assert_eq!(h.observed("c").len(), 1);
 }
 
 // PRE-008: a grant that arrives after the caller cancelled does not run the body.
 #[tokio::test]
 async fn a_grant_after_cancellation_does_not_run_the_body() {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
-    h.registry
-        .capabilities()
-        .provide_approval(Approver::answering(ApprovalOutcome::AllowedOnce))
-        .forget();
+    let (h, runs) = Harness::with_counted_echo("echo");
+    h.provide_approval(Approver::answering(ApprovalOutcome::AllowedOnce));
     let cancel = CancellationToken::new();
     let inside = cancel.clone();
-    let _gate = h
-        .registry
-        .hooks()
-        .pre_execute()
-        .tap("gate", move |_exec, _next| {
-            // The caller gives up while the question is being put.
-            inside.cancel();
-            async move { PreDecision::ask("confirm") }
-        });
-    let out = h
-        .registry
-        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancel)
-        .await;
+    let _gate = h.hooks().pre_execute().tap("gate", move |_exec, _next| {
+        // The caller gives up while the question is being put.
+        inside.cancel();
+        async move { PreDecision::ask("confirm") }
+    });
+    let out = h.call_with("c", "echo", r#"{"text": "a"}"#, cancel).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Cancelled));
     assert!(!failure(&out).dispatched);
     assert_eq!(runs.load(Ordering::SeqCst), 0);

@@ -5,30 +5,21 @@ use std::sync::atomic::Ordering;
 
 use serde_json::json;
 use tack_core::policy::PreDecision;
-use tack_core::tool::{ErrorCode, ToolCall};
+use tack_core::tool::ErrorCode;
 use tack_pipeline::PipelineConfig;
-use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
-
-const INVALID_PATH: [&str; 6] = ["resolve", "parse", "validate", "post", "finalize", "result"];
-const UNPARSED_PATH: [&str; 5] = ["resolve", "parse", "post", "finalize", "result"];
+use crate::listeners::*;
+use crate::stage_paths::*;
 
 /// A harness with `echo` and a pre-execute listener that records every call it sees.
 fn gated() -> (Harness, Log, Arc<std::sync::atomic::AtomicUsize>) {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
+    let (h, runs) = Harness::with_counted_echo("echo");
     let log = Log::default();
-    let seen = log.clone();
-    h.registry
-        .hooks()
-        .pre_execute()
-        .tap("policy", move |exec, next| {
-            seen.push(exec.call_id().as_str());
-            next.run(exec)
-        })
-        .forget();
+    log_and_delegate(h.hooks().pre_execute(), "policy", &log, |exec| {
+        exec.call_id().as_str().to_owned()
+    })
+    .forget();
     (h, log, runs)
 }
 
@@ -57,7 +48,7 @@ async fn malformed_json_is_invalid_arguments_with_a_fix() {
     let message = &failure(&out).message;
     assert!(message.contains("not valid JSON"), "{message}");
     assert!(message.contains("send one JSON object"), "{message}");
-    assert_eq!(stages, UNPARSED_PATH);
+    assert_eq!(stages, UNPARSED);
 }
 
 // Bad input: a JSON array / string / number instead of an object.
@@ -74,20 +65,16 @@ async fn non_object_arguments_are_invalid_and_name_what_was_sent() {
         assert!(f.message.contains("must be a JSON object"), "{}", f.message);
         assert!(f.message.ends_with(kind), "{}", f.message);
         assert_eq!(f.pointer.as_deref(), Some(""));
-        assert_eq!(stages, UNPARSED_PATH);
+        assert_eq!(stages, UNPARSED);
     }
 }
 
 // ARG-014: empty argument text is `{}`.
 #[tokio::test]
 async fn empty_argument_text_is_an_empty_object() {
-    let h = Harness::new();
-    h.add(raw_tool(
-        "noargs",
-        json!({"type": "object"}),
-        json!({}),
-        |args, _c| async move { Ok((*args).clone()) },
-    ));
+    let h = Harness::with_tool(open_tool("noargs", |args, _c| async move {
+        Ok((*args).clone())
+    }));
     for (id, args) in [("a", ""), ("b", "  \n")] {
         let out = h.call(id, "noargs", args).await;
         assert_eq!(out.value().unwrap().as_ref(), &json!({}), "{out:?}");
@@ -110,7 +97,7 @@ async fn missing_required_field_names_the_field() {
         f.message
     );
     assert_eq!(f.pointer.as_deref(), Some(""));
-    assert_eq!(stages, INVALID_PATH);
+    assert_eq!(stages, BEFORE_POLICY);
 }
 
 // Bad input: wrong type. ARG-010
@@ -126,8 +113,7 @@ async fn wrong_type_names_the_pointer_and_the_expected_type() {
 // ARG-010: nested objects and arrays get path-qualified pointers.
 #[tokio::test]
 async fn nested_violations_name_the_nested_pointer() {
-    let h = Harness::new();
-    h.add(raw_tool(
+    let h = Harness::with_tool(raw_tool(
         "deploy",
         json!({
             "type": "object",
@@ -167,8 +153,7 @@ async fn nested_violations_name_the_nested_pointer() {
 // Bad input: enum violation. ARG-010
 #[tokio::test]
 async fn enum_violation_names_the_pointer_and_the_allowed_values() {
-    let h = Harness::new();
-    h.add(raw_tool(
+    let h = Harness::with_tool(raw_tool(
         "paint",
         json!({"type": "object", "properties": {"color": {"enum": ["red", "green"]}}}),
         json!({}),
@@ -194,8 +179,7 @@ async fn extra_property_on_a_closed_schema_is_named() {
 // ARG-009: an open schema accepts extra keys; defaults are not injected.
 #[tokio::test]
 async fn open_schema_accepts_extra_keys_and_defaults_are_not_injected() {
-    let h = Harness::new();
-    h.add(raw_tool(
+    let h = Harness::with_tool(raw_tool(
         "open",
         json!({"type": "object", "properties": {"n": {"type": "integer", "default": 7}}}),
         json!({}),
@@ -208,8 +192,7 @@ async fn open_schema_accepts_extra_keys_and_defaults_are_not_injected() {
 // ARG-006 / SCH-005: several violations are reported together.
 #[tokio::test]
 async fn several_violations_are_listed_in_one_message() {
-    let h = Harness::new();
-    h.add(raw_tool(
+    let h = Harness::with_tool(raw_tool(
         "multi",
         json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["c"]}),
         json!({}),
@@ -237,7 +220,7 @@ async fn hundred_level_nesting_is_refused() {
     let message = &failure(&out).message;
     assert!(message.contains("nested 100 levels deep"), "{message}");
     assert!(message.contains("flatten"), "{message}");
-    assert_eq!(stages, UNPARSED_PATH);
+    assert_eq!(stages, UNPARSED);
 }
 
 // Bad input: 2 MiB argument string.
@@ -254,7 +237,7 @@ async fn two_mib_argument_string_is_refused_before_parsing() {
         message.contains("over the limit of 1048576 bytes"),
         "{message}"
     );
-    assert_eq!(stages, UNPARSED_PATH);
+    assert_eq!(stages, UNPARSED);
 }
 
 #[tokio::test]
@@ -329,8 +312,7 @@ async fn huge_integer_is_kept_exactly_through_the_pipeline() {
 
 #[tokio::test]
 async fn an_integer_schema_refuses_a_huge_fraction() {
-    let h = Harness::new();
-    h.add(raw_tool(
+    let h = Harness::with_tool(raw_tool(
         "int",
         json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
         json!({}),
@@ -350,27 +332,17 @@ async fn an_integer_schema_refuses_a_huge_fraction() {
 // ARG-001 / PRE-011: one frozen argument value is shared by every stage and the body.
 #[tokio::test]
 async fn one_frozen_argument_value_is_shared_by_policy_and_body() {
-    let h = Harness::new();
     let pointers = Arc::new(parking_lot::Mutex::new(Vec::<usize>::new()));
     let body = pointers.clone();
-    h.add(raw_tool(
-        "same",
-        json!({"type": "object"}),
-        json!({}),
-        move |args, _c| {
-            body.lock().push(Arc::as_ptr(&args) as usize);
-            async move { Ok(json!(null)) }
-        },
-    ));
+    let h = Harness::with_tool(open_tool("same", move |args, _c| {
+        body.lock().push(Arc::as_ptr(&args) as usize);
+        async move { Ok(json!(null)) }
+    }));
     let pre = pointers.clone();
-    let _pre = h
-        .registry
-        .hooks()
-        .pre_execute()
-        .tap("pre", move |exec, next| {
-            pre.lock().push(Arc::as_ptr(exec.arguments()) as usize);
-            next.run(exec)
-        });
+    let _pre = h.hooks().pre_execute().tap("pre", move |exec, next| {
+        pre.lock().push(Arc::as_ptr(exec.arguments()) as usize);
+        next.run(exec)
+    });
     let out = h.call("c", "same", r#"{"k": [1, 2]}"#).await;
     assert!(out.is_success());
     let seen = pointers.lock().clone();
@@ -381,15 +353,10 @@ async fn one_frozen_argument_value_is_shared_by_policy_and_body() {
 // ARG-004: argument failures win over a pre-cancelled signal.
 #[tokio::test]
 async fn invalid_arguments_win_over_a_pre_cancelled_signal() {
-    let h = Harness::new();
-    h.add(echo("echo"));
-    let cancel = CancellationToken::new();
-    cancel.cancel();
+    let h = Harness::with_tool(echo("echo"));
+    let cancel = cancelled();
     for (id, args) in [("json", "{"), ("schema", r#"{"text": 1}"#)] {
-        let out = h
-            .registry
-            .execute(ToolCall::new(id, "echo", args), cancel.clone())
-            .await;
+        let out = h.call_with(id, "echo", args, cancel.clone()).await;
         assert_eq!(
             out.error_code(),
             Some(ErrorCode::InvalidArguments),
@@ -402,21 +369,10 @@ async fn invalid_arguments_win_over_a_pre_cancelled_signal() {
 // §8.1: a human is never asked to approve a call that cannot run.
 #[tokio::test]
 async fn approval_is_never_asked_for_invalid_arguments() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let approver = Approver::answering(tack_core::policy::ApprovalOutcome::AllowedOnce);
-    h.registry
-        .capabilities()
-        .provide_approval(approver.clone())
-        .forget();
-    let _ask = h
-        .registry
-        .hooks()
-        .pre_execute()
-        .tap(
-            "ask",
-            |_exec, _next| async move { PreDecision::ask("check") },
-        );
+    h.provide_approval(approver.clone());
+    let _ask = answer_pre(&h, "ask", PreDecision::ask("check"));
     let out = h.call("c", "echo", r#"{"text": []}"#).await;
     assert_eq!(out.error_code(), Some(ErrorCode::InvalidArguments));
     assert!(approver.requests.lock().is_empty());
@@ -425,8 +381,7 @@ async fn approval_is_never_asked_for_invalid_arguments() {
 // SCH-009 (tack validates full JSON Schema: oneOf means exactly one branch)
 #[tokio::test]
 async fn one_of_requires_exactly_one_matching_branch() {
-    let h = Harness::new();
-    h.add(raw_tool(
+    let h = Harness::with_tool(raw_tool(
         "one",
         json!({"type": "object", "properties": {"v": {"oneOf": [{"type": "integer"}, {"type": "number"}, {"type": "string"}]}}}),
         json!({}),

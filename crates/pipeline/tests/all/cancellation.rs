@@ -5,46 +5,23 @@ use std::sync::atomic::Ordering;
 use serde_json::json;
 use tack_core::hooks::{ExecuteOutput, PostDecision};
 use tack_core::policy::PreDecision;
-use tack_core::tool::{ErrorCode, ToolCall, ToolError};
+use tack_core::tool::{ErrorCode, ToolError};
 use tack_pipeline::LATE_CANCELLATION_NOTE;
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
-
-fn cancelled() -> CancellationToken {
-    let token = CancellationToken::new();
-    token.cancel();
-    token
-}
+use crate::listeners::*;
+use crate::stage_paths::*;
 
 // CAN-001 (tack §8.4: post-execute and finalize still see the outcome)
 #[tokio::test]
 async fn pre_cancelled_call_runs_no_policy_and_publishes_once() {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
+    let (h, runs) = Harness::with_counted_echo("echo");
     let log = Log::default();
-    let pre = log.clone();
-    let _pre = h
-        .registry
-        .hooks()
-        .pre_execute()
-        .tap("pre", move |exec, next| {
-            pre.push("pre");
-            next.run(exec)
-        });
-    let post = log.clone();
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("post", move |input, next| {
-            post.push("post");
-            next.run(input)
-        });
+    let _pre = log_and_delegate(h.hooks().pre_execute(), "pre", &log, |_| "pre".into());
+    let _post = log_and_delegate(h.hooks().post_execute(), "post", &log, |_| "post".into());
     let out = h
-        .registry
-        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancelled())
+        .call_with("c", "echo", r#"{"text": "a"}"#, cancelled())
         .await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Cancelled);
@@ -56,23 +33,17 @@ async fn pre_cancelled_call_runs_no_policy_and_publishes_once() {
     );
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(log.entries(), ["post"]);
-    assert_eq!(
-        h.stages("c"),
-        ["resolve", "parse", "validate", "post", "finalize", "result"]
-    );
+    assert_eq!(h.stages("c"), BEFORE_POLICY);
     assert_eq!(h.observed("c").len(), 1);
 }
 
 // CAN-002
 #[tokio::test]
 async fn cancellation_during_an_async_pre_gate_prevents_dispatch() {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
+    let (h, runs) = Harness::with_counted_echo("echo");
     let cancel = CancellationToken::new();
     let inside = cancel.clone();
     let _gate = h
-        .registry
         .hooks()
         .pre_execute()
         .tap("slow-gate", move |_exec, _next| {
@@ -83,10 +54,7 @@ async fn cancellation_during_an_async_pre_gate_prevents_dispatch() {
                 PreDecision::allow()
             }
         });
-    let out = h
-        .registry
-        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancel)
-        .await;
+    let out = h.call_with("c", "echo", r#"{"text": "a"}"#, cancel).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Cancelled));
     assert!(!failure(&out).dispatched);
     assert_eq!(runs.load(Ordering::SeqCst), 0);
@@ -95,56 +63,36 @@ async fn cancellation_during_an_async_pre_gate_prevents_dispatch() {
 // Step 5 also re-checks after the guards settle.
 #[tokio::test]
 async fn cancellation_during_an_async_guard_prevents_dispatch() {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
+    let (h, runs) = Harness::with_counted_echo("echo");
     let cancel = CancellationToken::new();
     let inside = cancel.clone();
-    let _guard = h.registry.hooks().guards().add_async(
-        tack_core::hook::Scope::Global,
-        "slow-guard",
-        move |_exec| {
-            let inside = inside.clone();
-            async move {
-                inside.cancel();
-                tack_core::policy::GuardVerdict::Pass
-            }
-        },
-    );
-    let out = h
-        .registry
-        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancel)
-        .await;
+    let _guard =
+        h.hooks()
+            .guards()
+            .add_async(tack_core::hook::Scope::Global, "slow-guard", move |_exec| {
+                let inside = inside.clone();
+                async move {
+                    inside.cancel();
+                    tack_core::policy::GuardVerdict::Pass
+                }
+            });
+    let out = h.call_with("c", "echo", r#"{"text": "a"}"#, cancel).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Cancelled));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
-    assert_eq!(
-        h.stages("c"),
-        [
-            "resolve", "parse", "validate", "pre", "guard", "post", "finalize", "result"
-        ]
-    );
+    assert_eq!(h.stages("c"), GUARD_DENIED);
 }
 
 // CAN-004
 #[tokio::test]
 async fn wrapper_that_delegates_after_cancellation_does_not_start_the_body() {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
+    let (h, runs) = Harness::with_counted_echo("echo");
     let cancel = CancellationToken::new();
     let inside = cancel.clone();
-    let _wrap = h
-        .registry
-        .hooks()
-        .execute()
-        .tap("slow-wrapper", move |req, next| {
-            inside.cancel();
-            next.run(req)
-        });
-    let out = h
-        .registry
-        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancel)
-        .await;
+    let _wrap = h.hooks().execute().tap("slow-wrapper", move |req, next| {
+        inside.cancel();
+        next.run(req)
+    });
+    let out = h.call_with("c", "echo", r#"{"text": "a"}"#, cancel).await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Cancelled);
     assert!(!f.dispatched);
@@ -155,23 +103,15 @@ async fn wrapper_that_delegates_after_cancellation_does_not_start_the_body() {
 // cancellation; the wrapper's deferred context is kept.
 #[tokio::test]
 async fn wrapper_short_circuit_after_cancellation_is_cancelled_and_keeps_context() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let cancel = CancellationToken::new();
     let inside = cancel.clone();
-    let _wrap = h
-        .registry
-        .hooks()
-        .execute()
-        .tap("cache", move |req, _next| {
-            inside.cancel();
-            req.context().defer_context("served from cache");
-            async move { ExecuteOutput::ok(json!("cached")) }
-        });
-    let out = h
-        .registry
-        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancel)
-        .await;
+    let _wrap = h.hooks().execute().tap("cache", move |req, _next| {
+        inside.cancel();
+        req.context().defer_context("served from cache");
+        async move { ExecuteOutput::ok(json!("cached")) }
+    });
+    let out = h.call_with("c", "echo", r#"{"text": "a"}"#, cancel).await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Cancelled);
     assert!(!f.dispatched);
@@ -181,10 +121,9 @@ async fn wrapper_short_circuit_after_cancellation_is_cancelled_and_keeps_context
 // CAN-006 / CAN-008 (tack §8.5: a completed success is kept, with a note)
 #[tokio::test]
 async fn success_completed_before_cancellation_is_kept_with_a_note() {
-    let h = Harness::new();
     let cancel = CancellationToken::new();
     let inside = cancel.clone();
-    h.add(raw_tool(
+    let h = Harness::with_tool(raw_tool(
         "work",
         json!({"type": "object"}),
         json!({"type": "string"}),
@@ -198,10 +137,7 @@ async fn success_completed_before_cancellation_is_kept_with_a_note() {
             }
         },
     ));
-    let out = h
-        .registry
-        .execute(ToolCall::new("c", "work", "{}"), cancel)
-        .await;
+    let out = h.call_with("c", "work", "{}", cancel).await;
     assert!(out.is_success(), "{out:?}");
     assert_eq!(out.value().unwrap().as_ref(), &json!("done"));
     assert_eq!(out.notes, [LATE_CANCELLATION_NOTE]);
@@ -211,26 +147,10 @@ async fn success_completed_before_cancellation_is_kept_with_a_note() {
 // CAN-006: the caller cancels while a wrapper is still finishing.
 #[tokio::test]
 async fn success_kept_when_cancelled_while_a_wrapper_finishes() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let cancel = CancellationToken::new();
-    let inside = cancel.clone();
-    let _wrap = h
-        .registry
-        .hooks()
-        .execute()
-        .tap("finishing", move |req, next| {
-            let inside = inside.clone();
-            async move {
-                let out = next.run(req).await;
-                inside.cancel();
-                out
-            }
-        });
-    let out = h
-        .registry
-        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancel)
-        .await;
+    let _wrap = cancel_after_call(&h, "finishing", cancel.clone(), |out| out);
+    let out = h.call_with("c", "echo", r#"{"text": "a"}"#, cancel).await;
     assert!(out.is_success(), "{out:?}");
     assert_eq!(out.notes, [LATE_CANCELLATION_NOTE]);
 }
@@ -239,69 +159,38 @@ async fn success_kept_when_cancelled_while_a_wrapper_finishes() {
 #[tokio::test]
 async fn failures_after_cancellation_keep_their_own_code() {
     // A tool-owned failure.
-    let h = Harness::new();
     let cancel = CancellationToken::new();
     let inside = cancel.clone();
-    h.add(raw_tool(
-        "fails",
-        json!({"type": "object"}),
-        json!({}),
-        move |_a, _cx| {
-            let inside = inside.clone();
-            async move {
-                inside.cancel();
-                Err(ToolError::new("tool failure").with_kind("TOOL_FAILURE"))
-            }
-        },
-    ));
-    let out = h
-        .registry
-        .execute(ToolCall::new("t", "fails", "{}"), cancel)
-        .await;
+    let h = Harness::with_tool(open_tool("fails", move |_a, _cx| {
+        let inside = inside.clone();
+        async move {
+            inside.cancel();
+            Err(ToolError::new("tool failure").with_kind("TOOL_FAILURE"))
+        }
+    }));
+    let out = h.call_with("t", "fails", "{}", cancel).await;
     assert_eq!(out.error_code(), Some(ErrorCode::ExecutionFailed));
     assert_eq!(failure(&out).kind.as_deref(), Some("TOOL_FAILURE"));
 
     // A wrapper failure.
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let cancel = CancellationToken::new();
-    let inside = cancel.clone();
-    let _wrap = h
-        .registry
-        .hooks()
-        .execute()
-        .tap("wrapper", move |req, next| {
-            let inside = inside.clone();
-            async move {
-                let _ = next.run(req).await;
-                inside.cancel();
-                ExecuteOutput::err(ToolError::new("wrapper failure"))
-            }
-        });
-    let out = h
-        .registry
-        .execute(ToolCall::new("w", "echo", r#"{"text": "a"}"#), cancel)
-        .await;
+    let _wrap = cancel_after_call(&h, "wrapper", cancel.clone(), |_| {
+        ExecuteOutput::err(ToolError::new("wrapper failure"))
+    });
+    let out = h.call_with("w", "echo", r#"{"text": "a"}"#, cancel).await;
     assert_eq!(out.error_code(), Some(ErrorCode::ExecutionFailed));
     assert_eq!(failure(&out).message, "wrapper failure");
 
     // A post-policy failure.
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let cancel = CancellationToken::new();
     let inside = cancel.clone();
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("post", move |_input, _next| {
-            inside.cancel();
-            async move { PostDecision::accept().block("post failure") }
-        });
-    let out = h
-        .registry
-        .execute(ToolCall::new("p", "echo", r#"{"text": "a"}"#), cancel)
-        .await;
+    let _post = h.hooks().post_execute().tap("post", move |_input, _next| {
+        inside.cancel();
+        async move { PostDecision::accept().block("post failure") }
+    });
+    let out = h.call_with("p", "echo", r#"{"text": "a"}"#, cancel).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Denied));
     assert_eq!(failure(&out).message, "post failure");
 }

@@ -13,6 +13,7 @@ use tack_core::tool::{ErrorCode, ToolCall};
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
+use crate::listeners::*;
 
 const CALLS: usize = 1_000;
 
@@ -22,27 +23,24 @@ async fn thousand_concurrent_calls_with_listener_churn_lose_nothing() {
     h.add(echo("echo"));
     h.add(add_one());
     h.add(panicking("boom"));
-    let _scoped = h
-        .registry
-        .register_in(Scope::Agent(AgentId::new("a")), echo("mine"))
-        .unwrap();
+    let _scoped = h.add_for(&AgentId::new("a"), echo("mine"));
 
     // Every outcome, by call id, as the permanent observer saw it.
     let seen: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
     let count = seen.clone();
-    let _observer =
-        h.registry
-            .hooks()
-            .result()
-            .tap("count", move |record: &Arc<ExecutionRecord>| {
-                *count
-                    .lock()
-                    .entry(record.outcome.call_id.to_string())
-                    .or_default() += 1;
-            });
-    let _deny_odd_agents = h.registry.hooks().pre_execute().tap(
+    let _observer = h
+        .hooks()
+        .result()
+        .tap("count", move |record: &Arc<ExecutionRecord>| {
+            *count
+                .lock()
+                .entry(record.outcome.call_id.to_string())
+                .or_default() += 1;
+        });
+    let _deny_odd_agents = answer_pre(
+        &h,
         ListenerSpec::for_agent(AgentId::new("b"), "deny-b"),
-        |_exec, _next| async move { PreDecision::deny("b may not") },
+        PreDecision::deny("b may not"),
     );
 
     // Churn: register and dispose listeners of every kind while calls run.

@@ -10,8 +10,7 @@ use tack_pipeline::DryRun;
 use crate::harness::*;
 
 fn policy(h: &Harness) {
-    h.registry
-        .hooks()
+    h.hooks()
         .pre_execute()
         .tap("policy", |exec, next| async move {
             match exec.arg_str("text") {
@@ -25,15 +24,10 @@ fn policy(h: &Harness) {
 
 #[tokio::test]
 async fn dry_run_reports_allowed_would_ask_and_refused_without_running() {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
+    let (h, runs) = Harness::with_counted_echo("echo");
     policy(&h);
     let approver = Approver::new(Behaviour::Never);
-    h.registry
-        .capabilities()
-        .provide_approval(approver.clone())
-        .forget();
+    h.provide_approval(approver.clone());
 
     let allowed = h
         .registry
@@ -78,16 +72,14 @@ async fn dry_run_reports_allowed_would_ask_and_refused_without_running() {
 
 #[tokio::test]
 async fn dry_run_applies_guards_even_when_policy_would_ask() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     policy(&h);
-    let _guard =
-        h.registry
-            .hooks()
-            .guards()
-            .add_sync(tack_core::hook::Scope::Global, "wall", |_| {
-                GuardVerdict::deny("walled")
-            });
+    let _guard = h
+        .hooks()
+        .guards()
+        .add_sync(tack_core::hook::Scope::Global, "wall", |_| {
+            GuardVerdict::deny("walled")
+        });
     for args in [r#"{"text": "ok"}"#, r#"{"text": "ask"}"#] {
         match h.registry.dry_run(ToolCall::new("x", "echo", args)).await {
             DryRun::Refused {

@@ -11,16 +11,13 @@ use tack_core::tool::{ErrorCode, ToolCall, ToolError};
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
-
-const BODY_FAILED: [&str; 9] = [
-    "resolve", "parse", "validate", "pre", "guard", "execute", "post", "finalize", "result",
-];
+use crate::listeners::*;
+use crate::stage_paths::*;
 
 // Bad input: a tool that panics.
 #[tokio::test]
 async fn panicking_body_is_execution_failed_naming_the_tool() {
-    let h = Harness::new();
-    h.add(panicking("boom"));
+    let h = Harness::with_tool(panicking("boom"));
     let out = h.call("c", "boom", "{}").await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::ExecutionFailed);
@@ -32,13 +29,8 @@ async fn panicking_body_is_execution_failed_naming_the_tool() {
 
 #[tokio::test]
 async fn panicking_body_under_a_wrapper_is_still_execution_failed() {
-    let h = Harness::new();
-    h.add(panicking("boom"));
-    let _wrap = h
-        .registry
-        .hooks()
-        .execute()
-        .tap("pass", |req, next| next.run(req));
+    let h = Harness::with_tool(panicking("boom"));
+    let _wrap = h.hooks().execute().tap("pass", |req, next| next.run(req));
     let out = h.call("c", "boom", "{}").await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::ExecutionFailed, "{out:?}");
@@ -48,28 +40,12 @@ async fn panicking_body_under_a_wrapper_is_still_execution_failed() {
 // EXE-002 / RES-007: a body error reaches post-execute and keeps its code and kind.
 #[tokio::test]
 async fn body_error_keeps_its_code_and_kind_and_reaches_post_execute() {
-    let h = Harness::new();
-    h.add(raw_tool(
-        "disk",
-        json!({"type": "object"}),
-        json!({}),
-        |_a, _c| async move { Err(ToolError::new("disk full").with_kind("ENOSPC")) },
-    ));
+    let h = Harness::with_tool(open_tool("disk", |_a, _c| async move {
+        Err(ToolError::new("disk full").with_kind("ENOSPC"))
+    }));
     let log = Log::default();
-    let post = log.clone();
-    let _wrap = h
-        .registry
-        .hooks()
-        .execute()
-        .tap("pass", |req, next| next.run(req));
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("audit", move |input, next| {
-            post.push(format!("{:?}", input.outcome.error_code()));
-            next.run(input)
-        });
+    let _wrap = h.hooks().execute().tap("pass", |req, next| next.run(req));
+    let _post = audit_codes(&h, &log);
     let out = h.call("c", "disk", "{}").await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::ExecutionFailed);
@@ -84,16 +60,8 @@ async fn body_error_keeps_its_code_and_kind_and_reaches_post_execute() {
 // EXE-003: a short-circuit success is validated and rendered from its value.
 #[tokio::test]
 async fn wrapper_short_circuit_is_validated_and_rendered_from_the_value() {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
-    let _cache = h
-        .registry
-        .hooks()
-        .execute()
-        .tap("cache", |_req, _next| async move {
-            ExecuteOutput::ok(json!("short-circuited"))
-        });
+    let (h, runs) = Harness::with_counted_echo("echo");
+    let _cache = answer_execute(&h, "cache", json!("short-circuited"));
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert_eq!(out.value().unwrap().as_ref(), &json!("short-circuited"));
     assert_eq!(text(&out), "short-circuited");
@@ -106,16 +74,8 @@ async fn wrapper_short_circuit_is_validated_and_rendered_from_the_value() {
 // EXE-004
 #[tokio::test]
 async fn wrapper_value_of_the_wrong_shape_is_output_invalid() {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
-    let _cache = h
-        .registry
-        .hooks()
-        .execute()
-        .tap("stale-cache", |_req, _next| async move {
-            ExecuteOutput::ok(json!({"y": 2}))
-        });
+    let (h, runs) = Harness::with_counted_echo("echo");
+    let _cache = answer_execute(&h, "stale-cache", json!({"y": 2}));
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert_eq!(out.error_code(), Some(ErrorCode::OutputInvalid));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
@@ -125,16 +85,11 @@ async fn wrapper_value_of_the_wrong_shape_is_output_invalid() {
 #[tokio::test]
 async fn wrapper_success_after_the_tool_was_unregistered_is_unknown_tool() {
     let h = Harness::new();
-    let disposer = Arc::new(h.registry.register(echo("echo")).unwrap());
-    let inside = disposer.clone();
-    let _wrap = h
-        .registry
-        .hooks()
-        .execute()
-        .tap("unregister", move |_req, _next| {
-            inside.dispose();
-            async move { ExecuteOutput::ok(json!("x")) }
-        });
+    let disposer = h.add_disposable(echo("echo"));
+    let _wrap = h.hooks().execute().tap("unregister", move |_req, _next| {
+        disposer.dispose();
+        async move { ExecuteOutput::ok(json!("x")) }
+    });
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::UnknownTool);
@@ -149,20 +104,10 @@ async fn wrapper_success_after_the_tool_was_unregistered_is_unknown_tool() {
 // §8.4 post-execute still sees it)
 #[tokio::test]
 async fn panicking_wrapper_is_internal_and_names_the_wrapper() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let log = Log::default();
-    let post = log.clone();
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("audit", move |input, next| {
-            post.push(format!("{:?}", input.outcome.error_code()));
-            next.run(input)
-        });
+    let _post = audit_codes(&h, &log);
     let _wrap = h
-        .registry
         .hooks()
         .execute()
         .tap("broken-wrapper", |req, next| async move {
@@ -178,10 +123,7 @@ async fn panicking_wrapper_is_internal_and_names_the_wrapper() {
     assert!(f.message.contains("broken-wrapper"), "{}", f.message);
     assert!(f.message.contains("wrapper broke"), "{}", f.message);
     assert!(f.dispatched, "the body had run");
-    assert_eq!(
-        out.provenance.as_ref().unwrap().decider,
-        Decider::Listener("broken-wrapper".into())
-    );
+    assert_eq!(decider(&out), &Decider::Listener("broken-wrapper".into()));
     assert_eq!(log.entries(), ["Some(Internal)"]);
 }
 
@@ -190,42 +132,30 @@ async fn panicking_wrapper_is_internal_and_names_the_wrapper() {
 // cancel the caller.
 #[tokio::test]
 async fn wrapper_child_signal_is_fused_with_the_caller_signal() {
-    let h = Harness::new();
     let log = Log::default();
     let body = log.clone();
-    h.add(raw_tool(
-        "watch",
-        json!({"type": "object"}),
-        json!({}),
-        move |_a, cx| {
-            let body = body.clone();
-            async move {
-                cx.cancellation().cancelled().await;
-                body.push("body saw cancellation");
-                Ok(json!("stopped"))
-            }
-        },
-    ));
+    let h = Harness::with_tool(open_tool("watch", move |_a, cx| {
+        let body = body.clone();
+        async move {
+            cx.cancellation().cancelled().await;
+            body.push("body saw cancellation");
+            Ok(json!("stopped"))
+        }
+    }));
     let children = Arc::new(parking_lot::Mutex::new(Vec::<CancellationToken>::new()));
     let keep = children.clone();
-    let _wrap = h.registry.hooks().execute().tap("child", move |req, next| {
+    let _wrap = h.hooks().execute().tap("child", move |req, next| {
         let (req, child) = req.child_cancellation();
         keep.lock().push(child);
         next.run(req)
     });
 
     // The caller cancels: the body's (child) signal fires.
-    let caller = CancellationToken::new();
-    let run = h
-        .registry
-        .execute(ToolCall::new("c1", "watch", "{}"), caller.clone());
-    let cancel = async {
-        while children.lock().is_empty() {
-            tokio::task::yield_now().await;
-        }
-        caller.cancel();
-    };
-    let (out, ()) = tokio::join!(run, cancel);
+    let out = h
+        .call_cancelled_when(ToolCall::new("c1", "watch", "{}"), || {
+            !children.lock().is_empty()
+        })
+        .await;
     assert!(
         out.is_success(),
         "§8.5: the completed body's result is kept: {out:?}"
@@ -234,16 +164,14 @@ async fn wrapper_child_signal_is_fused_with_the_caller_signal() {
 
     // The wrapper cancels its child: the body stops, the caller is untouched.
     let caller = CancellationToken::new();
-    let run = h
-        .registry
-        .execute(ToolCall::new("c2", "watch", "{}"), caller.clone());
-    let cancel = async {
-        while children.lock().len() < 2 {
-            tokio::task::yield_now().await;
-        }
-        children.lock()[1].cancel();
-    };
-    let (out, ()) = tokio::join!(run, cancel);
+    let out = h
+        .call_and_interrupt(
+            ToolCall::new("c2", "watch", "{}"),
+            caller.clone(),
+            || children.lock().len() >= 2,
+            || children.lock()[1].cancel(),
+        )
+        .await;
     assert!(out.is_success());
     assert!(!caller.is_cancelled());
     assert!(
@@ -255,35 +183,23 @@ async fn wrapper_child_signal_is_fused_with_the_caller_signal() {
 // EXE-011: without a wrapper the body gets the caller's signal.
 #[tokio::test]
 async fn without_a_wrapper_the_body_gets_the_caller_signal() {
-    let h = Harness::new();
     let started = Log::default();
     let body = started.clone();
-    h.add(raw_tool(
-        "watch",
-        json!({"type": "object"}),
-        json!({}),
-        move |_a, cx| {
-            body.push("started");
-            async move {
-                cx.cancellation().cancelled().await;
-                Err(ToolError::with_code(
-                    ErrorCode::Cancelled,
-                    "stopped on request",
-                ))
-            }
-        },
-    ));
-    let caller = CancellationToken::new();
-    let run = h
-        .registry
-        .execute(ToolCall::new("c", "watch", "{}"), caller.clone());
-    let cancel = async {
-        while started.entries().is_empty() {
-            tokio::task::yield_now().await;
+    let h = Harness::with_tool(open_tool("watch", move |_a, cx| {
+        body.push("started");
+        async move {
+            cx.cancellation().cancelled().await;
+            Err(ToolError::with_code(
+                ErrorCode::Cancelled,
+                "stopped on request",
+            ))
         }
-        caller.cancel();
-    };
-    let (out, ()) = tokio::join!(run, cancel);
+    }));
+    let out = h
+        .call_cancelled_when(ToolCall::new("c", "watch", "{}"), || {
+            !started.entries().is_empty()
+        })
+        .await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Cancelled);
     assert!(f.dispatched, "the body had started");
@@ -291,8 +207,7 @@ async fn without_a_wrapper_the_body_gets_the_caller_signal() {
 
 /// A `tools/execute` wrapper like the timeout plugin's.
 fn timeout_wrapper(h: &Harness, budget: Duration) {
-    h.registry
-        .hooks()
+    h.hooks()
         .execute()
         .tap(
             ListenerSpec::new("timeout").with_priority(Priority::EARLY),
@@ -316,16 +231,7 @@ fn timeout_wrapper(h: &Harness, budget: Duration) {
 // TIMEOUT: a hung body is ended by a wrapper.
 #[tokio::test(start_paused = true)]
 async fn hung_body_ends_in_timeout_from_the_wrapper() {
-    let h = Harness::new();
-    h.add(raw_tool(
-        "hang",
-        json!({"type": "object"}),
-        json!({}),
-        |_a, _c| async move {
-            futures::future::pending::<()>().await;
-            Ok(json!(null))
-        },
-    ));
+    let h = Harness::with_tool(hanging("hang"));
     h.add(echo("fast"));
     timeout_wrapper(&h, Duration::from_millis(100));
     let out = h.call("c", "hang", "{}").await;
@@ -333,10 +239,7 @@ async fn hung_body_ends_in_timeout_from_the_wrapper() {
     assert_eq!(f.code, ErrorCode::Timeout);
     assert_eq!(f.message, "tool call timed out after 100 ms");
     assert!(f.dispatched);
-    assert_eq!(
-        out.provenance.as_ref().unwrap().decider,
-        Decider::Listener("timeout".into())
-    );
+    assert_eq!(decider(&out), &Decider::Listener("timeout".into()));
     assert_eq!(h.stages("c"), BODY_FAILED);
     // TMO-002: a fast tool keeps its own result.
     let fast = h.call("f", "fast", r#"{"text": "ok"}"#).await;
@@ -346,34 +249,16 @@ async fn hung_body_ends_in_timeout_from_the_wrapper() {
 // TMO-007 / CAN-010: a timeout that fired first stands when the caller cancels later.
 #[tokio::test(start_paused = true)]
 async fn timeout_stands_when_the_caller_cancels_afterwards() {
-    let h = Harness::new();
+    let h = Harness::with_tool(hanging("slow"));
     let caller = CancellationToken::new();
-    let late = caller.clone();
-    h.add(raw_tool(
-        "slow",
-        json!({"type": "object"}),
-        json!({}),
-        |_a, _c| async move {
-            futures::future::pending::<()>().await;
-            Ok(json!(null))
-        },
-    ));
     timeout_wrapper(&h, Duration::from_millis(50));
     // An outer wrapper cancels the caller's token after the deadline answered.
-    let _outer = h.registry.hooks().execute().tap(
+    let _outer = cancel_after_call(
+        &h,
         ListenerSpec::new("late-cancel").with_priority(Priority(1000)),
-        move |req, next| {
-            let late = late.clone();
-            async move {
-                let out = next.run(req).await;
-                late.cancel();
-                out
-            }
-        },
+        caller.clone(),
+        |out| out,
     );
-    let out = h
-        .registry
-        .execute(ToolCall::new("c", "slow", "{}"), caller)
-        .await;
+    let out = h.call_with("c", "slow", "{}", caller).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Timeout), "{out:?}");
 }

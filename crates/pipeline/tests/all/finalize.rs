@@ -6,9 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::json;
 use tack_core::hook::AgentId;
 use tack_core::policy::PreDecision;
-use tack_core::tool::{ContentBlock, ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition};
+use tack_core::tool::{ContentBlock, ErrorCode, Outcome, OutputSpec, ToolDefinition};
 use tack_pipeline::Presentation;
-use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
 
@@ -48,19 +47,14 @@ fn truncate_to(n: usize) -> Arc<Finalizer> {
 // FIN-005 / §4 step 10: exactly once for every outcome of a known tool.
 #[tokio::test]
 async fn finalize_runs_exactly_once_for_every_outcome_of_a_known_tool() {
-    let h = Harness::new();
     let (def, calls) = finalized("echo", truncate_to(12));
-    h.add(def);
-    let _pre = h
-        .registry
-        .hooks()
-        .pre_execute()
-        .tap("pre", |exec, next| async move {
-            if exec.arg_str("text") == Some("deny") {
-                return PreDecision::deny("denied because the text says so");
-            }
-            next.run(exec).await
-        });
+    let h = Harness::with_tool(def);
+    let _pre = h.hooks().pre_execute().tap("pre", |exec, next| async move {
+        if exec.arg_str("text") == Some("deny") {
+            return PreDecision::deny("denied because the text says so");
+        }
+        next.run(exec).await
+    });
     let cases = [
         ("ok", r#"{"text": "a long successful value"}"#, None),
         ("json", "{", Some(ErrorCode::InvalidArguments)),
@@ -85,11 +79,8 @@ async fn finalize_runs_exactly_once_for_every_outcome_of_a_known_tool() {
         assert_eq!(out.is_success(), code.is_none());
     }
     // A pre-cancelled call too.
-    let cancel = CancellationToken::new();
-    cancel.cancel();
     let out = h
-        .registry
-        .execute(ToolCall::new("cx", "echo", r#"{"text": "a"}"#), cancel)
+        .call_with("cx", "echo", r#"{"text": "a"}"#, cancelled())
         .await;
     assert_eq!(out.error_code(), Some(ErrorCode::Cancelled));
     assert_eq!(calls.load(Ordering::SeqCst), cases.len() + 1);
@@ -97,20 +88,13 @@ async fn finalize_runs_exactly_once_for_every_outcome_of_a_known_tool() {
 
 #[tokio::test]
 async fn finalize_does_not_run_for_unknown_or_hidden_tools() {
-    let h = Harness::new();
     let (def, calls) = finalized("echo", truncate_to(5));
-    h.add(def);
+    let h = Harness::with_tool(def);
     let agent = AgentId::new("coder");
     h.registry
         .set_presentation(Some(&agent), Presentation::Code);
     h.call("u", "nope", "{}").await;
-    let direct = h
-        .registry
-        .execute(
-            ToolCall::new("d", "echo", r#"{"text": "x"}"#).with_agent("coder"),
-            CancellationToken::new(),
-        )
-        .await;
+    let direct = h.call_as("d", "echo", r#"{"text": "x"}"#, "coder").await;
     assert_eq!(direct.error_code(), Some(ErrorCode::UnknownTool));
     // FIN-006: a code-mode model-direct call could never execute: no finalizer.
     assert_eq!(calls.load(Ordering::SeqCst), 0);
@@ -119,9 +103,8 @@ async fn finalize_does_not_run_for_unknown_or_hidden_tools() {
 // FIN-003
 #[tokio::test]
 async fn finalizer_returning_none_keeps_the_content() {
-    let h = Harness::new();
     let (def, calls) = finalized("echo", Arc::new(|_: &Outcome| None));
-    h.add(def);
+    let h = Harness::with_tool(def);
     let out = h.call("c", "echo", r#"{"text": "kept"}"#).await;
     assert_eq!(text(&out), "kept");
     assert_eq!(calls.load(Ordering::SeqCst), 1);
@@ -130,9 +113,8 @@ async fn finalizer_returning_none_keeps_the_content() {
 // §8.7: a panicking finalizer keeps the original result.
 #[tokio::test]
 async fn panicking_finalizer_keeps_the_original_result() {
-    let h = Harness::new();
     let (def, calls) = finalized("echo", Arc::new(|_: &Outcome| panic!("finalizer broke")));
-    h.add(def);
+    let h = Harness::with_tool(def);
     let out = h.call("c", "echo", r#"{"text": "kept"}"#).await;
     assert!(out.is_success());
     assert_eq!(text(&out), "kept");
@@ -147,14 +129,12 @@ async fn panicking_finalizer_keeps_the_original_result() {
 async fn finalizer_captured_at_start_runs_after_unregistration() {
     let h = Harness::new();
     let (def, calls) = finalized("echo", truncate_to(3));
-    let disposer = Arc::new(h.registry.register(def).unwrap());
-    let inside = disposer.clone();
+    let disposer = h.add_disposable(def);
     let _pre = h
-        .registry
         .hooks()
         .pre_execute()
         .tap("unregister", move |exec, next| {
-            inside.dispose();
+            disposer.dispose();
             next.run(exec)
         });
     let out = h.call("c", "echo", r#"{"text": "abcdef"}"#).await;

@@ -4,21 +4,16 @@ use std::sync::atomic::Ordering;
 
 use tack_core::hook::{AgentId, Decider, ListenerSpec, Priority, Scope};
 use tack_core::policy::{ApprovalOutcome, GUARD_STAGE, GuardVerdict, PreDecision};
-use tack_core::tool::{ErrorCode, ToolCall};
-use tokio_util::sync::CancellationToken;
+use tack_core::tool::ErrorCode;
 
 use crate::harness::*;
-
-const GUARD_DENIED: [&str; 8] = [
-    "resolve", "parse", "validate", "pre", "guard", "post", "finalize", "result",
-];
+use crate::listeners::*;
+use crate::stage_paths::*;
 
 // GRD-001 (tack §8.2: DENIED with the guard's name)
 #[tokio::test]
 async fn a_later_guard_denies_after_one_passes() {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
+    let (h, runs) = Harness::with_counted_echo("echo");
     let log = Log::default();
     let first = log.clone();
     let _g1 = h
@@ -29,7 +24,6 @@ async fn a_later_guard_denies_after_one_passes() {
         });
     let second = log.clone();
     let _g2 = h
-        .registry
         .hooks()
         .guards()
         .add_async(Scope::Global, "global-deny", move |_exec| {
@@ -74,11 +68,11 @@ impl GuardsExt for tack_pipeline::ToolRegistry {
 // GRD-002
 #[tokio::test]
 async fn an_early_allowing_listener_cannot_override_a_guard() {
-    let h = Harness::new();
-    h.add(echo("echo"));
-    let _force = h.registry.hooks().pre_execute().tap(
+    let h = Harness::with_tool(echo("echo"));
+    let _force = answer_pre(
+        &h,
         ListenerSpec::new("force-allow").with_priority(Priority(i32::MAX)),
-        |_exec, _next| async move { PreDecision::allow() },
+        PreDecision::allow(),
     );
     let _guard = h
         .registry
@@ -91,21 +85,14 @@ async fn an_early_allowing_listener_cannot_override_a_guard() {
 // GRD-003
 #[tokio::test]
 async fn agent_scoped_guard_guards_only_its_agent() {
-    let h = Harness::new();
-    h.add(echo("echo"));
-    let _guard =
-        h.registry
-            .hooks()
-            .guards()
-            .add_sync(Scope::Agent(AgentId::new("a")), "a-only", |_| {
-                GuardVerdict::deny("not for a")
-            });
-    let run = |agent: &str| {
-        h.registry.execute(
-            ToolCall::new("c", "echo", r#"{"text": "x"}"#).with_agent(agent),
-            CancellationToken::new(),
-        )
-    };
+    let h = Harness::with_tool(echo("echo"));
+    let _guard = h
+        .hooks()
+        .guards()
+        .add_sync(Scope::Agent(AgentId::new("a")), "a-only", |_| {
+            GuardVerdict::deny("not for a")
+        });
+    let run = |agent| h.call_as("c", "echo", r#"{"text": "x"}"#, agent);
     assert_eq!(run("a").await.error_code(), Some(ErrorCode::Denied));
     assert!(run("b").await.is_success());
     assert!(h.call("n", "echo", r#"{"text": "x"}"#).await.is_success());
@@ -114,15 +101,11 @@ async fn agent_scoped_guard_guards_only_its_agent() {
 // GRD-006
 #[tokio::test]
 async fn guards_do_not_run_after_a_denial_or_a_non_grant() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     h.add(echo("asked"));
-    h.registry
-        .capabilities()
-        .provide_approval(Approver::answering(ApprovalOutcome::Denied {
-            reason: None,
-        }))
-        .forget();
+    h.provide_approval(Approver::answering(ApprovalOutcome::Denied {
+        reason: None,
+    }));
     let log = Log::default();
     let seen = log.clone();
     let _guard = h.registry.guards_add_sync_for_test("watch", move |exec| {
@@ -130,7 +113,6 @@ async fn guards_do_not_run_after_a_denial_or_a_non_grant() {
         GuardVerdict::deny("guard reason")
     });
     let _pre = h
-        .registry
         .hooks()
         .pre_execute()
         .tap("pre", |exec, _next| async move {
@@ -151,19 +133,9 @@ async fn guards_do_not_run_after_a_denial_or_a_non_grant() {
 // fails closed with INTERNAL naming it, and post-execute sees that too)
 #[tokio::test]
 async fn guard_denial_is_post_visible_and_a_panicking_guard_fails_closed() {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
+    let (h, runs) = Harness::with_counted_echo("echo");
     let log = Log::default();
-    let post = log.clone();
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("audit", move |input, next| {
-            post.push(format!("{:?}", input.outcome.error_code()));
-            next.run(input)
-        });
+    let _post = audit_codes(&h, &log);
     let _guard = h.registry.guards_add_sync_for_test("broken-guard", |exec| {
         if exec.arg_str("text") == Some("boom") {
             panic!("guard exploded");
@@ -187,8 +159,7 @@ async fn guard_denial_is_post_visible_and_a_panicking_guard_fails_closed() {
 // added during a run applies from the next call on)
 #[tokio::test]
 async fn a_guard_added_during_a_run_applies_to_later_calls() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let registry = h.registry.clone();
     let added = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
     let keep = added.clone();

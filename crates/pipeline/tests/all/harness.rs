@@ -1,4 +1,5 @@
-//! Shared doubles: tools, a stage recorder, result collection, approval services.
+//! Shared doubles: the harness (a recorded registry and ways to call it), tools,
+//! approval services, and a log for listeners.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -8,44 +9,25 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tack_core::capability::CapabilitySlots;
 use tack_core::context::ToolRunContext;
-use tack_core::hook::{Disposer, ListenerSpec};
+use tack_core::hook::{AgentId, Decider, Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
-use tack_core::tool::{
-    CallId, ErrorCode, Outcome, OutputSpec, Tool, ToolCall, ToolDefinition, ToolError,
-};
-use tack_pipeline::{PipelineConfig, Stage, StageRecorder, ToolRegistry};
+use tack_core::tool::{ErrorCode, Outcome, OutputSpec, Tool, ToolCall, ToolDefinition, ToolError};
+use tack_pipeline::{PipelineConfig, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
-/// Collects `(call_id, stage)` in the order the pipeline reports them.
-#[derive(Default)]
-pub struct Recorder {
-    events: Mutex<Vec<(String, Stage)>>,
-}
-
-impl StageRecorder for Recorder {
-    fn record(&self, call_id: &CallId, stage: Stage) {
-        self.events
-            .lock()
-            .push((call_id.as_str().to_owned(), stage));
-    }
-}
+pub use crate::recording::Recorder;
+use crate::recording::{Recorded, recorded_registry};
 
 impl Recorder {
     /// The stages `call_id` went through, by short name.
     pub fn stages(&self, call_id: &str) -> Vec<&'static str> {
-        self.events
-            .lock()
-            .iter()
+        self.all()
+            .into_iter()
             .filter(|(id, _)| id == call_id)
             .map(|(_, stage)| stage.as_str())
             .collect()
-    }
-
-    pub fn all(&self) -> Vec<(String, Stage)> {
-        self.events.lock().clone()
     }
 }
 
@@ -64,27 +46,31 @@ impl Harness {
     }
 
     pub fn with_config(config: PipelineConfig) -> Self {
-        let recorder = Arc::new(Recorder::default());
-        let registry = ToolRegistry::with_parts(
-            ToolHooks::new(),
-            CapabilitySlots::new(),
-            config.with_stage_recorder(recorder.clone()),
-        );
-        let results: Arc<Mutex<Vec<Arc<Outcome>>>> = Arc::default();
-        let seen = results.clone();
-        let observer =
-            registry
-                .hooks()
-                .result()
-                .tap(ListenerSpec::new("harness-results"), move |record| {
-                    seen.lock().push(record.outcome.clone());
-                });
+        let Recorded {
+            registry,
+            recorder,
+            outcomes,
+            observer,
+        } = recorded_registry(config, "harness-results");
         Self {
             registry,
             recorder,
-            results,
+            results: outcomes,
             _observer: observer,
         }
+    }
+
+    /// A default harness with one global tool.
+    pub fn with_tool(definition: ToolDefinition) -> Self {
+        let h = Self::new();
+        h.add(definition);
+        h
+    }
+
+    /// A default harness with a [`counted_echo`] named `name`, and its run counter.
+    pub fn with_counted_echo(name: &str) -> (Self, Arc<AtomicUsize>) {
+        let (definition, runs) = counted_echo(name);
+        (Self::with_tool(definition), runs)
     }
 
     /// Registers a global tool; the registration lives as long as the harness
@@ -93,10 +79,102 @@ impl Harness {
         self.registry.register(definition).unwrap().forget();
     }
 
-    pub async fn call(&self, id: &str, name: &str, args: &str) -> Arc<Outcome> {
+    /// Registers a tool in `agent`'s own layer, for as long as the returned disposer lives.
+    pub fn add_for(&self, agent: &AgentId, definition: ToolDefinition) -> Disposer {
         self.registry
-            .execute(ToolCall::new(id, name, args), CancellationToken::new())
+            .register_in(Scope::Agent(agent.clone()), definition)
+            .unwrap()
+    }
+
+    /// Registers a global tool and shares its disposer, so a listener can unregister it mid-call.
+    pub fn add_disposable(&self, definition: ToolDefinition) -> Arc<Disposer> {
+        Arc::new(self.registry.register(definition).unwrap())
+    }
+
+    /// The registry's hook points.
+    pub fn hooks(&self) -> &ToolHooks {
+        self.registry.hooks()
+    }
+
+    /// Installs `approver` as the approval service for as long as the harness lives.
+    pub fn provide_approval(&self, approver: Arc<Approver>) {
+        self.registry
+            .capabilities()
+            .provide_approval(approver)
+            .forget();
+    }
+
+    pub async fn call(&self, id: &str, name: &str, args: &str) -> Arc<Outcome> {
+        self.call_with(id, name, args, CancellationToken::new())
             .await
+    }
+
+    /// [`call`](Self::call) under the caller's `cancel` token.
+    pub async fn call_with(
+        &self,
+        id: &str,
+        name: &str,
+        args: &str,
+        cancel: CancellationToken,
+    ) -> Arc<Outcome> {
+        self.registry
+            .execute(ToolCall::new(id, name, args), cancel)
+            .await
+    }
+
+    /// [`call`](Self::call) on behalf of `agent`.
+    pub async fn call_as(&self, id: &str, name: &str, args: &str, agent: &str) -> Arc<Outcome> {
+        self.call_for(id, name, args, Some(agent)).await
+    }
+
+    /// [`call`](Self::call) on behalf of `agent` when there is one.
+    pub async fn call_for(
+        &self,
+        id: &str,
+        name: &str,
+        args: &str,
+        agent: Option<&str>,
+    ) -> Arc<Outcome> {
+        let mut call = ToolCall::new(id, name, args);
+        if let Some(agent) = agent {
+            call = call.with_agent(agent);
+        }
+        self.registry.execute(call, CancellationToken::new()).await
+    }
+
+    /// Runs `call` and cancels the caller's token once `ready()` holds.
+    pub async fn call_cancelled_when(
+        &self,
+        call: ToolCall,
+        ready: impl Fn() -> bool,
+    ) -> Arc<Outcome> {
+        let caller = CancellationToken::new();
+        self.call_and_interrupt(call, caller.clone(), ready, || caller.cancel())
+            .await
+    }
+
+    /// Runs `call` under `caller` and, once `ready()` holds mid-call, runs `interrupt`.
+    pub async fn call_and_interrupt(
+        &self,
+        call: ToolCall,
+        caller: CancellationToken,
+        ready: impl Fn() -> bool,
+        interrupt: impl FnOnce(),
+    ) -> Arc<Outcome> {
+        let run = self.registry.execute(call, caller);
+        let interrupter = async {
+            while !ready() {
+                tokio::task::yield_now().await;
+            }
+            interrupt();
+        };
+        let (out, ()) = tokio::join!(run, interrupter);
+        out
+    }
+
+    /// The names of the tools `agent` is shown, in listing order.
+    pub fn names(&self, agent: Option<&AgentId>) -> Vec<String> {
+        tool_names(&self.registry, agent)
     }
 
     pub fn stages(&self, id: &str) -> Vec<&'static str> {
@@ -114,6 +192,22 @@ impl Harness {
     }
 }
 
+/// A caller token that is already cancelled.
+pub fn cancelled() -> CancellationToken {
+    let token = CancellationToken::new();
+    token.cancel();
+    token
+}
+
+/// The names of the tools `agent` is shown, in listing order.
+pub fn tool_names(registry: &ToolRegistry, agent: Option<&AgentId>) -> Vec<String> {
+    registry
+        .schemas(agent)
+        .into_iter()
+        .map(|s| s.name)
+        .collect()
+}
+
 /// A raw tool from its parts.
 pub fn raw_tool<F, Fut>(name: &str, input: Value, output: Value, handler: F) -> ToolDefinition
 where
@@ -127,6 +221,23 @@ where
         .handler(handler)
         .build()
         .unwrap()
+}
+
+/// A raw tool with an open object input and an unconstrained output.
+pub fn open_tool<F, Fut>(name: &str, handler: F) -> ToolDefinition
+where
+    F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    raw_tool(name, json!({"type": "object"}), json!({}), handler)
+}
+
+/// A tool whose body never finishes.
+pub fn hanging(name: &str) -> ToolDefinition {
+    open_tool(name, |_a, _c| async move {
+        futures::future::pending::<()>().await;
+        Ok(json!(null))
+    })
 }
 
 /// The input schema of `echo`: `{text: string}`, required, closed.
@@ -167,31 +278,21 @@ pub fn counted_echo(name: &str) -> (ToolDefinition, Arc<AtomicUsize>) {
 
 /// A tool whose body panics.
 pub fn panicking(name: &str) -> ToolDefinition {
-    raw_tool(
-        name,
-        json!({"type": "object"}),
-        json!({}),
-        |_args, _cx| async move {
-            if true {
-                panic!("the body blew up");
-            }
-            Ok(Value::Null)
-        },
-    )
+    open_tool(name, |_args, _cx| async move {
+        if true {
+            panic!("the body blew up");
+        }
+        Ok(Value::Null)
+    })
 }
 
 /// A tool whose body fails with `code`.
 pub fn failing(name: &str, code: ErrorCode, message: &str) -> ToolDefinition {
     let message = message.to_owned();
-    raw_tool(
-        name,
-        json!({"type": "object"}),
-        json!({}),
-        move |_args, _cx| {
-            let message = message.clone();
-            async move { Err(ToolError::with_code(code, message)) }
-        },
-    )
+    open_tool(name, move |_args, _cx| {
+        let message = message.clone();
+        async move { Err(ToolError::with_code(code, message)) }
+    })
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -234,6 +335,11 @@ pub fn failure(outcome: &Outcome) -> &tack_core::tool::Failure {
     outcome
         .failure_info()
         .unwrap_or_else(|| panic!("expected a failure, got {outcome:?}"))
+}
+
+/// Who decided an outcome, from its provenance (which must be there).
+pub fn decider(outcome: &Outcome) -> &Decider {
+    &outcome.provenance.as_ref().unwrap().decider
 }
 
 pub fn text(outcome: &Outcome) -> String {

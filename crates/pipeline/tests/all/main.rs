@@ -3,6 +3,10 @@
 #![allow(missing_docs)]
 
 mod harness;
+mod listeners;
+#[path = "../shared/recording.rs"]
+mod recording;
+mod stage_paths;
 
 mod approval;
 mod arguments;

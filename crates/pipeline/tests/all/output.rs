@@ -4,12 +4,12 @@ use serde_json::json;
 use tack_core::tool::{ContentBlock, ErrorCode, OutputSpec, ToolDefinition};
 
 use crate::harness::*;
+use crate::stage_paths::*;
 
 // OUT-001
 #[tokio::test]
 async fn success_value_is_validated_and_rendered() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let out = h.call("c", "echo", r#"{"text": "hi"}"#).await;
     assert!(out.is_success());
     assert_eq!(out.value().unwrap().as_ref(), &json!("hi"));
@@ -19,8 +19,7 @@ async fn success_value_is_validated_and_rendered() {
 // Bad input: a tool that returns a value violating its output schema. OUT-003
 #[tokio::test]
 async fn value_violating_the_output_schema_is_output_invalid() {
-    let h = Harness::new();
-    h.add(raw_tool(
+    let h = Harness::with_tool(raw_tool(
         "wrong_output",
         json!({"type": "object"}),
         json!({"type": "string"}),
@@ -38,19 +37,12 @@ async fn value_violating_the_output_schema_is_output_invalid() {
     assert!(f.message.contains("\"string\""), "{}", f.message);
     assert!(f.dispatched);
     assert!(out.value().is_none());
-    assert_eq!(
-        h.stages("c"),
-        [
-            "resolve", "parse", "validate", "pre", "guard", "execute", "output", "post",
-            "finalize", "result"
-        ]
-    );
+    assert_eq!(h.stages("c"), COMPLETED);
 }
 
 #[tokio::test]
 async fn nested_output_violation_names_the_pointer() {
-    let h = Harness::new();
-    h.add(raw_tool(
+    let h = Harness::with_tool(raw_tool(
         "shape",
         json!({"type": "object"}),
         json!({"type": "object", "properties": {"items": {"type": "array", "items": {"type": "integer"}}}}),
@@ -97,8 +89,7 @@ async fn panicking_renderer_or_meta_is_output_invalid() {
 // Presentation meta is carried for UIs, beside the model content.
 #[tokio::test]
 async fn presentation_meta_is_carried_beside_the_content() {
-    let h = Harness::new();
-    h.add(
+    let h = Harness::with_tool(
         ToolDefinition::builder("edit")
             .description("d")
             .input_schema(json!({"type": "object"}))

@@ -1,13 +1,12 @@
 //! `tools/post-execute` (POST-*, §8.4).
 
-use std::sync::Arc;
-
 use serde_json::json;
 use tack_core::hook::Decider;
 use tack_core::hooks::{POST_EXECUTE, PostDecision};
 use tack_core::tool::{ContentBlock, ErrorCode, OutputSpec, ToolDefinition};
 
 use crate::harness::*;
+use crate::listeners::*;
 
 fn rendered(name: &str) -> ToolDefinition {
     ToolDefinition::builder(name)
@@ -31,17 +30,14 @@ fn rendered(name: &str) -> ToolDefinition {
 // POST-002 / POST-009
 #[tokio::test]
 async fn replaced_value_is_revalidated_and_re_rendered_and_context_appended() {
-    let h = Harness::new();
-    h.add(rendered("echo"));
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("policy", |_input, _next| async move {
-            PostDecision::accept()
-                .replace_value(json!("policy value"))
-                .add_context("from policy")
-        });
+    let h = Harness::with_tool(rendered("echo"));
+    let _post = answer_post(
+        &h,
+        "policy",
+        PostDecision::accept()
+            .replace_value(json!("policy value"))
+            .add_context("from policy"),
+    );
     let out = h.call("c", "echo", r#"{"text": "original"}"#).await;
     assert_eq!(out.value().unwrap().as_ref(), &json!("policy value"));
     assert_eq!(text(&out), "render:policy value");
@@ -53,15 +49,12 @@ async fn replaced_value_is_revalidated_and_re_rendered_and_context_appended() {
 // POST-002: a replacement value that violates the output schema fails.
 #[tokio::test]
 async fn replaced_value_violating_the_output_schema_is_output_invalid() {
-    let h = Harness::new();
-    h.add(rendered("echo"));
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("policy", |_input, _next| async move {
-            PostDecision::accept().replace_value(json!(42))
-        });
+    let h = Harness::with_tool(rendered("echo"));
+    let _post = answer_post(
+        &h,
+        "policy",
+        PostDecision::accept().replace_value(json!(42)),
+    );
     let out = h.call("c", "echo", r#"{"text": "x"}"#).await;
     assert_eq!(out.error_code(), Some(ErrorCode::OutputInvalid));
 }
@@ -70,35 +63,20 @@ async fn replaced_value_violating_the_output_schema_is_output_invalid() {
 // contexts come first.
 #[tokio::test]
 async fn contexts_are_appended_after_the_body_contexts() {
-    let h = Harness::new();
-    h.add(raw_tool(
-        "ctx",
-        json!({"type": "object"}),
-        json!({}),
-        |_a, cx| async move {
-            cx.defer_context("from body");
-            Ok(json!(1))
-        },
-    ));
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("more", |_input, _next| async move {
-            PostDecision::accept().add_context("from post")
-        });
+    let h = Harness::with_tool(open_tool("ctx", |_a, cx| async move {
+        cx.defer_context("from body");
+        Ok(json!(1))
+    }));
+    let _post = answer_post(&h, "more", PostDecision::accept().add_context("from post"));
     let out = h.call("c", "ctx", "{}").await;
     assert_eq!(out.deferred_context, ["from body", "from post"]);
 
-    let h = Harness::new();
-    h.add(rendered("echo"));
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("value", |_input, _next| async move {
-            PostDecision::accept().replace_value(json!("v"))
-        });
+    let h = Harness::with_tool(rendered("echo"));
+    let _post = answer_post(
+        &h,
+        "value",
+        PostDecision::accept().replace_value(json!("v")),
+    );
     let out = h.call("c", "echo", r#"{"text": "x"}"#).await;
     assert!(out.deferred_context.is_empty());
 }
@@ -106,17 +84,14 @@ async fn contexts_are_appended_after_the_body_contexts() {
 // POST-004: replacing both value and content fails.
 #[tokio::test]
 async fn replacing_both_value_and_content_fails() {
-    let h = Harness::new();
-    h.add(rendered("echo"));
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("greedy", |_input, _next| async move {
-            PostDecision::accept()
-                .replace_value(json!("v"))
-                .replace_content(vec![ContentBlock::text("c")])
-        });
+    let h = Harness::with_tool(rendered("echo"));
+    let _post = answer_post(
+        &h,
+        "greedy",
+        PostDecision::accept()
+            .replace_value(json!("v"))
+            .replace_content(vec![ContentBlock::text("c")]),
+    );
     let out = h.call("c", "echo", r#"{"text": "x"}"#).await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Internal);
@@ -125,26 +100,20 @@ async fn replacing_both_value_and_content_fails() {
         "{}",
         f.message
     );
-    assert_eq!(
-        out.provenance.as_ref().unwrap().decider,
-        Decider::Listener("greedy".into())
-    );
+    assert_eq!(decider(&out), &Decider::Listener("greedy".into()));
 }
 
 // POST-004 / §8.4: no listener turns a failure into a success; content may be replaced.
 #[tokio::test]
 async fn a_failure_cannot_become_a_success() {
-    let h = Harness::new();
-    h.add(failing("fails", ErrorCode::ExecutionFailed, "it broke"));
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("rescuer", |_input, _next| async move {
-            PostDecision::accept()
-                .replace_value(json!("all good"))
-                .block("blocked")
-        });
+    let h = Harness::with_tool(failing("fails", ErrorCode::ExecutionFailed, "it broke"));
+    let _post = answer_post(
+        &h,
+        "rescuer",
+        PostDecision::accept()
+            .replace_value(json!("all good"))
+            .block("blocked"),
+    );
     let out = h.call("c", "fails", "{}").await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::ExecutionFailed);
@@ -156,14 +125,12 @@ async fn a_failure_cannot_become_a_success() {
         "{out:?}"
     );
 
-    let h = Harness::new();
-    h.add(failing(
+    let h = Harness::with_tool(failing(
         "fails",
         ErrorCode::ExecutionFailed,
         "secret token abc",
     ));
     let _redact = h
-        .registry
         .hooks()
         .post_execute()
         .tap("redact", |input, _next| async move {
@@ -179,23 +146,16 @@ async fn a_failure_cannot_become_a_success() {
 // §8.4: post-execute sees every outcome of a known tool, including invalid arguments.
 #[tokio::test]
 async fn post_execute_sees_invalid_arguments_but_not_unknown_tools() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let log = Log::default();
-    let seen = log.clone();
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("audit", move |input, next| {
-            seen.push(format!(
-                "{}:{:?}:{}",
-                input.outcome.call_id,
-                input.outcome.error_code(),
-                input.execution.is_some()
-            ));
-            next.run(input)
-        });
+    let _post = log_and_delegate(h.hooks().post_execute(), "audit", &log, |input| {
+        format!(
+            "{}:{:?}:{}",
+            input.outcome.call_id,
+            input.outcome.error_code(),
+            input.execution.is_some()
+        )
+    });
     h.call("bad", "echo", "{").await;
     h.call("schema", "echo", r#"{"text": 1}"#).await;
     h.call("unknown", "nope", "{}").await;
@@ -214,16 +174,11 @@ async fn post_execute_sees_invalid_arguments_but_not_unknown_tools() {
 #[tokio::test]
 async fn value_replacement_after_the_tool_was_unregistered_is_unknown_tool() {
     let h = Harness::new();
-    let disposer = Arc::new(h.registry.register(rendered("echo")).unwrap());
-    let inside = disposer.clone();
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("late", move |_input, _next| {
-            inside.dispose();
-            async move { PostDecision::accept().replace_value(json!("v")) }
-        });
+    let disposer = h.add_disposable(rendered("echo"));
+    let _post = h.hooks().post_execute().tap("late", move |_input, _next| {
+        disposer.dispose();
+        async move { PostDecision::accept().replace_value(json!("v")) }
+    });
     let out = h.call("c", "echo", r#"{"text": "x"}"#).await;
     assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
 }
@@ -231,15 +186,12 @@ async fn value_replacement_after_the_tool_was_unregistered_is_unknown_tool() {
 // POST-006 (tack §8.2: a block is DENIED with the listener's provenance)
 #[tokio::test]
 async fn block_turns_a_success_into_a_valueless_failure_with_the_feedback_verbatim() {
-    let h = Harness::new();
-    h.add(echo("echo"));
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("review", |_input, _next| async move {
-            PostDecision::accept().block("blocked by policy")
-        });
+    let h = Harness::with_tool(echo("echo"));
+    let _post = answer_post(
+        &h,
+        "review",
+        PostDecision::accept().block("blocked by policy"),
+    );
     let out = h.call("c", "echo", r#"{"text": "x"}"#).await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Denied);
@@ -247,19 +199,14 @@ async fn block_turns_a_success_into_a_valueless_failure_with_the_feedback_verbat
     assert!(f.dispatched);
     assert!(out.value().is_none());
     assert_eq!(text(&out), "blocked by policy");
-    assert_eq!(
-        out.provenance.as_ref().unwrap().decider,
-        Decider::Listener("review".into())
-    );
+    assert_eq!(decider(&out), &Decider::Listener("review".into()));
 }
 
 // Bad input: a hook that panics (post-execute): fail closed, the result is withheld.
 #[tokio::test]
 async fn panicking_post_listener_withholds_the_result() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let _post = h
-        .registry
         .hooks()
         .post_execute()
         .tap("redactor", |input, next| async move {
@@ -282,27 +229,11 @@ async fn panicking_post_listener_withholds_the_result() {
 // decide or replace it; the wrapper that produced the value stays the decider.
 #[tokio::test]
 async fn context_only_decision_keeps_the_provenance_of_a_success() {
-    let h = Harness::new();
-    h.add(echo("echo"));
-    let _cache = h
-        .registry
-        .hooks()
-        .execute()
-        .tap("cache", |_req, _next| async move {
-            tack_core::hooks::ExecuteOutput::ok(json!("cached"))
-        });
-    let _audit = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("audit", |_input, _next| async move {
-            PostDecision::accept().add_context("audited")
-        });
+    let h = Harness::with_tool(echo("echo"));
+    let _cache = answer_execute(&h, "cache", json!("cached"));
+    let _audit = answer_post(&h, "audit", PostDecision::accept().add_context("audited"));
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert!(out.is_success());
     assert_eq!(out.deferred_context, ["audited"]);
-    assert_eq!(
-        out.provenance.as_ref().unwrap().decider,
-        Decider::Listener("cache".into())
-    );
+    assert_eq!(decider(&out), &Decider::Listener("cache".into()));
 }

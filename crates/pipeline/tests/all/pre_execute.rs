@@ -9,12 +9,13 @@ use tack_core::policy::PreDecision;
 use tack_core::tool::ErrorCode;
 
 use crate::harness::*;
+use crate::listeners::*;
+use crate::stage_paths::*;
 
 // PRE-002
 #[tokio::test]
 async fn no_listener_or_delegating_listeners_allow() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     assert!(
         h.call("bare", "echo", r#"{"text": "a"}"#)
             .await
@@ -22,15 +23,7 @@ async fn no_listener_or_delegating_listeners_allow() {
     );
     let log = Log::default();
     for name in ["outer", "inner"] {
-        let log = log.clone();
-        h.registry
-            .hooks()
-            .pre_execute()
-            .tap(name, move |exec, next| {
-                log.push(name);
-                next.run(exec)
-            })
-            .forget();
+        log_and_delegate(h.hooks().pre_execute(), name, &log, move |_| name.into()).forget();
     }
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert!(out.is_success());
@@ -40,21 +33,13 @@ async fn no_listener_or_delegating_listeners_allow() {
 // PRE-002: a short-circuiting outer listener skips the rest of the chain.
 #[tokio::test]
 async fn short_circuiting_listener_skips_the_rest_of_the_chain() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let log = Log::default();
-    let inner = log.clone();
-    let _inner = h
-        .registry
-        .hooks()
-        .pre_execute()
-        .tap("inner", move |exec, next| {
-            inner.push("inner");
-            next.run(exec)
-        });
-    let _outer = h.registry.hooks().pre_execute().tap(
+    let _inner = log_and_delegate(h.hooks().pre_execute(), "inner", &log, |_| "inner".into());
+    let _outer = answer_pre(
+        &h,
         ListenerSpec::new("outer").with_priority(Priority::EARLY),
-        |_exec, _next| async move { PreDecision::deny("outer says no") },
+        PreDecision::deny("outer says no"),
     );
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Denied));
@@ -64,35 +49,13 @@ async fn short_circuiting_listener_skips_the_rest_of_the_chain() {
 // PRE-003 (tack §8.2: denials carry DENIED and provenance; §8.4: post-execute sees it)
 #[tokio::test]
 async fn denial_carries_code_reason_and_provenance_and_post_still_sees_it() {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
+    let (h, runs) = Harness::with_counted_echo("echo");
     let log = Log::default();
-    let _deny = h
-        .registry
-        .hooks()
-        .pre_execute()
-        .tap("permission", |_exec, _next| async move {
-            PreDecision::deny("denied by policy")
-        });
-    let wrapper = log.clone();
-    let _wrap = h
-        .registry
-        .hooks()
-        .execute()
-        .tap("wrapper", move |req, next| {
-            wrapper.push("wrapper");
-            next.run(req)
-        });
-    let post = log.clone();
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("audit", move |input, next| {
-            post.push(format!("post:{:?}", input.outcome.error_code()));
-            next.run(input)
-        });
+    let _deny = answer_pre(&h, "permission", PreDecision::deny("denied by policy"));
+    let _wrap = log_and_delegate(h.hooks().execute(), "wrapper", &log, |_| "wrapper".into());
+    let _post = log_and_delegate(h.hooks().post_execute(), "audit", &log, |input| {
+        format!("post:{:?}", input.outcome.error_code())
+    });
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Denied);
@@ -108,33 +71,15 @@ async fn denial_carries_code_reason_and_provenance_and_post_still_sees_it() {
         ["post:Some(Denied)"],
         "no wrapper, post saw the denial"
     );
-    assert_eq!(
-        h.stages("c"),
-        [
-            "resolve", "parse", "validate", "pre", "post", "finalize", "result"
-        ]
-    );
+    assert_eq!(h.stages("c"), PRE_DENIED);
 }
 
 // §8.2: an audit listener that only adds context keeps the denial's provenance.
 #[tokio::test]
 async fn post_context_on_a_denial_keeps_who_denied() {
-    let h = Harness::new();
-    h.add(echo("echo"));
-    let _deny = h
-        .registry
-        .hooks()
-        .pre_execute()
-        .tap("permission", |_exec, _next| async move {
-            PreDecision::deny("no")
-        });
-    let _audit = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("audit", |_input, _next| async move {
-            PostDecision::accept().add_context("audited")
-        });
+    let h = Harness::with_tool(echo("echo"));
+    let _deny = answer_pre(&h, "permission", PreDecision::deny("no"));
+    let _audit = answer_post(&h, "audit", PostDecision::accept().add_context("audited"));
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Denied));
     assert_eq!(out.deferred_context, ["audited"]);
@@ -147,55 +92,38 @@ async fn post_context_on_a_denial_keeps_who_denied() {
 // §8.4 post-execute still sees the outcome)
 #[tokio::test]
 async fn panicking_pre_execute_listener_fails_closed_and_names_the_listener() {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
-    let _broken =
-        h.registry
-            .hooks()
-            .pre_execute()
-            .tap("permission-hook", |_exec, _next| async move {
-                if true {
-                    panic!("permission hook broke");
-                }
-                PreDecision::allow()
-            });
+    let (h, runs) = Harness::with_counted_echo("echo");
+    let _broken = h
+        .hooks()
+        .pre_execute()
+        .tap("permission-hook", |_exec, _next| async move {
+            if true {
+                panic!("permission hook broke");
+            }
+            PreDecision::allow()
+        });
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Internal);
     assert!(f.message.contains("permission-hook"), "{}", f.message);
     assert!(f.message.contains("permission hook broke"), "{}", f.message);
     assert!(f.message.contains("not run"), "{}", f.message);
-    assert_eq!(
-        out.provenance.as_ref().unwrap().decider,
-        Decider::Listener("permission-hook".into())
-    );
+    assert_eq!(decider(&out), &Decider::Listener("permission-hook".into()));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
-    assert_eq!(
-        h.stages("c"),
-        [
-            "resolve", "parse", "validate", "pre", "post", "finalize", "result"
-        ]
-    );
+    assert_eq!(h.stages("c"), PRE_DENIED);
     assert_eq!(h.observed("c").len(), 1);
 }
 
 // PRE-011: listeners see frozen, valid arguments (there is no rewrite decision).
 #[tokio::test]
 async fn listeners_see_the_validated_arguments() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let log = Log::default();
-    let seen = log.clone();
-    let _pre = h
-        .registry
-        .hooks()
-        .pre_execute()
-        .tap("look", move |exec, next| {
-            seen.push(exec.arguments().to_string());
-            assert_eq!(exec.arg_str("text"), Some("hi"));
-            next.run(exec)
-        });
+    let _pre = log_and_delegate(h.hooks().pre_execute(), "look", &log, |exec| {
+        let entry = exec.arguments().to_string();
+        assert_eq!(exec.arg_str("text"), Some("hi"));
+        entry
+    });
     let out = h.call("c", "echo", r#"{"text": "hi"}"#).await;
     assert_eq!(out.value().unwrap().as_ref(), &json!("hi"));
     assert_eq!(log.entries(), [r#"{"text":"hi"}"#]);

@@ -41,8 +41,7 @@ fn schemas_expose_exactly_name_description_and_parameters() {
 fn registered_tool_appears_in_the_tool_list() {
     let registry = ToolRegistry::new();
     let _kept = registry.register(echo("echo")).unwrap();
-    let names: Vec<String> = registry.schemas(None).into_iter().map(|s| s.name).collect();
-    assert_eq!(names, ["echo"]);
+    assert_eq!(tool_names(&registry, None), ["echo"]);
 }
 
 // REG-004 (tack compiles full JSON Schema; a schema that does not compile is refused)
@@ -179,8 +178,7 @@ fn mutating_a_schema_list_leaves_the_registry_unchanged() {
 // REG-013
 #[tokio::test]
 async fn raw_and_typed_tools_are_looked_up_listed_and_executed() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     h.add(add_one());
     assert!(h.registry.get("missing", None).is_none());
     let raw = h.registry.get("echo", None).unwrap();
@@ -190,13 +188,7 @@ async fn raw_and_typed_tools_are_looked_up_listed_and_executed() {
         typed.definition().input_schema()["properties"]["x"]["type"],
         "integer"
     );
-    let names: Vec<String> = h
-        .registry
-        .schemas(None)
-        .into_iter()
-        .map(|s| s.name)
-        .collect();
-    assert_eq!(names, ["add_one", "echo"]);
+    assert_eq!(h.names(None), ["add_one", "echo"]);
 
     let ok = h.call("c1", "echo", r#"{"text": "hi"}"#).await;
     assert_eq!(ok.value().unwrap().as_ref(), &json!("hi"));

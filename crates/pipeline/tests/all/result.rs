@@ -15,8 +15,7 @@ use crate::harness::*;
 // every exit, unknown tools included.
 #[tokio::test]
 async fn observers_see_the_exact_outcome_the_caller_gets_once() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let cases = [
         ("ok", "echo", r#"{"text": "a"}"#),
         ("unknown", "nope", "{}"),
@@ -33,10 +32,8 @@ async fn observers_see_the_exact_outcome_the_caller_gets_once() {
 // RES-003: panicking observers are contained; the others still run.
 #[tokio::test]
 async fn panicking_observer_changes_nothing_and_others_still_run() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let _bad = h
-        .registry
         .hooks()
         .result()
         .tap("bad-observer", |_record: &Arc<ExecutionRecord>| {
@@ -45,7 +42,6 @@ async fn panicking_observer_changes_nothing_and_others_still_run() {
     let late: Arc<Mutex<Vec<Arc<Outcome>>>> = Arc::default();
     let keep = late.clone();
     let _late = h
-        .registry
         .hooks()
         .result()
         .tap("late", move |record: &Arc<ExecutionRecord>| {
@@ -60,21 +56,15 @@ async fn panicking_observer_changes_nothing_and_others_still_run() {
 // Observers are scoped like listeners; the record names agent and execution.
 #[tokio::test]
 async fn scoped_observer_sees_only_its_agent_and_the_record_is_complete() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let seen: Arc<Mutex<Vec<Arc<ExecutionRecord>>>> = Arc::default();
     let keep = seen.clone();
-    let _obs = h.registry.hooks().result().tap(
+    let _obs = h.hooks().result().tap(
         ListenerSpec::for_agent(AgentId::new("a"), "a-observer"),
         move |record: &Arc<ExecutionRecord>| keep.lock().push(record.clone()),
     );
     for agent in ["a", "b"] {
-        h.registry
-            .execute(
-                ToolCall::new(agent, "echo", r#"{"text": "x"}"#).with_agent(agent),
-                CancellationToken::new(),
-            )
-            .await;
+        h.call_as(agent, "echo", r#"{"text": "x"}"#, agent).await;
     }
     let seen = seen.lock();
     assert_eq!(seen.len(), 1);
@@ -87,50 +77,35 @@ async fn scoped_observer_sees_only_its_agent_and_the_record_is_complete() {
 // RES-005: one token per execution, shared by every stage; distinct across calls.
 #[tokio::test]
 async fn each_execution_has_one_token_shared_by_every_stage() {
-    let h = Harness::new();
     let tokens: Arc<Mutex<Vec<(String, ExecutionToken)>>> = Arc::default();
     let body = tokens.clone();
-    h.add(raw_tool(
-        "tok",
-        json!({"type": "object"}),
-        json!({}),
-        move |_a, cx| {
-            body.lock().push(("body".into(), cx.token().clone()));
-            async move { Ok(json!(null)) }
-        },
-    ));
+    let h = Harness::with_tool(open_tool("tok", move |_a, cx| {
+        body.lock().push(("body".into(), cx.token().clone()));
+        async move { Ok(json!(null)) }
+    }));
     let pre = tokens.clone();
-    let _pre = h
-        .registry
-        .hooks()
-        .pre_execute()
-        .tap("pre", move |exec, next| {
-            pre.lock().push(("pre".into(), exec.token().clone()));
-            next.run(exec)
-        });
+    let _pre = h.hooks().pre_execute().tap("pre", move |exec, next| {
+        pre.lock().push(("pre".into(), exec.token().clone()));
+        next.run(exec)
+    });
     let post = tokens.clone();
-    let _post = h
-        .registry
-        .hooks()
-        .post_execute()
-        .tap("post", move |input, next| {
-            post.lock().push((
-                "post".into(),
-                input.execution.as_ref().unwrap().token().clone(),
-            ));
-            next.run(input)
-        });
+    let _post = h.hooks().post_execute().tap("post", move |input, next| {
+        post.lock().push((
+            "post".into(),
+            input.execution.as_ref().unwrap().token().clone(),
+        ));
+        next.run(input)
+    });
     let result = tokens.clone();
-    let _result =
-        h.registry
-            .hooks()
-            .result()
-            .tap("result", move |record: &Arc<ExecutionRecord>| {
-                result.lock().push((
-                    "result".into(),
-                    record.execution.as_ref().unwrap().token().clone(),
-                ));
-            });
+    let _result = h
+        .hooks()
+        .result()
+        .tap("result", move |record: &Arc<ExecutionRecord>| {
+            result.lock().push((
+                "result".into(),
+                record.execution.as_ref().unwrap().token().clone(),
+            ));
+        });
     h.call("one", "tok", "{}").await;
     h.call("two", "tok", "{}").await;
     let tokens = tokens.lock();
@@ -149,18 +124,14 @@ async fn root_call_id_defaults_to_the_call_and_nested_calls_inherit_it() {
     let h = Harness::new();
     let roots: Arc<Mutex<Vec<String>>> = Arc::default();
     let keep = roots.clone();
-    let _pre = h
-        .registry
-        .hooks()
-        .pre_execute()
-        .tap("roots", move |exec, next| {
-            keep.lock().push(format!(
-                "{}<{}",
-                exec.call_id(),
-                exec.token().root_call_id()
-            ));
-            next.run(exec)
-        });
+    let _pre = h.hooks().pre_execute().tap("roots", move |exec, next| {
+        keep.lock().push(format!(
+            "{}<{}",
+            exec.call_id(),
+            exec.token().root_call_id()
+        ));
+        next.run(exec)
+    });
     h.add(echo("echo"));
     h.add(raw_tool(
         "outer",
@@ -194,14 +165,10 @@ async fn root_call_id_defaults_to_the_call_and_nested_calls_inherit_it() {
 // RES-007: a coded tool error keeps code and kind; a plain one only its message.
 #[tokio::test]
 async fn coded_tool_errors_keep_their_code_and_plain_ones_their_message() {
-    let h = Harness::new();
-    h.add(failing("coded", ErrorCode::Timeout, "took too long"));
-    h.add(raw_tool(
-        "plain",
-        json!({"type": "object"}),
-        json!({}),
-        |_a, _c| async move { Err(ToolError::new("plain failure")) },
-    ));
+    let h = Harness::with_tool(failing("coded", ErrorCode::Timeout, "took too long"));
+    h.add(open_tool("plain", |_a, _c| async move {
+        Err(ToolError::new("plain failure"))
+    }));
     let coded = h.call("c", "coded", "{}").await;
     assert_eq!(coded.error_code(), Some(ErrorCode::Timeout));
     assert_eq!(failure(&coded).message, "took too long");
@@ -215,29 +182,18 @@ async fn coded_tool_errors_keep_their_code_and_plain_ones_their_message() {
 // RES-006 (tack: panic payloads become messages; a non-text payload a placeholder)
 #[tokio::test]
 async fn panic_payloads_become_messages() {
-    let h = Harness::new();
-    h.add(raw_tool(
-        "str",
-        json!({"type": "object"}),
-        json!({}),
-        |_a, _c| async move {
-            if true {
-                std::panic::panic_any(String::from("kaboom"));
-            }
-            Ok(json!(null))
-        },
-    ));
-    h.add(raw_tool(
-        "opaque",
-        json!({"type": "object"}),
-        json!({}),
-        |_a, _c| async move {
-            if true {
-                std::panic::panic_any(42_u8);
-            }
-            Ok(json!(null))
-        },
-    ));
+    let h = Harness::with_tool(open_tool("str", |_a, _c| async move {
+        if true {
+            std::panic::panic_any(String::from("kaboom"));
+        }
+        Ok(json!(null))
+    }));
+    h.add(open_tool("opaque", |_a, _c| async move {
+        if true {
+            std::panic::panic_any(42_u8);
+        }
+        Ok(json!(null))
+    }));
     let s = h.call("s", "str", "{}").await;
     assert_eq!(failure(&s).message, "tool `str` panicked: kaboom");
     let o = h.call("o", "opaque", "{}").await;
@@ -252,19 +208,13 @@ async fn panic_payloads_become_messages() {
 // §4: conclude_turn rides on the execution's own success.
 #[tokio::test]
 async fn conclude_turn_rides_only_on_success() {
-    let h = Harness::new();
-    h.add(raw_tool(
-        "finish",
-        json!({"type": "object"}),
-        json!({}),
-        |args, cx| async move {
-            cx.conclude_turn();
-            if args.get("fail").is_some() {
-                return Err(ToolError::new("failed"));
-            }
-            Ok(json!("done"))
-        },
-    ));
+    let h = Harness::with_tool(open_tool("finish", |args, cx| async move {
+        cx.conclude_turn();
+        if args.get("fail").is_some() {
+            return Err(ToolError::new("failed"));
+        }
+        Ok(json!("done"))
+    }));
     assert!(h.call("ok", "finish", "{}").await.concluded_turn);
     assert!(
         !h.call("bad", "finish", r#"{"fail": true}"#)

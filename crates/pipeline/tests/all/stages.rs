@@ -7,11 +7,16 @@ use serde_json::json;
 use tack_core::hook::AgentId;
 use tack_core::hooks::{ExecuteOutput, PostDecision};
 use tack_core::policy::{ApprovalOutcome, GuardVerdict, PreDecision};
-use tack_core::tool::{ErrorCode, ToolCall, ToolError};
+use tack_core::tool::{ErrorCode, ToolError};
 use tack_pipeline::Presentation;
-use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
+use crate::stage_paths::*;
+
+/// Every listener of [`instrumented`] ran.
+const ALL_LISTENERS: [&str; 5] = ["pre", "guard", "execute", "post", "result"];
+/// Only the listeners that see every outcome of a known tool ran.
+const POST_AND_RESULT: [&str; 2] = ["post", "result"];
 
 /// A harness whose every hook point logs its runs into `log`, as `pre`,
 /// `guard`, `execute`, `post`, `result` (so the log can be compared with the
@@ -33,13 +38,10 @@ fn instrumented() -> (Harness, Log) {
             }
         },
     ));
-    h.registry
-        .capabilities()
-        .provide_approval(Approver::answering(ApprovalOutcome::Denied {
-            reason: None,
-        }))
-        .forget();
-    let hooks = h.registry.hooks();
+    h.provide_approval(Approver::answering(ApprovalOutcome::Denied {
+        reason: None,
+    }));
+    let hooks = h.hooks();
     let l = log.clone();
     hooks
         .pre_execute()
@@ -127,17 +129,7 @@ async fn path(
 
 #[tokio::test]
 async fn success_path() {
-    path(
-        "t",
-        r#"{"mode": "ok"}"#,
-        None,
-        &[
-            "resolve", "parse", "validate", "pre", "guard", "execute", "output", "post",
-            "finalize", "result",
-        ],
-        &["pre", "guard", "execute", "post", "result"],
-    )
-    .await;
+    path("t", r#"{"mode": "ok"}"#, None, &COMPLETED, &ALL_LISTENERS).await;
 }
 
 #[tokio::test]
@@ -146,7 +138,7 @@ async fn unknown_tool_path() {
         "missing",
         "{}",
         Some(ErrorCode::UnknownTool),
-        &["resolve", "result"],
+        &UNRESOLVED,
         &["result"],
     )
     .await;
@@ -158,8 +150,8 @@ async fn malformed_arguments_path() {
         "t",
         "{oops",
         Some(ErrorCode::InvalidArguments),
-        &["resolve", "parse", "post", "finalize", "result"],
-        &["post", "result"],
+        &UNPARSED,
+        &POST_AND_RESULT,
     )
     .await;
 }
@@ -170,8 +162,8 @@ async fn invalid_arguments_path() {
         "t",
         r#"{"mode": "nope"}"#,
         Some(ErrorCode::InvalidArguments),
-        &["resolve", "parse", "validate", "post", "finalize", "result"],
-        &["post", "result"],
+        &BEFORE_POLICY,
+        &POST_AND_RESULT,
     )
     .await;
 }
@@ -182,9 +174,7 @@ async fn pre_execute_denial_path() {
         "t",
         r#"{"mode": "deny"}"#,
         Some(ErrorCode::Denied),
-        &[
-            "resolve", "parse", "validate", "pre", "post", "finalize", "result",
-        ],
+        &PRE_DENIED,
         &["pre", "post", "result"],
     )
     .await;
@@ -196,9 +186,7 @@ async fn approval_denial_path() {
         "t",
         r#"{"mode": "ask"}"#,
         Some(ErrorCode::Denied),
-        &[
-            "resolve", "parse", "validate", "pre", "approval", "post", "finalize", "result",
-        ],
+        &APPROVAL_DENIED,
         &["pre", "post", "result"],
     )
     .await;
@@ -210,9 +198,7 @@ async fn guard_denial_path() {
         "t",
         r#"{"mode": "guard"}"#,
         Some(ErrorCode::Denied),
-        &[
-            "resolve", "parse", "validate", "pre", "guard", "post", "finalize", "result",
-        ],
+        &GUARD_DENIED,
         &["pre", "guard", "post", "result"],
     )
     .await;
@@ -224,10 +210,8 @@ async fn body_error_path() {
         "t",
         r#"{"mode": "fail"}"#,
         Some(ErrorCode::ExecutionFailed),
-        &[
-            "resolve", "parse", "validate", "pre", "guard", "execute", "post", "finalize", "result",
-        ],
-        &["pre", "guard", "execute", "post", "result"],
+        &BODY_FAILED,
+        &ALL_LISTENERS,
     )
     .await;
 }
@@ -238,10 +222,8 @@ async fn body_panic_path() {
         "t",
         r#"{"mode": "panic"}"#,
         Some(ErrorCode::ExecutionFailed),
-        &[
-            "resolve", "parse", "validate", "pre", "guard", "execute", "post", "finalize", "result",
-        ],
-        &["pre", "guard", "execute", "post", "result"],
+        &BODY_FAILED,
+        &ALL_LISTENERS,
     )
     .await;
 }
@@ -252,10 +234,8 @@ async fn timeout_path() {
         "t",
         r#"{"mode": "timeout"}"#,
         Some(ErrorCode::Timeout),
-        &[
-            "resolve", "parse", "validate", "pre", "guard", "execute", "post", "finalize", "result",
-        ],
-        &["pre", "guard", "execute", "post", "result"],
+        &BODY_FAILED,
+        &ALL_LISTENERS,
     )
     .await;
 }
@@ -266,11 +246,8 @@ async fn output_invalid_path() {
         "t",
         r#"{"mode": "bad-output"}"#,
         Some(ErrorCode::OutputInvalid),
-        &[
-            "resolve", "parse", "validate", "pre", "guard", "execute", "output", "post",
-            "finalize", "result",
-        ],
-        &["pre", "guard", "execute", "post", "result"],
+        &COMPLETED,
+        &ALL_LISTENERS,
     )
     .await;
 }
@@ -281,11 +258,8 @@ async fn post_block_path() {
         "t",
         r#"{"mode": "block"}"#,
         Some(ErrorCode::Denied),
-        &[
-            "resolve", "parse", "validate", "pre", "guard", "execute", "output", "post",
-            "finalize", "result",
-        ],
-        &["pre", "guard", "execute", "post", "result"],
+        &COMPLETED,
+        &ALL_LISTENERS,
     )
     .await;
 }
@@ -293,18 +267,12 @@ async fn post_block_path() {
 #[tokio::test]
 async fn pre_cancelled_path() {
     let (h, log) = instrumented();
-    let cancel = CancellationToken::new();
-    cancel.cancel();
     let out = h
-        .registry
-        .execute(ToolCall::new("c", "t", r#"{"mode": "ok"}"#), cancel)
+        .call_with("c", "t", r#"{"mode": "ok"}"#, cancelled())
         .await;
     assert_eq!(out.error_code(), Some(ErrorCode::Cancelled));
-    assert_eq!(
-        h.stages("c"),
-        ["resolve", "parse", "validate", "post", "finalize", "result"]
-    );
-    assert_eq!(log.entries(), ["post", "result"]);
+    assert_eq!(h.stages("c"), BEFORE_POLICY);
+    assert_eq!(log.entries(), POST_AND_RESULT);
 }
 
 #[tokio::test]
@@ -313,45 +281,21 @@ async fn code_mode_direct_call_path() {
     let agent = AgentId::new("coder");
     h.registry
         .set_presentation(Some(&agent), Presentation::Code);
-    let out = h
-        .registry
-        .execute(
-            ToolCall::new("c", "t", r#"{"mode": "ok"}"#).with_agent("coder"),
-            CancellationToken::new(),
-        )
-        .await;
+    let out = h.call_as("c", "t", r#"{"mode": "ok"}"#, "coder").await;
     assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
-    assert_eq!(h.stages("c"), ["resolve", "result"]);
+    assert_eq!(h.stages("c"), UNRESOLVED);
     assert_eq!(log.entries(), ["result"]);
 }
 
 #[tokio::test]
 async fn panicking_hook_paths() {
     for (hook, stages) in [
-        (
-            "pre",
-            &[
-                "resolve", "parse", "validate", "pre", "post", "finalize", "result",
-            ][..],
-        ),
-        (
-            "execute",
-            &[
-                "resolve", "parse", "validate", "pre", "guard", "execute", "post", "finalize",
-                "result",
-            ][..],
-        ),
-        (
-            "post",
-            &[
-                "resolve", "parse", "validate", "pre", "guard", "execute", "output", "post",
-                "finalize", "result",
-            ][..],
-        ),
+        ("pre", &PRE_DENIED[..]),
+        ("execute", &BODY_FAILED[..]),
+        ("post", &COMPLETED[..]),
     ] {
-        let h = Harness::new();
-        h.add(echo("echo"));
-        let hooks = h.registry.hooks();
+        let h = Harness::with_tool(echo("echo"));
+        let hooks = h.hooks();
         let _d = match hook {
             "pre" => hooks
                 .pre_execute()

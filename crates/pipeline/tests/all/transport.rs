@@ -9,14 +9,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
 
-fn names(registry: &ToolRegistry, agent: Option<&AgentId>) -> Vec<String> {
-    registry
-        .schemas(agent)
-        .into_iter()
-        .map(|s| s.name)
-        .collect()
-}
-
 #[tokio::test]
 async fn the_transport_is_shown_by_presentation_and_callable_where_shown() {
     let registry = ToolRegistry::new();
@@ -27,9 +19,9 @@ async fn the_transport_is_shown_by_presentation_and_callable_where_shown() {
     registry.set_presentation(Some(&coder), Presentation::Code);
     registry.set_presentation(Some(&both), Presentation::Both);
 
-    assert_eq!(names(&registry, None), ["echo"]);
-    assert_eq!(names(&registry, Some(&coder)), ["run_code"]);
-    assert_eq!(names(&registry, Some(&both)), ["echo", "run_code"]);
+    assert_eq!(tool_names(&registry, None), ["echo"]);
+    assert_eq!(tool_names(&registry, Some(&coder)), ["run_code"]);
+    assert_eq!(tool_names(&registry, Some(&both)), ["echo", "run_code"]);
     let natives: Vec<String> = registry
         .native_tools(Some(&coder))
         .iter()
@@ -77,9 +69,9 @@ fn disposing_the_transport_removes_it() {
     let registry = ToolRegistry::new();
     registry.set_presentation(None, Presentation::Both);
     let transport = registry.register_code_transport(echo("run_code")).unwrap();
-    assert_eq!(names(&registry, None), ["run_code"]);
+    assert_eq!(tool_names(&registry, None), ["run_code"]);
     transport.dispose();
-    assert!(names(&registry, None).is_empty());
+    assert!(tool_names(&registry, None).is_empty());
 }
 
 /// CODE-003: a caller that already cancelled hears that first, even for a
@@ -89,8 +81,7 @@ async fn a_pre_cancelled_direct_call_in_code_mode_is_cancelled() {
     let registry = ToolRegistry::new();
     let _echo = registry.register(echo("echo")).unwrap();
     registry.set_presentation(None, Presentation::Code);
-    let cancel = CancellationToken::new();
-    cancel.cancel();
+    let cancel = cancelled();
     let args = json!({"text": "hi"}).to_string();
     let outcome = registry
         .execute(ToolCall::new("c1", "echo", args.clone()), cancel)

@@ -1,42 +1,27 @@
 //! Scope, shadowing, restrictions and code presentation (VIS-*).
 
 use serde_json::json;
-use tack_core::hook::{AgentId, ListenerSpec, Scope};
+use tack_core::hook::{AgentId, ListenerSpec};
 use tack_core::policy::PreDecision;
 use tack_core::tool::{ErrorCode, ToolCall};
 use tack_pipeline::{Presentation, RUN_CODE, RestrictError, Restriction};
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
-
-fn names(h: &Harness, agent: Option<&AgentId>) -> Vec<String> {
-    h.registry
-        .schemas(agent)
-        .into_iter()
-        .map(|s| s.name)
-        .collect()
-}
+use crate::listeners::*;
+use crate::stage_paths::*;
 
 // VIS-001
 #[tokio::test]
 async fn scoped_tool_is_visible_and_executable_only_for_its_agent() {
     let h = Harness::new();
     let a = AgentId::new("a");
-    let _mine = h
-        .registry
-        .register_in(Scope::Agent(a.clone()), echo("mine"))
-        .unwrap();
-    assert_eq!(names(&h, Some(&a)), ["mine"]);
-    assert!(names(&h, Some(&AgentId::new("b"))).is_empty());
-    assert!(names(&h, None).is_empty());
+    let _mine = h.add_for(&a, echo("mine"));
+    assert_eq!(h.names(Some(&a)), ["mine"]);
+    assert!(h.names(Some(&AgentId::new("b"))).is_empty());
+    assert!(h.names(None).is_empty());
 
-    let run = |id: &str, agent: Option<&str>| {
-        let mut call = ToolCall::new(id, "mine", r#"{"text": "x"}"#);
-        if let Some(agent) = agent {
-            call = call.with_agent(agent);
-        }
-        h.registry.execute(call, CancellationToken::new())
-    };
+    let run = |id, agent| h.call_for(id, "mine", r#"{"text": "x"}"#, agent);
     assert!(run("a1", Some("a")).await.is_success());
     let b = run("b1", Some("b")).await;
     let none = run("n1", None).await;
@@ -71,26 +56,14 @@ async fn scoped_tool_shadows_a_global_one_in_either_order() {
         let _d1;
         let _d2;
         if scoped_first {
-            _d1 = h
-                .registry
-                .register_in(Scope::Agent(a.clone()), scoped())
-                .unwrap();
+            _d1 = h.add_for(&a, scoped());
             _d2 = h.registry.register(echo("echo")).unwrap();
         } else {
             _d2 = h.registry.register(echo("echo")).unwrap();
-            _d1 = h
-                .registry
-                .register_in(Scope::Agent(a.clone()), scoped())
-                .unwrap();
+            _d1 = h.add_for(&a, scoped());
         }
-        assert_eq!(names(&h, Some(&a)), ["echo"], "listed exactly once");
-        let in_scope = h
-            .registry
-            .execute(
-                ToolCall::new("a", "echo", r#"{"text": "global"}"#).with_agent("a"),
-                CancellationToken::new(),
-            )
-            .await;
+        assert_eq!(h.names(Some(&a)), ["echo"], "listed exactly once");
+        let in_scope = h.call_as("a", "echo", r#"{"text": "global"}"#, "a").await;
         assert_eq!(in_scope.value().unwrap().as_ref(), &json!("scoped"));
         let outside = h.call("g", "echo", r#"{"text": "global"}"#).await;
         assert_eq!(outside.value().unwrap().as_ref(), &json!("global"));
@@ -104,17 +77,11 @@ fn agent_sees_globals_and_its_own_layer_but_no_other_agent_layer() {
     let h = Harness::new();
     let (a, b) = (AgentId::new("a"), AgentId::new("b"));
     h.add(echo("shared"));
-    let _a = h
-        .registry
-        .register_in(Scope::Agent(a.clone()), echo("only_a"))
-        .unwrap();
-    let _b = h
-        .registry
-        .register_in(Scope::Agent(b.clone()), echo("only_b"))
-        .unwrap();
-    assert_eq!(names(&h, Some(&a)), ["only_a", "shared"]);
-    assert_eq!(names(&h, Some(&b)), ["only_b", "shared"]);
-    assert_eq!(names(&h, None), ["shared"]);
+    let _a = h.add_for(&a, echo("only_a"));
+    let _b = h.add_for(&b, echo("only_b"));
+    assert_eq!(h.names(Some(&a)), ["only_a", "shared"]);
+    assert_eq!(h.names(Some(&b)), ["only_b", "shared"]);
+    assert_eq!(h.names(None), ["shared"]);
 }
 
 // VIS-007
@@ -133,12 +100,12 @@ fn restrictions_intersect_and_lift_independently() {
         .registry
         .restrict(&agent, Restriction::deny(["b"]))
         .unwrap();
-    assert_eq!(names(&h, Some(&agent)), ["a"]);
+    assert_eq!(h.names(Some(&agent)), ["a"]);
     assert!(h.registry.get("b", Some(&agent)).is_none());
     allow.dispose();
-    assert_eq!(names(&h, Some(&agent)), ["a", "c"]);
+    assert_eq!(h.names(Some(&agent)), ["a", "c"]);
     // Other agents are not restricted.
-    assert_eq!(names(&h, Some(&AgentId::new("y"))), ["a", "b", "c"]);
+    assert_eq!(h.names(Some(&AgentId::new("y"))), ["a", "b", "c"]);
 }
 
 // VIS-009 (tack: restrict always names its agent, so "unscoped" cannot be expressed)
@@ -161,10 +128,7 @@ fn restrict_fails_loud_on_empty_and_unknown_names() {
 
     h.add(echo("read"));
     h.add(echo("grep"));
-    let _own = h
-        .registry
-        .register_in(Scope::Agent(agent.clone()), echo("report"))
-        .unwrap();
+    let _own = h.add_for(&agent, echo("report"));
     // The agent's own tool is not inheritable.
     let err = h
         .registry
@@ -186,55 +150,42 @@ fn restrict_fails_loud_on_empty_and_unknown_names() {
 // VIS-012
 #[test]
 fn agent_own_tools_are_exempt_from_its_restriction() {
-    let h = Harness::new();
-    h.add(echo("read"));
+    let h = Harness::with_tool(echo("read"));
     h.add(echo("write"));
     let agent = AgentId::new("child");
-    let _own = h
-        .registry
-        .register_in(Scope::Agent(agent.clone()), echo("report"))
-        .unwrap();
+    let _own = h.add_for(&agent, echo("report"));
     let _mask = h
         .registry
         .restrict(&agent, Restriction::allow(["read"]))
         .unwrap();
-    assert_eq!(names(&h, Some(&agent)), ["read", "report"]);
+    assert_eq!(h.names(Some(&agent)), ["read", "report"]);
 }
 
 #[tokio::test]
 async fn a_restricted_tool_is_unknown_like_a_missing_one() {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("secret");
-    h.add(def);
+    let (h, runs) = Harness::with_counted_echo("secret");
     let agent = AgentId::new("x");
     let _mask = h
         .registry
         .restrict(&agent, Restriction::deny(["secret"]))
         .unwrap();
-    let out = h
-        .registry
-        .execute(
-            ToolCall::new("c", "secret", r#"{"text": "x"}"#).with_agent("x"),
-            CancellationToken::new(),
-        )
-        .await;
+    let out = h.call_as("c", "secret", r#"{"text": "x"}"#, "x").await;
     assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
     assert!(
         failure(&out).message.starts_with("unknown tool `secret`"),
         "{out:?}"
     );
     assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 0);
-    assert_eq!(h.stages("c"), ["resolve", "result"]);
+    assert_eq!(h.stages("c"), UNRESOLVED);
 }
 
 // VIS-013
 #[tokio::test]
 async fn agent_scoped_pre_execute_listener_gates_only_its_agent() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let log = Log::default();
     let seen = log.clone();
-    let _gate = h.registry.hooks().pre_execute().tap(
+    let _gate = h.hooks().pre_execute().tap(
         ListenerSpec::for_agent(AgentId::new("a"), "a-gate"),
         move |exec, _next| {
             seen.push(
@@ -245,13 +196,7 @@ async fn agent_scoped_pre_execute_listener_gates_only_its_agent() {
             async move { PreDecision::deny("agent a may not echo") }
         },
     );
-    let run = |agent: Option<&str>| {
-        let mut call = ToolCall::new("c", "echo", r#"{"text": "x"}"#);
-        if let Some(agent) = agent {
-            call = call.with_agent(agent);
-        }
-        h.registry.execute(call, CancellationToken::new())
-    };
+    let run = |agent| h.call_for("c", "echo", r#"{"text": "x"}"#, agent);
     assert_eq!(run(Some("a")).await.error_code(), Some(ErrorCode::Denied));
     assert!(run(Some("b")).await.is_success());
     assert!(run(None).await.is_success());
@@ -261,32 +206,16 @@ async fn agent_scoped_pre_execute_listener_gates_only_its_agent() {
 // Code presentation: model-direct calls of native tools are unknown, naming run_code.
 #[tokio::test]
 async fn native_tool_called_directly_in_code_mode_is_unknown_and_names_run_code() {
-    let h = Harness::new();
-    let (def, runs) = counted_echo("echo");
-    h.add(def);
+    let (h, runs) = Harness::with_counted_echo("echo");
     let log = Log::default();
-    let seen = log.clone();
-    let _pre = h
-        .registry
-        .hooks()
-        .pre_execute()
-        .tap("pre-log", move |exec, next| {
-            seen.push("pre");
-            next.run(exec)
-        });
+    let _pre = log_and_delegate(h.hooks().pre_execute(), "pre-log", &log, |_| "pre".into());
     let agent = AgentId::new("coder");
     h.registry
         .set_presentation(Some(&agent), Presentation::Code);
-    let direct = h
-        .registry
-        .execute(
-            ToolCall::new("d", "echo", r#"{"text": "x"}"#).with_agent("coder"),
-            CancellationToken::new(),
-        )
-        .await;
+    let direct = h.call_as("d", "echo", r#"{"text": "x"}"#, "coder").await;
     assert_eq!(direct.error_code(), Some(ErrorCode::UnknownTool));
     assert!(failure(&direct).message.contains(RUN_CODE), "{direct:?}");
-    assert_eq!(h.stages("d"), ["resolve", "result"], "before any policy");
+    assert_eq!(h.stages("d"), UNRESOLVED, "before any policy");
     assert!(log.entries().is_empty());
     assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 0);
 
@@ -303,13 +232,7 @@ async fn native_tool_called_directly_in_code_mode_is_unknown_and_names_run_code(
         .await;
     assert!(nested.is_success(), "{nested:?}");
     // Other agents keep native presentation.
-    let other = h
-        .registry
-        .execute(
-            ToolCall::new("o", "echo", r#"{"text": "x"}"#).with_agent("other"),
-            CancellationToken::new(),
-        )
-        .await;
+    let other = h.call_as("o", "echo", r#"{"text": "x"}"#, "other").await;
     assert!(other.is_success(), "{other:?}");
 }
 
@@ -324,25 +247,18 @@ async fn a_malformed_tool_name_is_unknown_like_any_missing_one() {
             .starts_with("unknown tool `no such/tool!`: call one of the tools you were given"),
         "{out:?}"
     );
-    assert_eq!(h.stages("c"), ["resolve", "result"]);
+    assert_eq!(h.stages("c"), UNRESOLVED);
     assert_eq!(h.observed("c").len(), 1);
 }
 
 #[tokio::test]
 async fn both_presentation_still_allows_direct_calls() {
-    let h = Harness::new();
-    h.add(echo("echo"));
+    let h = Harness::with_tool(echo("echo"));
     let agent = AgentId::new("both");
     h.registry
         .set_presentation(Some(&agent), Presentation::Both);
     assert_eq!(h.registry.presentation(Some(&agent)), Presentation::Both);
-    let out = h
-        .registry
-        .execute(
-            ToolCall::new("c", "echo", r#"{"text": "x"}"#).with_agent("both"),
-            CancellationToken::new(),
-        )
-        .await;
+    let out = h.call_as("c", "echo", r#"{"text": "x"}"#, "both").await;
     assert!(out.is_success(), "{out:?}");
     // A registry-wide code default applies to agents without their own setting.
     h.registry.set_presentation(None, Presentation::Code);

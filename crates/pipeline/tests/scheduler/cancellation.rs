@@ -4,7 +4,6 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use tack_core::tool::{ErrorCode, ToolCall};
 use tack_pipeline::SchedulerConfig;
-use tokio::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
@@ -16,12 +15,7 @@ const USER_CANCEL: &str =
 async fn cancelling_mid_turn_drains_the_running_and_cancels_the_rest() {
     // PAR-013: cap 2, 4 calls, cancel while c1 and c2 run.
     let b = Bench::new();
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-        trigger.cancel();
-    });
+    let cancel = cancelled_after(5);
     let calls = vec![
         work_with("c1", json!({"ms": 10, "p": true, "ctx": "ctx-c1"})),
         work_with("c2", json!({"ms": 10, "p": true, "ctx": "ctx-c2"})),
@@ -29,8 +23,11 @@ async fn cancelling_mid_turn_drains_the_running_and_cancels_the_rest() {
         work("c4", 10, true),
     ];
     let out = b
-        .scheduler(SchedulerConfig::default().with_max_parallel(2))
-        .run_turn(calls, cancel)
+        .run_with(
+            SchedulerConfig::default().with_max_parallel(2),
+            calls,
+            cancel,
+        )
         .await;
     assert_eq!(ids(&out), ["c1", "c2", "c3", "c4"]);
     for running in &out[..2] {
@@ -73,21 +70,15 @@ async fn cancelling_mid_turn_drains_the_running_and_cancels_the_rest() {
 async fn an_exclusive_call_after_an_aborted_group_never_runs() {
     // PAR-014
     let b = Bench::new();
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(3)).await;
-        trigger.cancel();
-    });
     let out = b
-        .scheduler(SchedulerConfig::default())
-        .run_turn(
+        .run_with(
+            SchedulerConfig::default(),
             vec![
                 work("p1", 10, true),
                 work("p2", 10, true),
                 work("e3", 1, false),
             ],
-            cancel,
+            cancelled_after(3),
         )
         .await;
     assert_eq!(code(&out[2]), Some(ErrorCode::Cancelled));
@@ -98,8 +89,6 @@ async fn an_exclusive_call_after_an_aborted_group_never_runs() {
 #[tokio::test(start_paused = true)]
 async fn a_turn_cancelled_before_it_starts_answers_every_call() {
     let b = Bench::new();
-    let cancel = CancellationToken::new();
-    cancel.cancel();
     let calls = vec![
         work("c1", 10, true),
         ToolCall::new("c2", "nope", "{}"),
@@ -107,8 +96,7 @@ async fn a_turn_cancelled_before_it_starts_answers_every_call() {
         ToolCall::new("c4", "work", "not json"),
     ];
     let out = b
-        .scheduler(SchedulerConfig::default())
-        .run_turn(calls, cancel)
+        .run_with(SchedulerConfig::default(), calls, cancelled())
         .await;
     assert_eq!(ids(&out), ["c1", "c2", "c3", "c4"]);
     let codes: Vec<_> = out.iter().map(|o| code(o)).collect();
@@ -152,12 +140,10 @@ async fn by_default_a_failure_does_not_touch_its_siblings() {
 async fn cancel_siblings_on_failure_stops_the_rest_and_says_why() {
     let b = Bench::new();
     let out = b
-        .scheduler(
+        .run_with(
             SchedulerConfig::default()
                 .with_cancel_siblings_on_failure(true)
                 .with_max_parallel(3),
-        )
-        .run_turn(
             vec![
                 work("c1", 20, true),
                 work_with("c2", json!({"ms": 5, "p": true, "fail": true})),
@@ -210,11 +196,12 @@ async fn cancel_siblings_on_failure_stops_the_rest_and_says_why() {
 #[tokio::test(start_paused = true)]
 async fn a_user_interrupt_is_not_reported_as_a_sibling_failure() {
     let b = Bench::new();
-    let cancel = CancellationToken::new();
-    cancel.cancel();
     let out = b
-        .scheduler(SchedulerConfig::default().with_cancel_siblings_on_failure(true))
-        .run_turn(vec![work("c1", 10, true), work("c2", 10, true)], cancel)
+        .run_with(
+            SchedulerConfig::default().with_cancel_siblings_on_failure(true),
+            vec![work("c1", 10, true), work("c2", 10, true)],
+            cancelled(),
+        )
         .await;
     for o in &out {
         assert_eq!(text(o), USER_CANCEL);
@@ -225,27 +212,19 @@ async fn a_user_interrupt_is_not_reported_as_a_sibling_failure() {
 async fn a_cancelled_call_does_not_count_as_a_failure() {
     // A body that reports CANCELLED on its own does not cancel its siblings.
     let b = Bench::new();
-    b.registry
-        .register(
-            tack_core::tool::ToolDefinition::builder("quits")
-                .description("Reports a cancellation.")
-                .input_schema(json!({"type": "object"}))
-                .output(tack_core::tool::OutputSpec::new(json!({})))
-                .concurrency_safe(|_| true)
-                .handler(|_args, _cx| async move {
-                    Err(tack_core::tool::ToolError::with_code(
-                        ErrorCode::Cancelled,
-                        "gave up",
-                    ))
-                })
-                .build()
-                .unwrap(),
-        )
-        .unwrap()
-        .forget();
+    b.add_parallel_tool(
+        "quits",
+        "Reports a cancellation.",
+        |_args, _cx| async move {
+            Err(tack_core::tool::ToolError::with_code(
+                ErrorCode::Cancelled,
+                "gave up",
+            ))
+        },
+    );
     let out = b
-        .scheduler(SchedulerConfig::default().with_cancel_siblings_on_failure(true))
-        .run_turn(
+        .run_with(
+            SchedulerConfig::default().with_cancel_siblings_on_failure(true),
             vec![ToolCall::new("q", "quits", "{}"), work("c2", 10, true)],
             CancellationToken::new(),
         )
@@ -258,22 +237,14 @@ async fn a_cancelled_call_does_not_count_as_a_failure() {
 async fn a_body_cancelling_its_own_token_does_not_cancel_its_siblings() {
     // Each call gets a child token of the turn's.
     let b = Bench::new();
-    b.registry
-        .register(
-            tack_core::tool::ToolDefinition::builder("selfish")
-                .description("Cancels its own token.")
-                .input_schema(json!({"type": "object"}))
-                .output(tack_core::tool::OutputSpec::new(json!({})))
-                .concurrency_safe(|_| true)
-                .handler(|_args, cx| async move {
-                    cx.cancellation().cancel();
-                    Ok(json!({}))
-                })
-                .build()
-                .unwrap(),
-        )
-        .unwrap()
-        .forget();
+    b.add_parallel_tool(
+        "selfish",
+        "Cancels its own token.",
+        |_args, cx| async move {
+            cx.cancellation().cancel();
+            Ok(json!({}))
+        },
+    );
     let out = b
         .run(
             10,

@@ -1,22 +1,21 @@
 //! Instrumented tools that record when their bodies start and end (on tokio's
-//! paused clock), and helpers to read the schedule back.
+//! paused clock), ways to run (and cancel) a turn, and helpers to read the
+//! schedule back.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 use serde_json::{Value, json};
-use tack_core::capability::CapabilitySlots;
-use tack_core::hook::{Disposer, ListenerSpec};
-use tack_core::hooks::ToolHooks;
-use tack_core::tool::{
-    CallId, ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError,
-};
-use tack_pipeline::{
-    PipelineConfig, SchedulerConfig, Stage, StageRecorder, ToolRegistry, TurnScheduler,
-};
+use tack_core::context::ToolRunContext;
+use tack_core::hook::Disposer;
+use tack_core::tool::{ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError};
+use tack_pipeline::{PipelineConfig, SchedulerConfig, ToolRegistry, TurnScheduler};
 use tokio::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
+
+use crate::recording::{Recorded, Recorder, recorded_registry};
 
 /// One body run: when it started and ended, in ms since the harness was made,
 /// and its place in the order bodies started.
@@ -28,24 +27,10 @@ pub struct Span {
     pub order: usize,
 }
 
-#[derive(Default)]
-pub struct Recorder {
-    events: Mutex<Vec<(String, Stage)>>,
-}
-
-impl StageRecorder for Recorder {
-    fn record(&self, call_id: &CallId, stage: Stage) {
-        self.events
-            .lock()
-            .push((call_id.as_str().to_owned(), stage));
-    }
-}
-
 impl Recorder {
     /// `(call, stage)` for the stages in `which`, in the order they happened.
     pub fn events(&self, which: &[&str]) -> Vec<String> {
-        self.events
-            .lock()
+        self.all()
             .iter()
             .filter(|(_, s)| which.contains(&s.as_str()))
             .map(|(id, s)| format!("{} {id}", s.as_str()))
@@ -65,26 +50,17 @@ pub struct Bench {
 
 impl Bench {
     pub fn new() -> Self {
-        let recorder = Arc::new(Recorder::default());
-        let registry = ToolRegistry::with_parts(
-            ToolHooks::new(),
-            CapabilitySlots::new(),
-            PipelineConfig::default().with_stage_recorder(recorder.clone()),
-        );
-        let observed: Arc<Mutex<Vec<Arc<Outcome>>>> = Arc::default();
-        let seen = observed.clone();
-        let observer =
-            registry
-                .hooks()
-                .result()
-                .tap(ListenerSpec::new("bench-results"), move |record| {
-                    seen.lock().push(record.outcome.clone());
-                });
+        let Recorded {
+            registry,
+            recorder,
+            outcomes,
+            observer,
+        } = recorded_registry(PipelineConfig::default(), "bench-results");
         let bench = Self {
             registry,
             recorder,
             spans: Arc::default(),
-            observed,
+            observed: outcomes,
             t0: Instant::now(),
             started: Arc::default(),
             _observer: observer,
@@ -174,14 +150,44 @@ impl Bench {
             .unwrap()
     }
 
+    /// Registers a global tool taking any object, always parallel-safe, with `handler` as its body.
+    pub fn add_parallel_tool<F, Fut>(&self, name: &str, description: &str, handler: F)
+    where
+        F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
+    {
+        let definition = ToolDefinition::builder(name)
+            .description(description)
+            .input_schema(json!({"type": "object"}))
+            .output(OutputSpec::new(json!({})))
+            .concurrency_safe(|_| true)
+            .handler(handler)
+            .build()
+            .unwrap();
+        self.registry.register(definition).unwrap().forget();
+    }
+
     pub fn scheduler(&self, config: SchedulerConfig) -> TurnScheduler {
         TurnScheduler::with_config(self.registry.clone(), config)
     }
 
+    /// Runs one turn of `calls` with `config`, under the caller's `cancel` token.
+    pub async fn run_with(
+        &self,
+        config: SchedulerConfig,
+        calls: Vec<ToolCall>,
+        cancel: CancellationToken,
+    ) -> Vec<Arc<Outcome>> {
+        self.scheduler(config).run_turn(calls, cancel).await
+    }
+
     pub async fn run(&self, max_parallel: usize, calls: Vec<ToolCall>) -> Vec<Arc<Outcome>> {
-        self.scheduler(SchedulerConfig::default().with_max_parallel(max_parallel))
-            .run_turn(calls, CancellationToken::new())
-            .await
+        self.run_with(
+            SchedulerConfig::default().with_max_parallel(max_parallel),
+            calls,
+            CancellationToken::new(),
+        )
+        .await
     }
 
     /// Spans sorted by call id order of start.
@@ -211,6 +217,24 @@ pub fn work(id: &str, ms: u64, parallel: bool) -> ToolCall {
 /// `work` with extra arguments.
 pub fn work_with(id: &str, args: Value) -> ToolCall {
     ToolCall::new(id, "work", args.to_string())
+}
+
+/// A caller token that is already cancelled.
+pub fn cancelled() -> CancellationToken {
+    let token = CancellationToken::new();
+    token.cancel();
+    token
+}
+
+/// A caller token that a spawned task cancels `ms` from now (on tokio's clock).
+pub fn cancelled_after(ms: u64) -> CancellationToken {
+    let token = CancellationToken::new();
+    let trigger = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        trigger.cancel();
+    });
+    token
 }
 
 pub fn ids(outcomes: &[Arc<Outcome>]) -> Vec<&str> {

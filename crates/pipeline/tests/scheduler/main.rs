@@ -3,6 +3,8 @@
 #![allow(missing_docs)]
 
 mod harness;
+#[path = "../shared/recording.rs"]
+mod recording;
 
 mod cancellation;
 mod context;

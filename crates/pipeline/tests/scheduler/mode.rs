@@ -29,8 +29,14 @@ fn tool(name: &str, classify: Option<fn(&Value) -> bool>) -> ToolDefinition {
     builder.build().unwrap()
 }
 
-fn call(name: &str, args: &str) -> ToolCall {
-    ToolCall::new("c", name, args)
+/// How `r` would run a call of `name` with `args`.
+fn mode(r: &ToolRegistry, name: &str, args: &str) -> ExecutionMode {
+    r.execution_mode(&ToolCall::new("c", name, args))
+}
+
+/// How `r` would run a call of `name` with `args` on behalf of `agent`.
+fn mode_as(r: &ToolRegistry, name: &str, args: &str, agent: &str) -> ExecutionMode {
+    r.execution_mode(&ToolCall::new("c", name, args).with_agent(agent))
 }
 
 #[test]
@@ -39,7 +45,7 @@ fn no_classifier_is_exclusive() {
     let r = ToolRegistry::new();
     r.register(tool("plain", None)).unwrap().forget();
     assert_eq!(
-        r.execution_mode(&call("plain", r#"{"path": "a"}"#)),
+        mode(&r, "plain", r#"{"path": "a"}"#),
         ExecutionMode::Exclusive
     );
 }
@@ -51,12 +57,9 @@ fn the_classifier_decides_per_call_from_the_arguments() {
     r.register(tool("fs", Some(|a| a["write"] != json!(true))))
         .unwrap()
         .forget();
+    assert_eq!(mode(&r, "fs", r#"{"path": "a"}"#), ExecutionMode::Parallel);
     assert_eq!(
-        r.execution_mode(&call("fs", r#"{"path": "a"}"#)),
-        ExecutionMode::Parallel
-    );
-    assert_eq!(
-        r.execution_mode(&call("fs", r#"{"path": "a", "write": true}"#)),
+        mode(&r, "fs", r#"{"path": "a", "write": true}"#),
         ExecutionMode::Exclusive
     );
 }
@@ -98,7 +101,7 @@ fn invalid_or_unparseable_arguments_are_exclusive_without_asking_the_classifier(
         .forget();
     for bad in [r#"{"path": 1}"#, "{}", "not json", "[1]", r#"{"path": "#] {
         assert_eq!(
-            r.execution_mode(&call("typed_read", bad)),
+            mode(&r, "typed_read", bad),
             ExecutionMode::Exclusive,
             "{bad}"
         );
@@ -109,7 +112,7 @@ fn invalid_or_unparseable_arguments_are_exclusive_without_asking_the_classifier(
         "the classifier never saw invalid arguments"
     );
     assert_eq!(
-        r.execution_mode(&call("typed_read", r#"{"path": "a"}"#)),
+        mode(&r, "typed_read", r#"{"path": "a"}"#),
         ExecutionMode::Parallel
     );
     assert_eq!(*consulted.lock(), 1);
@@ -124,13 +127,10 @@ fn a_panicking_or_false_classifier_is_exclusive() {
         .forget();
     r.register(tool("no", Some(|_| false))).unwrap().forget();
     assert_eq!(
-        r.execution_mode(&call("boom", r#"{"path": "a"}"#)),
+        mode(&r, "boom", r#"{"path": "a"}"#),
         ExecutionMode::Exclusive
     );
-    assert_eq!(
-        r.execution_mode(&call("no", r#"{"path": "a"}"#)),
-        ExecutionMode::Exclusive
-    );
+    assert_eq!(mode(&r, "no", r#"{"path": "a"}"#), ExecutionMode::Exclusive);
 }
 
 #[test]
@@ -155,13 +155,13 @@ fn a_raw_classifier_gets_the_parsed_arguments_unchanged() {
     .unwrap()
     .forget();
     let raw = r#"{"z": 1, "anything": 123456789012345678901234567890, "a": 1.50}"#;
-    assert_eq!(r.execution_mode(&call("raw", raw)), ExecutionMode::Parallel);
+    assert_eq!(mode(&r, "raw", raw), ExecutionMode::Parallel);
     assert_eq!(
         seen.lock().as_slice(),
         [r#"{"z":1,"anything":123456789012345678901234567890,"a":1.50}"#]
     );
     // Empty argument text is `{}`, as in the pipeline.
-    assert_eq!(r.execution_mode(&call("raw", "")), ExecutionMode::Parallel);
+    assert_eq!(mode(&r, "raw", ""), ExecutionMode::Parallel);
 }
 
 #[test]
@@ -175,45 +175,21 @@ fn hidden_unknown_and_code_mode_direct_calls_are_exclusive() {
         .unwrap()
         .forget();
     let args = r#"{"path": "x"}"#;
-    assert_eq!(
-        r.execution_mode(&call("nope", args)),
-        ExecutionMode::Exclusive
-    );
-    assert_eq!(
-        r.execution_mode(&call("bad name!", args)),
-        ExecutionMode::Exclusive
-    );
+    assert_eq!(mode(&r, "nope", args), ExecutionMode::Exclusive);
+    assert_eq!(mode(&r, "bad name!", args), ExecutionMode::Exclusive);
     // Scoped to a: parallel for a, unknown (so exclusive) for b and for no agent.
-    assert_eq!(
-        r.execution_mode(&call("mine", args).with_agent("a")),
-        ExecutionMode::Parallel
-    );
-    assert_eq!(
-        r.execution_mode(&call("mine", args).with_agent("b")),
-        ExecutionMode::Exclusive
-    );
-    assert_eq!(
-        r.execution_mode(&call("mine", args)),
-        ExecutionMode::Exclusive
-    );
+    assert_eq!(mode_as(&r, "mine", args, "a"), ExecutionMode::Parallel);
+    assert_eq!(mode_as(&r, "mine", args, "b"), ExecutionMode::Exclusive);
+    assert_eq!(mode(&r, "mine", args), ExecutionMode::Exclusive);
     // Restricted away from b.
     r.restrict(&AgentId::new("b"), Restriction::deny(["read"]))
         .unwrap()
         .forget();
-    assert_eq!(
-        r.execution_mode(&call("read", args).with_agent("b")),
-        ExecutionMode::Exclusive
-    );
-    assert_eq!(
-        r.execution_mode(&call("other", args).with_agent("b")),
-        ExecutionMode::Parallel
-    );
+    assert_eq!(mode_as(&r, "read", args, "b"), ExecutionMode::Exclusive);
+    assert_eq!(mode_as(&r, "other", args, "b"), ExecutionMode::Parallel);
     // Code presentation: a model-direct native call is unknown, so exclusive.
     r.set_presentation(Some(&AgentId::new("c")), Presentation::Code);
-    assert_eq!(
-        r.execution_mode(&call("read", args).with_agent("c")),
-        ExecutionMode::Exclusive
-    );
+    assert_eq!(mode_as(&r, "read", args, "c"), ExecutionMode::Exclusive);
 }
 
 #[test]

@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use pretty_assertions::assert_eq;
-use tack_core::hook::ListenerSpec;
-use tack_core::hook::Scope;
+use tack_core::hook::{ListenerSpec, Next, Scope};
 use tack_core::policy::{
     ApprovalOutcome, ApprovalRequest, ApprovalService, GuardVerdict, PreDecision,
 };
@@ -33,6 +32,27 @@ impl Log {
     fn entries(&self) -> Vec<String> {
         self.0.lock().clone()
     }
+}
+
+/// Installs a pre-execute listener `name` that logs `pre {id}`, then answers as `decide` does.
+fn logged_pre<F, Fut>(b: &Bench, log: &Log, name: &str, decide: F)
+where
+    F: Fn(Arc<ToolExecution>, Next<Arc<ToolExecution>, PreDecision>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = PreDecision> + Send + 'static,
+{
+    let log = log.clone();
+    b.registry
+        .hooks()
+        .pre_execute()
+        .tap(name, move |exec: Arc<ToolExecution>, next| {
+            let log = log.clone();
+            let decision = decide(exec.clone(), next);
+            async move {
+                log.push(format!("pre {}", exec.call_id()));
+                decision.await
+            }
+        })
+        .forget();
 }
 
 /// Takes `ms` (from the call's arguments) to answer, then allows once.
@@ -68,21 +88,15 @@ async fn pre_execute_and_approval_run_in_model_order_and_never_overlap() {
         .forget();
     let pre = log.clone();
     // Slower for earlier calls: without ordering, later calls would overtake.
-    b.registry
-        .hooks()
-        .pre_execute()
-        .tap("slow-policy", move |exec: Arc<ToolExecution>, _next| {
-            let pre = pre.clone();
-            async move {
-                let id = exec.call_id().to_string();
-                pre.push(format!("pre {id}"));
-                let wait = 10 - exec.arg("ms").and_then(|v| v.as_u64()).unwrap_or(0) / 10;
-                tokio::time::sleep(Duration::from_millis(wait)).await;
-                pre.push(format!("pre-done {id}"));
-                PreDecision::ask("needs a human")
-            }
-        })
-        .forget();
+    logged_pre(&b, &log, "slow-policy", move |exec, _next| {
+        let pre = pre.clone();
+        async move {
+            let wait = 10 - exec.arg("ms").and_then(|v| v.as_u64()).unwrap_or(0) / 10;
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+            pre.push(format!("pre-done {}", exec.call_id()));
+            PreDecision::ask("needs a human")
+        }
+    });
     let out = b
         .run(
             10,
@@ -148,23 +162,13 @@ async fn denials_and_panicking_policy_are_ordered_and_never_dispatched() {
     // tool, the panicking listener's call included.
     let b = Bench::new();
     let log = Log::new();
-    let pre = log.clone();
-    b.registry
-        .hooks()
-        .pre_execute()
-        .tap("policy", move |exec: Arc<ToolExecution>, next| {
-            let pre = pre.clone();
-            async move {
-                let id = exec.call_id().to_string();
-                pre.push(format!("pre {id}"));
-                match id.as_str() {
-                    "c2" => PreDecision::deny("not c2"),
-                    "c3" => panic!("policy blew up on c3"),
-                    _ => next.run(exec).await,
-                }
-            }
-        })
-        .forget();
+    logged_pre(&b, &log, "policy", |exec, next| async move {
+        match exec.call_id().as_str() {
+            "c2" => PreDecision::deny("not c2"),
+            "c3" => panic!("policy blew up on c3"),
+            _ => next.run(exec).await,
+        }
+    });
     let post = log.clone();
     b.registry
         .hooks()
@@ -218,23 +222,11 @@ async fn the_turn_orders_policy_without_installing_listeners() {
     let names = std::sync::Arc::new(Mutex::new(Vec::new()));
     let seen = names.clone();
     let reg = b.registry.clone();
-    b.registry
-        .register(
-            tack_core::tool::ToolDefinition::builder("look")
-                .description("Lists the execute listeners.")
-                .input_schema(serde_json::json!({"type": "object"}))
-                .output(tack_core::tool::OutputSpec::new(serde_json::json!({})))
-                .concurrency_safe(|_| true)
-                .handler(move |_args, _cx| {
-                    seen.lock()
-                        .extend(reg.hooks().execute().listener_names(None));
-                    async move { Ok(serde_json::json!({})) }
-                })
-                .build()
-                .unwrap(),
-        )
-        .unwrap()
-        .forget();
+    b.add_parallel_tool("look", "Lists the execute listeners.", move |_args, _cx| {
+        seen.lock()
+            .extend(reg.hooks().execute().listener_names(None));
+        async move { Ok(serde_json::json!({})) }
+    });
     b.run(10, vec![tack_core::tool::ToolCall::new("l", "look", "{}")])
         .await;
     assert!(names.lock().is_empty());

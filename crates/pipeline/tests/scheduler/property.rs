@@ -5,8 +5,6 @@
 use proptest::prelude::*;
 use serde_json::json;
 use tack_core::policy::PreDecision;
-use tack_pipeline::SchedulerConfig;
-use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
 
@@ -57,10 +55,7 @@ fn check(calls: &[(bool, u64)], max: usize, gated: bool) -> Result<(), TestCaseE
             .enumerate()
             .map(|(i, &(p, ms))| work_with(&format!("c{i:02}"), json!({"ms": ms, "p": p})))
             .collect();
-        let out = b
-            .scheduler(SchedulerConfig::default().with_max_parallel(max))
-            .run_turn(turn, CancellationToken::new())
-            .await;
+        let out = b.run(max, turn).await;
         let want_ids: Vec<String> = (0..calls.len()).map(|i| format!("c{i:02}")).collect();
         prop_assert_eq!(
             ids(&out),

@@ -22,10 +22,8 @@ fn call(id: &str, key: &str, write: bool, ms: u64) -> ToolCall {
 }
 
 async fn run(b: &Bench, calls: Vec<ToolCall>) {
-    let out = b
-        .scheduler(SchedulerConfig::default().with_resource_keys("work", keyed))
-        .run_turn(calls, CancellationToken::new())
-        .await;
+    let config = SchedulerConfig::default().with_resource_keys("work", keyed);
+    let out = b.run_with(config, calls, CancellationToken::new()).await;
     assert!(out.iter().all(|o| o.is_success()), "{out:?}");
 }
 
@@ -80,10 +78,8 @@ async fn keys_are_off_by_default_and_a_panicking_classifier_means_exclusive() {
 
     let b = Bench::new();
     let out = b
-        .scheduler(
+        .run_with(
             SchedulerConfig::default().with_resource_keys("work", |_| panic!("classifier blew up")),
-        )
-        .run_turn(
             vec![work("p1", 10, true), work("p2", 10, true)],
             CancellationToken::new(),
         )
