@@ -291,9 +291,10 @@ async fn run_code(
                 None => break,
             },
             Some((id, call, outcome)) = running.futures.next(), if !running.futures.is_empty() => {
-                let settle = settle_of(id, &call, &outcome);
+                // The program hears first; the record is logged before the
+                // loop starts another call, so the log's order stays true.
+                let _ = settle_tx.send(settle_of(id, &call, &outcome));
                 bridge.settled(id, &call, &outcome).await;
-                let _ = settle_tx.send(settle);
             }
             () = cx.cancellation().cancelled(), if !cancelled => {
                 cancelled = true;
