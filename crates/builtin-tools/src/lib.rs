@@ -34,6 +34,7 @@ mod bash;
 mod edit_file;
 mod glob;
 mod grep;
+mod line_scan;
 mod list_dir;
 mod read_file;
 mod reference;

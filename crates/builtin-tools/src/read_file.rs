@@ -5,11 +5,12 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
-use tack_core::capability::EntryKind;
+use tack_core::capability::{EntryKind, FileSystem};
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ContentBlock, Tier, Tool, ToolError};
+use tack_core::tool::{ContentBlock, ErrorCode, Tier, Tool, ToolError};
 
-use crate::text::{NotText, count_lines, decode_text};
+use crate::line_scan::PageScan;
+use crate::text::{NotText, TextCheck, count_lines, decode_text};
 
 /// The arguments of `read_file`.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -78,14 +79,23 @@ pub struct ReadFileOutput {
 
 /// The `read_file` tool: reads a page of a UTF-8 text file through the `fs`
 /// capability. Binary and non-UTF-8 files are refused with an error that says
-/// so; files over [`max_file_bytes`](Self::with_max_file_bytes) are refused
-/// with advice; a page stops at [`limit`](ReadFileArgs::limit) lines or the
-/// page byte cap, whichever comes first.
+/// so; a page stops at [`limit`](ReadFileArgs::limit) lines or the page byte
+/// cap, whichever comes first.
+///
+/// Files of any size can be paged. A file up to
+/// [`max_file_bytes`](Self::with_max_file_bytes) is read into memory in one
+/// go; a larger one is scanned from disk with
+/// [`FileSystem::read_at`] in [chunks](Self::with_chunk_bytes), so memory
+/// stays bounded by one chunk plus one page whatever the file's size. Both
+/// ways give the same result for the same bytes; the scan reads the whole
+/// file on every call (to count its lines) and checks the call's
+/// cancellation signal between chunks.
 #[derive(Clone, Debug)]
 pub struct ReadFile {
     default_limit: u64,
     max_page_bytes: usize,
     max_file_bytes: u64,
+    chunk_bytes: u64,
 }
 
 impl Default for ReadFile {
@@ -94,12 +104,14 @@ impl Default for ReadFile {
             default_limit: 2000,
             max_page_bytes: 100 * 1024,
             max_file_bytes: 16 * 1024 * 1024,
+            chunk_bytes: 1024 * 1024,
         }
     }
 }
 
 impl ReadFile {
-    /// The tool with its defaults: 2000 lines a page, 100 KiB a page, files up to 16 MiB.
+    /// The tool with its defaults: 2000 lines a page, 100 KiB a page, files
+    /// up to 16 MiB read in one go, larger ones scanned in 1 MiB chunks.
     pub fn new() -> Self {
         Self::default()
     }
@@ -116,10 +128,65 @@ impl ReadFile {
         self
     }
 
-    /// Sets the largest file it reads at all.
+    /// Sets the largest file read into memory in one go; larger files are
+    /// scanned in chunks of [`with_chunk_bytes`](Self::with_chunk_bytes).
     pub fn with_max_file_bytes(mut self, bytes: u64) -> Self {
         self.max_file_bytes = bytes;
         self
+    }
+
+    /// Sets how many bytes one read of a scanned file asks for (at least 4,
+    /// so that any character fits in one).
+    pub fn with_chunk_bytes(mut self, bytes: u64) -> Self {
+        self.chunk_bytes = bytes.max(4);
+        self
+    }
+}
+
+/// The error for a file that is not UTF-8 text.
+fn not_text(path: &str, reason: NotText, total_size: u64) -> ToolError {
+    let (kind, why) = match reason {
+        NotText::Nul(at) => ("binary", format!("it has a NUL byte at offset {at}")),
+        NotText::InvalidUtf8(at) => (
+            "EILSEQ",
+            format!("it is not valid UTF-8 (invalid byte at offset {at})"),
+        ),
+    };
+    ToolError::new(format!(
+        "{path} looks binary: {why} in its {total_size} bytes. read_file only reads UTF-8 text; \
+         use bash (e.g. `file {path}` or `xxd {path} | head`) to inspect binary data"
+    ))
+    .with_kind(kind)
+}
+
+/// The error for an `offset` past the last line.
+fn offset_out_of_range(path: &str, start: u64, total_lines: u64) -> ToolError {
+    ToolError::new(format!(
+        "offset {start} is past the end of {path}, which has {total_lines} lines: \
+         pass an offset from 1 to {}",
+        total_lines.max(1)
+    ))
+    .with_kind("offset_out_of_range")
+}
+
+/// A page as the tool returns it: `lines` lines from `start`.
+fn output(
+    path: String,
+    content: String,
+    start: u64,
+    lines: u64,
+    truncated: bool,
+    total_lines: u64,
+) -> ReadFileOutput {
+    let next = start + lines;
+    let next_offset = (truncated && next <= total_lines).then_some(next);
+    ReadFileOutput {
+        path,
+        content,
+        start_line: start,
+        total_lines,
+        truncated,
+        next_offset,
     }
 }
 
@@ -158,6 +225,81 @@ fn page(text: &str, start: u64, limit: u64, max_bytes: usize) -> (&str, u64, boo
     (&rest[..end], lines, end < rest.len())
 }
 
+impl ReadFile {
+    /// The page of a file over `max_file_bytes`, found in one pass over its
+    /// first `size` bytes (its size when the call began) read in chunks:
+    /// the page and `total_lines` are those the in-memory path gives for
+    /// the same bytes, and so are the binary and UTF-8 verdicts.
+    async fn read_scanned(
+        &self,
+        fs: &dyn FileSystem,
+        path: String,
+        size: u64,
+        start: u64,
+        limit: u64,
+        cx: &ToolRunContext,
+    ) -> Result<ReadFileOutput, ToolError> {
+        let given = Path::new(&path);
+        let mut check = TextCheck::new();
+        let mut scan = PageScan::new(start, limit, self.max_page_bytes);
+        let mut pos = 0u64;
+        while pos < size {
+            if cx.is_cancelled() {
+                return Err(ToolError::with_code(
+                    ErrorCode::Cancelled,
+                    format!(
+                        "read_file was cancelled while scanning {path} (at byte {pos} of {size})"
+                    ),
+                ));
+            }
+            let chunk = fs
+                .read_at(given, pos, self.chunk_bytes.min(size - pos))
+                .await?;
+            // The last chunk reaches the size the call began with (or the
+            // end, if the file has shrunk); `cut`: the file has grown.
+            let last = chunk.bytes.is_empty()
+                || !chunk.truncated
+                || pos + chunk.bytes.len() as u64 >= size;
+            let cut = last && chunk.truncated;
+            let whole = check
+                .check(&chunk.bytes, last, cut)
+                .map_err(|reason| not_text(&path, reason, size))?;
+            scan.feed(&chunk.bytes[..whole]);
+            pos += whole as u64;
+            if last {
+                break;
+            }
+            if whole == 0 {
+                return Err(ToolError::new(format!(
+                    "read_file could not read on in {path} at byte {pos}: the file is \
+                     changing while it is read; try again"
+                ))
+                .with_kind("EIO"));
+            }
+        }
+        let found = scan.finish();
+        if start > found.total_lines.max(1) {
+            return Err(offset_out_of_range(&path, start, found.total_lines));
+        }
+        let content = String::from_utf8(found.content).map_err(|e| {
+            // Not reached: the bytes were checked above.
+            not_text(
+                &path,
+                NotText::InvalidUtf8(e.utf8_error().valid_up_to()),
+                size,
+            )
+        })?;
+        Ok(output(
+            path,
+            content,
+            start,
+            found.lines,
+            found.truncated,
+            found.total_lines,
+        ))
+    }
+}
+
 impl Tool for ReadFile {
     const NAME: &'static str = "read_file";
     type Args = ReadFileArgs;
@@ -168,8 +310,10 @@ impl Tool for ReadFile {
          Use it whenever you need to see what a file contains before answering about it \
          or changing it (read a file before you edit it). Long files come in pages: pass \
          `offset` (first line, from 1) and `limit` (number of lines) to read further; the \
-         result says where the next page starts. Binary files are refused. To find which \
-         file to read, use `glob` or `grep`; to see a directory, use `list_dir`."
+         result says where the next page starts. Files of any size can be read this way; \
+         on a very large file each call takes longer, as it scans the whole file to count \
+         its lines. Binary files are refused. To find which file to read, use `glob` or \
+         `grep`; to see a directory, use `list_dir`."
     }
 
     fn tier(&self) -> Tier {
@@ -195,53 +339,29 @@ impl Tool for ReadFile {
             ))
             .with_kind("EISDIR"));
         }
+        let start = args.offset.unwrap_or(1);
+        let limit = args.limit.unwrap_or(self.default_limit);
         if meta.size > self.max_file_bytes {
-            return Err(ToolError::new(format!(
-                "{} is {} bytes, over read_file's limit of {} bytes: use grep to find the \
-                 lines you need, or bash (e.g. `sed -n '100,200p' {}`) to print a range",
-                args.path, meta.size, self.max_file_bytes, args.path
-            ))
-            .with_kind("EFBIG"));
+            return self
+                .read_scanned(fs, args.path, meta.size, start, limit, cx)
+                .await;
         }
         let file = fs.read(path, Some(self.max_file_bytes)).await?;
-        let text = decode_text(&file.bytes, file.truncated).map_err(|reason| {
-            let (kind, why) = match reason {
-                NotText::Nul(at) => ("binary", format!("it has a NUL byte at offset {at}")),
-                NotText::InvalidUtf8(at) => (
-                    "EILSEQ",
-                    format!("it is not valid UTF-8 (invalid byte at offset {at})"),
-                ),
-            };
-            ToolError::new(format!(
-                "{} looks binary: {why} in its {} bytes. read_file only reads UTF-8 text; \
-                 use bash (e.g. `file {}` or `xxd {} | head`) to inspect binary data",
-                args.path, file.total_size, args.path, args.path
-            ))
-            .with_kind(kind)
-        })?;
+        let text = decode_text(&file.bytes, file.truncated)
+            .map_err(|reason| not_text(&args.path, reason, file.total_size))?;
         let total_lines = count_lines(text);
-        let start = args.offset.unwrap_or(1);
         if start > total_lines.max(1) {
-            return Err(ToolError::new(format!(
-                "offset {start} is past the end of {}, which has {total_lines} lines: \
-                 pass an offset from 1 to {}",
-                args.path,
-                total_lines.max(1)
-            ))
-            .with_kind("offset_out_of_range"));
+            return Err(offset_out_of_range(&args.path, start, total_lines));
         }
-        let limit = args.limit.unwrap_or(self.default_limit);
         let (content, lines, truncated) = page(text, start, limit, self.max_page_bytes);
-        let next = start + lines;
-        let next_offset = (truncated && next <= total_lines).then_some(next);
-        Ok(ReadFileOutput {
-            path: args.path,
-            content: content.to_owned(),
-            start_line: start,
-            total_lines,
+        Ok(output(
+            args.path,
+            content.to_owned(),
+            start,
+            lines,
             truncated,
-            next_offset,
-        })
+            total_lines,
+        ))
     }
 
     fn render(&self, _args: &ReadFileArgs, out: &ReadFileOutput) -> Vec<ContentBlock> {
@@ -385,21 +505,90 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn large_files_and_directories_are_refused_with_advice() {
-        let fs = MemFs::new().file("big.txt", "x".repeat(100)).dir("src");
-        let def = ToolDefinition::from_tool(ReadFile::new().with_max_file_bytes(10)).unwrap();
-        let cx = fs.context();
-        let err = call(&def, json!({"path": "big.txt"}), &cx)
+    async fn directories_are_refused_with_advice() {
+        let fs = MemFs::new().dir("src");
+        let def = ToolDefinition::from_tool(ReadFile::new()).unwrap();
+        let err = call(&def, json!({"path": "src"}), &fs.context())
             .await
             .unwrap_err();
-        assert_eq!(err.kind(), Some("EFBIG"));
-        assert!(
-            err.message().contains("100 bytes") && err.message().contains("grep"),
-            "{err}"
-        );
-        let err = call(&def, json!({"path": "src"}), &cx).await.unwrap_err();
         assert_eq!(err.kind(), Some("EISDIR"));
         assert!(err.message().contains("list_dir"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_file_over_the_in_memory_limit_is_scanned_in_chunks() {
+        // 100 lines of 10 bytes, read in memory up to 64 bytes, in chunks of 16.
+        let body: String = (1..=100).map(|n| format!("line {n:>4}\n")).collect();
+        let fs = MemFs::new().file("big.txt", &body);
+        let tool = ReadFile::new()
+            .with_max_file_bytes(64)
+            .with_chunk_bytes(16)
+            .with_default_limit(3);
+        let out = fs
+            .run(tool, json!({"path": "big.txt", "offset": 50}))
+            .await
+            .unwrap();
+        assert_eq!(
+            out,
+            ReadFileOutput {
+                path: "big.txt".into(),
+                content: "line   50\nline   51\nline   52\n".into(),
+                start_line: 50,
+                total_lines: 100,
+                truncated: true,
+                next_offset: Some(53),
+            }
+        );
+    }
+
+    /// The value (or the error's kind and message) of `tool` reading `contents`.
+    async fn outcome(tool: ReadFile, contents: &[u8], args: Value) -> Result<Value, String> {
+        let fs = MemFs::new().file("f.txt", contents);
+        let def = ToolDefinition::from_tool(tool).unwrap();
+        call(&def, args, &fs.context())
+            .await
+            .map_err(|e| format!("{:?}: {}", e.kind(), e.message()))
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+
+        /// Scanned in chunks or read in memory, a file gives the same page,
+        /// the same numbers and the same errors.
+        #[test]
+        fn a_scanned_file_reads_like_one_read_in_memory(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    12 => "[a-z ]{0,12}",
+                    6 => proptest::strategy::Just("\n".to_owned()),
+                    2 => proptest::strategy::Just("\r\n".to_owned()),
+                    2 => "[é€😀]{1,4}",
+                    1 => proptest::strategy::Just("\0".to_owned()),
+                ],
+                0..40,
+            ),
+            invalid in proptest::option::weighted(0.1, proptest::num::usize::ANY),
+            offset in proptest::option::of(1u64..30),
+            limit in proptest::option::of(1u64..8),
+            max_page_bytes in 1usize..120,
+            chunk in 4u64..40,
+        ) {
+            let mut contents = parts.concat().into_bytes();
+            if let Some(at) = invalid.filter(|_| !contents.is_empty()) {
+                let at = at % contents.len();
+                contents[at] = 0xff;
+            }
+            let args = json!({"path": "f.txt", "offset": offset, "limit": limit});
+            let tool = ReadFile::new().with_default_limit(5).with_max_page_bytes(max_page_bytes);
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let in_memory = runtime.block_on(outcome(tool.clone(), &contents, args.clone()));
+            let scanned = runtime.block_on(outcome(
+                tool.with_max_file_bytes(0).with_chunk_bytes(chunk),
+                &contents,
+                args,
+            ));
+            proptest::prop_assert_eq!(in_memory, scanned);
+        }
     }
 
     #[test]

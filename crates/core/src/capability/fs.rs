@@ -229,6 +229,73 @@ pub trait FileSystem: Send + Sync + 'static {
     /// Reads at most `limit` bytes (all of them when `None`).
     async fn read(&self, path: &Path, limit: Option<u64>) -> Result<FileBytes, FsError>;
 
+    /// Reads the bytes `[offset, offset + limit)` of a file: at most `limit`
+    /// bytes starting at byte `offset`, for tools that page through files too
+    /// large to hold in memory. In the result, `total_size` is the size of
+    /// the whole file and `truncated` says bytes remain after the returned
+    /// range. A range that starts at or past the end of the file is empty,
+    /// not an error.
+    ///
+    /// The default implementation reads the file's first `offset + limit`
+    /// bytes with [`read`](Self::read) and drops the first `offset`: correct
+    /// for any implementation, but its memory and time grow with `offset`.
+    /// An implementation backed by real files should override it to seek
+    /// and read only the range (the sandbox plugin's does).
+    ///
+    /// # Errors
+    ///
+    /// Those of [`read`](Self::read).
+    ///
+    /// # Examples
+    ///
+    /// A file system that implements only [`read`](Self::read) gets `read_at`
+    /// from the default:
+    ///
+    /// ```
+    /// # use std::path::{Path, PathBuf};
+    /// # use async_trait::async_trait;
+    /// # use tack_core::capability::{
+    /// #     Access, DirEntry, FileBytes, FileSystem, FsError, Metadata, WriteReport,
+    /// # };
+    /// /// One file, `log.txt`, holding `0123456789`.
+    /// struct OneFile;
+    ///
+    /// #[async_trait]
+    /// impl FileSystem for OneFile {
+    ///     async fn read(&self, path: &Path, limit: Option<u64>) -> Result<FileBytes, FsError> {
+    ///         let all = b"0123456789";
+    ///         let keep = limit.map_or(all.len(), |l| all.len().min(l as usize));
+    ///         Ok(FileBytes::new(all[..keep].to_vec(), 10, keep < all.len()))
+    ///     }
+    ///     // The other methods are not used here.
+    /// #   fn workspace_root(&self) -> &Path { Path::new("/ws") }
+    /// #   fn resolve(&self, path: &Path, _: Access) -> Result<PathBuf, FsError> { Ok(path.into()) }
+    /// #   async fn write(&self, _: &Path, _: &[u8]) -> Result<WriteReport, FsError> { unimplemented!() }
+    /// #   async fn list(&self, _: &Path) -> Result<Vec<DirEntry>, FsError> { unimplemented!() }
+    /// #   async fn metadata(&self, _: &Path) -> Result<Metadata, FsError> { unimplemented!() }
+    /// #   async fn create_dir_all(&self, _: &Path) -> Result<(), FsError> { unimplemented!() }
+    /// #   async fn remove(&self, _: &Path, _: bool) -> Result<(), FsError> { unimplemented!() }
+    /// }
+    ///
+    /// # futures::executor::block_on(async {
+    /// let log = Path::new("log.txt");
+    /// // The middle of the file: bytes remain after it.
+    /// let middle = OneFile.read_at(log, 3, 4).await?;
+    /// assert_eq!((&middle.bytes[..], middle.total_size, middle.truncated), (&b"3456"[..], 10, true));
+    /// // The end: a short range, nothing after it.
+    /// let end = OneFile.read_at(log, 8, 4).await?;
+    /// assert_eq!((&end.bytes[..], end.truncated), (&b"89"[..], false));
+    /// // Past the end: empty, not an error.
+    /// let past = OneFile.read_at(log, 50, 4).await?;
+    /// assert_eq!((past.bytes.len(), past.total_size, past.truncated), (0, 10, false));
+    /// # Ok::<(), FsError>(())
+    /// # }).unwrap();
+    /// ```
+    async fn read_at(&self, path: &Path, offset: u64, limit: u64) -> Result<FileBytes, FsError> {
+        let prefix = self.read(path, Some(offset.saturating_add(limit))).await?;
+        Ok(drop_prefix(prefix, offset))
+    }
+
     /// Replaces (or creates) the file atomically with `contents`.
     async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, FsError>;
 
@@ -258,10 +325,92 @@ pub trait FileSystem: Send + Sync + 'static {
     }
 }
 
+/// The bytes of `prefix` (a read of a file's first `offset + limit` bytes)
+/// from `offset` on: the range `read_at(offset, limit)` asks for. Whether
+/// bytes remain after the range is what the prefix read said: both end at
+/// the same byte.
+fn drop_prefix(prefix: FileBytes, offset: u64) -> FileBytes {
+    let FileBytes {
+        mut bytes,
+        total_size,
+        truncated,
+    } = prefix;
+    let from = usize::try_from(offset).map_or(bytes.len(), |o| o.min(bytes.len()));
+    bytes.drain(..from);
+    FileBytes::new(bytes, total_size, truncated)
+}
+
 impl fmt::Debug for dyn FileSystem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FileSystem")
             .field("workspace_root", &self.workspace_root())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// `read` of the first `limit` bytes of `contents`, as an implementation
+    /// of the trait returns it.
+    fn prefix(contents: &[u8], limit: u64) -> FileBytes {
+        let keep = contents
+            .len()
+            .min(usize::try_from(limit).unwrap_or(usize::MAX));
+        FileBytes::new(
+            contents[..keep].to_vec(),
+            contents.len() as u64,
+            keep < contents.len(),
+        )
+    }
+
+    fn range(contents: &[u8], offset: u64, limit: u64) -> (Vec<u8>, u64, bool) {
+        let got = drop_prefix(prefix(contents, offset.saturating_add(limit)), offset);
+        (got.bytes, got.total_size, got.truncated)
+    }
+
+    #[test]
+    fn a_range_is_cut_from_the_prefix_read() {
+        let file = b"0123456789";
+        assert_eq!(range(file, 0, 4), (b"0123".to_vec(), 10, true));
+        assert_eq!(range(file, 3, 4), (b"3456".to_vec(), 10, true));
+        assert_eq!(range(file, 6, 4), (b"6789".to_vec(), 10, false));
+        assert_eq!(range(file, 8, 4), (b"89".to_vec(), 10, false));
+        assert_eq!(range(file, 0, 10), (file.to_vec(), 10, false));
+    }
+
+    #[test]
+    fn a_range_at_or_past_the_end_is_empty() {
+        let file = b"0123456789";
+        assert_eq!(range(file, 10, 4), (Vec::new(), 10, false));
+        assert_eq!(range(file, 11, 4), (Vec::new(), 10, false));
+        assert_eq!(range(file, u64::MAX, u64::MAX), (Vec::new(), 10, false));
+        assert_eq!(range(b"", 0, 4), (Vec::new(), 0, false));
+    }
+
+    #[test]
+    fn an_empty_range_says_whether_bytes_follow() {
+        let file = b"0123456789";
+        assert_eq!(range(file, 4, 0), (Vec::new(), 10, true));
+        assert_eq!(range(file, 10, 0), (Vec::new(), 10, false));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn every_range_is_the_slice_of_the_file(
+            file in proptest::collection::vec(proptest::num::u8::ANY, 0..64),
+            offset in 0u64..80,
+            limit in 0u64..80,
+        ) {
+            let (bytes, total, truncated) = range(&file, offset, limit);
+            let from = (offset as usize).min(file.len());
+            let to = (offset + limit).min(file.len() as u64) as usize;
+            proptest::prop_assert_eq!(&bytes[..], &file[from..to.max(from)]);
+            proptest::prop_assert_eq!(total, file.len() as u64);
+            proptest::prop_assert_eq!(truncated, offset + limit < file.len() as u64);
+        }
     }
 }

@@ -1192,3 +1192,23 @@ async fn a_binding_call_after_cancellation_is_not_dispatched() {
         "the late echo was never dispatched: {lines:?}"
     );
 }
+
+/// docs/code-mode.md shows the SDK generated for the builtin tools: it must
+/// be exactly what `sdk_text` produces today (regenerate it with
+/// `cargo run -p tack-code-mode --example sdk`).
+#[test]
+fn the_documented_sdk_is_current() {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../docs/code-mode.md"
+    ))
+    .unwrap();
+    let start = doc.find("```ts\n").expect("a ts block") + "```ts\n".len();
+    let end = start + doc[start..].find("```").unwrap();
+    let tools = tack_tools::builtin_tools().unwrap();
+    assert_eq!(
+        &doc[start..end],
+        sdk_text(&tools),
+        "docs/code-mode.md is stale: paste the output of `cargo run -p tack-code-mode --example sdk`"
+    );
+}

@@ -4,7 +4,7 @@ mod atomic_write;
 mod dirfd;
 mod remove;
 
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -76,7 +76,9 @@ fn stat_nofollow(path: &Path) -> Result<FileStat, Errno> {
     }
 }
 
-fn read_file(given: &Path, path: &Path, limit: Option<u64>) -> Result<FileBytes, FsError> {
+/// Opens the regular file at canonical `path` for reading, through the
+/// `O_NOFOLLOW` walk, and returns it with its size.
+fn open_regular(given: &Path, path: &Path) -> Result<(std::fs::File, u64), FsError> {
     let errno = |e| fs_error(given, e);
     let Some((parent, name)) = open_parent(path, None).map_err(errno)? else {
         return Err(FsError::IsADirectory {
@@ -105,16 +107,43 @@ fn read_file(given: &Path, path: &Path, limit: Option<u64>) -> Result<FileBytes,
             });
         }
     }
-    let total_size = size_of(&stat);
+    Ok((std::fs::File::from(fd), size_of(&stat)))
+}
+
+fn io_error(given: &Path, e: &std::io::Error) -> FsError {
+    FsError::Io {
+        path: given.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn read_file(given: &Path, path: &Path, limit: Option<u64>) -> Result<FileBytes, FsError> {
+    let (file, total_size) = open_regular(given, path)?;
     let mut bytes = Vec::new();
-    let file = std::fs::File::from(fd);
     file.take(limit.unwrap_or(u64::MAX))
         .read_to_end(&mut bytes)
-        .map_err(|e| FsError::Io {
-            path: given.display().to_string(),
-            message: e.to_string(),
-        })?;
+        .map_err(|e| io_error(given, &e))?;
     let truncated = limit.is_some_and(|limit| total_size > limit);
+    Ok(FileBytes::new(bytes, total_size, truncated))
+}
+
+/// Reads at most `limit` bytes from byte `offset` on: the file is opened as
+/// [`read_file`] opens it, then seeked, so only the range is read.
+fn read_file_at(given: &Path, path: &Path, offset: u64, limit: u64) -> Result<FileBytes, FsError> {
+    let (mut file, total_size) = open_regular(given, path)?;
+    if offset >= total_size {
+        // Past the end: empty. (Seeking there could fail: `lseek` takes an `i64`.)
+        return Ok(FileBytes::new(Vec::new(), total_size, false));
+    }
+    let remaining = total_size - offset;
+    // The size is only a hint for the buffer: the file may change meanwhile.
+    let mut bytes = Vec::with_capacity(usize::try_from(limit.min(remaining)).unwrap_or(0));
+    file.seek(SeekFrom::Start(offset))
+        .map_err(|e| io_error(given, &e))?;
+    file.take(limit)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(given, &e))?;
+    let truncated = total_size > offset.saturating_add(bytes.len() as u64);
     Ok(FileBytes::new(bytes, total_size, truncated))
 }
 
@@ -183,6 +212,16 @@ impl FileSystem for SandboxFs {
         not_found_unless_exists(path, &resolved)?;
         let given = path.to_owned();
         blocking(path, move || read_file(&given, &resolved.path, limit)).await
+    }
+
+    async fn read_at(&self, path: &Path, offset: u64, limit: u64) -> Result<FileBytes, FsError> {
+        let resolved = self.confinement.check(path, Access::Read)?;
+        not_found_unless_exists(path, &resolved)?;
+        let given = path.to_owned();
+        blocking(path, move || {
+            read_file_at(&given, &resolved.path, offset, limit)
+        })
+        .await
     }
 
     async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, FsError> {
@@ -297,6 +336,11 @@ mod tests {
             "{err}"
         );
         let err = read_file(given, &for_read.path, None).unwrap_err();
+        assert!(
+            err.to_string().contains("replaced by a symbolic link"),
+            "{err}"
+        );
+        let err = read_file_at(given, &for_read.path, 2, 4).unwrap_err();
         assert!(
             err.to_string().contains("replaced by a symbolic link"),
             "{err}"

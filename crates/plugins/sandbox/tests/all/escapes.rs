@@ -13,6 +13,8 @@ use crate::fixture::{Fixture, SECRET, runs_commands};
 #[derive(Clone, Copy, Debug)]
 enum Op {
     Read,
+    /// A ranged read (`read_at`) of the middle of the file.
+    ReadAt,
     Write,
     List,
     Metadata,
@@ -26,6 +28,10 @@ async fn attempt(fs: &dyn FileSystem, op: Op, path: &Path) -> FsError {
         Op::Read => fs.read(path, None).await.map(|b| {
             assert!(!String::from_utf8_lossy(&b.bytes).contains(SECRET));
             format!("read {} bytes", b.bytes.len())
+        }),
+        Op::ReadAt => fs.read_at(path, 4, 16).await.map(|b| {
+            assert_ne!(b.bytes, SECRET.as_bytes()[4..20]);
+            format!("read {} bytes from offset 4", b.bytes.len())
         }),
         Op::Write => fs.write(path, b"escaped").await.map(|r| format!("{r:?}")),
         Op::List => fs.list(path).await.map(|l| format!("{l:?}")),
@@ -166,7 +172,14 @@ async fn every_escape_is_refused_and_touches_nothing() {
         ),
     ];
 
-    for (op, path, fragment) in cases {
+    // Every escape refused to `read` is refused to a ranged `read_at` too.
+    let ranged: Vec<_> = cases
+        .iter()
+        .filter(|(op, _, _)| matches!(op, Op::Read))
+        .map(|(_, path, fragment)| (Op::ReadAt, path.clone(), *fragment))
+        .collect();
+    assert!(ranged.len() >= 10);
+    for (op, path, fragment) in cases.into_iter().chain(ranged) {
         let before = fx.outside_snapshot();
         let err = attempt(&*fs, op, &path).await;
         assert!(
@@ -227,6 +240,8 @@ async fn a_symlink_made_by_a_command_is_not_followed_out() {
     for path in ["made-by-cmd/secret.txt", "made-root/etc/passwd"] {
         let before = fx.outside_snapshot();
         let err = fs.read(Path::new(path), None).await.unwrap_err();
+        assert!(refused_because(&err, "via symlink made-"), "{err}");
+        let err = fs.read_at(Path::new(path), 0, 64).await.unwrap_err();
         assert!(refused_because(&err, "via symlink made-"), "{err}");
         let err = fs.write(Path::new(path), b"x").await.unwrap_err();
         assert!(refused_because(&err, "via symlink made-"), "{err}");

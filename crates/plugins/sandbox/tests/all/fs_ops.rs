@@ -3,7 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use tack_core::capability::{EntryKind, FsError};
+use tack_core::capability::{EntryKind, FileSystem, FsError};
 
 use crate::fixture::Fixture;
 
@@ -21,6 +21,94 @@ async fn reads_respect_the_byte_limit() {
     assert_eq!((whole.bytes.len(), whole.truncated), (10, false));
     let all = fs.read(Path::new("f.txt"), None).await.unwrap();
     assert_eq!(all.bytes, b"0123456789");
+}
+
+/// `(bytes, total_size, truncated)` of `fs.read_at(path, offset, limit)`.
+async fn range(fs: &dyn FileSystem, path: &str, offset: u64, limit: u64) -> (Vec<u8>, u64, bool) {
+    let got = fs.read_at(Path::new(path), offset, limit).await.unwrap();
+    (got.bytes, got.total_size, got.truncated)
+}
+
+#[tokio::test]
+async fn ranged_reads_return_the_start_middle_and_end() {
+    let fx = Fixture::new();
+    std::fs::write(fx.ws.path().join("f.txt"), b"0123456789").unwrap();
+    let fs = fx.workspace_write().fs();
+    assert_eq!(
+        range(&*fs, "f.txt", 0, 4).await,
+        (b"0123".to_vec(), 10, true)
+    );
+    assert_eq!(
+        range(&*fs, "f.txt", 3, 4).await,
+        (b"3456".to_vec(), 10, true)
+    );
+    assert_eq!(
+        range(&*fs, "f.txt", 6, 4).await,
+        (b"6789".to_vec(), 10, false)
+    );
+    // A range that runs past the end is cut there.
+    assert_eq!(
+        range(&*fs, "f.txt", 8, 100).await,
+        (b"89".to_vec(), 10, false)
+    );
+    assert_eq!(
+        range(&*fs, "f.txt", 0, u64::MAX).await,
+        (b"0123456789".to_vec(), 10, false)
+    );
+    // An empty range still says whether bytes follow.
+    assert_eq!(range(&*fs, "f.txt", 5, 0).await, (Vec::new(), 10, true));
+}
+
+#[tokio::test]
+async fn a_ranged_read_past_the_end_is_empty_not_an_error() {
+    let fx = Fixture::new();
+    std::fs::write(fx.ws.path().join("f.txt"), b"0123456789").unwrap();
+    std::fs::write(fx.ws.path().join("empty.txt"), b"").unwrap();
+    let fs = fx.workspace_write().fs();
+    for offset in [10, 11, 1 << 40, u64::MAX] {
+        assert_eq!(
+            range(&*fs, "f.txt", offset, 4).await,
+            (Vec::new(), 10, false),
+            "offset {offset}"
+        );
+    }
+    assert_eq!(range(&*fs, "empty.txt", 0, 4).await, (Vec::new(), 0, false));
+}
+
+#[tokio::test]
+async fn a_ranged_read_of_a_large_file_matches_its_slice() {
+    let fx = Fixture::new();
+    // 3 MiB of a pattern that differs at every offset mod 251.
+    let contents: Vec<u8> = (0..3 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(fx.ws.path().join("big.bin"), &contents).unwrap();
+    let fs = fx.workspace_write().fs();
+    let size = contents.len() as u64;
+    for (offset, limit) in [
+        (0, 4096),
+        (1_000_003, 65_536),
+        (size - 10, 4096),
+        (size / 2, size),
+    ] {
+        let (bytes, total, truncated) = range(&*fs, "big.bin", offset, limit).await;
+        let from = offset as usize;
+        let to = (offset + limit).min(size) as usize;
+        assert_eq!(bytes, &contents[from..to], "offset {offset}, limit {limit}");
+        assert_eq!((total, truncated), (size, offset + limit < size));
+    }
+}
+
+#[tokio::test]
+async fn ranged_reads_are_typed_like_reads() {
+    let fx = Fixture::new();
+    std::fs::create_dir(fx.ws.path().join("dir")).unwrap();
+    let fs = fx.workspace_write().fs();
+    let err = fs
+        .read_at(Path::new("missing.txt"), 0, 4)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, FsError::NotFound { .. }), "{err}");
+    let err = fs.read_at(Path::new("dir"), 0, 4).await.unwrap_err();
+    assert!(matches!(err, FsError::IsADirectory { .. }), "{err}");
 }
 
 #[tokio::test]
