@@ -46,11 +46,8 @@ fn ctrl_c_cancels_the_running_turn_and_is_logged() {
     // Give the command a moment to start inside the sandbox.
     std::thread::sleep(Duration::from_millis(200));
     let started = Instant::now();
-    let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
     let out = child.wait_with_output().unwrap();
     let took = started.elapsed();
     let stdout = String::from_utf8_lossy(&out.stdout);
