@@ -267,15 +267,18 @@ pub trait FileSystem: Send + Sync + 'static {
     ///         let keep = limit.map_or(all.len(), |l| all.len().min(l as usize));
     ///         Ok(FileBytes::new(all[..keep].to_vec(), 10, keep < all.len()))
     ///     }
-    ///     // The other methods are not used here.
+    ///     // Everything else is refused: the file is read-only and alone.
     /// #   fn workspace_root(&self) -> &Path { Path::new("/ws") }
     /// #   fn resolve(&self, path: &Path, _: Access) -> Result<PathBuf, FsError> { Ok(path.into()) }
-    /// #   async fn write(&self, _: &Path, _: &[u8]) -> Result<WriteReport, FsError> { unimplemented!() }
-    /// #   async fn list(&self, _: &Path) -> Result<Vec<DirEntry>, FsError> { unimplemented!() }
-    /// #   async fn metadata(&self, _: &Path) -> Result<Metadata, FsError> { unimplemented!() }
-    /// #   async fn create_dir_all(&self, _: &Path) -> Result<(), FsError> { unimplemented!() }
-    /// #   async fn remove(&self, _: &Path, _: bool) -> Result<(), FsError> { unimplemented!() }
+    /// #   async fn write(&self, p: &Path, _: &[u8]) -> Result<WriteReport, FsError> { Err(refused(p)) }
+    /// #   async fn list(&self, p: &Path) -> Result<Vec<DirEntry>, FsError> { Err(refused(p)) }
+    /// #   async fn metadata(&self, p: &Path) -> Result<Metadata, FsError> { Err(refused(p)) }
+    /// #   async fn create_dir_all(&self, p: &Path) -> Result<(), FsError> { Err(refused(p)) }
+    /// #   async fn remove(&self, p: &Path, _: bool) -> Result<(), FsError> { Err(refused(p)) }
     /// }
+    /// # fn refused(p: &Path) -> FsError {
+    /// #     FsError::Refused { path: p.display().to_string(), reason: "a one-file example".into() }
+    /// # }
     ///
     /// # futures::executor::block_on(async {
     /// let log = Path::new("log.txt");
