@@ -389,6 +389,18 @@ impl ToolRegistry {
         if presentation == Presentation::Code {
             return transport.into_iter().collect();
         }
+        let mut merged = Self::natives_in(&layers, agent);
+        if let Some(transport) = &transport {
+            merged.insert(RUN_CODE, transport);
+        }
+        merged.into_values().cloned().collect()
+    }
+
+    /// `agent`'s own tools over the global ones its masks permit, by name.
+    fn natives_in<'a>(
+        layers: &'a Layers,
+        agent: Option<&AgentId>,
+    ) -> BTreeMap<&'a str, &'a Arc<RegisteredTool>> {
         let layer = agent.and_then(|a| layers.agents.get(a));
         let mut merged: BTreeMap<&str, &Arc<RegisteredTool>> = layers
             .global
@@ -399,10 +411,7 @@ impl ToolRegistry {
         if let Some(layer) = layer {
             merged.extend(layer.tools.iter().map(|(name, tool)| (name.as_str(), tool)));
         }
-        if let Some(transport) = &transport {
-            merged.insert(RUN_CODE, transport);
-        }
-        merged.into_values().cloned().collect()
+        merged
     }
 
     /// The native tools `agent` can call from inside a `run_code` program
@@ -410,17 +419,10 @@ impl ToolRegistry {
     /// describes.
     pub fn native_tools(&self, agent: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
         let layers = self.inner.layers.read();
-        let layer = agent.and_then(|a| layers.agents.get(a));
-        let mut merged: BTreeMap<&str, &Arc<RegisteredTool>> = layers
-            .global
-            .iter()
-            .filter(|(name, _)| layer.is_none_or(|l| l.permits(name)))
-            .map(|(name, tool)| (name.as_str(), tool))
-            .collect();
-        if let Some(layer) = layer {
-            merged.extend(layer.tools.iter().map(|(name, tool)| (name.as_str(), tool)));
-        }
-        merged.into_values().cloned().collect()
+        Self::natives_in(&layers, agent)
+            .into_values()
+            .cloned()
+            .collect()
     }
 
     /// Registers the code-mode transport: the one tool allowed the reserved
