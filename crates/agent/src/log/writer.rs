@@ -26,7 +26,8 @@ use crate::log::location::{create_at, create_under, ensure_state_home, workspace
 /// bus.emit(Event::User { text: "读文件 README.md".into() }).unwrap();
 /// let read = read_log(&path).unwrap();
 /// assert_eq!(read.records[0].event, Event::User { text: "读文件 README.md".into() });
-/// assert!(read.warnings.is_empty());
+/// // No `turn/end` yet: the session is still in its first turn.
+/// assert!(read.warnings[0].contains("turn/end"));
 /// ```
 #[derive(Debug)]
 pub struct SessionLog {

@@ -8,3 +8,4 @@ mod http_server;
 mod log_integrity;
 mod log_location;
 mod openai;
+mod render_escape;
