@@ -100,7 +100,8 @@ pub struct ReplayArgs {
 pub fn parse_max_steps(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
         Ok(0) => Err(
-            "must be at least 1: it is how many times the model may be asked in one turn".to_owned(),
+            "must be at least 1: it is how many times the model may be asked in one turn"
+                .to_owned(),
         ),
         Ok(n) => Ok(n),
         Err(_) => Err(format!(
@@ -130,7 +131,10 @@ mod tests {
     fn zero_negative_and_nan_durations_are_refused() {
         for bad in ["0", "0.0", "-1", "NaN", "inf", "-inf", "1e300", "x", ""] {
             let err = parse_seconds(bad).unwrap_err();
-            assert!(err.contains("number of seconds greater than zero"), "{bad}: {err}");
+            assert!(
+                err.contains("number of seconds greater than zero"),
+                "{bad}: {err}"
+            );
         }
         assert_eq!(parse_seconds("0.5"), Ok(Duration::from_millis(500)));
     }

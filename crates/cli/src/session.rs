@@ -108,14 +108,12 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
     let model = model(&args.model, args.model_timeout)?;
     let timeout = match args.tool_timeout {
         None => TimeoutPolicy::default(),
-        Some(budget) => {
-            TimeoutPolicy::builder()
-                .default_budget(budget)
-                .ceiling(budget)
-                .grace(Duration::from_millis(500))
-                .build()
-                .map_err(|e| format!("--tool-timeout: {e}"))?
-        }
+        Some(budget) => TimeoutPolicy::builder()
+            .default_budget(budget)
+            .ceiling(budget)
+            .grace(Duration::from_millis(500))
+            .build()
+            .map_err(|e| format!("--tool-timeout: {e}"))?,
     };
     let sandbox = Sandbox::new(SandboxPolicy::new(sandbox_mode, &root))
         .map_err(|e| format!("cannot set up the sandbox on {}: {e}", root.display()))?;

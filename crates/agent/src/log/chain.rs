@@ -43,14 +43,19 @@ pub(crate) fn seal(body: &str) -> (String, String) {
 ///
 /// A message when the line does not end with a `hash` member.
 pub(crate) fn unseal(line: &str) -> Result<(String, &str), String> {
-    let missing =
-        || "the record has no `hash` as its last member (not written by this tack, or edited)".to_owned();
+    let missing = || {
+        "the record has no `hash` as its last member (not written by this tack, or edited)"
+            .to_owned()
+    };
     let split = line.len().checked_sub(SUFFIX_LEN).ok_or_else(missing)?;
     let (open, suffix) = (line.get(..split).ok_or_else(missing)?, &line[split..]);
     let hash = suffix
         .strip_prefix(HASH_KEY)
         .and_then(|rest| rest.strip_suffix("\"}"))
-        .filter(|h| h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+        .filter(|h| {
+            h.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
         .ok_or_else(missing)?;
     Ok((format!("{open}}}"), hash))
 }
@@ -71,7 +76,13 @@ mod tests {
 
     #[test]
     fn a_line_without_a_hash_is_refused() {
-        for line in ["", "{}", r#"{"seq":1}"#, &format!(r#"{{"seq":1,"hash":"{}"}}"#, "G".repeat(64)), "é".repeat(60).as_str()] {
+        for line in [
+            "",
+            "{}",
+            r#"{"seq":1}"#,
+            &format!(r#"{{"seq":1,"hash":"{}"}}"#, "G".repeat(64)),
+            "é".repeat(60).as_str(),
+        ] {
             assert!(unseal(line).is_err(), "{line}");
         }
     }

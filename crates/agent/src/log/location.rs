@@ -34,10 +34,7 @@ pub fn state_home(xdg_state_home: Option<OsString>, home: Option<OsString>) -> O
 
 /// [`state_home`] from the process environment (`XDG_STATE_HOME`, `HOME`).
 pub fn state_home_from_env() -> Option<PathBuf> {
-    state_home(
-        std::env::var_os("XDG_STATE_HOME"),
-        std::env::var_os("HOME"),
-    )
+    state_home(std::env::var_os("XDG_STATE_HOME"), std::env::var_os("HOME"))
 }
 
 /// The name of a workspace's folder of session logs: the workspace folder's

@@ -226,9 +226,8 @@ fn verify(bytes: &[u8], path: &Path) -> Verified {
         match (&sealed, &record.link) {
             (Ok((body, claimed)), Some(link)) => {
                 if sha256_hex(body.as_bytes()) != *claimed {
-                    problems.push(
-                        "the record does not match its hash: the line was edited".to_owned(),
-                    );
+                    problems
+                        .push("the record does not match its hash: the line was edited".to_owned());
                 }
                 if link.prev != expected_prev {
                     problems.push(if number == 1 {
@@ -243,7 +242,9 @@ fn verify(bytes: &[u8], path: &Path) -> Verified {
             }
             (Err(reason), _) => problems.push(reason.clone()),
             (Ok(_), None) => {
-                problems.push("the record has no `prev` (not written by this tack, or edited)".to_owned());
+                problems.push(
+                    "the record has no `prev` (not written by this tack, or edited)".to_owned(),
+                );
             }
         }
         if problems.is_empty() {

@@ -308,6 +308,10 @@ async fn an_empty_batch_ends_the_turn_without_an_answer() {
     );
 }
 
+/// A logged batch: its calls (position, id, arguments), then its results
+/// (position, id).
+type Batch = (Vec<(usize, String, String)>, Vec<(usize, String)>);
+
 /// Whatever the scheduler does with a reused id, the log pairs every result
 /// with its call: by batch position, within the batch that precedes it.
 #[tokio::test]
@@ -335,7 +339,7 @@ async fn duplicate_call_ids_stay_unambiguous_in_the_log() {
     agent.run("go").await.unwrap();
     let records = tack_agent::read_log(&path).unwrap().records;
     // Split the log into batches: a run of calls, then its results.
-    let mut batches: Vec<(Vec<(usize, String, String)>, Vec<(usize, String)>)> = Vec::new();
+    let mut batches: Vec<Batch> = Vec::new();
     let mut in_calls = false;
     for record in &records {
         match &record.event {

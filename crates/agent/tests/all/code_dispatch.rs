@@ -655,7 +655,10 @@ fn an_old_text_context_line_still_parses() {
     let line = r#"{"seq":1,"ts":0,"type":"context/deferred","call_id":"c1","text":"hello"}"#;
     let record = Record::from_json_line(line).unwrap();
     assert_eq!(record.seq, 1);
-    let Event::ContextDeferred { call_id, context, .. } = &record.event else {
+    let Event::ContextDeferred {
+        call_id, context, ..
+    } = &record.event
+    else {
         panic!("{:?}", record.event)
     };
     assert_eq!(call_id, "c1");

@@ -58,7 +58,11 @@ fn an_intact_log_verifies_and_chains_from_genesis() {
     let read = read_log(&path).unwrap();
     assert!(read.warnings.is_empty(), "{:?}", read.warnings);
     assert_eq!(read.lines, lines);
-    let links: Vec<_> = read.records.iter().map(|r| r.link.clone().unwrap()).collect();
+    let links: Vec<_> = read
+        .records
+        .iter()
+        .map(|r| r.link.clone().unwrap())
+        .collect();
     assert_eq!(links[0].prev, GENESIS_HASH);
     for pair in links.windows(2) {
         assert_eq!(pair[1].prev, pair[0].hash);
@@ -196,7 +200,11 @@ fn a_torn_last_line_is_a_warning_but_a_torn_middle_line_is_a_break() {
     std::fs::write(&path, lines.join("\n") + "\n" + torn).unwrap();
     let read = read_log(&path).unwrap();
     assert_eq!(read.records.len(), 5);
-    assert!(read.warnings[0].contains("line 6 is torn"), "{:?}", read.warnings);
+    assert!(
+        read.warnings[0].contains("line 6 is torn"),
+        "{:?}",
+        read.warnings
+    );
     // Torn at the very start of the line.
     std::fs::write(&path, lines.join("\n") + "\n{\"se").unwrap();
     assert_eq!(read_log(&path).unwrap().records.len(), 5);
@@ -235,5 +243,8 @@ fn every_break_is_reported_with_a_limit() {
     assert_eq!(breaks.len(), tack_agent::MAX_REPORTED_BREAKS);
     assert_eq!(more, 50 - tack_agent::MAX_REPORTED_BREAKS);
     let message = read_log(&path).unwrap_err().to_string();
-    assert!(message.contains("line 1:") && message.contains("… and 30 more"), "{message}");
+    assert!(
+        message.contains("line 1:") && message.contains("… and 30 more"),
+        "{message}"
+    );
 }

@@ -55,7 +55,8 @@ fn a_linked_sessions_folder_is_not_followed() {
     std::fs::create_dir(home.join("tack/sessions")).unwrap();
     symlink(
         &elsewhere,
-        home.join("tack/sessions").join(workspace_key(Path::new("/w"))),
+        home.join("tack/sessions")
+            .join(workspace_key(Path::new("/w"))),
     )
     .unwrap();
     let err = create_error(SessionLog::create_for_workspace(&home, Path::new("/w")));

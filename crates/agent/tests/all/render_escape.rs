@@ -127,8 +127,6 @@ fn arguments_shown_in_a_call_are_escaped() {
         ))
         .unwrap();
     // Only the renderer's own colour codes are escapes.
-    let without_colors = text
-        .replace("\x1b[1;33m", "")
-        .replace("\x1b[0m", "");
+    let without_colors = text.replace("\x1b[1;33m", "").replace("\x1b[0m", "");
     assert_safe(&without_colors, "[approval] ");
 }

@@ -24,10 +24,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::from(match end {
         RunEnd::StepLimit { .. } => exit::STEP_LIMIT,
         RunEnd::EmptyReply => exit::EMPTY_REPLY,
-        RunEnd::Cancelled => interrupts
-            .received()
-            .unwrap_or(Stop::Interrupt)
-            .exit_code(),
+        RunEnd::Cancelled => interrupts.received().unwrap_or(Stop::Interrupt).exit_code(),
         _ => exit::SUCCESS,
     }))
 }

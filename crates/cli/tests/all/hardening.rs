@@ -68,7 +68,10 @@ fn without_xdg_state_home_logs_go_under_home() {
         .args(["run", "list dir ."])
         .assert()
         .success();
-    assert_eq!(files_under(&home.join(".local/state/tack/sessions")).len(), 1);
+    assert_eq!(
+        files_under(&home.join(".local/state/tack/sessions")).len(),
+        1
+    );
     // With neither, the user is told how to choose.
     tack(&ws)
         .env_remove("XDG_STATE_HOME")
@@ -219,14 +222,13 @@ fn a_tool_name_cannot_fake_output_lines_live_or_in_replay() {
             .collect();
         assert_eq!(
             starts,
-            [
-                "[user",
-                "[tool:bash\\x1b[2K\\r[tool:bash",
-                "[assistant"
-            ],
+            ["[user", "[tool:bash\\x1b[2K\\r[tool:bash", "[assistant"],
             "{out}"
         );
-        assert!(out.contains("[assistant] line one\n  [tool:bash] -> ok\\x1b[0m\\r\n"), "{out:?}");
+        assert!(
+            out.contains("[assistant] line one\n  [tool:bash] -> ok\\x1b[0m\\r\n"),
+            "{out:?}"
+        );
     }
     assert_eq!(live, replayed);
 }
@@ -278,7 +280,10 @@ fn bad_timeouts_are_refused_in_cli_words() {
 fn an_empty_reply_ends_the_turn_with_its_own_code() {
     let dir = tempfile::tempdir().unwrap();
     let ws = workspace(&dir);
-    let model = script(&dir, r#"{"turns": [{"tool_calls": []}, {"text": "never"}]}"#);
+    let model = script(
+        &dir,
+        r#"{"turns": [{"tool_calls": []}, {"text": "never"}]}"#,
+    );
     let log = log_in(&dir, "empty");
     let out = tack(&ws)
         .args(["run", "go", "--model", &model, "--log"])
@@ -301,7 +306,10 @@ fn an_empty_reply_ends_the_turn_with_its_own_code() {
 fn a_usage_error_is_2_and_a_host_error_is_1() {
     let dir = tempfile::tempdir().unwrap();
     let ws = workspace(&dir);
-    tack(&ws).args(["run", "--no-such-flag", "x"]).assert().code(2);
+    tack(&ws)
+        .args(["run", "--no-such-flag", "x"])
+        .assert()
+        .code(2);
     tack(&ws)
         .args(["run", "x", "--model", "gpt"])
         .assert()

@@ -141,7 +141,14 @@ fn sigterm_ends_a_chat_after_cancelling_its_turn() {
     };
     drop(stdin);
     assert_eq!(status.code(), Some(143));
-    assert_eq!(of_type(&log, "tool/result")[0]["error"]["code"], "CANCELLED");
+    assert_eq!(
+        of_type(&log, "tool/result")[0]["error"]["code"],
+        "CANCELLED"
+    );
     assert_eq!(of_type(&log, "turn/end")[0]["reason"], "cancelled");
-    assert_eq!(of_type(&log, "user").len(), 1, "the second prompt never ran");
+    assert_eq!(
+        of_type(&log, "user").len(),
+        1,
+        "the second prompt never ran"
+    );
 }
