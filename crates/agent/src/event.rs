@@ -206,8 +206,8 @@ pub struct Record {
 }
 
 /// A record's place in its session's hash chain: the hash of the record
-/// before it and its own (SHA-256, lowercase hex; see [`read_log`]
-/// (crate::read_log) for the exact form hashed).
+/// before it and its own (SHA-256, lowercase hex; see
+/// [`read_log`](crate::read_log) for the exact form hashed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Link {
     /// The `hash` of the previous record ([`GENESIS_HASH`] for the first).
