@@ -110,7 +110,8 @@ fn is_torn_record(line: &str, seq: u64) -> bool {
 /// last line torn, without its line feed. A last line with no line feed
 /// that is the start of the next record (`{"seq":N,…` with the expected
 /// `N`) and not a whole one is skipped with a warning. Anything else that
-/// is not a record, anywhere, is a break.
+/// is not a record, anywhere, is a break, and so is a log without one whole
+/// record.
 ///
 /// The chain needs no key: it catches damage and edits made without
 /// recomputing every later hash. Someone who can write the file and
@@ -154,7 +155,7 @@ pub fn read_log(path: &Path) -> Result<LogContents, LogReadError> {
     if breaks.is_empty() {
         breaks.push(LogBreak {
             line: 1,
-            reason: "the log holds no record (it was emptied, or the session recorded nothing)"
+            reason: "the log holds no whole record (it was emptied, or the session stopped before its first record was written)"
                 .to_owned(),
         });
     }
@@ -165,6 +166,13 @@ pub fn read_log(path: &Path) -> Result<LogContents, LogReadError> {
         breaks,
         more,
     })
+}
+
+fn torn_warning(path: &Path, line: usize, intact: usize) -> String {
+    format!(
+        "{}: line {line} is torn (the writer stopped mid-line, e.g. a crash); skipped it, the {intact} records before it are intact",
+        path.display()
+    )
 }
 
 type Verified = (Vec<Record>, Vec<String>, Vec<String>, Vec<LogBreak>);
@@ -191,19 +199,23 @@ fn verify(bytes: &[u8], path: &Path) -> Verified {
                 reason,
             });
         };
+        let last = number == count;
         let Ok(line) = std::str::from_utf8(raw) else {
-            fail("not UTF-8 text".to_owned());
+            // A write torn inside a character.
+            let torn = last
+                && !ends_with_newline
+                && is_torn_record(&String::from_utf8_lossy(raw), expected_seq);
+            if torn {
+                warnings.push(torn_warning(path, number, records.len()));
+            } else {
+                fail("not UTF-8 text".to_owned());
+            }
             continue;
         };
-        let last = number == count;
         let record = match Record::from_json_line(line) {
             Ok(record) => record,
             Err(_) if last && !ends_with_newline && is_torn_record(line, expected_seq) => {
-                warnings.push(format!(
-                    "{}: line {number} is torn (the writer stopped mid-line, e.g. a crash); skipped it, the {} records before it are intact",
-                    path.display(),
-                    records.len()
-                ));
+                warnings.push(torn_warning(path, number, records.len()));
                 break;
             }
             Err(_) if line.trim().is_empty() => {

@@ -188,7 +188,7 @@ fn an_empty_log_is_invalid() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("e.jsonl");
     std::fs::write(&path, "").unwrap();
-    assert!(breaks(&path)[0].reason.contains("no record"));
+    assert!(breaks(&path)[0].reason.contains("no whole record"));
 }
 
 #[test]

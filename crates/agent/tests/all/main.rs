@@ -7,5 +7,6 @@ mod event_log;
 mod http_server;
 mod log_integrity;
 mod log_location;
+mod log_properties;
 mod openai;
 mod render_escape;
