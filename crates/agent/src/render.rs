@@ -84,7 +84,8 @@ impl Renderer {
         let args = self.arguments.get(call_id).cloned().unwrap_or(Value::Null);
         match self.registry.get(tool, None) {
             Some(t) => t.definition().present_call(&args),
-            None => default_present_call(tool, &args),
+            // A name no tool has (the model's): shown escaped, on one line.
+            None => default_present_call(&escape_line(tool), &args),
         }
     }
 
@@ -141,18 +142,21 @@ impl Renderer {
                 ),
                 escape_block(&request.reason, INDENT)
             )),
-            Event::ApprovalOutcome { tool, outcome, .. } => Some(format!(
-                "{} {}",
-                self.prefix("approval", "1;33"),
-                escape_block(
-                    &if outcome.is_allowed() {
-                        format!("tool `{tool}` approved once")
-                    } else {
-                        outcome.denial_message(tool)
-                    },
-                    INDENT
-                )
-            )),
+            Event::ApprovalOutcome { tool, outcome, .. } => {
+                let tool = escape_line(tool);
+                Some(format!(
+                    "{} {}",
+                    self.prefix("approval", "1;33"),
+                    escape_block(
+                        &if outcome.is_allowed() {
+                            format!("tool `{tool}` approved once")
+                        } else {
+                            outcome.denial_message(&tool)
+                        },
+                        INDENT
+                    )
+                ))
+            }
             Event::ToolResult { outcome, index } => {
                 let color = if outcome.is_success() { "1;34" } else { "1;31" };
                 let mut text = format!(

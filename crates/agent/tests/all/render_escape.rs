@@ -99,6 +99,33 @@ fn outputs_messages_and_model_text_are_escaped() {
 }
 
 #[test]
+fn a_tool_name_in_an_approval_stays_on_one_line() {
+    use tack_core::policy::ApprovalOutcome;
+    let name = format!("bash{FAKE}");
+    for outcome in [
+        ApprovalOutcome::Unavailable {
+            reason: Some(format!("no tty{FAKE}")),
+        },
+        ApprovalOutcome::Denied { reason: None },
+    ] {
+        let text = render(Event::ApprovalOutcome {
+            call_id: "c1".into(),
+            tool: name.clone(),
+            outcome,
+        });
+        assert_safe(&text, "[approval] ");
+        assert!(
+            text.contains("bash\\n[tool:bash] -> ok\\r\\x1b[2K[assistant] all good\\u{202e}"),
+            "{text:?}"
+        );
+    }
+    let text = render(Event::ApprovalRequest {
+        request: ApprovalRequest::new(CallId::from("c1"), &name, Tier::Executes, None, "why"),
+    });
+    assert!(!text.contains('\n'), "{text:?}");
+}
+
+#[test]
 fn arguments_shown_in_a_call_are_escaped() {
     let mut r = Renderer::new(ToolRegistry::new(), Style::Color);
     r.render(&Record::new(
