@@ -41,6 +41,9 @@ pub enum StepOutcome {
     /// The session's cancellation signal fired before or while the model was
     /// asked: nothing was added to the history.
     Cancelled,
+    /// The model replied with neither text nor a tool call (an empty batch):
+    /// a malformed reply. Nothing was added to the history.
+    EmptyReply,
 }
 
 /// How a turn ([`Agent::run`]) ended.
@@ -60,6 +63,9 @@ pub enum RunEnd {
     /// results are in the history and the log) and the model was not asked
     /// again.
     Cancelled,
+    /// The model replied with neither text nor a tool call, so the turn
+    /// ended without an answer (`turn/end` reason `empty_reply`).
+    EmptyReply,
 }
 
 /// Why the loop stopped early. Tool failures never land here: they are
@@ -137,7 +143,8 @@ impl AgentBuilder {
         self
     }
 
-    /// The step limit (model calls per turn, at least 1).
+    /// The step limit: model calls per turn. It is at least 1, so 0 counts
+    /// as 1; a host taking it from a user should refuse 0 (`tack` does).
     pub fn max_steps(mut self, steps: usize) -> Self {
         self.max_steps = steps.max(1);
         self
@@ -234,7 +241,8 @@ impl Agent {
 
     /// One step: asks the model, and runs its batch of tool calls if it made
     /// one, appending one result per call in model order and then the
-    /// deferred context.
+    /// deferred context. A reply with no tool call and no text (an empty
+    /// batch) is [`StepOutcome::EmptyReply`]: never an answer.
     ///
     /// # Errors
     ///
@@ -254,14 +262,15 @@ impl Agent {
         };
         let calls = match reply {
             Reply::Text(text) => return self.answer(text),
-            Reply::ToolCalls(calls) if calls.is_empty() => return self.answer(String::new()),
+            Reply::ToolCalls(calls) if calls.is_empty() => return Ok(StepOutcome::EmptyReply),
             Reply::ToolCalls(calls) => calls,
         };
-        for call in &calls {
+        for (index, call) in calls.iter().enumerate() {
             self.emit(Event::ToolCall {
                 call_id: call.call_id.to_string(),
                 tool: call.name.clone(),
                 arguments: call.arguments.clone(),
+                index,
             })?;
         }
         self.history.push(Message::ToolCalls(calls.clone()));
@@ -271,9 +280,10 @@ impl Agent {
             .run_turn(calls, self.cancel.child_token())
             .await;
         let mut concluded = false;
-        for outcome in &outcomes {
+        for (index, outcome) in outcomes.iter().enumerate() {
             self.emit(Event::ToolResult {
                 outcome: outcome.clone(),
+                index,
             })?;
             self.history.push(Message::ToolResult {
                 call_id: outcome.call_id.to_string(),
@@ -283,13 +293,14 @@ impl Agent {
             });
             concluded |= outcome.concluded_turn;
         }
-        for outcome in &outcomes {
+        for (index, outcome) in outcomes.iter().enumerate() {
             // A tool message carries text only: images a result holds reach
             // the model as a context right after the batch's results.
             let images = image_context(outcome);
             for context in images.iter().chain(&outcome.deferred_context) {
                 self.emit(Event::ContextDeferred {
                     call_id: outcome.call_id.to_string(),
+                    index,
                     context: context.clone(),
                 })?;
                 self.history.push(Message::Context(context.clone()));
@@ -308,8 +319,9 @@ impl Agent {
     }
 
     /// One turn: adds `prompt` and steps until the model answers in text, a
-    /// tool concludes the turn, or the step limit is reached (a `turn/end`
-    /// event says which).
+    /// tool concludes the turn, the step limit is reached, the turn is
+    /// cancelled or the model replies with nothing (a `turn/end` event says
+    /// which).
     ///
     /// # Errors
     ///
@@ -328,6 +340,7 @@ impl Agent {
                 }
                 StepOutcome::ToolsRan { .. } => continue,
                 StepOutcome::Cancelled => (RunEnd::Cancelled, TurnEndReason::Cancelled),
+                StepOutcome::EmptyReply => (RunEnd::EmptyReply, TurnEndReason::EmptyReply),
             };
             self.emit(Event::TurnEnd { reason, steps })?;
             return Ok(end);

@@ -11,6 +11,7 @@ use tack_core::hooks::CodeDispatchEvent;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest};
 use tack_core::tool::{ContentBlock, DeferredContext, Outcome};
 
+use crate::log::chain::{GENESIS_HASH, seal};
 use crate::log::writer::{LogError, SessionLog};
 
 /// One thing that happened in a session. Serialized with a `type` tag
@@ -42,6 +43,10 @@ pub enum Event {
         tool: String,
         /// The raw argument text the model produced.
         arguments: String,
+        /// The call's 0-based position in its batch: with the record's place
+        /// in the log it names the call even when a model reuses an id.
+        #[serde(default)]
+        index: usize,
     },
     /// A policy asked the approver about a call.
     #[serde(rename = "approval/request")]
@@ -66,6 +71,10 @@ pub enum Event {
         /// The outcome, as the pipeline froze it.
         #[serde(flatten)]
         outcome: Arc<Outcome>,
+        /// The position in its batch of the call this result answers (the
+        /// `index` of its `tool/call` record).
+        #[serde(default)]
+        index: usize,
     },
     /// A `run_code` program started a tool call (a log record only: it never
     /// becomes a model message).
@@ -106,6 +115,9 @@ pub enum Event {
     ContextDeferred {
         /// The call that deferred it.
         call_id: String,
+        /// That call's position in its batch.
+        #[serde(default)]
+        index: usize,
         /// The context: a string for text, or `{content, source?}` for
         /// content blocks (images included).
         #[serde(alias = "text")]
@@ -174,6 +186,9 @@ pub enum TurnEndReason {
     MaxSteps,
     /// The session's cancellation signal fired (e.g. Ctrl-C).
     Cancelled,
+    /// The model replied with neither text nor a tool call: a malformed
+    /// reply, which ends the turn without an answer.
+    EmptyReply,
 }
 
 /// An event with its sequence number and time: one line of the session log.
@@ -185,18 +200,77 @@ pub struct Record {
     pub ts: u64,
     /// What happened.
     pub event: Event,
+    /// The record's link in the session's hash chain (`None` for a record
+    /// built by hand rather than numbered by an [`EventBus`]).
+    pub link: Option<Link>,
+}
+
+/// A record's place in its session's hash chain: the hash of the record
+/// before it and its own (SHA-256, lowercase hex; see
+/// [`read_log`](crate::read_log) for the exact form hashed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Link {
+    /// The `hash` of the previous record ([`GENESIS_HASH`] for the first).
+    pub prev: String,
+    /// This record's hash.
+    pub hash: String,
 }
 
 impl Record {
-    /// The JSON object `{"seq", "ts", "type", …}`.
-    pub fn to_json(&self) -> Value {
+    /// A record outside any chain (`link` is `None`).
+    pub fn new(seq: u64, ts: u64, event: Event) -> Self {
+        Self {
+            seq,
+            ts,
+            event,
+            link: None,
+        }
+    }
+
+    /// The record chained after a record whose hash is `prev`.
+    pub(crate) fn chained(seq: u64, ts: u64, event: Event, prev: String) -> Self {
+        let mut record = Self::new(seq, ts, event);
+        let (_, hash) = seal(&record.body(Some(&prev)));
+        record.link = Some(Link { prev, hash });
+        record
+    }
+
+    /// `{"seq", "ts", "type", …, "prev"?}`: everything but the hash.
+    fn body_json(&self, prev: Option<&str>) -> Map<String, Value> {
         let mut out = Map::new();
         out.insert("seq".into(), Value::from(self.seq));
         out.insert("ts".into(), Value::from(self.ts));
         if let Ok(Value::Object(fields)) = serde_json::to_value(&self.event) {
             out.extend(fields);
         }
+        if let Some(prev) = prev {
+            out.insert("prev".into(), Value::from(prev));
+        }
+        out
+    }
+
+    fn body(&self, prev: Option<&str>) -> String {
+        Value::Object(self.body_json(prev)).to_string()
+    }
+
+    /// The JSON object `{"seq", "ts", "type", …, "prev", "hash"}` (the last
+    /// two only for a chained record).
+    pub fn to_json(&self) -> Value {
+        let mut out = self.body_json(self.link.as_ref().map(|l| l.prev.as_str()));
+        if let Some(link) = &self.link {
+            out.insert("hash".into(), Value::from(link.hash.as_str()));
+        }
         Value::Object(out)
+    }
+
+    /// The record's line in the session log, without the line feed: the
+    /// compact JSON of [`to_json`](Self::to_json), with `hash` as its last
+    /// member.
+    pub fn to_line(&self) -> String {
+        match &self.link {
+            Some(link) => seal(&self.body(Some(&link.prev))).0,
+            None => self.body(None),
+        }
     }
 
     /// Parses one log line.
@@ -215,8 +289,21 @@ impl Record {
         };
         let seq = number(object.remove("seq"), "seq")?;
         let ts = number(object.remove("ts"), "ts")?;
+        let text = |v: Option<Value>| match v {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        };
+        let link = match (text(object.remove("prev")), text(object.remove("hash"))) {
+            (Some(prev), Some(hash)) => Some(Link { prev, hash }),
+            _ => None,
+        };
         let event = serde_json::from_value(value).map_err(|e| e.to_string())?;
-        Ok(Record { seq, ts, event })
+        Ok(Record {
+            seq,
+            ts,
+            event,
+            link,
+        })
     }
 }
 
@@ -240,7 +327,9 @@ pub struct EventBus {
     log: Option<Arc<SessionLog>>,
     observers: Vec<Observer>,
     seq: AtomicU64,
-    order: Mutex<()>,
+    /// Held while a record is numbered, chained and written: the hash of
+    /// the last record.
+    order: Mutex<String>,
     failed: Mutex<Option<String>>,
 }
 
@@ -260,7 +349,7 @@ impl EventBus {
             log,
             observers: Vec::new(),
             seq: AtomicU64::new(0),
-            order: Mutex::new(()),
+            order: Mutex::new(GENESIS_HASH.to_owned()),
             failed: Mutex::new(None),
         }
     }
@@ -283,16 +372,20 @@ impl EventBus {
     /// [`LogError`] if the log could not be written (the observers still see
     /// the event).
     pub fn emit(&self, event: Event) -> Result<Record, LogError> {
-        // One event at a time: log order is seq order.
-        let _order = self.order.lock();
-        let record = Record {
-            seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
-            ts: SystemTime::now()
+        // One event at a time: log order is seq order and chain order.
+        let mut last_hash = self.order.lock();
+        let record = Record::chained(
+            self.seq.fetch_add(1, Ordering::Relaxed) + 1,
+            SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
                 .unwrap_or(0),
             event,
-        };
+            last_hash.clone(),
+        );
+        if let Some(link) = &record.link {
+            last_hash.clone_from(&link.hash);
+        }
         let written = match &self.log {
             Some(log) => log.append(&record),
             None => Ok(()),

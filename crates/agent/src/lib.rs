@@ -14,9 +14,13 @@
 //! * [`PluginSet`]: composes plugins, by value or by inventory name, into a
 //!   `ToolRegistry` and one `Disposables`.
 //! * The session log: every [`Event`] goes to an append-only JSONL
-//!   [`SessionLog`]; [`read_log`] reads one back (a torn last line is skipped
-//!   with a warning), and [`Renderer`] turns events into the lines a user
-//!   sees, through the tools' own `present_*` functions, live or on replay.
+//!   [`SessionLog`] (by default in the per-user state directory, see
+//!   [`SessionLog::create_for_workspace`]), each record hash-chained to the
+//!   one before; [`read_log`] reads one back and verifies its order, schema
+//!   and chain (a torn last line is skipped with a warning), and
+//!   [`Renderer`] turns events into the lines a user sees, through the
+//!   tools' own `present_*` functions, live or on replay, with control
+//!   characters escaped ([`escape_line`], [`escape_block`]).
 //!
 //! ## Example
 //!
@@ -46,6 +50,7 @@
 
 mod agent;
 mod approval;
+mod escape;
 mod event;
 mod log;
 mod message;
@@ -58,8 +63,11 @@ pub use agent::{
     DEFAULT_SYSTEM_PROMPT, IMAGE_CONTEXT_SOURCE, RunEnd, StepOutcome,
 };
 pub use approval::{LoggedApprover, UnattendedApprover};
-pub use event::{Event, EventBus, Record, TurnEndReason};
-pub use log::reader::{LogContents, LogReadError, read_log};
+pub use escape::{escape_block, escape_line, is_unsafe_char};
+pub use event::{Event, EventBus, Link, Record, TurnEndReason};
+pub use log::chain::GENESIS_HASH;
+pub use log::location::{state_home, state_home_from_env, workspace_key};
+pub use log::reader::{LogBreak, LogContents, LogReadError, MAX_REPORTED_BREAKS, read_log};
 pub use log::writer::{LogError, SessionLog};
 pub use message::{Message, Reply};
 pub use model::mock::MockModel;

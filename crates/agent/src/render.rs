@@ -6,7 +6,11 @@ use serde_json::Value;
 use tack_core::tool::{ContentBlock, Outcome, default_present_call, default_present_result};
 use tack_pipeline::ToolRegistry;
 
+use crate::escape::{escape_block, escape_line};
 use crate::event::{Event, Record, TurnEndReason};
+
+/// Where continuation lines of multi-line text start.
+const INDENT: &str = "  ";
 
 /// How lines look.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -25,16 +29,23 @@ pub enum Style {
 /// Lines look like the seed's demo: `[user] …`, `[tool:read_file] -> ok` or
 /// `[tool:read_file] -> ERR CODE: message`, `[assistant] …`.
 ///
+/// Everything shown comes from outside the host (tool names, arguments,
+/// outputs, model text), so control characters are escaped: names, ids and
+/// codes with [`escape_line`] (never a raw line feed), free text with
+/// [`escape_block`] (line feeds kept, continuation lines indented by two
+/// spaces). Every line starts with a `[…]` prefix the renderer wrote itself,
+/// or with whitespace.
+///
 /// ```
 /// use std::sync::Arc;
 /// use tack_agent::{Event, Record, Renderer, Style};
 /// use tack_core::tool::{CallId, ErrorCode, Failure, Outcome};
 /// let mut r = Renderer::new(tack_pipeline::ToolRegistry::new(), Style::Plain);
-/// let rec = |event| Record { seq: 1, ts: 0, event };
+/// let rec = |event| Record::new(1, 0, event);
 /// assert_eq!(r.render(&rec(Event::User { text: "读文件 README.md".into() })).as_deref(), Some("[user] 读文件 README.md"));
 /// let failed = Outcome::failure(CallId::from("c1"), "read_file", Failure::new(ErrorCode::ExecutionFailed, "no such file"));
 /// assert_eq!(
-///     r.render(&rec(Event::ToolResult { outcome: Arc::new(failed) })).as_deref(),
+///     r.render(&rec(Event::ToolResult { outcome: Arc::new(failed), index: 0 })).as_deref(),
 ///     Some("[tool:read_file] -> ERR EXECUTION_FAILED: no such file"),
 /// );
 /// ```
@@ -42,7 +53,10 @@ pub enum Style {
 pub struct Renderer {
     registry: ToolRegistry,
     style: Style,
+    /// Arguments by call id (for approval lines).
     arguments: HashMap<String, Value>,
+    /// Arguments of the current batch by position (ids may repeat).
+    batch: Vec<Value>,
     /// Settled `run_code` sub-calls, per parent call, shown under its result.
     nested: HashMap<String, Vec<String>>,
 }
@@ -54,6 +68,7 @@ impl Renderer {
             registry,
             style,
             arguments: HashMap::new(),
+            batch: Vec::new(),
             nested: HashMap::new(),
         }
     }
@@ -69,14 +84,16 @@ impl Renderer {
         let args = self.arguments.get(call_id).cloned().unwrap_or(Value::Null);
         match self.registry.get(tool, None) {
             Some(t) => t.definition().present_call(&args),
-            None => default_present_call(tool, &args),
+            // A name no tool has (the model's): shown escaped, on one line.
+            None => default_present_call(&escape_line(tool), &args),
         }
     }
 
-    fn present_result(&self, outcome: &Outcome) -> String {
+    fn present_result(&self, outcome: &Outcome, index: usize) -> String {
         let args = self
-            .arguments
-            .get(outcome.call_id.as_str())
+            .batch
+            .get(index)
+            .or_else(|| self.arguments.get(outcome.call_id.as_str()))
             .cloned()
             .unwrap_or(Value::Null);
         match self.registry.get(&outcome.tool, None) {
@@ -89,38 +106,63 @@ impl Renderer {
     /// events that print nothing (a call is shown with its result).
     pub fn render(&mut self, record: &Record) -> Option<String> {
         match &record.event {
-            Event::User { text } => Some(format!("{} {text}", self.prefix("user", "1;36"))),
-            Event::Assistant { text } => {
-                Some(format!("{} {text}", self.prefix("assistant", "1;32")))
-            }
+            Event::User { text } => Some(format!(
+                "{} {}",
+                self.prefix("user", "1;36"),
+                escape_block(text, INDENT)
+            )),
+            Event::Assistant { text } => Some(format!(
+                "{} {}",
+                self.prefix("assistant", "1;32"),
+                escape_block(text, INDENT)
+            )),
             Event::ToolCall {
-                call_id, arguments, ..
+                call_id,
+                arguments,
+                index,
+                ..
             } => {
-                let args = serde_json::from_str(arguments).unwrap_or(Value::Null);
+                let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+                if *index == 0 {
+                    self.batch.clear();
+                }
+                if self.batch.len() <= *index {
+                    self.batch.resize(*index + 1, Value::Null);
+                }
+                self.batch[*index] = args.clone();
                 self.arguments.insert(call_id.clone(), args);
                 None
             }
             Event::ApprovalRequest { request } => Some(format!(
                 "{} {} needs approval: {}",
                 self.prefix("approval", "1;33"),
-                self.present_call(request.call_id.as_str(), &request.tool),
-                request.reason
+                escape_block(
+                    &self.present_call(request.call_id.as_str(), &request.tool),
+                    INDENT
+                ),
+                escape_block(&request.reason, INDENT)
             )),
-            Event::ApprovalOutcome { tool, outcome, .. } => Some(format!(
-                "{} {}",
-                self.prefix("approval", "1;33"),
-                if outcome.is_allowed() {
-                    format!("tool `{tool}` approved once")
-                } else {
-                    outcome.denial_message(tool)
-                }
-            )),
-            Event::ToolResult { outcome } => {
+            Event::ApprovalOutcome { tool, outcome, .. } => {
+                let tool = escape_line(tool);
+                Some(format!(
+                    "{} {}",
+                    self.prefix("approval", "1;33"),
+                    escape_block(
+                        &if outcome.is_allowed() {
+                            format!("tool `{tool}` approved once")
+                        } else {
+                            outcome.denial_message(&tool)
+                        },
+                        INDENT
+                    )
+                ))
+            }
+            Event::ToolResult { outcome, index } => {
                 let color = if outcome.is_success() { "1;34" } else { "1;31" };
                 let mut text = format!(
                     "{} -> {}",
-                    self.prefix(&format!("tool:{}", outcome.tool), color),
-                    self.present_result(outcome)
+                    self.prefix(&format!("tool:{}", escape_line(&outcome.tool)), color),
+                    escape_block(&self.present_result(outcome, *index), INDENT)
                 );
                 // A `run_code` result lists the calls its program made.
                 for line in self
@@ -144,11 +186,15 @@ impl Renderer {
             } => {
                 let status = code
                     .as_deref()
-                    .map_or_else(|| "ok".to_owned(), |c| format!("ERR {c}"));
+                    .map_or_else(|| "ok".to_owned(), |c| format!("ERR {}", escape_line(c)));
                 self.nested
                     .entry(parent_call_id.clone())
                     .or_default()
-                    .push(format!("[tool:{tool}] {call_id} -> {status}"));
+                    .push(format!(
+                        "[tool:{}] {} -> {status}",
+                        escape_line(tool),
+                        escape_line(call_id)
+                    ));
                 None
             }
             Event::ContextDeferred { context, .. } => {
@@ -168,9 +214,13 @@ impl Renderer {
                     ));
                 }
                 if let Some(source) = context.source() {
-                    text.push_str(&format!(" — from {source}"));
+                    text.push_str(&format!(" — from {}", escape_line(source)));
                 }
-                Some(format!("{} {text}", self.prefix("context", "2")))
+                Some(format!(
+                    "{} {}",
+                    self.prefix("context", "2"),
+                    escape_block(&text, INDENT)
+                ))
             }
             Event::TurnEnd {
                 reason: TurnEndReason::MaxSteps,
@@ -184,6 +234,13 @@ impl Renderer {
                 ..
             } => Some(format!(
                 "{} the turn was cancelled; running calls ended CANCELLED and the model was not asked again",
+                self.prefix("stopped", "1;31")
+            )),
+            Event::TurnEnd {
+                reason: TurnEndReason::EmptyReply,
+                ..
+            } => Some(format!(
+                "{} the model replied with neither text nor a tool call; the turn ended without an answer",
                 self.prefix("stopped", "1;31")
             )),
             Event::TurnEnd { .. } => None,

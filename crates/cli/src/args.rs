@@ -1,6 +1,7 @@
 //! The command line.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -55,21 +56,22 @@ pub struct SessionArgs {
     /// Sandbox: read-only, workspace-write, full-access.
     #[arg(long, default_value = "workspace-write")]
     pub sandbox: String,
-    /// The session log (default: WORKSPACE/.tack/sessions/UNIX_MS.jsonl).
+    /// The session log, a new file (default: $XDG_STATE_HOME/tack/sessions/KEY/UNIX_MS-PID.jsonl,
+    /// or ~/.local/state/… without XDG_STATE_HOME; KEY names the workspace).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
     /// Print the events as JSONL on stdout instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Model calls per turn before the loop stops.
-    #[arg(long, default_value_t = tack_agent::DEFAULT_MAX_STEPS)]
+    /// Model calls per turn before the loop stops (at least 1).
+    #[arg(long, value_name = "N", default_value_t = tack_agent::DEFAULT_MAX_STEPS, value_parser = parse_max_steps, allow_negative_numbers = true)]
     pub max_steps: usize,
     /// Deadline for every tool call, in seconds (default: each tool's own).
-    #[arg(long, value_name = "SECS")]
-    pub tool_timeout: Option<f64>,
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub tool_timeout: Option<Duration>,
     /// Request timeout for the openai model, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 120.0)]
-    pub model_timeout: f64,
+    #[arg(long, value_name = "SECS", default_value = "120", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub model_timeout: Duration,
     /// How the model is shown the tools: native (each tool a function), code
     /// (only `run_code`, a program calling the tools through an SDK) or both.
     #[arg(long, default_value = "native", value_parser = ["native", "code", "both"])]
@@ -92,4 +94,55 @@ pub struct ReplayArgs {
     /// Print the events as JSONL instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--max-steps`: a whole number of model calls, at least 1.
+pub fn parse_max_steps(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err(
+            "must be at least 1: it is how many times the model may be asked in one turn"
+                .to_owned(),
+        ),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!(
+            "`{text}` is not a whole number of model calls; give one of at least 1, e.g. 16"
+        )),
+    }
+}
+
+/// A number of seconds: finite and greater than zero (`30`, `0.5`).
+pub fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let help = "give a number of seconds greater than zero, e.g. 30 or 0.5";
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds; {help}"))?;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("`{text}` is not a usable duration; {help}"));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("`{text}` seconds is too long; {help}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_negative_and_nan_durations_are_refused() {
+        for bad in ["0", "0.0", "-1", "NaN", "inf", "-inf", "1e300", "x", ""] {
+            let err = parse_seconds(bad).unwrap_err();
+            assert!(
+                err.contains("number of seconds greater than zero"),
+                "{bad}: {err}"
+            );
+        }
+        assert_eq!(parse_seconds("0.5"), Ok(Duration::from_millis(500)));
+    }
+
+    #[test]
+    fn zero_steps_are_refused() {
+        assert!(parse_max_steps("0").unwrap_err().contains("at least 1"));
+        assert!(parse_max_steps("-3").unwrap_err().contains("at least 1"));
+        assert_eq!(parse_max_steps("7"), Ok(7));
+    }
 }

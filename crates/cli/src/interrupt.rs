@@ -1,76 +1,160 @@
-//! Ctrl-C: the first press cancels the running turn, a second one (or one
-//! while no turn runs) quits at once.
+//! Signals: Ctrl-C (SIGINT), SIGTERM and SIGHUP. The first one cancels the
+//! running turn; a second one (or one while no turn runs) quits at once.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio_util::sync::CancellationToken;
 
-/// The exit code of a run ended by Ctrl-C (128 + SIGINT, as shells report).
-pub const INTERRUPTED: u8 = 130;
+/// A signal `tack` handles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// SIGINT (Ctrl-C): ends the turn; `chat` goes on to the next prompt.
+    Interrupt,
+    /// SIGTERM: ends the turn, then the process.
+    Terminate,
+    /// SIGHUP (the terminal went away): ends the turn, then the process.
+    Hangup,
+}
 
-/// Watches Ctrl-C for the whole process. Once installed, Ctrl-C no longer
-/// kills the process by itself: a turn that is armed is cancelled (its
-/// running calls end `CANCELLED` and are logged); with no armed turn the
-/// process exits with [`INTERRUPTED`].
+impl Stop {
+    /// The signal's number (the same on every Unix).
+    fn number(self) -> u8 {
+        match self {
+            Stop::Hangup => 1,
+            Stop::Interrupt => 2,
+            Stop::Terminate => 15,
+        }
+    }
+
+    /// The exit code of a process it ended: 128 + the signal's number, as
+    /// shells report (130, 143, 129).
+    pub fn exit_code(self) -> u8 {
+        128 + self.number()
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Stop::Hangup => "SIGHUP",
+            Stop::Interrupt => "Ctrl-C",
+            Stop::Terminate => "SIGTERM",
+        }
+    }
+
+    /// Whether it ends the whole session, not just the turn.
+    pub fn ends_session(self) -> bool {
+        self != Stop::Interrupt
+    }
+}
+
+#[derive(Default)]
+struct State {
+    /// The turn the next signal cancels.
+    armed: Option<CancellationToken>,
+    /// The signal that cancelled a turn (a session-ending one is kept over a
+    /// later Ctrl-C).
+    received: Option<Stop>,
+}
+
+/// Watches SIGINT, SIGTERM and SIGHUP for the whole process. Once installed,
+/// they no longer kill the process by themselves: a turn that is armed is
+/// cancelled (its running calls end `CANCELLED` and are logged); with no
+/// armed turn the process exits with 128 + the signal's number.
 #[derive(Clone)]
 pub struct Interrupts {
-    armed: Arc<Mutex<Option<CancellationToken>>>,
+    state: Arc<Mutex<State>>,
 }
 
 impl Interrupts {
-    /// Starts watching (needs a Tokio runtime). On Unix the handler is in
-    /// place when this returns; if it cannot be installed, Ctrl-C keeps its
-    /// default effect (the process ends; the session log stays valid).
+    /// Starts watching (needs a Tokio runtime). On Unix the handlers are in
+    /// place when this returns; a signal whose handler cannot be installed
+    /// keeps its default effect (the process ends; the session log stays
+    /// valid).
     pub fn install() -> Self {
-        let armed: Arc<Mutex<Option<CancellationToken>>> = Arc::default();
-        let watched = Arc::clone(&armed);
-        let mut presses = Presses::new();
+        let state: Arc<Mutex<State>> = Arc::default();
+        let watched = Arc::clone(&state);
+        let mut signals = Signals::new();
         tokio::spawn(async move {
-            while presses.next().await {
-                let turn = watched
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .take();
+            while let Some(stop) = signals.next().await {
+                let turn = {
+                    let mut state = watched.lock().unwrap_or_else(PoisonError::into_inner);
+                    if state.received.is_none_or(|r| !r.ends_session()) {
+                        state.received = Some(stop);
+                    }
+                    state.armed.take()
+                };
                 match turn {
                     Some(turn) => {
-                        eprintln!("\ntack: cancelling the turn (Ctrl-C again quits at once)");
+                        let then = if stop.ends_session() {
+                            ", then quitting"
+                        } else {
+                            ""
+                        };
+                        eprintln!(
+                            "\ntack: {}: cancelling the turn{then} (a second signal quits at once)",
+                            stop.name()
+                        );
                         turn.cancel();
                     }
-                    None => std::process::exit(i32::from(INTERRUPTED)),
+                    None => std::process::exit(i32::from(stop.exit_code())),
                 }
             }
         });
-        Self { armed }
+        Self { state }
     }
 
-    /// The next Ctrl-C cancels `turn`.
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The next signal cancels `turn`.
     pub fn arm(&self, turn: CancellationToken) {
-        *self.armed.lock().unwrap_or_else(PoisonError::into_inner) = Some(turn);
+        self.lock().armed = Some(turn);
     }
 
-    /// The next Ctrl-C quits.
+    /// The next signal quits.
     pub fn disarm(&self) {
-        self.armed
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        self.lock().armed.take();
+    }
+
+    /// The signal that cancelled a turn, if any.
+    pub fn received(&self) -> Option<Stop> {
+        self.lock().received
+    }
+
+    /// Forgets a Ctrl-C that cancelled a turn (`chat` goes on); a signal
+    /// that ends the session is kept and returned.
+    pub fn take_interrupt(&self) -> Option<Stop> {
+        let mut state = self.lock();
+        match state.received {
+            Some(stop) if stop.ends_session() => Some(stop),
+            _ => {
+                state.received = None;
+                None
+            }
+        }
     }
 }
 
-/// The stream of Ctrl-C presses.
-struct Presses {
+/// The stream of handled signals.
+struct Signals {
     #[cfg(unix)]
-    signal: Option<tokio::signal::unix::Signal>,
+    streams: Vec<(Stop, tokio::signal::unix::Signal)>,
 }
 
-impl Presses {
+impl Signals {
     #[cfg(unix)]
     fn new() -> Self {
         use tokio::signal::unix::{SignalKind, signal};
-        // Registered now, not at the first poll: no press is missed.
-        Self {
-            signal: signal(SignalKind::interrupt()).ok(),
-        }
+        // Registered now, not at the first poll: no signal is missed.
+        let streams = [
+            (Stop::Interrupt, SignalKind::interrupt()),
+            (Stop::Terminate, SignalKind::terminate()),
+            (Stop::Hangup, SignalKind::hangup()),
+        ]
+        .into_iter()
+        .filter_map(|(stop, kind)| signal(kind).ok().map(|s| (stop, s)))
+        .collect();
+        Self { streams }
     }
 
     #[cfg(not(unix))]
@@ -78,17 +162,25 @@ impl Presses {
         Self {}
     }
 
-    /// Waits for the next press; `false` when presses cannot be watched.
+    /// Waits for the next signal; `None` when none can be watched.
     #[cfg(unix)]
-    async fn next(&mut self) -> bool {
-        match &mut self.signal {
-            Some(signal) => signal.recv().await.is_some(),
-            None => false,
+    async fn next(&mut self) -> Option<Stop> {
+        if self.streams.is_empty() {
+            return None;
         }
+        std::future::poll_fn(|cx| {
+            for (stop, stream) in &mut self.streams {
+                if let std::task::Poll::Ready(Some(())) = stream.poll_recv(cx) {
+                    return std::task::Poll::Ready(Some(*stop));
+                }
+            }
+            std::task::Poll::Pending
+        })
+        .await
     }
 
     #[cfg(not(unix))]
-    async fn next(&mut self) -> bool {
-        tokio::signal::ctrl_c().await.is_ok()
+    async fn next(&mut self) -> Option<Stop> {
+        tokio::signal::ctrl_c().await.ok().map(|()| Stop::Interrupt)
     }
 }

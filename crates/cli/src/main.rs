@@ -5,6 +5,7 @@
 
 mod args;
 mod commands;
+mod exit;
 mod interrupt;
 mod output;
 mod session;
@@ -29,8 +30,9 @@ async fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("tack: error: {message}");
-            ExitCode::FAILURE
+            // A model's or a tool's text can be in the message.
+            eprintln!("tack: error: {}", tack_agent::escape_block(&message, "  "));
+            ExitCode::from(exit::FAILURE)
         }
     }
 }

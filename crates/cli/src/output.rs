@@ -24,7 +24,7 @@ impl EventPrinter {
     /// The text for `record`, if it shows anything.
     pub fn line(&self, record: &Record) -> Option<String> {
         if self.json {
-            return Some(record.to_json().to_string());
+            return Some(record.to_line());
         }
         // A poisoned lock only means an earlier print panicked; keep going.
         let mut renderer = self.renderer.lock().unwrap_or_else(|e| e.into_inner());

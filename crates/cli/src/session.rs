@@ -3,11 +3,12 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use tack_agent::{
     Agent, ChatModel, DEFAULT_SYSTEM_PROMPT, EventBus, InstalledPlugins, LoggedApprover, MockModel,
     OpenAiCompatible, OpenAiConfig, PluginSet, ScriptedModel, SessionLog, UnattendedApprover,
+    state_home_from_env,
 };
 use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
 use tack_core::policy::ApprovalService;
@@ -58,7 +59,7 @@ fn workspace(dir: Option<&Path>) -> Result<PathBuf, String> {
 }
 
 /// The model named by `--model`.
-pub fn model(spec: &str, timeout: f64) -> Result<Arc<dyn ChatModel>, String> {
+pub fn model(spec: &str, timeout: Duration) -> Result<Arc<dyn ChatModel>, String> {
     if let Some(file) = spec.strip_prefix("script:") {
         return ScriptedModel::from_file(Path::new(file))
             .map(|m| Arc::new(m) as Arc<dyn ChatModel>)
@@ -67,8 +68,6 @@ pub fn model(spec: &str, timeout: f64) -> Result<Arc<dyn ChatModel>, String> {
     match spec {
         "mock" => Ok(Arc::new(MockModel::new())),
         "openai" => {
-            let timeout = Duration::try_from_secs_f64(timeout)
-                .map_err(|e| format!("--model-timeout: {e}"))?;
             let config = OpenAiConfig::from_env()
                 .map_err(|e| e.to_string())?
                 .with_timeout(timeout);
@@ -82,15 +81,19 @@ pub fn model(spec: &str, timeout: f64) -> Result<Arc<dyn ChatModel>, String> {
     }
 }
 
-fn default_log(workspace: &Path) -> PathBuf {
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
-    workspace
-        .join(".tack")
-        .join("sessions")
-        .join(format!("{ms}.jsonl"))
+/// The session log: `--log FILE`, or a new file in the per-user state
+/// directory, outside the workspace the tools can write.
+fn session_log(log: Option<&Path>, workspace: &Path) -> Result<SessionLog, String> {
+    let created = match log {
+        Some(path) => SessionLog::create(path),
+        None => {
+            let state = state_home_from_env().ok_or_else(|| {
+                "cannot place the session log: neither XDG_STATE_HOME nor HOME is set to an absolute path; set one, or pass --log FILE".to_owned()
+            })?;
+            SessionLog::create_for_workspace(&state, workspace)
+        }
+    };
+    created.map_err(|e| format!("{e}; refusing to start: nothing would be recorded"))
 }
 
 /// Builds a session from the options. `interactive` asks approvals on the
@@ -105,24 +108,19 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
     let model = model(&args.model, args.model_timeout)?;
     let timeout = match args.tool_timeout {
         None => TimeoutPolicy::default(),
-        Some(secs) => {
-            let budget =
-                Duration::try_from_secs_f64(secs).map_err(|e| format!("--tool-timeout: {e}"))?;
-            TimeoutPolicy::builder()
-                .default_budget(budget)
-                .ceiling(budget)
-                .grace(Duration::from_millis(500))
-                .build()
-                .map_err(|e| format!("--tool-timeout: {e}"))?
-        }
+        Some(budget) => TimeoutPolicy::builder()
+            .default_budget(budget)
+            .ceiling(budget)
+            .grace(Duration::from_millis(500))
+            .build()
+            .map_err(|e| format!("--tool-timeout: {e}"))?,
     };
     let sandbox = Sandbox::new(SandboxPolicy::new(sandbox_mode, &root))
         .map_err(|e| format!("cannot set up the sandbox on {}: {e}", root.display()))?;
 
     // Refuse to start when nothing would be recorded.
-    let log_path = args.log.clone().unwrap_or_else(|| default_log(&root));
-    let log = SessionLog::create(&log_path)
-        .map_err(|e| format!("{e}; refusing to start: nothing would be recorded"))?;
+    let log = session_log(args.log.as_deref(), &root)?;
+    let log_path = log.path().to_owned();
 
     let registry = ToolRegistry::new();
     let presentation = match args.presentation.as_str() {

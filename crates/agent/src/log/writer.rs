@@ -1,15 +1,21 @@
 //! Writing the session log.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
 use crate::event::Record;
+use crate::log::location::{create_at, create_under, ensure_state_home, workspace_key};
 
 /// An append-only JSONL session log: one [`Record`] per line, each line
-/// written whole and flushed before the next event happens.
+/// written whole and flushed before the next event happens, each record
+/// chained to the one before by its hash (see [`read_log`](crate::read_log)).
+///
+/// A log is always a new file, mode 0600, created without following a
+/// symbolic link (the directories it creates are 0700).
 ///
 /// ```
 /// use tack_agent::{Event, EventBus, SessionLog, read_log};
@@ -20,7 +26,8 @@ use crate::event::Record;
 /// bus.emit(Event::User { text: "读文件 README.md".into() }).unwrap();
 /// let read = read_log(&path).unwrap();
 /// assert_eq!(read.records[0].event, Event::User { text: "读文件 README.md".into() });
-/// assert!(read.warnings.is_empty());
+/// // No `turn/end` yet: the session is still in its first turn.
+/// assert!(read.warnings[0].contains("turn/end"));
 /// ```
 #[derive(Debug)]
 pub struct SessionLog {
@@ -53,28 +60,75 @@ pub enum LogError {
 }
 
 impl SessionLog {
-    /// Opens `path` for appending, creating it and its parent directories.
+    /// Creates the new file `path` (mode 0600) and the directories missing
+    /// on its way (mode 0700). The directory that already exists nearest to
+    /// it is used as it is; below it no symbolic link is followed, and the
+    /// file itself is never an existing file or a link.
     ///
     /// # Errors
     ///
-    /// [`LogError::Create`] if the file cannot be opened for writing.
+    /// [`LogError::Create`] if the file exists, a link is in the way, or it
+    /// cannot be created.
     pub fn create(path: &Path) -> Result<Self, LogError> {
-        let fail = |source| LogError::Create {
+        let file = create_at(path).map_err(|source| LogError::Create {
             path: path.to_owned(),
             source,
-        };
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(fail)?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(fail)?;
+        })?;
         Ok(Self {
             path: path.to_owned(),
             file: Mutex::new(file),
         })
+    }
+
+    /// Creates a new log for `workspace` in the per-user state directory
+    /// `state_home` (see [`state_home`](crate::state_home)):
+    /// `<state_home>/tack/sessions/<workspace key>/<UNIX_MS>-<PID>.jsonl`,
+    /// with the key of [`workspace_key`](crate::workspace_key). `state_home`
+    /// is created if missing (0700) and used as it is; `tack`, `sessions`
+    /// and the key's folder are created (0700) or opened without following
+    /// a symbolic link; the file is new, 0600.
+    ///
+    /// ```
+    /// let state = tempfile::tempdir().unwrap();
+    /// let log = tack_agent::SessionLog::create_for_workspace(state.path(), "/work/demo".as_ref()).unwrap();
+    /// let dir = log.path().parent().unwrap();
+    /// assert_eq!(dir, state.path().join("tack/sessions").join(tack_agent::workspace_key("/work/demo".as_ref())));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`LogError::Create`].
+    pub fn create_for_workspace(state_home: &Path, workspace: &Path) -> Result<Self, LogError> {
+        let ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        let folder = Path::new("tack")
+            .join("sessions")
+            .join(workspace_key(workspace));
+        let pid = std::process::id();
+        let mut attempt = 0u32;
+        loop {
+            // Two sessions of one process in one millisecond get a suffix.
+            let name = match attempt {
+                0 => format!("{ms}-{pid}.jsonl"),
+                n => format!("{ms}-{pid}-{n}.jsonl"),
+            };
+            let relative = folder.join(name);
+            let path = state_home.join(&relative);
+            match ensure_state_home(state_home).and_then(|()| create_under(state_home, &relative)) {
+                Ok(file) => {
+                    return Ok(Self {
+                        path,
+                        file: Mutex::new(file),
+                    });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 64 => {
+                    attempt += 1;
+                }
+                Err(source) => return Err(LogError::Create { path, source }),
+            }
+        }
     }
 
     /// The file.
@@ -88,7 +142,7 @@ impl SessionLog {
     ///
     /// [`LogError::Append`].
     pub fn append(&self, record: &Record) -> Result<(), LogError> {
-        let mut line = record.to_json().to_string();
+        let mut line = record.to_line();
         line.push('\n');
         let mut file = self.file.lock();
         // One write per line: a crash tears at most the last line.

@@ -274,3 +274,116 @@ async fn images_in_a_tool_result_reach_the_model_as_context_after_the_batch() {
         .count();
     assert_eq!(logged, 1, "the image context is logged like any context");
 }
+
+#[tokio::test]
+async fn an_empty_batch_ends_the_turn_without_an_answer() {
+    let script =
+        ScriptedModel::parse(r#"{"turns": [{"tool_calls": []}, {"text": "never asked"}]}"#)
+            .unwrap();
+    let (bus, seen) = recording_bus();
+    let mut agent = Agent::builder(Arc::new(script), registry())
+        .events(bus)
+        .build();
+    assert_eq!(agent.run("go").await.unwrap(), RunEnd::EmptyReply);
+    let events = seen.lock().clone();
+    assert_eq!(
+        events.iter().map(Event::kind).collect::<Vec<_>>(),
+        ["user", "turn/end"]
+    );
+    assert!(matches!(
+        events.last(),
+        Some(Event::TurnEnd {
+            reason: tack_agent::TurnEndReason::EmptyReply,
+            steps: 1
+        })
+    ));
+    // No empty answer entered the history.
+    assert!(
+        !agent
+            .history()
+            .iter()
+            .any(|m| matches!(m, Message::Assistant(_))),
+        "{:?}",
+        agent.history()
+    );
+}
+
+/// A logged batch: its calls (position, id, arguments), then its results
+/// (position, id).
+type Batch = (Vec<(usize, String, String)>, Vec<(usize, String)>);
+
+/// Whatever the scheduler does with a reused id, the log pairs every result
+/// with its call: by batch position, within the batch that precedes it.
+#[tokio::test]
+async fn duplicate_call_ids_stay_unambiguous_in_the_log() {
+    let script = ScriptedModel::parse(
+        r#"{"turns": [
+            {"tool_calls": [
+                {"id": "dup", "name": "note", "arguments": "{\"text\": \"one\"}"},
+                {"id": "dup", "name": "note", "arguments": "{\"text\": \"two\"}"},
+                {"id": "solo", "name": "note", "arguments": "{\"text\": \"three\"}"}
+            ]},
+            {"tool_calls": [
+                {"id": "dup", "name": "nope", "arguments": "{}"}
+            ]},
+            {"text": "done"}
+        ]}"#,
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dup.jsonl");
+    let log = Arc::new(tack_agent::SessionLog::create(&path).unwrap());
+    let mut agent = Agent::builder(Arc::new(script), registry())
+        .events(Arc::new(EventBus::new(Some(log))))
+        .build();
+    agent.run("go").await.unwrap();
+    let records = tack_agent::read_log(&path).unwrap().records;
+    // Split the log into batches: a run of calls, then its results.
+    let mut batches: Vec<Batch> = Vec::new();
+    let mut in_calls = false;
+    for record in &records {
+        match &record.event {
+            Event::ToolCall {
+                call_id,
+                arguments,
+                index,
+                ..
+            } => {
+                if !in_calls {
+                    batches.push((Vec::new(), Vec::new()));
+                    in_calls = true;
+                }
+                let batch = batches.last_mut().unwrap();
+                batch.0.push((*index, call_id.clone(), arguments.clone()));
+            }
+            Event::ToolResult { outcome, index } => {
+                in_calls = false;
+                let batch = batches.last_mut().unwrap();
+                batch.1.push((*index, outcome.call_id.to_string()));
+            }
+            _ => in_calls = false,
+        }
+    }
+    assert_eq!(batches.len(), 2);
+    for (calls, results) in &batches {
+        // Positions are 0..n, each once, for calls and for results alike.
+        let positions: Vec<usize> = calls.iter().map(|c| c.0).collect();
+        assert_eq!(positions, (0..calls.len()).collect::<Vec<_>>());
+        let mut answered: Vec<usize> = results.iter().map(|r| r.0).collect();
+        answered.sort_unstable();
+        assert_eq!(answered, positions, "one result per call position");
+        // A result names the id of the call at its position.
+        for (index, id) in results {
+            assert_eq!(&calls[*index].1, id);
+        }
+    }
+    let (first, _) = &batches[0];
+    assert_eq!(first[0].1, first[1].1, "the script reuses the id");
+    assert_ne!(first[0].2, first[1].2, "…for two different calls");
+    // Contexts name their call's position too.
+    for record in &records {
+        if let Event::ContextDeferred { call_id, index, .. } = &record.event {
+            assert_eq!(&batches[0].0[*index].1, call_id);
+        }
+    }
+}

@@ -27,6 +27,7 @@ fn events() -> Vec<Event> {
             call_id: "c1".into(),
             tool: "read_file".into(),
             arguments: "{oops".into(),
+            index: 0,
         },
         Event::ApprovalRequest {
             request: ApprovalRequest::new(CallId::from("c1"), "bash", Tier::Executes, None, "why"),
@@ -40,12 +41,15 @@ fn events() -> Vec<Event> {
         },
         Event::ToolResult {
             outcome: Arc::new(failed),
+            index: 0,
         },
         Event::ToolResult {
             outcome: Arc::new(ok),
+            index: 1,
         },
         Event::ContextDeferred {
             call_id: "c2".into(),
+            index: 1,
             context: "ctx".into(),
         },
         Event::Assistant {
@@ -99,6 +103,7 @@ fn a_torn_last_line_is_skipped_with_a_warning() {
         .append(true)
         .open(&path)
         .unwrap();
+    // The start of record 10, without its line feed: a crash mid-write.
     file.write_all(br#"{"seq":10,"ts":1,"type":"assist"#)
         .unwrap();
     let read = read_log(&path).unwrap();
@@ -121,10 +126,10 @@ fn a_damaged_middle_line_is_an_error() {
     )
     .unwrap();
     let err = read_log(&path).unwrap_err();
-    assert!(
-        matches!(err, LogReadError::Corrupt { line: 1, .. }),
-        "{err}"
-    );
+    let LogReadError::Invalid { breaks, .. } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(breaks[0].line, 1, "{err}");
 }
 
 #[test]

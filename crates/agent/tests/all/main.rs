@@ -5,4 +5,8 @@ mod agent_loop;
 mod code_dispatch;
 mod event_log;
 mod http_server;
+mod log_integrity;
+mod log_location;
+mod log_properties;
 mod openai;
+mod render_escape;

@@ -10,7 +10,8 @@ use crate::interrupt::Interrupts;
 use crate::session;
 
 /// An interactive session: one prompt per line until `exit` or end of input.
-/// Ctrl-C during a turn cancels that turn; at the prompt it quits.
+/// Ctrl-C during a turn cancels that turn; at the prompt it quits. SIGTERM
+/// and SIGHUP during a turn cancel it, then quit.
 pub async fn chat(args: SessionArgs) -> Result<ExitCode, String> {
     let mut session = session::open(&args)?;
     let interrupts = Interrupts::install();
@@ -40,5 +41,8 @@ pub async fn chat(args: SessionArgs) -> Result<ExitCode, String> {
         let end = session.agent.run(prompt).await;
         interrupts.disarm();
         end.map_err(|e| e.to_string())?;
+        if let Some(stop) = interrupts.take_interrupt() {
+            return Ok(ExitCode::from(stop.exit_code()));
+        }
     }
 }

@@ -2,20 +2,35 @@
 
 use std::process::ExitCode;
 
-use tack_agent::read_log;
+use tack_agent::{LogReadError, escape_block, read_log};
 
 use crate::args::ReplayArgs;
-use crate::output::{EventPrinter, stdout_style};
+use crate::exit;
+use crate::output::{EventPrinter, print_text, stdout_style};
 use crate::session::builtin_registry;
 
-/// Re-renders a session log.
+/// Verifies a session log and re-renders it; a log that fails verification
+/// is reported (every break with its line number) and not replayed.
 pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
-    let contents = read_log(&args.log).map_err(|e| e.to_string())?;
+    let contents = match read_log(&args.log) {
+        Ok(contents) => contents,
+        Err(e @ LogReadError::Invalid { .. }) => {
+            eprintln!("tack: error: {}", escape_block(&e.to_string(), "  "));
+            return Ok(ExitCode::from(exit::INVALID_LOG));
+        }
+        Err(e) => return Err(e.to_string()),
+    };
     for warning in &contents.warnings {
-        eprintln!("tack: warning: {warning}");
+        eprintln!("tack: warning: {}", escape_block(warning, "  "));
+    }
+    if args.json {
+        for line in &contents.lines {
+            print_text(line);
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     let installed = builtin_registry()?;
-    let printer = EventPrinter::new(installed.registry.clone(), stdout_style(), args.json);
+    let printer = EventPrinter::new(installed.registry.clone(), stdout_style(), false);
     for record in &contents.records {
         printer.print(record);
     }

@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use tack_agent::RunEnd;
 
 use crate::args::RunArgs;
-use crate::interrupt::{INTERRUPTED, Interrupts};
+use crate::exit;
+use crate::interrupt::{Interrupts, Stop};
 use crate::session;
 
 /// Runs one prompt to its end.
@@ -20,9 +21,10 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     if !args.session.json {
         eprintln!("tack: session log {}", session.log_path.display());
     }
-    Ok(match end {
-        RunEnd::StepLimit { .. } => ExitCode::from(2),
-        RunEnd::Cancelled => ExitCode::from(INTERRUPTED),
-        _ => ExitCode::SUCCESS,
-    })
+    Ok(ExitCode::from(match end {
+        RunEnd::StepLimit { .. } => exit::STEP_LIMIT,
+        RunEnd::EmptyReply => exit::EMPTY_REPLY,
+        RunEnd::Cancelled => interrupts.received().unwrap_or(Stop::Interrupt).exit_code(),
+        _ => exit::SUCCESS,
+    }))
 }

@@ -48,7 +48,12 @@ fn the_readme_command_reads_a_readme() {
     let ws = workspace(&dir);
     let readme = "# tack\n\nA Rust extension framework for LLM-agent hosts: hooks, tools, plugins, and a reference host that runs with no key.\n";
     std::fs::write(ws.join("README.md"), readme).unwrap();
-    let out = stdout_of(tack(&ws).args(["run", "读文件 README.md"]));
+    let state = tempfile::tempdir().unwrap();
+    let out = stdout_of(
+        tack(&ws)
+            .env("XDG_STATE_HOME", state.path())
+            .args(["run", "读文件 README.md"]),
+    );
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], "[user] 读文件 README.md");
     assert_eq!(lines[1], "[tool:read_file] -> ok");
@@ -57,8 +62,10 @@ fn the_readme_command_reads_a_readme() {
         "{out}"
     );
     assert!(lines[2].ends_with('…'), "cut at 60 characters: {out}");
-    // The default log lives under the workspace.
-    let sessions: Vec<_> = std::fs::read_dir(ws.join(".tack/sessions"))
+    // The default log lives in the state directory, not in the workspace.
+    assert!(!ws.join(".tack").exists());
+    let key = tack_agent::workspace_key(&ws.canonicalize().unwrap());
+    let sessions: Vec<_> = std::fs::read_dir(state.path().join("tack/sessions").join(key))
         .unwrap()
         .collect();
     assert_eq!(sessions.len(), 1);
@@ -80,7 +87,11 @@ fn list_dir_and_english_prompts() {
         out,
         "[user] list dir .\n[tool:list_dir] -> ok\n[assistant] tool list_dir returned: a.txt (2 bytes) src/\n"
     );
-    let out = stdout_of(tack(&ws).args(["run", "列目录 src", "--log"]).arg(&log));
+    let out = stdout_of(
+        tack(&ws)
+            .args(["run", "列目录 src", "--log"])
+            .arg(log_in(&dir, "ls-src")),
+    );
     assert!(out.contains("[tool:list_dir] -> ok"), "{out}");
 }
 

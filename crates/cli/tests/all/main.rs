@@ -4,6 +4,7 @@
 mod bad_input;
 mod code_mode;
 mod demo;
+mod hardening;
 mod interrupt;
 mod policy;
 mod replay;
@@ -16,10 +17,20 @@ use serde_json::Value;
 
 /// `tack` in `workspace`, with the log at `workspace/../<name>.jsonl`-style
 /// path returned by [`log_in`].
+///
+/// Its state directory (where default session logs go) is a folder under
+/// the target directory, never the real home.
 pub fn tack(workspace: &Path) -> Command {
     let mut cmd = Command::cargo_bin("tack").unwrap();
-    cmd.current_dir(workspace);
+    cmd.current_dir(workspace)
+        .env("XDG_STATE_HOME", test_state_home())
+        .env("HOME", test_state_home().join("home"));
     cmd
+}
+
+/// The state directory of the tests' `tack` runs.
+pub fn test_state_home() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("tack-cli-state")
 }
 
 /// A log path outside the workspace (so `list dir` sees only the files).

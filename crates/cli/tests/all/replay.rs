@@ -38,7 +38,9 @@ fn replay_skips_a_torn_last_line_with_a_warning() {
     let log = log_in(&dir, "torn");
     let live = stdout_of(tack(&ws).args(["run", "list dir .", "--log"]).arg(&log));
     let mut text = std::fs::read_to_string(&log).unwrap();
-    text.push_str(r#"{"seq":99,"ts":1,"type":"assistant","te"#);
+    // The start of the next record, cut short (a crash mid-write).
+    let next = text.lines().count() + 1;
+    text.push_str(&format!(r#"{{"seq":{next},"ts":1,"type":"assistant","te"#));
     std::fs::write(&log, text).unwrap();
     let assert = tack(&ws).arg("replay").arg(&log).assert().success();
     let output = assert.get_output();

@@ -104,7 +104,7 @@ fn the_step_limit_is_said_clearly() {
         ])
         .arg(&log)
         .assert()
-        .code(2);
+        .code(3);
     let out = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
     assert!(out.ends_with("[stopped] the turn reached the step limit (2 model calls) without a final answer; raise --max-steps or narrow the request\n"), "{out}");
     assert_eq!(of_type(&log, "turn/end")[0]["reason"], "max_steps");
