@@ -61,6 +61,8 @@ impl PreDecision {
     }
 
     /// Refuse the call; `reason` tells the model what was refused and why.
+    /// An empty (or blank) `reason` is replaced by a default message naming
+    /// the listener that denied.
     pub fn deny(reason: impl Into<String>) -> Self {
         PreVerdict::Deny {
             reason: reason.into(),

@@ -67,6 +67,20 @@ pub enum DefinitionError {
         /// What went wrong.
         message: String,
     },
+    /// A schema nests deeper than [`MAX_SCHEMA_DEPTH`](super::MAX_SCHEMA_DEPTH).
+    #[error(
+        "the {which} schema of tool `{tool}` nests deeper than {limit} levels of JSON objects and \
+         arrays: flatten it, or describe a repeated or recursive structure once under `$defs` \
+         and point to it with `$ref`"
+    )]
+    SchemaTooDeep {
+        /// The tool.
+        tool: String,
+        /// `input` or `output`.
+        which: &'static str,
+        /// The limit.
+        limit: usize,
+    },
     /// No handler was given.
     #[error("tool `{tool}` has no handler: give the body that runs a call")]
     MissingHandler {

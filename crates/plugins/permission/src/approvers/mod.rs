@@ -9,7 +9,9 @@
 //!
 //! Every approver fails closed: an I/O error, a closed channel or a dropped
 //! reply is `unavailable`, cancellation is `cancelled`, and the pipeline
-//! denies every outcome but `allowed_once` (and a panicking approver).
+//! denies every outcome but `allowed_once` and `allowed_always` (and a
+//! panicking approver). Each shows or logs what it is asked about: the
+//! request's one-line summary and the call's arguments.
 
 mod channel;
 mod none;
@@ -39,8 +41,9 @@ pub enum Answer {
     AlwaysForSession,
 }
 
-/// Turns an answer into the outcome, recording a session rule for "always".
-/// "Always" still answers allowed-once for *this* call.
+/// Turns an answer into the outcome, recording a session rule for "always":
+/// "always" is its own outcome, `allowed_always`, so a log tells it from a
+/// one-off grant.
 pub(crate) fn settle(
     answer: Answer,
     request: &ApprovalRequest,
@@ -50,7 +53,7 @@ pub(crate) fn settle(
         Answer::Once => ApprovalOutcome::AllowedOnce,
         Answer::AlwaysForSession => {
             session.allow_tool(&request.tool, request.agent.as_ref());
-            ApprovalOutcome::AllowedOnce
+            ApprovalOutcome::AllowedAlways
         }
         Answer::Deny { reason } => ApprovalOutcome::Denied { reason },
     }
