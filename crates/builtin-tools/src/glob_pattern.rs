@@ -146,7 +146,10 @@ mod tests {
     fn past_the_limits_the_error_says_what_and_how() {
         let err = compile_glob("glob", &nested(MAX_GLOB_NESTING + 1)).unwrap_err();
         assert_eq!(err.code(), ErrorCode::InvalidArguments);
-        assert!(err.message().contains("`glob` is not a valid glob"), "{err}");
+        assert!(
+            err.message().contains("`glob` is not a valid glob"),
+            "{err}"
+        );
         assert!(err.message().contains("at most 16 are allowed"), "{err}");
         assert!(err.message().contains("flatten the alternates"), "{err}");
         let err = compile_glob("pattern", &"a".repeat(MAX_GLOB_LEN + 1)).unwrap_err();

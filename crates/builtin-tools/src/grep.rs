@@ -458,9 +458,11 @@ mod tests {
         assert!(err.message().contains("too large once compiled"), "{err}");
         assert!(err.message().contains("ASCII classes"), "{err}");
         let deep = format!("{}a{}", "(".repeat(300), ")".repeat(300));
-        let err = grep(Grep::new(), json!({"pattern": deep})).await.unwrap_err();
+        let err = grep(Grep::new(), json!({"pattern": deep}))
+            .await
+            .unwrap_err();
         assert_eq!(err.code(), ErrorCode::InvalidArguments);
-        assert!(err.message().contains("nest limit"), "{err}");
+        assert!(err.message().contains("nested parentheses"), "{err}");
         assert!(err.message().contains("nest groups less deeply"), "{err}");
     }
 

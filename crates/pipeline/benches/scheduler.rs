@@ -64,8 +64,10 @@ fn ms(d: Duration) -> f64 {
 
 fn wall_time(rt: &tokio::runtime::Runtime) {
     let registry = registry();
-    let scheduler =
-        TurnScheduler::with_config(registry, SchedulerConfig::default().with_max_parallel(100).unwrap());
+    let scheduler = TurnScheduler::with_config(
+        registry,
+        SchedulerConfig::default().with_max_parallel(100).unwrap(),
+    );
     let ideal = Duration::from_millis(100);
     let runs: Vec<Duration> = (0..RUNS)
         .map(|_| {

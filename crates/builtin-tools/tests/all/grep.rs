@@ -140,6 +140,9 @@ async fn a_brace_bomb_in_the_glob_filter_is_invalid_arguments() {
         .error(Grep::new(), json!({"pattern": "hello", "glob": bomb}))
         .await;
     assert_eq!(err.code(), ErrorCode::InvalidArguments);
-    assert!(err.message().contains("`glob` is not a valid glob"), "{err}");
+    assert!(
+        err.message().contains("`glob` is not a valid glob"),
+        "{err}"
+    );
     assert!(err.message().contains("at most 16"), "{err}");
 }

@@ -138,7 +138,10 @@ mod tests {
         // An escape is never cut in half.
         assert!(line.trim_end_matches('…').ends_with(r"\n"), "{line}");
         let exact = "x".repeat(SUMMARY_MAX_CHARS - "t: ".len());
-        assert_eq!(summarize_call("t", &json!({ "a": exact })), format!("t: {exact}"));
+        assert_eq!(
+            summarize_call("t", &json!({ "a": exact })),
+            format!("t: {exact}")
+        );
         let over = format!("{exact}y");
         let cut = summarize_call("t", &json!({ "a": over }));
         assert_eq!(cut.chars().count(), SUMMARY_MAX_CHARS);
@@ -149,7 +152,10 @@ mod tests {
     fn the_gist_is_the_first_string_argument_in_the_models_order() {
         let args: Value =
             serde_json::from_str(r#"{"n": 1, "path": "src/main.rs", "content": "x"}"#).unwrap();
-        assert_eq!(summarize_call("write_file", &args), "write_file: src/main.rs");
+        assert_eq!(
+            summarize_call("write_file", &args),
+            "write_file: src/main.rs"
+        );
         assert_eq!(summarize_call("t", &json!([1, 2])), "t: [1,2]");
     }
 }

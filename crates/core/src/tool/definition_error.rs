@@ -69,9 +69,9 @@ pub enum DefinitionError {
     },
     /// A schema nests deeper than [`MAX_SCHEMA_DEPTH`](super::MAX_SCHEMA_DEPTH).
     #[error(
-        "the {which} schema of tool `{tool}` nests deeper than {limit} levels of JSON objects and \
-         arrays: flatten it, or describe a repeated or recursive structure once under `$defs` \
-         and point to it with `$ref`"
+        "the {which} schema of tool `{tool}` goes deeper than {limit} levels (JSON objects and \
+         arrays, with each local `$ref` followed into what it points to): flatten it, with \
+         fewer nested objects and arrays and shorter chains of `$ref`s"
     )]
     SchemaTooDeep {
         /// The tool.

@@ -6,18 +6,29 @@ use std::borrow::Cow;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use tack_core::context::ToolRunContext;
 use tack_core::tool::{
     DefinitionError, MAX_SCHEMA_DEPTH, OutputSpec, Tool, ToolDefinition, ToolError, schema_depth,
 };
+
+/// `{"type": kind, key: inner}`, moving `inner` in (`json!` would copy it by
+/// serializing it, which recurses).
+fn wrap(kind: &str, key: &str, inner: Value) -> Value {
+    let mut map = Map::new();
+    map.insert("type".to_owned(), Value::from(kind));
+    map.insert(key.to_owned(), inner);
+    Value::Object(map)
+}
 
 /// An object schema whose property `a` nests `levels` object schemas deep
 /// (two JSON levels each), built without recursion.
 fn nested_schema(levels: usize) -> Value {
     let mut schema = json!({"type": "string"});
     for _ in 0..levels {
-        schema = json!({"type": "object", "properties": {"a": schema}});
+        let mut properties = Map::new();
+        properties.insert("a".to_owned(), schema);
+        schema = wrap("object", "properties", Value::Object(properties));
     }
     schema
 }
@@ -26,7 +37,7 @@ fn nested_schema(levels: usize) -> Value {
 fn schema_of_depth(depth: usize) -> Value {
     let mut schema = nested_schema((depth - 1) / 2);
     if depth % 2 == 0 {
-        schema = json!({"type": "object", "not": schema});
+        schema = wrap("object", "not", schema);
     }
     assert_eq!(schema_depth(&schema), depth);
     schema
@@ -71,7 +82,7 @@ fn input_schemas_past_the_limit_are_refused_at_any_depth() {
         let text = err.to_string();
         assert!(text.contains("input schema of tool `deep`"), "{text}");
         assert!(text.contains("deeper than 64 levels"), "{text}");
-        assert!(text.contains("`$ref`"), "{text}");
+        assert!(text.contains("flatten it"), "{text}");
     }
 }
 
@@ -80,7 +91,13 @@ fn output_schemas_past_the_limit_are_refused_at_any_depth() {
     for depth in [MAX_SCHEMA_DEPTH + 1, 600, 10_000, 100_000] {
         let err = with_output(schema_of_depth(depth)).unwrap_err();
         assert!(
-            matches!(err, DefinitionError::SchemaTooDeep { which: "output", .. }),
+            matches!(
+                err,
+                DefinitionError::SchemaTooDeep {
+                    which: "output",
+                    ..
+                }
+            ),
             "{err}"
         );
     }
@@ -90,10 +107,13 @@ fn output_schemas_past_the_limit_are_refused_at_any_depth() {
 fn deep_arrays_are_measured_like_objects() {
     let mut items = json!({"type": "string"});
     for _ in 0..100_000 {
-        items = json!({"type": "array", "prefixItems": [items]});
+        items = wrap("array", "prefixItems", Value::Array(vec![items]));
     }
     let err = with_output(items).unwrap_err();
-    assert!(matches!(err, DefinitionError::SchemaTooDeep { .. }), "{err}");
+    assert!(
+        matches!(err, DefinitionError::SchemaTooDeep { .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -155,8 +175,41 @@ fn typed_tools_with_deep_schemas_are_refused() {
     );
     let err = ToolDefinition::from_tool(DeepTool::<1, 10_000>).unwrap_err();
     assert!(
-        matches!(err, DefinitionError::SchemaTooDeep { which: "output", .. }),
+        matches!(
+            err,
+            DefinitionError::SchemaTooDeep {
+                which: "output",
+                ..
+            }
+        ),
         "{err}"
     );
     ToolDefinition::from_tool(DeepTool::<3, 3>).unwrap();
+}
+
+/// A chain of references compiles into a chain of validators, as deep as a
+/// nesting: it counts against the same limit.
+#[test]
+fn a_long_chain_of_references_is_refused() {
+    let links = 10_000;
+    let mut defs = Map::new();
+    for i in 0..links {
+        defs.insert(
+            format!("d{i}"),
+            json!({ "$ref": format!("#/$defs/d{}", i + 1) }),
+        );
+    }
+    defs.insert(format!("d{links}"), json!({"type": "string"}));
+    let mut schema = Map::new();
+    schema.insert("type".to_owned(), json!("object"));
+    schema.insert("$defs".to_owned(), Value::Object(defs));
+    schema.insert(
+        "properties".to_owned(),
+        json!({"a": {"$ref": "#/$defs/d0"}}),
+    );
+    let err = with_input(Value::Object(schema)).unwrap_err();
+    assert!(
+        matches!(err, DefinitionError::SchemaTooDeep { which: "input", .. }),
+        "{err}"
+    );
 }

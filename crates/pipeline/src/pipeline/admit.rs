@@ -170,7 +170,10 @@ impl ToolRegistry {
             PreVerdict::Deny { reason } => {
                 let reason = match &pre_provenance {
                     _ if !reason.trim().is_empty() => reason.clone(),
-                    Some(by) => format!("{by} denied tool `{}` without giving a reason", execution.name()),
+                    Some(by) => format!(
+                        "{by} denied tool `{}` without giving a reason",
+                        execution.name()
+                    ),
                     None => format!("tool `{}` was denied without a reason", execution.name()),
                 };
                 let failure = Failure::new(ErrorCode::Denied, reason);

@@ -139,6 +139,10 @@ async fn an_empty_denial_reason_is_replaced_by_one_naming_the_listener() {
     assert_eq!(f.code, ErrorCode::Denied);
     assert!(f.message.contains("permission"), "{}", f.message);
     assert!(f.message.contains("denied tool `echo`"), "{}", f.message);
-    assert!(f.message.contains("without giving a reason"), "{}", f.message);
+    assert!(
+        f.message.contains("without giving a reason"),
+        "{}",
+        f.message
+    );
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }

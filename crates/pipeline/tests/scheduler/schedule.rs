@@ -124,7 +124,10 @@ fn max_parallel_zero_is_refused_with_a_clear_error() {
     let err = SchedulerConfig::default().with_max_parallel(0).unwrap_err();
     assert_eq!(err, SchedulerConfigError::ZeroMaxParallel);
     let text = err.to_string();
-    assert!(text.contains("max_parallel must be at least 1, got 0"), "{text}");
+    assert!(
+        text.contains("max_parallel must be at least 1, got 0"),
+        "{text}"
+    );
     assert!(text.contains("1 runs every call alone"), "{text}");
     assert_eq!(
         SchedulerConfig::default()

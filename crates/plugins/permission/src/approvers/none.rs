@@ -28,7 +28,11 @@ pub struct NoApprover;
 
 #[async_trait]
 impl ApprovalService for NoApprover {
-    async fn request(&self, request: ApprovalRequest, cancel: CancellationToken) -> ApprovalOutcome {
+    async fn request(
+        &self,
+        request: ApprovalRequest,
+        cancel: CancellationToken,
+    ) -> ApprovalOutcome {
         if cancel.is_cancelled() {
             return ApprovalOutcome::Cancelled;
         }

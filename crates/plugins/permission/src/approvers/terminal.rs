@@ -274,13 +274,21 @@ mod tests {
 
     #[test]
     fn the_prompt_shows_the_summary_and_the_arguments_escaped() {
-        let prompt = prompt_text(&request(json!({"command": "ls\r\u{1b}[2K[tool:bash] -> ok"})));
-        assert!(prompt.contains("\n  call: bash: ls\\r\\u{1b}[2K[tool:bash] -> ok\n"), "{prompt}");
+        let prompt = prompt_text(&request(
+            json!({"command": "ls\r\u{1b}[2K[tool:bash] -> ok"}),
+        ));
+        assert!(
+            prompt.contains("\n  call: bash: ls\\r\\u{1b}[2K[tool:bash] -> ok\n"),
+            "{prompt}"
+        );
         assert!(
             prompt.contains(r#"  arguments: {"command":"ls\r\u001b[2K[tool:bash] -> ok"}"#),
             "{prompt}"
         );
-        assert!(!prompt.contains('\u{1b}') && !prompt.contains('\r'), "{prompt}");
+        assert!(
+            !prompt.contains('\u{1b}') && !prompt.contains('\r'),
+            "{prompt}"
+        );
         assert!(!prompt.contains("null"), "{prompt}");
     }
 
@@ -288,7 +296,10 @@ mod tests {
     fn long_arguments_are_cut_and_say_how_much_is_missing() {
         let shown = shown_arguments(&request(json!({"command": "x".repeat(5000)})));
         assert!(shown.starts_with(r#"{"command":"xxx"#), "{shown}");
-        assert!(shown.ends_with("… (3016 more characters not shown)"), "{shown}");
+        assert!(
+            shown.ends_with("… (3014 more characters not shown)"),
+            "{shown}"
+        );
     }
 
     #[test]
