@@ -66,7 +66,9 @@ fn wall_time(rt: &tokio::runtime::Runtime) {
     let registry = registry();
     let scheduler = TurnScheduler::with_config(
         registry,
-        SchedulerConfig::default().with_max_parallel(100).unwrap(),
+        SchedulerConfig::default()
+            .with_max_parallel(100)
+            .expect("100 is a valid bound"),
     );
     let ideal = Duration::from_millis(100);
     let runs: Vec<Duration> = (0..RUNS)
@@ -132,7 +134,7 @@ fn overhead(rt: &tokio::runtime::Runtime, gated: bool, max_parallel: usize) {
         registry.clone(),
         SchedulerConfig::default()
             .with_max_parallel(max_parallel)
-            .unwrap(),
+            .expect("benchmarks use a positive bound"),
     );
     let mut direct = Vec::with_capacity(RUNS);
     let mut turn = Vec::with_capacity(RUNS);
