@@ -157,10 +157,26 @@ pub(crate) fn dismantle(value: Value) {
     }
 }
 
+/// Whether `value`'s plain nesting (references not followed) goes past
+/// `limit`; stops at the first path that does, without the bookkeeping of
+/// [`schema_depth`].
+fn nests_past(value: &Value, limit: usize) -> bool {
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 1)];
+    while let Some((value, depth)) = stack.pop() {
+        match value {
+            Value::Array(_) | Value::Object(_) if depth > limit => return true,
+            Value::Array(items) => stack.extend(items.iter().map(|item| (item, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|item| (item, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Keeps `schema` if it is within [`MAX_SCHEMA_DEPTH`]; otherwise takes it
 /// apart and returns `None`.
 pub(crate) fn within_limit(schema: Value) -> Option<Value> {
-    if schema_depth(&schema) > MAX_SCHEMA_DEPTH {
+    if nests_past(&schema, MAX_SCHEMA_DEPTH) || schema_depth(&schema) > MAX_SCHEMA_DEPTH {
         dismantle(schema);
         None
     } else {
@@ -212,6 +228,8 @@ mod tests {
         assert_eq!(schema_depth(&json!([])), 1);
         assert_eq!(schema_depth(&json!({"a": [1, {"b": {}}]})), 4);
         assert_eq!(schema_depth(&nested(10)), 10);
+        assert!(!nests_past(&nested(10), 10));
+        assert!(nests_past(&nested(11), 10));
     }
 
     #[test]
