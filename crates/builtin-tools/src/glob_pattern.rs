@@ -116,7 +116,43 @@ pub(crate) fn compile_glob(argument: &str, pattern: &str) -> Result<GlobMatcher,
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// What `compile_glob` does, without its `catch_unwind`: a panic here
+    /// fails the property.
+    fn compile_unguarded(pattern: &str) {
+        if let Ok(glob) = GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+        {
+            let _ = glob.compile_matcher();
+        }
+    }
+
+    proptest! {
+        /// Any pattern within the limits compiles or is refused by globset's
+        /// parser, never by a panic.
+        #[test]
+        fn within_the_limits_globset_never_panics(pattern in r"[{},\[\]!*?\\a/.-]{0,400}") {
+            if check_glob_limits(&pattern).is_ok() {
+                compile_unguarded(&pattern);
+            }
+        }
+
+        /// Alternates nested up to the limit, with any content around them.
+        #[test]
+        fn nesting_up_to_the_limit_never_panics(
+            depth in 0..=MAX_GLOB_NESTING,
+            fill in r"[,*?a/\[\]!]{0,6}",
+        ) {
+            let pattern = format!("{}x{}", format!("{{{fill},").repeat(depth), "}".repeat(depth));
+            prop_assert!(check_glob_limits(&pattern).is_ok() || pattern.len() > MAX_GLOB_LEN);
+            compile_unguarded(&pattern);
+        }
+    }
 
     fn nested(depth: usize) -> String {
         format!("{}x{}", "{a,".repeat(depth), "}".repeat(depth))
