@@ -117,7 +117,7 @@ impl ApprovalService for ChannelApprover {
             call_id = %escape_control(request.call_id.as_str()),
             tool = %request.tool,
             summary = %request.summary,
-            arguments = %escape_control(&request.arguments.to_string()),
+            arguments = %super::shown_arguments(&request),
             "handing an approval request to the UI"
         );
         let (reply, answer) = oneshot::channel();

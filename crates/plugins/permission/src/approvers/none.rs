@@ -40,7 +40,7 @@ impl ApprovalService for NoApprover {
             call_id = %escape_control(request.call_id.as_str()),
             tool = %request.tool,
             summary = %request.summary,
-            arguments = %escape_control(&request.arguments.to_string()),
+            arguments = %super::shown_arguments(&request),
             "approval requested, but approvals are turned off; the call is denied"
         );
         ApprovalOutcome::Unavailable {

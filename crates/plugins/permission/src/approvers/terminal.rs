@@ -8,15 +8,11 @@ use parking_lot::Mutex;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, escape_control};
 use tokio_util::sync::CancellationToken;
 
-use super::{Answer, settle};
+use super::{Answer, settle, shown_arguments};
 use crate::SessionRules;
 
 /// How many unreadable answers before the prompt gives up (and denies).
 const ATTEMPTS: usize = 3;
-
-/// The most characters of the arguments a prompt shows; longer arguments are
-/// cut, and the prompt says how much was left out.
-pub(crate) const SHOWN_ARGUMENT_CHARS: usize = 2000;
 
 /// Prompts on a terminal:
 ///
@@ -122,21 +118,6 @@ impl TerminalApprover {
     }
 }
 
-/// The arguments as one escaped line of compact JSON, cut after
-/// [`SHOWN_ARGUMENT_CHARS`] characters with a count of the rest.
-pub(crate) fn shown_arguments(request: &ApprovalRequest) -> String {
-    let json = escape_control(&request.arguments.to_string());
-    let total = json.chars().count();
-    if total <= SHOWN_ARGUMENT_CHARS {
-        return json;
-    }
-    let kept: String = json.chars().take(SHOWN_ARGUMENT_CHARS).collect();
-    format!(
-        "{kept}… ({} more characters not shown)",
-        total - SHOWN_ARGUMENT_CHARS
-    )
-}
-
 /// The prompt text (control characters escaped: the summary, the arguments
 /// and the reason may quote model-chosen text, and must not drive the
 /// terminal).
@@ -231,7 +212,7 @@ impl ApprovalService for TerminalApprover {
             call_id = %escape_control(request.call_id.as_str()),
             tool = %request.tool,
             summary = %request.summary,
-            arguments = %escape_control(&request.arguments.to_string()),
+            arguments = %shown_arguments(&request),
             "asking on the terminal for approval"
         );
         let io = self.io.clone();
