@@ -10,7 +10,8 @@ use crate::hook::Provenance;
 pub enum PreVerdict {
     /// Run the call.
     Allow,
-    /// Ask the approval service; run only if it answers allowed-once.
+    /// Ask the approval service; run only if it answers allowed-once or
+    /// allowed-always.
     Ask {
         /// Shown to the approver.
         reason: String,
