@@ -225,6 +225,14 @@ impl ToolRegistry {
         {
             Ok(GuardOutcome::Passed) => {}
             Ok(GuardOutcome::Denied { reason, provenance }) => {
+                let reason = if reason.trim().is_empty() {
+                    format!(
+                        "{provenance} denied tool `{}` without giving a reason",
+                        execution.name()
+                    )
+                } else {
+                    reason
+                };
                 return Err(refused(
                     Failure::new(ErrorCode::Denied, reason),
                     Some(provenance),
