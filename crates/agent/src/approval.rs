@@ -20,7 +20,8 @@ use crate::event::{Event, EventBus};
 /// use tack_core::tool::{CallId, Tier};
 /// let bus = Arc::new(EventBus::new(None));
 /// let approver = LoggedApprover::new(Arc::new(UnattendedApprover::new("no terminal")), bus);
-/// let req = ApprovalRequest::new(CallId::from("c1"), "bash", Tier::Executes, None, "commands ask");
+/// let args = serde_json::json!({"command": "ls"});
+/// let req = ApprovalRequest::new(CallId::from("c1"), "bash", Tier::Executes, None, args, "commands ask");
 /// let outcome = approver.request(req, Default::default()).await;
 /// assert!(!outcome.is_allowed());
 /// # }

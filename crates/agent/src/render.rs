@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
+use tack_core::policy::ApprovalOutcome;
 use tack_core::tool::{ContentBlock, Outcome, default_present_call, default_present_result};
 use tack_pipeline::ToolRegistry;
 
@@ -133,11 +134,17 @@ impl Renderer {
                 self.arguments.insert(call_id.clone(), args);
                 None
             }
+            // The request carries its own summary: a code-mode sub-call was
+            // never shown as a `tool/call`, so its arguments are known only here.
             Event::ApprovalRequest { request } => Some(format!(
                 "{} {} needs approval: {}",
                 self.prefix("approval", "1;33"),
                 escape_block(
-                    &self.present_call(request.call_id.as_str(), &request.tool),
+                    &if request.summary.is_empty() {
+                        self.present_call(request.call_id.as_str(), &request.tool)
+                    } else {
+                        request.summary.clone()
+                    },
                     INDENT
                 ),
                 escape_block(&request.reason, INDENT)
@@ -148,7 +155,9 @@ impl Renderer {
                     "{} {}",
                     self.prefix("approval", "1;33"),
                     escape_block(
-                        &if outcome.is_allowed() {
+                        &if matches!(outcome, ApprovalOutcome::AllowedAlways) {
+                            format!("tool `{tool}` approved for this session")
+                        } else if outcome.is_allowed() {
                             format!("tool `{tool}` approved once")
                         } else {
                             outcome.denial_message(&tool)

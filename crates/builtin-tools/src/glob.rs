@@ -1,10 +1,11 @@
 //! `glob`: file paths matching a glob pattern, `.gitignore` respected.
 
-use globset::{GlobBuilder, GlobMatcher};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ContentBlock, ErrorCode, Tier, Tool, ToolError};
+use tack_core::tool::{ContentBlock, Tier, Tool, ToolError};
+
+use crate::glob_pattern::compile_glob;
 
 use crate::walk::{SkippedPath, WalkLimits, push_ignored_note, push_incomplete_note, walk};
 
@@ -85,26 +86,6 @@ impl Glob {
         };
         self
     }
-}
-
-/// Compiles a glob whose `*` does not cross `/`.
-///
-/// # Errors
-///
-/// `INVALID_ARGUMENTS` naming the problem (`globset` says what and where).
-pub(crate) fn compile_glob(argument: &str, pattern: &str) -> Result<GlobMatcher, ToolError> {
-    let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
-    GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .map(|glob| glob.compile_matcher())
-        .map_err(|e| {
-            ToolError::with_code(
-                ErrorCode::InvalidArguments,
-                format!("`{argument}` is not a valid glob: {e}"),
-            )
-        })
 }
 
 /// The directory a search starts from: `.` by default, without a trailing `/`.
@@ -205,6 +186,7 @@ mod tests {
 
     use super::*;
     use crate::mem_fs::MemFs;
+    use tack_core::tool::ErrorCode;
 
     fn fs() -> MemFs {
         MemFs::new()

@@ -10,7 +10,8 @@ use tack_core::capability::EntryKind;
 use tack_core::context::ToolRunContext;
 use tack_core::tool::{ContentBlock, ErrorCode, Tier, Tool, ToolError};
 
-use crate::glob::{compile_glob, search_base};
+use crate::glob::search_base;
+use crate::glob_pattern::compile_glob;
 use crate::text::{NotText, clip_line, decode_text};
 use crate::walk::{
     SkippedPath, WalkLimits, WalkedFile, check_cancelled, push_ignored_note, push_incomplete_note,
@@ -133,6 +134,22 @@ impl Grep {
     }
 }
 
+/// What is wrong with a pattern the `regex` crate refused, and how to fix it.
+fn regex_error(error: &regex::Error) -> String {
+    match error {
+        regex::Error::CompiledTooBig(limit) => format!(
+            "`pattern` is too large once compiled (over {limit} bytes): use smaller counted \
+             repetitions than `{{1000}}`, fewer alternatives, or ASCII classes (`[a-z]`, \
+             `(?-u:\\w)`) instead of Unicode ones"
+        ),
+        error => format!(
+            "`pattern` is not a valid regular expression (Rust `regex` syntax; escape a \
+             special character with `\\` to match it literally, or nest groups less \
+             deeply):\n{error}"
+        ),
+    }
+}
+
 /// The glob filter: by file name when the glob has no `/`, else by relative path.
 struct FileFilter {
     matcher: GlobMatcher,
@@ -181,12 +198,7 @@ impl Tool for Grep {
         let regex = RegexBuilder::new(&args.pattern)
             .case_insensitive(args.case_insensitive)
             .build()
-            .map_err(|e| {
-                ToolError::with_code(
-                    ErrorCode::InvalidArguments,
-                    format!("`pattern` is not a valid regular expression:\n{e}"),
-                )
-            })?;
+            .map_err(|e| ToolError::with_code(ErrorCode::InvalidArguments, regex_error(&e)))?;
         let filter = match args.glob.as_deref() {
             None => None,
             Some(glob) => Some(FileFilter {
@@ -435,6 +447,23 @@ mod tests {
             .unwrap();
         assert_eq!(out.matches.len(), 1);
         assert!(out.truncated);
+    }
+
+    #[tokio::test]
+    async fn a_regex_too_large_or_too_deep_is_refused_with_a_fix() {
+        let err = grep(Grep::new(), json!({"pattern": "\\w{1000}{1000}"}))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArguments);
+        assert!(err.message().contains("too large once compiled"), "{err}");
+        assert!(err.message().contains("ASCII classes"), "{err}");
+        let deep = format!("{}a{}", "(".repeat(300), ")".repeat(300));
+        let err = grep(Grep::new(), json!({"pattern": deep}))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), ErrorCode::InvalidArguments);
+        assert!(err.message().contains("nested parentheses"), "{err}");
+        assert!(err.message().contains("nest groups less deeply"), "{err}");
     }
 
     #[tokio::test]

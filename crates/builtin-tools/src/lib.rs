@@ -33,6 +33,7 @@
 mod bash;
 mod edit_file;
 mod glob;
+mod glob_pattern;
 mod grep;
 mod line_scan;
 mod list_dir;

@@ -16,6 +16,8 @@ use tack_core::capability::{EntryKind, FileSystem, FsError};
 use tack_core::context::ToolRunContext;
 use tack_core::tool::{ErrorCode, ToolError};
 
+use crate::glob_pattern::check_glob_limits;
+
 /// A path a tool did not look into, and why (refused by the policy, binary,
 /// too large, unreadable): reported, never dropped silently.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -113,13 +115,20 @@ fn is_ignored(chain: &[Arc<IgnoreLayer>], path: &str, is_dir: bool) -> bool {
 }
 
 /// Parses the text of the `.gitignore` in `dir`. Lines git would reject are
-/// skipped, as git does.
+/// skipped, as git does, and so are lines nested or long past what globset
+/// can compile.
 fn parse_gitignore(dir: &str, text: &str) -> Option<IgnoreLayer> {
     // The root only serves to strip prefixes; paths are matched relative to
     // `dir` already, and an absolute root never prefixes a relative path.
     let mut builder = GitignoreBuilder::new(Path::new("/").join(dir));
     let from = PathBuf::from(join(dir, ".gitignore"));
     for line in text.lines() {
+        // A line past globset's limits would make the whole file unusable
+        // (or worse); it is skipped like a line git rejects.
+        if let Err(limit) = check_glob_limits(line) {
+            tracing::debug!(file = %from.display(), %limit, "skipping a .gitignore line");
+            continue;
+        }
         if let Err(err) = builder.add_line(Some(from.clone()), line) {
             tracing::debug!(file = %from.display(), %err, "skipping a .gitignore line");
         }
@@ -347,6 +356,19 @@ mod tests {
         );
         assert_eq!(walk.ignored, 4); // target/, a.log, src/gen.rs, .git/
         assert!(walk.skipped.is_empty() && walk.limit_hit.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_gitignore_line_nested_past_the_limit_is_skipped_and_the_rest_applies() {
+        let bomb = format!("{}x{}", "{a,".repeat(300), "}".repeat(300));
+        let cx = MemFs::new()
+            .file(".gitignore", format!("{bomb}\n*.log\n"))
+            .file("a.log", "")
+            .file("src/lib.rs", "")
+            .context();
+        let walk = walk(&cx, ".", LIMITS).await.unwrap();
+        assert_eq!(paths(&walk), [".gitignore", "src/lib.rs"]);
+        assert_eq!(walk.ignored, 1);
     }
 
     #[tokio::test]

@@ -64,8 +64,12 @@ fn ms(d: Duration) -> f64 {
 
 fn wall_time(rt: &tokio::runtime::Runtime) {
     let registry = registry();
-    let scheduler =
-        TurnScheduler::with_config(registry, SchedulerConfig::default().with_max_parallel(100));
+    let scheduler = TurnScheduler::with_config(
+        registry,
+        SchedulerConfig::default()
+            .with_max_parallel(100)
+            .expect("100 is a valid bound"),
+    );
     let ideal = Duration::from_millis(100);
     let runs: Vec<Duration> = (0..RUNS)
         .map(|_| {
@@ -128,7 +132,9 @@ fn overhead(rt: &tokio::runtime::Runtime, gated: bool, max_parallel: usize) {
     });
     let scheduler = TurnScheduler::with_config(
         registry.clone(),
-        SchedulerConfig::default().with_max_parallel(max_parallel),
+        SchedulerConfig::default()
+            .with_max_parallel(max_parallel)
+            .expect("benchmarks use a positive bound"),
     );
     let mut direct = Vec::with_capacity(RUNS);
     let mut turn = Vec::with_capacity(RUNS);

@@ -23,5 +23,6 @@ pub use registry::{
     UnknownPresentation,
 };
 pub use scheduler::{
-    Access, ExecutionMode, ResourceClaim, ResourceFn, ResourceKey, SchedulerConfig, TurnScheduler,
+    Access, ExecutionMode, ResourceClaim, ResourceFn, ResourceKey, SchedulerConfig,
+    SchedulerConfigError, TurnScheduler,
 };

@@ -30,7 +30,14 @@ fn events() -> Vec<Event> {
             index: 0,
         },
         Event::ApprovalRequest {
-            request: ApprovalRequest::new(CallId::from("c1"), "bash", Tier::Executes, None, "why"),
+            request: ApprovalRequest::new(
+                CallId::from("c1"),
+                "bash",
+                Tier::Executes,
+                None,
+                serde_json::json!({"command": "ls"}),
+                "why",
+            ),
         },
         Event::ApprovalOutcome {
             call_id: "c1".into(),
@@ -139,4 +146,38 @@ fn an_unwritable_log_is_refused() {
     std::fs::write(&file, "").unwrap();
     let err = SessionLog::create(&file.join("s.jsonl")).unwrap_err();
     assert!(err.to_string().contains("--log FILE"), "{err}");
+}
+
+/// A code-mode sub-call is never shown as a `tool/call`: its approval line
+/// once read `bash(null)`. The request's own summary is shown instead, and an
+/// "always" answer is rendered as such.
+#[test]
+fn an_approval_renders_its_own_summary_and_always_is_not_once() {
+    use tack_agent::{Record, Renderer, Style};
+    let mut renderer = Renderer::new(tack_pipeline::ToolRegistry::new(), Style::Plain);
+    let rec = |event| Record {
+        seq: 1,
+        ts: 0,
+        event,
+    };
+    let request = ApprovalRequest::new(
+        CallId::from("run_code#1"),
+        "bash",
+        Tier::Executes,
+        None,
+        serde_json::json!({"command": "ls -la"}),
+        "commands ask",
+    );
+    let line = renderer
+        .render(&rec(Event::ApprovalRequest { request }))
+        .unwrap();
+    assert_eq!(line, "[approval] bash: ls -la needs approval: commands ask");
+    let line = renderer
+        .render(&rec(Event::ApprovalOutcome {
+            call_id: "run_code#1".into(),
+            tool: "bash".into(),
+            outcome: ApprovalOutcome::AllowedAlways,
+        }))
+        .unwrap();
+    assert_eq!(line, "[approval] tool `bash` approved for this session");
 }

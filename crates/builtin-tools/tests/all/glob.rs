@@ -42,6 +42,22 @@ async fn an_invalid_glob_names_the_problem() {
     assert!(err.message().contains("unclosed alternate group"), "{err}");
 }
 
+/// A brace pattern nested 300 deep once panicked inside globset (contained,
+/// but `EXECUTION_FAILED` with a backtrace on stderr).
+#[tokio::test]
+async fn a_brace_bomb_is_invalid_arguments_with_a_fix() {
+    let ws = project();
+    let bomb = format!("{}x{}", "{a,".repeat(300), "}".repeat(300));
+    let err = ws.error(Glob::new(), json!({"pattern": bomb})).await;
+    assert_eq!(err.code(), ErrorCode::InvalidArguments);
+    assert!(
+        err.message().contains("`pattern` is not a valid glob"),
+        "{err}"
+    );
+    assert!(err.message().contains("nest"), "{err}");
+    assert!(err.message().contains("flatten the alternates"), "{err}");
+}
+
 #[tokio::test]
 async fn a_missing_directory_is_enoent() {
     let ws = project();

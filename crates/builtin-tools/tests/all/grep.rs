@@ -130,3 +130,19 @@ async fn symlinks_are_not_followed_out_of_the_workspace() {
         .await;
     assert_eq!(err.kind(), Some("EACCES"), "{err}");
 }
+
+/// The `glob` filter goes through the same limits as the `glob` tool.
+#[tokio::test]
+async fn a_brace_bomb_in_the_glob_filter_is_invalid_arguments() {
+    let ws = project();
+    let bomb = format!("{}x{}", "{a,".repeat(300), "}".repeat(300));
+    let err = ws
+        .error(Grep::new(), json!({"pattern": "hello", "glob": bomb}))
+        .await;
+    assert_eq!(err.code(), ErrorCode::InvalidArguments);
+    assert!(
+        err.message().contains("`glob` is not a valid glob"),
+        "{err}"
+    );
+    assert!(err.message().contains("at most 16"), "{err}");
+}

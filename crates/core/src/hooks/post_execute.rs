@@ -78,6 +78,10 @@ impl PostDecision {
 
     /// Turn a success into a failure whose message is `feedback` (the work
     /// happened, but the model is told to reconsider).
+    ///
+    /// An empty (or blank) `feedback` is replaced by a default message that
+    /// names the listener that blocked and says the result was withheld, so
+    /// the model never receives an empty failure.
     pub fn block(mut self, feedback: impl Into<String>) -> Self {
         self.block = Some(feedback.into());
         self.provenance = None;

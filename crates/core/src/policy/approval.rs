@@ -1,17 +1,44 @@
 //! The approval service: asks someone whether a call may run.
 
 use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::summary::summarize_call;
 use crate::hook::AgentId;
 use crate::tool::{CallId, Tier};
 
-/// What an approver is asked. It carries the call id, the tool and the reason,
-/// **not the arguments**: a UI shows the call it already displays, found by id,
-/// and the approval path never becomes a second channel for argument data.
+/// What an approver is asked: the call id, the tool, its tier and agent, the
+/// reason, the call's **arguments** — the frozen JSON already validated
+/// against the tool's input schema, exactly what runs if the call is allowed —
+/// and a one-line [`summary`](Self::summary) for prompts.
+///
+/// A person approving a call must see what they approve: show the summary,
+/// and the arguments (escaped, see
+/// [`escape_control`](super::escape_control)) when they may matter. In code
+/// mode the call is one of a program's sub-calls, which no UI displayed
+/// before; the request is the only place its arguments appear.
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::policy::ApprovalRequest;
+/// use tack_core::tool::{CallId, Tier};
+///
+/// let req = ApprovalRequest::new(
+///     CallId::from("c1"),
+///     "bash",
+///     Tier::Executes,
+///     None,
+///     json!({"command": "ls -la"}),
+///     "commands ask",
+/// );
+/// assert_eq!(req.summary, "bash: ls -la");
+/// assert_eq!(req.arguments["command"], "ls -la");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalRequest {
@@ -26,33 +53,50 @@ pub struct ApprovalRequest {
     pub agent: Option<AgentId>,
     /// Why approval is needed (from the listener that asked).
     pub reason: String,
+    /// The call's arguments: the frozen, validated JSON the tool runs with.
+    #[serde(default)]
+    pub arguments: Arc<Value>,
+    /// A short single-line description of the call, control characters
+    /// escaped: [`summarize_call`](super::summarize_call) of the tool and
+    /// arguments, e.g. `bash: ls -la`.
+    #[serde(default)]
+    pub summary: String,
 }
 
 impl ApprovalRequest {
-    /// A request.
+    /// A request about the call `call_id` of `tool` with `arguments`; the
+    /// summary is derived from the tool and arguments.
     pub fn new(
         call_id: CallId,
         tool: impl Into<String>,
         tier: Tier,
         agent: Option<AgentId>,
+        arguments: impl Into<Arc<Value>>,
         reason: impl Into<String>,
     ) -> Self {
+        let tool = tool.into();
+        let arguments = arguments.into();
         Self {
             call_id,
-            tool: tool.into(),
+            summary: summarize_call(&tool, &arguments),
+            tool,
             tier,
             agent,
             reason: reason.into(),
+            arguments,
         }
     }
 }
 
-/// The answer to an [`ApprovalRequest`]. Only [`AllowedOnce`](Self::AllowedOnce)
-/// lets the call run; every other outcome is a denial.
+/// The answer to an [`ApprovalRequest`]. [`AllowedOnce`](Self::AllowedOnce)
+/// and [`AllowedAlways`](Self::AllowedAlways) let the call run; every other
+/// outcome is a denial.
 ///
 /// ```
 /// use tack_core::policy::ApprovalOutcome;
 /// assert!(ApprovalOutcome::AllowedOnce.is_allowed());
+/// assert!(ApprovalOutcome::AllowedAlways.is_allowed());
+/// assert_eq!(ApprovalOutcome::AllowedAlways.as_str(), "allowed_always");
 /// assert!(!ApprovalOutcome::Cancelled.is_allowed());
 /// assert_eq!(
 ///     ApprovalOutcome::Unavailable { reason: None }.denial_message("bash"),
@@ -65,6 +109,11 @@ impl ApprovalRequest {
 pub enum ApprovalOutcome {
     /// This one call may run.
     AllowedOnce,
+    /// This call may run, and the person said the same answer holds for the
+    /// rest of the session (the approver records that, e.g. as a session
+    /// rule; for the pipeline it is a grant like
+    /// [`AllowedOnce`](Self::AllowedOnce)).
+    AllowedAlways,
     /// A person (or a rule acting for them) said no.
     Denied {
         /// What they said, if anything.
@@ -84,13 +133,18 @@ pub enum ApprovalOutcome {
 impl ApprovalOutcome {
     /// Whether the call may run.
     pub fn is_allowed(&self) -> bool {
-        matches!(self, ApprovalOutcome::AllowedOnce)
+        matches!(
+            self,
+            ApprovalOutcome::AllowedOnce | ApprovalOutcome::AllowedAlways
+        )
     }
 
-    /// The wire name (`allowed_once`, `denied`, `unavailable`, `cancelled`).
+    /// The wire name (`allowed_once`, `allowed_always`, `denied`,
+    /// `unavailable`, `cancelled`).
     pub fn as_str(&self) -> &'static str {
         match self {
             ApprovalOutcome::AllowedOnce => "allowed_once",
+            ApprovalOutcome::AllowedAlways => "allowed_always",
             ApprovalOutcome::Denied { .. } => "denied",
             ApprovalOutcome::Unavailable { .. } => "unavailable",
             ApprovalOutcome::Cancelled => "cancelled",
@@ -102,6 +156,9 @@ impl ApprovalOutcome {
     pub fn denial_message(&self, tool: &str) -> String {
         match self {
             ApprovalOutcome::AllowedOnce => format!("tool `{tool}` was approved"),
+            ApprovalOutcome::AllowedAlways => {
+                format!("tool `{tool}` was approved for the rest of the session")
+            }
             ApprovalOutcome::Denied { reason: Some(r) } => {
                 format!("the user declined tool `{tool}`: {r}")
             }
@@ -127,8 +184,9 @@ impl fmt::Display for ApprovalOutcome {
 
 /// Answers approval requests: a terminal prompt, a UI channel, a rule engine.
 ///
-/// The pipeline treats anything but [`ApprovalOutcome::AllowedOnce`] — and a
-/// panic, and cancellation — as a denial (fail closed).
+/// The pipeline treats anything but [`ApprovalOutcome::AllowedOnce`] and
+/// [`ApprovalOutcome::AllowedAlways`] — and a panic, and cancellation — as a
+/// denial (fail closed).
 ///
 /// ```
 /// use async_trait::async_trait;

@@ -10,7 +10,8 @@ use crate::hook::Provenance;
 pub enum PreVerdict {
     /// Run the call.
     Allow,
-    /// Ask the approval service; run only if it answers allowed-once.
+    /// Ask the approval service; run only if it answers allowed-once or
+    /// allowed-always.
     Ask {
         /// Shown to the approver.
         reason: String,
@@ -61,6 +62,8 @@ impl PreDecision {
     }
 
     /// Refuse the call; `reason` tells the model what was refused and why.
+    /// An empty (or blank) `reason` is replaced by a default message naming
+    /// the listener that denied.
     pub fn deny(reason: impl Into<String>) -> Self {
         PreVerdict::Deny {
             reason: reason.into(),

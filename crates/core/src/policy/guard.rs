@@ -32,7 +32,8 @@ pub enum GuardVerdict {
 }
 
 impl GuardVerdict {
-    /// A denial.
+    /// A denial; `reason` tells the model why. An empty (or blank) `reason`
+    /// is replaced by a default message naming the guard.
     pub fn deny(reason: impl Into<String>) -> Self {
         GuardVerdict::Deny {
             reason: reason.into(),

@@ -6,7 +6,9 @@
 mod approval;
 mod decision;
 mod guard;
+mod summary;
 
 pub use approval::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 pub use decision::{PreDecision, PreVerdict};
 pub use guard::{GUARD_STAGE, Guard, GuardOutcome, GuardVerdict, Guards};
+pub use summary::{SUMMARY_MAX_CHARS, escape_control, summarize_call};

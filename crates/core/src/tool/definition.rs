@@ -9,7 +9,10 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::{ContentBlock, DefinitionError, Outcome, Tier, ToolError, ToolName, ToolSchema};
+use super::schema_depth::within_limit;
+use super::{
+    ContentBlock, DefinitionError, MAX_SCHEMA_DEPTH, Outcome, Tier, ToolError, ToolName, ToolSchema,
+};
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
 
@@ -71,6 +74,9 @@ where
 #[derive(Clone)]
 pub struct OutputSpec {
     schema: Value,
+    /// The schema given nested past [`MAX_SCHEMA_DEPTH`] (it was taken apart;
+    /// building the definition fails).
+    too_deep: bool,
     render: Arc<RenderFn>,
     presentation_meta: Option<Arc<PresentationMetaFn>>,
     projection: Option<Arc<ProjectionFn>>,
@@ -79,9 +85,18 @@ pub struct OutputSpec {
 impl OutputSpec {
     /// An output declared by `schema`, rendered by [`default_render`] until
     /// [`render`](Self::render) sets another renderer.
+    ///
+    /// A schema nested deeper than [`MAX_SCHEMA_DEPTH`] is taken apart here,
+    /// without recursion, and building the definition fails with
+    /// [`DefinitionError::SchemaTooDeep`].
     pub fn new(schema: Value) -> Self {
+        let (schema, too_deep) = match within_limit(schema) {
+            Some(schema) => (schema, false),
+            None => (Value::Null, true),
+        };
         Self {
             schema,
+            too_deep,
             render: Arc::new(|_, value| Ok(default_render(value))),
             presentation_meta: None,
             projection: None,
@@ -298,6 +313,7 @@ impl ToolDefinition {
             name: name.into(),
             description: None,
             input_schema: None,
+            input_too_deep: false,
             handler: None,
             timeout: None,
             concurrency: None,
@@ -417,6 +433,8 @@ pub struct ToolDefinitionBuilder {
     name: String,
     description: Option<String>,
     input_schema: Option<Value>,
+    /// The input schema given nested past [`MAX_SCHEMA_DEPTH`] (taken apart).
+    input_too_deep: bool,
     handler: Option<Arc<dyn ToolHandler>>,
     timeout: Option<Duration>,
     concurrency: Option<Arc<ConcurrencyFn>>,
@@ -443,8 +461,13 @@ impl ToolDefinitionBuilder {
     }
 
     /// The JSON Schema of the arguments; must describe an object. Required.
+    ///
+    /// A schema nested deeper than [`MAX_SCHEMA_DEPTH`] is taken apart here,
+    /// without recursion, and [`build`](Self::build) fails with
+    /// [`DefinitionError::SchemaTooDeep`].
     pub fn input_schema(mut self, schema: Value) -> Self {
-        self.input_schema = Some(schema);
+        self.input_schema = within_limit(schema);
+        self.input_too_deep = self.input_schema.is_none();
         self
     }
 
@@ -530,8 +553,9 @@ impl ToolDefinitionBuilder {
     /// # Errors
     ///
     /// [`DefinitionError`] for an invalid name, an empty description, a
-    /// missing or non-object input schema, a missing or invalid output schema, a
-    /// missing handler, or a zero timeout.
+    /// missing or non-object input schema, a missing or invalid output schema,
+    /// a schema nested deeper than [`MAX_SCHEMA_DEPTH`], a missing handler, or
+    /// a zero timeout.
     pub fn build(self) -> Result<ToolDefinition, DefinitionError> {
         let name = ToolName::new(&self.name)?;
         let tool = || name.as_str().to_owned();
@@ -539,6 +563,14 @@ impl ToolDefinitionBuilder {
             Some(d) if !d.trim().is_empty() => d,
             _ => return Err(DefinitionError::EmptyDescription { tool: tool() }),
         };
+        let too_deep = |which| DefinitionError::SchemaTooDeep {
+            tool: tool(),
+            which,
+            limit: MAX_SCHEMA_DEPTH,
+        };
+        if self.input_too_deep {
+            return Err(too_deep("input"));
+        }
         let input_schema = self
             .input_schema
             .ok_or_else(|| DefinitionError::MissingInputSchema { tool: tool() })?;
@@ -546,6 +578,9 @@ impl ToolDefinitionBuilder {
         let mut output = self
             .output
             .ok_or_else(|| DefinitionError::MissingOutput { tool: tool() })?;
+        if output.too_deep {
+            return Err(too_deep("output"));
+        }
         output.schema = normalize_output_schema(name.as_str(), output.schema)?;
         let handler = self
             .handler

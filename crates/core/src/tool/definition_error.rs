@@ -67,6 +67,20 @@ pub enum DefinitionError {
         /// What went wrong.
         message: String,
     },
+    /// A schema nests deeper than [`MAX_SCHEMA_DEPTH`](super::MAX_SCHEMA_DEPTH).
+    #[error(
+        "the {which} schema of tool `{tool}` goes deeper than {limit} levels (JSON objects and \
+         arrays, with each local `$ref` followed into what it points to): flatten it, with \
+         fewer nested objects and arrays and shorter chains of `$ref`s"
+    )]
+    SchemaTooDeep {
+        /// The tool.
+        tool: String,
+        /// `input` or `output`.
+        which: &'static str,
+        /// The limit.
+        limit: usize,
+    },
     /// No handler was given.
     #[error("tool `{tool}` has no handler: give the body that runs a call")]
     MissingHandler {

@@ -22,6 +22,7 @@ mod execution;
 mod name;
 mod outcome;
 mod schema;
+mod schema_depth;
 mod tier;
 mod typed;
 
@@ -39,5 +40,6 @@ pub use execution::ToolExecution;
 pub use name::{MAX_TOOL_NAME_LEN, NameError, ToolName};
 pub use outcome::{ErrorCode, Failure, Outcome, Status, UnknownErrorCode};
 pub use schema::{ToolFormat, ToolSchema, UnknownFormat, export_tools};
+pub use schema_depth::{MAX_SCHEMA_DEPTH, schema_depth};
 pub use tier::Tier;
 pub use typed::Tool;

@@ -9,6 +9,7 @@ mod disposer;
 mod guards;
 mod observer;
 mod plugin;
+mod schema_depth;
 mod send_sync;
 mod tool_model;
 mod typed_tool;

@@ -168,7 +168,15 @@ impl ToolRegistry {
         let pre_provenance = decision.provenance().cloned();
         match decision.verdict() {
             PreVerdict::Deny { reason } => {
-                let failure = Failure::new(ErrorCode::Denied, reason.clone());
+                let reason = match &pre_provenance {
+                    _ if !reason.trim().is_empty() => reason.clone(),
+                    Some(by) => format!(
+                        "{by} denied tool `{}` without giving a reason",
+                        execution.name()
+                    ),
+                    None => format!("tool `{}` was denied without a reason", execution.name()),
+                };
+                let failure = Failure::new(ErrorCode::Denied, reason);
                 return refused(failure, pre_provenance, Some(&execution));
             }
             PreVerdict::Ask { reason } if ask == AskMode::Report => {
@@ -217,6 +225,14 @@ impl ToolRegistry {
         {
             Ok(GuardOutcome::Passed) => {}
             Ok(GuardOutcome::Denied { reason, provenance }) => {
+                let reason = if reason.trim().is_empty() {
+                    format!(
+                        "{provenance} denied tool `{}` without giving a reason",
+                        execution.name()
+                    )
+                } else {
+                    reason
+                };
                 return Err(refused(
                     Failure::new(ErrorCode::Denied, reason),
                     Some(provenance),
@@ -248,7 +264,8 @@ impl ToolRegistry {
         Ok(())
     }
 
-    /// Asks the approval service. Only allowed-once lets the call through; no
+    /// Asks the approval service, showing it the frozen arguments and their
+    /// summary. Only allowed-once and allowed-always let the call through; no
     /// service, any other outcome, a panic, or the caller's cancellation ends it.
     async fn ask_approval(
         &self,
@@ -275,6 +292,7 @@ impl ToolRegistry {
             name,
             execution.tier(),
             execution.agent().cloned(),
+            execution.arguments().clone(),
             reason,
         );
         // The call itself inside the future: a service that panics before
@@ -299,7 +317,7 @@ impl ToolRegistry {
                 };
                 Err(denied(&outcome, "panicked"))
             }
-            Some(Ok(ApprovalOutcome::AllowedOnce)) => Ok(()),
+            Some(Ok(outcome)) if outcome.is_allowed() => Ok(()),
             Some(Ok(_)) if cancel.is_cancelled() => Err((
                 cancelled_before_dispatch(name),
                 Some(Provenance::listener(APPROVAL_STAGE, "cancelled")),

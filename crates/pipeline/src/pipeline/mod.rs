@@ -162,6 +162,29 @@ impl ToolRegistry {
         self.publish(call.agent, execution, outcome)
     }
 
+    /// The outcome of a call whose id the call at `first` (0-based, in model
+    /// order) of the same batch already uses: `INVALID_ARGUMENTS`, never run,
+    /// but finalized and shown to the `tools/result` observers like any other
+    /// outcome, so a log sees every call of the batch.
+    pub(crate) fn refuse_duplicate_id(&self, call: ToolCall, first: usize) -> Arc<Outcome> {
+        self.record(&call.call_id, Stage::Resolve);
+        let failure = Failure::new(
+            tack_core::tool::ErrorCode::InvalidArguments,
+            format!(
+                "call id `{}` is already used by call #{} in this batch; every call in a batch \
+                 needs its own id",
+                call.call_id,
+                first + 1
+            ),
+        );
+        let outcome = Outcome::failure(call.call_id.clone(), call.name.clone(), failure);
+        let outcome = match self.resolve_call(&call) {
+            Ok(tool) => self.finalize(&tool, outcome),
+            Err(_) => outcome,
+        };
+        self.publish(call.agent, None, outcome)
+    }
+
     fn refusal(
         &self,
         call: &ToolCall,

@@ -78,7 +78,18 @@ impl ToolRegistry {
                     return failed;
                 }
                 if let Some(feedback) = decision.blocked() {
-                    let failure = Failure::new(ErrorCode::Denied, feedback).with_dispatched(true);
+                    // An empty block still tells the model who withheld what.
+                    let feedback = if feedback.trim().is_empty() {
+                        format!(
+                            "{by} blocked the result of tool `{}` without giving a reason; \
+                             the call ran, but its result is withheld",
+                            outcome.tool
+                        )
+                    } else {
+                        feedback.to_owned()
+                    };
+                    let failure =
+                        Failure::new(ErrorCode::Denied, feedback.clone()).with_dispatched(true);
                     let mut blocked = Outcome::failure(outcome.call_id, outcome.tool, failure)
                         .with_provenance(provenance);
                     blocked.content = vec![ContentBlock::text(feedback)];

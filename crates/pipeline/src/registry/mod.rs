@@ -64,7 +64,10 @@ pub(crate) struct Inner {
 ///   masks intersect; an agent's own tools are never masked.
 /// * **Visibility**: a hidden tool is indistinguishable from a missing one.
 /// * **Validators**: input and output schemas are compiled once, at
-///   registration (`jsonschema`); a schema that does not compile is refused.
+///   registration (`jsonschema`); a schema that does not compile is refused,
+///   and so is one deeper than
+///   [`MAX_SCHEMA_DEPTH`](tack_core::tool::MAX_SCHEMA_DEPTH) (checked without
+///   recursion before compiling, which recurses).
 ///
 /// Cheap to clone (clones share everything).
 ///

@@ -5,7 +5,7 @@ use std::fmt;
 use jsonschema::Validator;
 use tack_core::hook::Scope;
 use tack_core::plugin::RegistrationError;
-use tack_core::tool::ToolDefinition;
+use tack_core::tool::{MAX_SCHEMA_DEPTH, ToolDefinition, schema_depth};
 
 /// A registered tool: its definition, the layer it lives in, and its input and
 /// output validators, compiled once at registration.
@@ -34,6 +34,16 @@ impl RegisteredTool {
     ) -> Result<Self, RegistrationError> {
         let name = definition.name().to_string();
         let compile = |schema: &serde_json::Value, which: &str| {
+            // Definitions are built within the limit; checked again (without
+            // recursion) because compiling recurses once per level.
+            if schema_depth(schema) > MAX_SCHEMA_DEPTH {
+                return Err(RegistrationError::InvalidSchema {
+                    name: name.clone(),
+                    reason: format!(
+                        "its {which} schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
+                    ),
+                });
+            }
             jsonschema::validator_for(schema).map_err(|e| RegistrationError::InvalidSchema {
                 name: name.clone(),
                 reason: format!("its {which} schema does not compile: {e}"),

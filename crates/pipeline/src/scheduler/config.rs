@@ -8,10 +8,22 @@ use serde_json::Value;
 
 use super::resources::{ResourceClaim, ResourceFn};
 
+/// A [`SchedulerConfig`] setting that cannot work.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchedulerConfigError {
+    /// `max_parallel` was 0.
+    #[error(
+        "max_parallel must be at least 1, got 0 (1 runs every call alone, in model order; \
+         n lets up to n parallel calls run at once)"
+    )]
+    ZeroMaxParallel,
+}
+
 /// How [`TurnScheduler`](crate::TurnScheduler) runs a turn.
 ///
 /// * `max_parallel` (default 10): how many consecutive parallel calls run at
-///   once; `1` runs every call alone, in order.
+///   once; `1` runs every call alone, in order; `0` is refused.
 /// * `cancel_siblings_on_failure` (default off): whether one call's failure
 ///   cancels the other calls of the turn.
 /// * resource keys (default none): per tool name, the resources a parallel call
@@ -21,6 +33,7 @@ use super::resources::{ResourceClaim, ResourceFn};
 /// use tack_pipeline::{ResourceClaim, SchedulerConfig};
 /// let config = SchedulerConfig::default()
 ///     .with_max_parallel(4)
+///     .unwrap()
 ///     .with_cancel_siblings_on_failure(true)
 ///     .with_resource_keys("write_file", |args| {
 ///         args["path"].as_str().map(|p| ResourceClaim::write(format!("fs:{p}"))).into_iter().collect()
@@ -28,6 +41,7 @@ use super::resources::{ResourceClaim, ResourceFn};
 /// assert_eq!(config.max_parallel(), 4);
 /// assert!(config.cancel_siblings_on_failure());
 /// assert_eq!(SchedulerConfig::default().max_parallel(), 10);
+/// assert!(SchedulerConfig::default().with_max_parallel(0).is_err());
 /// ```
 #[derive(Clone)]
 pub struct SchedulerConfig {
@@ -62,10 +76,19 @@ impl fmt::Debug for SchedulerConfig {
 }
 
 impl SchedulerConfig {
-    /// At most `max` parallel calls run at once (`0` is taken as `1`).
-    pub fn with_max_parallel(mut self, max: usize) -> Self {
-        self.max_parallel = max.max(1);
-        self
+    /// At most `max` parallel calls run at once; `1` runs every call alone,
+    /// in model order.
+    ///
+    /// # Errors
+    ///
+    /// [`SchedulerConfigError::ZeroMaxParallel`] for `0`, which would run
+    /// nothing.
+    pub fn with_max_parallel(mut self, max: usize) -> Result<Self, SchedulerConfigError> {
+        if max == 0 {
+            return Err(SchedulerConfigError::ZeroMaxParallel);
+        }
+        self.max_parallel = max;
+        Ok(self)
     }
 
     /// Whether a failed call (any failure but `CANCELLED`) cancels the calls

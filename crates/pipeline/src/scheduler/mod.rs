@@ -21,7 +21,7 @@ mod mode;
 mod resources;
 mod turn;
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -33,7 +33,7 @@ use tack_core::hook::panic_message;
 use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall};
 use tokio_util::sync::CancellationToken;
 
-pub use config::SchedulerConfig;
+pub use config::{SchedulerConfig, SchedulerConfigError};
 pub use mode::ExecutionMode;
 pub use resources::{Access, ResourceClaim, ResourceFn, ResourceKey};
 
@@ -61,6 +61,11 @@ use turn::{CallContext, SiblingFailure, TurnListeners, TurnShared};
 ///   the calls not started yet still go through the pipeline (observers and
 ///   `finalize_content` see them) and end `CANCELLED`, not dispatched.
 ///   Nothing is dropped: there is one outcome per call.
+/// * **Call ids**: every call of a turn needs its own id. A call whose id an
+///   earlier call of the same turn already uses is not run: it ends
+///   `INVALID_ARGUMENTS` ("call id X is already used by call #N in this
+///   batch"), in its place in model order, and the first call with that id
+///   runs normally.
 /// * **Failures**: by default a failure does not touch its siblings. With
 ///   [`with_cancel_siblings_on_failure`](SchedulerConfig::with_cancel_siblings_on_failure)
 ///   the first failure cancels the rest, whose outcomes name the failed call.
@@ -90,7 +95,8 @@ use turn::{CallContext, SiblingFailure, TurnListeners, TurnShared};
 ///         .unwrap(),
 /// ).unwrap();
 ///
-/// let scheduler = TurnScheduler::with_config(registry, SchedulerConfig::default().with_max_parallel(4));
+/// let config = SchedulerConfig::default().with_max_parallel(4).unwrap();
+/// let scheduler = TurnScheduler::with_config(registry, config);
 /// let calls = vec![
 ///     ToolCall::new("c1", "echo", r#"{"text": "a"}"#),
 ///     ToolCall::new("c2", "nope", "{}"),
@@ -135,6 +141,9 @@ impl ToolRegistry {
 struct Pending {
     index: usize,
     call: ToolCall,
+    /// The index of the earlier call of the turn with the same id, if any:
+    /// this call is refused, not run.
+    duplicate_of: Option<usize>,
     planned: Option<(Arc<RegisteredTool>, Plan)>,
 }
 
@@ -253,11 +262,21 @@ impl TurnScheduler {
         let turn = cancel.child_token();
         let mut names: Vec<(tack_core::tool::CallId, String)> = Vec::with_capacity(total);
         let mut queue: VecDeque<Pending> = VecDeque::with_capacity(total);
+        let mut first_with_id: HashMap<tack_core::tool::CallId, usize> =
+            HashMap::with_capacity(total);
         for (index, call) in calls.into_iter().enumerate() {
             names.push((call.call_id.clone(), call.name.clone()));
+            let duplicate_of = match first_with_id.entry(call.call_id.clone()) {
+                std::collections::hash_map::Entry::Occupied(first) => Some(*first.get()),
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(index);
+                    None
+                }
+            };
             queue.push_back(Pending {
                 index,
                 call,
+                duplicate_of,
                 planned: None,
             });
         }
@@ -276,6 +295,15 @@ impl TurnScheduler {
         loop {
             while admitting.is_none() {
                 let Some(next) = queue.front_mut() else { break };
+                if let Some(first) = next.duplicate_of {
+                    // Refused in its place in model order, without a slot.
+                    let Some(next) = queue.pop_front() else { break };
+                    let outcome = self.registry.refuse_duplicate_id(next.call, first);
+                    if let Some(slot) = results.get_mut(next.index) {
+                        *slot = Some(outcome);
+                    }
+                    continue;
+                }
                 let plan = self.plan(next);
                 if !pool.admits(&plan) {
                     break;

@@ -2,6 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
+use serde_json::json;
 use tack_core::hook::Decider;
 use tack_core::policy::{ApprovalOutcome, PreDecision};
 use tack_core::tool::{ErrorCode, ToolCall};
@@ -24,7 +25,7 @@ fn asking(
 }
 
 #[tokio::test]
-async fn allowed_once_runs_the_call_and_the_request_carries_no_arguments() {
+async fn allowed_once_runs_the_call_and_the_request_carries_the_arguments_and_a_summary() {
     let approver = Approver::answering(ApprovalOutcome::AllowedOnce);
     let (h, runs) = asking(Some(approver.clone()));
     let out = h.call("c", "echo", r#"{"text": "secret"}"#).await;
@@ -35,11 +36,43 @@ async fn allowed_once_runs_the_call_and_the_request_carries_no_arguments() {
     assert_eq!(requests[0].call_id.as_str(), "c");
     assert_eq!(requests[0].tool, "echo");
     assert_eq!(requests[0].reason, "echo has side effects");
-    assert!(
-        !format!("{:?}", requests[0]).contains("secret"),
-        "arguments are not sent"
-    );
+    // What is approved is what runs: the frozen, validated arguments.
+    assert_eq!(*requests[0].arguments, json!({"text": "secret"}));
+    assert_eq!(requests[0].summary, "echo: secret");
     assert_eq!(h.stages("c"), APPROVED);
+}
+
+// "Always for this session" is its own outcome, and a grant.
+#[tokio::test]
+async fn allowed_always_runs_the_call() {
+    let approver = Approver::answering(ApprovalOutcome::AllowedAlways);
+    let (h, runs) = asking(Some(approver.clone()));
+    let out = h.call("c", "echo", r#"{"text": "x"}"#).await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(h.stages("c"), APPROVED);
+}
+
+// A summary stays one short line, whatever the model put in the arguments.
+#[tokio::test]
+async fn the_summary_escapes_control_characters_and_is_cut() {
+    let approver = Approver::answering(ApprovalOutcome::Denied { reason: None });
+    let (h, _runs) = asking(Some(approver.clone()));
+    let text = format!("ok\r\u{1b}[2K[tool:bash] -> ok{}", "x".repeat(300));
+    let args = json!({ "text": text }).to_string();
+    let _ = h.call("c", "echo", &args).await;
+    let requests = approver.requests.lock();
+    let summary = &requests[0].summary;
+    assert!(
+        summary.starts_with(r"echo: ok\r\u{1b}[2K[tool:bash] -> ok"),
+        "{summary}"
+    );
+    assert!(!summary.chars().any(char::is_control), "{summary}");
+    assert_eq!(
+        summary.chars().count(),
+        tack_core::policy::SUMMARY_MAX_CHARS
+    );
+    assert!(summary.ends_with('…'), "{summary}");
 }
 
 // PRE-007 (tack §8.2: each non-grant is DENIED with its own message and provenance)

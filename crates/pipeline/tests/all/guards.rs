@@ -176,3 +176,20 @@ async fn a_guard_added_during_a_run_applies_to_later_calls() {
     let second = h.call("2", "echo", r#"{"text": "x"}"#).await;
     assert_eq!(failure(&second).message, "late denial");
 }
+
+// An empty guard denial still tells the model which guard refused which tool.
+#[tokio::test]
+async fn an_empty_guard_reason_is_replaced_by_one_naming_the_guard() {
+    let h = Harness::with_tool(echo("echo"));
+    let _guard = h
+        .registry
+        .guards_add_sync_for_test("quiet", |_| GuardVerdict::deny(""));
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    assert_eq!(out.error_code(), Some(ErrorCode::Denied));
+    let message = &failure(&out).message;
+    assert!(message.contains("quiet"), "{message}");
+    assert!(
+        message.contains("denied tool `echo` without giving a reason"),
+        "{message}"
+    );
+}

@@ -202,6 +202,25 @@ async fn block_turns_a_success_into_a_valueless_failure_with_the_feedback_verbat
     assert_eq!(decider(&out), &Decider::Listener("review".into()));
 }
 
+// An empty block never hands the model an empty message.
+#[tokio::test]
+async fn an_empty_block_gets_a_message_naming_the_listener() {
+    let h = Harness::with_tool(echo("echo"));
+    let _post = answer_post(&h, "review", PostDecision::accept().block(""));
+    let out = h.call("c", "echo", r#"{"text": "x"}"#).await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Denied);
+    assert!(f.message.contains("review"), "{}", f.message);
+    assert!(
+        f.message.contains("blocked the result of tool `echo`"),
+        "{}",
+        f.message
+    );
+    assert!(f.message.contains("withheld"), "{}", f.message);
+    assert_eq!(text(&out), f.message);
+    assert_eq!(decider(&out), &Decider::Listener("review".into()));
+}
+
 // Bad input: a hook that panics (post-execute): fail closed, the result is withheld.
 #[tokio::test]
 async fn panicking_post_listener_withholds_the_result() {

@@ -128,3 +128,21 @@ async fn listeners_see_the_validated_arguments() {
     assert_eq!(out.value().unwrap().as_ref(), &json!("hi"));
     assert_eq!(log.entries(), [r#"{"text":"hi"}"#]);
 }
+
+// An empty denial still tells the model who denied which tool.
+#[tokio::test]
+async fn an_empty_denial_reason_is_replaced_by_one_naming_the_listener() {
+    let (h, runs) = Harness::with_counted_echo("echo");
+    let _deny = answer_pre(&h, "permission", PreDecision::deny("  "));
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Denied);
+    assert!(f.message.contains("permission"), "{}", f.message);
+    assert!(f.message.contains("denied tool `echo`"), "{}", f.message);
+    assert!(
+        f.message.contains("without giving a reason"),
+        "{}",
+        f.message
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}

@@ -2,10 +2,12 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Map, Value, json};
 use tack_core::hook::{AgentId, Scope};
 use tack_core::plugin::RegistrationError;
-use tack_core::tool::{DefinitionError, ErrorCode, OutputSpec, ToolDefinition};
+use tack_core::tool::{
+    DefinitionError, ErrorCode, MAX_SCHEMA_DEPTH, OutputSpec, ToolDefinition, schema_depth,
+};
 use tack_pipeline::{RUN_CODE, RestrictError, Restriction, ToolRegistry};
 
 use crate::harness::*;
@@ -200,3 +202,102 @@ async fn raw_and_typed_tools_are_looked_up_listed_and_executed() {
 
 // REG-012: n/a — tack has no registry-change notification (tools/change).
 // REG-009, REG-011: [DETAIL], dsh effect-system internals.
+
+/// An object schema nesting `levels` object schemas under property `a`, and
+/// arguments that fill it, both built by moving values in (no recursion).
+fn nested(levels: usize) -> (Value, Value) {
+    let mut schema = json!({"type": "string"});
+    let mut args = json!("leaf");
+    for _ in 0..levels {
+        let mut properties = Map::new();
+        properties.insert("a".to_owned(), schema);
+        let mut object = Map::new();
+        object.insert("type".to_owned(), json!("object"));
+        object.insert("properties".to_owned(), Value::Object(properties));
+        object.insert("required".to_owned(), json!(["a"]));
+        schema = Value::Object(object);
+        let mut wrapped = Map::new();
+        wrapped.insert("a".to_owned(), args);
+        args = Value::Object(wrapped);
+    }
+    (schema, args)
+}
+
+// Schema bombs: the deepest schema a definition may have compiles and
+// validates on an ordinary test thread, in every layer and as the transport;
+// one level more never reaches the registry.
+#[tokio::test]
+async fn the_deepest_allowed_schema_registers_everywhere_and_validates() {
+    let levels = (MAX_SCHEMA_DEPTH - 1) / 2;
+    let (schema, args) = nested(levels);
+    assert!(schema_depth(&schema) <= MAX_SCHEMA_DEPTH);
+    let deep = |name: &str| {
+        raw_tool(name, schema.clone(), schema.clone(), |args, _| async move {
+            Ok((*args).clone())
+        })
+    };
+    let registry = ToolRegistry::new();
+    let _global = registry.register(deep("deep")).unwrap();
+    let _agent = registry
+        .register_in(Scope::Agent(AgentId::new("coder")), deep("deep"))
+        .unwrap();
+    let _transport = registry.register_code_transport(deep("run_code")).unwrap();
+    let h = Harness::with_tool(deep("deep"));
+    let out = h.call("c", "deep", &args.to_string()).await;
+    assert!(out.is_success(), "{out:?}");
+    let (_, short) = nested(levels - 1);
+    let out = h.call("d", "deep", &short.to_string()).await;
+    assert_eq!(
+        out.error_code(),
+        Some(ErrorCode::InvalidArguments),
+        "{out:?}"
+    );
+
+    let (too_deep, _) = nested(levels + 1);
+    let err = ToolDefinition::builder("deeper")
+        .description("One level too deep.")
+        .input_schema(too_deep)
+        .output(OutputSpec::new(json!({})))
+        .handler(|_, _| async { Ok(json!(null)) })
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(err, DefinitionError::SchemaTooDeep { .. }),
+        "{err}"
+    );
+}
+
+// A chain of `$ref`s compiles into a chain of validators: the longest one a
+// definition may have compiles and validates on an ordinary test thread.
+#[tokio::test]
+async fn the_longest_allowed_ref_chain_registers_and_validates() {
+    // root → properties → a → d0 → … → d{links}: links + 4 levels.
+    let links = MAX_SCHEMA_DEPTH - 4;
+    let mut defs = Map::new();
+    for i in 0..links {
+        defs.insert(
+            format!("d{i}"),
+            json!({"$ref": format!("#/$defs/d{}", i + 1)}),
+        );
+    }
+    defs.insert(format!("d{links}"), json!({"type": "string"}));
+    let mut schema = Map::new();
+    schema.insert("type".to_owned(), json!("object"));
+    schema.insert("$defs".to_owned(), Value::Object(defs));
+    schema.insert(
+        "properties".to_owned(),
+        json!({"a": {"$ref": "#/$defs/d0"}}),
+    );
+    let schema = Value::Object(schema);
+    assert_eq!(schema_depth(&schema), MAX_SCHEMA_DEPTH);
+    let h = Harness::with_tool(raw_tool("chain", schema, json!({}), |_, _| async {
+        Ok(json!(null))
+    }));
+    let out = h.call("c", "chain", r#"{"a": 1}"#).await;
+    assert_eq!(
+        out.error_code(),
+        Some(ErrorCode::InvalidArguments),
+        "{out:?}"
+    );
+    assert!(h.call("d", "chain", r#"{"a": "x"}"#).await.is_success());
+}

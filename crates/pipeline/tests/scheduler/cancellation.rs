@@ -24,7 +24,7 @@ async fn cancelling_mid_turn_drains_the_running_and_cancels_the_rest() {
     ];
     let out = b
         .run_with(
-            SchedulerConfig::default().with_max_parallel(2),
+            SchedulerConfig::default().with_max_parallel(2).unwrap(),
             calls,
             cancel,
         )
@@ -143,7 +143,8 @@ async fn cancel_siblings_on_failure_stops_the_rest_and_says_why() {
         .run_with(
             SchedulerConfig::default()
                 .with_cancel_siblings_on_failure(true)
-                .with_max_parallel(3),
+                .with_max_parallel(3)
+                .unwrap(),
             vec![
                 work("c1", 20, true),
                 work_with("c2", json!({"ms": 5, "p": true, "fail": true})),

@@ -183,7 +183,9 @@ impl Bench {
 
     pub async fn run(&self, max_parallel: usize, calls: Vec<ToolCall>) -> Vec<Arc<Outcome>> {
         self.run_with(
-            SchedulerConfig::default().with_max_parallel(max_parallel),
+            SchedulerConfig::default()
+                .with_max_parallel(max_parallel)
+                .unwrap(),
             calls,
             CancellationToken::new(),
         )

@@ -1,7 +1,8 @@
 //! The shape of a schedule: barriers, the rolling pool, order (PAR-001, PAR-003, PAR-006).
 
 use pretty_assertions::assert_eq;
-use tack_pipeline::SchedulerConfig;
+use tack_core::tool::ErrorCode;
+use tack_pipeline::{SchedulerConfig, SchedulerConfigError};
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
@@ -115,9 +116,23 @@ async fn max_parallel_one_is_serial() {
     )
     .await;
     assert_eq!(b.timeline(), ["a 0..10", "b 10..15", "c 15..16"]);
+}
+
+// max_parallel 0 once became 1 silently; it is refused, saying why and what works.
+#[test]
+fn max_parallel_zero_is_refused_with_a_clear_error() {
+    let err = SchedulerConfig::default().with_max_parallel(0).unwrap_err();
+    assert_eq!(err, SchedulerConfigError::ZeroMaxParallel);
+    let text = err.to_string();
+    assert!(
+        text.contains("max_parallel must be at least 1, got 0"),
+        "{text}"
+    );
+    assert!(text.contains("1 runs every call alone"), "{text}");
     assert_eq!(
         SchedulerConfig::default()
-            .with_max_parallel(0)
+            .with_max_parallel(1)
+            .unwrap()
             .max_parallel(),
         1
     );
@@ -212,4 +227,41 @@ fn the_turn_future_is_send() {
     assert_send(&turn);
     let shortcut = b.registry.run_turn(Vec::new(), CancellationToken::new());
     assert_send(&shortcut);
+}
+
+// Duplicate call ids once both ran, giving two results with one id: the
+// second and later ones are refused in their place, the first runs.
+#[tokio::test(start_paused = true)]
+async fn a_reused_call_id_is_refused_and_the_first_call_with_it_runs() {
+    let b = Bench::new();
+    let out = b
+        .run(
+            10,
+            vec![
+                work("a", 10, true),
+                work("b", 10, true),
+                work("a", 5, true),
+                work("b", 1, false),
+                work("c", 1, false),
+            ],
+        )
+        .await;
+    assert_eq!(ids(&out), ["a", "b", "a", "b", "c"]);
+    assert!(out[0].is_success() && out[1].is_success() && out[4].is_success());
+    for (i, first) in [(2, 1), (3, 2)] {
+        let failure = out[i].failure_info().unwrap();
+        assert_eq!(failure.code, ErrorCode::InvalidArguments);
+        assert!(!failure.dispatched);
+        assert_eq!(
+            failure.message,
+            format!(
+                "call id `{}` is already used by call #{first} in this batch; every call in a \
+                 batch needs its own id",
+                out[i].call_id
+            )
+        );
+    }
+    // Only the first call with each id ran; every outcome was observed.
+    assert_eq!(b.timeline(), ["a 0..10", "b 0..10", "c 10..11"]);
+    assert_eq!(b.observed.lock().len(), 5);
 }

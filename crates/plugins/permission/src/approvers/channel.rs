@@ -2,7 +2,7 @@
 //! one-shot reply.
 
 use async_trait::async_trait;
-use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
+use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, escape_control};
 use tack_core::tool::CallId;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -23,10 +23,16 @@ use crate::SessionRules;
 /// tokio::spawn(async move {
 ///     while let Some(pending) = inbox.recv().await {
 ///         assert_eq!(pending.call_id().as_str(), "c1");
+///         // What the person decides on: a one-line summary, and the arguments.
+///         assert_eq!(pending.summary(), "bash: cargo test");
+///         assert_eq!(pending.request().arguments["command"], "cargo test");
 ///         pending.respond(Answer::Once);
 ///     }
 /// });
-/// let req = ApprovalRequest::new(CallId::from("c1"), "bash", Tier::Executes, None, "runs a command");
+/// let req = ApprovalRequest::new(
+///     CallId::from("c1"), "bash", Tier::Executes, None,
+///     serde_json::json!({"command": "cargo test"}), "runs a command",
+/// );
 /// assert_eq!(approver.request(req, Default::default()).await, ApprovalOutcome::AllowedOnce);
 /// # }
 /// ```
@@ -63,12 +69,20 @@ pub struct PendingApproval {
 }
 
 impl PendingApproval {
-    /// The call awaiting approval (the UI already shows it, by this id).
+    /// The call awaiting approval.
     pub fn call_id(&self) -> &CallId {
         &self.request.call_id
     }
 
-    /// The whole request (tool, tier, agent, reason).
+    /// The one-line summary of the call (`bash: ls -la`), control characters
+    /// escaped: what a UI shows first.
+    pub fn summary(&self) -> &str {
+        &self.request.summary
+    }
+
+    /// The whole request: tool, tier, agent, reason, summary, and the call's
+    /// arguments (a UI must escape control characters when it renders them,
+    /// see [`escape_control`](tack_core::policy::escape_control)).
     pub fn request(&self) -> &ApprovalRequest {
         &self.request
     }
@@ -99,6 +113,13 @@ impl ApprovalService for ChannelApprover {
         if cancel.is_cancelled() {
             return ApprovalOutcome::Cancelled;
         }
+        tracing::info!(
+            call_id = %escape_control(request.call_id.as_str()),
+            tool = %request.tool,
+            summary = %request.summary,
+            arguments = %super::shown_arguments(&request),
+            "handing an approval request to the UI"
+        );
         let (reply, answer) = oneshot::channel();
         let pending = PendingApproval {
             request: request.clone(),

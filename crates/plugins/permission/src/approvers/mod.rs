@@ -9,7 +9,9 @@
 //!
 //! Every approver fails closed: an I/O error, a closed channel or a dropped
 //! reply is `unavailable`, cancellation is `cancelled`, and the pipeline
-//! denies every outcome but `allowed_once` (and a panicking approver).
+//! denies every outcome but `allowed_once` and `allowed_always` (and a
+//! panicking approver). Each shows or logs what it is asked about: the
+//! request's one-line summary and the call's arguments.
 
 mod channel;
 mod none;
@@ -19,9 +21,28 @@ pub use channel::{ApprovalInbox, ChannelApprover, PendingApproval};
 pub use none::NoApprover;
 pub use terminal::TerminalApprover;
 
-use tack_core::policy::{ApprovalOutcome, ApprovalRequest};
+use tack_core::policy::{ApprovalOutcome, ApprovalRequest, escape_control};
 
 use crate::SessionRules;
+
+/// The most characters of the arguments a prompt or a log line shows; longer arguments are
+/// cut, and the text says how much was left out.
+pub(crate) const SHOWN_ARGUMENT_CHARS: usize = 2000;
+
+/// The arguments as one escaped line of compact JSON, cut after
+/// [`SHOWN_ARGUMENT_CHARS`] characters with a count of the rest.
+pub(crate) fn shown_arguments(request: &ApprovalRequest) -> String {
+    let json = escape_control(&request.arguments.to_string());
+    let total = json.chars().count();
+    if total <= SHOWN_ARGUMENT_CHARS {
+        return json;
+    }
+    let kept: String = json.chars().take(SHOWN_ARGUMENT_CHARS).collect();
+    format!(
+        "{kept}… ({} more characters not shown)",
+        total - SHOWN_ARGUMENT_CHARS
+    )
+}
 
 /// A person's answer to an approval request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,8 +60,9 @@ pub enum Answer {
     AlwaysForSession,
 }
 
-/// Turns an answer into the outcome, recording a session rule for "always".
-/// "Always" still answers allowed-once for *this* call.
+/// Turns an answer into the outcome, recording a session rule for "always":
+/// "always" is its own outcome, `allowed_always`, so a log tells it from a
+/// one-off grant.
 pub(crate) fn settle(
     answer: Answer,
     request: &ApprovalRequest,
@@ -50,7 +72,7 @@ pub(crate) fn settle(
         Answer::Once => ApprovalOutcome::AllowedOnce,
         Answer::AlwaysForSession => {
             session.allow_tool(&request.tool, request.agent.as_ref());
-            ApprovalOutcome::AllowedOnce
+            ApprovalOutcome::AllowedAlways
         }
         Answer::Deny { reason } => ApprovalOutcome::Denied { reason },
     }

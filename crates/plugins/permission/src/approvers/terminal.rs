@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
+use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, escape_control};
 use tokio_util::sync::CancellationToken;
 
-use super::{Answer, settle};
+use super::{Answer, settle, shown_arguments};
 use crate::SessionRules;
 
 /// How many unreadable answers before the prompt gives up (and denies).
@@ -18,13 +18,19 @@ const ATTEMPTS: usize = 3;
 ///
 /// ```text
 /// tack: tool `bash` (executes) asks to run — call c1
+///   call: bash: ls -la
+///   arguments: {"command":"ls -la"}
 ///   why: permission mode `ask` requires approval for executes tools like `bash`
 /// Allow? [y] yes, once  [n] no  [a] always for this session: _
 /// ```
 ///
-/// `y` allows this call, `a` allows it and records a session rule for the
-/// tool (and agent), anything starting with `n` or an empty line denies; after
-/// three unreadable answers it denies. When stdin is not a terminal nothing is
+/// The summary and the arguments (compact JSON, at most 2000 characters, the
+/// rest counted) are shown with every control character escaped, so text the
+/// model chose cannot drive the terminal or fake other lines.
+///
+/// `y` allows this call (`allowed_once`), `a` allows it and records a session
+/// rule for the tool (and agent) (`allowed_always`), anything starting with
+/// `n` or an empty line denies; after three unreadable answers it denies. When stdin is not a terminal nothing is
 /// read and the outcome is `unavailable`; end of input or an I/O error is
 /// `unavailable` too; cancellation is `cancelled`.
 ///
@@ -42,8 +48,11 @@ const ATTEMPTS: usize = 3;
 /// let session = SessionRules::new();
 /// // An injected reader that declares itself a terminal (tests, embedding).
 /// let approver = TerminalApprover::with_io(Cursor::new("a\n"), std::io::sink(), true, session.clone());
-/// let req = ApprovalRequest::new(CallId::from("c1"), "bash", Tier::Executes, None, "runs a command");
-/// assert_eq!(approver.request(req, Default::default()).await, ApprovalOutcome::AllowedOnce);
+/// let req = ApprovalRequest::new(
+///     CallId::from("c1"), "bash", Tier::Executes, None,
+///     serde_json::json!({"command": "ls -la"}), "runs a command",
+/// );
+/// assert_eq!(approver.request(req, Default::default()).await, ApprovalOutcome::AllowedAlways);
 /// assert_eq!(session.snapshot().len(), 1); // "always" recorded a session rule
 /// # }
 /// ```
@@ -109,21 +118,28 @@ impl TerminalApprover {
     }
 }
 
-/// The prompt text (control characters removed: the reason may quote
-/// model-chosen text, and must not drive the terminal).
-fn prompt_text(request: &ApprovalRequest) -> String {
-    let clean = |s: &str| -> String { s.chars().filter(|c| !c.is_control()).collect() };
+/// The prompt text (control characters escaped: the summary, the arguments
+/// and the reason may quote model-chosen text, and must not drive the
+/// terminal).
+pub(crate) fn prompt_text(request: &ApprovalRequest) -> String {
     let agent = request
         .agent
         .as_ref()
-        .map(|a| format!(" for agent {}", clean(a.as_str())))
+        .map(|a| format!(" for agent {}", escape_control(a.as_str())))
         .unwrap_or_default();
+    // The pipeline always fills the summary; a request from elsewhere may not.
+    let summary = if request.summary.is_empty() {
+        escape_control(&request.tool)
+    } else {
+        escape_control(&request.summary)
+    };
     format!(
-        "tack: tool `{}` ({}) asks to run{agent} — call {}\n  why: {}\nAllow? [y] yes, once  [n] no  [a] always for this session: ",
-        clean(&request.tool),
+        "tack: tool `{}` ({}) asks to run{agent} — call {}\n  call: {summary}\n  arguments: {}\n  why: {}\nAllow? [y] yes, once  [n] no  [a] always for this session: ",
+        escape_control(&request.tool),
         request.tier,
-        clean(request.call_id.as_str()),
-        clean(&request.reason),
+        escape_control(request.call_id.as_str()),
+        shown_arguments(request),
+        escape_control(&request.reason),
     )
 }
 
@@ -192,6 +208,13 @@ impl ApprovalService for TerminalApprover {
         if cancel.is_cancelled() {
             return ApprovalOutcome::Cancelled;
         }
+        tracing::info!(
+            call_id = %escape_control(request.call_id.as_str()),
+            tool = %request.tool,
+            summary = %request.summary,
+            arguments = %shown_arguments(&request),
+            "asking on the terminal for approval"
+        );
         let io = self.io.clone();
         let prompt = prompt_text(&request);
         let task = tokio::task::spawn_blocking(move || prompt_blocking(&io, &prompt));
@@ -209,5 +232,61 @@ impl ApprovalService for TerminalApprover {
                 reason: Some(format!("the approval prompt failed: {join}")),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use tack_core::tool::{CallId, Tier};
+
+    use super::*;
+
+    fn request(arguments: serde_json::Value) -> ApprovalRequest {
+        ApprovalRequest::new(
+            CallId::from("c1"),
+            "bash",
+            Tier::Executes,
+            None,
+            arguments,
+            "commands ask",
+        )
+    }
+
+    #[test]
+    fn the_prompt_shows_the_summary_and_the_arguments_escaped() {
+        let prompt = prompt_text(&request(
+            json!({"command": "ls\r\u{1b}[2K[tool:bash] -> ok"}),
+        ));
+        assert!(
+            prompt.contains("\n  call: bash: ls\\r\\u{1b}[2K[tool:bash] -> ok\n"),
+            "{prompt}"
+        );
+        assert!(
+            prompt.contains(r#"  arguments: {"command":"ls\r\u001b[2K[tool:bash] -> ok"}"#),
+            "{prompt}"
+        );
+        assert!(
+            !prompt.contains('\u{1b}') && !prompt.contains('\r'),
+            "{prompt}"
+        );
+        assert!(!prompt.contains("null"), "{prompt}");
+    }
+
+    #[test]
+    fn long_arguments_are_cut_and_say_how_much_is_missing() {
+        let shown = shown_arguments(&request(json!({"command": "x".repeat(5000)})));
+        assert!(shown.starts_with(r#"{"command":"xxx"#), "{shown}");
+        assert!(
+            shown.ends_with("… (3014 more characters not shown)"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_bidi_override_in_the_arguments_is_escaped() {
+        let shown = shown_arguments(&request(json!({"command": "echo \u{202e}hello"})));
+        assert!(shown.contains(r"\u{202e}"), "{shown}");
+        assert!(!shown.contains('\u{202e}'), "{shown}");
     }
 }

@@ -17,6 +17,7 @@ fn request(id: &str) -> ApprovalRequest {
         "bash",
         Tier::Executes,
         Some(AgentId::new("coder")),
+        serde_json::json!({"command": "ls -la"}),
         "permission mode `ask` requires approval",
     )
 }
@@ -41,8 +42,8 @@ async fn terminal_yes_no_always() {
     assert_eq!(ask("c2").await, ApprovalOutcome::Denied { reason: None });
     assert_eq!(
         ask("c3").await,
-        ApprovalOutcome::AllowedOnce,
-        "always still allows this call once"
+        ApprovalOutcome::AllowedAlways,
+        "always allows this call, and says it was always"
     );
     assert_eq!(ask("c4").await, ApprovalOutcome::Denied { reason: None });
     assert_eq!(
@@ -55,6 +56,13 @@ async fn terminal_yes_no_always() {
         shown.contains("tool `bash` (executes) asks to run for agent coder — call c1"),
         "{shown}"
     );
+    // What is approved is shown: the summary and the arguments.
+    assert!(shown.contains("\n  call: bash: ls -la\n"), "{shown}");
+    assert!(
+        shown.contains("\n  arguments: {\"command\":\"ls -la\"}\n"),
+        "{shown}"
+    );
+    assert!(!shown.contains("null"), "{shown}");
     assert!(
         shown.contains("why: permission mode `ask` requires approval"),
         "{shown}"
@@ -143,6 +151,8 @@ async fn channel_round_trip_by_call_id() {
             let pending = inbox.recv().await.unwrap();
             seen.push(pending.call_id().as_str().to_owned());
             assert_eq!(pending.request().tool, "bash");
+            assert_eq!(pending.summary(), "bash: ls -la");
+            assert_eq!(pending.request().arguments["command"], "ls -la");
             assert!(pending.respond(answer));
         }
         seen
@@ -165,7 +175,7 @@ async fn channel_round_trip_by_call_id() {
         approver
             .request(request("c"), CancellationToken::new())
             .await,
-        ApprovalOutcome::AllowedOnce
+        ApprovalOutcome::AllowedAlways
     );
     assert_eq!(ui.await.unwrap(), ["a", "b", "c"]);
     assert_eq!(session.snapshot().len(), 1);
