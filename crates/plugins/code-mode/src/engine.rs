@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::time::Instant;
 
+use rquickjs::context::EvalOptions;
 use rquickjs::{Context, Function, Runtime, Value as JsValue};
+
+use crate::location::FILE_NAME;
 use tokio::sync::mpsc;
 
 /// Why a run failed (the `kind` of the `CODE_RUN_FAILED` error).
@@ -294,7 +297,13 @@ fn run_inner(
             .set("__tack_done", done)
             .map_err(|e| e.to_string())?;
         ctx.eval::<(), _>(PRELUDE).map_err(|e| e.to_string())?;
-        let promise: JsValue = match ctx.eval(program) {
+        // Positions in errors and stacks read `program:<line>:<column>`
+        // (mapped back to the program's own by the caller).
+        let options = EvalOptions {
+            filename: Some(FILE_NAME.to_owned()),
+            ..EvalOptions::default()
+        };
+        let promise: JsValue = match ctx.eval_with_options(program, options) {
             Ok(v) => v,
             Err(_) => return Err(describe(&ctx)),
         };
