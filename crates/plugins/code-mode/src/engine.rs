@@ -299,10 +299,8 @@ fn run_inner(
         ctx.eval::<(), _>(PRELUDE).map_err(|e| e.to_string())?;
         // Positions in errors and stacks read `program:<line>:<column>`
         // (mapped back to the program's own by the caller).
-        let options = EvalOptions {
-            filename: Some(FILE_NAME.to_owned()),
-            ..EvalOptions::default()
-        };
+        let mut options = EvalOptions::default();
+        options.filename = Some(FILE_NAME.to_owned());
         let promise: JsValue = match ctx.eval_with_options(program, options) {
             Ok(v) => v,
             Err(_) => return Err(describe(&ctx)),

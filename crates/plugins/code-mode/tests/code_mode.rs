@@ -303,8 +303,9 @@ async fn a_syntax_error_on_line_three_points_at_line_three_in_js_and_ts() {
         ),
         // On the first line, where the wrapper's head sits.
         ("let a = ;", (1, 9), "let a = ;"),
-        // Found by the engine, not the parser (a lexical redeclaration).
-        ("let a = 1;\nlet b = 2;\nlet a = 3;\nreturn a;", (3, 5), "let a = 3;"),
+        // Found by the engine, not the parser (a lexical redeclaration; the
+        // engine points just after the redeclared name).
+        ("let a = 1;\nlet b = 2;\nlet a = 3;\nreturn a;", (3, 7), "let a = 3;"),
     ];
     for (program, (line, column), quoted) in cases {
         let out = h.run(program).await;
