@@ -1325,8 +1325,13 @@ async fn a_concluding_sub_call_concludes_the_run() {
     );
     let cases = [
         ("await tools.finish({}); return 1;", true, true),
-        // Not awaited by the program: it still ran and succeeded.
-        ("tools.finish({}); return 1;", true, true),
+        // Not awaited by the program, but settled (serial: before the echo
+        // it awaits) and successful.
+        (
+            "tools.finish({}); await tools.echo({text: 'x'}); return 1;",
+            true,
+            true,
+        ),
         // No concluding call.
         ("await tools.echo({text: 'x'}); return 1;", true, false),
         // The concluding call failed: it concluded nothing.
