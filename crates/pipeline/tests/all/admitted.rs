@@ -36,11 +36,18 @@ fn logged_work() -> (Harness, Trail) {
     (h, log)
 }
 
-async fn run(h: &Harness, log: &Trail, call: ToolCall, cancel: CancellationToken) -> Option<ErrorCode> {
+async fn run(
+    h: &Harness,
+    log: &Trail,
+    call: ToolCall,
+    cancel: CancellationToken,
+) -> Option<ErrorCode> {
     let admitted = log.clone();
     let outcome = h
         .registry
-        .execute_admitted(call, cancel, move || admitted.lock().push("admitted".to_owned()))
+        .execute_admitted(call, cancel, move || {
+            admitted.lock().push("admitted".to_owned())
+        })
         .await;
     outcome.error_code()
 }
@@ -48,7 +55,13 @@ async fn run(h: &Harness, log: &Trail, call: ToolCall, cancel: CancellationToken
 #[tokio::test]
 async fn an_allowed_call_is_admitted_after_policy_and_before_its_body() {
     let (h, log) = logged_work();
-    let code = run(&h, &log, ToolCall::new("c", "work", "{}"), CancellationToken::new()).await;
+    let code = run(
+        &h,
+        &log,
+        ToolCall::new("c", "work", "{}"),
+        CancellationToken::new(),
+    )
+    .await;
     assert_eq!(code, None);
     assert_eq!(*log.lock(), ["pre-execute", "admitted", "body"]);
 }
@@ -56,9 +69,21 @@ async fn an_allowed_call_is_admitted_after_policy_and_before_its_body() {
 #[tokio::test]
 async fn every_refusal_reports_the_end_of_admission_once() {
     let cases = [
-        (ToolCall::new("c", "nope", "{}"), CancellationToken::new(), ErrorCode::UnknownTool),
-        (ToolCall::new("c", "work", "[1"), CancellationToken::new(), ErrorCode::InvalidArguments),
-        (ToolCall::new("c", "work", "{}"), cancelled(), ErrorCode::Cancelled),
+        (
+            ToolCall::new("c", "nope", "{}"),
+            CancellationToken::new(),
+            ErrorCode::UnknownTool,
+        ),
+        (
+            ToolCall::new("c", "work", "[1"),
+            CancellationToken::new(),
+            ErrorCode::InvalidArguments,
+        ),
+        (
+            ToolCall::new("c", "work", "{}"),
+            cancelled(),
+            ErrorCode::Cancelled,
+        ),
     ];
     for (call, cancel, expected) in cases {
         let (h, log) = logged_work();
@@ -70,12 +95,21 @@ async fn every_refusal_reports_the_end_of_admission_once() {
             1,
             "{expected}: {entries:?}"
         );
-        assert!(!entries.iter().any(|e| e == "body"), "{expected}: {entries:?}");
+        assert!(
+            !entries.iter().any(|e| e == "body"),
+            "{expected}: {entries:?}"
+        );
     }
     // A denial by policy.
     let (h, log) = logged_work();
     answer_pre(&h, "deny", PreDecision::deny("no")).forget();
-    let code = run(&h, &log, ToolCall::new("c", "work", "{}"), CancellationToken::new()).await;
+    let code = run(
+        &h,
+        &log,
+        ToolCall::new("c", "work", "{}"),
+        CancellationToken::new(),
+    )
+    .await;
     assert_eq!(code, Some(ErrorCode::Denied));
     assert_eq!(log.lock().iter().filter(|e| *e == "admitted").count(), 1);
 }
@@ -90,11 +124,13 @@ async fn a_call_dropped_during_admission_drops_the_callback_uncalled() {
         })
         .forget();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let run = h
-        .registry
-        .execute_admitted(ToolCall::new("c", "work", "{}"), CancellationToken::new(), move || {
+    let run = h.registry.execute_admitted(
+        ToolCall::new("c", "work", "{}"),
+        CancellationToken::new(),
+        move || {
             let _ = tx.send(());
-        });
+        },
+    );
     let mut run = Box::pin(run);
     assert!(futures::poll!(run.as_mut()).is_pending());
     drop(run);

@@ -21,10 +21,14 @@ struct Diagnostic {
     offset: Option<usize>,
 }
 
+/// A diagnostic as emitted: its message and its primary span's start (a
+/// position in the source map).
+type Emitted = (String, Option<u32>);
+
 /// Collects the parser's diagnostics instead of printing them (printing would
 /// quote the wrapped text, not the program).
 #[derive(Clone, Default)]
-struct Collector(Arc<Mutex<Vec<(String, Option<u32>)>>>);
+struct Collector(Arc<Mutex<Vec<Emitted>>>);
 
 impl Emitter for Collector {
     fn emit(&mut self, db: &mut DiagnosticBuilder<'_>) {

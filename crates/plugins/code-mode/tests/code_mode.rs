@@ -294,7 +294,11 @@ async fn a_syntax_error_on_line_three_points_at_line_three_in_js_and_ts() {
     let h = host();
     let cases = [
         // JavaScript, found by the parser.
-        ("let a = 1;\nlet b = 2;\nlet c = ;\nreturn a;", (3, 9), "let c = ;"),
+        (
+            "let a = 1;\nlet b = 2;\nlet c = ;\nreturn a;",
+            (3, 9),
+            "let c = ;",
+        ),
         // TypeScript (types erased around it).
         (
             "const a: number = 1;\nconst b: string = 'x';\nconst c: number = );\nreturn a;",
@@ -305,7 +309,11 @@ async fn a_syntax_error_on_line_three_points_at_line_three_in_js_and_ts() {
         ("let a = ;", (1, 9), "let a = ;"),
         // Found by the engine, not the parser (a lexical redeclaration; the
         // engine points just after the redeclared name).
-        ("let a = 1;\nlet b = 2;\nlet a = 3;\nreturn a;", (3, 7), "let a = 3;"),
+        (
+            "let a = 1;\nlet b = 2;\nlet a = 3;\nreturn a;",
+            (3, 7),
+            "let a = 3;",
+        ),
     ];
     for (program, (line, column), quoted) in cases {
         let out = h.run(program).await;
@@ -1303,13 +1311,15 @@ fn finisher() -> ToolDefinition {
         .description("Concludes the turn.")
         .input_schema(json!({"type": "object", "properties": {"fail": {"type": "boolean"}}}))
         .output(OutputSpec::new(json!({"type": "string"})))
-        .handler(|args: Arc<Value>, cx: tack_core::context::ToolRunContext| async move {
-            cx.conclude_turn();
-            if args.get("fail").is_some() {
-                return Err(ToolError::new("could not finish"));
-            }
-            Ok(json!("finished"))
-        })
+        .handler(
+            |args: Arc<Value>, cx: tack_core::context::ToolRunContext| async move {
+                cx.conclude_turn();
+                if args.get("fail").is_some() {
+                    return Err(ToolError::new("could not finish"));
+                }
+                Ok(json!("finished"))
+            },
+        )
         .build()
         .unwrap()
 }
@@ -1341,7 +1351,11 @@ async fn a_concluding_sub_call_concludes_the_run() {
             false,
         ),
         // The run failed after the concluding call.
-        ("await tools.finish({}); throw new Error('later');", false, false),
+        (
+            "await tools.finish({}); throw new Error('later');",
+            false,
+            false,
+        ),
         // A failed sub-call after the concluding one, caught: the run succeeds.
         (
             "await tools.finish({}); try { await tools.fail({}); } catch (e) {} return 1;",
@@ -1465,7 +1479,10 @@ async fn parallel_sub_calls_are_admitted_one_at_a_time_in_submission_order() {
     assert_eq!(policy.entries(), expected);
     let events = events.lock().unwrap().clone();
     let first_end = events.iter().position(|e| e.starts_with("end")).unwrap();
-    assert_eq!(first_end, CALLS, "every body started before one ended: {events:?}");
+    assert_eq!(
+        first_end, CALLS,
+        "every body started before one ended: {events:?}"
+    );
 }
 
 /// Admission order holds for refusals too: a denied sub-call ends its
