@@ -131,8 +131,23 @@ impl<'a> Program<'a> {
     }
 
     /// Rewrites every `program:<line>:<column>` of an engine message (stack
-    /// frames, syntax errors) to the program's own position.
+    /// frames, syntax errors) to the program's own position, and drops the
+    /// stack frames of the wrapper's tail (the call that starts the
+    /// program), which are not the program's.
     pub(crate) fn rewrite_positions(&self, text: &str) -> String {
+        let lines = self.line_count();
+        let mut out = Vec::new();
+        for line in text.split('\n') {
+            let frame = line.trim_start().starts_with("at ");
+            if frame && first_raw(line).is_some_and(|(at, _)| at > lines) {
+                continue;
+            }
+            out.push(self.rewrite_line(line));
+        }
+        out.join("\n")
+    }
+
+    fn rewrite_line(&self, text: &str) -> String {
         let marker = format!("{FILE_NAME}:");
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
@@ -152,16 +167,21 @@ impl<'a> Program<'a> {
 
     /// The first `program:<line>:<column>` of an engine message, mapped.
     pub(crate) fn first_position(&self, text: &str) -> Option<Position> {
-        let marker = format!("{FILE_NAME}:");
-        let mut rest = text;
-        while let Some(at) = rest.find(&marker) {
-            rest = &rest[at + marker.len()..];
-            if let Some((line, column, _)) = line_column(rest) {
-                return Some(self.map(line, column));
-            }
-        }
-        None
+        first_raw(text).map(|(line, column)| self.map(line, column))
     }
+}
+
+/// The first `program:<line>:<column>` of `text`, as the engine wrote it.
+fn first_raw(text: &str) -> Option<(usize, usize)> {
+    let marker = format!("{FILE_NAME}:");
+    let mut rest = text;
+    while let Some(at) = rest.find(&marker) {
+        rest = &rest[at + marker.len()..];
+        if let Some((line, column, _)) = line_column(rest) {
+            return Some((line, column));
+        }
+    }
+    None
 }
 
 /// `<line>:<column>` at the start of `text`, and the bytes it took.
@@ -268,15 +288,16 @@ mod tests {
         let p = Program::new("throw new Error('x');\nf();");
         let head = HEAD.chars().count();
         let text = format!(
-            "Error: x\n    at <anonymous> ({FILE_NAME}:1:{})\n    at f ({FILE_NAME}:2:1)\n    at {FILE_NAME}:9:1 and {FILE_NAME}:oops",
+            "Error: x at {FILE_NAME}:9:1\n    at <anonymous> ({FILE_NAME}:1:{})\n    at f ({FILE_NAME}:2:1) and {FILE_NAME}:oops\n    at <eval> ({FILE_NAME}:3:5)",
             head + 1
         );
         assert_eq!(
             p.rewrite_positions(&text),
             format!(
-                "Error: x\n    at <anonymous> ({FILE_NAME}:1:1)\n    at f ({FILE_NAME}:2:1)\n    at {FILE_NAME}:2:5 and {FILE_NAME}:oops"
-            )
+                "Error: x at {FILE_NAME}:2:5\n    at <anonymous> ({FILE_NAME}:1:1)\n    at f ({FILE_NAME}:2:1) and {FILE_NAME}:oops"
+            ),
+            "the wrapper's own frame is dropped"
         );
-        assert_eq!(p.first_position(&text).map(|at| at.line), Some(1));
+        assert!(p.first_position(&text).is_some_and(|at| at.at_end));
     }
 }

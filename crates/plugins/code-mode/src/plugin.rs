@@ -201,14 +201,7 @@ async fn run_code(
             return Err(located(fail(FailKind::Syntax, message, &[]), at));
         }
         Err(StripError::NonErasable { message, at }) => {
-            return Err(located(
-                fail(
-                    FailKind::Typescript,
-                    format!("non-erasable TypeScript (use plain types only): {message}"),
-                    &[],
-                ),
-                at,
-            ));
+            return Err(located(fail(FailKind::Typescript, message, &[]), at));
         }
     };
     let dispatcher = cx.dispatcher().map_err(|e| {

@@ -87,7 +87,9 @@ pub(crate) fn prepare(code: &str) -> Result<String, StripError> {
         .unwrap_or_default();
     let program = Program::new(code);
     let (kind, non_erasable) = match error.code {
-        swc_ts_fast_strip::ErrorCode::UnsupportedSyntax => ("TypeScript", true),
+        swc_ts_fast_strip::ErrorCode::UnsupportedSyntax => {
+            ("non-erasable TypeScript (use plain types only)", true)
+        }
         _ => ("SyntaxError", false),
     };
     let mut at = None;
@@ -109,7 +111,7 @@ pub(crate) fn prepare(code: &str) -> Result<String, StripError> {
         ));
     }
     let message = if parts.is_empty() {
-        error.message.clone()
+        format!("{kind}: {}", error.message)
     } else {
         parts.join("\n")
     };

@@ -364,6 +364,11 @@ async fn an_exception_on_the_first_line_has_the_program_column() {
         .and_then(|digits| digits.parse().ok())
         .unwrap_or_else(|| panic!("{message}"));
     assert!(column <= "throw new Error('kaput');".len(), "{message}");
+    // The frame of the wrapper's call that starts the program is not shown.
+    let frames = message
+        .lines()
+        .filter(|l| l.trim_start().starts_with("at "));
+    assert_eq!(frames.count(), 1, "{message}");
 }
 
 #[tokio::test]
