@@ -178,11 +178,21 @@ pub(crate) fn run(
     let _ = events.send(Event::Finished(RunEnd { logs, result }));
 }
 
+/// Whether a failure happened while the program was compiled (a
+/// `SyntaxError` then means the program does not parse) or while it ran (a
+/// `SyntaxError` then is an exception, e.g. from `JSON.parse`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Compile,
+    Run,
+}
+
 fn classify(
     limits: &Limits,
     stop: &AtomicBool,
     state: &RefCell<State>,
     message: String,
+    phase: Phase,
 ) -> (FailKind, String) {
     if stop.load(Ordering::SeqCst) {
         return (FailKind::Cancelled, "run_code was cancelled".to_owned());
@@ -211,7 +221,7 @@ fn classify(
             ),
         );
     }
-    if message.starts_with("SyntaxError") {
+    if phase == Phase::Compile && message.starts_with("SyntaxError") {
         return (FailKind::Syntax, message);
     }
     (FailKind::Exception, message)
@@ -312,7 +322,7 @@ fn run_inner(
         Ok(())
     });
     if let Err(message) = started {
-        return Err(classify(limits, stop, state, message));
+        return Err(classify(limits, stop, state, message, Phase::Compile));
     }
 
     loop {
@@ -323,7 +333,7 @@ fn run_inner(
                 Ok(false) => break,
                 Err(_) => {
                     let message = context.with(|ctx| describe(&ctx));
-                    return Err(classify(limits, stop, state, message));
+                    return Err(classify(limits, stop, state, message, Phase::Run));
                 }
             }
         }
@@ -333,12 +343,12 @@ fn run_inner(
         };
         if let Some(done) = done {
             if stop.load(Ordering::SeqCst) || state.borrow().output_exceeded {
-                return Err(classify(limits, stop, state, String::new()));
+                return Err(classify(limits, stop, state, String::new(), Phase::Run));
             }
-            return done.map_err(|message| classify(limits, stop, state, message));
+            return done.map_err(|message| classify(limits, stop, state, message, Phase::Run));
         }
         if stop.load(Ordering::SeqCst) || Instant::now() >= limits.deadline {
-            return Err(classify(limits, stop, state, String::new()));
+            return Err(classify(limits, stop, state, String::new(), Phase::Run));
         }
         if outstanding == 0 {
             return Err((
@@ -365,7 +375,7 @@ fn run_inner(
                 .map_err(|_| describe(&ctx))
         });
         if let Err(message) = failed {
-            return Err(classify(limits, stop, state, message));
+            return Err(classify(limits, stop, state, message, Phase::Run));
         }
     }
 }

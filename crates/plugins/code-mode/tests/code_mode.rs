@@ -336,6 +336,21 @@ async fn a_syntax_error_on_line_three_points_at_line_three_in_js_and_ts() {
     }
 }
 
+/// A `SyntaxError` thrown while the program runs (`JSON.parse`) is an
+/// exception with the program's stack, not a program that does not parse.
+#[tokio::test]
+async fn a_syntax_error_thrown_at_run_time_is_an_exception() {
+    let h = host();
+    let out = h.run("const a = 1;\nreturn JSON.parse('{');").await;
+    let (_, kind, message) = failure(&out);
+    assert_eq!(kind.as_deref(), Some("exception"), "{message}");
+    assert!(
+        message.starts_with("run_code failed (exception): SyntaxError"),
+        "{message}"
+    );
+    assert!(message.contains("program:2:"), "{message}");
+}
+
 /// A program that ends with something left open points at its own end, not
 /// at the wrapper's closing line.
 #[tokio::test]
