@@ -7,6 +7,12 @@
 //! output validation and render → `tools/post-execute` → `finalize_content` →
 //! `tools/result`. Every call ends in exactly one [`Outcome`](tack_core::tool::Outcome).
 //!
+//! Policy in order: [`ToolRegistry::execute_admitted`] reports when a call's
+//! admission (everything up to and including the guards) is over, so a caller
+//! that runs several calls can admit them one at a time while their bodies
+//! overlap. The [`TurnScheduler`] runs a model's calls this way; composite
+//! tools reach it through `ToolDispatcher::dispatch_admitted` (tack-core).
+//!
 //! See `docs/pipeline.md` for the step table and each outcome path.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -11,7 +11,7 @@ mod fs;
 mod set;
 mod shell;
 
-pub use dispatch::ToolDispatcher;
+pub use dispatch::{OnAdmitted, ToolDispatcher};
 pub use error::CapabilityError;
 pub use fs::{Access, DirEntry, EntryKind, FileBytes, FileSystem, FsError, Metadata, WriteReport};
 pub use set::{Capabilities, CapabilityKind, CapabilitySlots};

@@ -22,7 +22,7 @@ mod validate;
 use std::sync::{Arc, Weak};
 
 use futures::future::BoxFuture;
-use tack_core::capability::ToolDispatcher;
+use tack_core::capability::{OnAdmitted, ToolDispatcher};
 use tack_core::context::RunEffects;
 use tack_core::hook::{AgentId, Provenance};
 use tack_core::hooks::ExecutionRecord;
@@ -78,10 +78,65 @@ impl ToolRegistry {
     }
 
     /// [`execute`](Self::execute), calling `admitted` once the call's
-    /// admission — resolve, parse, validate, pre-execute, approval, guards —
-    /// is over, whatever it decided (the scheduler uses it to run policy in
-    /// model order).
-    pub(crate) async fn execute_admitted(
+    /// *admission* is over: resolve, parse, validate, `tools/pre-execute`,
+    /// approval and guards — everything that decides whether the body may
+    /// run.
+    ///
+    /// `admitted` is called exactly once when the returned future runs to
+    /// its end, whatever admission decided (allowed, refused, unknown tool,
+    /// cancelled), and always before the body starts; it runs on the task
+    /// polling the future and must not block. If the future is dropped before
+    /// admission ends, `admitted` is dropped uncalled.
+    ///
+    /// This is the ordering mechanism of the pipeline: start a call, wait for
+    /// its `admitted`, then start the next. Policy (pre-execute listeners,
+    /// approval prompts, guards) then sees one call at a time, in the order
+    /// the calls were started, while the bodies still overlap. The
+    /// [`TurnScheduler`](crate::TurnScheduler) runs a model's calls this way,
+    /// and a composite tool reaches the same mechanism through
+    /// [`ToolDispatcher::dispatch_admitted`] (code mode admits its sub-calls
+    /// in submission order with it).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use serde_json::json;
+    /// use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition, ToolExecution};
+    /// use tack_pipeline::ToolRegistry;
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let registry = ToolRegistry::new();
+    /// let log = Arc::new(Mutex::new(Vec::new()));
+    /// let body = log.clone();
+    /// let _work = registry.register(
+    ///     ToolDefinition::builder("work")
+    ///         .description("Do the work.")
+    ///         .input_schema(json!({"type": "object"}))
+    ///         .output(OutputSpec::new(json!({})))
+    ///         .handler(move |_args, _cx| {
+    ///             let body = body.clone();
+    ///             async move { body.lock().unwrap().push("body"); Ok(json!(null)) }
+    ///         })
+    ///         .build()
+    ///         .unwrap(),
+    /// ).unwrap();
+    /// let policy = log.clone();
+    /// let _policy = registry.hooks().pre_execute().tap("policy", move |exec: Arc<ToolExecution>, next| {
+    ///     policy.lock().unwrap().push("pre-execute");
+    ///     next.run(exec)
+    /// });
+    ///
+    /// let admitted = log.clone();
+    /// let outcome = registry
+    ///     .execute_admitted(ToolCall::new("c1", "work", "{}"), CancellationToken::new(), move || {
+    ///         admitted.lock().unwrap().push("admitted")
+    ///     })
+    ///     .await;
+    /// assert!(outcome.is_success());
+    /// assert_eq!(*log.lock().unwrap(), ["pre-execute", "admitted", "body"]);
+    /// # });
+    /// ```
+    pub async fn execute_admitted(
         &self,
         call: ToolCall,
         cancel: CancellationToken,
@@ -250,18 +305,34 @@ impl ToolDispatcher for NestedDispatcher {
         call: ToolCall,
         cancel: CancellationToken,
     ) -> BoxFuture<'static, Arc<Outcome>> {
+        self.dispatch_admitted(call, cancel, Box::new(|| {}))
+    }
+
+    fn dispatch_admitted(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        admitted: OnAdmitted,
+    ) -> BoxFuture<'static, Arc<Outcome>> {
         let inner = self.0.upgrade();
         Box::pin(async move {
             match inner {
-                Some(inner) => ToolRegistry { inner }.execute(call, cancel).await,
-                None => Arc::new(Outcome::failure(
-                    call.call_id,
-                    call.name,
-                    Failure::new(
-                        tack_core::tool::ErrorCode::Internal,
-                        "the tool registry was shut down before this nested call ran",
-                    ),
-                )),
+                Some(inner) => {
+                    ToolRegistry { inner }
+                        .execute_admitted(call, cancel, admitted)
+                        .await
+                }
+                None => {
+                    admitted();
+                    Arc::new(Outcome::failure(
+                        call.call_id,
+                        call.name,
+                        Failure::new(
+                            tack_core::tool::ErrorCode::Internal,
+                            "the tool registry was shut down before this nested call ran",
+                        ),
+                    ))
+                }
             }
         })
     }
@@ -275,5 +346,15 @@ impl ToolDispatcher for ToolRegistry {
     ) -> BoxFuture<'static, Arc<Outcome>> {
         let registry = self.clone();
         Box::pin(async move { registry.execute(call, cancel).await })
+    }
+
+    fn dispatch_admitted(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        admitted: OnAdmitted,
+    ) -> BoxFuture<'static, Arc<Outcome>> {
+        let registry = self.clone();
+        Box::pin(async move { registry.execute_admitted(call, cancel, admitted).await })
     }
 }

@@ -56,7 +56,9 @@ use turn::{CallContext, SiblingFailure, TurnListeners, TurnShared};
 /// * **Order**: calls start in model order, and a call starts only once the
 ///   previous call's admission (parse, validate, `tools/pre-execute`, approval,
 ///   guards) is over, so policy runs in model order and approval prompts never
-///   interleave. Outcomes are returned in model order.
+///   interleave. Outcomes are returned in model order. The end of admission
+///   comes from [`ToolRegistry::execute_admitted`], the public mechanism
+///   composite tools use too.
 /// * **Cancellation**: cancelling the turn's token cancels the running calls;
 ///   the calls not started yet still go through the pipeline (observers and
 ///   `finalize_content` see them) and end `CANCELLED`, not dispatched.

@@ -8,6 +8,7 @@ mod listeners;
 mod recording;
 mod stage_paths;
 
+mod admitted;
 mod approval;
 mod arguments;
 mod cancellation;

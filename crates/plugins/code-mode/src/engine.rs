@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::time::Instant;
 
+use rquickjs::context::EvalOptions;
 use rquickjs::{Context, Function, Runtime, Value as JsValue};
+
+use crate::location::FILE_NAME;
 use tokio::sync::mpsc;
 
 /// Why a run failed (the `kind` of the `CODE_RUN_FAILED` error).
@@ -175,11 +178,21 @@ pub(crate) fn run(
     let _ = events.send(Event::Finished(RunEnd { logs, result }));
 }
 
+/// Whether a failure happened while the program was compiled (a
+/// `SyntaxError` then means the program does not parse) or while it ran (a
+/// `SyntaxError` then is an exception, e.g. from `JSON.parse`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Compile,
+    Run,
+}
+
 fn classify(
     limits: &Limits,
     stop: &AtomicBool,
     state: &RefCell<State>,
     message: String,
+    phase: Phase,
 ) -> (FailKind, String) {
     if stop.load(Ordering::SeqCst) {
         return (FailKind::Cancelled, "run_code was cancelled".to_owned());
@@ -208,7 +221,7 @@ fn classify(
             ),
         );
     }
-    if message.starts_with("SyntaxError") {
+    if phase == Phase::Compile && message.starts_with("SyntaxError") {
         return (FailKind::Syntax, message);
     }
     (FailKind::Exception, message)
@@ -294,7 +307,11 @@ fn run_inner(
             .set("__tack_done", done)
             .map_err(|e| e.to_string())?;
         ctx.eval::<(), _>(PRELUDE).map_err(|e| e.to_string())?;
-        let promise: JsValue = match ctx.eval(program) {
+        // Positions in errors and stacks read `program:<line>:<column>`
+        // (mapped back to the program's own by the caller).
+        let mut options = EvalOptions::default();
+        options.filename = Some(FILE_NAME.to_owned());
+        let promise: JsValue = match ctx.eval_with_options(program, options) {
             Ok(v) => v,
             Err(_) => return Err(describe(&ctx)),
         };
@@ -305,7 +322,7 @@ fn run_inner(
         Ok(())
     });
     if let Err(message) = started {
-        return Err(classify(limits, stop, state, message));
+        return Err(classify(limits, stop, state, message, Phase::Compile));
     }
 
     loop {
@@ -316,7 +333,7 @@ fn run_inner(
                 Ok(false) => break,
                 Err(_) => {
                     let message = context.with(|ctx| describe(&ctx));
-                    return Err(classify(limits, stop, state, message));
+                    return Err(classify(limits, stop, state, message, Phase::Run));
                 }
             }
         }
@@ -326,12 +343,12 @@ fn run_inner(
         };
         if let Some(done) = done {
             if stop.load(Ordering::SeqCst) || state.borrow().output_exceeded {
-                return Err(classify(limits, stop, state, String::new()));
+                return Err(classify(limits, stop, state, String::new(), Phase::Run));
             }
-            return done.map_err(|message| classify(limits, stop, state, message));
+            return done.map_err(|message| classify(limits, stop, state, message, Phase::Run));
         }
         if stop.load(Ordering::SeqCst) || Instant::now() >= limits.deadline {
-            return Err(classify(limits, stop, state, String::new()));
+            return Err(classify(limits, stop, state, String::new(), Phase::Run));
         }
         if outstanding == 0 {
             return Err((
@@ -358,7 +375,7 @@ fn run_inner(
                 .map_err(|_| describe(&ctx))
         });
         if let Err(message) = failed {
-            return Err(classify(limits, stop, state, message));
+            return Err(classify(limits, stop, state, message, Phase::Run));
         }
     }
 }

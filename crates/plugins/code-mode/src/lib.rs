@@ -17,7 +17,14 @@
 //!   (`timeout`, `memory`, `output`, also `syntax`, `typescript`,
 //!   `exception`, `stalled`) and the captured logs in the error data.
 //! * Sub-calls are `<outer id>:code:<n>`; the [`SubCallClassifier`] of the
-//!   config decides which may overlap (default: none — serial).
+//!   config decides which may overlap (default: none — serial). They are
+//!   admitted (pre-execute, approval, guards) one at a time in submission
+//!   order, through the dispatcher's `dispatch_admitted`, while the bodies
+//!   of parallel calls overlap.
+//! * A sub-call that concludes the turn (and succeeds) makes `run_code` ask
+//!   to conclude it too; honoured only if `run_code` succeeds.
+//! * Errors point at the program's own lines and columns, never at the
+//!   wrapper that makes the program an async function body.
 //! * Each started sub-call is announced on `tools/code-dispatch` (a
 //!   `Started` event), then its settled record passes through
 //!   `tools/code-dispatch-log` and is announced (`Settled`): log records for
@@ -32,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod engine;
+mod location;
 mod plugin;
 mod render;
 mod sdk;

@@ -18,9 +18,10 @@ use tack_core::tool::{
     CallId, ContentBlock, DeferredContext, ErrorCode, Outcome, OutputSpec, ToolCall,
     ToolDefinition, ToolError,
 };
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::engine::{self, Event, FailKind, Limits, Settle};
+use crate::location::{Position, Program};
 use crate::render::render_result;
 use crate::sdk::USAGE;
 use crate::strip::{StripError, prepare};
@@ -196,13 +197,11 @@ async fn run_code(
     }
     let program = match prepare(code) {
         Ok(program) => program,
-        Err(StripError::Syntax(message)) => return Err(fail(FailKind::Syntax, message, &[])),
-        Err(StripError::NonErasable(message)) => {
-            return Err(fail(
-                FailKind::Typescript,
-                format!("non-erasable TypeScript (use plain types only): {message}"),
-                &[],
-            ));
+        Err(StripError::Syntax { message, at }) => {
+            return Err(located(fail(FailKind::Syntax, message, &[]), at));
+        }
+        Err(StripError::NonErasable { message, at }) => {
+            return Err(located(fail(FailKind::Typescript, message, &[]), at));
         }
     };
     let dispatcher = cx.dispatcher().map_err(|e| {
@@ -250,6 +249,10 @@ async fn run_code(
     };
     let mut end = None;
     let mut cancelled = false;
+    // The started call whose admission (pre-execute, approval, guards) is not
+    // over yet: no other call starts before it is, so policy sees the
+    // sub-calls one at a time, in submission order.
+    let mut admitting: Option<oneshot::Receiver<()>> = None;
 
     loop {
         // Start queued calls, in submission order.
@@ -264,7 +267,9 @@ async fn run_code(
         if cancelled {
             queue.clear();
         }
-        while let Some((_, call)) = queue.front() {
+        while admitting.is_none()
+            && let Some((_, call)) = queue.front()
+        {
             let parallel = config.classifier.as_ref().is_some_and(|c| c(call));
             let may_start = running.futures.is_empty()
                 || (parallel && !running.exclusive && running.futures.len() < max_parallel);
@@ -276,7 +281,15 @@ async fn run_code(
             };
             running.exclusive = !parallel;
             bridge.started(&call);
-            let fut = dispatcher.dispatch(call.clone(), sub_cancel.clone());
+            let (admitted, admission) = oneshot::channel();
+            admitting = Some(admission);
+            let fut = dispatcher.dispatch_admitted(
+                call.clone(),
+                sub_cancel.clone(),
+                Box::new(move || {
+                    let _ = admitted.send(());
+                }),
+            );
             running
                 .futures
                 .push(Box::pin(async move { (id, call, fut.await) }));
@@ -296,6 +309,12 @@ async fn run_code(
                 let _ = settle_tx.send(settle_of(id, &call, &outcome));
                 bridge.settled(id, &call, &outcome).await;
             }
+            // Sent, or dropped with a dispatch that ended: admission is over.
+            _ = async {
+                if let Some(admission) = admitting.as_mut() {
+                    let _ = admission.await;
+                }
+            }, if admitting.is_some() => admitting = None,
             () = cx.cancellation().cancelled(), if !cancelled => {
                 cancelled = true;
                 stop.store(true, Ordering::SeqCst);
@@ -346,8 +365,35 @@ async fn run_code(
             }
             Ok(value)
         }
-        Err((kind, message)) => Err(fail(kind, message, &end.logs)),
+        Err((kind, message)) => Err(engine_failure(code, kind, &message, &end.logs)),
     }
+}
+
+/// An engine failure, with positions in the program's own lines and
+/// columns; a syntax error the engine found is quoted like one the parser
+/// found.
+fn engine_failure(code: &str, kind: FailKind, message: &str, logs: &[String]) -> ToolError {
+    let program = Program::new(code);
+    if kind == FailKind::Syntax
+        && let Some(at) = program.first_position(message)
+    {
+        // `SyntaxError: <what>\n    at program:<line>:<column>`
+        let what = message.lines().next().unwrap_or(message);
+        let what = what.strip_prefix("SyntaxError: ").unwrap_or(what);
+        let located_message = program.describe("SyntaxError", what, at);
+        return located(fail(kind, located_message, logs), Some(at));
+    }
+    fail(kind, program.rewrite_positions(message), logs)
+}
+
+/// `error` with the position of a syntax error in its data (`line`,
+/// `column`: 1-based, in the program).
+fn located(error: ToolError, at: Option<Position>) -> ToolError {
+    let Some(at) = at else { return error };
+    let mut data = error.data().cloned().unwrap_or_else(|| json!({}));
+    data["line"] = json!(at.line);
+    data["column"] = json!(at.column);
+    error.with_data(data)
 }
 
 fn settle_of(id: u64, call: &ToolCall, outcome: &Outcome) -> Settle {
@@ -412,6 +458,13 @@ impl Bridge<'_> {
         contexts.extend(outcome.deferred_context.iter().cloned());
         if !contexts.is_empty() {
             self.deferred.insert(id, contexts);
+        }
+        // A sub-call that concluded the turn (its tool asked to, and the call
+        // succeeded: the pipeline sets the flag only then) concludes it for
+        // `run_code` too; the pipeline honours that only if `run_code` itself
+        // succeeds.
+        if outcome.concluded_turn {
+            self.cx.conclude_turn();
         }
         let entry = CodeDispatchLogEntry::new(
             self.outer.clone(),

@@ -272,7 +272,118 @@ async fn syntax_error_names_line_and_column() {
     let (code, kind, message) = failure(&out);
     assert_eq!(code, ErrorCode::CodeRunFailed);
     assert_eq!(kind.as_deref(), Some("syntax"));
-    assert!(message.contains(":2:"), "{message}");
+    assert!(message.contains("line 2, column 7"), "{message}");
+}
+
+/// The line and column (1-based, in characters) of a failure's error data.
+fn position(outcome: &Outcome) -> (u64, u64) {
+    let data = outcome
+        .failure_info()
+        .and_then(|f| f.data.clone())
+        .unwrap_or_else(|| panic!("expected error data: {outcome:?}"));
+    (
+        data["line"].as_u64().unwrap_or_else(|| panic!("{data}")),
+        data["column"].as_u64().unwrap_or_else(|| panic!("{data}")),
+    )
+}
+
+/// A syntax error points at the program's own line and column and quotes the
+/// program's line, never the wrapper that makes it an async function body.
+#[tokio::test]
+async fn a_syntax_error_on_line_three_points_at_line_three_in_js_and_ts() {
+    let h = host();
+    let cases = [
+        // JavaScript, found by the parser.
+        (
+            "let a = 1;\nlet b = 2;\nlet c = ;\nreturn a;",
+            (3, 9),
+            "let c = ;",
+        ),
+        // TypeScript (types erased around it).
+        (
+            "const a: number = 1;\nconst b: string = 'x';\nconst c: number = );\nreturn a;",
+            (3, 19),
+            "const c: number = );",
+        ),
+        // On the first line, where the wrapper's head sits.
+        ("let a = ;", (1, 9), "let a = ;"),
+        // Found by the engine, not the parser (a lexical redeclaration; the
+        // engine points just after the redeclared name).
+        (
+            "let a = 1;\nlet b = 2;\nlet a = 3;\nreturn a;",
+            (3, 7),
+            "let a = 3;",
+        ),
+    ];
+    for (program, (line, column), quoted) in cases {
+        let out = h.run(program).await;
+        let (code, kind, message) = failure(&out);
+        assert_eq!(code, ErrorCode::CodeRunFailed, "{program}: {message}");
+        assert_eq!(kind.as_deref(), Some("syntax"), "{program}: {message}");
+        assert_eq!(position(&out), (line, column), "{program}: {message}");
+        assert!(
+            message.contains(&format!("line {line}, column {column}")),
+            "{program}: {message}"
+        );
+        assert!(
+            message.contains(&format!(" {line} | {quoted}")),
+            "{program}: {message}"
+        );
+        assert!(
+            !message.contains("async ()") && !message.contains("})()"),
+            "no wrapper text: {message}"
+        );
+    }
+}
+
+/// A `SyntaxError` thrown while the program runs (`JSON.parse`) is an
+/// exception with the program's stack, not a program that does not parse.
+#[tokio::test]
+async fn a_syntax_error_thrown_at_run_time_is_an_exception() {
+    let h = host();
+    let out = h.run("const a = 1;\nreturn JSON.parse('{');").await;
+    let (_, kind, message) = failure(&out);
+    assert_eq!(kind.as_deref(), Some("exception"), "{message}");
+    assert!(
+        message.starts_with("run_code failed (exception): SyntaxError"),
+        "{message}"
+    );
+    assert!(message.contains("program:2:"), "{message}");
+}
+
+/// A program that ends with something left open points at its own end, not
+/// at the wrapper's closing line.
+#[tokio::test]
+async fn an_unclosed_block_points_at_the_end_of_the_program() {
+    let h = host();
+    let out = h.run("const a = 1;\nif (a) {\n  console.log(a);").await;
+    let (_, kind, message) = failure(&out);
+    assert_eq!(kind.as_deref(), Some("syntax"));
+    assert_eq!(position(&out).0, 3, "{message}");
+    assert!(message.contains("end of the program"), "{message}");
+    assert!(!message.contains("})()"), "no wrapper text: {message}");
+}
+
+/// An exception's stack names the program's own columns on the first line.
+#[tokio::test]
+async fn an_exception_on_the_first_line_has_the_program_column() {
+    let h = host();
+    let out = h.run("throw new Error('kaput');").await;
+    let (_, kind, message) = failure(&out);
+    assert_eq!(kind.as_deref(), Some("exception"));
+    assert!(message.contains("program:1:"), "{message}");
+    let column: usize = message
+        .split("program:1:")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|digits| digits.parse().ok())
+        .unwrap_or_else(|| panic!("{message}"));
+    assert!(column <= "throw new Error('kaput');".len(), "{message}");
+    // The frame of the wrapper's call that starts the program is not shown.
+    let frames = message
+        .lines()
+        .filter(|l| l.trim_start().starts_with("at "));
+    assert_eq!(frames.count(), 1, "{message}");
 }
 
 #[tokio::test]
@@ -1210,5 +1321,235 @@ fn the_documented_sdk_is_current() {
         &doc[start..end],
         sdk_text(&tools),
         "docs/code-mode.md is stale: paste the output of `cargo run -p tack-code-mode --example sdk`"
+    );
+}
+
+/// Finishes the turn: asks to conclude it, then succeeds (or fails on
+/// `{"fail": true}`).
+fn finisher() -> ToolDefinition {
+    ToolDefinition::builder("finish")
+        .description("Concludes the turn.")
+        .input_schema(json!({"type": "object", "properties": {"fail": {"type": "boolean"}}}))
+        .output(OutputSpec::new(json!({"type": "string"})))
+        .handler(
+            |args: Arc<Value>, cx: tack_core::context::ToolRunContext| async move {
+                cx.conclude_turn();
+                if args.get("fail").is_some() {
+                    return Err(ToolError::new("could not finish"));
+                }
+                Ok(json!("finished"))
+            },
+        )
+        .build()
+        .unwrap()
+}
+
+/// A sub-call that concludes the turn (and succeeds) concludes it for
+/// `run_code` too — but only if `run_code` itself succeeds.
+#[tokio::test]
+async fn a_concluding_sub_call_concludes_the_run() {
+    let h = host_with(
+        CodeModeConfig::default(),
+        vec![finisher(), echo(), failing()],
+        false,
+    );
+    let cases = [
+        ("await tools.finish({}); return 1;", true, true),
+        // Not awaited by the program, but settled (serial: before the echo
+        // it awaits) and successful.
+        (
+            "tools.finish({}); await tools.echo({text: 'x'}); return 1;",
+            true,
+            true,
+        ),
+        // No concluding call.
+        ("await tools.echo({text: 'x'}); return 1;", true, false),
+        // The concluding call failed: it concluded nothing.
+        (
+            "try { await tools.finish({fail: true}); } catch (e) {} return 1;",
+            true,
+            false,
+        ),
+        // The run failed after the concluding call.
+        (
+            "await tools.finish({}); throw new Error('later');",
+            false,
+            false,
+        ),
+        // A failed sub-call after the concluding one, caught: the run succeeds.
+        (
+            "await tools.finish({}); try { await tools.fail({}); } catch (e) {} return 1;",
+            true,
+            true,
+        ),
+    ];
+    for (program, succeeds, concludes) in cases {
+        let out = h.run(program).await;
+        assert_eq!(out.is_success(), succeeds, "{program}: {out:?}");
+        assert_eq!(out.concluded_turn, concludes, "{program}: {out:?}");
+    }
+}
+
+/// A post-execute listener that fails `run_code` after its body asked to
+/// conclude: the pipeline's rule holds, nothing is concluded.
+#[tokio::test]
+async fn a_run_failed_by_post_execute_concludes_nothing() {
+    let h = host_with(CodeModeConfig::default(), vec![finisher()], false);
+    let _block = h.registry.hooks().post_execute().tap(
+        "block-run-code",
+        |input: tack_core::hooks::PostExecuteInput, next| {
+            let outer = input.outcome.tool == "run_code";
+            async move {
+                let decision = next.run(input).await;
+                if outer {
+                    decision.block("the run was refused afterwards")
+                } else {
+                    decision
+                }
+            }
+        },
+    );
+    let out = h.run("await tools.finish({}); return 1;").await;
+    assert!(!out.is_success(), "{out:?}");
+    assert!(!out.concluded_turn, "{out:?}");
+}
+
+/// Records `enter <what> <id>` / `exit <what> <id>` around each policy step of
+/// the sub-calls, sleeping inside so that overlapping steps would interleave.
+#[derive(Clone, Default)]
+struct PolicyLog(Events);
+
+impl PolicyLog {
+    async fn step(&self, what: &str, id: &str) {
+        self.0.lock().unwrap().push(format!("enter {what} {id}"));
+        tokio::time::sleep(Duration::from_millis(15)).await;
+        self.0.lock().unwrap().push(format!("exit {what} {id}"));
+    }
+
+    fn entries(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+struct SlowApprover(PolicyLog);
+
+#[async_trait::async_trait]
+impl tack_core::policy::ApprovalService for SlowApprover {
+    async fn request(
+        &self,
+        request: tack_core::policy::ApprovalRequest,
+        _cancel: CancellationToken,
+    ) -> tack_core::policy::ApprovalOutcome {
+        self.0.step("approval", request.call_id.as_str()).await;
+        tack_core::policy::ApprovalOutcome::AllowedOnce
+    }
+}
+
+/// Parallel sub-calls are admitted one at a time, in submission order:
+/// pre-execute and approval never overlap (prompts never interleave), while
+/// the bodies still run together.
+#[tokio::test]
+async fn parallel_sub_calls_are_admitted_one_at_a_time_in_submission_order() {
+    const CALLS: usize = 4;
+    let events: Events = Arc::default();
+    // The bodies wait for each other: they must overlap to finish at all.
+    let barrier = Arc::new(Barrier::new(CALLS));
+    let h = host_with(
+        CodeModeConfig::default(),
+        vec![reader(Arc::clone(&events), barrier)],
+        true,
+    );
+    let policy = PolicyLog::default();
+    let _approver = h
+        .registry
+        .capabilities()
+        .provide_approval(Arc::new(SlowApprover(policy.clone())));
+    let pre = policy.clone();
+    let _pre = h.registry.hooks().pre_execute().tap(
+        "slow-policy",
+        move |execution: Arc<tack_core::tool::ToolExecution>, next| {
+            let pre = pre.clone();
+            async move {
+                let id = execution.call_id().as_str().to_owned();
+                if !id.contains(":code:") {
+                    return next.run(execution).await; // the run itself
+                }
+                pre.step("pre-execute", &id).await;
+                tack_core::policy::PreDecision::ask("reads need a human")
+            }
+        },
+    );
+    let run = h.run("return await Promise.all([1, 2, 3, 4].map(i => tools.read({i})));");
+    let out = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("the bodies overlapped (the barrier let them finish)");
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(out.value().unwrap()["result"], json!([1, 2, 3, 4]));
+    let expected: Vec<String> = (1..=CALLS)
+        .flat_map(|n| {
+            let id = format!("outer:code:{n}");
+            [
+                format!("enter pre-execute {id}"),
+                format!("exit pre-execute {id}"),
+                format!("enter approval {id}"),
+                format!("exit approval {id}"),
+            ]
+        })
+        .collect();
+    assert_eq!(policy.entries(), expected);
+    let events = events.lock().unwrap().clone();
+    let first_end = events.iter().position(|e| e.starts_with("end")).unwrap();
+    assert_eq!(
+        first_end, CALLS,
+        "every body started before one ended: {events:?}"
+    );
+}
+
+/// Admission order holds for refusals too: a denied sub-call ends its
+/// admission, and the next one is admitted after it.
+#[tokio::test]
+async fn a_denied_sub_call_ends_its_admission_and_the_next_follows() {
+    let h = host_with(CodeModeConfig::default(), vec![echo()], true);
+    let policy = PolicyLog::default();
+    let pre = policy.clone();
+    let _pre = h.registry.hooks().pre_execute().tap(
+        "deny-second",
+        move |execution: Arc<tack_core::tool::ToolExecution>, next| {
+            let pre = pre.clone();
+            async move {
+                let id = execution.call_id().as_str().to_owned();
+                if !id.contains(":code:") {
+                    return next.run(execution).await;
+                }
+                pre.step("pre-execute", &id).await;
+                if id.ends_with(":2") {
+                    tack_core::policy::PreDecision::deny("not this one")
+                } else {
+                    next.run(execution).await
+                }
+            }
+        },
+    );
+    let out = h
+        .run(
+            "const r = await Promise.allSettled([1, 2, 3].map(i => tools.echo({text: String(i)})));\n\
+             return r.map(x => x.status);",
+        )
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(
+        out.value().unwrap()["result"],
+        json!(["fulfilled", "rejected", "fulfilled"])
+    );
+    assert_eq!(
+        policy.entries(),
+        [
+            "enter pre-execute outer:code:1",
+            "exit pre-execute outer:code:1",
+            "enter pre-execute outer:code:2",
+            "exit pre-execute outer:code:2",
+            "enter pre-execute outer:code:3",
+            "exit pre-execute outer:code:3",
+        ]
     );
 }
