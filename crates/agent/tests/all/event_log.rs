@@ -155,11 +155,7 @@ fn an_unwritable_log_is_refused() {
 fn an_approval_renders_its_own_summary_and_always_is_not_once() {
     use tack_agent::{Record, Renderer, Style};
     let mut renderer = Renderer::new(tack_pipeline::ToolRegistry::new(), Style::Plain);
-    let rec = |event| Record {
-        seq: 1,
-        ts: 0,
-        event,
-    };
+    let rec = |event| Record::new(1, 0, event);
     let request = ApprovalRequest::new(
         CallId::from("run_code#1"),
         "bash",

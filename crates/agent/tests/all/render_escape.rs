@@ -91,6 +91,7 @@ fn outputs_messages_and_model_text_are_escaped() {
                 format!("bash{FAKE}"),
                 Tier::Executes,
                 None,
+                serde_json::json!({}),
                 format!("why{FAKE}"),
             ),
         }),
@@ -120,7 +121,14 @@ fn a_tool_name_in_an_approval_stays_on_one_line() {
         );
     }
     let text = render(Event::ApprovalRequest {
-        request: ApprovalRequest::new(CallId::from("c1"), &name, Tier::Executes, None, "why"),
+        request: ApprovalRequest::new(
+            CallId::from("c1"),
+            &name,
+            Tier::Executes,
+            None,
+            serde_json::json!({}),
+            "why",
+        ),
     });
     assert!(!text.contains('\n'), "{text:?}");
 }
@@ -148,6 +156,7 @@ fn arguments_shown_in_a_call_are_escaped() {
                     "bash",
                     Tier::Executes,
                     None,
+                    json!({ "command": format!("ls{FAKE}") }),
                     "runs a command",
                 ),
             },
