@@ -49,6 +49,43 @@ impl fmt::Display for SandboxMode {
     }
 }
 
+/// Whether commands run inside bubblewrap's namespaces.
+///
+/// ```
+/// use tack_sandbox::{Namespaces, SandboxPolicy};
+/// let policy = SandboxPolicy::workspace_write("/srv/project").with_namespaces(Namespaces::Required);
+/// assert_eq!(policy.namespaces(), Namespaces::Required);
+/// assert_eq!(Namespaces::default(), Namespaces::Auto);
+/// ```
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Namespaces {
+    /// Use bubblewrap when it works on this machine, else run commands on the
+    /// floor alone (Landlock, seccomp, no capabilities); the status says
+    /// which. The default.
+    #[default]
+    Auto,
+    /// Refuse commands when bubblewrap is missing or cannot create
+    /// namespaces here (under `require_os_isolation(true)`); the refusal
+    /// names the `bubblewrap` package.
+    Required,
+    /// Never use bubblewrap: the floor alone.
+    Disabled,
+}
+
+impl fmt::Display for Namespaces {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Namespaces::Auto => "auto",
+            Namespaces::Required => "required",
+            Namespaces::Disabled => "disabled",
+        })
+    }
+}
+
 /// A string that names no [`SandboxMode`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("unknown sandbox mode `{given}`: use one of read-only, workspace-write, full-access")]
@@ -95,6 +132,7 @@ pub struct SandboxPolicy {
     writable_roots: Vec<PathBuf>,
     denied: Vec<String>,
     network: bool,
+    namespaces: Namespaces,
     require_os_isolation: bool,
     limits: ResourceLimits,
     extra_env: Vec<String>,
@@ -115,6 +153,7 @@ impl SandboxPolicy {
             writable_roots: Vec::new(),
             denied: Vec::new(),
             network: mode == SandboxMode::FullAccess,
+            namespaces: Namespaces::Auto,
             require_os_isolation: true,
             limits: ResourceLimits::default(),
             extra_env: Vec::new(),
@@ -160,10 +199,19 @@ impl SandboxPolicy {
         self
     }
 
-    /// Whether commands may use the network (TCP is denied with Landlock when
-    /// not; see [`IsolationStatus`](crate::IsolationStatus)).
+    /// Whether commands may use the network. When not, commands run in a
+    /// new network namespace (bubblewrap), else the seccomp filter refuses
+    /// AF_INET and AF_INET6 sockets; see
+    /// [`IsolationStatus`](crate::IsolationStatus).
     pub fn with_network(mut self, allowed: bool) -> Self {
         self.network = allowed;
+        self
+    }
+
+    /// Whether commands run inside bubblewrap's namespaces (default
+    /// [`Namespaces::Auto`]). Ignored under [`SandboxMode::FullAccess`].
+    pub fn with_namespaces(mut self, namespaces: Namespaces) -> Self {
+        self.namespaces = namespaces;
         self
     }
 
@@ -222,6 +270,11 @@ impl SandboxPolicy {
     /// Whether commands may use the network.
     pub fn network_allowed(&self) -> bool {
         self.network
+    }
+
+    /// Whether commands run inside bubblewrap's namespaces.
+    pub fn namespaces(&self) -> Namespaces {
+        self.namespaces
     }
 
     /// Whether commands must run under OS isolation.

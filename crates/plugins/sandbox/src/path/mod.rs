@@ -125,6 +125,11 @@ impl Confinement {
         self.roots.writable().map(Path::to_path_buf).collect()
     }
 
+    /// Every canonical root, readable or writable.
+    pub(crate) fn all_roots(&self) -> Vec<PathBuf> {
+        self.roots.all().iter().map(|r| r.path.clone()).collect()
+    }
+
     /// `path` relative to the workspace when it is inside, else absolute.
     fn shown(&self, path: &Path) -> String {
         match path.strip_prefix(self.workspace()) {

@@ -1,0 +1,2 @@
+//! Starting `true` through the confined shell, against a bare `sh -c true`.
+fn main() {}
