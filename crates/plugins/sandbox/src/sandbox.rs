@@ -13,7 +13,9 @@ use crate::isolation::{BwrapPlan, KernelBwrap, LandlockRules, Launch};
 use crate::path::Confinement;
 use crate::policy::{SandboxMode, SandboxPolicy};
 use crate::shell::{PrivateTempDir, SandboxShell};
-use crate::status::{Enforcement, IsolationStatus, Kernel, PolicyIsolation, kernel, plan, uses_bwrap};
+use crate::status::{
+    Enforcement, IsolationStatus, Kernel, PolicyIsolation, kernel, plan, uses_bwrap,
+};
 
 /// Confined `fs` and `shell` capabilities built from a [`SandboxPolicy`].
 /// Cheap to clone; clones share everything.
@@ -144,6 +146,7 @@ fn launch(
     let spec = FilterSpec {
         network: policy.network_allowed(),
         floor: !full_access,
+        deny_metadata: policy.mode() == SandboxMode::ReadOnly && !uses_bwrap(policy, kernel),
         deny_setsid: !full_access && !uses_bwrap(policy, kernel),
     };
     let programs = if applies(applied.seccomp) {

@@ -304,20 +304,29 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &Kernel) -> IsolationStatus {
     if bwrap == Enforcement::Unavailable && policy.namespaces() == Namespaces::Required {
         missing.push(format!(
             "the namespace layer ({}; install the `{}` package)",
-            status.bwrap_unavailable.as_deref().unwrap_or("bwrap is unavailable"),
+            status
+                .bwrap_unavailable
+                .as_deref()
+                .unwrap_or("bwrap is unavailable"),
             crate::isolation::bwrap::PACKAGE
         ));
     }
     if filesystem == Enforcement::Unavailable {
         missing.push(format!(
             "filesystem write confinement (no bubblewrap, and Landlock: {})",
-            status.landlock_unavailable.as_deref().unwrap_or("unavailable")
+            status
+                .landlock_unavailable
+                .as_deref()
+                .unwrap_or("unavailable")
         ));
     }
     if seccomp == Enforcement::Unavailable {
         missing.push(format!(
             "the seccomp filter ({})",
-            status.seccomp_unavailable.as_deref().unwrap_or("unavailable")
+            status
+                .seccomp_unavailable
+                .as_deref()
+                .unwrap_or("unavailable")
         ));
     }
     if network == Enforcement::Unavailable || network == Enforcement::Partial {
@@ -390,7 +399,11 @@ impl fmt::Display for IsolationStatus {
         writeln!(f, "shell: {}", self.shell.display())?;
         if let Some(policy) = &self.policy {
             writeln!(f, "mode: {}", policy.mode)?;
-            writeln!(f, "commands, namespaces (bubblewrap): {}", policy.namespaces)?;
+            writeln!(
+                f,
+                "commands, namespaces (bubblewrap): {}",
+                policy.namespaces
+            )?;
             writeln!(
                 f,
                 "commands, filesystem writes outside the writable roots: {}",
@@ -442,7 +455,9 @@ mod tests {
                     version: "bubblewrap 0.8.0".into(),
                 }
             } else {
-                KernelBwrap::Unavailable("bwrap was not found (install the `bubblewrap` package)".into())
+                KernelBwrap::Unavailable(
+                    "bwrap was not found (install the `bubblewrap` package)".into(),
+                )
             },
             shell: "/bin/sh".into(),
         }
@@ -488,7 +503,10 @@ mod tests {
         let CommandAdmission::Refused { reason } = p.commands else {
             panic!("expected a refusal, got {:?}", p.commands);
         };
-        assert!(reason.contains("seccomp filter (no seccomp here)"), "{reason}");
+        assert!(
+            reason.contains("seccomp filter (no seccomp here)"),
+            "{reason}"
+        );
     }
 
     #[test]
@@ -498,7 +516,10 @@ mod tests {
         let CommandAdmission::Refused { reason } = p.commands else {
             panic!("expected a refusal, got {:?}", p.commands);
         };
-        assert!(reason.contains("install the `bubblewrap` package"), "{reason}");
+        assert!(
+            reason.contains("install the `bubblewrap` package"),
+            "{reason}"
+        );
         // Auto falls back to the floor, and says so.
         let auto = plan_for(
             SandboxPolicy::workspace_write("/ws"),

@@ -82,7 +82,8 @@ fn apply_floor(
     if drop_capabilities {
         capabilities::drop_all()?;
     }
-    nix::sys::prctl::set_no_new_privs().map_err(|e| format!("no_new_privs could not be set: {e}"))?;
+    nix::sys::prctl::set_no_new_privs()
+        .map_err(|e| format!("no_new_privs could not be set: {e}"))?;
     if let Some(rules) = landlock {
         match self::landlock::restrict_current_thread(rules) {
             Ok(status) if status.ruleset != RulesetStatus::NotEnforced => {}
@@ -139,7 +140,8 @@ pub(crate) async fn spawn(
     std::thread::Builder::new()
         .name("tack-sandbox-spawn".to_owned())
         .spawn(move || {
-            let result = spawn_on_this_thread(&launch, &shell, shell_args, &cwd, make, required, &runtime);
+            let result =
+                spawn_on_this_thread(&launch, &shell, shell_args, &cwd, make, required, &runtime);
             match send.send(result) {
                 // Live as long as the command: until the lease is dropped.
                 Ok(()) => while released.recv().is_ok() {},

@@ -20,6 +20,10 @@ pub(crate) struct FilterSpec {
     /// The whole floor (privileged and cross-process calls); `false` keeps
     /// only the socket rules (full-access with the network off).
     pub(crate) floor: bool,
+    /// Changing file metadata is refused everywhere (read-only mode on the
+    /// floor, where Landlock cannot stop `chmod`, `chown`, `utime` and
+    /// extended attributes on files the user owns).
+    pub(crate) deny_metadata: bool,
     /// `setsid` is refused, so no process leaves the command's session and
     /// process group (needed without a PID namespace to reach every process).
     pub(crate) deny_setsid: bool,
@@ -95,11 +99,48 @@ fn refused_outright() -> Vec<i64> {
     calls
 }
 
-fn cond(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, seccompiler::BackendError> {
+/// Calls that change a file's mode, owner, times or extended attributes.
+fn metadata_calls() -> Vec<i64> {
+    let mut calls = vec![
+        libc::SYS_fchmod,
+        libc::SYS_fchmodat,
+        libc::SYS_fchown,
+        libc::SYS_fchownat,
+        libc::SYS_utimensat,
+        libc::SYS_setxattr,
+        libc::SYS_lsetxattr,
+        libc::SYS_fsetxattr,
+        libc::SYS_removexattr,
+        libc::SYS_lremovexattr,
+        libc::SYS_fremovexattr,
+        // fchmodat2 (Linux 6.6); not in every libc crate release.
+        452,
+    ];
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([
+        libc::SYS_chmod,
+        libc::SYS_chown,
+        libc::SYS_lchown,
+        libc::SYS_utime,
+        libc::SYS_utimes,
+        libc::SYS_futimesat,
+    ]);
+    calls
+}
+
+fn cond(
+    arg: u8,
+    op: SeccompCmpOp,
+    value: u64,
+) -> Result<SeccompCondition, seccompiler::BackendError> {
     SeccompCondition::new(arg, SeccompCmpArgLen::Qword, op, value)
 }
 
-fn dword(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, seccompiler::BackendError> {
+fn dword(
+    arg: u8,
+    op: SeccompCmpOp,
+    value: u64,
+) -> Result<SeccompCondition, seccompiler::BackendError> {
     SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value)
 }
 
@@ -127,7 +168,11 @@ fn socket_rules(network: bool) -> Result<Vec<SeccompRule>, seccompiler::BackendE
 /// A rule matching when argument `arg` (a pid or "who") is not 0, i.e. the
 /// call aims at another process than the caller.
 fn aimed_elsewhere(arg: u8) -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
-    Ok(vec![SeccompRule::new(vec![dword(arg, SeccompCmpOp::Ne, 0)?])?])
+    Ok(vec![SeccompRule::new(vec![dword(
+        arg,
+        SeccompCmpOp::Ne,
+        0,
+    )?])?])
 }
 
 fn rules(spec: FilterSpec) -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompiler::BackendError> {
@@ -167,6 +212,11 @@ fn rules(spec: FilterSpec) -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompile
         libc::SYS_sched_setattr,
     ] {
         map.insert(call, aimed_elsewhere(0)?);
+    }
+    if spec.deny_metadata {
+        for call in metadata_calls() {
+            map.insert(call, Vec::new());
+        }
     }
     if spec.deny_setsid {
         map.insert(libc::SYS_setsid, Vec::new());
@@ -258,6 +308,7 @@ pub(crate) fn probe() -> Result<(), String> {
     let programs = compile(FilterSpec {
         network: true,
         floor: true,
+        deny_metadata: false,
         deny_setsid: false,
     })?;
     std::thread::Builder::new()
@@ -284,6 +335,7 @@ mod tests {
                     let spec = FilterSpec {
                         network,
                         floor,
+                        deny_metadata: deny_setsid,
                         deny_setsid,
                     };
                     let programs = compile(spec).unwrap();

@@ -117,7 +117,10 @@ mod tests {
         got.unfinished = true;
         let (text, truncated) = got.into_text();
         assert!(!truncated);
-        assert!(text.starts_with("IMPORTANT\n[tack-sandbox: a process"), "{text}");
+        assert!(
+            text.starts_with("IMPORTANT\n[tack-sandbox: a process"),
+            "{text}"
+        );
         drop(writer);
     }
 }

@@ -131,11 +131,7 @@ impl SandboxShell {
                 .current_dir(cwd)
                 .env_clear()
                 .envs(env)
-                .stdin(if stdin {
-                    Stdio::piped()
-                } else {
-                    Stdio::null()
-                })
+                .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .process_group(0)

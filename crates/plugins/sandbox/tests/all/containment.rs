@@ -15,7 +15,8 @@ fn sbx_001_default_mode_and_absolute_root() {
     assert_eq!(SandboxMode::default(), SandboxMode::WorkspaceWrite);
     let fx = Fixture::new();
     let dotted = fx.ws.path().join(".");
-    let sandbox = crate::fixture::sandbox(SandboxPolicy::new(SandboxMode::default(), dotted)).unwrap();
+    let sandbox =
+        crate::fixture::sandbox(SandboxPolicy::new(SandboxMode::default(), dotted)).unwrap();
     assert_eq!(sandbox.workspace_root(), fx.ws());
     assert!(sandbox.workspace_root().is_absolute());
     assert!("host-root".parse::<SandboxMode>().is_err());
@@ -118,7 +119,8 @@ async fn sbx_019_prefix_siblings_missing_roots_and_file_segments() {
     assert!(matches!(err, FsError::Refused { .. }), "{err}");
     assert!(!sibling.exists());
 
-    let missing = crate::fixture::sandbox(SandboxPolicy::workspace_write(parent.path().join("nope")));
+    let missing =
+        crate::fixture::sandbox(SandboxPolicy::workspace_write(parent.path().join("nope")));
     assert!(matches!(missing, Err(SandboxError::RootNotFound { .. })));
 
     std::fs::write(parent.path().join("ws/file"), b"f").unwrap();
@@ -248,7 +250,8 @@ async fn denied_globs_refuse_reads_and_writes() {
 fn invalid_globs_and_file_roots_are_clear_errors() {
     let fx = Fixture::new();
     let err =
-        crate::fixture::sandbox(SandboxPolicy::workspace_write(fx.ws.path()).with_denied("a[")).unwrap_err();
+        crate::fixture::sandbox(SandboxPolicy::workspace_write(fx.ws.path()).with_denied("a["))
+            .unwrap_err();
     assert!(matches!(err, SandboxError::InvalidGlob { .. }), "{err}");
     let file = fx.outside().join("secret.txt");
     let err = crate::fixture::sandbox(SandboxPolicy::workspace_write(&file)).unwrap_err();

@@ -221,7 +221,8 @@ async fn tcp_is_denied_unless_the_network_is_allowed() {
     assert_eq!(out.stdout, "connect=1\n", "{out:?}");
 
     let allowed =
-        crate::fixture::sandbox(SandboxPolicy::workspace_write(fx.ws.path()).with_network(true)).unwrap();
+        crate::fixture::sandbox(SandboxPolicy::workspace_write(fx.ws.path()).with_network(true))
+            .unwrap();
     assert_eq!(
         allowed.status().policy.unwrap().network,
         Enforcement::NotRequested

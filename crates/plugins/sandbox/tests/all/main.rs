@@ -3,6 +3,7 @@
 // Tests may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used)]
 
+mod command_escapes;
 mod commands;
 mod containment;
 mod escapes;

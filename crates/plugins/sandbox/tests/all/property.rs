@@ -62,7 +62,8 @@ fn world() -> World {
     let docs_dir = tempfile::tempdir().unwrap();
     let docs = docs_dir.path().to_path_buf();
     let sandbox =
-        crate::fixture::sandbox(SandboxPolicy::workspace_write(ws).with_readable_root(&docs)).unwrap();
+        crate::fixture::sandbox(SandboxPolicy::workspace_write(ws).with_readable_root(&docs))
+            .unwrap();
     World {
         fs: sandbox.fs(),
         read_roots: vec![fx.ws(), docs.canonicalize().unwrap()],
