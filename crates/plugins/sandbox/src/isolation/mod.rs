@@ -26,7 +26,7 @@ pub(crate) mod seccomp;
 use std::ffi::OsString;
 use std::io::{Seek, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use ::landlock::RulesetStatus;
@@ -183,7 +183,7 @@ fn spawn_on_this_thread(
     launch: &Launch,
     shell: &Path,
     shell_args: Vec<OsString>,
-    cwd: &PathBuf,
+    cwd: &Path,
     make: impl FnOnce(&Path, Vec<OsString>) -> Command,
     required: bool,
     runtime: &tokio::runtime::Handle,

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use tack_core::capability::{Access, FsError};
-use tack_sandbox::{Sandbox, SandboxError, SandboxMode, SandboxPolicy};
+use tack_sandbox::{SandboxError, SandboxMode, SandboxPolicy};
 
 use crate::fixture::{Fixture, SECRET, snapshot};
 

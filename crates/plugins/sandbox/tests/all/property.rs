@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use tack_core::capability::{Access, FileSystem};
-use tack_sandbox::{Sandbox, SandboxPolicy};
+use tack_sandbox::SandboxPolicy;
 
 use crate::fixture::Fixture;
 
