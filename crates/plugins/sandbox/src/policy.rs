@@ -131,6 +131,7 @@ pub struct SandboxPolicy {
     readable_roots: Vec<PathBuf>,
     writable_roots: Vec<PathBuf>,
     denied: Vec<String>,
+    protected: Vec<String>,
     network: bool,
     namespaces: Namespaces,
     require_os_isolation: bool,
@@ -138,6 +139,12 @@ pub struct SandboxPolicy {
     extra_env: Vec<String>,
     output_limit: usize,
 }
+
+/// Paths read-only to the tools in every writable preset, unless lifted with
+/// [`SandboxPolicy::without_protected`]: the repository's own files (a
+/// planted `.git/config` fsmonitor or `.git/hooks/*` script would run at the
+/// user's next `git status`, outside any sandbox) and tack's own directory.
+pub const DEFAULT_PROTECTED: &[&str] = &[".git/**", ".tack/**"];
 
 /// Bytes kept of stdout and of stderr each when a request sets no limit.
 pub const DEFAULT_OUTPUT_LIMIT: usize = 64 * 1024;
@@ -152,6 +159,7 @@ impl SandboxPolicy {
             readable_roots: Vec::new(),
             writable_roots: Vec::new(),
             denied: Vec::new(),
+            protected: DEFAULT_PROTECTED.iter().map(|g| (*g).to_owned()).collect(),
             network: mode == SandboxMode::FullAccess,
             namespaces: Namespaces::Auto,
             require_os_isolation: true,
@@ -196,6 +204,25 @@ impl SandboxPolicy {
     /// Invalid globs are reported by [`Sandbox::new`](crate::Sandbox::new).
     pub fn with_denied(mut self, glob: &str) -> Self {
         self.denied.push(glob.to_owned());
+        self
+    }
+
+    /// Makes paths that match `glob` (relative to their root, with the
+    /// semantics of [`with_denied`](Self::with_denied)) read-only to the
+    /// tools: the fs capability refuses to write, create or remove them, and
+    /// commands inside bubblewrap see them mounted read-only. Readable as
+    /// before. [`DEFAULT_PROTECTED`] is protected from the start.
+    pub fn with_protected(mut self, glob: &str) -> Self {
+        if !self.protected.iter().any(|g| g == glob) {
+            self.protected.push(glob.to_owned());
+        }
+        self
+    }
+
+    /// Lifts the protection of `glob` (e.g. `".git/**"` to let the tools
+    /// commit, or edit hooks): the user's explicit choice.
+    pub fn without_protected(mut self, glob: &str) -> Self {
+        self.protected.retain(|g| g != glob);
         self
     }
 
@@ -267,6 +294,11 @@ impl SandboxPolicy {
         &self.denied
     }
 
+    /// The protected globs (read-only to the tools).
+    pub fn protected(&self) -> &[String] {
+        &self.protected
+    }
+
     /// Whether commands may use the network.
     pub fn network_allowed(&self) -> bool {
         self.network
@@ -328,5 +360,13 @@ mod tests {
         assert!(!SandboxPolicy::workspace_write("/x").network_allowed());
         assert!(SandboxPolicy::full_access("/x").network_allowed());
         assert!(SandboxPolicy::workspace_write("/x").os_isolation_required());
+    }
+
+    #[test]
+    fn git_and_tack_are_protected_until_lifted() {
+        let policy = SandboxPolicy::workspace_write("/x");
+        assert_eq!(policy.protected(), [".git/**", ".tack/**"]);
+        let lifted = policy.without_protected(".git/**").with_protected("ci/**");
+        assert_eq!(lifted.protected(), [".tack/**", "ci/**"]);
     }
 }

@@ -170,6 +170,11 @@ fn launch(
             plan: BwrapPlan {
                 path: path.clone(),
                 readable,
+                protected: if policy.mode() == SandboxMode::WorkspaceWrite {
+                    confinement.protected_dirs()
+                } else {
+                    Vec::new()
+                },
                 writable,
                 unshare_net: !policy.network_allowed(),
                 read_only: policy.mode() == SandboxMode::ReadOnly,

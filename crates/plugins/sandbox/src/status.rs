@@ -102,6 +102,13 @@ pub struct PolicyIsolation {
     /// `setpgid(0, 0)` survives the call, and the group survives a host
     /// killed by `SIGKILL`.
     pub lifetime: Enforcement,
+    /// The protected paths ([`SandboxPolicy::protected`]) read-only to
+    /// commands: `Enforced` inside bubblewrap (paths that exist when a
+    /// command starts are mounted read-only); `Unavailable` on the floor,
+    /// whose Landlock rules cannot make part of a writable root read-only
+    /// (the fs capability refuses writes to them in every case, and this
+    /// alone never refuses commands).
+    pub protected: Enforcement,
     /// Whether commands run.
     pub commands: CommandAdmission,
 }
@@ -294,6 +301,14 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &Kernel) -> IsolationStatus {
     } else {
         Enforcement::Enforced
     };
+    let protected = if policy.mode() != SandboxMode::WorkspaceWrite || policy.protected().is_empty()
+    {
+        Enforcement::NotRequested
+    } else if bwrap_used {
+        Enforcement::Enforced
+    } else {
+        Enforcement::Unavailable
+    };
     let lifetime = if bwrap_used {
         Enforcement::Enforced
     } else {
@@ -366,6 +381,7 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &Kernel) -> IsolationStatus {
         seccomp,
         capabilities,
         lifetime,
+        protected,
         commands,
     });
     status
@@ -421,6 +437,11 @@ impl fmt::Display for IsolationStatus {
                 f,
                 "commands, no process outlives its call: {}",
                 policy.lifetime
+            )?;
+            writeln!(
+                f,
+                "commands, protected paths read-only: {}",
+                policy.protected
             )?;
             match &policy.commands {
                 CommandAdmission::Run => writeln!(f, "commands: run")?,

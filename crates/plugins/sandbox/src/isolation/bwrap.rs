@@ -105,6 +105,9 @@ pub(crate) struct BwrapPlan {
     pub(crate) readable: Vec<PathBuf>,
     /// Bound read-write.
     pub(crate) writable: Vec<PathBuf>,
+    /// Bound read-only over the writable ones, where they exist (not as a
+    /// symlink) when the command starts: the protected paths.
+    pub(crate) protected: Vec<PathBuf>,
     /// A new network namespace (no network at all, loopback included).
     pub(crate) unshare_net: bool,
     /// `/tmp` and `/dev` read-only too (read-only mode).
@@ -148,6 +151,14 @@ impl BwrapPlan {
                 args.push(path.into());
             }
         }
+        for path in &self.protected {
+            let exists = std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_symlink());
+            if exists {
+                args.push("--ro-bind".into());
+                args.push(path.into());
+                args.push(path.into());
+            }
+        }
         if self.read_only {
             args.extend(["--remount-ro", "/tmp", "--remount-ro", "/dev"].map(OsString::from));
         }
@@ -172,6 +183,7 @@ mod tests {
             path: PathBuf::from("/usr/bin/bwrap"),
             readable: vec![PathBuf::from("/tmp/docs")],
             writable: vec![PathBuf::from("/tmp/ws")],
+            protected: vec![PathBuf::from("/"), PathBuf::from("/nonexistent/.git")],
             unshare_net: true,
             read_only: true,
         };
@@ -184,8 +196,13 @@ mod tests {
         let tmpfs = joined.find("--tmpfs /tmp").unwrap();
         let ro = joined.find("--ro-bind /tmp/docs /tmp/docs").unwrap();
         let rw = joined.find("--bind /tmp/ws /tmp/ws").unwrap();
+        let protected = joined.find("--ro-bind / / --remount").unwrap();
         let remount = joined.find("--remount-ro /tmp").unwrap();
-        assert!(tmpfs < ro && ro < rw && rw < remount, "{joined}");
+        assert!(
+            tmpfs < ro && ro < rw && rw < protected && protected < remount,
+            "{joined}"
+        );
+        assert!(!joined.contains("nonexistent"), "{joined}");
         assert!(joined.contains("--unshare-net"), "{joined}");
         assert!(
             joined.ends_with("--add-seccomp-fd 7 --chdir /tmp/ws/sub --"),

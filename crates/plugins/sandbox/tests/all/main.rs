@@ -12,3 +12,4 @@ mod fs_ops;
 mod isolation;
 mod plugin;
 mod property;
+mod protected;
