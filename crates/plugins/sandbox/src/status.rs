@@ -91,8 +91,9 @@ pub struct PolicyIsolation {
     /// keyrings, BPF, perf, kexec, modules, the clock, the host name, reboot,
     /// ptrace, io_uring, calls aimed at other processes).
     pub seccomp: Enforcement,
-    /// Every capability dropped (ambient, inheritable, effective, permitted,
-    /// and the bounding set where the host may drop it), with
+    /// Every capability dropped (ambient, inheritable, effective, permitted;
+    /// on the floor the bounding set too, where the host may drop it; inside
+    /// bubblewrap run as root the bounding set is kept), with
     /// `no_new_privs`, so root loses its privileges and cannot regain them.
     pub capabilities: Enforcement,
     /// Every process of a command ends with its call: `Enforced` with a PID
