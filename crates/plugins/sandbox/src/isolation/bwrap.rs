@@ -56,7 +56,30 @@ pub(crate) fn probe() -> KernelBwrap {
         .output()
         .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
         .unwrap_or_default();
+    // The same kind of filter commands get, handed over the same way, so a
+    // bubblewrap too old for `--add-seccomp-fd` is found here.
+    let filters = crate::isolation::seccomp::compile(crate::isolation::seccomp::FilterSpec {
+        network: true,
+        floor: true,
+        deny_metadata: false,
+        deny_setsid: false,
+    })
+    .unwrap_or_default();
+    let fds = match filters
+        .iter()
+        .map(|p| crate::isolation::inheritable_memfd(&crate::isolation::seccomp::to_bytes(p)))
+        .collect::<Result<Vec<_>, String>>()
+    {
+        Ok(fds) => fds,
+        Err(e) => return KernelBwrap::Unavailable(e),
+    };
+    let mut seccomp_args = Vec::new();
+    for fd in &fds {
+        seccomp_args.push("--add-seccomp-fd".to_owned());
+        seccomp_args.push(std::os::fd::AsRawFd::as_raw_fd(fd).to_string());
+    }
     let checked = std::process::Command::new(&path)
+        .args(seccomp_args)
         .args([
             "--ro-bind",
             "/",
@@ -85,6 +108,7 @@ pub(crate) fn probe() -> KernelBwrap {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output();
+    drop(fds);
     match checked {
         Ok(out) if out.status.success() => KernelBwrap::Available { path, version },
         Ok(out) => KernelBwrap::Unavailable(format!(
@@ -133,8 +157,13 @@ impl BwrapPlan {
         if self.unshare_net {
             push(&["--unshare-net"]);
         }
+        // A writable root of `/` (a workspace at the filesystem root) makes
+        // the root mount writable; binding it again later would cover the
+        // private `/dev`, `/proc` and `/tmp`.
+        let root = Path::new("/");
+        let root_writable = self.writable.iter().any(|p| p == root);
         push(&[
-            "--ro-bind",
+            if root_writable { "--bind" } else { "--ro-bind" },
             "/",
             "/",
             "--dev",
@@ -145,7 +174,7 @@ impl BwrapPlan {
             "/tmp",
         ]);
         for (flag, paths) in [("--ro-bind", &self.readable), ("--bind", &self.writable)] {
-            for path in paths {
+            for path in paths.iter().filter(|p| p.as_path() != root) {
                 args.push(flag.into());
                 args.push(path.into());
                 args.push(path.into());
@@ -208,5 +237,25 @@ mod tests {
             joined.ends_with("--add-seccomp-fd 7 --chdir /tmp/ws/sub --"),
             "{joined}"
         );
+    }
+
+    #[test]
+    fn a_writable_filesystem_root_is_the_root_mount_not_a_bind_over_dev() {
+        let plan = BwrapPlan {
+            path: PathBuf::from("/usr/bin/bwrap"),
+            readable: vec![],
+            writable: vec![PathBuf::from("/")],
+            protected: vec![],
+            unshare_net: false,
+            read_only: false,
+        };
+        let joined = plan
+            .args(&[], Path::new("/"))
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(joined.contains("--bind / / --dev /dev"), "{joined}");
+        assert_eq!(joined.matches(" / /").count(), 1, "{joined}");
     }
 }

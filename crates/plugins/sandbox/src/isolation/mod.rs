@@ -101,7 +101,7 @@ fn apply_floor(
 /// (bubblewrap reads it and closes it). Another thread spawning a process at
 /// the same moment inherits a copy too: it holds a seccomp program, nothing
 /// secret.
-fn inheritable_memfd(bytes: &[u8]) -> Result<OwnedFd, String> {
+pub(crate) fn inheritable_memfd(bytes: &[u8]) -> Result<OwnedFd, String> {
     let fd = nix::sys::memfd::memfd_create(c"tack-seccomp", nix::sys::memfd::MFdFlags::empty())
         .map_err(|e| format!("could not create a memory file for the seccomp filter: {e}"))?;
     let mut file = std::fs::File::from(fd);
