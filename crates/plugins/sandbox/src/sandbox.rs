@@ -82,6 +82,12 @@ impl Sandbox {
             None
         };
         let launch = launch(&policy, kernel, applied, &confinement, tmpdir.as_deref())?;
+        if applied.protected == Enforcement::Unavailable {
+            tracing::warn!(
+                protected = ?policy.protected(),
+                "commands run without bubblewrap: the protected paths are read-only to the fs capability only"
+            );
+        }
         let shell = SandboxShell {
             confinement: confinement.clone(),
             policy: policy.clone(),
