@@ -133,7 +133,12 @@ async fn read_only_metadata_in_the_workspace() {
     .await;
     assert_eq!(before, stat(&target), "{out:?}");
     for what in ["chmod", "touch", "xattr"] {
-        assert_ne!(status_of(&out.stdout, what), "0", "{what}: {out:?}");
+        let status = status_of(&out.stdout, what);
+        if status == "127" {
+            println!("read_only_metadata_in_the_workspace: {what} not tried, its tool is missing");
+            continue;
+        }
+        assert_ne!(status, "0", "{what}: {out:?}");
     }
 }
 
@@ -196,7 +201,13 @@ async fn the_network_is_contained() {
         )
         .await;
         for refused in ["packet", "raw", "netlink", "ipaddr"] {
-            assert_ne!(status_of(&out.stdout, refused), "0", "{refused}: {out:?}");
+            let status = status_of(&out.stdout, refused);
+            // 127: the tool (perl, ip) is missing here; that line proves nothing.
+            if status == "127" {
+                println!("the_network_is_contained: {refused} not tried, its tool is missing");
+                continue;
+            }
+            assert_ne!(status, "0", "{refused}: {out:?}");
         }
         if !network {
             assert_eq!(sb.status().policy.unwrap().network, Enforcement::Enforced);
