@@ -96,12 +96,12 @@ pub struct PolicyIsolation {
     /// bubblewrap run as root the bounding set is kept), with
     /// `no_new_privs`, so root loses its privileges and cannot regain them.
     pub capabilities: Enforcement,
-    /// Every process of a command ends with its call: `Enforced` with a PID
-    /// namespace (nothing survives the call or the host, even a `SIGKILL`);
-    /// `Partial` on the floor: the process group is killed and `setsid` is
-    /// refused, but a process that makes itself a group leader with
-    /// `setpgid(0, 0)` survives the call, and the group survives a host
-    /// killed by `SIGKILL`.
+    /// Every process of a command ends with its call, and with the host:
+    /// `Enforced` with a PID namespace (nothing survives the call or the
+    /// host, even a `SIGKILL`); `Partial` on the floor: the process group is
+    /// killed, `setsid` is refused and a watchdog kills the group when the
+    /// host dies, but a process that makes itself a group leader with
+    /// `setpgid(0, 0)` survives.
     pub lifetime: Enforcement,
     /// The protected paths ([`SandboxPolicy::protected`]) read-only to
     /// commands: `Enforced` inside bubblewrap (paths that exist when a

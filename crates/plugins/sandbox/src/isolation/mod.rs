@@ -60,10 +60,59 @@ pub(crate) enum Launch {
     },
 }
 
-/// Keeps the spawning thread alive; dropping it lets the thread end.
+/// Keeps the spawning thread alive; dropping it lets the thread end (and
+/// disarms the watchdog first).
 #[derive(Debug)]
 pub(crate) struct SpawnerLease {
     _alive: Option<std::sync::mpsc::Sender<()>>,
+    watchdog: Option<Watchdog>,
+}
+
+/// On the floor, a small process outside the command's process group that
+/// kills the group when the host dies: it waits for the end of a pipe whose
+/// other end only the host holds. The kernel closes that end when the host
+/// dies, by any signal (`SIGKILL` included); the watchdog then reads the end
+/// of the file and kills the group. Without bubblewrap's PID namespace, that
+/// is what takes a command's processes with a killed host (`setsid` being
+/// refused, they are all in the group, unless one moved itself to a new
+/// group). A run that ends normally kills the watchdog first.
+#[derive(Debug)]
+struct Watchdog {
+    child: Child,
+    pipe: Option<tokio::process::ChildStdin>,
+}
+
+/// What the watchdog runs: `$1` is the command's process group.
+const WATCHDOG_SCRIPT: &str = "read _; kill -s KILL -- \"-$1\"";
+
+impl Drop for SpawnerLease {
+    fn drop(&mut self) {
+        if let Some(mut watchdog) = self.watchdog.take() {
+            // Killed before its pipe closes, so it never fires for a run
+            // that ended (the group id could be reused afterwards).
+            let _ = watchdog.child.start_kill();
+            drop(watchdog.pipe.take());
+        }
+    }
+}
+
+/// Starts the watchdog of the process group `group`; `None` when it cannot
+/// be started (the status does not count on it).
+fn start_watchdog(group: u32) -> Option<Watchdog> {
+    let mut child = Command::new("/bin/sh")
+        .args(["-c", WATCHDOG_SCRIPT, "tack-sandbox-watchdog"])
+        .arg(group.to_string())
+        .env_clear()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| tracing::debug!(error = %e, "no watchdog for the command"))
+        .ok()?;
+    let pipe = child.stdin.take();
+    Some(Watchdog { child, pipe })
 }
 
 fn spawn_error(program: &Path, e: std::io::Error) -> ShellError {
@@ -112,7 +161,7 @@ pub(crate) fn inheritable_memfd(bytes: &[u8]) -> Result<OwnedFd, String> {
 }
 
 /// What the spawning thread produces.
-type Spawned = Result<Child, ShellError>;
+type Spawned = Result<(Child, Option<Watchdog>), ShellError>;
 
 /// Spawns `shell` with `shell_args` under `launch`, from a dedicated thread
 /// that stays alive until the returned lease is dropped. `make` builds the
@@ -129,7 +178,13 @@ pub(crate) async fn spawn(
     if let Launch::Plain = launch {
         let mut command = make(shell, shell_args);
         let child = command.spawn().map_err(|e| spawn_error(shell, e))?;
-        return Ok((child, SpawnerLease { _alive: None }));
+        return Ok((
+            child,
+            SpawnerLease {
+                _alive: None,
+                watchdog: None,
+            },
+        ));
     }
     let launch = launch.clone();
     let shell = shell.to_path_buf();
@@ -146,7 +201,7 @@ pub(crate) async fn spawn(
                 // Live as long as the command: until the lease is dropped.
                 Ok(()) => while released.recv().is_ok() {},
                 // The caller stopped waiting: kill what was started.
-                Err(Ok(child)) => {
+                Err(Ok((child, _watchdog))) => {
                     if let Some(group) = child.id().and_then(|id| i32::try_from(id).ok()) {
                         let _ = nix::sys::signal::killpg(
                             nix::unistd::Pid::from_raw(group),
@@ -160,13 +215,14 @@ pub(crate) async fn spawn(
         .map_err(|e| ShellError::Spawn {
             message: format!("could not start the spawning thread: {e}"),
         })?;
-    let child = receive.await.map_err(|_| ShellError::Spawn {
+    let (child, watchdog) = receive.await.map_err(|_| ShellError::Spawn {
         message: "the spawning thread ended without a result".to_owned(),
     })??;
     Ok((
         child,
         SpawnerLease {
             _alive: Some(alive),
+            watchdog,
         },
     ))
 }
@@ -192,7 +248,8 @@ fn spawn_on_this_thread(
     match launch {
         Launch::Plain => {
             let mut command = make(shell, shell_args);
-            command.spawn().map_err(|e| spawn_error(shell, e))
+            let child = command.spawn().map_err(|e| spawn_error(shell, e))?;
+            Ok((child, None))
         }
         Launch::Floor {
             drop_capabilities,
@@ -210,7 +267,11 @@ fn spawn_on_this_thread(
                 tracing::warn!(%reason, "running a command WITHOUT full OS isolation");
             }
             let mut command = make(shell, shell_args);
-            command.spawn().map_err(|e| spawn_error(shell, e))
+            let child = command.spawn().map_err(|e| spawn_error(shell, e))?;
+            // The watchdog shares the command's restrictions (it only reads a
+            // pipe and signals the command's group, its own domain).
+            let watchdog = child.id().and_then(start_watchdog);
+            Ok((child, watchdog))
         }
         Launch::Bwrap { plan, seccomp } => {
             let fds = seccomp
@@ -225,7 +286,7 @@ fn spawn_on_this_thread(
             let mut command = make(&plan.path, args);
             let spawned = command.spawn().map_err(|e| spawn_error(&plan.path, e));
             drop(fds);
-            spawned
+            Ok((spawned?, None))
         }
     }
 }

@@ -353,8 +353,8 @@ async fn output_already_read_is_kept() {
 
 /// The host killed by SIGKILL: a real child process (this test binary,
 /// re-run as `host_for_kill_test`) runs a command with background children,
-/// then gets SIGKILL. With the namespace layer nothing survives it; the floor
-/// does not promise that (its status says `lifetime: partial`).
+/// then gets SIGKILL. Nothing survives it: with the namespace layer by
+/// bubblewrap's parent-death signal, on the floor by the watchdog.
 #[test]
 fn a_killed_host_takes_its_commands_with_it() {
     let m = marker();
@@ -400,20 +400,7 @@ fn a_killed_host_takes_its_commands_with_it() {
         std::thread::sleep(Duration::from_millis(50));
         left = crate::fixture::live_with_marker(&m);
     }
-    if bwrap {
-        assert_eq!(left, Vec::<i32>::new(), "processes survived the host");
-    } else {
-        for pid in &left {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(*pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-        println!(
-            "a_killed_host_takes_its_commands_with_it: floor: {} survived (documented)",
-            left.len()
-        );
-    }
+    assert_eq!(left, Vec::<i32>::new(), "processes survived the host");
 }
 
 /// The child half of the test above; does nothing unless started by it.
@@ -455,4 +442,56 @@ fn temp_dirs_are_removed_even_after_a_dead_host() {
         .collect();
     assert!(!private.is_empty());
     drop(sb);
+}
+
+/// On the floor, each command has a watchdog (for a killed host) while it
+/// runs; a run that ends leaves none behind, so it can never fire later.
+#[tokio::test]
+async fn no_watchdog_outlives_its_run() {
+    let fx = Fixture::new();
+    let sb = fx.workspace_write();
+    if !runs_commands(&sb, "no_watchdog_outlives_its_run") || in_bwrap(&sb) {
+        return;
+    }
+    let watchdogs = |group: &str| {
+        crate::fixture::live_with_marker("tack-sandbox-watchdog")
+            .into_iter()
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .map(|c| c.split(|b| *b == 0).any(|arg| arg == group.as_bytes()))
+                    .unwrap_or(false)
+            })
+            .count()
+    };
+    let shell = sb.shell();
+    let running = tokio::spawn(async move {
+        shell
+            .run(
+                CommandRequest::new("echo $$ > group.tmp && mv group.tmp group; sleep 1"),
+                CancellationToken::new(),
+            )
+            .await
+    });
+    let path = fx.ws.path().join("group");
+    let start = std::time::Instant::now();
+    while !path.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the command never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let group = std::fs::read_to_string(&path).unwrap().trim().to_owned();
+    assert_eq!(watchdogs(&group), 1, "no watchdog for group {group}");
+    let out = running.await.unwrap().unwrap();
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    let start = std::time::Instant::now();
+    while watchdogs(&group) > 0 && start.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        watchdogs(&group),
+        0,
+        "the watchdog of group {group} outlived its run"
+    );
 }
