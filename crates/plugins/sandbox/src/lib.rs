@@ -47,8 +47,7 @@
 //! network off, no TCP or UDP socket can be made (a new network namespace, or
 //! the seccomp filter); Unix sockets with a path stay reachable. Root keeps
 //! no capability. Without bubblewrap, `chmod`/`touch` on files the user owns
-//! outside the workspace are not stopped, and a process that moves itself to
-//! a new process group outlives its call; the cookbook's threat model lists
+//! outside the workspace are not stopped; the cookbook's threat model lists
 //! each case.
 //!
 //! ## Example

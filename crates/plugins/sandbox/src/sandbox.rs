@@ -154,6 +154,7 @@ fn launch(
         floor: !full_access,
         deny_metadata: policy.mode() == SandboxMode::ReadOnly && !uses_bwrap(policy, kernel),
         deny_setsid: !full_access && !uses_bwrap(policy, kernel),
+        group: None,
     };
     let programs = if applies(applied.seccomp) {
         Some(seccomp::compile(spec).map_err(|message| SandboxError::Isolation { message })?)
@@ -210,6 +211,8 @@ fn launch(
     Ok(Launch::Floor {
         drop_capabilities: !full_access,
         landlock,
-        seccomp: programs.map(Arc::new),
+        // Compiled again for each command, with its process group.
+        seccomp: programs.is_some().then_some(spec),
+        watchdog: !full_access,
     })
 }

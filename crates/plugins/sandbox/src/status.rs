@@ -96,12 +96,13 @@ pub struct PolicyIsolation {
     /// bubblewrap run as root the bounding set is kept), with
     /// `no_new_privs`, so root loses its privileges and cannot regain them.
     pub capabilities: Enforcement,
-    /// Every process of a command ends with its call, and with the host:
-    /// `Enforced` with a PID namespace (nothing survives the call or the
-    /// host, even a `SIGKILL`); `Partial` on the floor: the process group is
-    /// killed, `setsid` is refused and a watchdog kills the group when the
-    /// host dies, but a process that makes itself a group leader with
-    /// `setpgid(0, 0)` survives.
+    /// Every process of a command ends with its call, and with the host (a
+    /// host killed in the first milliseconds of a command's start aside):
+    /// `Enforced` with a PID namespace; on the floor `Enforced` too when the
+    /// seccomp filter applies (no process can leave the command's process
+    /// group: `setsid` and every other `setpgid` are refused) and Landlock
+    /// scopes signals (ABI 6+, so the command cannot stop the watchdog that
+    /// kills the group when the host dies); `Partial` otherwise.
     pub lifetime: Enforcement,
     /// The protected paths ([`SandboxPolicy::protected`]) read-only to
     /// commands: `Enforced` inside bubblewrap (paths that exist when a
@@ -310,7 +311,12 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &Kernel) -> IsolationStatus {
     } else {
         Enforcement::Unavailable
     };
-    let lifetime = if bwrap_used {
+    let lifetime = if bwrap_used
+        || (!full_access
+            && seccomp == Enforcement::Enforced
+            && landlock_applied
+            && abi >= SCOPE_ABI)
+    {
         Enforcement::Enforced
     } else {
         Enforcement::Partial
@@ -548,7 +554,12 @@ mod tests {
             machine(Some(7), true, false),
         );
         assert_eq!(auto.namespaces, Enforcement::Unavailable);
-        assert_eq!(auto.lifetime, Enforcement::Partial);
+        assert_eq!(auto.lifetime, Enforcement::Enforced);
+        let old_abi = plan_for(
+            SandboxPolicy::workspace_write("/ws"),
+            machine(Some(5), true, false),
+        );
+        assert_eq!(old_abi.lifetime, Enforcement::Partial);
         assert_eq!(auto.commands, CommandAdmission::Run);
         let off = plan_for(
             SandboxPolicy::workspace_write("/ws").with_namespaces(Namespaces::Disabled),

@@ -63,6 +63,7 @@ pub(crate) fn probe() -> KernelBwrap {
         floor: true,
         deny_metadata: false,
         deny_setsid: false,
+        group: None,
     })
     .unwrap_or_default();
     let fds = match filters

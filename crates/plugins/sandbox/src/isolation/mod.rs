@@ -31,6 +31,8 @@ use std::sync::Arc;
 
 use ::landlock::RulesetStatus;
 use seccompiler::BpfProgram;
+
+use self::seccomp::FilterSpec;
 use tack_core::capability::ShellError;
 use tokio::process::{Child, Command};
 
@@ -48,8 +50,11 @@ pub(crate) enum Launch {
         drop_capabilities: bool,
         /// Landlock rules, when any apply.
         landlock: Option<LandlockRules>,
-        /// The seccomp programs, when the kernel takes them.
-        seccomp: Option<Arc<Vec<BpfProgram>>>,
+        /// The seccomp filter, compiled for each command (its process group
+        /// is part of it), when the kernel takes filters.
+        seccomp: Option<FilterSpec>,
+        /// Lead each command's process group with a watchdog.
+        watchdog: bool,
     },
     /// bubblewrap, which applies the filter itself.
     Bwrap {
@@ -66,42 +71,49 @@ pub(crate) enum Launch {
 pub(crate) struct SpawnerLease {
     _alive: Option<std::sync::mpsc::Sender<()>>,
     watchdog: Option<Watchdog>,
+    group: Option<u32>,
 }
 
-/// On the floor, a small process outside the command's process group that
-/// kills the group when the host dies: it waits for the end of a pipe whose
-/// other end only the host holds. The kernel closes that end when the host
-/// dies, by any signal (`SIGKILL` included); the watchdog then reads the end
-/// of the file and kills the group. Without bubblewrap's PID namespace, that
-/// is what takes a command's processes with a killed host (`setsid` being
-/// refused, they are all in the group, unless one moved itself to a new
-/// group). A run that ends normally kills the watchdog first.
+impl SpawnerLease {
+    /// The command's process group, when it is not the command's own pid.
+    pub(crate) fn group(&self) -> Option<u32> {
+        self.group
+    }
+}
+
+/// On the floor, the leader of the command's process group: a small shell
+/// that waits for the end of a pipe whose other end only the host holds.
+/// The kernel closes that end when the host dies, by any signal (`SIGKILL`
+/// included); the watchdog then reads the end of the file and kills its
+/// group, the command's. The command joins the group with
+/// `setpgid(0, group)`, the only `setpgid` the floor's filter then allows,
+/// and `setsid` is refused: no process of the command can leave the group,
+/// so killing the group reaches all of them, after the call and after the
+/// host. A run that ends kills the group, the watchdog with it.
 #[derive(Debug)]
 struct Watchdog {
     child: Child,
     pipe: Option<tokio::process::ChildStdin>,
 }
 
-/// What the watchdog runs: `$1` is the command's process group.
-const WATCHDOG_SCRIPT: &str = "read _; kill -s KILL -- \"-$1\"";
+/// What the watchdog runs: its own pid is the group's id.
+const WATCHDOG_SCRIPT: &str = "read _; kill -s KILL -- \"-$$\"";
 
 impl Drop for SpawnerLease {
     fn drop(&mut self) {
         if let Some(mut watchdog) = self.watchdog.take() {
             // Killed before its pipe closes, so it never fires for a run
-            // that ended (the group id could be reused afterwards).
+            // that ended.
             let _ = watchdog.child.start_kill();
             drop(watchdog.pipe.take());
         }
     }
 }
 
-/// Starts the watchdog of the process group `group`; `None` when it cannot
-/// be started (the status does not count on it).
-fn start_watchdog(group: u32) -> Option<Watchdog> {
+/// Starts a watchdog leading a new process group.
+fn start_watchdog() -> Result<(Watchdog, u32), String> {
     let mut child = Command::new("/bin/sh")
         .args(["-c", WATCHDOG_SCRIPT, "tack-sandbox-watchdog"])
-        .arg(group.to_string())
         .env_clear()
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
@@ -109,10 +121,12 @@ fn start_watchdog(group: u32) -> Option<Watchdog> {
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| tracing::debug!(error = %e, "no watchdog for the command"))
-        .ok()?;
+        .map_err(|e| format!("the watchdog of the command's processes could not start: {e}"))?;
+    let group = child
+        .id()
+        .ok_or("the watchdog of the command's processes ended at once")?;
     let pipe = child.stdin.take();
-    Some(Watchdog { child, pipe })
+    Ok((Watchdog { child, pipe }, group))
 }
 
 fn spawn_error(program: &Path, e: std::io::Error) -> ShellError {
@@ -161,7 +175,39 @@ pub(crate) fn inheritable_memfd(bytes: &[u8]) -> Result<OwnedFd, String> {
 }
 
 /// What the spawning thread produces.
-type Spawned = Result<(Child, Option<Watchdog>), ShellError>;
+type Spawned = Result<Started, ShellError>;
+
+/// A started command on its way to its caller. Dropped before the caller
+/// takes it (the caller stopped waiting), it kills the command's whole
+/// process group, not just the process it spawned.
+struct Started {
+    child: Option<Child>,
+    watchdog: Option<Watchdog>,
+    group: Option<u32>,
+}
+
+impl Started {
+    fn new(child: Child, watchdog: Option<Watchdog>, group: Option<u32>) -> Self {
+        Self {
+            group: group.or(child.id()),
+            child: Some(child),
+            watchdog,
+        }
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            if let Some(group) = self.group.and_then(|id| i32::try_from(id).ok()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(group),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    }
+}
 
 /// Spawns `shell` with `shell_args` under `launch`, from a dedicated thread
 /// that stays alive until the returned lease is dropped. `make` builds the
@@ -183,6 +229,7 @@ pub(crate) async fn spawn(
             SpawnerLease {
                 _alive: None,
                 watchdog: None,
+                group: None,
             },
         ));
     }
@@ -197,32 +244,28 @@ pub(crate) async fn spawn(
         .spawn(move || {
             let result =
                 spawn_on_this_thread(&launch, &shell, shell_args, &cwd, make, required, &runtime);
-            match send.send(result) {
-                // Live as long as the command: until the lease is dropped.
-                Ok(()) => while released.recv().is_ok() {},
-                // The caller stopped waiting: kill what was started.
-                Err(Ok((child, _watchdog))) => {
-                    if let Some(group) = child.id().and_then(|id| i32::try_from(id).ok()) {
-                        let _ = nix::sys::signal::killpg(
-                            nix::unistd::Pid::from_raw(group),
-                            nix::sys::signal::Signal::SIGKILL,
-                        );
-                    }
-                }
-                Err(Err(_)) => {}
+            // Live as long as the command: until the lease is dropped. (A
+            // caller that stopped waiting drops what was started, which
+            // kills its group.)
+            if send.send(result).is_ok() {
+                while released.recv().is_ok() {}
             }
         })
         .map_err(|e| ShellError::Spawn {
             message: format!("could not start the spawning thread: {e}"),
         })?;
-    let (child, watchdog) = receive.await.map_err(|_| ShellError::Spawn {
+    let mut started = receive.await.map_err(|_| ShellError::Spawn {
         message: "the spawning thread ended without a result".to_owned(),
     })??;
+    let child = started.child.take().ok_or_else(|| ShellError::Spawn {
+        message: "the spawning thread returned no process".to_owned(),
+    })?;
     Ok((
         child,
         SpawnerLease {
             _alive: Some(alive),
-            watchdog,
+            watchdog: started.watchdog.take(),
+            group: started.group,
         },
     ))
 }
@@ -249,29 +292,56 @@ fn spawn_on_this_thread(
         Launch::Plain => {
             let mut command = make(shell, shell_args);
             let child = command.spawn().map_err(|e| spawn_error(shell, e))?;
-            Ok((child, None))
+            Ok(Started::new(child, None, None))
         }
         Launch::Floor {
             drop_capabilities,
             landlock,
             seccomp,
+            watchdog,
         } => {
-            if let Err(reason) = apply_floor(
-                *drop_capabilities,
-                landlock.as_ref(),
-                seccomp.as_deref().map(Vec::as_slice),
-            ) {
+            // The watchdog first: it leads the group the command joins, and
+            // is started before this thread is restricted.
+            let (watchdog, group) = if *watchdog {
+                match start_watchdog() {
+                    Ok((watchdog, group)) => (Some(watchdog), Some(group)),
+                    Err(reason) if required => return Err(refused(&reason)),
+                    Err(reason) => {
+                        tracing::warn!(%reason, "running a command WITHOUT its watchdog");
+                        (None, None)
+                    }
+                }
+            } else {
+                (None, None)
+            };
+            let programs = match seccomp.map(|spec| {
+                self::seccomp::compile(FilterSpec {
+                    group: group.or(spec.group),
+                    ..spec
+                })
+            }) {
+                Some(Ok(programs)) => Some(programs),
+                Some(Err(reason)) if required => return Err(refused(&reason)),
+                Some(Err(reason)) => {
+                    tracing::warn!(%reason, "running a command WITHOUT its seccomp filter");
+                    None
+                }
+                None => None,
+            };
+            if let Err(reason) =
+                apply_floor(*drop_capabilities, landlock.as_ref(), programs.as_deref())
+            {
                 if required {
                     return Err(refused(&reason));
                 }
                 tracing::warn!(%reason, "running a command WITHOUT full OS isolation");
             }
             let mut command = make(shell, shell_args);
+            if let Some(group) = group.and_then(|g| i32::try_from(g).ok()) {
+                command.process_group(group);
+            }
             let child = command.spawn().map_err(|e| spawn_error(shell, e))?;
-            // The watchdog shares the command's restrictions (it only reads a
-            // pipe and signals the command's group, its own domain).
-            let watchdog = child.id().and_then(start_watchdog);
-            Ok((child, watchdog))
+            Ok(Started::new(child, watchdog, group))
         }
         Launch::Bwrap { plan, seccomp } => {
             let fds = seccomp
@@ -286,7 +356,7 @@ fn spawn_on_this_thread(
             let mut command = make(&plan.path, args);
             let spawned = command.spawn().map_err(|e| spawn_error(&plan.path, e));
             drop(fds);
-            Ok((spawned?, None))
+            Ok(Started::new(spawned?, None, None))
         }
     }
 }

@@ -27,6 +27,10 @@ pub(crate) struct FilterSpec {
     /// `setsid` is refused, so no process leaves the command's session and
     /// process group (needed without a PID namespace to reach every process).
     pub(crate) deny_setsid: bool,
+    /// With `deny_setsid`: the only `setpgid` allowed is `setpgid(0, group)`,
+    /// joining the command's group (what spawning it does); no process can
+    /// make a group of its own. `None` allows `setpgid(0, 0)` instead.
+    pub(crate) group: Option<u32>,
 }
 
 /// `x32` system calls on x86_64 carry this bit and pass the same
@@ -220,14 +224,15 @@ fn rules(spec: FilterSpec) -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompile
     }
     if spec.deny_setsid {
         map.insert(libc::SYS_setsid, Vec::new());
-        // setpgid(0, 0) is how a command is put in its own group at spawn;
-        // moving into (or moving another process into) any other group is
+        // Spawning puts the command in its group with setpgid(0, group);
+        // any other move (a new group, another group, another process) is
         // refused.
+        let allowed = u64::from(spec.group.unwrap_or(0));
         map.insert(
             libc::SYS_setpgid,
             vec![
                 SeccompRule::new(vec![dword(0, SeccompCmpOp::Ne, 0)?])?,
-                SeccompRule::new(vec![dword(1, SeccompCmpOp::Ne, 0)?])?,
+                SeccompRule::new(vec![dword(1, SeccompCmpOp::Ne, allowed)?])?,
             ],
         );
     }
@@ -310,6 +315,7 @@ pub(crate) fn probe() -> Result<(), String> {
         floor: true,
         deny_metadata: false,
         deny_setsid: false,
+        group: None,
     })?;
     std::thread::Builder::new()
         .name("tack-seccomp-probe".to_owned())
@@ -337,6 +343,7 @@ mod tests {
                         floor,
                         deny_metadata: deny_setsid,
                         deny_setsid,
+                        group: deny_setsid.then_some(4242),
                     };
                     let programs = compile(spec).unwrap();
                     assert_eq!(programs.len(), if floor { 2 } else { 1 });

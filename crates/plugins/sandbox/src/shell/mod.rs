@@ -186,7 +186,7 @@ impl Shell for SandboxShell {
         let make = self.command_builder(&request, &resolved.path);
         // The lease keeps the spawning thread (the parent bubblewrap's
         // `--die-with-parent` watches) alive until this run is over.
-        let (mut child, _lease) = spawn(
+        let (mut child, lease) = spawn(
             &self.launch,
             &program,
             args,
@@ -195,10 +195,12 @@ impl Shell for SandboxShell {
             self.policy.os_isolation_required(),
         )
         .await?;
-        // `process_group(0)`: the group id is the child's pid.
+        // The group is led by the watchdog on the floor; otherwise
+        // `process_group(0)` made the child's pid the group id.
         let mut group = GroupKiller(
-            child
-                .id()
+            lease
+                .group()
+                .or(child.id())
                 .and_then(|id| i32::try_from(id).ok())
                 .map(Pid::from_raw),
         );

@@ -444,8 +444,8 @@ fn temp_dirs_are_removed_even_after_a_dead_host() {
     drop(sb);
 }
 
-/// On the floor, each command has a watchdog (for a killed host) while it
-/// runs; a run that ends leaves none behind, so it can never fire later.
+/// On the floor, a watchdog leads each command's process group while it
+/// runs (for a killed host); a run that ends leaves none behind.
 #[tokio::test]
 async fn no_watchdog_outlives_its_run() {
     let fx = Fixture::new();
@@ -453,21 +453,17 @@ async fn no_watchdog_outlives_its_run() {
     if !runs_commands(&sb, "no_watchdog_outlives_its_run") || in_bwrap(&sb) {
         return;
     }
-    let watchdogs = |group: &str| {
-        crate::fixture::live_with_marker("tack-sandbox-watchdog")
-            .into_iter()
-            .filter(|pid| {
-                std::fs::read(format!("/proc/{pid}/cmdline"))
-                    .map(|c| c.split(|b| *b == 0).any(|arg| arg == group.as_bytes()))
-                    .unwrap_or(false)
-            })
-            .count()
+    let is_watchdog = |pid: &str| {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains("tack-sandbox-watchdog"))
     };
     let shell = sb.shell();
     let running = tokio::spawn(async move {
         shell
             .run(
-                CommandRequest::new("echo $$ > group.tmp && mv group.tmp group; sleep 1"),
+                CommandRequest::new(
+                    "cut -d' ' -f5 /proc/$$/stat > group.tmp && mv group.tmp group; sleep 1",
+                ),
                 CancellationToken::new(),
             )
             .await
@@ -482,16 +478,48 @@ async fn no_watchdog_outlives_its_run() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let group = std::fs::read_to_string(&path).unwrap().trim().to_owned();
-    assert_eq!(watchdogs(&group), 1, "no watchdog for group {group}");
+    assert!(
+        is_watchdog(&group),
+        "group {group} is not led by a watchdog"
+    );
     let out = running.await.unwrap().unwrap();
     assert_eq!(out.exit_code, Some(0), "{out:?}");
     let start = std::time::Instant::now();
-    while watchdogs(&group) > 0 && start.elapsed() < Duration::from_secs(5) {
+    while is_watchdog(&group) && start.elapsed() < Duration::from_secs(5) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(
-        watchdogs(&group),
-        0,
+    assert!(
+        !is_watchdog(&group),
         "the watchdog of group {group} outlived its run"
     );
+}
+
+/// A process that makes a process group of its own (`setpgrp`) does not
+/// outlive its call either.
+#[tokio::test]
+async fn a_new_process_group_does_not_outlive_the_call() {
+    let fx = Fixture::new();
+    let sb = fx.workspace_write();
+    if !runs_commands(&sb, "a_new_process_group_does_not_outlive_the_call") {
+        return;
+    }
+    let m = marker();
+    let out = run(
+        &sb,
+        format!(
+            "perl -e 'setpgrp(0, 0) or exit 9; exec \"sleep\", \"{m}\"' & sleep 0.3; \
+             perl -e 'setpgrp(0, getppid()) or exit 9; exit 0'; echo join=$?"
+        ),
+    )
+    .await;
+    let status = status_of(&out.stdout, "join");
+    if status == "127" {
+        println!("a_new_process_group_does_not_outlive_the_call: skipped, no perl");
+        return;
+    }
+    if !in_bwrap(&sb) {
+        // The floor refuses every move to another group.
+        assert_ne!(status, "0", "{out:?}");
+    }
+    assert_eq!(survivors(&m).await, Vec::<i32>::new());
 }

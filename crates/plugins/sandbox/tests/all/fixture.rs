@@ -150,10 +150,23 @@ pub fn live_with_marker(marker: &str) -> Vec<i32> {
     found
 }
 
-/// Waits until `count` processes with `marker` run (at most 10 s).
+/// How many `sleep <marker>` processes run (not the shells or launchers
+/// whose command lines also hold the marker).
+fn sleeping(marker: &str) -> usize {
+    let prefix = format!("sleep\0{marker}");
+    live_with_marker(marker)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.starts_with(prefix.as_bytes()))
+        })
+        .count()
+}
+
+/// Waits until `count` `sleep <marker>` processes run (at most 10 s).
 pub async fn wait_for_marker(marker: &str, count: usize) {
     let start = Instant::now();
-    while live_with_marker(marker).len() < count {
+    while sleeping(marker) < count {
         assert!(
             start.elapsed() < Duration::from_secs(10),
             "the command's {count} processes never started"
