@@ -71,7 +71,7 @@ pub struct PolicyIsolation {
     /// The namespace layer (bubblewrap): a read-only root filesystem with the
     /// writable roots bound read-write, a private `/tmp`, new PID, IPC and
     /// UTS namespaces, a new network namespace while the network is off.
-    /// `Unavailable` under [`Namespaces::Auto`](crate::Namespaces::Auto)
+    /// `Unavailable` under [`Namespaces::Auto`]
     /// means commands run on the floor alone, which that setting allows;
     /// under `Required` it refuses commands.
     pub namespaces: Enforcement,

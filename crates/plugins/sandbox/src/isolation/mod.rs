@@ -6,12 +6,14 @@
 //!   PID, network, IPC, UTS and mount namespaces, drops every capability
 //!   and loads the floor's seccomp filter (handed over in memory file
 //!   descriptors) just before it runs the command.
-//! * **the floor** (always otherwise): a dedicated thread drops every
-//!   capability, sets `no_new_privs`, restricts itself with Landlock and
-//!   loads the seccomp filter, then spawns the command, which inherits all of
-//!   it (capabilities, `no_new_privs`, Landlock domains and seccomp filters
-//!   are per thread and survive `fork` and `exec`). The runtime's other
-//!   threads are never restricted.
+//! * **the floor** (always otherwise): a dedicated thread starts the
+//!   command's watchdog (the leader of its process group, see [`Watchdog`]),
+//!   drops every capability, sets `no_new_privs`, restricts itself with
+//!   Landlock and loads the seccomp filter, then spawns the command into the
+//!   watchdog's group; the command inherits all of it (capabilities,
+//!   `no_new_privs`, Landlock domains and seccomp filters are per thread and
+//!   survive `fork` and `exec`). The runtime's other threads are never
+//!   restricted.
 //!
 //! In both cases the spawning thread lives as long as the command:
 //! bubblewrap's `--die-with-parent` fires when the *thread* that spawned it
@@ -31,10 +33,10 @@ use std::sync::Arc;
 
 use ::landlock::RulesetStatus;
 use seccompiler::BpfProgram;
-
-use self::seccomp::FilterSpec;
 use tack_core::capability::ShellError;
 use tokio::process::{Child, Command};
+
+use self::seccomp::FilterSpec;
 
 pub(crate) use self::bwrap::{BwrapPlan, KernelBwrap};
 pub(crate) use self::landlock::{KernelLandlock, LandlockRules};
