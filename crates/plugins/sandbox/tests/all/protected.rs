@@ -143,7 +143,9 @@ async fn commands_cannot_change_protected_paths_inside_bubblewrap() {
         )
         .await
         .unwrap();
-    for line in ["config", "hook", "chmod", "rm", "log"] {
+    // `rm -rf` of a read-only mount point may report success while removing
+    // nothing: the snapshot below is what proves it.
+    for line in ["config", "hook", "chmod", "log"] {
         assert!(
             !out.stdout.contains(&format!("{line}=0\n")),
             "{line}: {out:?}"
