@@ -44,4 +44,10 @@ pub enum SandboxError {
         /// The operating system's message.
         message: String,
     },
+    /// The isolation for commands could not be prepared.
+    #[error("could not prepare the isolation for commands: {message}")]
+    Isolation {
+        /// What failed.
+        message: String,
+    },
 }

@@ -14,12 +14,14 @@
 //!   Refusals are [`FsError::Refused`](tack_core::capability::FsError::Refused)
 //!   with the reason, e.g. `path resolves outside the workspace via symlink
 //!   src/link -> /etc`.
-//! * **Shell**: `/bin/sh -c` in a confined working directory, with a scrubbed
-//!   environment, resource limits, its own process group (killed as a whole
-//!   on cancellation, timeout, or when the command ends), capped output, and
-//!   on Linux a Landlock domain: it cannot write outside the writable roots
-//!   and, where the kernel allows, cannot use TCP or signal processes outside
-//!   its sandbox.
+//! * **Shell**: `/bin/bash -c` (else `/bin/sh -c`) in a confined working
+//!   directory, with a scrubbed environment, resource limits, its own process
+//!   group (killed as a whole on cancellation, timeout, or when the command
+//!   ends), capped output, and two layers of OS isolation: bubblewrap's
+//!   namespaces when installed (read-only root, private `/tmp`, new PID and
+//!   network namespaces, nothing outlives the call or the host) and always a
+//!   floor of dropped capabilities, `no_new_privs`, a seccomp filter and
+//!   Landlock.
 //! * **Status** ([`Sandbox::status`], [`probe_isolation`]): what the kernel
 //!   offers and exactly what is applied, never more.
 //!
@@ -38,14 +40,15 @@
 //! roots into them, but a link made before the sandbox existed, or by
 //! another program, is followed.
 //!
-//! *Commands.* Landlock rules are allow-lists: commands may read and execute
-//! anything on the machine (the fs capability may not), and may write only
-//! under the writable roots, a private temp dir (workspace-write) and
-//! `/dev/null`. Denied globs apply to the fs capability only. Network denial
-//! covers TCP bind and connect; UDP and Unix sockets are not covered by
-//! Landlock. Root is not exempt from Landlock, but the process-count limit is
-//! not enforced for root. A process that leaves the process group (`setsid`)
-//! escapes the group kill, though not the Landlock domain.
+//! *Commands.* Commands may read and execute anything on the machine (the fs
+//! capability may not) except, inside bubblewrap, the host's `/tmp`, and may
+//! write only under the writable roots, a private temp dir (workspace-write)
+//! and `/dev/null`. Denied globs apply to the fs capability only. With the
+//! network off, no TCP or UDP socket can be made (a new network namespace, or
+//! the seccomp filter); Unix sockets with a path stay reachable. Root keeps
+//! no capability. Without bubblewrap, `chmod`/`touch` on files the user owns
+//! outside the workspace are not stopped; the cookbook's threat model lists
+//! each case.
 //!
 //! ## Example
 //!
@@ -90,7 +93,9 @@ mod status;
 pub use error::SandboxError;
 pub use path::{MAX_NAME_BYTES, MAX_PATH_BYTES};
 pub use plugin::PLUGIN_NAME;
-pub use policy::{DEFAULT_OUTPUT_LIMIT, ParseModeError, SandboxMode, SandboxPolicy};
+pub use policy::{
+    DEFAULT_OUTPUT_LIMIT, DEFAULT_PROTECTED, Namespaces, ParseModeError, SandboxMode, SandboxPolicy,
+};
 pub use sandbox::Sandbox;
 pub use shell::{ALLOWED_ENV, ResourceLimits, SECRET_SUFFIXES, is_secret_name};
 pub use status::{

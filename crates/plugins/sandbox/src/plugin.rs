@@ -49,7 +49,7 @@ impl Plugin for CurrentDirSandbox {
 inventory::submit! {
     PluginFactory::new(
         PLUGIN_NAME,
-        "Confined fs and shell capabilities: workspace-write over the current directory, Landlock where available.",
+        "Confined fs and shell capabilities: workspace-write over the current directory; commands in bubblewrap when installed, always under Landlock, seccomp and no capabilities.",
         || Box::new(CurrentDirSandbox),
     )
 }

@@ -49,6 +49,43 @@ impl fmt::Display for SandboxMode {
     }
 }
 
+/// Whether commands run inside bubblewrap's namespaces.
+///
+/// ```
+/// use tack_sandbox::{Namespaces, SandboxPolicy};
+/// let policy = SandboxPolicy::workspace_write("/srv/project").with_namespaces(Namespaces::Required);
+/// assert_eq!(policy.namespaces(), Namespaces::Required);
+/// assert_eq!(Namespaces::default(), Namespaces::Auto);
+/// ```
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Namespaces {
+    /// Use bubblewrap when it works on this machine, else run commands on the
+    /// floor alone (Landlock, seccomp, no capabilities); the status says
+    /// which. The default.
+    #[default]
+    Auto,
+    /// Refuse commands when bubblewrap is missing or cannot create
+    /// namespaces here (under `require_os_isolation(true)`); the refusal
+    /// names the `bubblewrap` package.
+    Required,
+    /// Never use bubblewrap: the floor alone.
+    Disabled,
+}
+
+impl fmt::Display for Namespaces {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Namespaces::Auto => "auto",
+            Namespaces::Required => "required",
+            Namespaces::Disabled => "disabled",
+        })
+    }
+}
+
 /// A string that names no [`SandboxMode`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("unknown sandbox mode `{given}`: use one of read-only, workspace-write, full-access")]
@@ -94,12 +131,20 @@ pub struct SandboxPolicy {
     readable_roots: Vec<PathBuf>,
     writable_roots: Vec<PathBuf>,
     denied: Vec<String>,
+    protected: Vec<String>,
     network: bool,
+    namespaces: Namespaces,
     require_os_isolation: bool,
     limits: ResourceLimits,
     extra_env: Vec<String>,
     output_limit: usize,
 }
+
+/// Paths read-only to the tools in every writable preset, unless lifted with
+/// [`SandboxPolicy::without_protected`]: the repository's own files (a
+/// planted `.git/config` fsmonitor or `.git/hooks/*` script would run at the
+/// user's next `git status`, outside any sandbox) and tack's own directory.
+pub const DEFAULT_PROTECTED: &[&str] = &[".git/**", ".tack/**"];
 
 /// Bytes kept of stdout and of stderr each when a request sets no limit.
 pub const DEFAULT_OUTPUT_LIMIT: usize = 64 * 1024;
@@ -114,7 +159,9 @@ impl SandboxPolicy {
             readable_roots: Vec::new(),
             writable_roots: Vec::new(),
             denied: Vec::new(),
+            protected: DEFAULT_PROTECTED.iter().map(|g| (*g).to_owned()).collect(),
             network: mode == SandboxMode::FullAccess,
+            namespaces: Namespaces::Auto,
             require_os_isolation: true,
             limits: ResourceLimits::default(),
             extra_env: Vec::new(),
@@ -160,10 +207,38 @@ impl SandboxPolicy {
         self
     }
 
-    /// Whether commands may use the network (TCP is denied with Landlock when
-    /// not; see [`IsolationStatus`](crate::IsolationStatus)).
+    /// Makes paths that match `glob` (relative to their root, with the
+    /// semantics of [`with_denied`](Self::with_denied)) read-only to the
+    /// tools: the fs capability refuses to write, create or remove them, and
+    /// commands inside bubblewrap see them mounted read-only. Readable as
+    /// before. [`DEFAULT_PROTECTED`] is protected from the start.
+    pub fn with_protected(mut self, glob: &str) -> Self {
+        if !self.protected.iter().any(|g| g == glob) {
+            self.protected.push(glob.to_owned());
+        }
+        self
+    }
+
+    /// Lifts the protection of `glob` (e.g. `".git/**"` to let the tools
+    /// commit, or edit hooks): the user's explicit choice.
+    pub fn without_protected(mut self, glob: &str) -> Self {
+        self.protected.retain(|g| g != glob);
+        self
+    }
+
+    /// Whether commands may use the network. When not, commands run in a
+    /// new network namespace (bubblewrap), else the seccomp filter refuses
+    /// AF_INET and AF_INET6 sockets; see
+    /// [`IsolationStatus`](crate::IsolationStatus).
     pub fn with_network(mut self, allowed: bool) -> Self {
         self.network = allowed;
+        self
+    }
+
+    /// Whether commands run inside bubblewrap's namespaces (default
+    /// [`Namespaces::Auto`]). Ignored under [`SandboxMode::FullAccess`].
+    pub fn with_namespaces(mut self, namespaces: Namespaces) -> Self {
+        self.namespaces = namespaces;
         self
     }
 
@@ -219,9 +294,19 @@ impl SandboxPolicy {
         &self.denied
     }
 
+    /// The protected globs (read-only to the tools).
+    pub fn protected(&self) -> &[String] {
+        &self.protected
+    }
+
     /// Whether commands may use the network.
     pub fn network_allowed(&self) -> bool {
         self.network
+    }
+
+    /// Whether commands run inside bubblewrap's namespaces.
+    pub fn namespaces(&self) -> Namespaces {
+        self.namespaces
     }
 
     /// Whether commands must run under OS isolation.
@@ -275,5 +360,13 @@ mod tests {
         assert!(!SandboxPolicy::workspace_write("/x").network_allowed());
         assert!(SandboxPolicy::full_access("/x").network_allowed());
         assert!(SandboxPolicy::workspace_write("/x").os_isolation_required());
+    }
+
+    #[test]
+    fn git_and_tack_are_protected_until_lifted() {
+        let policy = SandboxPolicy::workspace_write("/x");
+        assert_eq!(policy.protected(), [".git/**", ".tack/**"]);
+        let lifted = policy.without_protected(".git/**").with_protected("ci/**");
+        assert_eq!(lifted.protected(), [".tack/**", "ci/**"]);
     }
 }

@@ -8,11 +8,14 @@ use tack_core::capability::{Capabilities, FileSystem, Shell};
 
 use crate::error::SandboxError;
 use crate::fs::SandboxFs;
-use crate::isolation::LandlockRules;
+use crate::isolation::seccomp::{self, FilterSpec};
+use crate::isolation::{BwrapPlan, KernelBwrap, LandlockRules, Launch};
 use crate::path::Confinement;
 use crate::policy::{SandboxMode, SandboxPolicy};
 use crate::shell::{PrivateTempDir, SandboxShell};
-use crate::status::{Enforcement, IsolationStatus, kernel, plan};
+use crate::status::{
+    Enforcement, IsolationStatus, Kernel, PolicyIsolation, kernel, plan, uses_bwrap,
+};
 
 /// Confined `fs` and `shell` capabilities built from a [`SandboxPolicy`].
 /// Cheap to clone; clones share everything.
@@ -67,33 +70,31 @@ impl Sandbox {
     /// invalid glob, or a private temp dir that cannot be created.
     pub fn new(policy: SandboxPolicy) -> Result<Sandbox, SandboxError> {
         let confinement = Arc::new(Confinement::new(&policy)?);
-        let status = plan(&policy, kernel());
+        let kernel = kernel();
+        let status = plan(&policy, kernel);
         let applied = status
             .policy
             .as_ref()
             .expect("plan always describes the policy it was given");
-        let applies = |e: Enforcement| matches!(e, Enforcement::Enforced | Enforcement::Partial);
         let tmpdir = if policy.mode() == SandboxMode::WorkspaceWrite {
             Some(Arc::new(PrivateTempDir::create()?))
         } else {
             None
         };
-        let rules =
-            (applies(applied.filesystem) || applies(applied.network)).then(|| LandlockRules {
-                writable: applies(applied.filesystem).then(|| {
-                    let mut writable = confinement.writable_roots();
-                    writable.extend(tmpdir.as_ref().map(|t| t.path().to_path_buf()));
-                    writable
-                }),
-                deny_tcp: applies(applied.network),
-            });
+        let launch = launch(&policy, kernel, applied, &confinement, tmpdir.as_deref())?;
+        if applied.protected == Enforcement::Unavailable {
+            tracing::warn!(
+                protected = ?policy.protected(),
+                "commands run without bubblewrap: the protected paths are read-only to the fs capability only"
+            );
+        }
         let shell = SandboxShell {
             confinement: confinement.clone(),
             policy: policy.clone(),
             admission: applied.commands.clone(),
-            rules,
+            launch,
             tmpdir,
-            wrapper: policy.limits().wrapper_script(),
+            wrapper: policy.limits().wrapper_script(&kernel.shell),
         };
         Ok(Sandbox {
             inner: Arc::new(Inner {
@@ -136,4 +137,82 @@ impl Sandbox {
     pub fn status(&self) -> IsolationStatus {
         self.inner.status.clone()
     }
+}
+
+/// How commands of `policy` start on `kernel`, given what the plan applies.
+fn launch(
+    policy: &SandboxPolicy,
+    kernel: &Kernel,
+    applied: &PolicyIsolation,
+    confinement: &Confinement,
+    tmpdir: Option<&PrivateTempDir>,
+) -> Result<Launch, SandboxError> {
+    let applies = |e: Enforcement| matches!(e, Enforcement::Enforced | Enforcement::Partial);
+    let full_access = policy.mode() == SandboxMode::FullAccess;
+    let spec = FilterSpec {
+        network: policy.network_allowed(),
+        floor: !full_access,
+        deny_metadata: policy.mode() == SandboxMode::ReadOnly && !uses_bwrap(policy, kernel),
+        deny_setsid: !full_access && !uses_bwrap(policy, kernel),
+        group: None,
+    };
+    let programs = if applies(applied.seccomp) {
+        Some(seccomp::compile(spec).map_err(|message| SandboxError::Isolation { message })?)
+    } else {
+        None
+    };
+    if let (true, KernelBwrap::Available { path, .. }) = (uses_bwrap(policy, kernel), &kernel.bwrap)
+    {
+        let mut writable = Vec::new();
+        if policy.mode() == SandboxMode::WorkspaceWrite {
+            writable = confinement.writable_roots();
+            writable.extend(tmpdir.map(|t| t.path().to_path_buf()));
+        }
+        let readable = confinement
+            .all_roots()
+            .into_iter()
+            .filter(|root| !writable.contains(root))
+            .collect();
+        return Ok(Launch::Bwrap {
+            plan: BwrapPlan {
+                path: path.clone(),
+                readable,
+                protected: if policy.mode() == SandboxMode::WorkspaceWrite {
+                    confinement.protected_dirs()
+                } else {
+                    Vec::new()
+                },
+                writable,
+                unshare_net: !policy.network_allowed(),
+                read_only: policy.mode() == SandboxMode::ReadOnly,
+            },
+            seccomp: Arc::new(
+                programs
+                    .unwrap_or_default()
+                    .iter()
+                    .map(seccomp::to_bytes)
+                    .collect(),
+            ),
+        });
+    }
+    let landlock = (applies(applied.filesystem) || applies(applied.network))
+        .then(|| LandlockRules {
+            writable: applies(applied.filesystem).then(|| {
+                let mut writable = confinement.writable_roots();
+                writable.extend(tmpdir.map(|t| t.path().to_path_buf()));
+                writable
+            }),
+            deny_tcp: applies(applied.network),
+        })
+        .filter(|_| kernel.landlock_abi().is_some());
+    if full_access && landlock.is_none() && programs.is_none() {
+        return Ok(Launch::Plain);
+    }
+    Ok(Launch::Floor {
+        drop_capabilities: !full_access,
+        landlock,
+        // Compiled again for each command, with its process group.
+        seccomp: programs.is_some().then_some(spec),
+        watchdog: !full_access,
+    })
 }

@@ -1,10 +1,11 @@
 //! What the kernel offers and what a sandbox applies, reported honestly.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use crate::isolation::KernelLandlock;
-use crate::policy::{SandboxMode, SandboxPolicy};
+use crate::isolation::{KernelBwrap, KernelLandlock};
+use crate::policy::{Namespaces, SandboxMode, SandboxPolicy};
 
 /// The first Landlock ABI that restricts TCP bind and connect.
 const TCP_ABI: u32 = 4;
@@ -18,15 +19,15 @@ const SCOPE_ABI: u32 = 6;
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Enforcement {
-    /// The kernel enforces it on every command.
+    /// It applies to every command.
     Enforced,
-    /// The kernel enforces it, but its Landlock ABI lacks some rights:
-    /// before ABI 3 truncating a file outside the writable roots is not
-    /// restricted, before ABI 5 device ioctls are not.
+    /// It applies, but not completely; the field's documentation says what
+    /// is left out (for Landlock: before ABI 3 truncating a file outside the
+    /// writable roots is not restricted, before ABI 5 device ioctls are not).
     Partial,
     /// The policy does not ask for it.
     NotRequested,
-    /// The policy asks for it and the kernel cannot apply it.
+    /// The policy asks for it and this machine cannot apply it.
     Unavailable,
 }
 
@@ -61,32 +62,66 @@ pub enum CommandAdmission {
     },
 }
 
-/// What one sandbox applies to its commands.
+/// What one sandbox applies to its commands, layer by layer.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[non_exhaustive]
 pub struct PolicyIsolation {
     /// The policy's mode.
     pub mode: SandboxMode,
-    /// Writes outside the writable roots (Landlock filesystem rules).
+    /// The namespace layer (bubblewrap): a read-only root filesystem with the
+    /// writable roots bound read-write, a private `/tmp`, new PID, IPC and
+    /// UTS namespaces, a new network namespace while the network is off.
+    /// `Unavailable` under [`Namespaces::Auto`]
+    /// means commands run on the floor alone, which that setting allows;
+    /// under `Required` it refuses commands.
+    pub namespaces: Enforcement,
+    /// Writes outside the writable roots: by the read-only mounts of the
+    /// namespace layer (metadata included), else by Landlock (contents only:
+    /// `chmod`, `chown` and `touch` on files the user owns are not stopped).
     pub filesystem: Enforcement,
-    /// TCP bind and connect (Landlock network rules), and connecting to
-    /// abstract Unix sockets made outside the sandbox (ABI 6+). UDP and
-    /// Unix sockets with a path are never restricted.
+    /// The network: a new network namespace, else the seccomp filter
+    /// refusing AF_INET and AF_INET6 sockets (TCP and UDP alike); `Partial`
+    /// when only Landlock applies (TCP bind and connect only).
     pub network: Enforcement,
-    /// Signals from commands to processes outside the sandbox, the host
-    /// included (Landlock ABI 6+). Applied whenever any Landlock rule is;
-    /// its absence alone never refuses commands.
+    /// Signals, `ptrace`, `prlimit` and friends aimed at processes outside
+    /// the command: a PID namespace hides them, else Landlock (ABI 6+)
+    /// scopes signals and the seccomp filter refuses the others.
     pub signals: Enforcement,
+    /// The seccomp filter (raw and packet sockets, mount, namespaces,
+    /// keyrings, BPF, perf, kexec, modules, the clock, the host name, reboot,
+    /// ptrace, io_uring, calls aimed at other processes).
+    pub seccomp: Enforcement,
+    /// Every capability dropped (ambient, inheritable, effective, permitted;
+    /// on the floor the bounding set too, where the host may drop it; inside
+    /// bubblewrap run as root the bounding set is kept), with
+    /// `no_new_privs`, so root loses its privileges and cannot regain them.
+    pub capabilities: Enforcement,
+    /// Every process of a command ends with its call, and with the host (a
+    /// host killed in the first milliseconds of a command's start aside):
+    /// `Enforced` with a PID namespace; on the floor `Enforced` too when the
+    /// seccomp filter applies (no process can leave the command's process
+    /// group: `setsid` and every other `setpgid` are refused) and Landlock
+    /// scopes signals (ABI 6+, so the command cannot stop the watchdog that
+    /// kills the group when the host dies); `Partial` otherwise.
+    pub lifetime: Enforcement,
+    /// The protected paths ([`SandboxPolicy::protected`]) read-only to
+    /// commands: `Enforced` inside bubblewrap (paths that exist when a
+    /// command starts are mounted read-only); `Unavailable` on the floor,
+    /// whose Landlock rules cannot make part of a writable root read-only
+    /// (the fs capability refuses writes to them in every case, and this
+    /// alone never refuses commands).
+    pub protected: Enforcement,
     /// Whether commands run.
     pub commands: CommandAdmission,
 }
 
-/// What the kernel offers for isolation and, for a [`Sandbox`](crate::Sandbox),
+/// What the machine offers for isolation and, for a [`Sandbox`](crate::Sandbox),
 /// what it applies to every command. Nothing here claims more than was
-/// verified: the kernel side comes from actually restricting a throwaway
-/// thread, and each command's restriction is checked again when it is
-/// spawned. If the kernel then enforces none of the rules, the command is not
-/// started (isolation required) or runs with a logged warning (not required).
+/// verified: Landlock and seccomp are probed by restricting a throwaway
+/// thread, bubblewrap by starting a command in new namespaces, and each
+/// command's restrictions are checked again when it is spawned. If one then
+/// fails, the command is not started (isolation required) or runs with a
+/// logged warning (not required).
 ///
 /// ```
 /// let status = tack_sandbox::probe_isolation();
@@ -95,6 +130,7 @@ pub struct PolicyIsolation {
 /// if status.landlock_abi.is_none() {
 ///     assert!(status.landlock_unavailable.is_some());
 /// }
+/// assert_eq!(status.bwrap.is_some(), status.bwrap_unavailable.is_none());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[non_exhaustive]
@@ -105,48 +141,130 @@ pub struct IsolationStatus {
     pub landlock_unavailable: Option<String>,
     /// Whether the kernel can restrict TCP bind and connect (Landlock ABI 4+).
     pub tcp_restriction: bool,
+    /// Whether the kernel takes seccomp filters.
+    pub seccomp: bool,
+    /// Why seccomp filters cannot be used, when they cannot.
+    pub seccomp_unavailable: Option<String>,
+    /// bubblewrap, when it works here: its path and version.
+    pub bwrap: Option<String>,
+    /// Why bubblewrap cannot be used, when it cannot.
+    pub bwrap_unavailable: Option<String>,
+    /// The shell that runs commands: `/bin/bash` when present, else `/bin/sh`.
+    pub shell: PathBuf,
     /// What a sandbox applies; `None` from [`probe_isolation`].
     pub policy: Option<PolicyIsolation>,
 }
 
-static KERNEL: OnceLock<KernelLandlock> = OnceLock::new();
-
-/// The kernel's Landlock support, probed on first use and cached.
-pub(crate) fn kernel() -> &'static KernelLandlock {
-    KERNEL.get_or_init(crate::isolation::landlock::probe)
+/// Everything probed about this machine, once per process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Kernel {
+    pub(crate) landlock: KernelLandlock,
+    pub(crate) seccomp: Result<(), String>,
+    pub(crate) bwrap: KernelBwrap,
+    pub(crate) shell: PathBuf,
 }
 
-/// What this kernel offers for isolating commands: the Landlock ABI version
-/// (or why there is none) and whether TCP can be restricted. Probed once per
-/// process and cached.
+impl Kernel {
+    /// The Landlock ABI, when Landlock works.
+    pub(crate) fn landlock_abi(&self) -> Option<u32> {
+        match self.landlock {
+            KernelLandlock::Available(abi) => Some(abi),
+            KernelLandlock::Unavailable(_) => None,
+        }
+    }
+}
+
+static KERNEL: OnceLock<Kernel> = OnceLock::new();
+
+/// The shell commands run in.
+fn shell() -> PathBuf {
+    let bash = PathBuf::from("/bin/bash");
+    if bash.is_file() {
+        bash
+    } else {
+        PathBuf::from("/bin/sh")
+    }
+}
+
+/// What this machine offers, probed on first use and cached.
+pub(crate) fn kernel() -> &'static Kernel {
+    KERNEL.get_or_init(|| Kernel {
+        landlock: crate::isolation::landlock::probe(),
+        seccomp: crate::isolation::seccomp::probe(),
+        bwrap: crate::isolation::bwrap::probe(),
+        shell: shell(),
+    })
+}
+
+/// What this machine offers for isolating commands: the Landlock ABI version
+/// (or why there is none), whether TCP can be restricted, seccomp,
+/// bubblewrap, and the shell. Probed once per process and cached.
 pub fn probe_isolation() -> IsolationStatus {
     kernel_status(kernel())
 }
 
-fn kernel_status(kernel: &KernelLandlock) -> IsolationStatus {
-    match kernel {
-        KernelLandlock::Available(abi) => IsolationStatus {
-            landlock_abi: Some(*abi),
-            landlock_unavailable: None,
-            tcp_restriction: *abi >= TCP_ABI,
-            policy: None,
-        },
-        KernelLandlock::Unavailable(reason) => IsolationStatus {
-            landlock_abi: None,
-            landlock_unavailable: Some(reason.clone()),
-            tcp_restriction: false,
-            policy: None,
-        },
+fn kernel_status(kernel: &Kernel) -> IsolationStatus {
+    let (landlock_abi, landlock_unavailable) = match &kernel.landlock {
+        KernelLandlock::Available(abi) => (Some(*abi), None),
+        KernelLandlock::Unavailable(reason) => (None, Some(reason.clone())),
+    };
+    let (bwrap, bwrap_unavailable) = match &kernel.bwrap {
+        KernelBwrap::Available { path, version } => {
+            (Some(format!("{} ({version})", path.display())), None)
+        }
+        KernelBwrap::Unavailable(reason) => (None, Some(reason.clone())),
+    };
+    IsolationStatus {
+        landlock_abi,
+        landlock_unavailable,
+        tcp_restriction: landlock_abi.is_some_and(|abi| abi >= TCP_ABI),
+        seccomp: kernel.seccomp.is_ok(),
+        seccomp_unavailable: kernel.seccomp.clone().err(),
+        bwrap,
+        bwrap_unavailable,
+        shell: kernel.shell.clone(),
+        policy: None,
     }
 }
 
+/// Whether the namespace layer is used for `policy` on `kernel`.
+pub(crate) fn uses_bwrap(policy: &SandboxPolicy, kernel: &Kernel) -> bool {
+    policy.mode() != SandboxMode::FullAccess
+        && policy.namespaces() != Namespaces::Disabled
+        && matches!(kernel.bwrap, KernelBwrap::Available { .. })
+}
+
+fn applied(e: Enforcement) -> bool {
+    matches!(e, Enforcement::Enforced | Enforcement::Partial)
+}
+
 /// What `policy` gets on `kernel`.
-pub(crate) fn plan(policy: &SandboxPolicy, kernel: &KernelLandlock) -> IsolationStatus {
+pub(crate) fn plan(policy: &SandboxPolicy, kernel: &Kernel) -> IsolationStatus {
     let mut status = kernel_status(kernel);
     let abi = status.landlock_abi.unwrap_or(0);
-    let filesystem = if policy.mode() == SandboxMode::FullAccess {
+    let full_access = policy.mode() == SandboxMode::FullAccess;
+    let bwrap_used = uses_bwrap(policy, kernel);
+    let bwrap = if full_access || policy.namespaces() == Namespaces::Disabled {
         Enforcement::NotRequested
-    } else if abi >= FULL_FS_ABI {
+    } else if bwrap_used {
+        Enforcement::Enforced
+    } else {
+        Enforcement::Unavailable
+    };
+    let seccomp_ok = kernel.seccomp.is_ok();
+    let seccomp = if full_access && policy.network_allowed() {
+        Enforcement::NotRequested
+    } else if !seccomp_ok {
+        Enforcement::Unavailable
+    } else if full_access {
+        // Only the socket rules.
+        Enforcement::Partial
+    } else {
+        Enforcement::Enforced
+    };
+    let filesystem = if full_access {
+        Enforcement::NotRequested
+    } else if bwrap_used || abi >= FULL_FS_ABI {
         Enforcement::Enforced
     } else if abi >= 1 {
         Enforcement::Partial
@@ -155,30 +273,87 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &KernelLandlock) -> Isolation
     };
     let network = if policy.network_allowed() {
         Enforcement::NotRequested
+    } else if bwrap_used || seccomp_ok {
+        Enforcement::Enforced
     } else if abi >= TCP_ABI {
-        Enforcement::Enforced
+        Enforcement::Partial
     } else {
         Enforcement::Unavailable
     };
-    let applied = |e: Enforcement| matches!(e, Enforcement::Enforced | Enforcement::Partial);
-    let signals = if !applied(filesystem) && !applied(network) {
-        if filesystem == Enforcement::NotRequested && network == Enforcement::NotRequested {
-            Enforcement::NotRequested
+    let landlock_applied = !bwrap_used && abi >= 1 && (applied(filesystem) || applied(network));
+    let signals = if full_access && policy.network_allowed() {
+        Enforcement::NotRequested
+    } else if bwrap_used {
+        Enforcement::Enforced
+    } else if landlock_applied && abi >= SCOPE_ABI {
+        if full_access {
+            // Signals are scoped, but nothing else aimed at other processes.
+            Enforcement::Partial
         } else {
-            Enforcement::Unavailable
+            Enforcement::Enforced
         }
-    } else if abi >= SCOPE_ABI {
+    } else if !full_access && seccomp_ok {
+        // prlimit, renice, ptrace … refused; signals not scoped.
+        Enforcement::Partial
+    } else {
+        Enforcement::Unavailable
+    };
+    let capabilities = if full_access {
+        Enforcement::NotRequested
+    } else {
+        Enforcement::Enforced
+    };
+    let protected = if policy.mode() != SandboxMode::WorkspaceWrite || policy.protected().is_empty()
+    {
+        Enforcement::NotRequested
+    } else if bwrap_used {
         Enforcement::Enforced
     } else {
         Enforcement::Unavailable
     };
+    let lifetime = if bwrap_used
+        || (!full_access
+            && seccomp == Enforcement::Enforced
+            && landlock_applied
+            && abi >= SCOPE_ABI)
+    {
+        Enforcement::Enforced
+    } else {
+        Enforcement::Partial
+    };
+
     let mut missing = Vec::new();
-    if filesystem == Enforcement::Unavailable {
-        missing.push("filesystem write confinement (Landlock)".to_owned());
-    }
-    if network == Enforcement::Unavailable {
+    if bwrap == Enforcement::Unavailable && policy.namespaces() == Namespaces::Required {
         missing.push(format!(
-            "network denial (Landlock ABI {TCP_ABI}+ for TCP, this kernel has {})",
+            "the namespace layer ({}; install the `{}` package)",
+            status
+                .bwrap_unavailable
+                .as_deref()
+                .unwrap_or("bwrap is unavailable"),
+            crate::isolation::bwrap::PACKAGE
+        ));
+    }
+    if filesystem == Enforcement::Unavailable {
+        missing.push(format!(
+            "filesystem write confinement (no bubblewrap, and Landlock: {})",
+            status
+                .landlock_unavailable
+                .as_deref()
+                .unwrap_or("unavailable")
+        ));
+    }
+    if seccomp == Enforcement::Unavailable {
+        missing.push(format!(
+            "the seccomp filter ({})",
+            status
+                .seccomp_unavailable
+                .as_deref()
+                .unwrap_or("unavailable")
+        ));
+    }
+    if network == Enforcement::Unavailable || network == Enforcement::Partial {
+        missing.push(format!(
+            "network denial (no bubblewrap, no seccomp, and Landlock ABI {TCP_ABI}+ covers TCP only; this kernel has {})",
             status
                 .landlock_abi
                 .map_or_else(|| "none".to_owned(), |v| v.to_string())
@@ -187,12 +362,7 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &KernelLandlock) -> Isolation
     let commands = if missing.is_empty() {
         CommandAdmission::Run
     } else {
-        let why = status
-            .landlock_unavailable
-            .as_deref()
-            .map(|r| format!(" ({r})"))
-            .unwrap_or_default();
-        let missing = format!("{}{why}", missing.join(" and "));
+        let missing = missing.join(" and ");
         if policy.os_isolation_required() {
             let network_hint = if network == Enforcement::Unavailable {
                 ", or allow the network with with_network(true)"
@@ -201,7 +371,7 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &KernelLandlock) -> Isolation
             };
             CommandAdmission::Refused {
                 reason: format!(
-                    "OS isolation is required but this kernel cannot apply {missing}; \
+                    "OS isolation is required but this machine cannot apply {missing}; \
                      to run commands without it, configure the sandbox with require_os_isolation(false){network_hint}"
                 ),
             }
@@ -211,9 +381,14 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &KernelLandlock) -> Isolation
     };
     status.policy = Some(PolicyIsolation {
         mode: policy.mode(),
+        namespaces: bwrap,
         filesystem,
         network,
         signals,
+        seccomp,
+        capabilities,
+        lifetime,
+        protected,
         commands,
     });
     status
@@ -221,6 +396,11 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &KernelLandlock) -> Isolation
 
 impl fmt::Display for IsolationStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.bwrap, &self.bwrap_unavailable) {
+            (Some(bwrap), _) => writeln!(f, "bubblewrap: available: {bwrap}")?,
+            (None, Some(reason)) => writeln!(f, "bubblewrap: unavailable: {reason}")?,
+            (None, None) => writeln!(f, "bubblewrap: unavailable")?,
+        }
         match (self.landlock_abi, &self.landlock_unavailable) {
             (Some(abi), _) => writeln!(f, "landlock: available (ABI {abi})")?,
             (None, Some(reason)) => writeln!(f, "landlock: unavailable: {reason}")?,
@@ -235,18 +415,40 @@ impl fmt::Display for IsolationStatus {
                 "not supported"
             }
         )?;
+        match &self.seccomp_unavailable {
+            None => writeln!(f, "seccomp: available")?,
+            Some(reason) => writeln!(f, "seccomp: unavailable: {reason}")?,
+        }
+        writeln!(f, "shell: {}", self.shell.display())?;
         if let Some(policy) = &self.policy {
             writeln!(f, "mode: {}", policy.mode)?;
+            writeln!(
+                f,
+                "commands, namespaces (bubblewrap): {}",
+                policy.namespaces
+            )?;
             writeln!(
                 f,
                 "commands, filesystem writes outside the writable roots: {}",
                 policy.filesystem
             )?;
-            writeln!(f, "commands, network (TCP): {}", policy.network)?;
+            writeln!(f, "commands, network: {}", policy.network)?;
             writeln!(
                 f,
-                "commands, signals to outside processes: {}",
+                "commands, signals and calls aimed at outside processes: {}",
                 policy.signals
+            )?;
+            writeln!(f, "commands, seccomp filter: {}", policy.seccomp)?;
+            writeln!(f, "commands, capabilities dropped: {}", policy.capabilities)?;
+            writeln!(
+                f,
+                "commands, no process outlives its call: {}",
+                policy.lifetime
+            )?;
+            writeln!(
+                f,
+                "commands, protected paths read-only: {}",
+                policy.protected
             )?;
             match &policy.commands {
                 CommandAdmission::Run => writeln!(f, "commands: run")?,
@@ -264,18 +466,43 @@ impl fmt::Display for IsolationStatus {
 mod tests {
     use super::*;
 
-    fn plan_for(policy: SandboxPolicy, kernel: KernelLandlock) -> PolicyIsolation {
+    fn machine(landlock: Option<u32>, seccomp: bool, bwrap: bool) -> Kernel {
+        Kernel {
+            landlock: landlock.map_or_else(
+                || KernelLandlock::Unavailable("no landlock here".into()),
+                KernelLandlock::Available,
+            ),
+            seccomp: if seccomp {
+                Ok(())
+            } else {
+                Err("no seccomp here".into())
+            },
+            bwrap: if bwrap {
+                KernelBwrap::Available {
+                    path: "/usr/bin/bwrap".into(),
+                    version: "bubblewrap 0.8.0".into(),
+                }
+            } else {
+                KernelBwrap::Unavailable(
+                    "bwrap was not found (install the `bubblewrap` package)".into(),
+                )
+            },
+            shell: "/bin/sh".into(),
+        }
+    }
+
+    fn plan_for(policy: SandboxPolicy, kernel: Kernel) -> PolicyIsolation {
         plan(&policy, &kernel).policy.unwrap()
     }
 
     #[test]
-    fn a_kernel_without_landlock_refuses_commands_by_default() {
+    fn a_kernel_without_landlock_or_bwrap_refuses_commands_by_default() {
         let p = plan_for(
             SandboxPolicy::workspace_write("/ws"),
-            KernelLandlock::Unavailable("no landlock here".into()),
+            machine(None, true, false),
         );
         assert_eq!(p.filesystem, Enforcement::Unavailable);
-        assert_eq!(p.network, Enforcement::Unavailable);
+        assert_eq!(p.network, Enforcement::Enforced);
         let CommandAdmission::Refused { reason } = p.commands else {
             panic!("expected a refusal, got {:?}", p.commands);
         };
@@ -284,10 +511,68 @@ mod tests {
     }
 
     #[test]
+    fn bwrap_alone_confines_the_filesystem_without_landlock() {
+        let p = plan_for(
+            SandboxPolicy::workspace_write("/ws"),
+            machine(None, true, true),
+        );
+        assert_eq!(p.namespaces, Enforcement::Enforced);
+        assert_eq!(p.filesystem, Enforcement::Enforced);
+        assert_eq!(p.lifetime, Enforcement::Enforced);
+        assert_eq!(p.commands, CommandAdmission::Run);
+    }
+
+    #[test]
+    fn missing_seccomp_is_named() {
+        let p = plan_for(
+            SandboxPolicy::workspace_write("/ws"),
+            machine(Some(7), false, true),
+        );
+        let CommandAdmission::Refused { reason } = p.commands else {
+            panic!("expected a refusal, got {:?}", p.commands);
+        };
+        assert!(
+            reason.contains("seccomp filter (no seccomp here)"),
+            "{reason}"
+        );
+    }
+
+    #[test]
+    fn required_namespaces_name_the_package() {
+        let policy = SandboxPolicy::workspace_write("/ws").with_namespaces(Namespaces::Required);
+        let p = plan_for(policy.clone(), machine(Some(7), true, false));
+        let CommandAdmission::Refused { reason } = p.commands else {
+            panic!("expected a refusal, got {:?}", p.commands);
+        };
+        assert!(
+            reason.contains("install the `bubblewrap` package"),
+            "{reason}"
+        );
+        // Auto falls back to the floor, and says so.
+        let auto = plan_for(
+            SandboxPolicy::workspace_write("/ws"),
+            machine(Some(7), true, false),
+        );
+        assert_eq!(auto.namespaces, Enforcement::Unavailable);
+        assert_eq!(auto.lifetime, Enforcement::Enforced);
+        let old_abi = plan_for(
+            SandboxPolicy::workspace_write("/ws"),
+            machine(Some(5), true, false),
+        );
+        assert_eq!(old_abi.lifetime, Enforcement::Partial);
+        assert_eq!(auto.commands, CommandAdmission::Run);
+        let off = plan_for(
+            SandboxPolicy::workspace_write("/ws").with_namespaces(Namespaces::Disabled),
+            machine(Some(7), true, true),
+        );
+        assert_eq!(off.namespaces, Enforcement::NotRequested);
+    }
+
+    #[test]
     fn not_requiring_isolation_runs_with_a_warning() {
         let p = plan_for(
             SandboxPolicy::workspace_write("/ws").require_os_isolation(false),
-            KernelLandlock::Unavailable("none".into()),
+            machine(None, false, false),
         );
         assert!(matches!(
             p.commands,
@@ -296,10 +581,10 @@ mod tests {
     }
 
     #[test]
-    fn an_old_abi_cannot_deny_tcp() {
+    fn an_old_abi_without_seccomp_cannot_deny_the_network() {
         let p = plan_for(
             SandboxPolicy::read_only("/ws"),
-            KernelLandlock::Available(3),
+            machine(Some(3), false, false),
         );
         assert_eq!(p.filesystem, Enforcement::Partial);
         assert_eq!(p.network, Enforcement::Unavailable);
@@ -307,7 +592,7 @@ mod tests {
         assert!(matches!(p.commands, CommandAdmission::Refused { .. }));
         let p = plan_for(
             SandboxPolicy::read_only("/ws").with_network(true),
-            KernelLandlock::Available(3),
+            machine(Some(3), true, false),
         );
         assert_eq!(p.commands, CommandAdmission::Run);
     }
@@ -316,11 +601,13 @@ mod tests {
     fn full_access_with_network_needs_nothing() {
         let p = plan_for(
             SandboxPolicy::full_access("/ws"),
-            KernelLandlock::Unavailable("none".into()),
+            machine(None, false, false),
         );
         assert_eq!(p.filesystem, Enforcement::NotRequested);
         assert_eq!(p.network, Enforcement::NotRequested);
         assert_eq!(p.signals, Enforcement::NotRequested);
+        assert_eq!(p.seccomp, Enforcement::NotRequested);
+        assert_eq!(p.capabilities, Enforcement::NotRequested);
         assert_eq!(p.commands, CommandAdmission::Run);
     }
 
@@ -328,10 +615,19 @@ mod tests {
     fn a_modern_kernel_enforces_everything() {
         let p = plan_for(
             SandboxPolicy::workspace_write("/ws"),
-            KernelLandlock::Available(7),
+            machine(Some(7), true, true),
         );
-        assert_eq!(p.filesystem, Enforcement::Enforced);
-        assert_eq!(p.network, Enforcement::Enforced);
+        for e in [
+            p.namespaces,
+            p.filesystem,
+            p.network,
+            p.signals,
+            p.seccomp,
+            p.capabilities,
+            p.lifetime,
+        ] {
+            assert_eq!(e, Enforcement::Enforced);
+        }
         assert_eq!(p.commands, CommandAdmission::Run);
     }
 }

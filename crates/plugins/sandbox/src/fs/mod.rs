@@ -283,6 +283,18 @@ impl FileSystem for SandboxFs {
                 reason: "it is a sandbox root: the sandbox never removes its own roots".to_owned(),
             });
         }
+        if recursive {
+            if let Some(glob) = self.confinement.protected_below(&resolved.path) {
+                return Err(FsError::Refused {
+                    path: path.display().to_string(),
+                    reason: format!(
+                        "removing it recursively could remove protected paths (`{glob}`); \
+                         remove the entries one by one, or lift the protection with \
+                         SandboxPolicy::without_protected(\"{glob}\")"
+                    ),
+                });
+            }
+        }
         let given = path.to_owned();
         blocking(path, move || {
             let errno = |e| fs_error(&given, e);

@@ -99,7 +99,10 @@ pub(crate) fn restrict_current_thread(
         created = created.add_rules(path_beneath_rules(["/"], AccessFs::from_read(TARGET_ABI)))?;
         let mut paths = writable.clone();
         paths.push(PathBuf::from("/dev/null"));
-        created = created.add_rules(path_beneath_rules(paths, AccessFs::from_all(TARGET_ABI)))?;
+        // Every right but making device nodes: a character or block device
+        // made inside the workspace would reach the kernel's devices.
+        let write = AccessFs::from_all(TARGET_ABI) & !(AccessFs::MakeChar | AccessFs::MakeBlock);
+        created = created.add_rules(path_beneath_rules(paths, write))?;
     }
     created.restrict_self()
 }

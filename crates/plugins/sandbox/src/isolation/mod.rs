@@ -1,73 +1,364 @@
-//! OS isolation for commands: Landlock, applied without `unsafe`.
+//! OS isolation for commands, applied without `unsafe`.
 //!
-//! `landlock_restrict_self` restricts the calling *thread*, and processes
-//! inherit the restriction of the thread that spawned them. So each confined
-//! command is spawned from a dedicated, short-lived thread that restricts
-//! itself first; the runtime's other threads are never restricted.
+//! Two ways to start a confined command:
+//!
+//! * **bubblewrap** (when present and not disabled): `bwrap` builds new
+//!   PID, network, IPC, UTS and mount namespaces, drops every capability
+//!   and loads the floor's seccomp filter (handed over in memory file
+//!   descriptors) just before it runs the command.
+//! * **the floor** (always otherwise): a dedicated thread starts the
+//!   command's watchdog (the leader of its process group, see [`Watchdog`]),
+//!   drops every capability, sets `no_new_privs`, restricts itself with
+//!   Landlock and loads the seccomp filter, then spawns the command into the
+//!   watchdog's group; the command inherits all of it (capabilities,
+//!   `no_new_privs`, Landlock domains and seccomp filters are per thread and
+//!   survive `fork` and `exec`). The runtime's other threads are never
+//!   restricted.
+//!
+//! In both cases the spawning thread lives as long as the command:
+//! bubblewrap's `--die-with-parent` fires when the *thread* that spawned it
+//! ends, so the thread ending early would kill the command, and its living on
+//! until the host dies is what makes a killed host take the command with it.
 
+pub(crate) mod bwrap;
+pub(crate) mod capabilities;
 pub(crate) mod landlock;
+pub(crate) mod seccomp;
+
+use std::ffi::OsString;
+use std::io::{Seek, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+use std::sync::Arc;
 
 use ::landlock::RulesetStatus;
+use seccompiler::BpfProgram;
 use tack_core::capability::ShellError;
 use tokio::process::{Child, Command};
 
+use self::seccomp::FilterSpec;
+
+pub(crate) use self::bwrap::{BwrapPlan, KernelBwrap};
 pub(crate) use self::landlock::{KernelLandlock, LandlockRules};
 
-fn spawn_error(e: std::io::Error) -> ShellError {
-    ShellError::Spawn {
-        message: format!("/bin/sh: {e}"),
+/// How one sandbox starts its commands.
+#[derive(Clone, Debug)]
+pub(crate) enum Launch {
+    /// No restriction at all (full-access with the network allowed).
+    Plain,
+    /// The floor, applied on the spawning thread.
+    Floor {
+        /// Drop every capability.
+        drop_capabilities: bool,
+        /// Landlock rules, when any apply.
+        landlock: Option<LandlockRules>,
+        /// The seccomp filter, compiled for each command (its process group
+        /// is part of it), when the kernel takes filters.
+        seccomp: Option<FilterSpec>,
+        /// Lead each command's process group with a watchdog.
+        watchdog: bool,
+    },
+    /// bubblewrap, which applies the filter itself.
+    Bwrap {
+        /// Mounts and namespaces.
+        plan: BwrapPlan,
+        /// The seccomp programs as bytes.
+        seccomp: Arc<Vec<Vec<u8>>>,
+    },
+}
+
+/// Keeps the spawning thread alive; dropping it lets the thread end (and
+/// disarms the watchdog first).
+#[derive(Debug)]
+pub(crate) struct SpawnerLease {
+    _alive: Option<std::sync::mpsc::Sender<()>>,
+    watchdog: Option<Watchdog>,
+    group: Option<u32>,
+}
+
+impl SpawnerLease {
+    /// The command's process group, when it is not the command's own pid.
+    pub(crate) fn group(&self) -> Option<u32> {
+        self.group
     }
 }
 
-/// Spawns `command`, under `rules` when given. With `required`, a command
-/// the kernel could not restrict is not started.
-pub(crate) async fn spawn_confined(
-    mut command: Command,
-    rules: Option<LandlockRules>,
+/// On the floor, the leader of the command's process group: a small shell
+/// that waits for the end of a pipe whose other end only the host holds.
+/// The kernel closes that end when the host dies, by any signal (`SIGKILL`
+/// included); the watchdog then reads the end of the file and kills its
+/// group, the command's. The command joins the group with
+/// `setpgid(0, group)`, the only `setpgid` the floor's filter then allows,
+/// and `setsid` is refused: no process of the command can leave the group,
+/// so killing the group reaches all of them, after the call and after the
+/// host. A run that ends kills the group, the watchdog with it.
+#[derive(Debug)]
+struct Watchdog {
+    child: Child,
+    pipe: Option<tokio::process::ChildStdin>,
+}
+
+/// What the watchdog runs: its own pid is the group's id.
+const WATCHDOG_SCRIPT: &str = "read _; kill -s KILL -- \"-$$\"";
+
+impl Drop for SpawnerLease {
+    fn drop(&mut self) {
+        if let Some(mut watchdog) = self.watchdog.take() {
+            // Killed before its pipe closes, so it never fires for a run
+            // that ended.
+            let _ = watchdog.child.start_kill();
+            drop(watchdog.pipe.take());
+        }
+    }
+}
+
+/// Starts a watchdog leading a new process group.
+fn start_watchdog() -> Result<(Watchdog, u32), String> {
+    let mut child = Command::new("/bin/sh")
+        .args(["-c", WATCHDOG_SCRIPT, "tack-sandbox-watchdog"])
+        .env_clear()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("the watchdog of the command's processes could not start: {e}"))?;
+    let group = child
+        .id()
+        .ok_or("the watchdog of the command's processes ended at once")?;
+    let pipe = child.stdin.take();
+    Ok((Watchdog { child, pipe }, group))
+}
+
+fn spawn_error(program: &Path, e: std::io::Error) -> ShellError {
+    ShellError::Spawn {
+        message: format!("{}: {e}", program.display()),
+    }
+}
+
+/// Applies the floor to the calling thread; the first layer that fails
+/// stops it, with what failed.
+fn apply_floor(
+    drop_capabilities: bool,
+    landlock: Option<&LandlockRules>,
+    seccomp: Option<&[BpfProgram]>,
+) -> Result<(), String> {
+    if drop_capabilities {
+        capabilities::drop_all()?;
+    }
+    nix::sys::prctl::set_no_new_privs()
+        .map_err(|e| format!("no_new_privs could not be set: {e}"))?;
+    if let Some(rules) = landlock {
+        match self::landlock::restrict_current_thread(rules) {
+            Ok(status) if status.ruleset != RulesetStatus::NotEnforced => {}
+            Ok(_) => return Err("the kernel enforced none of the Landlock rules".to_owned()),
+            Err(e) => return Err(format!("Landlock could not be applied: {e}")),
+        }
+    }
+    if let Some(programs) = seccomp {
+        self::seccomp::apply(programs)?;
+    }
+    Ok(())
+}
+
+/// A memory file holding `bytes`, inheritable by the next spawned process
+/// (bubblewrap reads it and closes it). Another thread spawning a process at
+/// the same moment inherits a copy too: it holds a seccomp program, nothing
+/// secret.
+pub(crate) fn inheritable_memfd(bytes: &[u8]) -> Result<OwnedFd, String> {
+    let fd = nix::sys::memfd::memfd_create(c"tack-seccomp", nix::sys::memfd::MFdFlags::empty())
+        .map_err(|e| format!("could not create a memory file for the seccomp filter: {e}"))?;
+    let mut file = std::fs::File::from(fd);
+    file.write_all(bytes)
+        .and_then(|()| file.rewind())
+        .map_err(|e| format!("could not write the seccomp filter: {e}"))?;
+    Ok(OwnedFd::from(file))
+}
+
+/// What the spawning thread produces.
+type Spawned = Result<Started, ShellError>;
+
+/// A started command on its way to its caller. Dropped before the caller
+/// takes it (the caller stopped waiting), it kills the command's whole
+/// process group, not just the process it spawned.
+struct Started {
+    child: Option<Child>,
+    watchdog: Option<Watchdog>,
+    group: Option<u32>,
+}
+
+impl Started {
+    fn new(child: Child, watchdog: Option<Watchdog>, group: Option<u32>) -> Self {
+        Self {
+            group: group.or(child.id()),
+            child: Some(child),
+            watchdog,
+        }
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            if let Some(group) = self.group.and_then(|id| i32::try_from(id).ok()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(group),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    }
+}
+
+/// Spawns `shell` with `shell_args` under `launch`, from a dedicated thread
+/// that stays alive until the returned lease is dropped. `make` builds the
+/// command from a program and its leading arguments. With `required`, a
+/// command whose isolation could not be applied is not started.
+pub(crate) async fn spawn(
+    launch: &Launch,
+    shell: &Path,
+    shell_args: Vec<OsString>,
+    cwd: &Path,
+    make: impl FnOnce(&Path, Vec<OsString>) -> Command + Send + 'static,
     required: bool,
-) -> Result<Child, ShellError> {
-    let Some(rules) = rules else {
-        return command.spawn().map_err(spawn_error);
-    };
+) -> Result<(Child, SpawnerLease), ShellError> {
+    if let Launch::Plain = launch {
+        let mut command = make(shell, shell_args);
+        let child = command.spawn().map_err(|e| spawn_error(shell, e))?;
+        return Ok((
+            child,
+            SpawnerLease {
+                _alive: None,
+                watchdog: None,
+                group: None,
+            },
+        ));
+    }
+    let launch = launch.clone();
+    let shell = shell.to_path_buf();
+    let cwd = cwd.to_path_buf();
     let runtime = tokio::runtime::Handle::current();
-    let (send, receive) = tokio::sync::oneshot::channel();
+    let (send, receive) = tokio::sync::oneshot::channel::<Spawned>();
+    let (alive, released) = std::sync::mpsc::channel::<()>();
     std::thread::Builder::new()
         .name("tack-sandbox-spawn".to_owned())
         .spawn(move || {
-            let confined = match self::landlock::restrict_current_thread(&rules) {
-                Ok(status) if status.ruleset != RulesetStatus::NotEnforced => Ok(()),
-                Ok(_) => Err("the kernel enforced none of the Landlock rules".to_owned()),
-                Err(e) => Err(format!("Landlock could not be applied: {e}")),
-            };
-            let result = match confined {
-                Err(reason) if required => Err(ShellError::Refused {
-                    reason: format!(
-                        "{reason}; the command was not started (set require_os_isolation(false) to run commands unconfined)"
-                    ),
-                }),
-                other => {
-                    if let Err(reason) = other {
-                        tracing::warn!(%reason, "running a command WITHOUT OS isolation");
-                    }
-                    let _runtime = runtime.enter();
-                    command.spawn().map_err(spawn_error)
-                }
-            };
-            // The receiver is gone only if the caller stopped waiting: kill
-            // whatever the command started already.
-            if let Err(Ok(child)) = send.send(result) {
-                if let Some(group) = child.id().and_then(|id| i32::try_from(id).ok()) {
-                    let _ = nix::sys::signal::killpg(
-                        nix::unistd::Pid::from_raw(group),
-                        nix::sys::signal::Signal::SIGKILL,
-                    );
-                }
+            let result =
+                spawn_on_this_thread(&launch, &shell, shell_args, &cwd, make, required, &runtime);
+            // Live as long as the command: until the lease is dropped. (A
+            // caller that stopped waiting drops what was started, which
+            // kills its group.)
+            if send.send(result).is_ok() {
+                while released.recv().is_ok() {}
             }
         })
         .map_err(|e| ShellError::Spawn {
             message: format!("could not start the spawning thread: {e}"),
         })?;
-    receive.await.map_err(|_| ShellError::Spawn {
+    let mut started = receive.await.map_err(|_| ShellError::Spawn {
         message: "the spawning thread ended without a result".to_owned(),
-    })?
+    })??;
+    let child = started.child.take().ok_or_else(|| ShellError::Spawn {
+        message: "the spawning thread returned no process".to_owned(),
+    })?;
+    Ok((
+        child,
+        SpawnerLease {
+            _alive: Some(alive),
+            watchdog: started.watchdog.take(),
+            group: started.group,
+        },
+    ))
+}
+
+fn refused(reason: &str) -> ShellError {
+    ShellError::Refused {
+        reason: format!(
+            "{reason}; the command was not started (set require_os_isolation(false) to run commands without full isolation)"
+        ),
+    }
+}
+
+fn spawn_on_this_thread(
+    launch: &Launch,
+    shell: &Path,
+    shell_args: Vec<OsString>,
+    cwd: &Path,
+    make: impl FnOnce(&Path, Vec<OsString>) -> Command,
+    required: bool,
+    runtime: &tokio::runtime::Handle,
+) -> Spawned {
+    let _runtime = runtime.enter();
+    match launch {
+        Launch::Plain => {
+            let mut command = make(shell, shell_args);
+            let child = command.spawn().map_err(|e| spawn_error(shell, e))?;
+            Ok(Started::new(child, None, None))
+        }
+        Launch::Floor {
+            drop_capabilities,
+            landlock,
+            seccomp,
+            watchdog,
+        } => {
+            // The watchdog first: it leads the group the command joins, and
+            // is started before this thread is restricted.
+            let (watchdog, group) = if *watchdog {
+                match start_watchdog() {
+                    Ok((watchdog, group)) => (Some(watchdog), Some(group)),
+                    Err(reason) if required => return Err(refused(&reason)),
+                    Err(reason) => {
+                        tracing::warn!(%reason, "running a command WITHOUT its watchdog");
+                        (None, None)
+                    }
+                }
+            } else {
+                (None, None)
+            };
+            let programs = match seccomp.map(|spec| {
+                self::seccomp::compile(FilterSpec {
+                    group: group.or(spec.group),
+                    ..spec
+                })
+            }) {
+                Some(Ok(programs)) => Some(programs),
+                Some(Err(reason)) if required => return Err(refused(&reason)),
+                Some(Err(reason)) => {
+                    tracing::warn!(%reason, "running a command WITHOUT its seccomp filter");
+                    None
+                }
+                None => None,
+            };
+            if let Err(reason) =
+                apply_floor(*drop_capabilities, landlock.as_ref(), programs.as_deref())
+            {
+                if required {
+                    return Err(refused(&reason));
+                }
+                tracing::warn!(%reason, "running a command WITHOUT full OS isolation");
+            }
+            let mut command = make(shell, shell_args);
+            if let Some(group) = group.and_then(|g| i32::try_from(g).ok()) {
+                command.process_group(group);
+            }
+            let child = command.spawn().map_err(|e| spawn_error(shell, e))?;
+            Ok(Started::new(child, watchdog, group))
+        }
+        Launch::Bwrap { plan, seccomp } => {
+            let fds = seccomp
+                .iter()
+                .map(|program| inheritable_memfd(program))
+                .collect::<Result<Vec<OwnedFd>, String>>()
+                .map_err(|reason| refused(&reason))?;
+            let raw: Vec<i32> = fds.iter().map(AsRawFd::as_raw_fd).collect();
+            let mut args = plan.args(&raw, cwd);
+            args.push(shell.into());
+            args.extend(shell_args);
+            let mut command = make(&plan.path, args);
+            let spawned = command.spawn().map_err(|e| spawn_error(&plan.path, e));
+            drop(fds);
+            Ok(Started::new(spawned?, None, None))
+        }
+    }
 }

@@ -27,6 +27,7 @@ pub(crate) struct Confinement {
     mode: SandboxMode,
     roots: Roots,
     deny: deny::DenyList,
+    protect: deny::DenyList,
 }
 
 /// The most characters of a refused path repeated in the error.
@@ -112,6 +113,7 @@ impl Confinement {
             mode: policy.mode(),
             roots: Roots::new(workspace, access, extra),
             deny: deny::DenyList::new(policy.denied())?,
+            protect: deny::DenyList::new(policy.protected())?,
         })
     }
 
@@ -123,6 +125,11 @@ impl Confinement {
     /// The canonical writable roots.
     pub(crate) fn writable_roots(&self) -> Vec<PathBuf> {
         self.roots.writable().map(Path::to_path_buf).collect()
+    }
+
+    /// Every canonical root, readable or writable.
+    pub(crate) fn all_roots(&self) -> Vec<PathBuf> {
+        self.roots.all().iter().map(|r| r.path.clone()).collect()
     }
 
     /// `path` relative to the workspace when it is inside, else absolute.
@@ -166,6 +173,35 @@ impl Confinement {
         resolved.exists = std::fs::symlink_metadata(&resolved.path).is_ok();
         self.check_resolved(given, &resolved, access)?;
         Ok(resolved)
+    }
+
+    /// The protected glob a recursive removal of `path` could reach.
+    pub(crate) fn protected_below(&self, path: &Path) -> Option<&str> {
+        let root = self.roots.containing(path)?;
+        let relative = path.strip_prefix(&root.path).unwrap_or(path);
+        self.protect.may_match_below(relative)
+    }
+
+    /// The paths under the writable roots that the protected globs name
+    /// literally (`.git/**` → `<root>/.git`), for mounting them read-only
+    /// where they exist when a command starts.
+    pub(crate) fn protected_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = Vec::new();
+        for root in self.roots.writable() {
+            for glob in self.protect.sources() {
+                let Some(dir) = glob.trim_start_matches("./").strip_suffix("/**") else {
+                    continue;
+                };
+                if dir.is_empty() || dir.contains(['*', '?', '[', '{']) {
+                    continue;
+                }
+                let path = root.join(dir);
+                if !dirs.contains(&path) {
+                    dirs.push(path);
+                }
+            }
+        }
+        dirs
     }
 
     /// Whether `path` is one of the sandbox's roots.
@@ -229,6 +265,18 @@ impl Confinement {
                     given,
                     format!("{} matches the denied pattern `{glob}`", self.shown(path)),
                 ));
+            }
+            if wants_write {
+                if let Some(glob) = self.protect.denying(relative) {
+                    return Err(refused(
+                        given,
+                        format!(
+                            "{} is protected (`{glob}`): tools may read it but not change it; \
+                             the user can lift this with SandboxPolicy::without_protected(\"{glob}\")",
+                            self.shown(path)
+                        ),
+                    ));
+                }
             }
         }
         Ok(())

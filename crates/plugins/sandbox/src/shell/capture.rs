@@ -1,4 +1,10 @@
 //! Capturing a stream with a byte cap, draining the rest.
+//!
+//! Bytes are kept as they arrive, in a buffer shared with the caller: a
+//! reader that is stopped (a process outside the command still holds the
+//! pipe open) never loses what it had read.
+
+use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
@@ -7,24 +13,33 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 pub(crate) struct Captured {
     kept: Vec<u8>,
     dropped: u64,
+    /// The stream had not ended when reading stopped.
+    pub(crate) unfinished: bool,
 }
 
-/// Reads `stream` to its end, keeping the first `limit` bytes and counting
-/// the rest (the command never blocks on a full pipe).
-pub(crate) async fn capture(mut stream: impl AsyncRead + Unpin, limit: usize) -> Captured {
-    let mut captured = Captured::default();
+/// The buffer a [`capture`] fills.
+pub(crate) type Shared = Arc<Mutex<Captured>>;
+
+/// Reads `stream` to its end into `into`, keeping the first `limit` bytes
+/// and counting the rest (the command never blocks on a full pipe).
+pub(crate) async fn capture(mut stream: impl AsyncRead + Unpin, limit: usize, into: Shared) {
     let mut chunk = vec![0u8; 8192];
     loop {
         match stream.read(&mut chunk).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
+                let mut captured = into.lock().unwrap_or_else(PoisonError::into_inner);
                 let room = limit.saturating_sub(captured.kept.len()).min(n);
                 captured.kept.extend_from_slice(&chunk[..room]);
                 captured.dropped += (n - room) as u64;
             }
         }
     }
-    captured
+}
+
+/// Takes what was captured so far out of `shared`.
+pub(crate) fn take(shared: &Shared) -> Captured {
+    std::mem::take(&mut *shared.lock().unwrap_or_else(PoisonError::into_inner))
 }
 
 impl Captured {
@@ -42,6 +57,15 @@ impl Captured {
                 self.dropped
             ));
         }
+        if self.unfinished {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(
+                "[tack-sandbox: a process outside the command's process group still held this \
+                 stream open after the command ended; what was read until then is shown]",
+            );
+        }
         (text, truncated)
     }
 }
@@ -50,10 +74,16 @@ impl Captured {
 mod tests {
     use super::*;
 
+    async fn captured(input: &[u8], limit: usize) -> Captured {
+        let shared = Shared::default();
+        capture(input, limit, shared.clone()).await;
+        take(&shared)
+    }
+
     #[tokio::test]
     async fn keeps_the_first_bytes_and_counts_the_rest() {
         let input: &[u8] = b"hello world";
-        let (text, truncated) = capture(input, 5).await.into_text();
+        let (text, truncated) = captured(input, 5).await.into_text();
         assert!(truncated);
         assert_eq!(
             text,
@@ -65,8 +95,32 @@ mod tests {
     async fn short_output_is_unmarked() {
         let input: &[u8] = b"ok\n";
         assert_eq!(
-            capture(input, 5).await.into_text(),
+            captured(input, 5).await.into_text(),
             ("ok\n".to_owned(), false)
         );
+    }
+
+    #[tokio::test]
+    async fn bytes_read_before_a_stop_are_kept() {
+        let (mut writer, reader) = tokio::io::duplex(64);
+        let shared = Shared::default();
+        let task = tokio::spawn(capture(reader, 100, shared.clone()));
+        tokio::io::AsyncWriteExt::write_all(&mut writer, b"IMPORTANT\n")
+            .await
+            .unwrap();
+        // The writer stays open, like a detached child holding the pipe.
+        while shared.lock().unwrap().kept.is_empty() {
+            tokio::task::yield_now().await;
+        }
+        task.abort();
+        let mut got = take(&shared);
+        got.unfinished = true;
+        let (text, truncated) = got.into_text();
+        assert!(!truncated);
+        assert!(
+            text.starts_with("IMPORTANT\n[tack-sandbox: a process"),
+            "{text}"
+        );
+        drop(writer);
     }
 }

@@ -78,9 +78,9 @@ impl ResourceLimits {
     }
 
     /// The `sh` script that sets the limits and then runs `"$1"` with
-    /// `exec /bin/sh -c "$1"`. Values are in `ulimit` units (seconds, KiB,
+    /// `exec <shell> -c "$1"`. Values are in `ulimit` units (seconds, KiB,
     /// 512-byte blocks) and clamped to the host's hard limits.
-    pub(crate) fn wrapper_script(&self) -> String {
+    pub(crate) fn wrapper_script(&self, shell: &std::path::Path) -> String {
         let mut script = String::new();
         let mut limit = |flags: &str,
                          what: &str,
@@ -126,7 +126,7 @@ impl ResourceLimits {
             Resource::RLIMIT_NPROC,
             1,
         );
-        script.push_str("exec /bin/sh -c \"$1\"\n");
+        let _ = writeln!(script, "exec {} -c \"$1\"", shell.display());
         script
     }
 }
@@ -140,7 +140,7 @@ mod tests {
         let limits = ResourceLimits::none()
             .with_file_size_bytes(Some(1024))
             .with_address_space_bytes(Some(1 << 30));
-        let script = limits.wrapper_script();
+        let script = limits.wrapper_script(std::path::Path::new("/bin/sh"));
         assert!(script.contains("ulimit -f 2 2>/dev/null"), "{script}");
         assert!(script.contains("ulimit -v 1048576 2>/dev/null"), "{script}");
         assert!(!script.contains("ulimit -t"), "{script}");
@@ -150,8 +150,8 @@ mod tests {
     #[test]
     fn no_limits_is_just_the_exec() {
         assert_eq!(
-            ResourceLimits::none().wrapper_script(),
-            "exec /bin/sh -c \"$1\"\n"
+            ResourceLimits::none().wrapper_script(std::path::Path::new("/bin/bash")),
+            "exec /bin/bash -c \"$1\"\n"
         );
     }
 }

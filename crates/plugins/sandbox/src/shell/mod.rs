@@ -5,8 +5,9 @@ mod env;
 mod limits;
 mod tempdir;
 
+use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,16 +23,21 @@ pub use env::{ALLOWED_ENV, SECRET_SUFFIXES, is_secret_name};
 pub use limits::ResourceLimits;
 pub(crate) use tempdir::PrivateTempDir;
 
-use crate::isolation::{LandlockRules, spawn_confined};
+use crate::isolation::{Launch, spawn};
 use crate::path::Confinement;
 use crate::policy::SandboxPolicy;
 use crate::status::CommandAdmission;
-use capture::{Captured, capture};
+use capture::{Captured, Shared, capture, take};
 use env::scrubbed_env;
 
 /// How long output readers may take after the process group was killed
-/// (a process that left the group could still hold a pipe open).
+/// (a process that left the group could still hold a pipe open); then they
+/// stop and what they read is returned with a note.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// The shell that runs the resource-limit wrapper (which then `exec`s the
+/// command's shell).
+const WRAPPER_SHELL: &str = "/bin/sh";
 
 /// [`Shell`] confined by a sandbox policy. Obtained from
 /// [`Sandbox::shell`](crate::Sandbox::shell).
@@ -40,7 +46,7 @@ pub(crate) struct SandboxShell {
     pub(crate) confinement: Arc<Confinement>,
     pub(crate) policy: SandboxPolicy,
     pub(crate) admission: CommandAdmission,
-    pub(crate) rules: Option<LandlockRules>,
+    pub(crate) launch: Launch,
     pub(crate) tmpdir: Option<Arc<PrivateTempDir>>,
     pub(crate) wrapper: String,
 }
@@ -79,44 +85,59 @@ async fn deadline(timeout: Option<Duration>) {
     }
 }
 
-async fn collect(task: tokio::task::JoinHandle<Captured>) -> Captured {
+/// Waits (bounded) for a reader to reach the end of its stream, then takes
+/// what it read; a reader still waiting is stopped and its output marked.
+async fn collect(task: tokio::task::JoinHandle<()>, shared: &Shared) -> Captured {
     let abort = task.abort_handle();
-    match tokio::time::timeout(DRAIN_GRACE, task).await {
-        Ok(Ok(captured)) => captured,
-        Ok(Err(_)) => Captured::default(),
-        Err(_) => {
-            abort.abort();
-            Captured::default()
-        }
+    let finished = tokio::time::timeout(DRAIN_GRACE, task).await.is_ok();
+    if !finished {
+        abort.abort();
     }
+    let mut captured = take(shared);
+    captured.unfinished = !finished;
+    captured
 }
 
 impl SandboxShell {
-    fn command(&self, request: &CommandRequest, cwd: &Path) -> tokio::process::Command {
-        let tmpdir = self.tmpdir.as_ref().map(|t| t.path().as_os_str());
-        let mut command = tokio::process::Command::new("/bin/sh");
-        command
-            .arg("-c")
-            .arg(&self.wrapper)
-            .arg("sh")
-            .arg(&request.command)
-            .current_dir(cwd)
-            .env_clear()
-            .envs(scrubbed_env(
-                std::env::vars_os(),
-                self.policy.extra_env(),
-                tmpdir,
-            ))
-            .stdin(if request.stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        command
+    /// The shell and its arguments: the limits wrapper, then the command.
+    fn shell_args(&self, request: &CommandRequest) -> (PathBuf, Vec<OsString>) {
+        let args = vec![
+            "-c".into(),
+            self.wrapper.clone().into(),
+            "sh".into(),
+            request.command.clone().into(),
+        ];
+        (PathBuf::from(WRAPPER_SHELL), args)
+    }
+
+    /// Builds the process for `program args`, with the command's
+    /// environment, working directory and pipes.
+    fn command_builder(
+        &self,
+        request: &CommandRequest,
+        cwd: &Path,
+    ) -> impl FnOnce(&Path, Vec<OsString>) -> tokio::process::Command + Send + 'static {
+        let env = scrubbed_env(
+            std::env::vars_os(),
+            self.policy.extra_env(),
+            self.tmpdir.as_ref().map(|t| t.path().as_os_str()),
+        );
+        let cwd = cwd.to_path_buf();
+        let stdin = request.stdin.is_some();
+        move |program, args| {
+            let mut command = tokio::process::Command::new(program);
+            command
+                .args(args)
+                .current_dir(cwd)
+                .env_clear()
+                .envs(env)
+                .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .process_group(0)
+                .kill_on_drop(true);
+            command
+        }
     }
 }
 
@@ -161,17 +182,25 @@ impl Shell for SandboxShell {
         }
 
         let started = Instant::now();
-        let command = self.command(&request, &resolved.path);
-        let mut child = spawn_confined(
-            command,
-            self.rules.clone(),
+        let (program, args) = self.shell_args(&request);
+        let make = self.command_builder(&request, &resolved.path);
+        // The lease keeps the spawning thread (the parent bubblewrap's
+        // `--die-with-parent` watches) alive until this run is over.
+        let (mut child, lease) = spawn(
+            &self.launch,
+            &program,
+            args,
+            &resolved.path,
+            make,
             self.policy.os_isolation_required(),
         )
         .await?;
-        // `process_group(0)`: the group id is the child's pid.
+        // The group is led by the watchdog on the floor; otherwise
+        // `process_group(0)` made the child's pid the group id.
         let mut group = GroupKiller(
-            child
-                .id()
+            lease
+                .group()
+                .or(child.id())
                 .and_then(|id| i32::try_from(id).ok())
                 .map(Pid::from_raw),
         );
@@ -185,8 +214,15 @@ impl Shell for SandboxShell {
         let limit = request
             .output_limit
             .unwrap_or(self.policy.default_output_limit());
-        let stdout = child.stdout.take().map(|s| tokio::spawn(capture(s, limit)));
-        let stderr = child.stderr.take().map(|s| tokio::spawn(capture(s, limit)));
+        let (out_buf, err_buf) = (Shared::default(), Shared::default());
+        let stdout = child
+            .stdout
+            .take()
+            .map(|s| tokio::spawn(capture(s, limit, out_buf.clone())));
+        let stderr = child
+            .stderr
+            .take()
+            .map(|s| tokio::spawn(capture(s, limit, err_buf.clone())));
 
         let ended = tokio::select! {
             status = child.wait() => Ended::Exited(status),
@@ -212,14 +248,14 @@ impl Shell for SandboxShell {
         })?;
 
         let mut output = CommandOutput::default();
-        let (out, out_cut) = match stdout {
-            Some(task) => collect(task).await.into_text(),
-            None => (String::new(), false),
+        let read = |task: Option<tokio::task::JoinHandle<()>>, shared: Shared| async move {
+            match task {
+                Some(task) => collect(task, &shared).await.into_text(),
+                None => (String::new(), false),
+            }
         };
-        let (err, err_cut) = match stderr {
-            Some(task) => collect(task).await.into_text(),
-            None => (String::new(), false),
-        };
+        let ((out, out_cut), (err, err_cut)) =
+            tokio::join!(read(stdout, out_buf), read(stderr, err_buf));
         output.exit_code = status.code();
         output.signal = status.signal();
         output.stdout = out;

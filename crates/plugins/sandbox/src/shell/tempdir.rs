@@ -17,6 +17,7 @@ pub(crate) struct PrivateTempDir {
 impl PrivateTempDir {
     pub(crate) fn create() -> Result<Self, SandboxError> {
         let parent = std::env::temp_dir();
+        remove_stale(&parent);
         let error = |e: std::io::Error| SandboxError::TempDir {
             parent: parent.clone(),
             message: e.to_string(),
@@ -36,6 +37,40 @@ impl PrivateTempDir {
 
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// Removes the temp dirs of sandboxes whose process is gone (a host killed
+/// by `SIGKILL` cannot remove its own). Only directories named like ours,
+/// owned by this user, whose pid is dead, are removed; a pid reused by
+/// another process keeps its directory until that process is gone too.
+fn remove_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    let me = nix::unistd::geteuid().as_raw();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("tack-sandbox-"))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, n)| n.parse::<u64>().ok().and(pid.parse::<i32>().ok()))
+        else {
+            continue;
+        };
+        let owned_dir = std::fs::symlink_metadata(entry.path())
+            .is_ok_and(|m| m.is_dir() && std::os::unix::fs::MetadataExt::uid(&m) == me);
+        let dead = pid > 0
+            && matches!(
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+                Err(nix::errno::Errno::ESRCH)
+            );
+        if owned_dir && dead {
+            if let Err(e) = std::fs::remove_dir_all(entry.path()) {
+                tracing::debug!(path = %entry.path().display(), error = %e, "could not remove a stale sandbox temp dir");
+            }
+        }
     }
 }
 

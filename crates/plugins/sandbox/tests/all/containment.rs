@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use tack_core::capability::{Access, FsError};
-use tack_sandbox::{Sandbox, SandboxError, SandboxMode, SandboxPolicy};
+use tack_sandbox::{SandboxError, SandboxMode, SandboxPolicy};
 
 use crate::fixture::{Fixture, SECRET, snapshot};
 
@@ -15,7 +15,8 @@ fn sbx_001_default_mode_and_absolute_root() {
     assert_eq!(SandboxMode::default(), SandboxMode::WorkspaceWrite);
     let fx = Fixture::new();
     let dotted = fx.ws.path().join(".");
-    let sandbox = Sandbox::new(SandboxPolicy::new(SandboxMode::default(), dotted)).unwrap();
+    let sandbox =
+        crate::fixture::sandbox(SandboxPolicy::new(SandboxMode::default(), dotted)).unwrap();
     assert_eq!(sandbox.workspace_root(), fx.ws());
     assert!(sandbox.workspace_root().is_absolute());
     assert!("host-root".parse::<SandboxMode>().is_err());
@@ -83,7 +84,7 @@ async fn sbx_014_the_root_itself_fails_on_type_not_containment() {
 #[tokio::test]
 async fn sbx_015_filesystem_root_as_workspace() {
     let fx = Fixture::new();
-    let fs = Sandbox::new(SandboxPolicy::workspace_write("/"))
+    let fs = crate::fixture::sandbox(SandboxPolicy::workspace_write("/"))
         .unwrap()
         .fs();
     let target = fx.outside().join("landed.txt");
@@ -110,7 +111,7 @@ async fn sbx_019_prefix_siblings_missing_roots_and_file_segments() {
     let parent = tempfile::tempdir().unwrap();
     std::fs::create_dir(parent.path().join("ws")).unwrap();
     std::fs::create_dir(parent.path().join("ws2")).unwrap();
-    let fs = Sandbox::new(SandboxPolicy::workspace_write(parent.path().join("ws")))
+    let fs = crate::fixture::sandbox(SandboxPolicy::workspace_write(parent.path().join("ws")))
         .unwrap()
         .fs();
     let sibling = parent.path().join("ws2/file.txt");
@@ -118,7 +119,8 @@ async fn sbx_019_prefix_siblings_missing_roots_and_file_segments() {
     assert!(matches!(err, FsError::Refused { .. }), "{err}");
     assert!(!sibling.exists());
 
-    let missing = Sandbox::new(SandboxPolicy::workspace_write(parent.path().join("nope")));
+    let missing =
+        crate::fixture::sandbox(SandboxPolicy::workspace_write(parent.path().join("nope")));
     assert!(matches!(missing, Err(SandboxError::RootNotFound { .. })));
 
     std::fs::write(parent.path().join("ws/file"), b"f").unwrap();
@@ -146,12 +148,12 @@ async fn sbx_020_alias_roots_are_recognised() {
     std::os::unix::fs::symlink(&real, &alias).unwrap();
 
     // Configured through the alias, paths through the real name are inside…
-    let fs = Sandbox::new(SandboxPolicy::workspace_write(&alias))
+    let fs = crate::fixture::sandbox(SandboxPolicy::workspace_write(&alias))
         .unwrap()
         .fs();
     fs.write(&real.join("new/a.txt"), b"1").await.unwrap();
     // …and configured through the real name, paths through the alias are too.
-    let fs = Sandbox::new(SandboxPolicy::workspace_write(&real))
+    let fs = crate::fixture::sandbox(SandboxPolicy::workspace_write(&real))
         .unwrap()
         .fs();
     fs.write(&alias.join("missing/b.txt"), b"2").await.unwrap();
@@ -164,7 +166,7 @@ async fn sbx_020_alias_roots_are_recognised() {
 async fn read_only_mode_denies_every_write() {
     let fx = Fixture::new();
     std::fs::write(fx.ws.path().join("keep.txt"), b"keep").unwrap();
-    let sandbox = Sandbox::new(SandboxPolicy::read_only(fx.ws.path())).unwrap();
+    let sandbox = crate::fixture::sandbox(SandboxPolicy::read_only(fx.ws.path())).unwrap();
     let fs = sandbox.fs();
     let before = snapshot(fx.ws.path());
     assert_eq!(
@@ -191,7 +193,7 @@ async fn read_only_mode_denies_every_write() {
 async fn extra_roots_extend_reads_and_writes() {
     let fx = Fixture::new();
     let extra = tempfile::tempdir().unwrap();
-    let sandbox = Sandbox::new(
+    let sandbox = crate::fixture::sandbox(
         SandboxPolicy::workspace_write(fx.ws.path())
             .with_readable_root(fx.outside.path())
             .with_writable_root(extra.path()),
@@ -217,7 +219,7 @@ async fn denied_globs_refuse_reads_and_writes() {
     std::fs::create_dir_all(fx.ws.path().join("app")).unwrap();
     std::fs::write(fx.ws.path().join("app/.env"), b"API_KEY=1").unwrap();
     fx.link("env-link", "app/.env");
-    let sandbox = Sandbox::new(
+    let sandbox = crate::fixture::sandbox(
         SandboxPolicy::workspace_write(fx.ws.path())
             .with_denied(".git/**")
             .with_denied("**/.env"),
@@ -248,10 +250,11 @@ async fn denied_globs_refuse_reads_and_writes() {
 fn invalid_globs_and_file_roots_are_clear_errors() {
     let fx = Fixture::new();
     let err =
-        Sandbox::new(SandboxPolicy::workspace_write(fx.ws.path()).with_denied("a[")).unwrap_err();
+        crate::fixture::sandbox(SandboxPolicy::workspace_write(fx.ws.path()).with_denied("a["))
+            .unwrap_err();
     assert!(matches!(err, SandboxError::InvalidGlob { .. }), "{err}");
     let file = fx.outside().join("secret.txt");
-    let err = Sandbox::new(SandboxPolicy::workspace_write(&file)).unwrap_err();
+    let err = crate::fixture::sandbox(SandboxPolicy::workspace_write(&file)).unwrap_err();
     assert!(
         matches!(err, SandboxError::RootNotADirectory { .. }),
         "{err}"

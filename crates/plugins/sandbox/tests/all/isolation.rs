@@ -18,6 +18,15 @@ async fn run(sandbox: &Sandbox, command: String) -> Result<CommandOutput, ShellE
         .await
 }
 
+/// `name=status` lines of a probe's output.
+fn statuses(stdout: &str) -> std::collections::HashMap<String, String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
 /// `None` (with the reason printed) when this kernel has no Landlock.
 fn landlock_abi(test: &str) -> Option<u32> {
     let status = probe_isolation();
@@ -53,7 +62,7 @@ async fn commands_cannot_write_outside_the_workspace() {
     let fx = Fixture::new();
     let sandbox = fx.workspace_write();
     let policy = sandbox.status().policy.unwrap();
-    let expected = if abi >= 5 {
+    let expected = if abi >= 5 || crate::fixture::in_bwrap(&sandbox) {
         Enforcement::Enforced
     } else {
         Enforcement::Partial
@@ -78,22 +87,17 @@ async fn commands_cannot_write_outside_the_workspace() {
     )
     .await
     .unwrap();
-    let lines: Vec<&str> = out.stdout.lines().collect();
-    assert_eq!(
-        lines,
-        [
-            "outside=2",
-            "etc=2",
-            "inside=0",
-            "tmp=0",
-            "null=0",
-            "rm=1",
-            "link=1",
-            "NoNewPrivs:1"
-        ],
-        "{out:?}"
-    );
-    assert!(out.stderr.contains("Permission denied"), "{}", out.stderr);
+    // Exit statuses differ between shells and layers (Landlock: EACCES;
+    // bubblewrap: EROFS, and the outside temp dir is not even visible); what
+    // matters is which succeeded.
+    let status = statuses(&out.stdout);
+    for failed in ["outside", "etc", "link"] {
+        assert_ne!(status[failed], "0", "{failed}: {out:?}");
+    }
+    for worked in ["inside", "tmp", "null"] {
+        assert_eq!(status[worked], "0", "{worked}: {out:?}");
+    }
+    assert!(out.stdout.contains("NoNewPrivs:1"), "{out:?}");
     assert!(!outside.exists());
     assert!(!std::path::Path::new(&etc).exists());
     assert!(fx.outside().join("secret.txt").exists());
@@ -133,7 +137,7 @@ async fn commands_cannot_signal_the_host() {
         Enforcement::Enforced
     );
     assert_eq!(out.stdout, "host=1\nself=0\n", "{out:?}");
-    let open = Sandbox::new(SandboxPolicy::full_access(fx.ws.path())).unwrap();
+    let open = crate::fixture::sandbox(SandboxPolicy::full_access(fx.ws.path())).unwrap();
     assert_eq!(
         open.status().policy.unwrap().signals,
         Enforcement::NotRequested
@@ -148,7 +152,7 @@ async fn read_only_commands_write_only_dev_null() {
     };
     let fx = Fixture::new();
     std::fs::write(fx.ws.path().join("keep.txt"), b"keep").unwrap();
-    let sandbox = Sandbox::new(SandboxPolicy::read_only(fx.ws.path())).unwrap();
+    let sandbox = crate::fixture::sandbox(SandboxPolicy::read_only(fx.ws.path())).unwrap();
     let out = run(
         &sandbox,
         "cat keep.txt; echo; echo x > new.txt; echo new=$?; echo x >> keep.txt; echo append=$?; \
@@ -157,12 +161,12 @@ async fn read_only_commands_write_only_dev_null() {
     )
     .await
     .unwrap();
-    let lines: Vec<&str> = out.stdout.lines().collect();
-    assert_eq!(
-        lines,
-        ["keep", "new=2", "append=2", "mkdir=1", "null=0", "tmp=2"],
-        "{out:?}"
-    );
+    assert!(out.stdout.starts_with("keep\n"), "{out:?}");
+    let status = statuses(&out.stdout);
+    for failed in ["new", "append", "mkdir", "tmp"] {
+        assert_ne!(status[failed], "0", "{failed}: {out:?}");
+    }
+    assert_eq!(status["null"], "0", "{out:?}");
     assert_eq!(
         std::fs::read(fx.ws.path().join("keep.txt")).unwrap(),
         b"keep"
@@ -173,7 +177,7 @@ async fn read_only_commands_write_only_dev_null() {
 #[tokio::test]
 async fn full_access_commands_are_not_confined() {
     let fx = Fixture::new();
-    let sandbox = Sandbox::new(SandboxPolicy::full_access(fx.ws.path())).unwrap();
+    let sandbox = crate::fixture::sandbox(SandboxPolicy::full_access(fx.ws.path())).unwrap();
     let policy = sandbox.status().policy.unwrap();
     assert_eq!(policy.filesystem, Enforcement::NotRequested);
     assert_eq!(policy.network, Enforcement::NotRequested);
@@ -217,7 +221,8 @@ async fn tcp_is_denied_unless_the_network_is_allowed() {
     assert_eq!(out.stdout, "connect=1\n", "{out:?}");
 
     let allowed =
-        Sandbox::new(SandboxPolicy::workspace_write(fx.ws.path()).with_network(true)).unwrap();
+        crate::fixture::sandbox(SandboxPolicy::workspace_write(fx.ws.path()).with_network(true))
+            .unwrap();
     assert_eq!(
         allowed.status().policy.unwrap().network,
         Enforcement::NotRequested

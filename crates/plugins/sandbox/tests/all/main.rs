@@ -3,6 +3,7 @@
 // Tests may unwrap: a panic is the failure report.
 #![allow(clippy::unwrap_used)]
 
+mod command_escapes;
 mod commands;
 mod containment;
 mod escapes;
@@ -11,3 +12,4 @@ mod fs_ops;
 mod isolation;
 mod plugin;
 mod property;
+mod protected;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use tack_core::capability::{Access, FileSystem};
-use tack_sandbox::{Sandbox, SandboxPolicy};
+use tack_sandbox::SandboxPolicy;
 
 use crate::fixture::Fixture;
 
@@ -62,7 +62,8 @@ fn world() -> World {
     let docs_dir = tempfile::tempdir().unwrap();
     let docs = docs_dir.path().to_path_buf();
     let sandbox =
-        Sandbox::new(SandboxPolicy::workspace_write(ws).with_readable_root(&docs)).unwrap();
+        crate::fixture::sandbox(SandboxPolicy::workspace_write(ws).with_readable_root(&docs))
+            .unwrap();
     World {
         fs: sandbox.fs(),
         read_roots: vec![fx.ws(), docs.canonicalize().unwrap()],

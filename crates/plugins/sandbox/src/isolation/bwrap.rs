@@ -1,0 +1,262 @@
+//! The namespace layer: bubblewrap (`bwrap`), the launcher Linux agent
+//! sandboxes use.
+//!
+//! Inside it the root filesystem is read-only, the writable roots are bound
+//! read-write, `/tmp` is a private tmpfs, `/dev` a minimal one and `/proc`
+//! the new PID namespace's; the network namespace is new while the network
+//! is off; IPC and UTS namespaces are new; the command runs in a new session
+//! with every capability dropped and the floor's seccomp filter loaded by
+//! bubblewrap after its own setup (which needs the calls the filter refuses).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+/// The Debian/Ubuntu/Fedora package that provides `bwrap`.
+pub(crate) const PACKAGE: &str = "bubblewrap";
+
+/// A working bubblewrap, or why there is none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum KernelBwrap {
+    /// Found and checked: it started a command in new namespaces.
+    Available {
+        /// The executable.
+        path: PathBuf,
+        /// `bwrap --version`.
+        version: String,
+    },
+    /// Not usable, and why.
+    Unavailable(String),
+}
+
+/// Where `bwrap` is: the first in the host's `PATH`, else the usual places.
+fn find() -> Option<PathBuf> {
+    let from_path = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .unwrap_or_default();
+    from_path
+        .into_iter()
+        .chain(["/usr/bin", "/bin", "/usr/local/bin"].map(PathBuf::from))
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join("bwrap"))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Finds bubblewrap and checks that it can build the namespaces the sandbox
+/// asks for here (a container may forbid them).
+pub(crate) fn probe() -> KernelBwrap {
+    let Some(path) = find() else {
+        return KernelBwrap::Unavailable(format!(
+            "bwrap was not found (install the `{PACKAGE}` package)"
+        ));
+    };
+    let version = std::process::Command::new(&path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        .unwrap_or_default();
+    // The same kind of filter commands get, handed over the same way, so a
+    // bubblewrap too old for `--add-seccomp-fd` is found here.
+    let filters = crate::isolation::seccomp::compile(crate::isolation::seccomp::FilterSpec {
+        network: true,
+        floor: true,
+        deny_metadata: false,
+        deny_setsid: false,
+        group: None,
+    })
+    .unwrap_or_default();
+    let fds = match filters
+        .iter()
+        .map(|p| crate::isolation::inheritable_memfd(&crate::isolation::seccomp::to_bytes(p)))
+        .collect::<Result<Vec<_>, String>>()
+    {
+        Ok(fds) => fds,
+        Err(e) => return KernelBwrap::Unavailable(e),
+    };
+    let mut seccomp_args = Vec::new();
+    for fd in &fds {
+        seccomp_args.push("--add-seccomp-fd".to_owned());
+        seccomp_args.push(std::os::fd::AsRawFd::as_raw_fd(fd).to_string());
+    }
+    let checked = std::process::Command::new(&path)
+        .args(seccomp_args)
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--",
+            "/bin/sh",
+            "-c",
+            "exit 0",
+        ])
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    drop(fds);
+    match checked {
+        Ok(out) if out.status.success() => KernelBwrap::Available { path, version },
+        Ok(out) => KernelBwrap::Unavailable(format!(
+            "{} cannot create namespaces here: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+        Err(e) => KernelBwrap::Unavailable(format!("{} could not be run: {e}", path.display())),
+    }
+}
+
+/// The mounts and namespaces of one sandbox's commands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BwrapPlan {
+    /// The executable.
+    pub(crate) path: PathBuf,
+    /// Bound read-only after `/tmp` is replaced (roots may live in `/tmp`).
+    pub(crate) readable: Vec<PathBuf>,
+    /// Bound read-write.
+    pub(crate) writable: Vec<PathBuf>,
+    /// Bound read-only over the writable ones, where they exist (not as a
+    /// symlink) when the command starts: the protected paths.
+    pub(crate) protected: Vec<PathBuf>,
+    /// A new network namespace (no network at all, loopback included).
+    pub(crate) unshare_net: bool,
+    /// `/tmp` and `/dev` read-only too (read-only mode).
+    pub(crate) read_only: bool,
+}
+
+impl BwrapPlan {
+    /// bubblewrap's arguments up to the command: `seccomp_fds` are the file
+    /// descriptors holding the filter programs; `cwd` is where the command
+    /// starts.
+    pub(crate) fn args(&self, seccomp_fds: &[i32], cwd: &Path) -> Vec<OsString> {
+        let mut args: Vec<OsString> = Vec::new();
+        let mut push = |items: &[&str]| args.extend(items.iter().map(OsString::from));
+        push(&[
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--cap-drop",
+            "ALL",
+        ]);
+        if self.unshare_net {
+            push(&["--unshare-net"]);
+        }
+        // A writable root of `/` (a workspace at the filesystem root) makes
+        // the root mount writable; binding it again later would cover the
+        // private `/dev`, `/proc` and `/tmp`.
+        let root = Path::new("/");
+        let root_writable = self.writable.iter().any(|p| p == root);
+        push(&[
+            if root_writable { "--bind" } else { "--ro-bind" },
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+        ]);
+        for (flag, paths) in [("--ro-bind", &self.readable), ("--bind", &self.writable)] {
+            for path in paths.iter().filter(|p| p.as_path() != root) {
+                args.push(flag.into());
+                args.push(path.into());
+                args.push(path.into());
+            }
+        }
+        for path in &self.protected {
+            let exists = std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_symlink());
+            if exists {
+                args.push("--ro-bind".into());
+                args.push(path.into());
+                args.push(path.into());
+            }
+        }
+        if self.read_only {
+            args.extend(["--remount-ro", "/tmp", "--remount-ro", "/dev"].map(OsString::from));
+        }
+        for fd in seccomp_fds {
+            args.push("--add-seccomp-fd".into());
+            args.push(fd.to_string().into());
+        }
+        args.push("--chdir".into());
+        args.push(cwd.into());
+        args.push("--".into());
+        args
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_are_bound_after_the_private_tmp_and_read_only_remounts_last() {
+        let plan = BwrapPlan {
+            path: PathBuf::from("/usr/bin/bwrap"),
+            readable: vec![PathBuf::from("/tmp/docs")],
+            writable: vec![PathBuf::from("/tmp/ws")],
+            protected: vec![PathBuf::from("/"), PathBuf::from("/nonexistent/.git")],
+            unshare_net: true,
+            read_only: true,
+        };
+        let args: Vec<String> = plan
+            .args(&[7], Path::new("/tmp/ws/sub"))
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect();
+        let joined = args.join(" ");
+        let tmpfs = joined.find("--tmpfs /tmp").unwrap();
+        let ro = joined.find("--ro-bind /tmp/docs /tmp/docs").unwrap();
+        let rw = joined.find("--bind /tmp/ws /tmp/ws").unwrap();
+        let protected = joined.find("--ro-bind / / --remount").unwrap();
+        let remount = joined.find("--remount-ro /tmp").unwrap();
+        assert!(
+            tmpfs < ro && ro < rw && rw < protected && protected < remount,
+            "{joined}"
+        );
+        assert!(!joined.contains("nonexistent"), "{joined}");
+        assert!(joined.contains("--unshare-net"), "{joined}");
+        assert!(
+            joined.ends_with("--add-seccomp-fd 7 --chdir /tmp/ws/sub --"),
+            "{joined}"
+        );
+    }
+
+    #[test]
+    fn a_writable_filesystem_root_is_the_root_mount_not_a_bind_over_dev() {
+        let plan = BwrapPlan {
+            path: PathBuf::from("/usr/bin/bwrap"),
+            readable: vec![],
+            writable: vec![PathBuf::from("/")],
+            protected: vec![],
+            unshare_net: false,
+            read_only: false,
+        };
+        let joined = plan
+            .args(&[], Path::new("/"))
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(joined.contains("--bind / / --dev /dev"), "{joined}");
+        assert_eq!(joined.matches(" / /").count(), 1, "{joined}");
+    }
+}
