@@ -65,6 +65,7 @@
 
 mod action;
 mod approvers;
+mod command;
 mod gate;
 mod mode;
 mod plugin;
@@ -80,5 +81,7 @@ pub use mode::{Mode, Modes, UnknownMode};
 pub use plugin::{PLUGIN_NAME, Permission, PermissionBuilder};
 pub use rules::matcher::{NormalizedPath, normalize_path};
 pub use rules::toml::{PermissionFile, PermissionFileError};
-pub use rules::{ArgKind, ArgPattern, COMMAND_ARGS, Rule, RuleBuilder, RuleError, RuleSet};
+pub use rules::{
+    ArgKind, ArgPattern, COMMAND_ARGS, Decision, Rule, RuleBuilder, RuleError, RuleSet,
+};
 pub use session::SessionRules;
