@@ -199,6 +199,7 @@ const WRAPPERS: &[Wrapper] = &[
         ..wrapper("flock")
     },
     wrapper("busybox"),
+    wrapper("coproc"),
     wrapper("unbuffer"),
 ];
 

@@ -62,8 +62,10 @@ impl Walker<'_> {
             return self.dynamic(raw);
         }
         let u = &state.unquoted;
+        let bracket = u.find('[').is_some_and(|at| u[at..].contains(']'));
         let glob = state.tilde
-            || u.contains(['*', '?', '[', '('])
+            || bracket
+            || u.contains(['*', '?', '('])
             || (u.contains('{') && u.contains('}') && (u.contains(',') || u.contains("..")));
         if glob {
             Tok::Glob(state.text)

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod approvers;
+mod bypass;
 mod harness;
 mod modes;
 mod paths;
