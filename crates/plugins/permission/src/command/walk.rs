@@ -57,6 +57,15 @@ impl<'a> Walker<'a> {
                 .unreadable(|| "the command is too large or too deeply nested to read".to_owned());
             return;
         }
+        if has_here_document(text) && text.contains(['`', '$']) {
+            // The parser and bash disagree on some here-documents inside
+            // substitutions (`$(cat <<EOF … EOF)`): what is found is still
+            // read below, but the command does not count as fully read.
+            self.out.unreadable(|| {
+                "it has a here-document together with a substitution or expansion, which this reader does not parse reliably"
+                    .to_owned()
+            });
+        }
         let options = self.options.clone();
         let parsed = std::panic::catch_unwind(|| {
             Parser::new(text.as_bytes(), &options, &SourceInfo::default()).parse_program()
@@ -411,6 +420,16 @@ const CODE_VARIABLES: [&str; 9] = [
     "SHELLOPTS",
     "BASHOPTS",
 ];
+
+/// Whether `text` has a `<<` that is not part of `<<<`.
+fn has_here_document(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.windows(2).enumerate().any(|(i, pair)| {
+        pair == b"<<"
+            && bytes.get(i + 2) != Some(&b'<')
+            && (i == 0 || bytes[i - 1] != b'<')
+    })
+}
 
 /// The deepest bracket nesting, counted without regard to quoting (an
 /// over-count only makes a command unreadable, never readable).

@@ -3,6 +3,8 @@
 
 mod approvers;
 mod bypass;
+mod disguise;
+mod executed;
 mod harness;
 mod modes;
 mod paths;
