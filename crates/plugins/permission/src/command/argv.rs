@@ -417,6 +417,7 @@ impl Walker<'_> {
                 "find" => self.find(args, stdin, views),
                 "git" => self.git(words, more, views),
                 "su" | "runuser" => self.dash_c(name, args),
+                "watch" => self.watch(words, stdin, views),
                 _ => {}
             }
             if NAME_BUILTINS.contains(&name) {
@@ -547,6 +548,36 @@ impl Walker<'_> {
             }
         }
         self.nested_script(&script);
+    }
+
+    /// `watch [options] command…`: the words joined are run by `sh -c`, or
+    /// with `-x` as an argv.
+    fn watch(&mut self, words: &[Tok], stdin: &Stdin, views: &mut Vec<View>) {
+        const WATCH: Wrapper = Wrapper {
+            short_args: "nq",
+            short_flags: "bcdeghptwxv",
+            long_args: &["interval", "differences", "equexit"],
+            long_flags: &[
+                "beep", "color", "no-color", "errexit", "chgexit", "precise", "no-title",
+                "no-wrap", "exec", "no-linewrap", "help", "version",
+            ],
+            stops: &["-h", "--help", "-v", "--version"],
+            ..wrapper("watch")
+        };
+        match WATCH.skip(words) {
+            Unwrap::At(at) => {
+                let exec = words[1..at]
+                    .iter()
+                    .any(|w| w.lit().is_some_and(|w| w == "--exec" || (w.starts_with('-') && !w.starts_with("--") && w.contains('x'))));
+                if exec {
+                    views.extend(self.views(words[at..].to_vec(), stdin));
+                } else {
+                    self.joined_script("watch", &words[at..]);
+                }
+            }
+            Unwrap::Nothing => {}
+            Unwrap::Unknown(why) => self.out.unreadable(|| why),
+        }
     }
 
     /// `su -c 'script' user`, `runuser -c …`.

@@ -431,18 +431,28 @@ fn has_here_document(text: &str) -> bool {
     })
 }
 
-/// The deepest bracket nesting, counted without regard to quoting (an
-/// over-count only makes a command unreadable, never readable).
+/// The deepest nesting of brackets and of `if`/`case`/`do` blocks, counted
+/// without regard to quoting (an over-count only makes a command unreadable,
+/// never readable).
 fn nesting(text: &str) -> usize {
     let mut depth = 0usize;
     let mut max = 0usize;
+    let mut open = |depth: &mut usize| {
+        *depth += 1;
+        max = max.max(*depth);
+    };
     for byte in text.bytes() {
         match byte {
-            b'(' | b'{' | b'[' => {
-                depth += 1;
-                max = max.max(depth);
-            }
+            b'(' | b'{' | b'[' => open(&mut depth),
             b')' | b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    let mut blocks = 0usize;
+    for word in text.split(|c: char| c.is_whitespace() || ";&|()<>{}`$\"'".contains(c)) {
+        match word {
+            "if" | "case" | "do" => open(&mut blocks),
+            "fi" | "esac" | "done" => blocks = blocks.saturating_sub(1),
             _ => {}
         }
     }

@@ -114,6 +114,8 @@ const DENIED: &[&str] = &[
     "trap 'rm t' EXIT",
     "trap -- 'rm t' EXIT INT",
     "su -c 'rm t' root",
+    "watch -n 1 'rm t'",
+    "watch -x rm t",
     "bash <<'EOF'\nrm t\nEOF",
     "sh <<EOF\nrm t\nEOF",
     "bash <<< 'rm t'",
