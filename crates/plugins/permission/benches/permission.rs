@@ -102,9 +102,10 @@ fn bench(c: &mut Criterion) {
     c.bench_function("evaluate/100 rules/compound command, no match", |b| {
         b.iter(|| black_box(gate.evaluate(black_box(&compound))))
     });
-    c.bench_function("evaluate/100 rules/compound command, 25th command rule", |b| {
-        b.iter(|| black_box(gate.evaluate(black_box(&covered))))
-    });
+    c.bench_function(
+        "evaluate/100 rules/compound command, 25th command rule",
+        |b| b.iter(|| black_box(gate.evaluate(black_box(&covered)))),
+    );
 
     // The listener as the pipeline runs it: a tools/pre-execute dispatch.
     let hooks = ToolHooks::new();

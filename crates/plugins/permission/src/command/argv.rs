@@ -11,7 +11,16 @@ const MAX_UNWRAP: usize = 16;
 
 /// Shells whose `-c` string and stdin are read as bash.
 const SHELLS: [&str; 10] = [
-    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "busybox-sh",
+    "sh",
+    "bash",
+    "dash",
+    "zsh",
+    "ksh",
+    "mksh",
+    "ash",
+    "yash",
+    "fish",
+    "busybox-sh",
 ];
 
 /// Interpreters that read a program from stdin when given no script.
@@ -23,8 +32,19 @@ const INTERPRETERS: [&str; 14] = [
 /// Bash builtins that take variable names, where bash evaluates an array
 /// subscript (`a[$(cmd)]`) as arithmetic, running its substitutions.
 const NAME_BUILTINS: [&str; 13] = [
-    "declare", "typeset", "local", "export", "readonly", "let", "read", "mapfile", "readarray",
-    "unset", "getopts", "wait", "printf",
+    "declare",
+    "typeset",
+    "local",
+    "export",
+    "readonly",
+    "let",
+    "read",
+    "mapfile",
+    "readarray",
+    "unset",
+    "getopts",
+    "wait",
+    "printf",
 ];
 
 /// A command that runs another command given in its arguments.
@@ -70,15 +90,49 @@ const WRAPPERS: &[Wrapper] = &[
         short_args: "CDghprRtTUu",
         short_flags: "AbBEeHiKknNPSsVv",
         long_args: &[
-            "close-from", "chdir", "group", "host", "prompt", "chroot", "role", "type",
-            "command-timeout", "other-user", "user",
+            "close-from",
+            "chdir",
+            "group",
+            "host",
+            "prompt",
+            "chroot",
+            "role",
+            "type",
+            "command-timeout",
+            "other-user",
+            "user",
         ],
         long_flags: &[
-            "askpass", "background", "bell", "preserve-env", "edit", "set-home", "login",
-            "remove-timestamp", "reset-timestamp", "list", "non-interactive", "preserve-groups",
-            "stdin", "shell", "validate", "help", "version",
+            "askpass",
+            "background",
+            "bell",
+            "preserve-env",
+            "edit",
+            "set-home",
+            "login",
+            "remove-timestamp",
+            "reset-timestamp",
+            "list",
+            "non-interactive",
+            "preserve-groups",
+            "stdin",
+            "shell",
+            "validate",
+            "help",
+            "version",
         ],
-        stops: &["-e", "--edit", "-l", "--list", "-v", "--validate", "-K", "-V", "--version", "--help"],
+        stops: &[
+            "-e",
+            "--edit",
+            "-l",
+            "--list",
+            "-v",
+            "--validate",
+            "-K",
+            "-V",
+            "--version",
+            "--help",
+        ],
         assignments: true,
         ..wrapper("sudo")
     },
@@ -93,8 +147,15 @@ const WRAPPERS: &[Wrapper] = &[
         short_flags: "i0v",
         long_args: &["unset", "chdir"],
         long_flags: &[
-            "ignore-environment", "null", "debug", "block-signal", "default-signal",
-            "ignore-signal", "list-signal-handling", "help", "version",
+            "ignore-environment",
+            "null",
+            "debug",
+            "block-signal",
+            "default-signal",
+            "ignore-signal",
+            "list-signal-handling",
+            "help",
+            "version",
         ],
         stops: &["--help", "--version", "--list-signal-handling"],
         assignments: true,
@@ -134,7 +195,13 @@ const WRAPPERS: &[Wrapper] = &[
         short_args: "sk",
         short_flags: "v",
         long_args: &["signal", "kill-after"],
-        long_flags: &["preserve-status", "foreground", "verbose", "help", "version"],
+        long_flags: &[
+            "preserve-status",
+            "foreground",
+            "verbose",
+            "help",
+            "version",
+        ],
         stops: &["--help", "--version"],
         positionals: 1,
         ..wrapper("timeout")
@@ -149,7 +216,14 @@ const WRAPPERS: &[Wrapper] = &[
         short_args: "fo",
         short_flags: "pavq",
         long_args: &["format", "output"],
-        long_flags: &["append", "verbose", "portability", "quiet", "help", "version"],
+        long_flags: &[
+            "append",
+            "verbose",
+            "portability",
+            "quiet",
+            "help",
+            "version",
+        ],
         ..wrapper("time")
     },
     Wrapper {
@@ -161,11 +235,26 @@ const WRAPPERS: &[Wrapper] = &[
         short_args: "adEILnPs",
         short_flags: "0prtxo",
         long_args: &[
-            "arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var",
+            "arg-file",
+            "delimiter",
+            "max-args",
+            "max-procs",
+            "max-chars",
+            "process-slot-var",
         ],
         long_flags: &[
-            "null", "interactive", "no-run-if-empty", "verbose", "exit", "open-tty",
-            "show-limits", "eof", "replace", "max-lines", "help", "version",
+            "null",
+            "interactive",
+            "no-run-if-empty",
+            "verbose",
+            "exit",
+            "open-tty",
+            "show-limits",
+            "eof",
+            "replace",
+            "max-lines",
+            "help",
+            "version",
         ],
         stops: &["--help", "--version"],
         more: true,
@@ -176,8 +265,17 @@ const WRAPPERS: &[Wrapper] = &[
         short_flags: "abdfiorRv",
         long_args: &["sched-runtime", "sched-period", "sched-deadline"],
         long_flags: &[
-            "all-tasks", "batch", "deadline", "fifo", "idle", "other", "rr", "reset-on-fork",
-            "verbose", "help", "version",
+            "all-tasks",
+            "batch",
+            "deadline",
+            "fifo",
+            "idle",
+            "other",
+            "rr",
+            "reset-on-fork",
+            "verbose",
+            "help",
+            "version",
         ],
         stops: &["-p", "--pid", "-m", "--max"],
         positionals: 1,
@@ -194,7 +292,15 @@ const WRAPPERS: &[Wrapper] = &[
         short_args: "Ewc",
         short_flags: "sxnuoFv",
         long_args: &["conflict-exit-code", "timeout", "wait", "command"],
-        long_flags: &["shared", "exclusive", "nonblock", "unlock", "close", "no-fork", "verbose"],
+        long_flags: &[
+            "shared",
+            "exclusive",
+            "nonblock",
+            "unlock",
+            "close",
+            "no-fork",
+            "verbose",
+        ],
         positionals: 1,
         ..wrapper("flock")
     },
@@ -232,6 +338,10 @@ impl Wrapper {
                 i += 1;
                 break;
             }
+            if word == "-" && self.name == "env" {
+                i += 1; // `env -` is `env -i`
+                continue;
+            }
             if let Some(long) = word.strip_prefix("--") {
                 let name = long.split('=').next().unwrap_or(long);
                 if self.long_args.contains(&name) {
@@ -265,7 +375,10 @@ impl Wrapper {
                         ));
                     }
                 }
-                if short.chars().any(|c| self.stops.contains(&format!("-{c}").as_str())) {
+                if short
+                    .chars()
+                    .any(|c| self.stops.contains(&format!("-{c}").as_str()))
+                {
                     return Unwrap::Nothing;
                 }
                 i = next;
@@ -394,9 +507,13 @@ impl Walker<'_> {
         if SHELLS.contains(&name) {
             self.shell(name, args, stdin);
         } else if INTERPRETERS.contains(&name)
-            || name.strip_prefix("python").is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+            || name
+                .strip_prefix("python")
+                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
         {
-            let reads_stdin = args.iter().all(|a| a.lit().is_some_and(|w| w.starts_with('-')))
+            let reads_stdin = args
+                .iter()
+                .all(|a| a.lit().is_some_and(|w| w.starts_with('-')))
                 || args.iter().any(|a| a.lit() == Some("-"));
             if reads_stdin && !more {
                 let from = stdin_source(stdin);
@@ -411,9 +528,9 @@ impl Walker<'_> {
                     format!("`{name}` runs the commands of a file this reader cannot see")
                 }),
                 "trap" => self.trap(args),
-                "alias" | "hash" | "enable" => self.out.unreadable(|| {
-                    format!("`{name}` changes what a command name runs")
-                }),
+                "alias" | "hash" | "enable" => self
+                    .out
+                    .unreadable(|| format!("`{name}` changes what a command name runs")),
                 "find" => self.find(args, stdin, views),
                 "git" => self.git(words, more, views),
                 "su" | "runuser" => self.dash_c(name, args),
@@ -423,7 +540,8 @@ impl Walker<'_> {
             if NAME_BUILTINS.contains(&name) {
                 let subscript = args.iter().any(|a| {
                     let text = a.source();
-                    text.contains('[') && (name != "printf" || args.iter().any(|a| a.lit() == Some("-v")))
+                    text.contains('[')
+                        && (name != "printf" || args.iter().any(|a| a.lit() == Some("-v")))
                 });
                 let let_names = name == "let"
                     && args
@@ -458,7 +576,11 @@ impl Walker<'_> {
                 break;
             }
             if word.starts_with("--") {
-                i += if matches!(word, "--rcfile" | "--init-file") { 2 } else { 1 };
+                i += if matches!(word, "--rcfile" | "--init-file") {
+                    2
+                } else {
+                    1
+                };
                 continue;
             }
             if word.len() > 1 && (word.starts_with('-') || word.starts_with('+')) {
@@ -496,7 +618,10 @@ impl Walker<'_> {
         let script_file = rest.first().filter(|_| !from_stdin);
         match script_file {
             Some(Tok::Lit(path))
-                if !matches!(path.as_str(), "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0") =>
+                if !matches!(
+                    path.as_str(),
+                    "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0"
+                ) =>
             {
                 // A script file: what it does is out of sight, as for any program.
             }
@@ -558,17 +683,30 @@ impl Walker<'_> {
             short_flags: "bcdeghptwxv",
             long_args: &["interval", "differences", "equexit"],
             long_flags: &[
-                "beep", "color", "no-color", "errexit", "chgexit", "precise", "no-title",
-                "no-wrap", "exec", "no-linewrap", "help", "version",
+                "beep",
+                "color",
+                "no-color",
+                "errexit",
+                "chgexit",
+                "precise",
+                "no-title",
+                "no-wrap",
+                "exec",
+                "no-linewrap",
+                "help",
+                "version",
             ],
             stops: &["-h", "--help", "-v", "--version"],
             ..wrapper("watch")
         };
         match WATCH.skip(words) {
             Unwrap::At(at) => {
-                let exec = words[1..at]
-                    .iter()
-                    .any(|w| w.lit().is_some_and(|w| w == "--exec" || (w.starts_with('-') && !w.starts_with("--") && w.contains('x'))));
+                let exec = words[1..at].iter().any(|w| {
+                    w.lit().is_some_and(|w| {
+                        w == "--exec"
+                            || (w.starts_with('-') && !w.starts_with("--") && w.contains('x'))
+                    })
+                });
                 if exec {
                     views.extend(self.views(words[at..].to_vec(), stdin));
                 } else {

@@ -76,7 +76,11 @@ impl CommandPattern {
     fn match_view(&self, view: &View) -> Match {
         let n = self.words.len();
         for i in 0..n {
-            let want = if i == 0 { &self.first_base } else { &self.words[i] };
+            let want = if i == 0 {
+                &self.first_base
+            } else {
+                &self.words[i]
+            };
             match view.words.get(i) {
                 None if view.more => {
                     return Match::Maybe("the command gets more arguments at run time".to_owned());
@@ -88,7 +92,9 @@ impl CommandPattern {
                     }
                 }
                 Some(Tok::Glob(source)) => {
-                    return Match::Maybe(format!("`{source}` is expanded to file names at run time"));
+                    return Match::Maybe(format!(
+                        "`{source}` is expanded to file names at run time"
+                    ));
                 }
                 Some(Tok::Dyn(source)) => {
                     return Match::Maybe(format!("`{source}` is expanded at run time"));
@@ -199,7 +205,11 @@ fn literal_piece(piece: &WordPiece, raw: &str, text: &mut String) -> Result<(), 
         WordPiece::EscapeSequence(e) => text.push_str(e.get(1..).unwrap_or_default()),
         WordPiece::AnsiCQuotedText(body) => match super::word::ansi_c(body) {
             Some(decoded) => text.push_str(&decoded),
-            None => return Err(format!("the word `{raw}` has an escape this reader does not know")),
+            None => {
+                return Err(format!(
+                    "the word `{raw}` has an escape this reader does not know"
+                ));
+            }
         },
         WordPiece::DoubleQuotedSequence(inner) => {
             for piece in inner {

@@ -37,7 +37,10 @@ fn quotes_and_escapes_are_removed() {
         assert_eq!(views(form)[0], lit(&["rm", "x"]), "{form:?}");
     }
     // In double quotes a backslash stays unless it escapes `$`, `` ` ``, `"`, `\`.
-    assert_eq!(views("echo \"a\\b\" \"\\$x\"")[0], lit(&["echo", "a\\b", "$x"]));
+    assert_eq!(
+        views("echo \"a\\b\" \"\\$x\"")[0],
+        lit(&["echo", "a\\b", "$x"])
+    );
 }
 
 #[test]
@@ -45,7 +48,10 @@ fn argv0_is_reduced_to_its_basename_for_deny_views_only() {
     let prepared = PreparedCommand::new("/usr/bin/rm x");
     let sub = &prepared.commands[0];
     assert_eq!(sub.views[0].words, lit(&["rm", "x"]));
-    assert_eq!(sub.literal.as_deref(), Some(lit(&["/usr/bin/rm", "x"]).as_slice()));
+    assert_eq!(
+        sub.literal.as_deref(),
+        Some(lit(&["/usr/bin/rm", "x"]).as_slice())
+    );
 }
 
 #[test]
@@ -53,8 +59,13 @@ fn wrappers_are_unwrapped_one_view_each() {
     assert_eq!(
         views("sudo -u root timeout -s KILL 5 env -i A=1 nice -n 2 rm x"),
         vec![
-            lit(&["sudo", "-u", "root", "timeout", "-s", "KILL", "5", "env", "-i", "A=1", "nice", "-n", "2", "rm", "x"]),
-            lit(&["timeout", "-s", "KILL", "5", "env", "-i", "A=1", "nice", "-n", "2", "rm", "x"]),
+            lit(&[
+                "sudo", "-u", "root", "timeout", "-s", "KILL", "5", "env", "-i", "A=1", "nice",
+                "-n", "2", "rm", "x"
+            ]),
+            lit(&[
+                "timeout", "-s", "KILL", "5", "env", "-i", "A=1", "nice", "-n", "2", "rm", "x"
+            ]),
             lit(&["env", "-i", "A=1", "nice", "-n", "2", "rm", "x"]),
             lit(&["nice", "-n", "2", "rm", "x"]),
             lit(&["rm", "x"]),
@@ -83,15 +94,26 @@ fn git_global_options_are_skipped() {
         views("git -C a --git-dir=.git --no-pager -P push")[1],
         lit(&["git", "push"])
     );
-    assert_eq!(views("git -c alias.p=push p origin")[1], lit(&["git", "push", "origin"]));
-    assert!(unread("git -c color.ui=never status").unwrap().contains("git -c"));
+    assert_eq!(
+        views("git -c alias.p=push p origin")[1],
+        lit(&["git", "push", "origin"])
+    );
+    assert!(
+        unread("git -c color.ui=never status")
+            .unwrap()
+            .contains("git -c")
+    );
     assert_eq!(unread("git -C a status"), None);
 }
 
 #[test]
 fn nested_scripts_are_read() {
     let prepared = PreparedCommand::new("bash -c 'sh -c \"eval rm x\"'");
-    let argvs: Vec<_> = prepared.commands.iter().map(|c| c.views[0].words.clone()).collect();
+    let argvs: Vec<_> = prepared
+        .commands
+        .iter()
+        .map(|c| c.views[0].words.clone())
+        .collect();
     assert!(argvs.contains(&lit(&["rm", "x"])), "{argvs:?}");
     assert_eq!(prepared.unread, None);
 }
@@ -106,7 +128,10 @@ fn words_built_at_run_time_are_marked() {
     assert!(matches!(&words[3], Tok::Glob(_)));
     assert!(matches!(&words[4], Tok::Glob(_)));
     assert!(matches!(&words[5], Tok::Dyn(_)));
-    assert_eq!(prepared.dynamic.as_deref(), Some("`$HOME` is expanded at run time"));
+    assert_eq!(
+        prepared.dynamic.as_deref(),
+        Some("`$HOME` is expanded at run time")
+    );
     // `[` alone is the test command, not a glob.
     assert_eq!(views("[ -f x ]")[0], lit(&["[", "-f", "x", "]"]));
 }
@@ -126,7 +151,12 @@ fn code_running_expansions_are_unreadable() {
         let why = unread(form).unwrap_or_else(|| panic!("{form:?} read"));
         assert!(why.contains(needle), "{form:?}: {why}");
     }
-    for form in ["echo $((1 + 2))", "echo ${a[0]}", "echo ${x:-default}", "echo ${#x}"] {
+    for form in [
+        "echo $((1 + 2))",
+        "echo ${a[0]}",
+        "echo ${x:-default}",
+        "echo ${#x}",
+    ] {
         assert_eq!(unread(form), None, "{form:?}");
     }
 }
@@ -154,8 +184,17 @@ fn nesting_up_to_the_limit_is_read_without_overflowing_the_stack() {
         let ifs = format!("{}rm x{}", "if true; then ".repeat(60), "; fi".repeat(60));
         let prepared = PreparedCommand::new(&ifs);
         assert_eq!(prepared.unread, None);
-        assert!(prepared.commands.iter().any(|c| c.views[0].words == lit(&["rm", "x"])));
-        let too_deep = format!("{}rm x{}", "if true; then ".repeat(1000), "; fi".repeat(1000));
+        assert!(
+            prepared
+                .commands
+                .iter()
+                .any(|c| c.views[0].words == lit(&["rm", "x"]))
+        );
+        let too_deep = format!(
+            "{}rm x{}",
+            "if true; then ".repeat(1000),
+            "; fi".repeat(1000)
+        );
         assert!(unread(&too_deep).unwrap().contains("too deeply nested"));
     })
     .join()
@@ -168,7 +207,11 @@ fn ansi_c_decoding() {
     assert_eq!(ansi_c("\\x41\\101\\u00e9").as_deref(), Some("AAé"));
     assert_eq!(ansi_c("\\'\\\\").as_deref(), Some("'\\"));
     assert_eq!(ansi_c("\\cA").as_deref(), Some("\u{1}"));
-    assert_eq!(ansi_c("ab\\0cd").as_deref(), Some("ab"), "NUL ends the string");
+    assert_eq!(
+        ansi_c("ab\\0cd").as_deref(),
+        Some("ab"),
+        "NUL ends the string"
+    );
     assert_eq!(ansi_c("\\xff"), None, "a raw byte is not text");
     assert_eq!(ansi_c("\\q"), None);
     assert_eq!(ansi_c("\\"), None);
@@ -185,7 +228,11 @@ fn patterns_are_words() {
     assert!(matches!(m("$x push"), Match::Maybe(_)));
     assert_eq!(m("echo $x"), Match::No);
     assert!(CommandPattern::new("*").unwrap().matches_everything());
-    assert!(CommandPattern::new("a; b").unwrap_err().contains("one rule per command"));
+    assert!(
+        CommandPattern::new("a; b")
+            .unwrap_err()
+            .contains("one rule per command")
+    );
 }
 
 proptest! {

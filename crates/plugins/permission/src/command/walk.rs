@@ -350,7 +350,9 @@ impl<'a> Walker<'a> {
                         let tok = self.word(&word.value);
                         let harmless = match (&tok, kind) {
                             (Tok::Lit(path), _) if path == "/dev/null" => true,
-                            (Tok::Lit(path), IoFileRedirectKind::Read) => !path.starts_with("/dev/"),
+                            (Tok::Lit(path), IoFileRedirectKind::Read) => {
+                                !path.starts_with("/dev/")
+                            }
                             _ => false,
                         };
                         *allowable &= harmless;
@@ -425,9 +427,7 @@ const CODE_VARIABLES: [&str; 9] = [
 fn has_here_document(text: &str) -> bool {
     let bytes = text.as_bytes();
     bytes.windows(2).enumerate().any(|(i, pair)| {
-        pair == b"<<"
-            && bytes.get(i + 2) != Some(&b'<')
-            && (i == 0 || bytes[i - 1] != b'<')
+        pair == b"<<" && bytes.get(i + 2) != Some(&b'<') && (i == 0 || bytes[i - 1] != b'<')
     })
 }
 

@@ -34,6 +34,12 @@ impl Tok {
     }
 }
 
+/// Characters that make a word more than its literal text (quotes, escapes,
+/// expansions, globs, extglobs, braces, tilde).
+const SPECIAL: [char; 14] = [
+    '\\', '\'', '"', '$', '`', '~', '*', '?', '[', '{', '(', '!', '@', '+',
+];
+
 #[derive(Default)]
 struct WordState {
     text: String,
@@ -46,6 +52,11 @@ impl Walker<'_> {
     /// Reads one word: removes quotes and escapes, walks into its command
     /// substitutions, and records expansions that can run code.
     pub(super) fn word(&mut self, raw: &str) -> Tok {
+        // Fast path: no quoting, escape, expansion, glob, brace or tilde
+        // character, so bash takes the word as it is.
+        if !raw.is_empty() && !raw.contains(SPECIAL) {
+            return Tok::Lit(raw.to_owned());
+        }
         let pieces = match brush_parser::word::parse(raw, &self.options) {
             Ok(pieces) => pieces,
             Err(error) => {
@@ -149,9 +160,9 @@ impl Walker<'_> {
     /// array subscripts inside it, through variables too, so anything but
     /// plain numbers and operators can run code.
     pub(super) fn arithmetic(&mut self, expr: &str) {
-        let plain = expr
-            .chars()
-            .all(|c| c.is_ascii_digit() || c.is_ascii_whitespace() || "+-*/%<>=!&|^~?:,()".contains(c));
+        let plain = expr.chars().all(|c| {
+            c.is_ascii_digit() || c.is_ascii_whitespace() || "+-*/%<>=!&|^~?:,()".contains(c)
+        });
         if !plain {
             self.out.unreadable(|| {
                 format!("the arithmetic `{expr}` can run code through array subscripts")
@@ -253,7 +264,11 @@ impl Walker<'_> {
                 parameter,
                 indirect,
                 pattern: operand,
-            } => (Some(parameter), *indirect, operand.iter().map(String::as_str).collect()),
+            } => (
+                Some(parameter),
+                *indirect,
+                operand.iter().map(String::as_str).collect(),
+            ),
             P::Substring {
                 parameter,
                 indirect,

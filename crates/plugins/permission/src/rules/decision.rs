@@ -106,7 +106,13 @@ pub(crate) fn decide<'a>(
             }
         }
     }
-    let decision = |action, rules, unread| Some(Decision { action, rules, unread });
+    let decision = |action, rules, unread| {
+        Some(Decision {
+            action,
+            rules,
+            unread,
+        })
+    };
     if let Some(rule) = ask {
         return decision(Action::Ask, vec![rule], None);
     }

@@ -478,11 +478,10 @@ impl RuleBuilder {
             });
         }
         for (arg, pattern) in self.commands {
-            let compiled =
-                CommandPattern::new(&pattern).map_err(|message| RuleError::Command {
-                    pattern: pattern.clone(),
-                    message,
-                })?;
+            let compiled = CommandPattern::new(&pattern).map_err(|message| RuleError::Command {
+                pattern: pattern.clone(),
+                message,
+            })?;
             let matcher = ArgMatcher::Command(compiled);
             args.push(ArgPattern {
                 arg,

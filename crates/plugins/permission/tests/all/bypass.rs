@@ -45,6 +45,7 @@ const DENIED: &[&str] = &[
     "env rm t",
     "env -i A=1 B=2 rm t",
     "env -u HOME rm t",
+    "env - rm t",
     "command rm t",
     "command -p rm t",
     "builtin exec rm t",
@@ -284,7 +285,11 @@ fn every_unreadable_form_asks_and_names_why() {
             wrong.push(format!("{form:?}: {:?} {reason}", ev.action));
         }
     }
-    assert!(wrong.is_empty(), "not asked as expected:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "not asked as expected:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -364,14 +369,24 @@ fn controls_stay_allowed_next_to_deny_rules() {
 fn allow_gate() -> Permission {
     Permission::builder()
         .mode(Mode::Ask)
-        .rule(Rule::allow("bash").command("command", "ls*").build().unwrap())
+        .rule(
+            Rule::allow("bash")
+                .command("command", "ls*")
+                .build()
+                .unwrap(),
+        )
         .rule(
             Rule::allow("bash")
                 .command("command", "git status*")
                 .build()
                 .unwrap(),
         )
-        .rule(Rule::allow("bash").command("command", "echo *").build().unwrap())
+        .rule(
+            Rule::allow("bash")
+                .command("command", "echo *")
+                .build()
+                .unwrap(),
+        )
         .build()
 }
 
@@ -464,7 +479,12 @@ fn allow_lists_ask_for_anything_they_cannot_verify() {
 fn a_deny_rule_beats_allow_rules_that_cover_every_subcommand() {
     let gate = Permission::builder()
         .mode(Mode::Ask)
-        .rule(Rule::allow("bash").command("command", "git *").build().unwrap())
+        .rule(
+            Rule::allow("bash")
+                .command("command", "git *")
+                .build()
+                .unwrap(),
+        )
         .rule(
             Rule::deny("bash")
                 .command("command", "git push*")
@@ -496,9 +516,15 @@ fn exact_patterns_and_prefix_words() {
     assert!(etc.matches(&bash("cat /etc/passwd"), None));
     assert!(etc.matches(&bash("/bin/cat '/etc/shadow'"), None));
     assert!(!etc.matches(&bash("cat etc/passwd"), None));
-    let dash = Rule::deny("bash").command("command", "rm -r*").build().unwrap();
+    let dash = Rule::deny("bash")
+        .command("command", "rm -r*")
+        .build()
+        .unwrap();
     assert!(dash.matches(&bash("rm -r x"), None));
-    assert!(!dash.matches(&bash("rm -rf x"), None), "`-r` is a whole word");
+    assert!(
+        !dash.matches(&bash("rm -rf x"), None),
+        "`-r` is a whole word"
+    );
     // Quoted words in a pattern.
     let quoted = Rule::deny("bash")
         .command("command", "echo 'a b'*")

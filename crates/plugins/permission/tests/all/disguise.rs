@@ -88,8 +88,14 @@ fn layer() -> impl Strategy<Value = Layer> {
             Just("! "),
         ]
         .prop_map(Layer::Prefix),
-        prop_oneof![Just("bash"), Just("sh"), Just("dash"), Just("bash -lc"), Just("zsh")]
-            .prop_map(Layer::Shell),
+        prop_oneof![
+            Just("bash"),
+            Just("sh"),
+            Just("dash"),
+            Just("bash -lc"),
+            Just("zsh")
+        ]
+        .prop_map(Layer::Shell),
         Just(Layer::Eval),
         Just(Layer::Trap),
         Just(Layer::Brace),
@@ -116,7 +122,10 @@ fn wrap(command: String, layer: &Layer) -> String {
             // `VAR=1` and `!` stay in front, where bash reads them as such.
             let mut rest = command.as_str();
             let mut leading = String::new();
-            while let Some(tail) = rest.strip_prefix("! ").or_else(|| rest.strip_prefix("VAR=1 ")) {
+            while let Some(tail) = rest
+                .strip_prefix("! ")
+                .or_else(|| rest.strip_prefix("VAR=1 "))
+            {
                 leading.push_str(&rest[..rest.len() - tail.len()]);
                 rest = tail;
             }
@@ -155,10 +164,20 @@ fn wrap(command: String, layer: &Layer) -> String {
 fn gate(mode: Mode, allows: &[&str]) -> Permission {
     let mut builder = Permission::builder().mode(mode);
     for pattern in ["rm *", "git push*", "curl*"] {
-        builder = builder.rule(Rule::deny("bash").command("command", pattern).build().unwrap());
+        builder = builder.rule(
+            Rule::deny("bash")
+                .command("command", pattern)
+                .build()
+                .unwrap(),
+        );
     }
     for pattern in allows {
-        builder = builder.rule(Rule::allow("bash").command("command", *pattern).build().unwrap());
+        builder = builder.rule(
+            Rule::allow("bash")
+                .command("command", *pattern)
+                .build()
+                .unwrap(),
+        );
     }
     builder.build()
 }
@@ -216,6 +235,10 @@ fn the_same_disguises_around_a_harmless_command_are_allowed() {
         Layer::HereDoc,
     ] {
         let command = wrap("ls -la t".to_owned(), &layer);
-        assert_eq!(gate.evaluate(&bash(&command)).action, Action::Allow, "{command:?}");
+        assert_eq!(
+            gate.evaluate(&bash(&command)).action,
+            Action::Allow,
+            "{command:?}"
+        );
     }
 }

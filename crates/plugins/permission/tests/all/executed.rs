@@ -107,7 +107,9 @@ fn a_harmless_control_leaves_the_file() {
     run("bash", "echo rm victim; ls victim", dir.path());
     assert!(victim.exists());
     assert_eq!(
-        deny_gate().evaluate(&call("echo rm victim; ls victim")).action,
+        deny_gate()
+            .evaluate(&call("echo rm victim; ls victim"))
+            .action,
         Action::Allow
     );
 }
