@@ -304,6 +304,27 @@ const WRAPPERS: &[Wrapper] = &[
         positionals: 1,
         ..wrapper("flock")
     },
+    Wrapper {
+        long_args: &["user"],
+        long_flags: &["disable-internal-agent", "keep-cwd", "help", "version"],
+        stops: &["--help", "--version"],
+        ..wrapper("pkexec")
+    },
+    Wrapper {
+        long_args: &["userspec", "groups"],
+        long_flags: &["skip-chdir", "help", "version"],
+        stops: &["--help", "--version"],
+        positionals: 1,
+        ..wrapper("chroot")
+    },
+    Wrapper {
+        short_args: "lsi",
+        short_flags: "uh",
+        long_args: &["lib", "faked", "save-file", "load-file"],
+        long_flags: &["unknown-is-real", "help", "version"],
+        stops: &["-h", "--help", "--version", "-v"],
+        ..wrapper("fakeroot")
+    },
     wrapper("busybox"),
     wrapper("coproc"),
     wrapper("unbuffer"),
@@ -533,7 +554,10 @@ impl Walker<'_> {
                     .unreadable(|| format!("`{name}` changes what a command name runs")),
                 "find" => self.find(args, stdin, views),
                 "git" => self.git(words, more, views),
-                "su" | "runuser" => self.dash_c(name, args),
+                "su" | "runuser" | "script" => self.dash_c(name, args),
+                "parallel" | "at" | "batch" => self.out.unreadable(|| {
+                    format!("`{name}` runs commands it reads from its arguments or input")
+                }),
                 "watch" => self.watch(words, stdin, views),
                 _ => {}
             }

@@ -440,8 +440,11 @@ impl RuleBuilder {
         self
     }
 
-    /// The string argument `arg`, as a shell command, matches `pattern`
-    /// (`git status*`: prefix; otherwise exact).
+    /// The string argument `arg`, as a shell command, matches `pattern`:
+    /// literal words compared with each simple command's argv
+    /// (`git status*`: these words first; `git status`: exactly these words).
+    /// [`build`](Self::build) refuses a pattern with `&&`, `|`, `;` or an
+    /// expansion.
     pub fn command(mut self, arg: impl Into<String>, pattern: impl Into<String>) -> Self {
         self.commands.push((arg.into(), pattern.into()));
         self

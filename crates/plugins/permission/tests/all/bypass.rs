@@ -72,6 +72,11 @@ const DENIED: &[&str] = &[
     "flock /tmp/lock rm t",
     "busybox rm t",
     "unbuffer rm t",
+    "pkexec rm t",
+    "pkexec --user root rm t",
+    "chroot / rm t",
+    "fakeroot -- rm t",
+    "script -q -c 'rm t' /dev/null",
     "coproc rm t",
     "timeout 5 sudo env A=1 nice -n 1 nohup rm t",
     "VAR=1 rm t",
@@ -254,6 +259,8 @@ const ASKED: &[(&str, &str)] = &[
     ("xargs -I X sh -c 'rm X'", "rm X"),
     // bash reads `( (` as two subshells, the parser as arithmetic: asked.
     ("( (rm t) )", "arithmetic"),
+    ("parallel rm ::: t", "parallel"),
+    ("echo 'rm t' | at now", "`at`"),
 ];
 
 #[test]
