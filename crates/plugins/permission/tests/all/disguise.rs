@@ -19,7 +19,7 @@ fn denied() -> impl Strategy<Value = Vec<String>> {
 }
 
 /// One way of writing argv[0] (or a git subcommand).
-fn spell(word: &str, how: u8) -> String {
+pub fn spell(word: &str, how: u8) -> String {
     let (head, tail) = word.split_at(1);
     match how % 10 {
         0 => word.to_owned(),
@@ -41,7 +41,7 @@ fn single_quote(script: &str) -> String {
 
 /// One disguise around a command string.
 #[derive(Clone, Debug)]
-enum Layer {
+pub enum Layer {
     Prefix(&'static str),
     Shell(&'static str),
     Eval,
@@ -63,7 +63,7 @@ enum Layer {
     Assign,
 }
 
-fn layer() -> impl Strategy<Value = Layer> {
+pub fn layer() -> impl Strategy<Value = Layer> {
     prop_oneof![
         prop_oneof![
             Just("sudo "),
@@ -116,7 +116,7 @@ fn layer() -> impl Strategy<Value = Layer> {
     ]
 }
 
-fn wrap(command: String, layer: &Layer) -> String {
+pub fn wrap(command: String, layer: &Layer) -> String {
     match layer {
         Layer::Prefix(prefix) => {
             // `VAR=1` and `!` stay in front, where bash reads them as such.

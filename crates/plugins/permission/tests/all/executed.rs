@@ -113,3 +113,54 @@ fn a_harmless_control_leaves_the_file() {
         Action::Allow
     );
 }
+
+/// Small edits that keep bash syntax mostly valid.
+const NOISE: &[&str] = &["''", "\"\"", "\\\n", " ", "\\"];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 128, ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    // Differential: disguised forms of `rm victim`, with random edits, run
+    // by bash; whenever one deletes the file, the gate did not allow it.
+    #[test]
+    fn whatever_deletes_the_file_is_not_allowed(
+        spelling in 0u8..10,
+        layers in proptest::collection::vec(crate::disguise::layer(), 0..4),
+        noise in proptest::collection::vec((0usize..200, proptest::sample::select(NOISE)), 0..3),
+    ) {
+        let mut form = format!("{} victim", crate::disguise::spell("rm", spelling));
+        for layer in &layers {
+            form = crate::disguise::wrap(form, layer);
+        }
+        for (at, piece) in &noise {
+            let mut at = at % (form.len() + 1);
+            while !form.is_char_boundary(at) {
+                at -= 1;
+            }
+            form.insert_str(at, piece);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep me").unwrap();
+        run_with_timeout(&form, dir.path());
+        if !victim.exists() {
+            let decided = deny_gate().evaluate(&call(&form)).action;
+            proptest::prop_assert_ne!(decided, Action::Allow, "{:?} deleted the file", form);
+        }
+    }
+}
+
+/// Runs `script` with bash under `timeout 5`, so a form that waits ends.
+fn run_with_timeout(script: &str, dir: &Path) {
+    let _ = Command::new("timeout")
+        .args(["5", "bash", "-c", script])
+        .current_dir(dir)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+}
