@@ -114,7 +114,9 @@ fn a_harmless_control_leaves_the_file() {
     );
 }
 
-/// Small edits that keep bash syntax mostly valid.
+/// Small edits that keep bash syntax mostly valid. Never `/` or `>`: the
+/// forms run as whoever runs the tests, so none may name a path outside
+/// the scratch directory or write through a redirection.
 const NOISE: &[&str] = &["''", "\"\"", "\\\n", " ", "\\"];
 
 proptest::proptest! {
@@ -130,6 +132,9 @@ proptest::proptest! {
         layers in proptest::collection::vec(crate::disguise::layer(), 0..4),
         noise in proptest::collection::vec((0usize..200, proptest::sample::select(NOISE)), 0..3),
     ) {
+        // No absolute path (spelling 6 is `/usr/bin/rm`) and no `>`: every
+        // form can only touch the scratch directory it runs in.
+        let spelling = if spelling == 6 { 0 } else { spelling };
         let mut form = format!("{} victim", crate::disguise::spell("rm", spelling));
         for layer in &layers {
             form = crate::disguise::wrap(form, layer);
@@ -141,6 +146,7 @@ proptest::proptest! {
             }
             form.insert_str(at, piece);
         }
+        assert!(!form.contains(['/', '>']), "unsafe form generated: {form:?}");
         let dir = tempfile::tempdir().unwrap();
         let victim = dir.path().join("victim");
         std::fs::write(&victim, "keep me").unwrap();
