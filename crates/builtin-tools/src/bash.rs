@@ -18,8 +18,8 @@ pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashArgs {
-    /// The command line to run with `sh -c` in the workspace root, e.g.
-    /// `cargo test 2>&1 | tail -50`.
+    /// The command line to run with `bash -c` (`sh -c` where bash is missing)
+    /// in the workspace root, e.g. `cargo test 2>&1 | tail -50`.
     pub command: String,
     /// A deadline in milliseconds after which the command is killed (default
     /// 120000, at most 600000).
@@ -50,7 +50,10 @@ pub struct BashOutput {
 }
 
 /// The `bash` tool: runs a command through the `shell` capability, which
-/// confines it and kills its process group on timeout or cancellation.
+/// confines it and kills its process group on timeout or cancellation. The
+/// capability runs the command with `/bin/bash -c` when bash is present, and
+/// `/bin/sh -c` otherwise; write commands in bash syntax (permission rules
+/// read them as bash).
 ///
 /// The value keeps the whole output (up to the shell's
 /// [output limit](Self::with_output_limit)); what the model reads is capped by
@@ -108,7 +111,8 @@ impl Tool for Bash {
     type Output = BashOutput;
 
     fn description(&self) -> &str {
-        "Run a shell command (`sh -c`) in the workspace and return its exit code, stdout \
+        "Run a shell command with bash (`/bin/bash -c`; `/bin/sh -c` where bash is missing) in \
+         the workspace and return its exit code, stdout \
          and stderr. Use it to build, test, run programs, use git, or anything the other \
          tools cannot do. Prefer read_file, list_dir, glob, grep, write_file and edit_file \
          for reading, finding and changing files. Commands run without a terminal and \

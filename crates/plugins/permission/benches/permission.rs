@@ -76,8 +76,22 @@ fn bench(c: &mut Criterion) {
         Tier::ReadOnly,
         json!({"path": "/work/repo/src/mod24/a/../b.rs"}),
     );
+    // A typical compound command: a pipeline, a redirection and `&&`.
+    let compound = exec(
+        "bash",
+        Tier::Executes,
+        json!({"command": "cd crates/core && cargo test --release 2>&1 | tail -50 && git status --short"}),
+    );
+    // Every part allowed by the 25th command rule (`tool24 *`).
+    let covered = exec(
+        "bash",
+        Tier::Executes,
+        json!({"command": "tool24 build --release 2>&1 | tool24 filter -n 50 && tool24 report"}),
+    );
     assert_eq!(gate.evaluate(&miss).action, Action::Ask);
     assert_eq!(gate.evaluate(&path).action, Action::Allow);
+    assert_eq!(gate.evaluate(&compound).action, Action::Ask);
+    assert_eq!(gate.evaluate(&covered).action, Action::Allow);
 
     c.bench_function("evaluate/100 rules/no match (bash)", |b| {
         b.iter(|| black_box(gate.evaluate(black_box(&miss))))
@@ -85,6 +99,13 @@ fn bench(c: &mut Criterion) {
     c.bench_function("evaluate/100 rules/path match", |b| {
         b.iter(|| black_box(gate.evaluate(black_box(&path))))
     });
+    c.bench_function("evaluate/100 rules/compound command, no match", |b| {
+        b.iter(|| black_box(gate.evaluate(black_box(&compound))))
+    });
+    c.bench_function(
+        "evaluate/100 rules/compound command, 25th command rule",
+        |b| b.iter(|| black_box(gate.evaluate(black_box(&covered)))),
+    );
 
     // The listener as the pipeline runs it: a tools/pre-execute dispatch.
     let hooks = ToolHooks::new();

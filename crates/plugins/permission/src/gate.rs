@@ -8,15 +8,25 @@ use tack_core::hook::{Next, WaterfallListener};
 use tack_core::policy::PreDecision;
 use tack_core::tool::ToolExecution;
 
-use crate::rules::Prepared;
-use crate::{Action, Mode, Modes, Rule, RuleSet, SessionRules};
+use crate::rules::{Prepared, decide};
+use crate::{Action, Mode, Modes, RuleSet, SessionRules};
 
 /// Why the gate decided what it did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Basis {
-    /// The strictest matching rule (its description: ``rule `…` (origin)``).
+    /// The deciding rule (its description: ``rule `…` (origin)``), or the
+    /// allow rules that together cover every simple command of a command
+    /// string (``rules `…` and `…` ``).
     Rule(String),
+    /// A deny or ask rule might match a command string that cannot be fully
+    /// read, so the call asks (even in `allow-all` mode).
+    Unreadable {
+        /// The rule that might match, described.
+        rule: String,
+        /// Why the command cannot be fully read.
+        why: String,
+    },
     /// No rule matched: the mode's baseline.
     Mode(Mode),
     /// A rule allowed the call, but `read-only` mode refuses its tier.
@@ -47,6 +57,10 @@ impl Evaluation {
             (Basis::Rule(rule), _) => {
                 format!("permission {rule} requires approval for tool `{tool}`")
             }
+            (Basis::Unreadable { rule, why }, _) => format!(
+                "permission {rule} may apply to this `{tool}` call, but its command cannot be \
+                 fully read ({why}), so it requires approval"
+            ),
             (Basis::Mode(mode) | Basis::ModeFloor(mode), Action::Deny) => format!(
                 "tool `{tool}` ({tier}) is not allowed in permission mode `{mode}`, which permits read-only tools only"
             ),
@@ -78,19 +92,20 @@ impl GateState {
         let mode = self.modes.for_agent(exec.agent());
         let root = self.root.as_deref();
         let mut cache = Prepared::new(root);
-        let configured = self.rules.evaluate_prepared(exec, &mut cache);
         let session = self.session.read();
-        let granted = if session.is_empty() {
-            None
-        } else {
-            session.evaluate_prepared(exec, &mut cache)
-        };
-        let strictest: Option<&Rule> = match (configured, granted) {
-            (Some(a), Some(b)) => Some(if b.action() > a.action() { b } else { a }),
-            (a, b) => a.or(b),
-        };
-        let (action, basis) = match strictest {
-            Some(rule) => (rule.action(), Basis::Rule(rule.describe())),
+        // Configured rules first: among equally strict rules they are named.
+        let rules = self.rules.rules().iter().chain(session.rules());
+        let (action, basis) = match decide(rules, exec, &mut cache) {
+            Some(decision) => match decision.unread() {
+                Some(why) => (
+                    decision.action(),
+                    Basis::Unreadable {
+                        rule: decision.describe(),
+                        why: why.to_owned(),
+                    },
+                ),
+                None => (decision.action(), Basis::Rule(decision.describe())),
+            },
             None => (mode.baseline(exec.tier()), Basis::Mode(mode)),
         };
         let floor = mode.floor(exec.tier());

@@ -30,10 +30,16 @@
 //!
 //! Allow rules are matched conservatively: an allow path glob never matches a
 //! path that climbs out of the workspace with `..` (or an absolute path
-//! outside it, unless the glob is absolute); an allow command pattern matches
-//! only a command whose every `;`/`&&`/`|` segment matches, with no
-//! substitution or redirection. Deny and ask rules match liberally (any
-//! segment). So adding a deny rule never loosens a decision.
+//! outside it, unless the glob is absolute). Command strings are parsed as
+//! bash and matched per simple command on normalized argvs: deny and ask
+//! rules see through quoting, wrappers (`sudo`, `env`, `timeout`, `xargs`, …),
+//! `sh -c`, `eval`, substitutions and compound commands; allow rules must
+//! together cover every simple command, as written. When a deny or ask rule
+//! could apply but the command cannot be fully read (`$(…)` builds a word,
+//! a pipe feeds a shell, `find -exec`), the call asks, even in `allow-all`
+//! mode, and the reason says why ([`Basis::Unreadable`]). So adding a deny
+//! rule never loosens a decision. Command rules do not see inside the
+//! programs a command runs; confinement is the sandbox's job.
 //!
 //! ## Example
 //!
@@ -65,6 +71,7 @@
 
 mod action;
 mod approvers;
+mod command;
 mod gate;
 mod mode;
 mod plugin;
@@ -80,5 +87,7 @@ pub use mode::{Mode, Modes, UnknownMode};
 pub use plugin::{PLUGIN_NAME, Permission, PermissionBuilder};
 pub use rules::matcher::{NormalizedPath, normalize_path};
 pub use rules::toml::{PermissionFile, PermissionFileError};
-pub use rules::{ArgKind, ArgPattern, COMMAND_ARGS, Rule, RuleBuilder, RuleError, RuleSet};
+pub use rules::{
+    ArgKind, ArgPattern, COMMAND_ARGS, Decision, Rule, RuleBuilder, RuleError, RuleSet,
+};
 pub use session::SessionRules;

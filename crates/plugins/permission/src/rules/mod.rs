@@ -1,5 +1,6 @@
 //! Rules: ordered allow / ask / deny rules on tool name, tier and arguments.
 
+mod decision;
 pub(crate) mod matcher;
 mod spec;
 pub(crate) mod toml;
@@ -12,7 +13,10 @@ use tack_core::hook::AgentId;
 use tack_core::tool::{Tier, ToolExecution};
 
 use crate::Action;
-use matcher::{CommandPattern, NormalizedPath, PreparedCommand, normalize_path};
+use crate::command::{CommandPattern, Match, PreparedCommand};
+pub use decision::Decision;
+pub(crate) use decision::decide;
+use matcher::{NormalizedPath, normalize_path};
 
 /// Argument names whose patterns are shell command patterns in the compact
 /// rule syntax; every other argument name takes a path glob.
@@ -28,6 +32,14 @@ pub enum RuleError {
         /// The glob.
         glob: String,
         /// Why.
+        message: String,
+    },
+    /// A command pattern that is not a list of literal words.
+    #[error("invalid command pattern `{pattern}`: {message}")]
+    Command {
+        /// The pattern.
+        pattern: String,
+        /// What is wrong, and how to write it instead.
         message: String,
     },
     /// A compact rule (`tool(arg: "pattern")`) that does not parse.
@@ -46,8 +58,8 @@ pub enum RuleError {
 pub enum ArgKind {
     /// A path glob (`src/**`), matched against the lexically normalized path.
     Path,
-    /// A shell command pattern: `git status*` is a prefix (at a word
-    /// boundary), `git status` the exact command.
+    /// A shell command pattern, matched word by word against each simple
+    /// command's argv: `git status*` is a prefix, `git status` the exact argv.
     Command,
 }
 
@@ -84,26 +96,25 @@ impl ArgPattern {
         }
     }
 
-    fn matches(&self, action: Action, value: &str, cache: &mut Prepared<'_>) -> bool {
-        match &self.matcher {
-            ArgMatcher::Path(matcher) => match cache.path(&self.arg, value) {
-                NormalizedPath::Inside(p) => matcher.is_match(p),
-                // `..` out of the workspace never matches an allow glob.
-                NormalizedPath::Escaping(p) => action != Action::Allow && matcher.is_match(p),
-                // Outside the root: only an absolute glob can allow it.
-                NormalizedPath::Absolute(p) => {
-                    (action != Action::Allow || self.pattern.starts_with('/'))
-                        && matcher.is_match(p)
-                }
-            },
-            ArgMatcher::Command(matcher) => {
-                let command = cache.command(&self.arg, value);
-                if action == Action::Allow {
-                    matcher.matches_all(command)
-                } else {
-                    matcher.matches_any(command)
-                }
+    fn matches_path(&self, action: Action, value: &str, cache: &mut Prepared<'_>) -> bool {
+        let ArgMatcher::Path(matcher) = &self.matcher else {
+            return false;
+        };
+        match cache.path(&self.arg, value) {
+            NormalizedPath::Inside(p) => matcher.is_match(p),
+            // `..` out of the workspace never matches an allow glob.
+            NormalizedPath::Escaping(p) => action != Action::Allow && matcher.is_match(p),
+            // Outside the root: only an absolute glob can allow it.
+            NormalizedPath::Absolute(p) => {
+                (action != Action::Allow || self.pattern.starts_with('/')) && matcher.is_match(p)
             }
+        }
+    }
+
+    fn command_pattern(&self) -> Option<&CommandPattern> {
+        match &self.matcher {
+            ArgMatcher::Command(pattern) => Some(pattern),
+            ArgMatcher::Path(_) => None,
         }
     }
 }
@@ -153,6 +164,20 @@ pub struct Rule {
 enum ToolMatcher {
     Literal,
     Glob(GlobMatcher),
+}
+
+/// How one rule relates to a call.
+#[derive(Clone, Debug)]
+pub(crate) enum Check {
+    /// It does not match.
+    No,
+    /// It matches.
+    Yes,
+    /// A deny or ask command pattern might match a command that cannot be
+    /// fully read (why).
+    Maybe(String),
+    /// An allow command pattern covers some of the simple commands of `arg`.
+    Partial { arg: String, covered: Vec<bool> },
 }
 
 /// Per-call memo of normalized path and prepared command arguments, so a
@@ -259,13 +284,18 @@ impl Rule {
         self.origin.as_deref()
     }
 
-    /// Whether the rule matches `exec`; `root` is the workspace root paths are
-    /// made relative to.
+    /// Whether the rule matches `exec` for certain; `root` is the workspace
+    /// root paths are made relative to. A deny or ask command pattern matches
+    /// when some simple command of the command string matches it; an allow
+    /// command pattern only when every simple command does and the whole
+    /// string could be read. (A [`RuleSet`] also combines allow rules that
+    /// each cover part of a command, and asks when a deny or ask rule might
+    /// match a command it cannot fully read.)
     pub fn matches(&self, exec: &ToolExecution, root: Option<&Path>) -> bool {
-        self.matches_prepared(exec, &mut Prepared::new(root))
+        matches!(self.check(exec, &mut Prepared::new(root)), Check::Yes)
     }
 
-    pub(crate) fn matches_prepared(&self, exec: &ToolExecution, cache: &mut Prepared<'_>) -> bool {
+    fn head_matches(&self, exec: &ToolExecution) -> bool {
         if self.tier.is_some_and(|t| t != exec.tier()) {
             return false;
         }
@@ -274,17 +304,71 @@ impl Rule {
                 return false;
             }
         }
-        let tool_matches = match &self.tool_matcher {
+        match &self.tool_matcher {
             ToolMatcher::Literal => self.tool == exec.name(),
             ToolMatcher::Glob(glob) => glob.is_match(exec.name()),
-        };
-        if !tool_matches {
-            return false;
         }
-        self.args.iter().all(|pattern| {
-            exec.arg_str(pattern.arg())
-                .is_some_and(|value| pattern.matches(self.action, value, cache))
-        })
+    }
+
+    /// How the rule relates to `exec`.
+    pub(crate) fn check(&self, exec: &ToolExecution, cache: &mut Prepared<'_>) -> Check {
+        if !self.head_matches(exec) {
+            return Check::No;
+        }
+        let mut commands = 0;
+        for pattern in &self.args {
+            let Some(value) = exec.arg_str(pattern.arg()) else {
+                return Check::No;
+            };
+            match pattern.kind() {
+                ArgKind::Path => {
+                    if !pattern.matches_path(self.action, value, cache) {
+                        return Check::No;
+                    }
+                }
+                ArgKind::Command => commands += 1,
+            }
+        }
+        if commands == 0 {
+            return Check::Yes;
+        }
+        let mut maybe = None;
+        let mut partial = None;
+        for pattern in &self.args {
+            let Some(command_pattern) = pattern.command_pattern() else {
+                continue;
+            };
+            let Some(value) = exec.arg_str(pattern.arg()) else {
+                return Check::No;
+            };
+            let command = cache.command(pattern.arg(), value);
+            if self.action == Action::Allow {
+                if command_pattern.matches_everything() {
+                    continue;
+                }
+                let mut covered = vec![false; command.commands.len()];
+                command_pattern.cover(command, &mut covered);
+                if covered.is_empty() || !covered.iter().all(|c| *c) {
+                    if commands > 1 || !covered.iter().any(|c| *c) {
+                        return Check::No;
+                    }
+                    partial = Some((pattern.arg().to_owned(), covered));
+                }
+            } else {
+                match command_pattern.match_command(command) {
+                    Match::Yes => {}
+                    Match::No => return Check::No,
+                    Match::Maybe(why) => {
+                        maybe.get_or_insert(why);
+                    }
+                }
+            }
+        }
+        match (maybe, partial) {
+            (Some(why), _) => Check::Maybe(why),
+            (None, Some((arg, covered))) => Check::Partial { arg, covered },
+            (None, None) => Check::Yes,
+        }
     }
 
     /// The rule and its origin, for reasons: ``rule `deny bash(…)` (file line 3)``.
@@ -356,8 +440,11 @@ impl RuleBuilder {
         self
     }
 
-    /// The string argument `arg`, as a shell command, matches `pattern`
-    /// (`git status*`: prefix; otherwise exact).
+    /// The string argument `arg`, as a shell command, matches `pattern`:
+    /// literal words compared with each simple command's argv
+    /// (`git status*`: these words first; `git status`: exactly these words).
+    /// [`build`](Self::build) refuses a pattern with `&&`, `|`, `;` or an
+    /// expansion.
     pub fn command(mut self, arg: impl Into<String>, pattern: impl Into<String>) -> Self {
         self.commands.push((arg.into(), pattern.into()));
         self
@@ -373,7 +460,8 @@ impl RuleBuilder {
     ///
     /// # Errors
     ///
-    /// [`RuleError::Glob`] for a glob that does not compile.
+    /// [`RuleError::Glob`] for a glob that does not compile,
+    /// [`RuleError::Command`] for a command pattern that is not literal words.
     pub fn build(self) -> Result<Rule, RuleError> {
         let is_glob = self
             .tool
@@ -393,7 +481,11 @@ impl RuleBuilder {
             });
         }
         for (arg, pattern) in self.commands {
-            let matcher = ArgMatcher::Command(CommandPattern::new(&pattern));
+            let compiled = CommandPattern::new(&pattern).map_err(|message| RuleError::Command {
+                pattern: pattern.clone(),
+                message,
+            })?;
+            let matcher = ArgMatcher::Command(compiled);
             args.push(ArgPattern {
                 arg,
                 pattern,
@@ -412,8 +504,12 @@ impl RuleBuilder {
     }
 }
 
-/// Ordered rules. The strictest matching rule wins (deny > ask > allow); among
-/// equally strict matches the first one is named.
+/// Ordered rules, decided together: a matching deny rule denies; else a
+/// matching ask rule asks, and so does a deny or ask rule that might match a
+/// command string that cannot be fully read; else the call is allowed when
+/// an allow rule matches, or when allow command rules together cover every
+/// simple command of it (`git status && ls` under `git status*` and `ls*`).
+/// Among equally strict matches the first one is named.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -423,14 +519,21 @@ impl RuleBuilder {
 ///
 /// let mut rules = RuleSet::new();
 /// rules.push(Rule::allow("bash").command("command", "git *").build().unwrap());
+/// rules.push(Rule::allow("bash").command("command", "ls*").build().unwrap());
 /// rules.push(Rule::deny("bash").command("command", "git push*").build().unwrap());
 /// let call = |cmd: &str| ToolExecution::new(
 ///     CallId::from("c"), ToolName::new("bash").unwrap(),
 ///     Arc::new(json!({"command": cmd})), Tier::Executes, ExecutionToken::issue(CallId::from("c")),
 /// );
-/// assert_eq!(rules.evaluate(&call("git status"), None).map(|r| r.action()), Some(Action::Allow));
-/// assert_eq!(rules.evaluate(&call("git push --force"), None).map(|r| r.action()), Some(Action::Deny));
-/// assert!(rules.evaluate(&call("ls"), None).is_none());
+/// let action = |cmd: &str| rules.evaluate(&call(cmd), None).map(|d| d.action());
+/// assert_eq!(action("git status && ls -la"), Some(Action::Allow));
+/// assert_eq!(action("git push --force"), Some(Action::Deny));
+/// assert_eq!(action("sudo git -C . pu''sh"), Some(Action::Deny));
+/// // `$(…)` builds the subcommand at run time: the deny rule might apply.
+/// let unread = rules.evaluate(&call("git $(echo push)"), None).unwrap();
+/// assert_eq!(unread.action(), Action::Ask);
+/// assert!(unread.unread().unwrap().contains("$(echo push)"));
+/// assert!(rules.evaluate(&call("cargo build"), None).is_none());
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct RuleSet {
@@ -468,29 +571,9 @@ impl RuleSet {
         self.rules.is_empty()
     }
 
-    /// The strictest rule matching `exec` (the first among equals), if any.
-    pub fn evaluate(&self, exec: &ToolExecution, root: Option<&Path>) -> Option<&Rule> {
-        self.evaluate_prepared(exec, &mut Prepared::new(root))
-    }
-
-    pub(crate) fn evaluate_prepared(
-        &self,
-        exec: &ToolExecution,
-        cache: &mut Prepared<'_>,
-    ) -> Option<&Rule> {
-        let mut best: Option<&Rule> = None;
-        for rule in &self.rules {
-            if best.is_some_and(|b| b.action >= rule.action) {
-                continue; // cannot win: skip the matching work
-            }
-            if rule.matches_prepared(exec, cache) {
-                best = Some(rule);
-                if rule.action == Action::Deny {
-                    break;
-                }
-            }
-        }
-        best
+    /// The decision of these rules for `exec`, if any rule decides it.
+    pub fn evaluate(&self, exec: &ToolExecution, root: Option<&Path>) -> Option<Decision<'_>> {
+        decide(self.rules.iter(), exec, &mut Prepared::new(root))
     }
 }
 

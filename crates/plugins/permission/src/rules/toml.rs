@@ -187,9 +187,21 @@ impl PermissionFile {
                 builder = builder.command(arg.as_str(), pattern.get_ref().as_str());
             }
             let rule = builder.build().map_err(|e| {
-                // Point at the glob that failed.
+                // Point at the glob or command pattern that failed.
                 let bad = match &e {
                     super::RuleError::Glob { glob, .. } => Some(glob.as_str()),
+                    super::RuleError::Command { pattern, .. } => {
+                        if let Some((a, p)) =
+                            r.commands.iter().find(|(_, p)| p.get_ref() == pattern)
+                        {
+                            return invalid(
+                                Some(p.span()),
+                                key(&format!("commands.{a}")),
+                                e.to_string(),
+                            );
+                        }
+                        None
+                    }
                     _ => None,
                 };
                 let span_key = bad.and_then(|bad| {

@@ -2,6 +2,9 @@
 #![allow(clippy::unwrap_used)]
 
 mod approvers;
+mod bypass;
+mod disguise;
+mod executed;
 mod harness;
 mod modes;
 mod paths;

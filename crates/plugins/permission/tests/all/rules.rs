@@ -31,7 +31,7 @@ fn precedence_table() {
     ];
     for (actions, expected) in table {
         let set: RuleSet = actions.iter().map(|a| rule(*a, "bash")).collect();
-        let got = set.evaluate(&bash("ls"), None).map(Rule::action);
+        let got = set.evaluate(&bash("ls"), None).map(|d| d.action());
         assert_eq!(got, Some(*expected), "{actions:?}");
         assert_eq!(actions.iter().copied().max(), Some(*expected), "Ord agrees");
     }
@@ -46,7 +46,7 @@ fn first_of_equally_strict_rules_is_named() {
     .into_iter()
     .collect();
     assert_eq!(
-        set.evaluate(&bash("ls"), None).unwrap().origin(),
+        set.evaluate(&bash("ls"), None).unwrap().rule().origin(),
         Some("first")
     );
 }
@@ -214,16 +214,21 @@ proptest! {
         prop_assert!(a >= b, "{b:?} became {a:?}");
     }
 
-    // The decision of a set of rules is the max of the matching rules' actions.
+    // The decision of a set of rules is never looser than any rule that
+    // matches on its own, and a matching deny rule always denies.
     #[test]
-    fn decision_is_the_max_of_matching_rules(
+    fn decision_is_at_least_every_matching_rule(
         rules in proptest::collection::vec(arb_rule(), 0..10),
         call in arb_call(),
     ) {
         let set: RuleSet = rules.iter().cloned().collect();
         let root = Some(std::path::Path::new("/ws"));
-        let expected = rules.iter().filter(|r| r.matches(&call, root)).map(Rule::action).max();
-        prop_assert_eq!(set.evaluate(&call, root).map(Rule::action), expected);
+        let strictest = rules.iter().filter(|r| r.matches(&call, root)).map(Rule::action).max();
+        let got = set.evaluate(&call, root).map(|d| d.action());
+        prop_assert!(got >= strictest, "{got:?} < {strictest:?}");
+        if strictest == Some(Action::Deny) {
+            prop_assert_eq!(got, Some(Action::Deny));
+        }
     }
 }
 

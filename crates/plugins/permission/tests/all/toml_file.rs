@@ -125,6 +125,18 @@ fn malformed_files_name_line_and_key() {
             "rule[0].paths.path",
             "invalid glob",
         ),
+        (
+            "\ndeny = ['bash(command: \"git status && ls\")']\n",
+            2,
+            "deny[0]",
+            "one rule per command",
+        ),
+        (
+            "[[rule]]\naction = \"deny\"\ncommands = { command = \"rm $HOME*\" }\n",
+            3,
+            "rule[0].commands.command",
+            "patterns are literal words",
+        ),
         ("[[rule]]\naction = 5\n", 2, "action", "wanted string"),
         ("mode = \"ask\"\nallow = [\n", 2, "allow", "unclosed array"),
     ];
