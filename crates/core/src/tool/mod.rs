@@ -1,6 +1,6 @@
 //! The tool model.
 //!
-//! A tool has three layers (DESIGN §3):
+//! A tool has three layers (docs/design.md):
 //!
 //! 1. **model-visible**: [`ToolSchema`] — name, description, input schema —
 //!    with exporters to the OpenAI, Anthropic and MCP formats;

@@ -1,4 +1,4 @@
-//! The per-call pipeline (DESIGN §4): every call ends in exactly one outcome.
+//! The per-call pipeline (docs/pipeline.md): every call ends in exactly one outcome.
 //!
 //! ```text
 //! resolve ─► parse ─► validate ─► pre-execute ─► (approval) ─► guards ─► execute ─► output

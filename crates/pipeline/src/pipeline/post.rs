@@ -132,7 +132,7 @@ impl ToolRegistry {
                     ));
                 }
                 // A failure keeps who decided it (the denying listener, guard or
-                // approval outcome, §8.2): an audit or redaction listener that
+                // approval outcome, docs/design.md #2): an audit or redaction listener that
                 // adds context or rewrites content did not decide the failure.
                 return outcome;
             }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use tack_core::tool::CallId;
 
-/// One stage of the pipeline (DESIGN §4), in the order a call can enter them.
+/// One stage of the pipeline (docs/pipeline.md), in the order a call can enter them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Stage {

@@ -1,4 +1,4 @@
-//! The turn scheduler (DESIGN §4 "Scheduler"): a turn's calls run as barriers
+//! The turn scheduler (docs/pipeline.md, Scheduling): a turn's calls run as barriers
 //! and a bounded rolling pool, start in model order, evaluate policy in model
 //! order, and come back in model order.
 //!

@@ -1,4 +1,4 @@
-//! Resource keys (DESIGN §8.9): parallel calls that touch the same resource
+//! Resource keys (docs/design.md, difference 9): parallel calls that touch the same resource
 //! with a write never overlap.
 
 use std::collections::HashMap;

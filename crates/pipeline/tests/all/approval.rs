@@ -75,7 +75,7 @@ async fn the_summary_escapes_control_characters_and_is_cut() {
     assert!(summary.ends_with('…'), "{summary}");
 }
 
-// PRE-007 (tack §8.2: each non-grant is DENIED with its own message and provenance)
+// PRE-007 (tack differs, docs/design.md #2: each non-grant is DENIED with its own message and provenance)
 #[tokio::test]
 async fn each_non_grant_is_a_distinct_denial() {
     let cases = [

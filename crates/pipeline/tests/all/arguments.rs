@@ -40,7 +40,7 @@ async fn invalid(args: &str) -> (Arc<tack_core::tool::Outcome>, Vec<&'static str
     (out, h.stages("c"))
 }
 
-// Bad input: malformed JSON. ARG-014 (tack §8.1: not passed through raw; a
+// Bad input: malformed JSON. ARG-014 (tack differs, docs/design.md #1: not passed through raw; a
 // helpful INVALID_ARGUMENTS before policy, and the loop still gets a result)
 #[tokio::test]
 async fn malformed_json_is_invalid_arguments_with_a_fix() {
@@ -366,7 +366,7 @@ async fn invalid_arguments_win_over_a_pre_cancelled_signal() {
     }
 }
 
-// §8.1: a human is never asked to approve a call that cannot run.
+// docs/design.md #1: a human is never asked to approve a call that cannot run.
 #[tokio::test]
 async fn approval_is_never_asked_for_invalid_arguments() {
     let h = Harness::with_tool(echo("echo"));

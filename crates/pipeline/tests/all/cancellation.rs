@@ -13,7 +13,7 @@ use crate::harness::*;
 use crate::listeners::*;
 use crate::stage_paths::*;
 
-// CAN-001 (tack §8.4: post-execute and finalize still see the outcome)
+// CAN-001 (tack differs, docs/design.md #4: post-execute and finalize still see the outcome)
 #[tokio::test]
 async fn pre_cancelled_call_runs_no_policy_and_publishes_once() {
     let (h, runs) = Harness::with_counted_echo("echo");
@@ -118,7 +118,7 @@ async fn wrapper_short_circuit_after_cancellation_is_cancelled_and_keeps_context
     assert_eq!(out.deferred_context, ["served from cache"]);
 }
 
-// CAN-006 / CAN-008 (tack §8.5: a completed success is kept, with a note)
+// CAN-006 / CAN-008 (tack differs, docs/design.md #5: a completed success is kept, with a note)
 #[tokio::test]
 async fn success_completed_before_cancellation_is_kept_with_a_note() {
     let cancel = CancellationToken::new();

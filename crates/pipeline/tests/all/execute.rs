@@ -101,7 +101,7 @@ async fn wrapper_success_after_the_tool_was_unregistered_is_unknown_tool() {
 }
 
 // EXE-007 (tack: a panicking wrapper is INTERNAL naming it, fail closed;
-// §8.4 post-execute still sees it)
+// docs/design.md #4 post-execute still sees it)
 #[tokio::test]
 async fn panicking_wrapper_is_internal_and_names_the_wrapper() {
     let h = Harness::with_tool(echo("echo"));
@@ -158,7 +158,7 @@ async fn wrapper_child_signal_is_fused_with_the_caller_signal() {
         .await;
     assert!(
         out.is_success(),
-        "§8.5: the completed body's result is kept: {out:?}"
+        "docs/design.md #5: the completed body's result is kept: {out:?}"
     );
     assert_eq!(log.entries(), ["body saw cancellation"]);
 

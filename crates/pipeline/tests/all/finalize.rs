@@ -1,4 +1,4 @@
-//! `finalize_content` (FIN-*, §8.7).
+//! `finalize_content` (FIN-*, docs/design.md #7).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,7 +44,7 @@ fn truncate_to(n: usize) -> Arc<Finalizer> {
     })
 }
 
-// FIN-005 / §4 step 10: exactly once for every outcome of a known tool.
+// FIN-005 / the finalize step: exactly once for every outcome of a known tool.
 #[tokio::test]
 async fn finalize_runs_exactly_once_for_every_outcome_of_a_known_tool() {
     let (def, calls) = finalized("echo", truncate_to(12));
@@ -110,7 +110,7 @@ async fn finalizer_returning_none_keeps_the_content() {
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
-// §8.7: a panicking finalizer keeps the original result.
+// docs/design.md #7: a panicking finalizer keeps the original result.
 #[tokio::test]
 async fn panicking_finalizer_keeps_the_original_result() {
     let (def, calls) = finalized("echo", Arc::new(|_: &Outcome| panic!("finalizer broke")));

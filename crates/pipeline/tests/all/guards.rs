@@ -10,7 +10,7 @@ use crate::harness::*;
 use crate::listeners::*;
 use crate::stage_paths::*;
 
-// GRD-001 (tack §8.2: DENIED with the guard's name)
+// GRD-001 (tack differs, docs/design.md #2: DENIED with the guard's name)
 #[tokio::test]
 async fn a_later_guard_denies_after_one_passes() {
     let (h, runs) = Harness::with_counted_echo("echo");
@@ -129,7 +129,7 @@ async fn guards_do_not_run_after_a_denial_or_a_non_grant() {
     assert!(log.entries().is_empty());
 }
 
-// GRD-008 (tack §8.4: post-execute sees a guard denial; a panicking guard
+// GRD-008 (tack differs, docs/design.md #4: post-execute sees a guard denial; a panicking guard
 // fails closed with INTERNAL naming it, and post-execute sees that too)
 #[tokio::test]
 async fn guard_denial_is_post_visible_and_a_panicking_guard_fails_closed() {

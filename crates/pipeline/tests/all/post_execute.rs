@@ -1,4 +1,4 @@
-//! `tools/post-execute` (POST-*, §8.4).
+//! `tools/post-execute` (POST-*, docs/design.md #4).
 
 use serde_json::json;
 use tack_core::hook::Decider;
@@ -103,7 +103,7 @@ async fn replacing_both_value_and_content_fails() {
     assert_eq!(decider(&out), &Decider::Listener("greedy".into()));
 }
 
-// POST-004 / §8.4: no listener turns a failure into a success; content may be replaced.
+// POST-004 / docs/design.md #4: no listener turns a failure into a success; content may be replaced.
 #[tokio::test]
 async fn a_failure_cannot_become_a_success() {
     let h = Harness::with_tool(failing("fails", ErrorCode::ExecutionFailed, "it broke"));
@@ -143,7 +143,7 @@ async fn a_failure_cannot_become_a_success() {
     assert_eq!(text(&out), "EXECUTION_FAILED: secret token ***");
 }
 
-// §8.4: post-execute sees every outcome of a known tool, including invalid arguments.
+// docs/design.md #4: post-execute sees every outcome of a known tool, including invalid arguments.
 #[tokio::test]
 async fn post_execute_sees_invalid_arguments_but_not_unknown_tools() {
     let h = Harness::with_tool(echo("echo"));
@@ -183,7 +183,7 @@ async fn value_replacement_after_the_tool_was_unregistered_is_unknown_tool() {
     assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
 }
 
-// POST-006 (tack §8.2: a block is DENIED with the listener's provenance)
+// POST-006 (tack differs, docs/design.md #2: a block is DENIED with the listener's provenance)
 #[tokio::test]
 async fn block_turns_a_success_into_a_valueless_failure_with_the_feedback_verbatim() {
     let h = Harness::with_tool(echo("echo"));
@@ -244,7 +244,7 @@ async fn panicking_post_listener_withholds_the_result() {
     assert_eq!(h.observed("c").len(), 1);
 }
 
-// §8.2 / provenance: a listener that only adds context to a success did not
+// docs/design.md #2 / provenance: a listener that only adds context to a success did not
 // decide or replace it; the wrapper that produced the value stays the decider.
 #[tokio::test]
 async fn context_only_decision_keeps_the_provenance_of_a_success() {

@@ -46,7 +46,7 @@ async fn short_circuiting_listener_skips_the_rest_of_the_chain() {
     assert!(log.entries().is_empty());
 }
 
-// PRE-003 (tack §8.2: denials carry DENIED and provenance; §8.4: post-execute sees it)
+// PRE-003 (tack differs, docs/design.md #2: denials carry DENIED and provenance; docs/design.md #4: post-execute sees it)
 #[tokio::test]
 async fn denial_carries_code_reason_and_provenance_and_post_still_sees_it() {
     let (h, runs) = Harness::with_counted_echo("echo");
@@ -74,7 +74,7 @@ async fn denial_carries_code_reason_and_provenance_and_post_still_sees_it() {
     assert_eq!(h.stages("c"), PRE_DENIED);
 }
 
-// §8.2: an audit listener that only adds context keeps the denial's provenance.
+// docs/design.md #2: an audit listener that only adds context keeps the denial's provenance.
 #[tokio::test]
 async fn post_context_on_a_denial_keeps_who_denied() {
     let h = Harness::with_tool(echo("echo"));
@@ -89,7 +89,7 @@ async fn post_context_on_a_denial_keeps_who_denied() {
 }
 
 // PRE-004 (tack: a panicking listener fails closed with INTERNAL naming it;
-// §8.4 post-execute still sees the outcome)
+// docs/design.md #4 post-execute still sees the outcome)
 #[tokio::test]
 async fn panicking_pre_execute_listener_fails_closed_and_names_the_listener() {
     let (h, runs) = Harness::with_counted_echo("echo");

@@ -205,7 +205,7 @@ async fn panic_payloads_become_messages() {
     );
 }
 
-// §4: conclude_turn rides on the execution's own success.
+// conclude_turn rides on the execution's own success.
 #[tokio::test]
 async fn conclude_turn_rides_only_on_success() {
     let h = Harness::with_tool(open_tool("finish", |args, cx| async move {

@@ -158,7 +158,7 @@ async fn guards_are_admission_too() {
 
 #[tokio::test(start_paused = true)]
 async fn denials_and_panicking_policy_are_ordered_and_never_dispatched() {
-    // PAR-009. tack differs (§8.4): post-execute sees every outcome of a known
+    // PAR-009. tack differs (docs/design.md #4): post-execute sees every outcome of a known
     // tool, the panicking listener's call included.
     let b = Bench::new();
     let log = Log::new();

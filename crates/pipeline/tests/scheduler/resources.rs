@@ -1,4 +1,4 @@
-//! Resource keys (DESIGN §8.9): parallel calls that write the same key never
+//! Resource keys (docs/design.md, difference 9): parallel calls that write the same key never
 //! overlap; different keys, and reads of one key, do.
 
 use pretty_assertions::assert_eq;

@@ -1,6 +1,6 @@
 //! run_code end to end through a real `ToolRegistry`.
 //!
-//! The CODE cases of `REFERENCE-BEHAVIOUR.md`, and where each is pinned:
+//! The reference harness's CODE cases, and where each is pinned:
 //!
 //! | case | test |
 //! |---|---|

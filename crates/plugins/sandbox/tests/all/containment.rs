@@ -1,5 +1,5 @@
-//! The reference harness's [CORE] containment cases (REFERENCE-BEHAVIOUR §19,
-//! SBX), in tack's terms.
+//! The reference harness's [CORE] containment cases (SBX), in
+//! tack's terms.
 
 use std::path::Path;
 

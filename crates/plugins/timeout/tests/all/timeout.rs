@@ -226,7 +226,7 @@ async fn deadline_first_then_caller_cancel_is_timeout() {
     assert!(is_timeout_provenance(&out));
 }
 
-// Tack differs from TMO-009 (DESIGN §8.6): a body that ignores its signal is
+// Tack differs from TMO-009 (docs/design.md, difference 6): a body that ignores its signal is
 // abandoned after the grace period, and the pipeline does not hang.
 #[tokio::test(start_paused = true)]
 async fn body_ignoring_the_signal_is_abandoned_after_the_grace_period() {
