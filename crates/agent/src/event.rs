@@ -17,7 +17,7 @@ use crate::log::writer::{LogError, SessionLog};
 /// One thing that happened in a session. Serialized with a `type` tag
 /// (`user`, `assistant`, `tool/call`, `approval/request`, `approval/outcome`,
 /// `tool/code-dispatch-start`, `tool/code-dispatch`, `tool/result`,
-/// `context/deferred`, `turn/end`).
+/// `context/deferred`, `session/start`, `turn/end`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
@@ -123,6 +123,22 @@ pub enum Event {
         #[serde(alias = "text")]
         context: DeferredContext,
     },
+    /// A session started, or was resumed: the model asked and what the
+    /// system prompt was made of (a log record only: it is not shown and
+    /// never becomes a model message).
+    #[serde(rename = "session/start")]
+    SessionStart {
+        /// The model's name ([`ChatModel::name`](crate::ChatModel::name)).
+        model: String,
+        /// The parts of the system prompt, in order: `default`,
+        /// `--system-prompt`, `--system-prompt @FILE`, `AGENTS.md FILE`, …
+        sources: Vec<String>,
+        /// The whole system prompt the model is sent.
+        system_prompt: String,
+        /// Whether this continues an earlier session of the same log.
+        #[serde(default)]
+        resumed: bool,
+    },
     /// The turn ended.
     #[serde(rename = "turn/end")]
     TurnEnd {
@@ -147,6 +163,7 @@ impl Event {
             Event::ToolResult { .. } => "tool/result",
             Event::ContextDeferred { .. } => "context/deferred",
             Event::TurnEnd { .. } => "turn/end",
+            Event::SessionStart { .. } => "session/start",
         }
     }
 }

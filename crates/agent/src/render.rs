@@ -176,7 +176,7 @@ impl Renderer {
                 }
                 Some(text)
             }
-            Event::CodeDispatchStart { .. } => None,
+            Event::CodeDispatchStart { .. } | Event::SessionStart { .. } => None,
             Event::CodeDispatch {
                 parent_call_id,
                 call_id,

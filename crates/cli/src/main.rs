@@ -8,7 +8,9 @@ mod commands;
 mod exit;
 mod interrupt;
 mod output;
+mod prompt;
 mod session;
+mod settings;
 mod spinner;
 
 use std::process::ExitCode;
@@ -26,6 +28,7 @@ async fn main() -> ExitCode {
         Command::Tools(tools) => commands::tools::tools(&tools),
         Command::Replay(replay) => commands::replay::replay(&replay),
         Command::Plugins => commands::plugins::plugins(),
+        Command::Config(config) => commands::config::config(&config),
     };
     match result {
         Ok(code) => code,

@@ -42,9 +42,18 @@ impl EventPrinter {
     }
 }
 
-/// The text style for stdout: colour on a terminal, plain when piped.
+/// Whether the user asked for no colour: `NO_COLOR` set to a non-empty
+/// value (<https://no-color.org>).
+pub fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// The text style for stdout: colour on a terminal (or with
+/// `CLICOLOR_FORCE` set to anything but `0`) unless `NO_COLOR` is set, plain
+/// otherwise.
 pub fn stdout_style() -> Style {
-    if std::io::stdout().is_terminal() {
+    let forced = std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0");
+    if (forced || std::io::stdout().is_terminal()) && !no_color() {
         Style::Color
     } else {
         Style::Plain

@@ -6,21 +6,23 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tack_agent::{
-    Agent, ChatModel, DEFAULT_SYSTEM_PROMPT, EventBus, InstalledPlugins, LoggedApprover, MockModel,
+    Agent, ChatModel, Event, EventBus, InstalledPlugins, LoggedApprover, MockModel,
     OpenAiCompatible, OpenAiConfig, PluginSet, ScriptedModel, SessionLog, UnattendedApprover,
     state_home_from_env,
 };
 use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
 use tack_core::policy::ApprovalService;
 use tack_core::tool::{ToolCall, ToolDefinition};
-use tack_permission::{Mode, Permission, SessionRules, TerminalApprover};
+use tack_permission::{Permission, RuleSet, SessionRules, TerminalApprover};
 use tack_pipeline::{ExecutionMode, Presentation, ToolRegistry};
-use tack_sandbox::{Sandbox, SandboxMode, SandboxPolicy};
+use tack_sandbox::{Sandbox, SandboxPolicy};
 use tack_timeout::TimeoutPolicy;
 use tack_tools::BuiltinTools;
 
 use crate::args::SessionArgs;
 use crate::output::{EventPrinter, stdout_style};
+use crate::prompt::SystemPrompt;
+use crate::settings::Settings;
 use crate::spinner::Spinning;
 
 /// A ready session: the agent, and the plugins that must outlive it.
@@ -34,7 +36,7 @@ pub struct Session {
 }
 
 /// The workspace: given or current, an existing readable directory.
-fn workspace(dir: Option<&Path>) -> Result<PathBuf, String> {
+pub fn workspace(dir: Option<&Path>) -> Result<PathBuf, String> {
     let dir = match dir {
         Some(d) => d.to_owned(),
         None => std::env::current_dir()
@@ -76,7 +78,7 @@ pub fn model(spec: &str, timeout: Duration) -> Result<Arc<dyn ChatModel>, String
             ))
         }
         other => Err(format!(
-            "unknown model `{other}`: use mock, openai or script:FILE"
+            "unknown model `{other}`: use mock, openai, anthropic or script:FILE"
         )),
     }
 }
@@ -100,20 +102,18 @@ fn session_log(log: Option<&Path>, workspace: &Path) -> Result<SessionLog, Strin
 /// terminal when stdin is one.
 pub fn open(args: &SessionArgs) -> Result<Session, String> {
     let root = workspace(args.workspace.as_deref())?;
-    let mode: Mode = args.mode.parse().map_err(|e| format!("--mode: {e}"))?;
-    let sandbox_mode: SandboxMode = args
-        .sandbox
-        .parse()
-        .map_err(|e| format!("--sandbox: {e}"))?;
-    let model = model(&args.model, args.model_timeout)?;
-    let timeout = match args.tool_timeout {
+    let settings = Settings::load(&root, args)?;
+    let mode = settings.mode.value;
+    let sandbox_mode = settings.sandbox.value;
+    let model = model(&settings.model.value, settings.model_timeout.value)?;
+    let timeout = match settings.tool_timeout.value {
         None => TimeoutPolicy::default(),
         Some(budget) => TimeoutPolicy::builder()
             .default_budget(budget)
             .ceiling(budget)
             .grace(Duration::from_millis(500))
             .build()
-            .map_err(|e| format!("--tool-timeout: {e}"))?,
+            .map_err(|e| format!("tool_timeout ({}): {e}", settings.tool_timeout.origin))?,
     };
     let sandbox = Sandbox::new(SandboxPolicy::new(sandbox_mode, &root))
         .map_err(|e| format!("cannot set up the sandbox on {}: {e}", root.display()))?;
@@ -123,7 +123,7 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
     let log_path = log.path().to_owned();
 
     let registry = ToolRegistry::new();
-    let presentation = match args.presentation.as_str() {
+    let presentation = match settings.presentation.value.as_str() {
         "code" => Presentation::Code,
         "both" => Presentation::Both,
         _ => Presentation::Native,
@@ -153,8 +153,13 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
             mode.as_str()
         )))
     };
+    let mut rules = RuleSet::new();
+    for sourced in &settings.rules {
+        rules.push(sourced.rule.clone());
+    }
     let permission = Permission::builder()
         .mode(mode)
+        .rules(rules)
         .workspace_root(&root)
         .session_rules(session_rules)
         .approver(Arc::new(LoggedApprover::new(inner, bus.clone())))
@@ -168,21 +173,27 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         .with(code_mode)
         .build()
         .map_err(|e| format!("cannot install the plugins: {e}"))?;
+    let prompt = SystemPrompt::build(args.system_prompt.as_deref(), &root)?;
+    let mut system_prompt = prompt.text.clone();
+    let mut sources = prompt.sources.clone();
     // Under code presentation the model learns the tools from the SDK text.
-    let system_prompt = if presentation == Presentation::Native {
-        DEFAULT_SYSTEM_PROMPT.to_owned()
-    } else {
+    if presentation != Presentation::Native {
         let natives: Vec<ToolDefinition> = registry
             .native_tools(None)
             .iter()
             .map(|t| t.definition().clone())
             .collect();
         let code_only = presentation == Presentation::Code;
-        format!(
-            "{DEFAULT_SYSTEM_PROMPT}\n\n{}",
-            prompt_section(&natives, code_only)
-        )
-    };
+        system_prompt = format!("{system_prompt}\n\n{}", prompt_section(&natives, code_only));
+        sources.push("code-mode SDK".to_owned());
+    }
+    bus.emit(Event::SessionStart {
+        model: model.name(),
+        sources,
+        system_prompt: system_prompt.clone(),
+        resumed: false,
+    })
+    .map_err(|e| format!("{e}; refusing to start: nothing would be recorded"))?;
     // A spinner only where someone watches: stderr a terminal, text output.
     let model: Arc<dyn ChatModel> = if std::io::stderr().is_terminal() && !args.json {
         Arc::new(Spinning::new(model))
@@ -192,7 +203,7 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
     let agent = Agent::builder(model, registry)
         .system_prompt(system_prompt)
         .events(bus)
-        .max_steps(args.max_steps)
+        .max_steps(settings.max_steps.value)
         .build();
     Ok(Session {
         agent,

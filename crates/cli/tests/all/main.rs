@@ -9,6 +9,7 @@ mod interrupt;
 mod policy;
 mod replay;
 mod script;
+mod settings;
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +25,9 @@ pub fn tack(workspace: &Path) -> Command {
     let mut cmd = Command::cargo_bin("tack").unwrap();
     cmd.current_dir(workspace)
         .env("XDG_STATE_HOME", test_state_home())
+        .env("XDG_CONFIG_HOME", test_state_home().join("config"))
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
         .env("HOME", test_state_home().join("home"));
     cmd
 }
