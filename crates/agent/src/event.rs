@@ -13,11 +13,12 @@ use tack_core::tool::{ContentBlock, DeferredContext, Outcome};
 
 use crate::log::chain::{GENESIS_HASH, seal};
 use crate::log::writer::{LogError, SessionLog};
+use crate::model::observe::Usage;
 
 /// One thing that happened in a session. Serialized with a `type` tag
 /// (`user`, `assistant`, `tool/call`, `approval/request`, `approval/outcome`,
 /// `tool/code-dispatch-start`, `tool/code-dispatch`, `tool/result`,
-/// `context/deferred`, `session/start`, `turn/end`).
+/// `context/deferred`, `model/usage`, `session/start`, `turn/end`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
@@ -123,6 +124,15 @@ pub enum Event {
         #[serde(alias = "text")]
         context: DeferredContext,
     },
+    /// The tokens one model call used, and the session's total so far.
+    #[serde(rename = "model/usage")]
+    ModelUsage {
+        /// This call's.
+        #[serde(flatten)]
+        usage: Usage,
+        /// The session's so far (this call's included).
+        session: Usage,
+    },
     /// A session started, or was resumed: the model asked and what the
     /// system prompt was made of (a log record only: it is not shown and
     /// never becomes a model message).
@@ -164,6 +174,7 @@ impl Event {
             Event::ContextDeferred { .. } => "context/deferred",
             Event::TurnEnd { .. } => "turn/end",
             Event::SessionStart { .. } => "session/start",
+            Event::ModelUsage { .. } => "model/usage",
         }
     }
 }

@@ -176,7 +176,9 @@ impl Renderer {
                 }
                 Some(text)
             }
-            Event::CodeDispatchStart { .. } | Event::SessionStart { .. } => None,
+            Event::CodeDispatchStart { .. }
+            | Event::SessionStart { .. }
+            | Event::ModelUsage { .. } => None,
             Event::CodeDispatch {
                 parent_call_id,
                 call_id,

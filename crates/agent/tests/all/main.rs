@@ -10,3 +10,4 @@ mod log_location;
 mod log_properties;
 mod openai;
 mod render_escape;
+mod streaming;
