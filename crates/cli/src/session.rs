@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tack_agent::{
-    Agent, ChatModel, Event, EventBus, InstalledPlugins, LoggedApprover, MockModel,
-    OpenAiCompatible, OpenAiConfig, PluginSet, ScriptedModel, SessionLog, UnattendedApprover,
-    state_home_from_env,
+    Agent, AnthropicConfig, AnthropicMessages, ChatModel, Event, EventBus, InstalledPlugins,
+    LoggedApprover, MockModel, ModelObserver, OpenAiCompatible, OpenAiConfig, PluginSet, Retry,
+    ScriptedModel, SessionLog, UnattendedApprover, state_home_from_env,
 };
 use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
 use tack_core::policy::ApprovalService;
@@ -77,6 +77,14 @@ pub fn model(spec: &str, timeout: Duration) -> Result<Arc<dyn ChatModel>, String
                 OpenAiCompatible::new(config).map_err(|e| e.to_string())?,
             ))
         }
+        "anthropic" => {
+            let config = AnthropicConfig::from_env()
+                .map_err(|e| e.to_string())?
+                .with_timeout(timeout);
+            Ok(Arc::new(
+                AnthropicMessages::new(config).map_err(|e| e.to_string())?,
+            ))
+        }
         other => Err(format!(
             "unknown model `{other}`: use mock, openai, anthropic or script:FILE"
         )),
@@ -139,9 +147,14 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         })),
         ..CodeModeConfig::default()
     });
-    let printer = EventPrinter::new(registry.clone(), stdout_style(), args.json);
+    let printer = Arc::new(EventPrinter::new(
+        registry.clone(),
+        stdout_style(),
+        args.json,
+    ));
+    let records = Arc::clone(&printer);
     let bus = Arc::new(
-        EventBus::new(Some(Arc::new(log))).with_observer(move |record| printer.print(record)),
+        EventBus::new(Some(Arc::new(log))).with_observer(move |record| records.print(record)),
     );
 
     let session_rules = SessionRules::new();
@@ -204,6 +217,7 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         .system_prompt(system_prompt)
         .events(bus)
         .max_steps(settings.max_steps.value)
+        .model_observer(Arc::new(TerminalObserver { printer }))
         .build();
     Ok(Session {
         agent,
@@ -218,4 +232,24 @@ pub fn builtin_registry() -> Result<InstalledPlugins, String> {
         .with(BuiltinTools)
         .build()
         .map_err(|e| format!("cannot install the builtin tools: {e}"))
+}
+
+/// Shows the answer as it streams in, and the model client's retries.
+struct TerminalObserver {
+    printer: Arc<EventPrinter>,
+}
+
+impl ModelObserver for TerminalObserver {
+    fn text_delta(&self, text: &str) {
+        self.printer.stream_text(text);
+    }
+
+    fn retry(&self, retry: &Retry) {
+        eprintln!(
+            "tack: {}; retrying in {:.1}s (attempt {} failed)",
+            tack_agent::escape_line(&retry.reason),
+            retry.delay.as_secs_f64(),
+            retry.attempt
+        );
+    }
 }

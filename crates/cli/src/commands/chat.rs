@@ -38,9 +38,20 @@ pub async fn chat(args: SessionArgs) -> Result<ExitCode, String> {
         let turn = CancellationToken::new();
         session.agent.set_cancellation(turn.clone());
         interrupts.arm(turn);
+        let before = session.agent.usage();
         let end = session.agent.run(prompt).await;
         interrupts.disarm();
         end.map_err(|e| e.to_string())?;
+        let after = session.agent.usage();
+        if after != before {
+            eprintln!(
+                "tack: tokens this turn: {} in, {} out; session: {} in, {} out",
+                after.input_tokens - before.input_tokens,
+                after.output_tokens - before.output_tokens,
+                after.input_tokens,
+                after.output_tokens
+            );
+        }
         if let Some(stop) = interrupts.take_interrupt() {
             return Ok(ExitCode::from(stop.exit_code()));
         }

@@ -6,6 +6,7 @@ mod code_mode;
 mod demo;
 mod hardening;
 mod interrupt;
+mod models;
 mod policy;
 mod replay;
 mod script;
