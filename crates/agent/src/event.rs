@@ -382,6 +382,23 @@ impl EventBus {
         }
     }
 
+    /// A bus continuing the session whose last record is `last`: the next
+    /// record is numbered `last.seq + 1` and chained to `last`'s hash (see
+    /// [`SessionLog::resume`]).
+    pub fn resuming(log: Arc<SessionLog>, last: &Record) -> Self {
+        let hash = last
+            .link
+            .as_ref()
+            .map_or_else(|| GENESIS_HASH.to_owned(), |l| l.hash.clone());
+        Self {
+            log: Some(log),
+            observers: Vec::new(),
+            seq: AtomicU64::new(last.seq),
+            order: Mutex::new(hash),
+            failed: Mutex::new(None),
+        }
+    }
+
     /// Adds an observer, called with each record after it is logged.
     pub fn with_observer(mut self, observer: impl Fn(&Record) + Send + Sync + 'static) -> Self {
         self.observers.push(Arc::new(observer));

@@ -61,6 +61,7 @@ mod message;
 mod model;
 mod plugin_set;
 mod render;
+mod resume;
 
 pub use agent::{
     Agent, AgentBuilder, AgentError, CODE_DISPATCH_LISTENER, DEFAULT_MAX_STEPS,
@@ -85,6 +86,7 @@ pub use model::scripted::{ScriptError, ScriptedModel};
 pub use model::{ChatModel, ModelError};
 pub use plugin_set::{InstalledPlugins, PluginSet};
 pub use render::{Renderer, Style};
+pub use resume::{ResumedHistory, history_from_records};
 
 // Link the plugin crates whose inventory names hosts install by name.
 use tack_permission as _;

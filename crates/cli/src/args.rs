@@ -76,6 +76,10 @@ pub struct SessionArgs {
     /// or ~/.local/state/… without XDG_STATE_HOME; KEY names the workspace).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Continue the session of this log: it is verified, its conversation
+    /// rebuilt, and the new turns are appended to it (same hash chain).
+    #[arg(long, value_name = "LOG", conflicts_with = "log")]
+    pub resume: Option<PathBuf>,
     /// Print the events as JSONL on stdout instead of text.
     #[arg(long)]
     pub json: bool,

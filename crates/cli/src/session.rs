@@ -8,7 +8,8 @@ use std::time::Duration;
 use tack_agent::{
     Agent, AnthropicConfig, AnthropicMessages, ChatModel, Event, EventBus, InstalledPlugins,
     LoggedApprover, MockModel, ModelObserver, OpenAiCompatible, OpenAiConfig, PluginSet, Retry,
-    ScriptedModel, SessionLog, UnattendedApprover, state_home_from_env,
+    ScriptedModel, SessionLog, UnattendedApprover, escape_block, history_from_records,
+    state_home_from_env,
 };
 use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
 use tack_core::policy::ApprovalService;
@@ -127,7 +128,21 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         .map_err(|e| format!("cannot set up the sandbox on {}: {e}", root.display()))?;
 
     // Refuse to start when nothing would be recorded.
-    let log = session_log(args.log.as_deref(), &root)?;
+    let (log, resumed) = match &args.resume {
+        Some(path) => {
+            let (log, contents) = SessionLog::resume(path).map_err(|e| format!("--resume: {e}"))?;
+            for warning in &contents.warnings {
+                eprintln!("tack: warning: {}", escape_block(warning, "  "));
+            }
+            let history = history_from_records(&contents.records);
+            for note in &history.notes {
+                eprintln!("tack: warning: {note}");
+            }
+            let last = contents.records.last().cloned();
+            (log, last.map(|last| (history, last)))
+        }
+        None => (session_log(args.log.as_deref(), &root)?, None),
+    };
     let log_path = log.path().to_owned();
 
     let registry = ToolRegistry::new();
@@ -153,9 +168,11 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         args.json,
     ));
     let records = Arc::clone(&printer);
-    let bus = Arc::new(
-        EventBus::new(Some(Arc::new(log))).with_observer(move |record| records.print(record)),
-    );
+    let bus = match &resumed {
+        Some((_, last)) => EventBus::resuming(Arc::new(log), last),
+        None => EventBus::new(Some(Arc::new(log))),
+    };
+    let bus = Arc::new(bus.with_observer(move |record| records.print(record)));
 
     let session_rules = SessionRules::new();
     let inner: Arc<dyn ApprovalService> = if std::io::stdin().is_terminal() {
@@ -204,7 +221,7 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         model: model.name(),
         sources,
         system_prompt: system_prompt.clone(),
-        resumed: false,
+        resumed: resumed.is_some(),
     })
     .map_err(|e| format!("{e}; refusing to start: nothing would be recorded"))?;
     // A spinner only where someone watches: stderr a terminal, text output.
@@ -213,7 +230,11 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
     } else {
         model
     };
-    let agent = Agent::builder(model, registry)
+    let mut builder = Agent::builder(model, registry);
+    if let Some((history, _)) = resumed {
+        builder = builder.resume(history.messages, history.usage);
+    }
+    let agent = builder
         .system_prompt(system_prompt)
         .events(bus)
         .max_steps(settings.max_steps.value)

@@ -9,6 +9,7 @@ use parking_lot::Mutex;
 
 use crate::event::Record;
 use crate::log::location::{create_at, create_under, ensure_state_home, workspace_key};
+use crate::log::reader::{LogContents, LogReadError, verify_bytes};
 
 /// An append-only JSONL session log: one [`Record`] per line, each line
 /// written whole and flushed before the next event happens, each record
@@ -129,6 +130,57 @@ impl SessionLog {
                 Err(source) => return Err(LogError::Create { path, source }),
             }
         }
+    }
+
+    /// Opens an existing log to continue its session: reads it through the
+    /// same open file, verifies it (order, schema, hash chain), cuts a torn
+    /// last line off (the record a crash left half-written), and returns the
+    /// log positioned at its end with what it holds. Records appended next
+    /// must continue its numbering and chain: build the bus with
+    /// [`EventBus::resuming`](crate::EventBus::resuming).
+    ///
+    /// The file is opened without following a symbolic link.
+    ///
+    /// # Errors
+    ///
+    /// [`LogReadError::Io`] if it cannot be opened, read or cut;
+    /// [`LogReadError::Invalid`] if it fails verification (nothing is
+    /// written to it then).
+    pub fn resume(path: &Path) -> Result<(Self, LogContents), LogReadError> {
+        use std::io::{Read, Seek, SeekFrom};
+        use std::os::unix::fs::OpenOptionsExt;
+        let io = |source: std::io::Error| LogReadError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+            .open(path)
+            .map_err(io)?;
+        if !file.metadata().map_err(io)?.is_file() {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file",
+            )));
+        }
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io)?;
+        let contents = verify_bytes(&bytes, path)?;
+        // Everything after the last whole record is a torn write: cut it.
+        let intact: usize = contents.lines.iter().map(|l| l.len() + 1).sum();
+        if intact < bytes.len() {
+            file.set_len(intact as u64).map_err(io)?;
+        }
+        file.seek(SeekFrom::End(0)).map_err(io)?;
+        Ok((
+            Self {
+                path: path.to_owned(),
+                file: Mutex::new(file),
+            },
+            contents,
+        ))
     }
 
     /// The file.

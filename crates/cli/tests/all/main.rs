@@ -9,6 +9,7 @@ mod interrupt;
 mod models;
 mod policy;
 mod replay;
+mod resume;
 mod script;
 mod settings;
 
