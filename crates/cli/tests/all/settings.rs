@@ -50,7 +50,7 @@ fn layers_apply_in_order_and_config_names_each_origin() {
     );
     let user = home.join("tack/settings.json");
     assert!(
-        line_of(&out, "mode").contains(&format!("read-only")),
+        line_of(&out, "mode").contains("read-only"),
         "{out}"
     );
     assert!(
