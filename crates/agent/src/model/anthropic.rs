@@ -291,7 +291,8 @@ fn reply_of(blocks: Vec<Block>) -> Result<Reply, ModelError> {
             }
         }
     }
-    if calls.is_empty() {
+    // Neither text nor a call is an empty batch: the loop's empty reply.
+    if calls.is_empty() && !text.is_empty() {
         Ok(Reply::Text(text))
     } else {
         Ok(Reply::ToolCalls(calls))

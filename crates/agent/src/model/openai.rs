@@ -354,6 +354,10 @@ impl StreamedReply {
             }
             return Ok(Reply::ToolCalls(out));
         }
+        if self.text.is_empty() {
+            // Neither text nor a call: the loop's empty reply.
+            return Ok(Reply::ToolCalls(Vec::new()));
+        }
         Ok(Reply::Text(self.text))
     }
 }

@@ -179,6 +179,42 @@ async fn openai_streams_parallel_tool_calls_in_pieces() {
 }
 
 #[tokio::test]
+async fn an_empty_stream_is_an_empty_reply_not_an_answer() {
+    let server = serve(Answer::Sse {
+        events: vec![
+            delta(json!({"role": "assistant"})),
+            "data: [DONE]".to_owned(),
+        ],
+        complete: true,
+    })
+    .await;
+    let reply = openai(&server)
+        .complete(&history(), &tools())
+        .await
+        .unwrap();
+    assert!(
+        matches!(reply, Reply::ToolCalls(ref c) if c.is_empty()),
+        "{reply:?}"
+    );
+    let server = serve(Answer::Sse {
+        events: vec![
+            sse("message_start", json!({"type": "message_start", "message": {"usage": {"input_tokens": 1, "output_tokens": 0}}})),
+            sse("message_stop", json!({"type": "message_stop"})),
+        ],
+        complete: true,
+    })
+    .await;
+    let reply = anthropic(&server)
+        .complete(&history(), &tools())
+        .await
+        .unwrap();
+    assert!(
+        matches!(reply, Reply::ToolCalls(ref c) if c.is_empty()),
+        "{reply:?}"
+    );
+}
+
+#[tokio::test]
 async fn openai_a_stream_cut_mid_way_is_an_error() {
     let mut events = openai_text_stream();
     events.truncate(2);

@@ -49,10 +49,7 @@ fn layers_apply_in_order_and_config_names_each_origin() {
             .arg(&extra),
     );
     let user = home.join("tack/settings.json");
-    assert!(
-        line_of(&out, "mode").contains("read-only"),
-        "{out}"
-    );
+    assert!(line_of(&out, "mode").contains("read-only"), "{out}");
     assert!(
         line_of(&out, "mode").ends_with(&format!("(user {})", user.display())),
         "{out}"
