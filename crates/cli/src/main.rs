@@ -9,6 +9,7 @@ mod exit;
 mod interrupt;
 mod output;
 mod prompt;
+mod prompter;
 mod session;
 mod settings;
 mod spinner;

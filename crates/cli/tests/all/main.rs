@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod bad_input;
+mod chat_editing;
 mod code_mode;
 mod demo;
 mod hardening;
