@@ -1,6 +1,6 @@
 //! Printing events: rendered lines, or JSONL.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::Mutex;
 
 use tack_agent::{Event, Record, Renderer, Style};
@@ -73,21 +73,13 @@ impl EventPrinter {
     }
 }
 
-/// Whether the user asked for no colour: `NO_COLOR` set to a non-empty
-/// value (<https://no-color.org>).
-pub fn no_color() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
-}
-
-/// The text style for stdout: colour on a terminal (or with
-/// `CLICOLOR_FORCE` set to anything but `0`) unless `NO_COLOR` is set, plain
-/// otherwise.
+/// The text style for stdout, as anstream decides it: colour on a terminal
+/// that supports it, never with `NO_COLOR` (non-empty) or `CLICOLOR=0`,
+/// always with `CLICOLOR_FORCE` (not `0`) unless `NO_COLOR` is set.
 pub fn stdout_style() -> Style {
-    let forced = std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0");
-    if (forced || std::io::stdout().is_terminal()) && !no_color() {
-        Style::Color
-    } else {
-        Style::Plain
+    match anstream::AutoStream::choice(&std::io::stdout()) {
+        anstream::ColorChoice::Never => Style::Plain,
+        _ => Style::Color,
     }
 }
 

@@ -1,16 +1,13 @@
-//! A spinner on stderr while the model thinks (terminals only).
+//! A spinner on stderr while the model thinks (terminals only), drawn by
+//! indicatif.
 
-use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use indicatif::{ProgressBar, ProgressStyle};
 use tack_agent::{ChatModel, Message, ModelError, ModelObserver, Reply, Retry, Usage};
 use tack_core::tool::ToolSchema;
-use tokio::task::JoinHandle;
-
-const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 /// Wraps a model: while it thinks, a spinner turns on stderr, until the
 /// answer starts streaming in.
@@ -46,46 +43,39 @@ impl ChatModel for Spinning {
         tools: &[ToolSchema],
         observer: &dyn ModelObserver,
     ) -> Result<Reply, ModelError> {
-        let stopped = Arc::new(AtomicBool::new(false));
+        let bar = ProgressBar::new_spinner().with_message(format!(
+            "{} is thinking…",
+            tack_agent::escape_line(&self.inner.name())
+        ));
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg}") {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(Duration::from_millis(100));
         let spinner = Spinner {
-            task: parking_lot::Mutex::new(Some(spin(self.inner.name(), Arc::clone(&stopped)))),
-            stopped,
+            bar,
             inner: observer,
         };
         let reply = self
             .inner
             .complete_observed(messages, tools, &spinner)
             .await;
-        spinner.stop();
+        spinner.bar.finish_and_clear();
         reply
     }
 }
 
-/// Stops the spinner before the first piece of text or retry notice is
-/// printed.
+/// Clears the spinner before the first piece of text or retry notice is
+/// printed (it is drawn again after a retry notice).
 struct Spinner<'a> {
-    task: parking_lot::Mutex<Option<JoinHandle<()>>>,
-    /// Checked by the task under the stderr lock: once set, no frame is
-    /// written after the line is cleared.
-    stopped: Arc<AtomicBool>,
+    bar: ProgressBar,
     inner: &'a dyn ModelObserver,
-}
-
-impl Spinner<'_> {
-    fn stop(&self) {
-        if let Some(task) = self.task.lock().take() {
-            self.stopped.store(true, Ordering::SeqCst);
-            task.abort();
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[K");
-            let _ = err.flush();
-        }
-    }
 }
 
 impl ModelObserver for Spinner<'_> {
     fn text_delta(&self, text: &str) {
-        self.stop();
+        if !self.bar.is_finished() {
+            self.bar.finish_and_clear();
+        }
         self.inner.text_delta(text);
     }
 
@@ -94,22 +84,6 @@ impl ModelObserver for Spinner<'_> {
     }
 
     fn retry(&self, retry: &Retry) {
-        self.stop();
-        self.inner.retry(retry);
+        self.bar.suspend(|| self.inner.retry(retry));
     }
-}
-
-fn spin(name: String, stopped: Arc<AtomicBool>) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(Duration::from_millis(100));
-        for frame in FRAMES.iter().cycle() {
-            ticks.tick().await;
-            let mut err = std::io::stderr().lock();
-            if stopped.load(Ordering::SeqCst) {
-                return;
-            }
-            let _ = write!(err, "\r{frame} {name} is thinking…");
-            let _ = err.flush();
-        }
-    })
 }

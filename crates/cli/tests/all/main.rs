@@ -31,6 +31,7 @@ pub fn tack(workspace: &Path) -> Command {
         .env("XDG_CONFIG_HOME", test_state_home().join("config"))
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR_FORCE")
+        .env_remove("CLICOLOR")
         .env("HOME", test_state_home().join("home"));
     cmd
 }
