@@ -11,8 +11,10 @@
 //! 6. the flags.
 //!
 //! The workspace's own files come with the code being worked on, so they
-//! may tighten but never loosen: they cannot set mode `allow-all` or sandbox
-//! `full-access` (put those in the user's file, or pass the flag).
+//! cannot switch the confinement off: they cannot set mode `allow-all` or
+//! sandbox `full-access` (put those in the user's file, a `--settings` file,
+//! or pass the flag). Their allow rules and `accept-edits` do apply, inside
+//! the sandbox.
 
 use std::fmt;
 use std::path::{Path, PathBuf};

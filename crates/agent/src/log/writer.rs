@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use nix::fcntl::{Flock, FlockArg};
 use parking_lot::Mutex;
 
 use crate::event::Record;
@@ -33,7 +34,23 @@ use crate::log::reader::{LogContents, LogReadError, verify_bytes};
 #[derive(Debug)]
 pub struct SessionLog {
     path: PathBuf,
-    file: Mutex<File>,
+    /// Held with an exclusive `flock` for the log's life: a second writer
+    /// (`tack --resume` of a log in use) is refused.
+    file: Mutex<Flock<File>>,
+}
+
+/// Takes the exclusive lock on a log file, without waiting.
+fn lock(file: File) -> std::io::Result<Flock<File>> {
+    Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| {
+        if errno == nix::errno::Errno::EWOULDBLOCK {
+            std::io::Error::new(
+                std::io::ErrorKind::WouldBlock,
+                "another tack session is writing this log; wait for it to end",
+            )
+        } else {
+            std::io::Error::from(errno)
+        }
+    })
 }
 
 /// The session log could not be written.
@@ -71,10 +88,12 @@ impl SessionLog {
     /// [`LogError::Create`] if the file exists, a link is in the way, or it
     /// cannot be created.
     pub fn create(path: &Path) -> Result<Self, LogError> {
-        let file = create_at(path).map_err(|source| LogError::Create {
-            path: path.to_owned(),
-            source,
-        })?;
+        let file = create_at(path)
+            .and_then(lock)
+            .map_err(|source| LogError::Create {
+                path: path.to_owned(),
+                source,
+            })?;
         Ok(Self {
             path: path.to_owned(),
             file: Mutex::new(file),
@@ -117,7 +136,10 @@ impl SessionLog {
             };
             let relative = folder.join(name);
             let path = state_home.join(&relative);
-            match ensure_state_home(state_home).and_then(|()| create_under(state_home, &relative)) {
+            match ensure_state_home(state_home)
+                .and_then(|()| create_under(state_home, &relative))
+                .and_then(lock)
+            {
                 Ok(file) => {
                     return Ok(Self {
                         path,
@@ -153,12 +175,14 @@ impl SessionLog {
             path: path.to_owned(),
             source,
         };
-        let mut file = std::fs::OpenOptions::new()
+        let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
             .open(path)
             .map_err(io)?;
+        // Before reading: no other session may append while this one runs.
+        let mut file = lock(file).map_err(io)?;
         if !file.metadata().map_err(io)?.is_file() {
             return Err(io(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,

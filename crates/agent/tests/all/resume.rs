@@ -148,6 +148,16 @@ async fn a_tampered_log_is_refused_and_left_alone() {
     assert!(matches!(err, LogReadError::Invalid { .. }), "{err}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 
+    // A log another session is writing is not resumed.
+    let held = SessionLog::create(&dir.path().join("held.jsonl")).unwrap();
+    let bus = EventBus::new(Some(Arc::new(held)));
+    bus.emit(Event::User { text: "hi".into() }).unwrap();
+    let err = SessionLog::resume(&dir.path().join("held.jsonl")).unwrap_err();
+    assert!(err.to_string().contains("another tack session"), "{err}");
+    drop(bus);
+    // Once it ended (its log dropped), it can be.
+    assert!(SessionLog::resume(&dir.path().join("held.jsonl")).is_ok());
+
     // A link is not followed.
     let link = dir.path().join("link.jsonl");
     std::os::unix::fs::symlink(&path, &link).unwrap();
