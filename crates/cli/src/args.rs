@@ -53,7 +53,7 @@ pub struct SessionArgs {
     /// A settings file (JSON) layered over the user's and the workspace's.
     #[arg(long, value_name = "FILE")]
     pub settings: Option<PathBuf>,
-    /// A permission rules file (TOML: mode, allow, ask, deny, [[rule]]),
+    /// A permission rules file (TOML: mode, allow, ask, deny, `[[rule]]`),
     /// added to the workspace's `.tack/permissions.toml`.
     #[arg(long, value_name = "FILE")]
     pub permissions: Option<PathBuf>,
