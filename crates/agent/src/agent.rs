@@ -291,6 +291,7 @@ impl Agent {
         let observer = StepObserver {
             host: self.observer.clone(),
             usage: parking_lot::Mutex::new(None),
+            streamed: parking_lot::Mutex::new(String::new()),
         };
         let reply = tokio::select! {
             biased;
@@ -309,6 +310,12 @@ impl Agent {
             Reply::ToolCalls(calls) if calls.is_empty() => return Ok(StepOutcome::EmptyReply),
             Reply::ToolCalls(calls) => calls,
         };
+        // Text streamed before the calls was shown: keep it, in order.
+        let note = std::mem::take(&mut *observer.streamed.lock());
+        if !note.trim().is_empty() {
+            self.emit(Event::AssistantNote { text: note.clone() })?;
+            self.history.push(Message::Assistant(note));
+        }
         for (index, call) in calls.iter().enumerate() {
             self.emit(Event::ToolCall {
                 call_id: call.call_id.to_string(),
@@ -403,10 +410,13 @@ impl Agent {
 struct StepObserver {
     host: Option<Arc<dyn ModelObserver>>,
     usage: parking_lot::Mutex<Option<Usage>>,
+    /// The text streamed so far in this step.
+    streamed: parking_lot::Mutex<String>,
 }
 
 impl ModelObserver for StepObserver {
     fn text_delta(&self, text: &str) {
+        self.streamed.lock().push_str(text);
         if let Some(host) = &self.host {
             host.text_delta(text);
         }

@@ -16,7 +16,7 @@ use crate::log::writer::{LogError, SessionLog};
 use crate::model::observe::Usage;
 
 /// One thing that happened in a session. Serialized with a `type` tag
-/// (`user`, `assistant`, `tool/call`, `approval/request`, `approval/outcome`,
+/// (`user`, `assistant`, `assistant/note`, `tool/call`, `approval/request`, `approval/outcome`,
 /// `tool/code-dispatch-start`, `tool/code-dispatch`, `tool/result`,
 /// `context/deferred`, `model/usage`, `session/start`, `turn/end`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -33,6 +33,14 @@ pub enum Event {
     #[serde(rename = "assistant")]
     Assistant {
         /// The answer.
+        text: String,
+    },
+    /// Text the model streamed before the tool calls of the same reply ("I
+    /// will read both files."): shown as it arrived, kept in the history
+    /// before the batch. Not an answer: the turn goes on.
+    #[serde(rename = "assistant/note")]
+    AssistantNote {
+        /// The text.
         text: String,
     },
     /// The model asked for a call.
@@ -165,6 +173,7 @@ impl Event {
         match self {
             Event::User { .. } => "user",
             Event::Assistant { .. } => "assistant",
+            Event::AssistantNote { .. } => "assistant/note",
             Event::ToolCall { .. } => "tool/call",
             Event::ApprovalRequest { .. } => "approval/request",
             Event::ApprovalOutcome { .. } => "approval/outcome",

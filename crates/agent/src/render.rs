@@ -125,7 +125,7 @@ impl Renderer {
                 self.prefix("user", "1;36"),
                 escape_block(text, INDENT)
             )),
-            Event::Assistant { text } => Some(format!(
+            Event::Assistant { text } | Event::AssistantNote { text } => Some(format!(
                 "{} {}",
                 self.prefix("assistant", "1;32"),
                 escape_block(text, INDENT)

@@ -47,7 +47,7 @@ pub fn history_from_records(records: &[Record]) -> ResumedHistory {
                 close_incomplete(&mut out, &mut batch);
                 out.messages.push(Message::User(text.clone()));
             }
-            Event::Assistant { text } => {
+            Event::Assistant { text } | Event::AssistantNote { text } => {
                 close_incomplete(&mut out, &mut batch);
                 out.messages.push(Message::Assistant(text.clone()));
             }

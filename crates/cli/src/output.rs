@@ -61,7 +61,11 @@ impl EventPrinter {
             if std::mem::take(&mut *open) {
                 // End the streamed line; the answer itself is already shown.
                 let _ = writeln!(out);
-                if matches!(record.event, Event::Assistant { .. }) && !self.json {
+                if matches!(
+                    record.event,
+                    Event::Assistant { .. } | Event::AssistantNote { .. }
+                ) && !self.json
+                {
                     let _ = out.flush();
                     return;
                 }

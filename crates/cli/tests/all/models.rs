@@ -75,11 +75,19 @@ fn anthropic_tool_use() -> String {
         ),
         sse(
             "content_block_start",
-            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
         ),
         sse(
             "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"path\": \"README.md\"}"}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Reading it."}}),
+        ),
+        sse(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}}),
+        ),
+        sse(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"path\": \"README.md\"}"}}),
         ),
         sse(
             "message_delta",
@@ -137,6 +145,10 @@ fn anthropic_runs_a_tool_streams_the_answer_and_counts_tokens() {
     let out = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
     let err = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
     assert!(out.contains("[tool:read_file] -> ok"), "{out}");
+    // The text streamed before the call is shown once, before it, and kept.
+    assert_eq!(out.matches("[assistant] Reading it.\n").count(), 1, "{out}");
+    assert!(out.find("Reading it.").unwrap() < out.find("[tool:read_file]").unwrap());
+    assert_eq!(of_type(&log, "assistant/note")[0]["text"], "Reading it.");
     assert_eq!(
         out.matches("[assistant] The readme says hello.\n").count(),
         1,
@@ -160,6 +172,11 @@ fn anthropic_runs_a_tool_streams_the_answer_and_counts_tokens() {
         second.contains("tool_result") && second.contains("hello from the readme"),
         "{second}"
     );
+    // The note went back as the assistant's text beside its tool_use.
+    let assistant = &bodies[1]["messages"][1];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(assistant["content"][0]["text"], "Reading it.");
+    assert_eq!(assistant["content"][1]["type"], "tool_use");
     // Replay prints what the live run printed.
     let replayed = stdout_of(tack(&ws).arg("replay").arg(&log));
     assert_eq!(replayed, out);
