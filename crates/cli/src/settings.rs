@@ -613,4 +613,42 @@ mod tests {
         assert_eq!(p.allow.len(), 1);
         assert_eq!(p.deny[0].0.to_string(), r#"deny bash(command: "rm *")"#);
     }
+
+    proptest::proptest! {
+        /// Whatever a settings file holds, it is read or refused with a
+        /// place inside the file; it never panics.
+        #[test]
+        fn any_text_is_read_or_refused_with_its_place(text in "\\PC{0,80}") {
+            if let Err(e) = parse_settings(&text, "s.json") {
+                let rest = e.strip_prefix("s.json:").unwrap();
+                let mut parts = rest.splitn(3, ':');
+                let line: usize = parts.next().unwrap().parse().unwrap();
+                let column: usize = parts.next().unwrap().parse().unwrap();
+                proptest::prop_assert!(line >= 1 && line <= text.lines().count().max(1) + 1, "{e}");
+                proptest::prop_assert!(column >= 1 || text.is_empty(), "{e}");
+            }
+        }
+
+        /// A bad value on any line of a pretty file is reported on that line.
+        #[test]
+        fn a_bad_value_is_reported_on_its_line(before in 0usize..6, value in "[a-z]{1,8}") {
+            let fillers = [
+                "\"model\": \"mock\"",
+                "\"sandbox\": \"read-only\"",
+                "\"max_steps\": 4",
+                "\"tool_timeout\": 1.5",
+                "\"model_timeout\": 30",
+                "\"presentation\": \"both\"",
+            ];
+            let mut text = String::from("{\n");
+            for filler in &fillers[..before] {
+                text.push_str(&format!("  {filler},\n"));
+            }
+            text.push_str(&format!("  \"mode\": \"x{value}\"\n}}\n"));
+            let e = parse_settings(&text, "s.json").unwrap_err();
+            let want = format!("s.json:{}:", before + 2);
+            proptest::prop_assert!(e.starts_with(&want), "{e} (want {want})");
+            proptest::prop_assert!(e.contains("key `mode`"), "{e}");
+        }
+    }
 }

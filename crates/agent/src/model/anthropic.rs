@@ -577,4 +577,53 @@ mod tests {
         assert_eq!(calls[0].arguments, r#"{"path":"a"}"#);
         assert!(parse_reply("{}", &NoObserver).is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn streamed_blocks_reassemble_from_any_split(
+            text in "\\PC{1,40}",
+            input in "\\PC{1,40}",
+            cut in 0usize..48,
+        ) {
+            let at = |s: &str| {
+                let mut at = cut.min(s.len());
+                while !s.is_char_boundary(at) {
+                    at -= 1;
+                }
+                at
+            };
+            let (t1, t2) = text.split_at(at(&text));
+            let (i1, i2) = input.split_at(at(&input));
+            let mut reply = StreamedReply::default();
+            let events = [
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t1}}),
+                json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "t", "name": "f", "input": {}}}),
+                json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": i1}}),
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t2}}),
+                json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": i2}}),
+            ];
+            for event in events {
+                let done = reply.event(&event.to_string(), &NoObserver).unwrap();
+                proptest::prop_assert!(!done);
+            }
+            let stop = json!({"type": "message_stop"}).to_string();
+            let done = reply.event(&stop, &NoObserver).unwrap();
+            proptest::prop_assert!(done);
+            let texts: Vec<String> = reply
+                .blocks
+                .iter()
+                .filter_map(|(_, b)| match b {
+                    Block::Text(t) => Some(t.clone()),
+                    Block::ToolUse { .. } => None,
+                })
+                .collect();
+            proptest::prop_assert_eq!(&texts, &vec![text.clone()]);
+            let Reply::ToolCalls(calls) = reply.finish().unwrap() else {
+                panic!("not calls")
+            };
+            let expected = if input.trim().is_empty() { "{}".to_owned() } else { input.clone() };
+            proptest::prop_assert_eq!(&calls[0].arguments, &expected);
+        }
+    }
 }

@@ -443,4 +443,61 @@ mod tests {
                 .contains("choices")
         );
     }
+
+    /// Splits `text` at the char boundaries nearest `cuts`.
+    fn split(text: &str, cuts: &[usize]) -> Vec<String> {
+        let mut points: Vec<usize> = cuts
+            .iter()
+            .map(|c| {
+                let mut at = (*c).min(text.len());
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                at
+            })
+            .collect();
+        points.push(0);
+        points.push(text.len());
+        points.sort_unstable();
+        points.dedup();
+        points
+            .windows(2)
+            .map(|w| text[w[0]..w[1]].to_owned())
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn streamed_text_and_arguments_reassemble_from_any_split(
+            text in "\\PC{1,40}",
+            args in "\\PC{1,40}",
+            cuts in proptest::collection::vec(0usize..48, 0..6),
+        ) {
+            let mut reply = StreamedReply::default();
+            let chunk = |delta: Value| json!({"choices": [{"index": 0, "delta": delta}]}).to_string();
+            for piece in split(&text, &cuts) {
+                reply.chunk(&chunk(json!({"content": piece})), &NoObserver).unwrap();
+            }
+            let Reply::Text(got) = std::mem::take(&mut reply).finish().unwrap() else {
+                panic!("not text")
+            };
+            proptest::prop_assert_eq!(got, text);
+            let mut first = true;
+            for piece in split(&args, &cuts) {
+                let call = if first {
+                    json!({"index": 0, "id": "c1", "function": {"name": "f", "arguments": piece}})
+                } else {
+                    json!({"index": 0, "function": {"arguments": piece}})
+                };
+                first = false;
+                reply.chunk(&chunk(json!({"tool_calls": [call]})), &NoObserver).unwrap();
+            }
+            let done = reply.chunk("[DONE]", &NoObserver).unwrap();
+            proptest::prop_assert!(done);
+            let Reply::ToolCalls(calls) = reply.finish().unwrap() else {
+                panic!("not calls")
+            };
+            proptest::prop_assert_eq!(&calls[0].arguments, &args);
+        }
+    }
 }
