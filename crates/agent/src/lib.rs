@@ -25,6 +25,10 @@
 //!   [`Renderer`] turns events into the lines a user sees, through the
 //!   tools' own `present_*` functions, live or on replay, with control
 //!   characters escaped ([`escape_line`], [`escape_block`]).
+//! * Resuming: [`SessionLog::resume`] reopens a verified log (a torn last
+//!   line cut off), [`history_from_records`] rebuilds the conversation, and
+//!   [`EventBus::resuming`] with [`AgentBuilder::resume`] continue the same
+//!   session and hash chain in the same file.
 //!
 //! ## Example
 //!

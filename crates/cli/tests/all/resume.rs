@@ -90,3 +90,31 @@ fn a_tampered_log_is_not_resumed() {
     assert!(err.contains("fails verification"), "{err}");
     assert_eq!(std::fs::read_to_string(&log).unwrap(), text, "left alone");
 }
+
+#[test]
+fn chat_resume_continues_the_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    std::fs::write(ws.join("a.txt"), "hi").unwrap();
+    let log = log_in(&dir, "chat");
+    tack(&ws)
+        .args(["chat", "--log"])
+        .arg(&log)
+        .write_stdin("read file a.txt\n")
+        .assert()
+        .success();
+    let out = stdout_of(
+        tack(&ws)
+            .args(["chat", "--resume"])
+            .arg(&log)
+            .write_stdin("list dir .\nexit\n"),
+    );
+    assert!(out.starts_with("[user] list dir ."), "{out}");
+    let users: Vec<Value> = of_type(&log, "user")
+        .into_iter()
+        .map(|r| r["text"].clone())
+        .collect();
+    assert_eq!(users, ["read file a.txt", "list dir ."]);
+    assert_eq!(of_type(&log, "turn/end").len(), 2);
+    tack(&ws).arg("replay").arg(&log).assert().success();
+}
