@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use crate::args::SessionArgs;
 use crate::output::print_text;
+use crate::prompt::SystemPrompt;
 use crate::session::workspace;
 use crate::settings::Settings;
 
@@ -15,5 +16,11 @@ pub fn config(args: &SessionArgs) -> Result<ExitCode, String> {
     for line in settings.describe() {
         print_text(&line);
     }
+    let prompt = SystemPrompt::build(args.system_prompt.as_deref(), &root)?;
+    print_text(&format!(
+        "system prompt: {} ({} characters)",
+        prompt.sources.join(" + "),
+        prompt.text.chars().count()
+    ));
     Ok(ExitCode::SUCCESS)
 }

@@ -292,6 +292,15 @@ fn agents_md_and_the_system_prompt_are_logged() {
     );
     assert_eq!(start["model"], "mock");
     assert_eq!(records(&log)[0]["type"], "session/start");
+    let out = stdout_of(tack(&ws).arg("config"));
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("system prompt: "))
+        .unwrap();
+    assert!(
+        line.starts_with("system prompt: default + AGENTS.md "),
+        "{line}"
+    );
 }
 
 #[test]
