@@ -24,7 +24,38 @@ pub enum Prompter {
     Lines,
 }
 
+/// The controlling terminal's mode as it was before the editor ran, to
+/// give back if a signal ends `tack` while the editor holds it raw.
+pub struct TerminalMode {
+    tty: std::fs::File,
+    mode: nix::sys::termios::Termios,
+}
+
+impl TerminalMode {
+    /// The current mode of the controlling terminal, if there is one.
+    pub fn save() -> Option<Self> {
+        let tty = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .ok()?;
+        let mode = nix::sys::termios::tcgetattr(&tty).ok()?;
+        Some(Self { tty, mode })
+    }
+
+    /// Sets it back.
+    pub fn restore(&self) {
+        let _ =
+            nix::sys::termios::tcsetattr(&self.tty, nix::sys::termios::SetArg::TCSANOW, &self.mode);
+    }
+}
+
 impl Prompter {
+    /// Whether prompts are read with the line editor.
+    pub fn is_editor(&self) -> bool {
+        matches!(self, Prompter::Editor(_))
+    }
+
     /// The editor when stdin is a terminal and the controlling terminal can
     /// be opened (so the editing never lands in redirected output); plain
     /// lines otherwise.

@@ -6,7 +6,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::args::SessionArgs;
 use crate::interrupt::{Interrupts, Stop};
-use crate::prompter::{Input, Prompter};
+use crate::prompter::{Input, Prompter, TerminalMode};
 use crate::session;
 
 /// An interactive session: one prompt per line until `exit` or end of input,
@@ -21,6 +21,13 @@ pub async fn chat(args: SessionArgs) -> Result<ExitCode, String> {
         session.log_path.display()
     );
     let mut prompter = Prompter::new();
+    if prompter.is_editor() {
+        // A signal at the prompt ends `tack` while the editor holds the
+        // terminal raw: give it back its mode first.
+        if let Some(mode) = TerminalMode::save() {
+            interrupts.before_exit(move || mode.restore());
+        }
+    }
     loop {
         let line = match prompter.read("> ")? {
             Input::Line(line) => line,

@@ -34,21 +34,30 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-#[test]
-fn chat_edits_lines_and_recalls_history_on_a_terminal() {
-    if Command::new("setsid").arg("--help").output().is_err() {
-        eprintln!("setsid is not installed; skipping");
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let ws = workspace(&dir);
-    let log = log_in(&dir, "tty");
+fn prompts(screen: &Arc<Mutex<Vec<u8>>>) -> usize {
+    String::from_utf8_lossy(&screen.lock().unwrap())
+        .matches("> ")
+        .count()
+}
+
+/// `tack chat` whose controlling terminal is a new pseudo-terminal.
+struct Terminal {
+    child: std::process::Child,
+    master: std::fs::File,
+    /// Everything `tack` drew on the terminal.
+    screen: Arc<Mutex<Vec<u8>>>,
+    /// The terminal's side `tack` uses (to read its mode).
+    slave: std::os::fd::OwnedFd,
+}
+
+fn on_a_terminal(dir: &tempfile::TempDir, log: &Path) -> Terminal {
+    let ws = workspace(dir);
     let pty = nix::pty::openpty(None, None).unwrap();
     let child = Command::new("setsid")
         .arg("--ctty")
         .arg(assert_cmd::cargo::cargo_bin("tack"))
         .args(["chat", "--log"])
-        .arg(&log)
+        .arg(log)
         .current_dir(&ws)
         .env("XDG_STATE_HOME", test_state_home())
         .env("XDG_CONFIG_HOME", test_state_home().join("config"))
@@ -59,8 +68,7 @@ fn chat_edits_lines_and_recalls_history_on_a_terminal() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    drop(pty.slave);
-    let mut master = std::fs::File::from(pty.master);
+    let master = std::fs::File::from(pty.master);
     let screen = Arc::new(Mutex::new(Vec::new()));
     let sink = screen.clone();
     let mut reader = master.try_clone().unwrap();
@@ -73,11 +81,49 @@ fn chat_edits_lines_and_recalls_history_on_a_terminal() {
             sink.lock().unwrap().extend_from_slice(&buf[..n]);
         }
     });
-    let prompts = |screen: &Arc<Mutex<Vec<u8>>>| {
-        String::from_utf8_lossy(&screen.lock().unwrap())
-            .matches("> ")
-            .count()
-    };
+    Terminal {
+        child,
+        master,
+        screen,
+        slave: pty.slave,
+    }
+}
+
+#[test]
+fn sigterm_at_the_prompt_gives_the_terminal_its_mode_back() {
+    use nix::sys::termios::{LocalFlags, tcgetattr};
+    let dir = tempfile::tempdir().unwrap();
+    let log = log_in(&dir, "term");
+    let terminal = on_a_terminal(&dir, &log);
+    wait_for("the prompt", || prompts(&terminal.screen) >= 1);
+    // The editor holds the terminal raw while it waits.
+    let raw = tcgetattr(&terminal.slave).unwrap().local_flags;
+    assert!(!raw.contains(LocalFlags::ICANON), "{raw:?}");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(terminal.child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let out = terminal.child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{out:?}");
+    let mode = tcgetattr(&terminal.slave).unwrap().local_flags;
+    assert!(
+        mode.contains(LocalFlags::ICANON | LocalFlags::ECHO),
+        "the terminal was left raw: {mode:?}"
+    );
+    drop(terminal.master);
+}
+
+#[test]
+fn chat_edits_lines_and_recalls_history_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = log_in(&dir, "tty");
+    let Terminal {
+        child,
+        mut master,
+        screen,
+        slave: _slave,
+    } = on_a_terminal(&dir, &log);
     wait_for("the first prompt", || prompts(&screen) >= 1);
     // Typed with a mistake, fixed with Backspace and cursor moves.
     master.write_all(b"hellp\x7fo wrld").unwrap();
