@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::event::{Event, EventBus, TurnEndReason};
 use crate::log::writer::LogError;
 use crate::message::{Message, Reply};
+use crate::model::observe::{ModelObserver, Retry, Usage};
 use crate::model::{ChatModel, ModelError};
 
 /// The default step limit: model calls per turn.
@@ -99,6 +100,8 @@ pub struct Agent {
     system_prompt: String,
     max_steps: usize,
     cancel: CancellationToken,
+    observer: Option<Arc<dyn ModelObserver>>,
+    usage: Usage,
     /// Logs the sub-calls of `run_code` programs (`tools/code-dispatch`).
     _code_dispatch: Disposer,
 }
@@ -122,6 +125,9 @@ pub struct AgentBuilder {
     system_prompt: String,
     max_steps: usize,
     cancel: CancellationToken,
+    observer: Option<Arc<dyn ModelObserver>>,
+    history: Vec<Message>,
+    usage: Usage,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -156,6 +162,22 @@ impl AgentBuilder {
         self
     }
 
+    /// Receives the model's text as it arrives and its retries (token
+    /// usage is also logged by the agent as `model/usage` events).
+    pub fn model_observer(mut self, observer: Arc<dyn ModelObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// Starts from an earlier session's history and token usage (see
+    /// [`history_from_records`](crate::history_from_records)): the next turn
+    /// continues that conversation.
+    pub fn resume(mut self, history: Vec<Message>, usage: Usage) -> Self {
+        self.history = history;
+        self.usage = usage;
+        self
+    }
+
     /// The agent. It logs the sub-calls `run_code` programs make (the
     /// registry's `tools/code-dispatch` events) for as long as it lives.
     pub fn build(self) -> Agent {
@@ -173,10 +195,12 @@ impl AgentBuilder {
             scheduler: TurnScheduler::new(self.registry),
             bus,
             _code_dispatch: code_dispatch,
-            history: Vec::new(),
+            history: self.history,
             system_prompt: self.system_prompt,
             max_steps: self.max_steps,
             cancel: self.cancel,
+            observer: self.observer,
+            usage: self.usage,
         }
     }
 }
@@ -192,7 +216,16 @@ impl Agent {
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
             max_steps: DEFAULT_MAX_STEPS,
             cancel: CancellationToken::new(),
+            observer: None,
+            history: Vec::new(),
+            usage: Usage::default(),
         }
+    }
+
+    /// The tokens the model used in this session so far (resumed sessions
+    /// included), as its provider reported them.
+    pub fn usage(&self) -> Usage {
+        self.usage
     }
 
     /// The history so far (without the system prompt).
@@ -255,16 +288,34 @@ impl Agent {
         let mut messages = Vec::with_capacity(self.history.len() + 1);
         messages.push(Message::System(self.system_prompt.clone()));
         messages.extend(self.history.iter().cloned());
+        let observer = StepObserver {
+            host: self.observer.clone(),
+            usage: parking_lot::Mutex::new(None),
+            streamed: parking_lot::Mutex::new(String::new()),
+        };
         let reply = tokio::select! {
             biased;
             () = self.cancel.cancelled() => return Ok(StepOutcome::Cancelled),
-            reply = self.model.complete(&messages, &schemas) => reply?,
+            reply = self.model.complete_observed(&messages, &schemas, &observer) => reply?,
         };
+        if let Some(step) = observer.usage.lock().take() {
+            self.usage += step;
+            self.emit(Event::ModelUsage {
+                usage: step,
+                session: self.usage,
+            })?;
+        }
         let calls = match reply {
             Reply::Text(text) => return self.answer(text),
             Reply::ToolCalls(calls) if calls.is_empty() => return Ok(StepOutcome::EmptyReply),
             Reply::ToolCalls(calls) => calls,
         };
+        // Text streamed before the calls was shown: keep it, in order.
+        let note = std::mem::take(&mut *observer.streamed.lock());
+        if !note.trim().is_empty() {
+            self.emit(Event::AssistantNote { text: note.clone() })?;
+            self.history.push(Message::Assistant(note));
+        }
         for (index, call) in calls.iter().enumerate() {
             self.emit(Event::ToolCall {
                 call_id: call.call_id.to_string(),
@@ -352,6 +403,36 @@ impl Agent {
         Ok(RunEnd::StepLimit {
             steps: self.max_steps,
         })
+    }
+}
+
+/// Forwards a step's reports to the host and keeps its usage.
+struct StepObserver {
+    host: Option<Arc<dyn ModelObserver>>,
+    usage: parking_lot::Mutex<Option<Usage>>,
+    /// The text streamed so far in this step.
+    streamed: parking_lot::Mutex<String>,
+}
+
+impl ModelObserver for StepObserver {
+    fn text_delta(&self, text: &str) {
+        self.streamed.lock().push_str(text);
+        if let Some(host) = &self.host {
+            host.text_delta(text);
+        }
+    }
+
+    fn usage(&self, usage: Usage) {
+        *self.usage.lock().get_or_insert_default() += usage;
+        if let Some(host) = &self.host {
+            host.usage(usage);
+        }
+    }
+
+    fn retry(&self, retry: &Retry) {
+        if let Some(host) = &self.host {
+            host.retry(retry);
+        }
     }
 }
 

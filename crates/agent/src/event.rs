@@ -13,11 +13,12 @@ use tack_core::tool::{ContentBlock, DeferredContext, Outcome};
 
 use crate::log::chain::{GENESIS_HASH, seal};
 use crate::log::writer::{LogError, SessionLog};
+use crate::model::observe::Usage;
 
 /// One thing that happened in a session. Serialized with a `type` tag
-/// (`user`, `assistant`, `tool/call`, `approval/request`, `approval/outcome`,
+/// (`user`, `assistant`, `assistant/note`, `tool/call`, `approval/request`, `approval/outcome`,
 /// `tool/code-dispatch-start`, `tool/code-dispatch`, `tool/result`,
-/// `context/deferred`, `turn/end`).
+/// `context/deferred`, `model/usage`, `session/start`, `turn/end`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
@@ -32,6 +33,14 @@ pub enum Event {
     #[serde(rename = "assistant")]
     Assistant {
         /// The answer.
+        text: String,
+    },
+    /// Text the model streamed before the tool calls of the same reply ("I
+    /// will read both files."): shown as it arrived, kept in the history
+    /// before the batch. Not an answer: the turn goes on.
+    #[serde(rename = "assistant/note")]
+    AssistantNote {
+        /// The text.
         text: String,
     },
     /// The model asked for a call.
@@ -123,6 +132,31 @@ pub enum Event {
         #[serde(alias = "text")]
         context: DeferredContext,
     },
+    /// The tokens one model call used, and the session's total so far.
+    #[serde(rename = "model/usage")]
+    ModelUsage {
+        /// This call's.
+        #[serde(flatten)]
+        usage: Usage,
+        /// The session's so far (this call's included).
+        session: Usage,
+    },
+    /// A session started, or was resumed: the model asked and what the
+    /// system prompt was made of (a log record only: it is not shown and
+    /// never becomes a model message).
+    #[serde(rename = "session/start")]
+    SessionStart {
+        /// The model's name ([`ChatModel::name`](crate::ChatModel::name)).
+        model: String,
+        /// The parts of the system prompt, in order: `default`,
+        /// `--system-prompt`, `--system-prompt @FILE`, `AGENTS.md FILE`, …
+        sources: Vec<String>,
+        /// The whole system prompt the model is sent.
+        system_prompt: String,
+        /// Whether this continues an earlier session of the same log.
+        #[serde(default)]
+        resumed: bool,
+    },
     /// The turn ended.
     #[serde(rename = "turn/end")]
     TurnEnd {
@@ -139,6 +173,7 @@ impl Event {
         match self {
             Event::User { .. } => "user",
             Event::Assistant { .. } => "assistant",
+            Event::AssistantNote { .. } => "assistant/note",
             Event::ToolCall { .. } => "tool/call",
             Event::ApprovalRequest { .. } => "approval/request",
             Event::ApprovalOutcome { .. } => "approval/outcome",
@@ -147,6 +182,8 @@ impl Event {
             Event::ToolResult { .. } => "tool/result",
             Event::ContextDeferred { .. } => "context/deferred",
             Event::TurnEnd { .. } => "turn/end",
+            Event::SessionStart { .. } => "session/start",
+            Event::ModelUsage { .. } => "model/usage",
         }
     }
 }
@@ -350,6 +387,23 @@ impl EventBus {
             observers: Vec::new(),
             seq: AtomicU64::new(0),
             order: Mutex::new(GENESIS_HASH.to_owned()),
+            failed: Mutex::new(None),
+        }
+    }
+
+    /// A bus continuing the session whose last record is `last`: the next
+    /// record is numbered `last.seq + 1` and chained to `last`'s hash (see
+    /// [`SessionLog::resume`]).
+    pub fn resuming(log: Arc<SessionLog>, last: &Record) -> Self {
+        let hash = last
+            .link
+            .as_ref()
+            .map_or_else(|| GENESIS_HASH.to_owned(), |l| l.hash.clone());
+        Self {
+            log: Some(log),
+            observers: Vec::new(),
+            seq: AtomicU64::new(last.seq),
+            order: Mutex::new(hash),
             failed: Mutex::new(None),
         }
     }

@@ -10,7 +10,11 @@
 //!   model reads: the loop never stops on them.
 //! * Models: [`MockModel`] (deterministic, no key, no network),
 //!   [`ScriptedModel`] (replays a JSON file of turns) and
-//!   [`OpenAiCompatible`] (chat completions with tools).
+//!   [`OpenAiCompatible`] (chat completions) and [`AnthropicMessages`] (the
+//!   Messages API): both with tools, parallel tool calls, streaming
+//!   ([`ModelObserver::text_delta`]), token [`Usage`], a request timeout and
+//!   retries with backoff and jitter honouring `retry-after`
+//!   ([`RetryPolicy`]).
 //! * [`PluginSet`]: composes plugins, by value or by inventory name, into a
 //!   `ToolRegistry` and one `Disposables`.
 //! * The session log: every [`Event`] goes to an append-only JSONL
@@ -21,6 +25,10 @@
 //!   [`Renderer`] turns events into the lines a user sees, through the
 //!   tools' own `present_*` functions, live or on replay, with control
 //!   characters escaped ([`escape_line`], [`escape_block`]).
+//! * Resuming: [`SessionLog::resume`] reopens a verified log (a torn last
+//!   line cut off), [`history_from_records`] rebuilds the conversation, and
+//!   [`EventBus::resuming`] with [`AgentBuilder::resume`] continue the same
+//!   session and hash chain in the same file.
 //!
 //! ## Example
 //!
@@ -57,6 +65,7 @@ mod message;
 mod model;
 mod plugin_set;
 mod render;
+mod resume;
 
 pub use agent::{
     Agent, AgentBuilder, AgentError, CODE_DISPATCH_LISTENER, DEFAULT_MAX_STEPS,
@@ -70,12 +79,18 @@ pub use log::location::{state_home, state_home_from_env, workspace_key};
 pub use log::reader::{LogBreak, LogContents, LogReadError, MAX_REPORTED_BREAKS, read_log};
 pub use log::writer::{LogError, SessionLog};
 pub use message::{Message, Reply};
+pub use model::anthropic::{
+    ANTHROPIC_VERSION, AnthropicConfig, AnthropicMessages, DEFAULT_MAX_TOKENS,
+};
+pub use model::http::RetryPolicy;
 pub use model::mock::MockModel;
+pub use model::observe::{ModelObserver, NoObserver, Retry, Usage};
 pub use model::openai::{OpenAiCompatible, OpenAiConfig};
 pub use model::scripted::{ScriptError, ScriptedModel};
 pub use model::{ChatModel, ModelError};
 pub use plugin_set::{InstalledPlugins, PluginSet};
 pub use render::{Renderer, Style};
+pub use resume::{ResumedHistory, history_from_records};
 
 // Link the plugin crates whose inventory names hosts install by name.
 use tack_permission as _;

@@ -103,6 +103,20 @@ impl Renderer {
         }
     }
 
+    /// The start of an answer streamed as it arrives: the `[assistant] `
+    /// prefix its [`Event::Assistant`] line would have. Follow it with
+    /// [`streamed_text`](Self::streamed_text) for each piece; the pieces
+    /// together print exactly what [`render`](Self::render) prints for the
+    /// whole answer.
+    pub fn streamed_answer_start(&self) -> String {
+        format!("{} ", self.prefix("assistant", "1;32"))
+    }
+
+    /// One piece of a streamed answer, escaped as its whole line would be.
+    pub fn streamed_text(&self, piece: &str) -> String {
+        escape_block(piece, INDENT)
+    }
+
     /// The text for one record (possibly several lines), or `None` for
     /// events that print nothing (a call is shown with its result).
     pub fn render(&mut self, record: &Record) -> Option<String> {
@@ -112,7 +126,7 @@ impl Renderer {
                 self.prefix("user", "1;36"),
                 escape_block(text, INDENT)
             )),
-            Event::Assistant { text } => Some(format!(
+            Event::Assistant { text } | Event::AssistantNote { text } => Some(format!(
                 "{} {}",
                 self.prefix("assistant", "1;32"),
                 escape_block(text, INDENT)
@@ -185,7 +199,9 @@ impl Renderer {
                 }
                 Some(text)
             }
-            Event::CodeDispatchStart { .. } => None,
+            Event::CodeDispatchStart { .. }
+            | Event::SessionStart { .. }
+            | Event::ModelUsage { .. } => None,
             Event::CodeDispatch {
                 parent_call_id,
                 call_id,

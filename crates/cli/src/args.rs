@@ -28,6 +28,8 @@ pub enum Command {
     Replay(ReplayArgs),
     /// List the plugins installable by name.
     Plugins,
+    /// Print the effective settings and where each value came from.
+    Config(SessionArgs),
 }
 
 /// `tack run`.
@@ -41,41 +43,60 @@ pub struct RunArgs {
     pub session: SessionArgs,
 }
 
-/// Options of a session (`run`, `chat`).
+/// Options of a session (`run`, `chat`, `config`). Those left out come from
+/// the settings files (see `tack config`), then the defaults.
 #[derive(Debug, Args)]
 pub struct SessionArgs {
     /// The workspace the tools are confined to (default: the current directory).
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'C', long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// The model: `mock`, `openai` (OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL) or `script:FILE`.
-    #[arg(long, default_value = "mock")]
-    pub model: String,
-    /// Permission mode: read-only, ask, accept-edits, allow-all.
-    #[arg(long, default_value = "ask")]
-    pub mode: String,
-    /// Sandbox: read-only, workspace-write, full-access.
-    #[arg(long, default_value = "workspace-write")]
-    pub sandbox: String,
+    /// A settings file (JSON) layered over the user's and the workspace's.
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+    /// A permission rules file (TOML: mode, allow, ask, deny, `[[rule]]`),
+    /// added to the workspace's `.tack/permissions.toml`.
+    #[arg(long, value_name = "FILE")]
+    pub permissions: Option<PathBuf>,
+    /// The model: `mock` (default), `openai` (OPENAI_BASE_URL, OPENAI_API_KEY,
+    /// OPENAI_MODEL), `anthropic` (ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY,
+    /// ANTHROPIC_MODEL) or `script:FILE`.
+    #[arg(short = 'm', long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// Permission mode: read-only, ask (default), accept-edits, allow-all.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Sandbox: read-only, workspace-write (default), full-access.
+    #[arg(long)]
+    pub sandbox: Option<String>,
+    /// The system prompt, as text or `@FILE` (default: tack's own). The
+    /// workspace's AGENTS.md is appended to it.
+    #[arg(long, value_name = "TEXT|@FILE", allow_hyphen_values = true)]
+    pub system_prompt: Option<String>,
     /// The session log, a new file (default: $XDG_STATE_HOME/tack/sessions/KEY/UNIX_MS-PID.jsonl,
     /// or ~/.local/state/… without XDG_STATE_HOME; KEY names the workspace).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Continue the session of this log: it is verified, its conversation
+    /// rebuilt, and the new turns are appended to it (same hash chain).
+    #[arg(long, value_name = "LOG", conflicts_with = "log")]
+    pub resume: Option<PathBuf>,
     /// Print the events as JSONL on stdout instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Model calls per turn before the loop stops (at least 1).
-    #[arg(long, value_name = "N", default_value_t = tack_agent::DEFAULT_MAX_STEPS, value_parser = parse_max_steps, allow_negative_numbers = true)]
-    pub max_steps: usize,
+    /// Model calls per turn before the loop stops (at least 1; default 16).
+    #[arg(long, value_name = "N", value_parser = parse_max_steps, allow_negative_numbers = true)]
+    pub max_steps: Option<usize>,
     /// Deadline for every tool call, in seconds (default: each tool's own).
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub tool_timeout: Option<Duration>,
-    /// Request timeout for the openai model, in seconds.
-    #[arg(long, value_name = "SECS", default_value = "120", value_parser = parse_seconds, allow_negative_numbers = true)]
-    pub model_timeout: Duration,
-    /// How the model is shown the tools: native (each tool a function), code
-    /// (only `run_code`, a program calling the tools through an SDK) or both.
-    #[arg(long, default_value = "native", value_parser = ["native", "code", "both"])]
-    pub presentation: String,
+    /// Request timeout for the HTTP models, in seconds (default 120).
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub model_timeout: Option<Duration>,
+    /// How the model is shown the tools: native (each tool a function; the
+    /// default), code (only `run_code`, a program calling the tools through
+    /// an SDK) or both.
+    #[arg(long, value_parser = ["native", "code", "both"])]
+    pub presentation: Option<String>,
 }
 
 /// `tack tools`.

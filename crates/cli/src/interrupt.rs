@@ -53,6 +53,9 @@ struct State {
     /// The signal that cancelled a turn (a session-ending one is kept over a
     /// later Ctrl-C).
     received: Option<Stop>,
+    /// Run before a signal ends the process (e.g. to give the terminal back
+    /// its mode when a line editor holds it raw).
+    before_exit: Option<Box<dyn Fn() + Send>>,
 }
 
 /// Watches SIGINT, SIGTERM and SIGHUP for the whole process. Once installed,
@@ -75,15 +78,19 @@ impl Interrupts {
         let mut signals = Signals::new();
         tokio::spawn(async move {
             while let Some(stop) = signals.next().await {
-                let turn = {
+                let (turn, before_exit) = {
                     let mut state = watched.lock().unwrap_or_else(PoisonError::into_inner);
                     if state.received.is_none_or(|r| !r.ends_session()) {
                         state.received = Some(stop);
                     }
-                    state.armed.take()
+                    (state.armed.take(), state.before_exit.take())
                 };
                 match turn {
                     Some(turn) => {
+                        watched
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .before_exit = before_exit;
                         let then = if stop.ends_session() {
                             ", then quitting"
                         } else {
@@ -95,7 +102,12 @@ impl Interrupts {
                         );
                         turn.cancel();
                     }
-                    None => std::process::exit(i32::from(stop.exit_code())),
+                    None => {
+                        if let Some(restore) = before_exit {
+                            restore();
+                        }
+                        std::process::exit(i32::from(stop.exit_code()))
+                    }
                 }
             }
         });
@@ -109,6 +121,11 @@ impl Interrupts {
     /// The next signal cancels `turn`.
     pub fn arm(&self, turn: CancellationToken) {
         self.lock().armed = Some(turn);
+    }
+
+    /// Runs `restore` before a signal ends the process.
+    pub fn before_exit(&self, restore: impl Fn() + Send + 'static) {
+        self.lock().before_exit = Some(Box::new(restore));
     }
 
     /// The next signal quits.

@@ -8,7 +8,10 @@ mod commands;
 mod exit;
 mod interrupt;
 mod output;
+mod prompt;
+mod prompter;
 mod session;
+mod settings;
 mod spinner;
 
 use std::process::ExitCode;
@@ -26,6 +29,7 @@ async fn main() -> ExitCode {
         Command::Tools(tools) => commands::tools::tools(&tools),
         Command::Replay(replay) => commands::replay::replay(&replay),
         Command::Plugins => commands::plugins::plugins(),
+        Command::Config(config) => commands::config::config(&config),
     };
     match result {
         Ok(code) => code,

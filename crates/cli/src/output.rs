@@ -1,15 +1,18 @@
 //! Printing events: rendered lines, or JSONL.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::sync::Mutex;
 
-use tack_agent::{Record, Renderer, Style};
+use tack_agent::{Event, Record, Renderer, Style};
 use tack_pipeline::ToolRegistry;
 
-/// Prints records as text lines or JSONL on stdout.
+/// Prints records as text lines or JSONL on stdout, and an answer's text as
+/// it streams in.
 pub struct EventPrinter {
     renderer: Mutex<Renderer>,
     json: bool,
+    /// Whether a streamed answer's line is open (printed without its end).
+    streaming: Mutex<bool>,
 }
 
 impl EventPrinter {
@@ -18,7 +21,26 @@ impl EventPrinter {
         Self {
             renderer: Mutex::new(Renderer::new(registry, style)),
             json,
+            streaming: Mutex::new(false),
         }
+    }
+
+    /// Prints a piece of the answer as it arrives (text output only): the
+    /// `[assistant]` prefix first, then the escaped pieces; the answer's
+    /// record then only ends the line.
+    pub fn stream_text(&self, piece: &str) {
+        if self.json || piece.is_empty() {
+            return;
+        }
+        let renderer = self.renderer.lock().unwrap_or_else(|e| e.into_inner());
+        let mut open = self.streaming.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = std::io::stdout().lock();
+        if !*open {
+            let _ = write!(out, "{}", renderer.streamed_answer_start());
+            *open = true;
+        }
+        let _ = write!(out, "{}", renderer.streamed_text(piece));
+        let _ = out.flush();
     }
 
     /// The text for `record`, if it shows anything.
@@ -34,7 +56,20 @@ impl EventPrinter {
     /// Prints one record's line, if any.
     pub fn print(&self, record: &Record) {
         if let Some(line) = self.line(record) {
+            let mut open = self.streaming.lock().unwrap_or_else(|e| e.into_inner());
             let mut out = std::io::stdout().lock();
+            if std::mem::take(&mut *open) {
+                // End the streamed line; the answer itself is already shown.
+                let _ = writeln!(out);
+                if matches!(
+                    record.event,
+                    Event::Assistant { .. } | Event::AssistantNote { .. }
+                ) && !self.json
+                {
+                    let _ = out.flush();
+                    return;
+                }
+            }
             // A closed stdout (e.g. `| head`) must not stop the session.
             let _ = writeln!(out, "{line}");
             let _ = out.flush();
@@ -42,12 +77,13 @@ impl EventPrinter {
     }
 }
 
-/// The text style for stdout: colour on a terminal, plain when piped.
+/// The text style for stdout, as anstream decides it: colour on a terminal
+/// that supports it, never with `NO_COLOR` (non-empty) or `CLICOLOR=0`,
+/// always with `CLICOLOR_FORCE` (not `0`) unless `NO_COLOR` is set.
 pub fn stdout_style() -> Style {
-    if std::io::stdout().is_terminal() {
-        Style::Color
-    } else {
-        Style::Plain
+    match anstream::AutoStream::choice(&std::io::stdout()) {
+        anstream::ColorChoice::Never => Style::Plain,
+        _ => Style::Color,
     }
 }
 

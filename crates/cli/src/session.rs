@@ -6,21 +6,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tack_agent::{
-    Agent, ChatModel, DEFAULT_SYSTEM_PROMPT, EventBus, InstalledPlugins, LoggedApprover, MockModel,
-    OpenAiCompatible, OpenAiConfig, PluginSet, ScriptedModel, SessionLog, UnattendedApprover,
+    Agent, AnthropicConfig, AnthropicMessages, ChatModel, Event, EventBus, InstalledPlugins,
+    LoggedApprover, MockModel, ModelObserver, OpenAiCompatible, OpenAiConfig, PluginSet, Retry,
+    ScriptedModel, SessionLog, UnattendedApprover, escape_block, history_from_records,
     state_home_from_env,
 };
 use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
 use tack_core::policy::ApprovalService;
 use tack_core::tool::{ToolCall, ToolDefinition};
-use tack_permission::{Mode, Permission, SessionRules, TerminalApprover};
+use tack_permission::{Permission, RuleSet, SessionRules, TerminalApprover};
 use tack_pipeline::{ExecutionMode, Presentation, ToolRegistry};
-use tack_sandbox::{Sandbox, SandboxMode, SandboxPolicy};
+use tack_sandbox::{Sandbox, SandboxPolicy};
 use tack_timeout::TimeoutPolicy;
 use tack_tools::BuiltinTools;
 
 use crate::args::SessionArgs;
 use crate::output::{EventPrinter, stdout_style};
+use crate::prompt::SystemPrompt;
+use crate::settings::Settings;
 use crate::spinner::Spinning;
 
 /// A ready session: the agent, and the plugins that must outlive it.
@@ -34,7 +37,7 @@ pub struct Session {
 }
 
 /// The workspace: given or current, an existing readable directory.
-fn workspace(dir: Option<&Path>) -> Result<PathBuf, String> {
+pub fn workspace(dir: Option<&Path>) -> Result<PathBuf, String> {
     let dir = match dir {
         Some(d) => d.to_owned(),
         None => std::env::current_dir()
@@ -75,8 +78,16 @@ pub fn model(spec: &str, timeout: Duration) -> Result<Arc<dyn ChatModel>, String
                 OpenAiCompatible::new(config).map_err(|e| e.to_string())?,
             ))
         }
+        "anthropic" => {
+            let config = AnthropicConfig::from_env()
+                .map_err(|e| e.to_string())?
+                .with_timeout(timeout);
+            Ok(Arc::new(
+                AnthropicMessages::new(config).map_err(|e| e.to_string())?,
+            ))
+        }
         other => Err(format!(
-            "unknown model `{other}`: use mock, openai or script:FILE"
+            "unknown model `{other}`: use mock, openai, anthropic or script:FILE"
         )),
     }
 }
@@ -100,30 +111,42 @@ fn session_log(log: Option<&Path>, workspace: &Path) -> Result<SessionLog, Strin
 /// terminal when stdin is one.
 pub fn open(args: &SessionArgs) -> Result<Session, String> {
     let root = workspace(args.workspace.as_deref())?;
-    let mode: Mode = args.mode.parse().map_err(|e| format!("--mode: {e}"))?;
-    let sandbox_mode: SandboxMode = args
-        .sandbox
-        .parse()
-        .map_err(|e| format!("--sandbox: {e}"))?;
-    let model = model(&args.model, args.model_timeout)?;
-    let timeout = match args.tool_timeout {
+    let settings = Settings::load(&root, args)?;
+    let mode = settings.mode.value;
+    let sandbox_mode = settings.sandbox.value;
+    let model = model(&settings.model.value, settings.model_timeout.value)?;
+    let timeout = match settings.tool_timeout.value {
         None => TimeoutPolicy::default(),
         Some(budget) => TimeoutPolicy::builder()
             .default_budget(budget)
             .ceiling(budget)
             .grace(Duration::from_millis(500))
             .build()
-            .map_err(|e| format!("--tool-timeout: {e}"))?,
+            .map_err(|e| format!("tool_timeout ({}): {e}", settings.tool_timeout.origin))?,
     };
     let sandbox = Sandbox::new(SandboxPolicy::new(sandbox_mode, &root))
         .map_err(|e| format!("cannot set up the sandbox on {}: {e}", root.display()))?;
 
     // Refuse to start when nothing would be recorded.
-    let log = session_log(args.log.as_deref(), &root)?;
+    let (log, resumed) = match &args.resume {
+        Some(path) => {
+            let (log, contents) = SessionLog::resume(path).map_err(|e| format!("--resume: {e}"))?;
+            for warning in &contents.warnings {
+                eprintln!("tack: warning: {}", escape_block(warning, "  "));
+            }
+            let history = history_from_records(&contents.records);
+            for note in &history.notes {
+                eprintln!("tack: warning: {note}");
+            }
+            let last = contents.records.last().cloned();
+            (log, last.map(|last| (history, last)))
+        }
+        None => (session_log(args.log.as_deref(), &root)?, None),
+    };
     let log_path = log.path().to_owned();
 
     let registry = ToolRegistry::new();
-    let presentation = match args.presentation.as_str() {
+    let presentation = match settings.presentation.value.as_str() {
         "code" => Presentation::Code,
         "both" => Presentation::Both,
         _ => Presentation::Native,
@@ -139,10 +162,17 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         })),
         ..CodeModeConfig::default()
     });
-    let printer = EventPrinter::new(registry.clone(), stdout_style(), args.json);
-    let bus = Arc::new(
-        EventBus::new(Some(Arc::new(log))).with_observer(move |record| printer.print(record)),
-    );
+    let printer = Arc::new(EventPrinter::new(
+        registry.clone(),
+        stdout_style(),
+        args.json,
+    ));
+    let records = Arc::clone(&printer);
+    let bus = match &resumed {
+        Some((_, last)) => EventBus::resuming(Arc::new(log), last),
+        None => EventBus::new(Some(Arc::new(log))),
+    };
+    let bus = Arc::new(bus.with_observer(move |record| records.print(record)));
 
     let session_rules = SessionRules::new();
     let inner: Arc<dyn ApprovalService> = if std::io::stdin().is_terminal() {
@@ -153,8 +183,13 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
             mode.as_str()
         )))
     };
+    let mut rules = RuleSet::new();
+    for sourced in &settings.rules {
+        rules.push(sourced.rule.clone());
+    }
     let permission = Permission::builder()
         .mode(mode)
+        .rules(rules)
         .workspace_root(&root)
         .session_rules(session_rules)
         .approver(Arc::new(LoggedApprover::new(inner, bus.clone())))
@@ -168,31 +203,42 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         .with(code_mode)
         .build()
         .map_err(|e| format!("cannot install the plugins: {e}"))?;
+    let prompt = SystemPrompt::build(args.system_prompt.as_deref(), &root)?;
+    let mut system_prompt = prompt.text.clone();
+    let mut sources = prompt.sources.clone();
     // Under code presentation the model learns the tools from the SDK text.
-    let system_prompt = if presentation == Presentation::Native {
-        DEFAULT_SYSTEM_PROMPT.to_owned()
-    } else {
+    if presentation != Presentation::Native {
         let natives: Vec<ToolDefinition> = registry
             .native_tools(None)
             .iter()
             .map(|t| t.definition().clone())
             .collect();
         let code_only = presentation == Presentation::Code;
-        format!(
-            "{DEFAULT_SYSTEM_PROMPT}\n\n{}",
-            prompt_section(&natives, code_only)
-        )
-    };
+        system_prompt = format!("{system_prompt}\n\n{}", prompt_section(&natives, code_only));
+        sources.push("code-mode SDK".to_owned());
+    }
+    bus.emit(Event::SessionStart {
+        model: model.name(),
+        sources,
+        system_prompt: system_prompt.clone(),
+        resumed: resumed.is_some(),
+    })
+    .map_err(|e| format!("{e}; refusing to start: nothing would be recorded"))?;
     // A spinner only where someone watches: stderr a terminal, text output.
     let model: Arc<dyn ChatModel> = if std::io::stderr().is_terminal() && !args.json {
         Arc::new(Spinning::new(model))
     } else {
         model
     };
-    let agent = Agent::builder(model, registry)
+    let mut builder = Agent::builder(model, registry);
+    if let Some((history, _)) = resumed {
+        builder = builder.resume(history.messages, history.usage);
+    }
+    let agent = builder
         .system_prompt(system_prompt)
         .events(bus)
-        .max_steps(args.max_steps)
+        .max_steps(settings.max_steps.value)
+        .model_observer(Arc::new(TerminalObserver { printer }))
         .build();
     Ok(Session {
         agent,
@@ -207,4 +253,24 @@ pub fn builtin_registry() -> Result<InstalledPlugins, String> {
         .with(BuiltinTools)
         .build()
         .map_err(|e| format!("cannot install the builtin tools: {e}"))
+}
+
+/// Shows the answer as it streams in, and the model client's retries.
+struct TerminalObserver {
+    printer: Arc<EventPrinter>,
+}
+
+impl ModelObserver for TerminalObserver {
+    fn text_delta(&self, text: &str) {
+        self.printer.stream_text(text);
+    }
+
+    fn retry(&self, retry: &Retry) {
+        eprintln!(
+            "tack: {}; retrying in {:.1}s (attempt {} failed)",
+            tack_agent::escape_line(&retry.reason),
+            retry.delay.as_secs_f64(),
+            retry.attempt
+        );
+    }
 }

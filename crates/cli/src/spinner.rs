@@ -1,16 +1,16 @@
-//! A spinner on stderr while the model thinks (terminals only).
+//! A spinner on stderr while the model thinks (terminals only), drawn by
+//! indicatif.
 
-use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use tack_agent::{ChatModel, Message, ModelError, Reply};
+use indicatif::{ProgressBar, ProgressStyle};
+use tack_agent::{ChatModel, Message, ModelError, ModelObserver, Reply, Retry, Usage};
 use tack_core::tool::ToolSchema;
 
-const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-
-/// Wraps a model: while `complete` runs, a spinner turns on stderr.
+/// Wraps a model: while it thinks, a spinner turns on stderr, until the
+/// answer starts streaming in.
 pub struct Spinning {
     inner: Arc<dyn ChatModel>,
 }
@@ -33,22 +33,57 @@ impl ChatModel for Spinning {
         messages: &[Message],
         tools: &[ToolSchema],
     ) -> Result<Reply, ModelError> {
-        let name = self.inner.name();
-        let spinner = tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(Duration::from_millis(100));
-            for frame in FRAMES.iter().cycle() {
-                ticks.tick().await;
-                let mut err = std::io::stderr().lock();
-                let _ = write!(err, "\r{frame} {name} is thinking…");
-                let _ = err.flush();
-            }
-        });
-        let reply = self.inner.complete(messages, tools).await;
-        spinner.abort();
-        let _ = spinner.await;
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[K");
-        let _ = err.flush();
+        self.complete_observed(messages, tools, &tack_agent::NoObserver)
+            .await
+    }
+
+    async fn complete_observed(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSchema],
+        observer: &dyn ModelObserver,
+    ) -> Result<Reply, ModelError> {
+        let bar = ProgressBar::new_spinner().with_message(format!(
+            "{} is thinking…",
+            tack_agent::escape_line(&self.inner.name())
+        ));
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg}") {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(Duration::from_millis(100));
+        let spinner = Spinner {
+            bar,
+            inner: observer,
+        };
+        let reply = self
+            .inner
+            .complete_observed(messages, tools, &spinner)
+            .await;
+        spinner.bar.finish_and_clear();
         reply
+    }
+}
+
+/// Clears the spinner before the first piece of text or retry notice is
+/// printed (it is drawn again after a retry notice).
+struct Spinner<'a> {
+    bar: ProgressBar,
+    inner: &'a dyn ModelObserver,
+}
+
+impl ModelObserver for Spinner<'_> {
+    fn text_delta(&self, text: &str) {
+        if !self.bar.is_finished() {
+            self.bar.finish_and_clear();
+        }
+        self.inner.text_delta(text);
+    }
+
+    fn usage(&self, usage: Usage) {
+        self.inner.usage(usage);
+    }
+
+    fn retry(&self, retry: &Retry) {
+        self.bar.suspend(|| self.inner.retry(retry));
     }
 }

@@ -143,7 +143,12 @@ pub fn read_log(path: &Path) -> Result<LogContents, LogReadError> {
         path: path.to_owned(),
         source,
     })?;
-    let (records, lines, warnings, breaks) = verify(&bytes, path);
+    verify_bytes(&bytes, path)
+}
+
+/// [`read_log`] on a log's bytes already read (`path` names it in messages).
+pub(crate) fn verify_bytes(bytes: &[u8], path: &Path) -> Result<LogContents, LogReadError> {
+    let (records, lines, warnings, breaks) = verify(bytes, path);
     if breaks.is_empty() && !records.is_empty() {
         return Ok(LogContents {
             records,

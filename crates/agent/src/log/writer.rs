@@ -5,10 +5,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use nix::fcntl::{Flock, FlockArg};
 use parking_lot::Mutex;
 
 use crate::event::Record;
 use crate::log::location::{create_at, create_under, ensure_state_home, workspace_key};
+use crate::log::reader::{LogContents, LogReadError, verify_bytes};
 
 /// An append-only JSONL session log: one [`Record`] per line, each line
 /// written whole and flushed before the next event happens, each record
@@ -32,7 +34,23 @@ use crate::log::location::{create_at, create_under, ensure_state_home, workspace
 #[derive(Debug)]
 pub struct SessionLog {
     path: PathBuf,
-    file: Mutex<File>,
+    /// Held with an exclusive `flock` for the log's life: a second writer
+    /// (`tack --resume` of a log in use) is refused.
+    file: Mutex<Flock<File>>,
+}
+
+/// Takes the exclusive lock on a log file, without waiting.
+fn lock(file: File) -> std::io::Result<Flock<File>> {
+    Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| {
+        if errno == nix::errno::Errno::EWOULDBLOCK {
+            std::io::Error::new(
+                std::io::ErrorKind::WouldBlock,
+                "another tack session is writing this log; wait for it to end",
+            )
+        } else {
+            std::io::Error::from(errno)
+        }
+    })
 }
 
 /// The session log could not be written.
@@ -70,10 +88,12 @@ impl SessionLog {
     /// [`LogError::Create`] if the file exists, a link is in the way, or it
     /// cannot be created.
     pub fn create(path: &Path) -> Result<Self, LogError> {
-        let file = create_at(path).map_err(|source| LogError::Create {
-            path: path.to_owned(),
-            source,
-        })?;
+        let file = create_at(path)
+            .and_then(lock)
+            .map_err(|source| LogError::Create {
+                path: path.to_owned(),
+                source,
+            })?;
         Ok(Self {
             path: path.to_owned(),
             file: Mutex::new(file),
@@ -116,7 +136,10 @@ impl SessionLog {
             };
             let relative = folder.join(name);
             let path = state_home.join(&relative);
-            match ensure_state_home(state_home).and_then(|()| create_under(state_home, &relative)) {
+            match ensure_state_home(state_home)
+                .and_then(|()| create_under(state_home, &relative))
+                .and_then(lock)
+            {
                 Ok(file) => {
                     return Ok(Self {
                         path,
@@ -129,6 +152,59 @@ impl SessionLog {
                 Err(source) => return Err(LogError::Create { path, source }),
             }
         }
+    }
+
+    /// Opens an existing log to continue its session: reads it through the
+    /// same open file, verifies it (order, schema, hash chain), cuts a torn
+    /// last line off (the record a crash left half-written), and returns the
+    /// log positioned at its end with what it holds. Records appended next
+    /// must continue its numbering and chain: build the bus with
+    /// [`EventBus::resuming`](crate::EventBus::resuming).
+    ///
+    /// The file is opened without following a symbolic link.
+    ///
+    /// # Errors
+    ///
+    /// [`LogReadError::Io`] if it cannot be opened, read or cut;
+    /// [`LogReadError::Invalid`] if it fails verification (nothing is
+    /// written to it then).
+    pub fn resume(path: &Path) -> Result<(Self, LogContents), LogReadError> {
+        use std::io::{Read, Seek, SeekFrom};
+        use std::os::unix::fs::OpenOptionsExt;
+        let io = |source: std::io::Error| LogReadError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+            .open(path)
+            .map_err(io)?;
+        // Before reading: no other session may append while this one runs.
+        let mut file = lock(file).map_err(io)?;
+        if !file.metadata().map_err(io)?.is_file() {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file",
+            )));
+        }
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io)?;
+        let contents = verify_bytes(&bytes, path)?;
+        // Everything after the last whole record is a torn write: cut it.
+        let intact: usize = contents.lines.iter().map(|l| l.len() + 1).sum();
+        if intact < bytes.len() {
+            file.set_len(intact as u64).map_err(io)?;
+        }
+        file.seek(SeekFrom::End(0)).map_err(io)?;
+        Ok((
+            Self {
+                path: path.to_owned(),
+                file: Mutex::new(file),
+            },
+            contents,
+        ))
     }
 
     /// The file.

@@ -1,6 +1,9 @@
 //! Chat models: the trait and its implementations.
 
+pub(crate) mod anthropic;
+pub(crate) mod http;
 pub(crate) mod mock;
+pub(crate) mod observe;
 pub(crate) mod openai;
 pub(crate) mod scripted;
 
@@ -8,6 +11,7 @@ use async_trait::async_trait;
 use tack_core::tool::ToolSchema;
 
 use crate::message::{Message, Reply};
+use observe::ModelObserver;
 
 /// A model the loop can ask for its next step.
 ///
@@ -30,6 +34,24 @@ pub trait ChatModel: Send + Sync {
         messages: &[Message],
         tools: &[ToolSchema],
     ) -> Result<Reply, ModelError>;
+
+    /// The model's next step, reporting to `observer` as it goes: the
+    /// answer's text as it arrives, the tokens used, retries. The loop calls
+    /// this; the default calls [`complete`](Self::complete) and reports
+    /// nothing.
+    ///
+    /// # Errors
+    ///
+    /// As [`complete`](Self::complete).
+    async fn complete_observed(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSchema],
+        observer: &dyn ModelObserver,
+    ) -> Result<Reply, ModelError> {
+        let _ = observer;
+        self.complete(messages, tools).await
+    }
 }
 
 /// Why a model gave no answer. These are host faults (the loop stops), unlike

@@ -6,13 +6,10 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use tack_core::tool::{ContentBlock, DeferredContext, ToolCall, ToolSchema};
 
+use super::http::{self, DEFAULT_TIMEOUT, RetryPolicy, snippet};
+use super::observe::{ModelObserver, NoObserver, Usage};
 use super::{ChatModel, ModelError};
 use crate::message::{Message, Reply};
-
-/// The default request timeout.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-/// How much of an error body goes into a message.
-const BODY_SNIPPET: usize = 300;
 
 /// Where and how to reach an OpenAI-compatible endpoint.
 ///
@@ -29,6 +26,8 @@ pub struct OpenAiConfig {
     api_key: String,
     model: String,
     timeout: Duration,
+    retry: RetryPolicy,
+    stream: bool,
 }
 
 impl std::fmt::Debug for OpenAiConfig {
@@ -38,12 +37,15 @@ impl std::fmt::Debug for OpenAiConfig {
             .field("base_url", &self.base_url)
             .field("model", &self.model)
             .field("timeout", &self.timeout)
+            .field("retry", &self.retry)
+            .field("stream", &self.stream)
             .finish_non_exhaustive()
     }
 }
 
 impl OpenAiConfig {
-    /// A configuration (request timeout 120 s).
+    /// A configuration (request timeout 120 s, the default retries,
+    /// streaming).
     pub fn new(
         base_url: impl Into<String>,
         api_key: impl Into<String>,
@@ -54,6 +56,8 @@ impl OpenAiConfig {
             api_key: api_key.into(),
             model: model.into(),
             timeout: DEFAULT_TIMEOUT,
+            retry: RetryPolicy::default(),
+            stream: true,
         }
     }
 
@@ -78,9 +82,23 @@ impl OpenAiConfig {
         Ok(Self::new(base, key, model))
     }
 
-    /// Sets the request timeout (the whole request, connection included).
+    /// Sets the request timeout: for connecting, for the response to
+    /// start, and for each wait between two pieces of a streamed answer.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Sets when failed requests are retried.
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// Whether to ask for a streamed answer (`stream: true`, the default)
+    /// or a whole one.
+    pub fn with_stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
         self
     }
 
@@ -104,10 +122,7 @@ impl OpenAiCompatible {
     ///
     /// [`ModelError::Config`] if the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
-        let client = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .build()
-            .map_err(|e| ModelError::Config(format!("cannot build the HTTP client: {e}")))?;
+        let client = http::client(config.timeout)?;
         Ok(Self { config, client })
     }
 
@@ -120,6 +135,10 @@ impl OpenAiCompatible {
         if !tools.is_empty() {
             body["tools"] = Value::Array(tools.iter().map(ToolSchema::to_openai).collect());
             body["parallel_tool_calls"] = Value::Bool(true);
+        }
+        if self.config.stream {
+            body["stream"] = Value::Bool(true);
+            body["stream_options"] = json!({"include_usage": true});
         }
         body
     }
@@ -175,18 +194,24 @@ fn wire_context(context: &DeferredContext) -> Value {
     json!({"role": "user", "content": parts})
 }
 
-fn snippet(body: &str) -> String {
-    let mut cut: String = body.chars().take(BODY_SNIPPET).collect();
-    if body.chars().count() > BODY_SNIPPET {
-        cut.push('…');
-    }
-    cut
+/// The usage of a response or final chunk (`prompt_tokens`,
+/// `completion_tokens`).
+fn usage_of(value: &Value) -> Option<Usage> {
+    let usage = value.get("usage")?;
+    let count = |key: &str| usage.get(key).and_then(Value::as_u64);
+    Some(Usage {
+        input_tokens: count("prompt_tokens")?,
+        output_tokens: count("completion_tokens").unwrap_or(0),
+    })
 }
 
 /// Reads a chat-completions response body.
-fn parse_reply(body: &str) -> Result<Reply, ModelError> {
+fn parse_reply(body: &str, observer: &dyn ModelObserver) -> Result<Reply, ModelError> {
     let value: Value = serde_json::from_str(body)
         .map_err(|e| ModelError::Malformed(format!("not JSON ({e}): {}", snippet(body))))?;
+    if let Some(usage) = usage_of(&value) {
+        observer.usage(usage);
+    }
     let message = value.pointer("/choices/0/message").ok_or_else(|| {
         ModelError::Malformed(format!("no choices[0].message in {}", snippet(body)))
     })?;
@@ -234,6 +259,109 @@ fn hint(status: u16) -> &'static str {
     }
 }
 
+/// A tool call being assembled from stream chunks.
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Assembles a streamed answer from its chunks.
+#[derive(Default)]
+struct StreamedReply {
+    text: String,
+    calls: Vec<PartialCall>,
+    done: bool,
+}
+
+impl StreamedReply {
+    /// Takes one `data:` payload; `Ok(true)` at `[DONE]`.
+    fn chunk(&mut self, data: &str, observer: &dyn ModelObserver) -> Result<bool, ModelError> {
+        if data.trim() == "[DONE]" {
+            self.done = true;
+            return Ok(true);
+        }
+        let value: Value = serde_json::from_str(data).map_err(|e| {
+            ModelError::Malformed(format!(
+                "a stream chunk is not JSON ({e}): {}",
+                snippet(data)
+            ))
+        })?;
+        if let Some(error) = value.get("error") {
+            return Err(ModelError::Malformed(format!(
+                "the stream reported an error: {}",
+                snippet(&error.to_string())
+            )));
+        }
+        if let Some(usage) = usage_of(&value) {
+            observer.usage(usage);
+        }
+        let Some(delta) = value.pointer("/choices/0/delta") else {
+            return Ok(false);
+        };
+        if let Some(text) = delta.get("content").and_then(Value::as_str) {
+            if !text.is_empty() {
+                observer.text_delta(text);
+                self.text.push_str(text);
+            }
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            for call in calls {
+                let index = call
+                    .get("index")
+                    .and_then(Value::as_u64)
+                    .and_then(|i| usize::try_from(i).ok())
+                    .unwrap_or(self.calls.len().saturating_sub(1));
+                if index > 1024 {
+                    return Err(ModelError::Malformed(format!(
+                        "a streamed tool call has index {index}"
+                    )));
+                }
+                if self.calls.len() <= index {
+                    self.calls.resize_with(index + 1, PartialCall::default);
+                }
+                let partial = &mut self.calls[index];
+                if let Some(id) = call.get("id").and_then(Value::as_str) {
+                    partial.id.push_str(id);
+                }
+                if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+                    partial.name.push_str(name);
+                }
+                if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
+                    partial.arguments.push_str(args);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    fn finish(self) -> Result<Reply, ModelError> {
+        if !self.calls.is_empty() {
+            let mut out = Vec::with_capacity(self.calls.len());
+            for (i, call) in self.calls.into_iter().enumerate() {
+                if call.id.is_empty() || call.name.is_empty() {
+                    return Err(ModelError::Malformed(format!(
+                        "streamed tool call {i} has no id or no name"
+                    )));
+                }
+                let arguments = if call.arguments.is_empty() {
+                    "{}".to_owned()
+                } else {
+                    call.arguments
+                };
+                out.push(ToolCall::new(call.id, call.name, arguments));
+            }
+            return Ok(Reply::ToolCalls(out));
+        }
+        if self.text.is_empty() {
+            // Neither text nor a call: the loop's empty reply.
+            return Ok(Reply::ToolCalls(Vec::new()));
+        }
+        Ok(Reply::Text(self.text))
+    }
+}
+
 #[async_trait]
 impl ChatModel for OpenAiCompatible {
     fn name(&self) -> String {
@@ -245,39 +373,43 @@ impl ChatModel for OpenAiCompatible {
         messages: &[Message],
         tools: &[ToolSchema],
     ) -> Result<Reply, ModelError> {
+        self.complete_observed(messages, tools, &NoObserver).await
+    }
+
+    async fn complete_observed(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSchema],
+        observer: &dyn ModelObserver,
+    ) -> Result<Reply, ModelError> {
         let url = self.config.endpoint();
-        let fail = |e: reqwest::Error| {
-            if e.is_timeout() {
-                ModelError::Timeout {
-                    url: url.clone(),
-                    timeout_ms: self.config.timeout.as_millis(),
-                }
-            } else {
-                ModelError::Transport {
-                    url: url.clone(),
-                    reason: e.to_string(),
-                }
-            }
-        };
-        let response = self
-            .client
-            .post(&url)
-            .bearer_auth(&self.config.api_key)
-            .json(&self.body(messages, tools))
-            .send()
-            .await
-            .map_err(fail)?;
-        let status = response.status();
-        let text = response.text().await.map_err(fail)?;
-        if !status.is_success() {
-            return Err(ModelError::Http {
-                url,
-                status: status.as_u16(),
-                body: snippet(&text),
-                hint: hint(status.as_u16()).to_owned(),
-            });
+        let body = self.body(messages, tools);
+        let timeout = self.config.timeout;
+        let response = http::send(
+            || {
+                self.client
+                    .post(&url)
+                    .bearer_auth(&self.config.api_key)
+                    .json(&body)
+            },
+            &url,
+            timeout,
+            self.config.retry,
+            hint,
+            observer,
+        )
+        .await?;
+        if !http::is_event_stream(&response) {
+            let text = http::body_text(response, &url, timeout).await?;
+            return parse_reply(&text, observer);
         }
-        parse_reply(&text)
+        let mut reply = StreamedReply::default();
+        http::read_events(response, &url, timeout, |event| {
+            reply.chunk(event, observer)
+        })
+        .await?;
+        debug_assert!(reply.done);
+        reply.finish()
     }
 }
 
@@ -299,16 +431,73 @@ mod tests {
     #[test]
     fn malformed_bodies_are_named() {
         assert!(
-            parse_reply("<html>")
+            parse_reply("<html>", &NoObserver)
                 .unwrap_err()
                 .to_string()
                 .contains("not JSON")
         );
         assert!(
-            parse_reply("{}")
+            parse_reply("{}", &NoObserver)
                 .unwrap_err()
                 .to_string()
                 .contains("choices")
         );
+    }
+
+    /// Splits `text` at the char boundaries nearest `cuts`.
+    fn split(text: &str, cuts: &[usize]) -> Vec<String> {
+        let mut points: Vec<usize> = cuts
+            .iter()
+            .map(|c| {
+                let mut at = (*c).min(text.len());
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                at
+            })
+            .collect();
+        points.push(0);
+        points.push(text.len());
+        points.sort_unstable();
+        points.dedup();
+        points
+            .windows(2)
+            .map(|w| text[w[0]..w[1]].to_owned())
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn streamed_text_and_arguments_reassemble_from_any_split(
+            text in "\\PC{1,40}",
+            args in "\\PC{1,40}",
+            cuts in proptest::collection::vec(0usize..48, 0..6),
+        ) {
+            let mut reply = StreamedReply::default();
+            let chunk = |delta: Value| json!({"choices": [{"index": 0, "delta": delta}]}).to_string();
+            for piece in split(&text, &cuts) {
+                reply.chunk(&chunk(json!({"content": piece})), &NoObserver).unwrap();
+            }
+            let Reply::Text(got) = std::mem::take(&mut reply).finish().unwrap() else {
+                panic!("not text")
+            };
+            proptest::prop_assert_eq!(got, text);
+            let mut first = true;
+            for piece in split(&args, &cuts) {
+                let call = if first {
+                    json!({"index": 0, "id": "c1", "function": {"name": "f", "arguments": piece}})
+                } else {
+                    json!({"index": 0, "function": {"arguments": piece}})
+                };
+                first = false;
+                reply.chunk(&chunk(json!({"tool_calls": [call]})), &NoObserver).unwrap();
+            }
+            let done = reply.chunk("[DONE]", &NoObserver).unwrap();
+            proptest::prop_assert!(done);
+            let Reply::ToolCalls(calls) = reply.finish().unwrap() else {
+                panic!("not calls")
+            };
+            proptest::prop_assert_eq!(&calls[0].arguments, &args);
+        }
     }
 }

@@ -8,7 +8,7 @@ use tack_agent::{Agent, Event, EventBus, Message, RunEnd, ScriptedModel};
 use tack_core::tool::{OutputSpec, Tier, ToolDefinition};
 use tack_pipeline::ToolRegistry;
 
-fn registry() -> ToolRegistry {
+pub fn registry() -> ToolRegistry {
     let registry = ToolRegistry::new();
     let note = ToolDefinition::builder("note")
         .description("Records a note; defers it as context. Use to test the loop.")

@@ -10,3 +10,5 @@ mod log_location;
 mod log_properties;
 mod openai;
 mod render_escape;
+mod resume;
+mod streaming;

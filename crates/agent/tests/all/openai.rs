@@ -3,7 +3,9 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tack_agent::{ChatModel, Message, ModelError, OpenAiCompatible, OpenAiConfig, Reply};
+use tack_agent::{
+    ChatModel, Message, ModelError, OpenAiCompatible, OpenAiConfig, Reply, RetryPolicy,
+};
 use tack_core::tool::{ToolCall, ToolSchema};
 use tokio::net::TcpListener;
 
@@ -12,12 +14,18 @@ use super::http_server::{Answer, Server, completion, serve};
 fn client(server: &Server) -> OpenAiCompatible {
     OpenAiCompatible::new(
         OpenAiConfig::new(&server.url, "sk-test", "test-model")
-            .with_timeout(Duration::from_millis(300)),
+            .with_timeout(Duration::from_millis(300))
+            .with_retry(fast_retries()),
     )
     .unwrap()
 }
 
-fn tools() -> Vec<ToolSchema> {
+/// Retries with short waits, so tests stay quick.
+pub fn fast_retries() -> RetryPolicy {
+    RetryPolicy::default().with_delays(Duration::from_millis(5), Duration::from_millis(20))
+}
+
+pub fn tools() -> Vec<ToolSchema> {
     vec![ToolSchema::new(
         "read_file",
         "Read a file.",
@@ -25,7 +33,7 @@ fn tools() -> Vec<ToolSchema> {
     )]
 }
 
-fn history() -> Vec<Message> {
+pub fn history() -> Vec<Message> {
     vec![
         Message::System("be brief".into()),
         Message::User("read a".into()),

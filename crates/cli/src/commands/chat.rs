@@ -1,15 +1,16 @@
 //! `tack chat`.
 
-use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
 use tokio_util::sync::CancellationToken;
 
 use crate::args::SessionArgs;
-use crate::interrupt::Interrupts;
+use crate::interrupt::{Interrupts, Stop};
+use crate::prompter::{Input, Prompter, TerminalMode};
 use crate::session;
 
-/// An interactive session: one prompt per line until `exit` or end of input.
+/// An interactive session: one prompt per line until `exit` or end of input,
+/// with line editing and history on a terminal.
 /// Ctrl-C during a turn cancels that turn; at the prompt it quits. SIGTERM
 /// and SIGHUP during a turn cancel it, then quit.
 pub async fn chat(args: SessionArgs) -> Result<ExitCode, String> {
@@ -19,16 +20,23 @@ pub async fn chat(args: SessionArgs) -> Result<ExitCode, String> {
         "tack chat — session log {}; type `exit` to leave",
         session.log_path.display()
     );
+    let mut prompter = Prompter::new();
+    if prompter.is_editor() {
+        // A signal at the prompt ends `tack` while the editor holds the
+        // terminal raw: give it back its mode first.
+        if let Some(mode) = TerminalMode::save() {
+            interrupts.before_exit(move || mode.restore());
+        }
+    }
     loop {
-        eprint!("> ");
-        let _ = std::io::stderr().flush();
-        let mut line = String::new();
-        let read = std::io::stdin()
-            .lock()
-            .read_line(&mut line)
-            .map_err(|e| format!("cannot read stdin: {e}"))?;
+        let line = match prompter.read("> ")? {
+            Input::Line(line) => line,
+            Input::End => return Ok(ExitCode::SUCCESS),
+            // Ctrl-C at the prompt quits, as the signal does without the editor.
+            Input::Interrupted => return Ok(ExitCode::from(Stop::Interrupt.exit_code())),
+        };
         let prompt = line.trim();
-        if read == 0 || prompt == "exit" || prompt == "quit" {
+        if prompt == "exit" || prompt == "quit" {
             return Ok(ExitCode::SUCCESS);
         }
         if prompt.is_empty() {
@@ -38,9 +46,20 @@ pub async fn chat(args: SessionArgs) -> Result<ExitCode, String> {
         let turn = CancellationToken::new();
         session.agent.set_cancellation(turn.clone());
         interrupts.arm(turn);
+        let before = session.agent.usage();
         let end = session.agent.run(prompt).await;
         interrupts.disarm();
         end.map_err(|e| e.to_string())?;
+        let after = session.agent.usage();
+        if after != before {
+            eprintln!(
+                "tack: tokens this turn: {} in, {} out; session: {} in, {} out",
+                after.input_tokens - before.input_tokens,
+                after.output_tokens - before.output_tokens,
+                after.input_tokens,
+                after.output_tokens
+            );
+        }
         if let Some(stop) = interrupts.take_interrupt() {
             return Ok(ExitCode::from(stop.exit_code()));
         }

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod chat;
+pub mod config;
 pub mod plugins;
 pub mod replay;
 pub mod run;

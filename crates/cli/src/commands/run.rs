@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use tack_agent::RunEnd;
+use tack_agent::{RunEnd, Usage};
 
 use crate::args::RunArgs;
 use crate::exit;
@@ -19,7 +19,11 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     interrupts.disarm();
     let end = end.map_err(|e| format!("{e} (session log: {})", session.log_path.display()))?;
     if !args.session.json {
-        eprintln!("tack: session log {}", session.log_path.display());
+        eprintln!(
+            "tack: session log {}{}",
+            session.log_path.display(),
+            usage_note(session.agent.usage())
+        );
     }
     Ok(ExitCode::from(match end {
         RunEnd::StepLimit { .. } => exit::STEP_LIMIT,
@@ -27,4 +31,16 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
         RunEnd::Cancelled => interrupts.received().unwrap_or(Stop::Interrupt).exit_code(),
         _ => exit::SUCCESS,
     }))
+}
+
+/// `; tokens: N in, M out` when the model reported any usage.
+pub fn usage_note(usage: Usage) -> String {
+    if usage == Usage::default() {
+        String::new()
+    } else {
+        format!(
+            "; tokens: {} in, {} out",
+            usage.input_tokens, usage.output_tokens
+        )
+    }
 }

@@ -106,7 +106,7 @@ fn unknown_mode_and_model_are_refused() {
         .args(["run", "hi", "--model", "gpt"])
         .assert()
         .failure()
-        .stderr(contains("mock, openai or script:FILE"));
+        .stderr(contains("mock, openai, anthropic or script:FILE"));
     tack(&ws)
         .args(["run", "hi", "--sandbox", "none"])
         .assert()

@@ -133,7 +133,14 @@ fn json_prints_the_events() {
         .collect();
     assert_eq!(
         types,
-        ["user", "tool/call", "tool/result", "assistant", "turn/end"]
+        [
+            "session/start",
+            "user",
+            "tool/call",
+            "tool/result",
+            "assistant",
+            "turn/end"
+        ]
     );
     // stdout is the log, line for line.
     assert_eq!(out, std::fs::read_to_string(&log).unwrap());

@@ -2,13 +2,17 @@
 #![allow(clippy::unwrap_used)]
 
 mod bad_input;
+mod chat_editing;
 mod code_mode;
 mod demo;
 mod hardening;
 mod interrupt;
+mod models;
 mod policy;
 mod replay;
+mod resume;
 mod script;
+mod settings;
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +28,10 @@ pub fn tack(workspace: &Path) -> Command {
     let mut cmd = Command::cargo_bin("tack").unwrap();
     cmd.current_dir(workspace)
         .env("XDG_STATE_HOME", test_state_home())
+        .env("XDG_CONFIG_HOME", test_state_home().join("config"))
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("CLICOLOR")
         .env("HOME", test_state_home().join("home"));
     cmd
 }

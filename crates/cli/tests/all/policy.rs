@@ -45,6 +45,7 @@ fn ask_without_a_terminal_says_no_approver_is_available() {
     assert_eq!(
         types,
         [
+            "session/start",
             "user",
             "tool/call",
             "approval/request",

@@ -1,0 +1,654 @@
+//! The effective settings of a session, layered from files and flags, each
+//! value remembering where it came from.
+//!
+//! Layers, later ones win (permission rules from every layer add up):
+//!
+//! 1. the user's `$XDG_CONFIG_HOME/tack/settings.json` (or `~/.config/…`);
+//! 2. the workspace's `.tack/settings.json`;
+//! 3. the workspace's `.tack/permissions.toml`;
+//! 4. `--settings FILE`;
+//! 5. `--permissions FILE`;
+//! 6. the flags.
+//!
+//! The workspace's own files come with the code being worked on, so they
+//! cannot switch the confinement off: they cannot set mode `allow-all` or
+//! sandbox `full-access` (put those in the user's file, a `--settings` file,
+//! or pass the flag). Their allow rules and `accept-edits` do apply, inside
+//! the sandbox.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+use tack_agent::DEFAULT_MAX_STEPS;
+use tack_permission::{Action, Mode, PermissionFile, Rule};
+use tack_sandbox::SandboxMode;
+
+use crate::args::{SessionArgs, parse_max_steps, parse_seconds};
+
+/// The default request timeout of the HTTP models.
+pub const DEFAULT_MODEL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Where a value came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Nothing set it.
+    Default,
+    /// A settings or permission file (its layer and path).
+    File {
+        /// `user`, `workspace`, `--settings`, `--permissions`.
+        layer: &'static str,
+        /// The file.
+        path: PathBuf,
+    },
+    /// A command-line flag.
+    Flag(&'static str),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Default => f.write_str("default"),
+            Origin::File { layer, path } => write!(f, "{layer} {}", path.display()),
+            Origin::Flag(flag) => write!(f, "flag {flag}"),
+        }
+    }
+}
+
+/// A value and its origin.
+#[derive(Clone, Debug)]
+pub struct Sourced<T> {
+    /// The value.
+    pub value: T,
+    /// Where it came from.
+    pub origin: Origin,
+}
+
+impl<T> Sourced<T> {
+    fn default(value: T) -> Self {
+        Self {
+            value,
+            origin: Origin::Default,
+        }
+    }
+
+    fn set(&mut self, value: T, origin: Origin) {
+        self.value = value;
+        self.origin = origin;
+    }
+}
+
+/// A permission rule and where it was written.
+#[derive(Clone, Debug)]
+pub struct SourcedRule {
+    /// The rule.
+    pub rule: Rule,
+    /// `FILE line N` or `FILE key permissions.deny[0]`.
+    pub origin: String,
+}
+
+/// The effective settings.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// `mock`, `openai`, `anthropic` or `script:FILE`.
+    pub model: Sourced<String>,
+    /// The permission mode.
+    pub mode: Sourced<Mode>,
+    /// The sandbox mode.
+    pub sandbox: Sourced<SandboxMode>,
+    /// Model calls per turn.
+    pub max_steps: Sourced<usize>,
+    /// Every tool call's deadline (`None`: each tool's own).
+    pub tool_timeout: Sourced<Option<Duration>>,
+    /// The HTTP models' request timeout.
+    pub model_timeout: Sourced<Duration>,
+    /// `native`, `code` or `both`.
+    pub presentation: Sourced<String>,
+    /// The permission rules of every layer, in layer order.
+    pub rules: Vec<SourcedRule>,
+    /// The files read, in layer order.
+    pub files: Vec<Origin>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            model: Sourced::default("mock".to_owned()),
+            mode: Sourced::default(Mode::Ask),
+            sandbox: Sourced::default(SandboxMode::WorkspaceWrite),
+            max_steps: Sourced::default(DEFAULT_MAX_STEPS),
+            tool_timeout: Sourced::default(None),
+            model_timeout: Sourced::default(DEFAULT_MODEL_TIMEOUT),
+            presentation: Sourced::default("native".to_owned()),
+            rules: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+}
+
+/// One settings file as written (every key optional, unknown keys refused).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSettings {
+    #[serde(default, deserialize_with = "model_spec")]
+    model: Option<String>,
+    #[serde(default, deserialize_with = "parsed")]
+    mode: Option<Mode>,
+    #[serde(default, deserialize_with = "parsed")]
+    sandbox: Option<SandboxMode>,
+    #[serde(default, deserialize_with = "steps")]
+    max_steps: Option<usize>,
+    #[serde(default, deserialize_with = "seconds")]
+    tool_timeout: Option<Duration>,
+    #[serde(default, deserialize_with = "seconds")]
+    model_timeout: Option<Duration>,
+    #[serde(default, deserialize_with = "presentation")]
+    presentation: Option<String>,
+    #[serde(default)]
+    permissions: Option<RawPermissions>,
+}
+
+/// `"permissions": {"allow": [...], "ask": [...], "deny": [...]}` in the
+/// compact rule syntax of `permissions.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPermissions {
+    #[serde(default)]
+    allow: Vec<AllowRule>,
+    #[serde(default)]
+    ask: Vec<AskRule>,
+    #[serde(default)]
+    deny: Vec<DenyRule>,
+}
+
+fn parsed<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: std::str::FromStr,
+    T::Err: fmt::Display,
+{
+    let text = String::deserialize(d)?;
+    text.parse().map(Some).map_err(serde::de::Error::custom)
+}
+
+fn model_spec<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let text = String::deserialize(d)?;
+    check_model(&text).map_err(serde::de::Error::custom)?;
+    Ok(Some(text))
+}
+
+/// Whether `spec` names a model `tack` knows.
+pub fn check_model(spec: &str) -> Result<(), String> {
+    match spec {
+        "mock" | "openai" | "anthropic" => Ok(()),
+        s if s.strip_prefix("script:").is_some_and(|f| !f.is_empty()) => Ok(()),
+        other => Err(format!(
+            "unknown model `{other}`: use mock, openai, anthropic or script:FILE"
+        )),
+    }
+}
+
+fn presentation<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let text = String::deserialize(d)?;
+    if ["native", "code", "both"].contains(&text.as_str()) {
+        Ok(Some(text))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "unknown presentation `{text}`: use native, code or both"
+        )))
+    }
+}
+
+fn steps<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    let n = serde_json::Number::deserialize(d)?;
+    parse_max_steps(&n.to_string())
+        .map(Some)
+        .map_err(serde::de::Error::custom)
+}
+
+fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    let n = serde_json::Number::deserialize(d)?;
+    parse_seconds(&n.to_string())
+        .map(Some)
+        .map_err(serde::de::Error::custom)
+}
+
+/// One rule of a compact list, parsed with the list's action (each list
+/// element is deserialized on its own, so an error names its index).
+macro_rules! rule_of {
+    ($name:ident, $action:expr) => {
+        #[derive(Debug)]
+        struct $name(Rule);
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(d)?;
+                Rule::parse($action, &text)
+                    .map($name)
+                    .map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+rule_of!(AllowRule, Action::Allow);
+rule_of!(AskRule, Action::Ask);
+rule_of!(DenyRule, Action::Deny);
+
+/// Parses one settings file's text; errors read `FILE:LINE:COLUMN: key
+/// `K`: what is wrong`.
+fn parse_settings(text: &str, name: &str) -> Result<RawSettings, String> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let describe = |inner: &serde_json::Error, path: &str| {
+        let suffix = format!(" at line {} column {}", inner.line(), inner.column());
+        let full = inner.to_string();
+        let message = full.strip_suffix(&suffix).unwrap_or(&full).to_owned();
+        let key = if path == "." || path.is_empty() {
+            String::new()
+        } else {
+            format!("key `{path}`: ")
+        };
+        let (line, column) = if inner.classify() == serde_json::error::Category::Data {
+            value_end(text, inner.line(), inner.column())
+        } else {
+            (inner.line(), inner.column())
+        };
+        format!("{name}:{line}:{column}: {key}{message}")
+    };
+    let raw: RawSettings = serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| describe(e.inner(), &e.path().to_string()))?;
+    // Trailing text after the object is an error too.
+    de.end().map_err(|e| describe(&e, ""))?;
+    Ok(raw)
+}
+
+/// Where the value before `(line, column)` ends. serde_json reports a bad
+/// value where it stopped reading, which can be the next line's `}`; the
+/// value itself ends at the last non-blank character before that.
+fn value_end(text: &str, line: usize, column: usize) -> (usize, usize) {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let mut offset = (line_start + column.saturating_sub(1)).min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = text[..offset].trim_end();
+    let end_line = before.matches('\n').count() + 1;
+    let end_column = before.rsplit('\n').next().map_or(0, |l| l.chars().count());
+    (end_line, end_column.max(1))
+}
+
+/// The 1-based line of the first `"key":` in `text` (for errors found after
+/// parsing).
+fn key_line(text: &str, key: &str, quoted: bool) -> usize {
+    let needle = if quoted {
+        format!("\"{key}\"")
+    } else {
+        key.to_owned()
+    };
+    text.lines()
+        .position(|line| line.trim_start().starts_with(&needle))
+        .map_or(1, |i| i + 1)
+}
+
+/// The user's settings file: `$XDG_CONFIG_HOME/tack/settings.json`, or
+/// `$HOME/.config/tack/settings.json` (only absolute values count).
+pub fn user_settings_path() -> Option<PathBuf> {
+    let absolute = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    absolute("XDG_CONFIG_HOME")
+        .or_else(|| absolute("HOME").map(|home| home.join(".config")))
+        .map(|config| config.join("tack").join("settings.json"))
+}
+
+/// Reads `path`; `Ok(None)` when it is absent and `optional`.
+fn read_optional(path: &Path, optional: bool) -> Result<Option<String>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if optional && e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!(
+            "cannot read the settings file {}: {e}",
+            path.display()
+        )),
+    }
+}
+
+impl Settings {
+    /// The effective settings for a session in `workspace` with `args`.
+    ///
+    /// # Errors
+    ///
+    /// A message naming the file, line and key of a bad value, or the flag.
+    pub fn load(workspace: &Path, args: &SessionArgs) -> Result<Self, String> {
+        let mut settings = Settings::default();
+        if let Some(user) = user_settings_path() {
+            settings.apply_json_file(&user, "user", true)?;
+        }
+        let dot = workspace.join(".tack");
+        settings.apply_json_file(&dot.join("settings.json"), "workspace", true)?;
+        settings.apply_permission_file(&dot.join("permissions.toml"), "workspace", true)?;
+        if let Some(file) = &args.settings {
+            settings.apply_json_file(file, "--settings", false)?;
+        }
+        if let Some(file) = &args.permissions {
+            settings.apply_permission_file(file, "--permissions", false)?;
+        }
+        settings.apply_flags(args)?;
+        Ok(settings)
+    }
+
+    fn apply_json_file(
+        &mut self,
+        path: &Path,
+        layer: &'static str,
+        optional: bool,
+    ) -> Result<(), String> {
+        let Some(text) = read_optional(path, optional)? else {
+            return Ok(());
+        };
+        let name = path.display().to_string();
+        let raw = parse_settings(&text, &name)?;
+        let origin = Origin::File {
+            layer,
+            path: path.to_owned(),
+        };
+        if layer == "workspace" {
+            let refuse = |key: &str, value: &str| {
+                format!(
+                    "{name}:{}: key `{key}`: a workspace's own settings cannot set {key} `{value}` (it would loosen the confinement for anyone running tack here); set it in your user settings ({}) or pass --{key} {value}",
+                    key_line(&text, key, true),
+                    user_settings_path().map_or_else(
+                        || "$XDG_CONFIG_HOME/tack/settings.json".to_owned(),
+                        |p| p.display().to_string()
+                    ),
+                )
+            };
+            if raw.mode == Some(Mode::AllowAll) {
+                return Err(refuse("mode", "allow-all"));
+            }
+            if raw.sandbox == Some(SandboxMode::FullAccess) {
+                return Err(refuse("sandbox", "full-access"));
+            }
+        }
+        if let Some(v) = raw.model {
+            self.model.set(v, origin.clone());
+        }
+        if let Some(v) = raw.mode {
+            self.mode.set(v, origin.clone());
+        }
+        if let Some(v) = raw.sandbox {
+            self.sandbox.set(v, origin.clone());
+        }
+        if let Some(v) = raw.max_steps {
+            self.max_steps.set(v, origin.clone());
+        }
+        if let Some(v) = raw.tool_timeout {
+            self.tool_timeout.set(Some(v), origin.clone());
+        }
+        if let Some(v) = raw.model_timeout {
+            self.model_timeout.set(v, origin.clone());
+        }
+        if let Some(v) = raw.presentation {
+            self.presentation.set(v, origin.clone());
+        }
+        if let Some(p) = raw.permissions {
+            let lists = [
+                (
+                    "allow",
+                    p.allow.into_iter().map(|r| r.0).collect::<Vec<_>>(),
+                ),
+                ("ask", p.ask.into_iter().map(|r| r.0).collect()),
+                ("deny", p.deny.into_iter().map(|r| r.0).collect()),
+            ];
+            for (list, rules) in lists {
+                for (i, rule) in rules.into_iter().enumerate() {
+                    self.rules.push(SourcedRule {
+                        rule,
+                        origin: format!("{name} key permissions.{list}[{i}]"),
+                    });
+                }
+            }
+        }
+        self.files.push(origin);
+        Ok(())
+    }
+
+    fn apply_permission_file(
+        &mut self,
+        path: &Path,
+        layer: &'static str,
+        optional: bool,
+    ) -> Result<(), String> {
+        let Some(text) = read_optional(path, optional)? else {
+            return Ok(());
+        };
+        let name = path.display().to_string();
+        let file = PermissionFile::parse(&text, &name).map_err(|e| e.to_string())?;
+        let origin = Origin::File {
+            layer,
+            path: path.to_owned(),
+        };
+        if let Some(mode) = file.mode {
+            if layer == "workspace" && mode == Mode::AllowAll {
+                return Err(format!(
+                    "{name}:{}: key `mode`: a workspace's own permission file cannot set mode `allow-all` (it would loosen the confinement for anyone running tack here); pass --mode allow-all, or set it in your user settings",
+                    key_line(&text, "mode", false)
+                ));
+            }
+            self.mode.set(mode, origin.clone());
+        }
+        for rule in file.rules.rules() {
+            self.rules.push(SourcedRule {
+                rule: rule.clone(),
+                origin: rule.origin().map_or_else(|| name.clone(), str::to_owned),
+            });
+        }
+        self.files.push(origin);
+        Ok(())
+    }
+
+    fn apply_flags(&mut self, args: &SessionArgs) -> Result<(), String> {
+        if let Some(model) = &args.model {
+            check_model(model).map_err(|e| format!("--model: {e}"))?;
+            self.model.set(model.clone(), Origin::Flag("--model"));
+        }
+        if let Some(mode) = &args.mode {
+            let mode = mode.parse().map_err(|e| format!("--mode: {e}"))?;
+            self.mode.set(mode, Origin::Flag("--mode"));
+        }
+        if let Some(sandbox) = &args.sandbox {
+            let sandbox = sandbox.parse().map_err(|e| format!("--sandbox: {e}"))?;
+            self.sandbox.set(sandbox, Origin::Flag("--sandbox"));
+        }
+        if let Some(steps) = args.max_steps {
+            self.max_steps.set(steps, Origin::Flag("--max-steps"));
+        }
+        if let Some(timeout) = args.tool_timeout {
+            self.tool_timeout
+                .set(Some(timeout), Origin::Flag("--tool-timeout"));
+        }
+        if let Some(timeout) = args.model_timeout {
+            self.model_timeout
+                .set(timeout, Origin::Flag("--model-timeout"));
+        }
+        if let Some(presentation) = &args.presentation {
+            self.presentation
+                .set(presentation.clone(), Origin::Flag("--presentation"));
+        }
+        Ok(())
+    }
+
+    /// The settings as `key = value  (origin)` lines, for `tack config`.
+    pub fn describe(&self) -> Vec<String> {
+        let seconds = |d: &Duration| format!("{}s", d.as_secs_f64());
+        let rows: Vec<(&str, String, &Origin)> = vec![
+            ("model", self.model.value.clone(), &self.model.origin),
+            (
+                "mode",
+                self.mode.value.as_str().to_owned(),
+                &self.mode.origin,
+            ),
+            (
+                "sandbox",
+                self.sandbox.value.as_str().to_owned(),
+                &self.sandbox.origin,
+            ),
+            (
+                "max_steps",
+                self.max_steps.value.to_string(),
+                &self.max_steps.origin,
+            ),
+            (
+                "tool_timeout",
+                self.tool_timeout
+                    .value
+                    .as_ref()
+                    .map_or_else(|| "each tool's own".to_owned(), seconds),
+                &self.tool_timeout.origin,
+            ),
+            (
+                "model_timeout",
+                seconds(&self.model_timeout.value),
+                &self.model_timeout.origin,
+            ),
+            (
+                "presentation",
+                self.presentation.value.clone(),
+                &self.presentation.origin,
+            ),
+        ];
+        let width = rows
+            .iter()
+            .map(|(k, v, _)| k.len() + v.len())
+            .max()
+            .unwrap_or(0);
+        let mut out: Vec<String> = rows
+            .iter()
+            .map(|(key, value, origin)| {
+                let pad = width - key.len() - value.len();
+                format!("{key} = {value}{:pad$}  ({origin})", "")
+            })
+            .collect();
+        if self.rules.is_empty() {
+            out.push("permission rules: none".to_owned());
+        } else {
+            out.push("permission rules (the strictest matching rule wins):".to_owned());
+            for sourced in &self.rules {
+                out.push(format!("  {}  ({})", sourced.rule, sourced.origin));
+            }
+        }
+        if self.files.is_empty() {
+            out.push("files read: none".to_owned());
+        } else {
+            out.push("files read:".to_owned());
+            for file in &self.files {
+                out.push(format!("  {file}"));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        parse_settings(text, "s.json").unwrap_err()
+    }
+
+    #[test]
+    fn errors_name_file_line_and_key() {
+        let e = err("{\n  \"model\": \"mock\",\n  \"mode\": \"allow-everything\"\n}");
+        assert!(e.starts_with("s.json:3:"), "{e}");
+        assert!(e.contains("key `mode`"), "{e}");
+        assert!(e.contains("allow-everything"), "{e}");
+        let e = err("{\n \"max_steps\": 0\n}");
+        assert!(
+            e.starts_with("s.json:2:") && e.contains("key `max_steps`") && e.contains("at least 1"),
+            "{e}"
+        );
+        let e = err("{\"permissions\": {\"deny\": [\"bash(command: \\\"rm *\\\"\"]}}");
+        assert!(e.contains("key `permissions.deny[0]`"), "{e}");
+        let e = err("{\n\"mcp_servers\": {}\n}");
+        assert!(
+            e.starts_with("s.json:2:") && e.contains("unknown field `mcp_servers`"),
+            "{e}"
+        );
+        let e = err("{\"model\": \"mock\",}");
+        assert!(e.starts_with("s.json:1:"), "{e}");
+        let e = err("{} {}");
+        assert!(e.contains("trailing"), "{e}");
+        let e = err("{\"tool_timeout\": -1}");
+        assert!(e.contains("key `tool_timeout`"), "{e}");
+        let e = err("{\"model\": \"gpt\"}");
+        assert!(e.contains("unknown model `gpt`"), "{e}");
+    }
+
+    #[test]
+    fn every_key_is_read() {
+        let raw = parse_settings(
+            r#"{"model": "anthropic", "mode": "read-only", "sandbox": "read-only",
+                "max_steps": 3, "tool_timeout": 2.5, "model_timeout": 9,
+                "presentation": "code",
+                "permissions": {"allow": ["read_file"], "deny": ["bash(command: \"rm *\")"]}}"#,
+            "s.json",
+        )
+        .unwrap();
+        assert_eq!(raw.model.as_deref(), Some("anthropic"));
+        assert_eq!(raw.mode, Some(Mode::ReadOnly));
+        assert_eq!(raw.sandbox, Some(SandboxMode::ReadOnly));
+        assert_eq!(raw.max_steps, Some(3));
+        assert_eq!(raw.tool_timeout, Some(Duration::from_millis(2500)));
+        assert_eq!(raw.model_timeout, Some(Duration::from_secs(9)));
+        assert_eq!(raw.presentation.as_deref(), Some("code"));
+        let p = raw.permissions.unwrap();
+        assert_eq!(p.allow.len(), 1);
+        assert_eq!(p.deny[0].0.to_string(), r#"deny bash(command: "rm *")"#);
+    }
+
+    proptest::proptest! {
+        /// Whatever a settings file holds, it is read or refused with a
+        /// place inside the file; it never panics.
+        #[test]
+        fn any_text_is_read_or_refused_with_its_place(text in "\\PC{0,80}") {
+            if let Err(e) = parse_settings(&text, "s.json") {
+                let rest = e.strip_prefix("s.json:").unwrap();
+                let mut parts = rest.splitn(3, ':');
+                let line: usize = parts.next().unwrap().parse().unwrap();
+                let column: usize = parts.next().unwrap().parse().unwrap();
+                proptest::prop_assert!(line >= 1 && line <= text.lines().count().max(1) + 1, "{e}");
+                proptest::prop_assert!(column >= 1 || text.is_empty(), "{e}");
+            }
+        }
+
+        /// A bad value on any line of a pretty file is reported on that line.
+        #[test]
+        fn a_bad_value_is_reported_on_its_line(before in 0usize..6, value in "[a-z]{1,8}") {
+            let fillers = [
+                "\"model\": \"mock\"",
+                "\"sandbox\": \"read-only\"",
+                "\"max_steps\": 4",
+                "\"tool_timeout\": 1.5",
+                "\"model_timeout\": 30",
+                "\"presentation\": \"both\"",
+            ];
+            let mut text = String::from("{\n");
+            for filler in &fillers[..before] {
+                text.push_str(&format!("  {filler},\n"));
+            }
+            text.push_str(&format!("  \"mode\": \"x{value}\"\n}}\n"));
+            let e = parse_settings(&text, "s.json").unwrap_err();
+            let want = format!("s.json:{}:", before + 2);
+            proptest::prop_assert!(e.starts_with(&want), "{e} (want {want})");
+            proptest::prop_assert!(e.contains("key `mode`"), "{e}");
+        }
+    }
+}
