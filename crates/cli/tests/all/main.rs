@@ -4,6 +4,7 @@
 mod bad_input;
 mod chat_editing;
 mod code_mode;
+mod command_rules;
 mod demo;
 mod hardening;
 mod interrupt;
