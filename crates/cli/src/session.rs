@@ -178,10 +178,7 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
     let inner: Arc<dyn ApprovalService> = if std::io::stdin().is_terminal() {
         Arc::new(TerminalApprover::stdio(session_rules.clone()))
     } else {
-        Arc::new(UnattendedApprover::new(format!(
-            "stdin is not a terminal, so no one can be asked in mode `{}`; use --mode allow-all (or accept-edits) to run without asking",
-            mode.as_str()
-        )))
+        Arc::new(UnattendedApprover::new(unattended_reason(mode)))
     };
     let mut rules = RuleSet::new();
     for sourced in &settings.rules {
@@ -272,5 +269,51 @@ impl ModelObserver for TerminalObserver {
             retry.delay.as_secs_f64(),
             retry.attempt
         );
+    }
+}
+
+/// Why an approval could not be asked for without a terminal, and what the
+/// user can do about it — which depends on the mode already in force.
+fn unattended_reason(mode: tack_permission::Mode) -> String {
+    use tack_permission::Mode;
+    let fix = match mode {
+        Mode::ReadOnly | Mode::Ask => {
+            "use --mode accept-edits to let file edits run without asking, or --mode allow-all for commands too"
+        }
+        Mode::AcceptEdits => "use --mode allow-all to let commands run without asking",
+        // In allow-all only an `ask` rule, or a command the rules cannot
+        // read in full, asks: no mode lifts that.
+        _ => {
+            "an ask rule, or a command the permission rules cannot read in full, needs a person: run in a terminal to answer, or change the rule"
+        }
+    };
+    format!(
+        "stdin is not a terminal, so no one can be asked in mode `{}`; {fix}",
+        mode.as_str()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unattended_reason;
+    use tack_permission::Mode;
+
+    #[test]
+    fn the_unattended_hint_never_suggests_the_mode_in_force() {
+        for (mode, name) in [
+            (Mode::ReadOnly, "read-only"),
+            (Mode::Ask, "ask"),
+            (Mode::AcceptEdits, "accept-edits"),
+            (Mode::AllowAll, "allow-all"),
+        ] {
+            let reason = unattended_reason(mode);
+            assert!(reason.contains(&format!("in mode `{name}`")), "{reason}");
+            assert!(
+                !reason.contains(&format!("--mode {name}")),
+                "{name}: {reason}"
+            );
+        }
+        assert!(unattended_reason(Mode::AcceptEdits).contains("--mode allow-all"));
+        assert!(unattended_reason(Mode::AllowAll).contains("terminal"));
     }
 }
