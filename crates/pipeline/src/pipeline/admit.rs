@@ -113,7 +113,7 @@ impl ToolRegistry {
 
         self.record(&call.call_id, Stage::Validate);
         if let Some(violations) =
-            tracing::debug_span!("validate").in_scope(|| check(&tool.input, &arguments))
+            tracing::debug_span!("validate").in_scope(|| check(&tool.input, arguments.value()))
         {
             let failure = Failure::new(
                 ErrorCode::InvalidArguments,
