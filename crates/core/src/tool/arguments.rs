@@ -9,11 +9,10 @@
 //!
 //! * **the text is kept**: [`Arguments::text`] is exactly what was sent, and
 //!   typed tools deserialize from it (not from a re-serialized value);
-//! * **no number is rounded silently**: a number that no `i64`, `u64` or
-//!   `f64` holds exactly (more digits than an `f64` keeps, beyond its range)
-//!   is refused with [`ArgumentsError::InexactNumber`], naming its JSON
-//!   pointer, so every stage (schema, hooks, guards, the tool) sees the same
-//!   number;
+//! * **no number is rounded silently**: an integer beyond `i64`/`u64`, or a
+//!   decimal with more digits than an `f64` keeps, is refused with
+//!   [`ArgumentsError::InexactNumber`], naming its JSON pointer, so every
+//!   stage (schema, hooks, guards, the tool) sees the same number;
 //! * **no key is given twice**: a repeated key is refused
 //!   ([`ArgumentsError::DuplicateKey`]), so the value the hooks see (the last
 //!   one) cannot differ from what a tool reading the text takes;
@@ -70,9 +69,10 @@ pub enum ArgumentsError {
         /// What it is instead (`an array`, `a string`, …).
         found: &'static str,
     },
-    /// A number no `i64`, `u64` or `f64` holds exactly.
+    /// An integer beyond `i64`/`u64`, or a decimal an `f64` does not hold
+    /// exactly (see [`Arguments`]).
     #[error(
-        "the arguments hold the number {number} {}, which a 64-bit integer or float cannot hold exactly (it would become {nearest}): send it rounded to at most 17 significant digits, or as a string if the tool takes one",
+        "the arguments hold the number {number} {}, which a 64-bit integer or float cannot hold exactly (it would become {nearest}): send an integer within 64 bits or a decimal of at most 17 significant digits, or the number as a string if the tool takes one",
         place(pointer)
     )]
     InexactNumber {
@@ -124,12 +124,14 @@ fn place(pointer: &str) -> String {
 /// Built by [`parse`](Self::parse), which guarantees that the two agree:
 ///
 /// * the value is a JSON object (blank text is `{}`);
-/// * every number of the text is held exactly by the value: as an `i64` or
-///   a `u64`, or as an `f64` whose shortest decimal (what serde_json writes
-///   back) is the number written, so `0.1` and `1.50` pass while
-///   `0.30000000000000000001` and `123456789012345678901234567890` (beyond
-///   `u64`, more digits than an `f64` keeps) are refused with
-///   [`ArgumentsError::InexactNumber`], never rounded silently;
+/// * every number of the text is held exactly by the value: an integer
+///   (no fraction, no exponent) as an `i64` or a `u64`, any other number as
+///   an `f64` whose shortest decimal (what serde_json writes back) is the
+///   number written. So `0.1`, `1.50` and `1e23` pass, while
+///   `0.30000000000000000001` (more digits than an `f64` keeps) and
+///   `123456789012345678901234567890` (beyond `u64`) are refused with
+///   [`ArgumentsError::InexactNumber`], never rounded silently. Deserializing
+///   a type from the value or from the text then gives the same numbers;
 /// * no object gives a key twice.
 ///
 /// Key order: the text keeps the model's order; the value's maps do not
@@ -334,9 +336,9 @@ fn check_agrees(text: &str, value: &Value) -> Result<(), ArgumentsError> {
 }
 
 /// `None` when serde_json's value for the number literal `token` is the
-/// number written: an `i64` or `u64`, or an `f64` whose shortest decimal
-/// (what serde_json writes back) is the same number; otherwise that value,
-/// as serde_json writes it.
+/// number written: an integer as an `i64` or `u64`, another number as an
+/// `f64` whose shortest decimal (what serde_json writes back) is the same
+/// number; otherwise that value, as serde_json writes it.
 fn nearest_if_inexact(token: &str) -> Option<String> {
     let integer = !token.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'));
     if integer {
@@ -351,6 +353,11 @@ fn nearest_if_inexact(token: &str) -> Option<String> {
     }
     // serde_json holds any other number as the f64 it parses to.
     let float: f64 = serde_json::from_str(token).ok()?;
+    if integer {
+        // Even when the float equals it, an integer held as a float is not
+        // one any more: an integer field could not be read from the value.
+        return Some(written(float));
+    }
     let mut shortest = ShortText::default();
     // The shortest decimal that parses back to `float` (finite: serde_json
     // refuses numbers beyond f64's range).
@@ -358,11 +365,13 @@ fn nearest_if_inexact(token: &str) -> Option<String> {
     if Decimal::of(token) == Decimal::of(shortest.as_str()) {
         None
     } else {
-        Some(
-            serde_json::Number::from_f64(float)
-                .map_or_else(|| float.to_string(), |n| n.to_string()),
-        )
+        Some(written(float))
     }
+}
+
+/// `float` as serde_json writes it.
+fn written(float: f64) -> String {
+    serde_json::Number::from_f64(float).map_or_else(|| float.to_string(), |n| n.to_string())
 }
 
 /// A short text on the stack (a formatted `f64` takes at most 24 bytes).
@@ -630,8 +639,8 @@ mod tests {
             "2.5e-3",
             "1.7976931348623157e308",
             "5e-324",
-            // Beyond u64, and the shortest decimal of its f64.
-            "100000000000000000000000",
+            // The shortest decimal of an f64 beyond u64, written as a float.
+            "1e23",
         ] {
             assert!(exact(token), "{token}");
         }
@@ -640,8 +649,9 @@ mod tests {
     #[test]
     fn numbers_an_f64_would_round_are_inexact() {
         for token in [
-            // 2^64: an f64 holds it, but writes it back as 18446744073709552000.
+            // 2^64 and 10^23: an f64 holds them, but as floats.
             "18446744073709551616",
+            "100000000000000000000000",
             "18446744073709551617",
             "-9223372036854775809",
             "123456789012345678901234567890",
@@ -768,13 +778,9 @@ mod tests {
         }
 
         #[test]
-        fn an_integer_is_accepted_exactly_when_an_f64_or_64_bit_integer_holds_it(n in any::<i128>()) {
+        fn an_integer_is_accepted_exactly_when_a_64_bit_integer_holds_it(n in any::<i128>()) {
             let text = format!(r#"{{"n": {n}}}"#);
-            // `as` rounds to the nearest f64, as the parser does; `Display`
-            // writes its shortest decimal without an exponent.
-            let held = i64::try_from(n).is_ok()
-                || u64::try_from(n).is_ok()
-                || (n as f64).to_string() == n.to_string();
+            let held = i64::try_from(n).is_ok() || u64::try_from(n).is_ok();
             prop_assert_eq!(Arguments::parse(&text).is_ok(), held, "{}", text);
         }
 
