@@ -10,6 +10,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
 use tack_core::tool::{ErrorCode, Tier, Tool, ToolCall, ToolDefinition, ToolError};
@@ -113,7 +114,7 @@ async fn a_typed_tool_with_the_hosts_types_runs_through_the_pipeline() {
         .await;
     assert!(outcome.is_success(), "{outcome:?}");
     assert_eq!(
-        serde_json::from_value::<Request>(outcome.value().unwrap().clone()).unwrap(),
+        Request::deserialize(&**outcome.value().unwrap()).unwrap(),
         request()
     );
     assert_eq!(
