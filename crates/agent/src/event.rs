@@ -286,8 +286,27 @@ impl Record {
         out
     }
 
+    /// The body's text, written member by member so its order is fixed
+    /// (`seq`, `ts`, then the event's fields as serde writes them, `type`
+    /// first, then `prev`), whatever order a `serde_json::Map` keeps: a torn
+    /// record is recognised by its `{"seq":N,` start.
     fn body(&self, prev: Option<&str>) -> String {
-        Value::Object(self.body_json(prev)).to_string()
+        let event = serde_json::to_string(&self.event).unwrap_or_default();
+        let fields = event
+            .strip_prefix('{')
+            .and_then(|e| e.strip_suffix('}'))
+            .unwrap_or("");
+        let mut out = format!("{{\"seq\":{},\"ts\":{}", self.seq, self.ts);
+        if !fields.is_empty() {
+            out.push(',');
+            out.push_str(fields);
+        }
+        if let Some(prev) = prev {
+            out.push_str(",\"prev\":");
+            out.push_str(&Value::from(prev).to_string());
+        }
+        out.push('}');
+        out
     }
 
     /// The JSON object `{"seq", "ts", "type", …, "prev", "hash"}` (the last

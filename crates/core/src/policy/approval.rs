@@ -58,7 +58,9 @@ pub struct ApprovalRequest {
     pub arguments: Arc<Value>,
     /// A short single-line description of the call, control characters
     /// escaped: [`summarize_call`](super::summarize_call) of the tool and
-    /// arguments, e.g. `bash: ls -la`.
+    /// arguments, e.g. `bash: ls -la` (the pipeline sets it from the
+    /// argument text with [`summarize_arguments`](super::summarize_arguments),
+    /// so the gist is the first string the model wrote).
     #[serde(default)]
     pub summary: String,
 }

@@ -11,4 +11,4 @@ mod summary;
 pub use approval::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 pub use decision::{PreDecision, PreVerdict};
 pub use guard::{GUARD_STAGE, Guard, GuardOutcome, GuardVerdict, Guards};
-pub use summary::{SUMMARY_MAX_CHARS, escape_control, summarize_call};
+pub use summary::{SUMMARY_MAX_CHARS, escape_control, summarize_arguments, summarize_call};

@@ -2,7 +2,11 @@
 
 use std::fmt::Write as _;
 
+use serde::Deserializer as _;
+use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
+
+use crate::tool::Arguments;
 
 /// The longest [`summarize_call`] result, in characters (the ellipsis
 /// included).
@@ -52,9 +56,10 @@ fn push_escaped(out: &mut String, c: char) {
 }
 
 /// A short, single-line description of a call for a person deciding on it:
-/// `tool: gist`, where the gist is the first string argument (in the order
-/// the model wrote them: a command, a path, a pattern) or, when there is
-/// none, the arguments as compact JSON.
+/// `tool: gist`, where the gist is the first string argument (a command, a
+/// path, a pattern) or, when there is none, the arguments as compact JSON.
+/// "First" is in the value's key order; [`summarize_arguments`] picks it in
+/// the order the model wrote the arguments, as the pipeline does.
 ///
 /// Control characters are escaped ([`escape_control`]), and a summary longer
 /// than [`SUMMARY_MAX_CHARS`] is cut with `…`. It is a label, not the whole
@@ -72,13 +77,52 @@ fn push_escaped(out: &mut String, c: char) {
 /// assert!(long.ends_with('…'));
 /// ```
 pub fn summarize_call(tool: &str, arguments: &Value) -> String {
+    summarize(tool, arguments, None)
+}
+
+/// [`summarize_call`] of a call's [`Arguments`], the gist being the first
+/// string argument in the order the model wrote them (the text's order).
+///
+/// ```
+/// use tack_core::policy::summarize_arguments;
+/// use tack_core::tool::Arguments;
+/// let args = Arguments::parse(r#"{"path": "src/main.rs", "content": "fn main() {}"}"#).unwrap();
+/// assert_eq!(summarize_arguments("write_file", &args), "write_file: src/main.rs");
+/// ```
+pub fn summarize_arguments(tool: &str, arguments: &Arguments) -> String {
+    summarize(tool, arguments.value(), first_string(arguments.text()))
+}
+
+/// The first top-level string member of the JSON object `text`, in text order.
+fn first_string(text: &str) -> Option<String> {
+    struct FirstString;
+    impl<'de> Visitor<'de> for FirstString {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut first = None;
+            while let Some((_, value)) = map.next_entry::<IgnoredAny, Value>()? {
+                if let (None, Value::String(text)) = (&first, value) {
+                    first = Some(text);
+                }
+            }
+            Ok(first)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.deserialize_map(FirstString).ok().flatten()
+}
+
+fn summarize(tool: &str, arguments: &Value, first: Option<String>) -> String {
     let gist = match arguments {
         Value::Object(map) if map.is_empty() => None,
-        Value::Object(map) => Some(
+        Value::Object(map) => Some(first.unwrap_or_else(|| {
             map.values()
                 .find_map(Value::as_str)
-                .map_or_else(|| arguments.to_string(), str::to_owned),
-        ),
+                .map_or_else(|| arguments.to_string(), str::to_owned)
+        })),
         Value::Null => None,
         other => Some(other.to_string()),
     };
@@ -150,12 +194,13 @@ mod tests {
 
     #[test]
     fn the_gist_is_the_first_string_argument_in_the_models_order() {
-        let args: Value =
-            serde_json::from_str(r#"{"n": 1, "path": "src/main.rs", "content": "x"}"#).unwrap();
+        let args = Arguments::parse(r#"{"n": 1, "path": "src/main.rs", "content": "x"}"#).unwrap();
         assert_eq!(
-            summarize_call("write_file", &args),
+            summarize_arguments("write_file", &args),
             "write_file: src/main.rs"
         );
+        // From a value alone, the first in the value's key order.
+        assert_eq!(summarize_call("write_file", args.value()), "write_file: x");
         assert_eq!(summarize_call("t", &json!([1, 2])), "t: [1,2]");
     }
 }

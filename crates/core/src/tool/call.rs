@@ -142,7 +142,10 @@ pub struct ToolCall {
     pub call_id: CallId,
     /// The tool name as the model wrote it (unvalidated).
     pub name: String,
-    /// The arguments exactly as the model wrote them (unparsed).
+    /// The arguments exactly as the model wrote them (unparsed). The pipeline
+    /// parses them into [`Arguments`](super::Arguments), which keep this text
+    /// beside the parsed object and refuse a number the object would not hold
+    /// exactly.
     pub arguments: String,
     /// The agent that made the call; `None` for a host without agents.
     pub agent: Option<AgentId>,

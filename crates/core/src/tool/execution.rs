@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{CallId, ExecutionToken, Tier, ToolName};
+use super::{Arguments, CallId, ExecutionToken, Tier, ToolName};
 use crate::hook::AgentId;
 
 /// One execution as hooks see it: a resolved tool, valid frozen arguments and
@@ -25,12 +25,14 @@ use crate::hook::AgentId;
 /// assert_eq!(exec.name(), "bash");
 /// assert_eq!(exec.arg_str("command"), Some("ls"));
 /// assert_eq!(exec.arg_str("missing"), None);
+/// // Built from a value, the text is its compact JSON.
+/// assert_eq!(exec.arguments_text(), r#"{"command":"ls"}"#);
 /// ```
 #[derive(Clone, Debug)]
 pub struct ToolExecution {
     call_id: CallId,
     tool: ToolName,
-    arguments: Arc<Value>,
+    arguments: Arguments,
     tier: Tier,
     token: ExecutionToken,
     agent: Option<AgentId>,
@@ -38,18 +40,20 @@ pub struct ToolExecution {
 }
 
 impl ToolExecution {
-    /// Built by the pipeline once the arguments have been parsed and validated.
+    /// Built by the pipeline once the arguments have been parsed and validated
+    /// (it passes the [`Arguments`] it parsed, text and value; a value alone
+    /// gets its compact JSON as text).
     pub fn new(
         call_id: CallId,
         tool: ToolName,
-        arguments: Arc<Value>,
+        arguments: impl Into<Arguments>,
         tier: Tier,
         token: ExecutionToken,
     ) -> Self {
         Self {
             call_id,
             tool,
-            arguments,
+            arguments: arguments.into(),
             tier,
             token,
             agent: None,
@@ -85,13 +89,28 @@ impl ToolExecution {
     }
 
     /// The validated, frozen arguments (always a JSON object).
+    ///
+    /// Every number in it is exactly the number the model wrote (the parse
+    /// stage refuses one an `i64`, `u64` or `f64` would round); key order is
+    /// not promised: read [`arguments_text`](Self::arguments_text) for it.
     pub fn arguments(&self) -> &Arc<Value> {
+        self.arguments.value()
+    }
+
+    /// The arguments exactly as the model sent them (what typed tools
+    /// deserialize from, and what a log should keep).
+    pub fn arguments_text(&self) -> &str {
+        self.arguments.text()
+    }
+
+    /// The arguments, text and parsed value.
+    pub fn parsed_arguments(&self) -> &Arguments {
         &self.arguments
     }
 
     /// One argument by key.
     pub fn arg(&self, key: &str) -> Option<&Value> {
-        self.arguments.get(key)
+        self.arguments.value().get(key)
     }
 
     /// One string argument by key (`None` if absent or not a string).

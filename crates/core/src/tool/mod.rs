@@ -12,6 +12,7 @@
 //! A model's utterance is a [`ToolCall`]; the pipeline turns it into exactly
 //! one [`Outcome`], whose failures carry an [`ErrorCode`].
 
+mod arguments;
 mod call;
 mod content;
 mod deferred;
@@ -26,6 +27,7 @@ mod schema_depth;
 mod tier;
 mod typed;
 
+pub use arguments::{Arguments, ArgumentsError};
 pub use call::{CallId, ExecutionToken, ToolCall};
 pub use content::{ContentBlock, joined_text};
 pub use deferred::DeferredContext;

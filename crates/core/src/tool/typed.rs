@@ -56,7 +56,12 @@ use crate::hook::panic_message;
 pub trait Tool: Send + Sync + 'static {
     /// The tool's name, `^[A-Za-z0-9_-]{1,64}$`.
     const NAME: &'static str;
-    /// The arguments, deserialized from the validated JSON object.
+    /// The arguments. The body's are deserialized from the exact text the
+    /// model sent (an order-keeping map gets the model's order, a number its
+    /// spelling); the pure functions below (classifier, renderer, presenters)
+    /// deserialize them from the parsed value, which holds the same numbers
+    /// and keys: the parse stage refuses a number a 64-bit integer or float
+    /// would round, and a repeated key.
     type Args: DeserializeOwned + JsonSchema + Send + 'static;
     /// The success value. `Deserialize` too, so a log can be re-rendered.
     type Output: Serialize + DeserializeOwned + JsonSchema + Send + 'static;
@@ -121,7 +126,17 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
     ) -> BoxFuture<'static, Result<Value, ToolError>> {
         let tool = self.0.clone();
         Box::pin(async move {
-            let args = deserialize_args::<T>(&arguments)?;
+            // The exact text the model sent, when these are the execution's
+            // own arguments (always, in the pipeline): the arguments type sees
+            // the model's key order and number spelling.
+            let parsed = cx.execution().parsed_arguments();
+            let args = if Arc::ptr_eq(parsed.value(), &arguments) {
+                parsed
+                    .deserialize::<T::Args>()
+                    .map_err(|e| not_fitting::<T>(&e))
+            } else {
+                deserialize_args::<T>(&arguments)
+            }?;
             let output = tool.execute(args, &cx).await?;
             serde_json::to_value(output).map_err(|e| {
                 ToolError::with_code(
@@ -147,13 +162,15 @@ fn render_serialized<O: Serialize>(output: &O) -> Vec<ContentBlock> {
     vec![ContentBlock::text(json)]
 }
 
+fn not_fitting<T: Tool>(error: &serde_json::Error) -> ToolError {
+    ToolError::with_code(
+        ErrorCode::InvalidArguments,
+        format!("the arguments do not fit tool `{}`: {error}", T::NAME),
+    )
+}
+
 fn deserialize_args<T: Tool>(arguments: &Value) -> Result<T::Args, ToolError> {
-    T::Args::deserialize(arguments).map_err(|e| {
-        ToolError::with_code(
-            ErrorCode::InvalidArguments,
-            format!("the arguments do not fit tool `{}`: {e}", T::NAME),
-        )
-    })
+    T::Args::deserialize(arguments).map_err(|e| not_fitting::<T>(&e))
 }
 
 fn deserialize_output<T: Tool>(value: &Value) -> Result<T::Output, String> {

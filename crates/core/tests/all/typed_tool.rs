@@ -263,3 +263,79 @@ fn an_invalid_typed_name_is_an_error() {
     let err = ToolDefinition::from_tool(BadName).unwrap_err();
     assert!(matches!(err, DefinitionError::InvalidName(_)), "{err}");
 }
+
+/// Arguments that record the order their keys arrive in.
+struct KeyOrder(Vec<String>);
+
+impl<'de> Deserialize<'de> for KeyOrder {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = KeyOrder;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<KeyOrder, A::Error> {
+                let mut keys = Vec::new();
+                while let Some((key, _)) = map.next_entry::<String, serde::de::IgnoredAny>()? {
+                    keys.push(key);
+                }
+                Ok(KeyOrder(keys))
+            }
+        }
+        deserializer.deserialize_map(Keys)
+    }
+}
+
+impl JsonSchema for KeyOrder {
+    fn schema_name() -> Cow<'static, str> {
+        "KeyOrder".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        schemars::json_schema!({"type": "object"})
+    }
+}
+
+struct Order;
+
+impl Tool for Order {
+    const NAME: &'static str = "order";
+    type Args = KeyOrder;
+    type Output = Vec<String>;
+    fn description(&self) -> &str {
+        "List the argument keys in the order they were sent. Use to test."
+    }
+    async fn execute(
+        &self,
+        args: KeyOrder,
+        _cx: &ToolRunContext,
+    ) -> Result<Vec<String>, ToolError> {
+        Ok(args.0)
+    }
+}
+
+#[tokio::test]
+async fn the_body_deserializes_from_the_exact_text() {
+    let def = ToolDefinition::from_tool(Order).unwrap();
+    let arguments = tack_core::tool::Arguments::parse(r#"{"z": 1, "a": 2, "m": 3}"#).unwrap();
+    let value = arguments.value().clone();
+    let exec = Arc::new(ToolExecution::new(
+        CallId::from("c1"),
+        tack_core::tool::ToolName::new("order").unwrap(),
+        arguments,
+        Tier::Executes,
+        ExecutionToken::issue(CallId::from("c1")),
+    ));
+    let cx = ToolRunContext::new(
+        exec,
+        Arc::new(Capabilities::default()),
+        CancellationToken::new(),
+        RunEffects::new(),
+    );
+    // The model's order, which the parsed value (a sorted map) does not keep.
+    let out = def.handler().call(value, cx).await.unwrap();
+    assert_eq!(out, json!(["z", "a", "m"]));
+}

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use tack_core::hook::{HookError, Provenance, panic_message};
-use tack_core::policy::{ApprovalOutcome, ApprovalRequest, GuardOutcome, PreVerdict};
+use tack_core::policy::{
+    ApprovalOutcome, ApprovalRequest, GuardOutcome, PreVerdict, summarize_arguments,
+};
 use tack_core::tool::{ErrorCode, ExecutionToken, Failure, ToolCall, ToolExecution};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -113,7 +115,7 @@ impl ToolRegistry {
 
         self.record(&call.call_id, Stage::Validate);
         if let Some(violations) =
-            tracing::debug_span!("validate").in_scope(|| check(&tool.input, &arguments))
+            tracing::debug_span!("validate").in_scope(|| check(&tool.input, arguments.value()))
         {
             let failure = Failure::new(
                 ErrorCode::InvalidArguments,
@@ -287,7 +289,7 @@ impl ToolRegistry {
             };
             return Err(denied(&outcome, "no approver"));
         };
-        let request = ApprovalRequest::new(
+        let mut request = ApprovalRequest::new(
             execution.call_id().clone(),
             name,
             execution.tier(),
@@ -295,6 +297,8 @@ impl ToolRegistry {
             execution.arguments().clone(),
             reason,
         );
+        // The gist in the order the model wrote the arguments.
+        request.summary = summarize_arguments(name, execution.parsed_arguments());
         // The call itself inside the future: a service that panics before
         // returning its future is contained like one that panics while polled.
         let asked = AssertUnwindSafe(async { approver.request(request, cancel.clone()).await })

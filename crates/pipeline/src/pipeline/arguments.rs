@@ -1,22 +1,10 @@
-//! Step 2: parse the raw argument string once, losslessly, within limits.
-
-use std::sync::Arc;
+//! Step 2: parse the raw argument string once, within limits, keeping the
+//! text and refusing what the parsed value would not hold exactly.
 
 use serde_json::Value;
-use tack_core::tool::{ErrorCode, Failure};
+use tack_core::tool::{Arguments, ArgumentsError, ErrorCode, Failure};
 
 use crate::PipelineConfig;
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
 
 /// The deepest nesting of arrays and objects in `value` (a scalar is 0),
 /// measured without recursion.
@@ -38,10 +26,12 @@ fn invalid(message: String) -> Failure {
     Failure::new(ErrorCode::InvalidArguments, message)
 }
 
-/// Parses `raw` into a frozen JSON object: exact numbers and key order kept
-/// (serde_json's `arbitrary_precision` and `preserve_order`), size and depth
-/// bounded, an object required. Empty text is `{}`.
-pub(crate) fn materialize(raw: &str, config: &PipelineConfig) -> Result<Arc<Value>, Failure> {
+/// Parses `raw` into the call's [`Arguments`]: the exact text kept beside a
+/// frozen JSON object that holds every number of the text exactly (a number
+/// an `i64`, `u64` or `f64` would round is refused, naming its pointer, as is
+/// a repeated key), size and depth bounded, an object required. Blank text is
+/// `{}`.
+pub(crate) fn materialize(raw: &str, config: &PipelineConfig) -> Result<Arguments, Failure> {
     if raw.len() > config.max_argument_bytes() {
         return Err(invalid(format!(
             "the arguments are {} bytes, over the limit of {} bytes: pass less data (a path instead of file contents, fewer items)",
@@ -49,36 +39,27 @@ pub(crate) fn materialize(raw: &str, config: &PipelineConfig) -> Result<Arc<Valu
             config.max_argument_bytes()
         )));
     }
-    if raw.trim().is_empty() {
-        return Ok(Arc::new(Value::Object(Default::default())));
-    }
-    let value: Value = serde_json::from_str(raw).map_err(|e| {
-        if e.to_string().contains("recursion limit") {
-            invalid(format!(
-                "the arguments are nested more than {} levels deep: flatten them",
-                config.max_depth()
-            ))
-        } else {
-            invalid(format!(
-                "the arguments are not valid JSON ({e}): send one JSON object, e.g. {{\"path\": \"src/main.rs\"}}"
-            ))
+    let arguments = Arguments::parse(raw).map_err(|e| match e {
+        ArgumentsError::TooDeep { .. } => invalid(format!(
+            "the arguments are nested more than {} levels deep: flatten them",
+            config.max_depth()
+        )),
+        other => {
+            let failure = invalid(other.to_string());
+            match other.pointer() {
+                Some(pointer) => failure.with_pointer(pointer),
+                None => failure,
+            }
         }
     })?;
-    if !value.is_object() {
-        return Err(invalid(format!(
-            "the arguments must be a JSON object with named fields, got {}",
-            kind_of(&value)
-        ))
-        .with_pointer(""));
-    }
-    let nesting = depth(&value);
+    let nesting = depth(arguments.value());
     if nesting > config.max_depth() {
         return Err(invalid(format!(
             "the arguments are nested {nesting} levels deep, over the limit of {}: flatten them",
             config.max_depth()
         )));
     }
-    Ok(Arc::new(value))
+    Ok(arguments)
 }
 
 #[cfg(test)]
@@ -120,27 +101,38 @@ mod tests {
     }
 
     #[test]
-    fn huge_integers_are_kept_exactly() {
-        let value = materialize(
+    fn the_text_is_kept_and_a_number_an_f64_would_round_is_refused() {
+        let raw = r#"{"z": 1.50, "n": 18446744073709551615}"#;
+        let arguments = materialize(raw, &PipelineConfig::default()).unwrap();
+        assert_eq!(arguments.text(), raw);
+        assert_eq!(arguments.value()["n"].as_u64(), Some(u64::MAX));
+        let err = materialize(
             r#"{"n": 123456789012345678901234567890}"#,
             &PipelineConfig::default(),
         )
-        .unwrap();
-        assert_eq!(value["n"].to_string(), "123456789012345678901234567890");
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidArguments);
+        assert_eq!(err.pointer.as_deref(), Some("/n"));
+        assert!(
+            err.message.contains("cannot hold exactly"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
-    fn key_order_is_kept() {
-        let value = materialize(r#"{"z": 1, "a": 2}"#, &PipelineConfig::default()).unwrap();
-        let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["z", "a"]);
+    fn a_repeated_key_is_refused() {
+        let err =
+            materialize(r#"{"path": "a", "path": "b"}"#, &PipelineConfig::default()).unwrap_err();
+        assert_eq!(err.pointer.as_deref(), Some(""));
+        assert!(err.message.contains("more than once"), "{}", err.message);
     }
 
     proptest! {
         #[test]
         fn any_text_is_an_object_or_a_clear_error(raw in ".{0,64}") {
             match materialize(&raw, &PipelineConfig::default()) {
-                Ok(value) => prop_assert!(value.is_object()),
+                Ok(arguments) => prop_assert!(arguments.value().is_object()),
                 Err(failure) => {
                     prop_assert_eq!(failure.code, ErrorCode::InvalidArguments);
                     prop_assert!(failure.message.starts_with("the arguments"));

@@ -111,17 +111,18 @@ impl ToolRegistry {
         let Ok(arguments) = materialize(&call.arguments, self.config()) else {
             return Plan::EXCLUSIVE;
         };
-        if !tool.input.is_valid(&arguments) {
+        let arguments = arguments.value();
+        if !tool.input.is_valid(arguments) {
             return Plan::EXCLUSIVE;
         }
         let definition = tool.definition();
-        if !definition.is_concurrency_safe(&arguments) {
+        if !definition.is_concurrency_safe(arguments) {
             return Plan::EXCLUSIVE;
         }
         let classifier = scheduler.and_then(|s| s.resource_classifier(definition.name().as_str()));
         let claims = match classifier {
             None => Vec::new(),
-            Some(classify) => match catch_unwind(AssertUnwindSafe(|| classify(&arguments))) {
+            Some(classify) => match catch_unwind(AssertUnwindSafe(|| classify(arguments))) {
                 Ok(claims) => claims,
                 Err(_) => {
                     tracing::warn!(

@@ -273,9 +273,48 @@ async fn nan_and_infinity_are_not_json() {
     }
 }
 
-// Bad input: a huge integer is kept exactly (and key order with it). ARG-001
+// Bad input: a number a 64-bit integer or float would round is refused, with
+// its pointer and the fix, before any policy; the body never runs. ARG-001
 #[tokio::test]
-async fn huge_integer_is_kept_exactly_through_the_pipeline() {
+async fn a_number_that_would_be_rounded_is_refused_before_policy() {
+    for (args, pointer) in [
+        (
+            r#"{"text": "x", "n": 123456789012345678901234567890}"#,
+            "/n",
+        ),
+        (r#"{"text": "x", "f": [0.30000000000000000001]}"#, "/f/0"),
+    ] {
+        let (out, stages) = invalid(args).await;
+        let failure = failure(&out);
+        assert_eq!(failure.pointer.as_deref(), Some(pointer), "{args}");
+        assert!(
+            failure.message.contains("cannot hold exactly")
+                && failure.message.contains("as a string"),
+            "{}",
+            failure.message
+        );
+        assert_eq!(stages, UNPARSED);
+    }
+}
+
+// Bad input: a key given twice (the hooks would see the last, a tool reading
+// the text might take the first) is refused.
+#[tokio::test]
+async fn a_repeated_key_is_refused_before_policy() {
+    let (out, stages) = invalid(r#"{"text": "safe", "text": "rm -rf /"}"#).await;
+    assert_eq!(failure(&out).pointer.as_deref(), Some(""));
+    assert!(
+        failure(&out).message.contains("more than once"),
+        "{}",
+        failure(&out).message
+    );
+    assert_eq!(stages, UNPARSED);
+}
+
+// The exact text rides beside the parsed value: the body (and every hook)
+// can read what the model wrote, key order and number spelling included.
+#[tokio::test]
+async fn the_exact_text_reaches_the_body_beside_the_value() {
     let h = Harness::new();
     let seen = Log::default();
     let body_saw = seen.clone();
@@ -283,31 +322,19 @@ async fn huge_integer_is_kept_exactly_through_the_pipeline() {
         "big",
         json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}),
         json!({"type": "object"}),
-        move |args, _c| {
-            body_saw.push(args.to_string());
+        move |args, cx| {
+            body_saw.push(cx.execution().arguments_text().to_owned());
             async move { Ok((*args).clone()) }
         },
     ));
-    let digits = "123456789012345678901234567890123456789";
-    let raw = format!(r#"{{"z": 1.50, "n": {digits}, "a": 1e400}}"#);
-    let out = h.call("c", "big", &raw).await;
+    let raw = r#"{"z": 1.50, "n": 18446744073709551615, "a": 1e300}"#;
+    let out = h.call("c", "big", raw).await;
     assert!(out.is_success(), "{out:?}");
     let value = out.value().unwrap();
-    assert_eq!(value["n"].to_string(), digits);
-    assert_eq!(value["z"].to_string(), "1.50");
-    // serde_json spells the exponent `e+400`; the magnitude is kept, not turned into infinity.
-    assert!(
-        matches!(value["a"].to_string().as_str(), "1e400" | "1e+400"),
-        "{}",
-        value["a"]
-    );
-    let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["z", "n", "a"]);
-    assert!(
-        seen.entries()[0].starts_with(&format!(r#"{{"z":1.50,"n":{digits},"a":1e"#)),
-        "{:?}",
-        seen.entries()
-    );
+    assert_eq!(value["n"].as_u64(), Some(u64::MAX));
+    assert_eq!(value["z"].as_f64(), Some(1.5));
+    assert_eq!(value["a"].as_f64(), Some(1e300));
+    assert_eq!(seen.entries(), [raw]);
 }
 
 #[tokio::test]

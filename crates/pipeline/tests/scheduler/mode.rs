@@ -135,7 +135,8 @@ fn a_panicking_or_false_classifier_is_exclusive() {
 
 #[test]
 fn a_raw_classifier_gets_the_parsed_arguments_unchanged() {
-    // MODE-007: exact numbers and key order kept.
+    // MODE-007: exact numbers kept; one an f64 would round makes the call
+    // exclusive (the pipeline refuses it).
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let record = seen.clone();
     let r = ToolRegistry::new();
@@ -154,12 +155,13 @@ fn a_raw_classifier_gets_the_parsed_arguments_unchanged() {
     )
     .unwrap()
     .forget();
-    let raw = r#"{"z": 1, "anything": 123456789012345678901234567890, "a": 1.50}"#;
+    let raw = r#"{"z": 1, "anything": 18446744073709551615, "a": 1.50}"#;
     assert_eq!(mode(&r, "raw", raw), ExecutionMode::Parallel);
-    assert_eq!(
-        seen.lock().as_slice(),
-        [r#"{"z":1,"anything":123456789012345678901234567890,"a":1.50}"#]
-    );
+    let saw: Value = serde_json::from_str(&seen.lock()[0]).unwrap();
+    assert_eq!(saw, json!({"z": 1, "anything": u64::MAX, "a": 1.5}));
+    let rounded = r#"{"anything": 123456789012345678901234567890}"#;
+    assert_eq!(mode(&r, "raw", rounded), ExecutionMode::Exclusive);
+    assert_eq!(seen.lock().len(), 1, "the classifier never saw it");
     // Empty argument text is `{}`, as in the pipeline.
     assert_eq!(mode(&r, "raw", ""), ExecutionMode::Parallel);
 }
@@ -196,7 +198,8 @@ fn hidden_unknown_and_code_mode_direct_calls_are_exclusive() {
 fn the_classifier_never_reaches_the_model() {
     let b = Bench::new();
     let schema = serde_json::to_value(&b.registry.schemas(None)[0]).unwrap();
-    let keys: Vec<&String> = schema.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["name", "description", "parameters"]);
+    let mut keys: Vec<&String> = schema.as_object().unwrap().keys().collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["description", "name", "parameters"]);
     assert_eq!(ExecutionMode::Parallel.to_string(), "parallel");
 }

@@ -1151,6 +1151,29 @@ async fn lossy_arguments_reject_before_dispatch_with_the_reason() {
     assert!(h.log_lines().is_empty(), "nothing dispatched or logged");
 }
 
+/// A number the pipeline's parse step would round (`2 ** 64`, which
+/// `JSON.stringify` writes as an integer beyond 64 bits) is refused by the
+/// pipeline with its pointer; a safe float passes unchanged.
+#[tokio::test]
+async fn a_number_the_pipeline_would_round_is_refused_with_its_pointer() {
+    let h = host();
+    let out = h
+        .run(
+            "let big;\n\
+             try { await tools.echo({n: [2 ** 64]}); big = 'called'; } catch (e) { big = e.code + ': ' + e.message; }\n\
+             const small = await tools.echo({n: 0.1, m: 2 ** 53});\n\
+             return {big, small};",
+        )
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    let result = &out.value().unwrap()["result"];
+    let big = result["big"].as_str().unwrap();
+    assert!(big.starts_with("INVALID_ARGUMENTS: "), "{big}");
+    assert!(big.contains("18446744073709552000"), "{big}");
+    assert!(big.contains("`/n/0`"), "{big}");
+    assert_eq!(result["small"], json!({"n": 0.1, "m": 9007199254740992u64}));
+}
+
 /// CODE-008: each sub-call is a full pipeline execution carrying the outer
 /// call's agent and the outer execution's opaque token as its parent.
 #[tokio::test]
