@@ -197,7 +197,7 @@ impl ToolRegistry {
                     return refused(failure, provenance, Some(&execution));
                 }
             }
-            _ => {}
+            PreVerdict::Allow => {}
         }
         if cancel.is_cancelled() {
             return refused(cancelled_before_dispatch(name), None, Some(&execution));
@@ -236,16 +236,6 @@ impl ToolRegistry {
                 return Err(refused(
                     Failure::new(ErrorCode::Denied, reason),
                     Some(provenance),
-                    Some(execution),
-                ));
-            }
-            Ok(_) => {
-                return Err(refused(
-                    Failure::new(
-                        ErrorCode::Internal,
-                        "a guard returned an outcome this pipeline does not know; the call was not run",
-                    ),
-                    None,
                     Some(execution),
                 ));
             }

@@ -109,12 +109,10 @@ impl Plugin for CodeModePlugin {
                 "max_parallel_sub_calls must be at least 1 (1 runs the program's tool calls one at a time)",
             ));
         }
-        let definition =
-            run_code_definition(self.config.clone(), cx.hooks().clone()).map_err(|e| {
-                PluginError::Definition {
-                    plugin: PLUGIN_NAME.to_owned(),
-                    source: e,
-                }
+        let definition = run_code_definition(self.config.clone(), cx.hooks().tool_hooks().clone())
+            .map_err(|e| PluginError::Definition {
+                plugin: PLUGIN_NAME.to_owned(),
+                source: e,
             })?;
         cx.register_code_transport(definition)
     }

@@ -16,7 +16,7 @@ impl Plugin for TimeoutPolicy {
     }
 
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let disposer = self.attach(cx.hooks());
+        let disposer = self.attach(cx.hooks().tool_hooks());
         cx.keep(disposer);
         Ok(())
     }
