@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::ToolRunContext;
 use crate::hook::Provenance;
-use crate::tool::{ErrorCode, ToolError, ToolExecution, ToolHandler};
+use crate::tool::{ToolError, ToolErrorCode, ToolExecution, ToolHandler};
 
 /// The input of `tools/execute`: the execution, the run context the body will
 /// get, and the body itself (the hook's default runs it).
@@ -88,7 +88,7 @@ impl ExecuteRequest {
     pub async fn run_body(self) -> ExecuteOutput {
         if self.context.is_cancelled() {
             return ExecuteOutput::err(ToolError::with_code(
-                ErrorCode::Cancelled,
+                ToolErrorCode::Cancelled,
                 format!(
                     "the call of tool `{}` was cancelled before the tool started",
                     self.execution.name()
@@ -109,7 +109,7 @@ impl ExecuteRequest {
 /// use serde_json::json;
 /// use tack_core::hooks::ExecuteOutput;
 /// use tack_core::tool::{ErrorCode, ToolError};
-/// let out = ExecuteOutput::err(ToolError::with_code(ErrorCode::Timeout, "timed out after 5000 ms"));
+/// let out = ExecuteOutput::err(ToolError::with_code(ToolErrorCode::Timeout, "timed out after 5000 ms"));
 /// assert!(out.result().is_err());
 /// assert!(ExecuteOutput::ok(json!(1)).result().is_ok());
 /// ```

@@ -35,7 +35,7 @@ pub use definition::{
     default_present_call, default_present_result, default_render,
 };
 pub use definition_error::DefinitionError;
-pub use error::ToolError;
+pub use error::{ToolError, ToolErrorCode};
 pub use execution::ToolExecution;
 pub use name::{MAX_TOOL_NAME_LEN, NameError, ToolName};
 pub use outcome::{ErrorCode, Failure, Outcome, Status, UnknownErrorCode};

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::{
     ContentBlock, DefinitionError, ErrorCode, Outcome, OutputSpec, Tier, ToolDefinition, ToolError,
-    ToolHandler,
+    ToolErrorCode, ToolHandler,
 };
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
@@ -124,7 +124,7 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
             let args = deserialize_args::<T>(&arguments)?;
             let output = tool.execute(args, &cx).await?;
             serde_json::to_value(output).map_err(|e| {
-                ToolError::with_code(
+                ToolError::with_wire_code(
                     ErrorCode::OutputInvalid,
                     format!("tool `{}` returned a value that is not JSON: {e}", T::NAME),
                 )
@@ -150,7 +150,7 @@ fn render_serialized<O: Serialize>(output: &O) -> Vec<ContentBlock> {
 fn deserialize_args<T: Tool>(arguments: &Value) -> Result<T::Args, ToolError> {
     T::Args::deserialize(arguments).map_err(|e| {
         ToolError::with_code(
-            ErrorCode::InvalidArguments,
+            ToolErrorCode::InvalidArguments,
             format!("the arguments do not fit tool `{}`: {e}", T::NAME),
         )
     })

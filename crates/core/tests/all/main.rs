@@ -13,4 +13,5 @@ mod schema_depth;
 mod send_sync;
 mod tool_model;
 mod typed_tool;
+mod verdicts;
 mod waterfall;

@@ -194,7 +194,7 @@ impl ToolRegistry {
             let mut layers = self.inner.layers.write();
             let layer = match &scope {
                 Scope::Agent(agent) => &mut layers.agents.entry(agent.clone()).or_default().tools,
-                _ => &mut layers.global,
+                Scope::Global => &mut layers.global,
             };
             if layer.contains_key(&name) {
                 return Err(RegistrationError::Duplicate {
@@ -220,7 +220,7 @@ impl ToolRegistry {
                             }
                         }
                     }
-                    _ => {
+                    Scope::Global => {
                         if layers.global.get(&name).is_some_and(|t| t.id == id) {
                             layers.global.remove(&name);
                         }
@@ -365,7 +365,7 @@ impl ToolRegistry {
         let current = match &tool.scope {
             _ if name == RUN_CODE => layers.transport.as_ref(),
             Scope::Agent(agent) => layers.agents.get(agent).and_then(|l| l.tools.get(name)),
-            _ => layers.global.get(name),
+            Scope::Global => layers.global.get(name),
         };
         current.is_some_and(|t| t.id == tool.id)
     }

@@ -16,7 +16,7 @@ use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry, CodeDispatchStar
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 use tack_core::tool::{
     CallId, ContentBlock, DeferredContext, ErrorCode, Outcome, OutputSpec, ToolCall,
-    ToolDefinition, ToolError,
+    ToolDefinition, ToolError, ToolErrorCode,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -172,7 +172,7 @@ fn fail(kind: FailKind, message: String, logs: &[String]) -> ToolError {
         full.push_str("\n--- logs ---\n");
         full.push_str(&logs.join("\n"));
     }
-    ToolError::with_code(ErrorCode::CodeRunFailed, full)
+    ToolError::with_code(ToolErrorCode::CodeRunFailed, full)
         .with_kind(kind.as_str())
         .with_data(json!({"logs": logs}))
 }
@@ -204,7 +204,7 @@ async fn run_code(
     };
     let dispatcher = cx.dispatcher().map_err(|e| {
         ToolError::with_code(
-            ErrorCode::CodeRunFailed,
+            ToolErrorCode::CodeRunFailed,
             format!("run_code needs the nested dispatcher: {e}"),
         )
         .with_kind("setup")
@@ -224,7 +224,7 @@ async fn run_code(
             .spawn(move || engine::run(program, limits, stop, event_tx, settle_rx))
             .map_err(|e| {
                 ToolError::with_code(
-                    ErrorCode::CodeRunFailed,
+                    ToolErrorCode::CodeRunFailed,
                     format!("cannot start the engine: {e}"),
                 )
                 .with_kind("setup")
@@ -349,7 +349,7 @@ async fn run_code(
     };
     if cancelled || cx.is_cancelled() {
         return Err(
-            ToolError::with_code(ErrorCode::Cancelled, "run_code was cancelled")
+            ToolError::with_code(ToolErrorCode::Cancelled, "run_code was cancelled")
                 .with_kind(FailKind::Cancelled.as_str())
                 .with_data(json!({"logs": end.logs})),
         );

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use serde_json::json;
 use tack_core::hook::{AgentId, Decider, ListenerSpec, Priority, Scope};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
-use tack_core::tool::{ErrorCode, ToolCall, ToolError};
+use tack_core::tool::{ErrorCode, ToolCall, ToolError, ToolErrorCode};
 use tack_timeout::{LISTENER_NAME, TimeoutConfigError, TimeoutPolicy};
 use tokio::time::{Instant, sleep};
 use tokio_util::sync::CancellationToken;
@@ -187,7 +187,7 @@ async fn caller_cancel_before_the_deadline_is_cancelled_not_timeout() {
     let (r, _p) = timed_registry([tool("slow", Some(1000), |cx| async move {
         cx.cancellation().cancelled().await;
         Err(ToolError::with_code(
-            ErrorCode::Cancelled,
+            ToolErrorCode::Cancelled,
             "stopped on request",
         ))
     })]);
@@ -219,7 +219,7 @@ async fn deadline_first_then_caller_cancel_is_timeout() {
     let (r, _p) = timed_registry([tool("slow", Some(100), |cx| async move {
         cx.cancellation().cancelled().await;
         sleep(ms(500)).await; // cleanup, during which the caller gives up
-        Err(ToolError::with_code(ErrorCode::Cancelled, "cleaned up"))
+        Err(ToolError::with_code(ToolErrorCode::Cancelled, "cleaned up"))
     })]);
     let out = call_cancelled_after(&r, "slow", ms(300)).await;
     assert_eq!(failure(&out).code, ErrorCode::Timeout, "{out:?}");
@@ -361,7 +361,7 @@ async fn timeout_outside_a_retry_covers_all_attempts() {
     let (r, _p) = timed_registry([tool("flaky", Some(1000), |cx| async move {
         tokio::select! {
             () = sleep(ms(400)) => Err(ToolError::new("flaked")),
-            () = cx.cancellation().cancelled() => Err(ToolError::with_code(ErrorCode::Cancelled, "stopped")),
+            () = cx.cancellation().cancelled() => Err(ToolError::with_code(ToolErrorCode::Cancelled, "stopped")),
         }
     })]);
     // A retry wrapper at NORMAL priority is inside the EARLY timeout.
