@@ -66,7 +66,7 @@ impl<'a> PluginContext<'a> {
     /// The host's tool hook points; every registration made through them
     /// belongs to this plugin until it is unloaded (see [`PluginHooks`]).
     pub fn hooks(&self) -> PluginHooks<'_> {
-        PluginHooks::new(self.hooks, &self.footprint)
+        PluginHooks::new(self.plugin, self.hooks, &self.footprint)
     }
 
     /// The host's capability slots; every capability provided through them

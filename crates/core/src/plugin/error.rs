@@ -1,6 +1,7 @@
 //! Plugin errors.
 
 use super::RegistrationError;
+use crate::hook::OrderError;
 use crate::tool::DefinitionError;
 
 /// Why a plugin could not be listed, found or installed.
@@ -48,6 +49,15 @@ pub enum PluginError {
         /// The registry's error.
         #[source]
         source: RegistrationError,
+    },
+    /// A listener of the plugin could not be placed in the order it asked for.
+    #[error("plugin `{plugin}`: {source}")]
+    Order {
+        /// The plugin.
+        plugin: String,
+        /// What was wrong with the order.
+        #[source]
+        source: OrderError,
     },
     /// The plugin's own install logic failed.
     #[error("plugin `{plugin}` failed to install: {message}")]

@@ -5,10 +5,10 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use super::Registration;
+use super::{PluginError, Registration};
 use crate::hook::{
-    Disposables, ListenerSpec, Next, Observer, ObserverListener, Scope, Waterfall,
-    WaterfallListener,
+    Disposables, Disposer, ListenerSpec, Next, Observer, ObserverListener, Order, OrderError,
+    Scope, Waterfall, WaterfallListener,
 };
 use crate::hooks::{
     CodeDispatchEvent, CodeDispatchLogEntry, ExecuteOutput, ExecuteRequest, ExecutionRecord,
@@ -44,6 +44,7 @@ use crate::tool::ToolExecution;
 /// ```
 #[derive(Clone, Copy)]
 pub struct PluginHooks<'a> {
+    plugin: &'a str,
     hooks: &'a ToolHooks,
     footprint: &'a Disposables,
 }
@@ -57,12 +58,17 @@ impl fmt::Debug for PluginHooks<'_> {
 }
 
 impl<'a> PluginHooks<'a> {
-    pub(crate) fn new(hooks: &'a ToolHooks, footprint: &'a Disposables) -> Self {
-        Self { hooks, footprint }
+    pub(crate) fn new(plugin: &'a str, hooks: &'a ToolHooks, footprint: &'a Disposables) -> Self {
+        Self {
+            plugin,
+            hooks,
+            footprint,
+        }
     }
 
     fn waterfall<In, Out>(&self, hook: &'a Waterfall<In, Out>) -> PluginWaterfall<'a, In, Out> {
         PluginWaterfall {
+            plugin: self.plugin,
             hook,
             footprint: self.footprint,
         }
@@ -70,6 +76,7 @@ impl<'a> PluginHooks<'a> {
 
     fn observer<T>(&self, hook: &'a Observer<T>) -> PluginObserver<'a, T> {
         PluginObserver {
+            plugin: self.plugin,
             hook,
             footprint: self.footprint,
         }
@@ -128,6 +135,7 @@ impl<'a> PluginHooks<'a> {
 /// A waterfall hook point whose registrations go into a plugin's footprint.
 /// See [`PluginHooks`].
 pub struct PluginWaterfall<'a, In, Out> {
+    plugin: &'a str,
     hook: &'a Waterfall<In, Out>,
     footprint: &'a Disposables,
 }
@@ -156,6 +164,52 @@ impl<'a, In: Send + 'static, Out: Send + 'static> PluginWaterfall<'a, In, Out> {
         Registration::keep_in(self.footprint, self.hook.register(spec, listener))
     }
 
+    /// Registers a closure listener placed by `order` (see
+    /// [`Waterfall::tap_with`]) for the plugin's lifetime.
+    ///
+    /// # Errors
+    ///
+    /// [`PluginError::Order`] for a name not registered on the hook point or
+    /// a conflict; `?` in `install` rolls the whole plugin back.
+    pub fn tap_with<F, Fut>(
+        &self,
+        spec: impl Into<ListenerSpec>,
+        order: Order,
+        listener: F,
+    ) -> Result<Registration, PluginError>
+    where
+        F: Fn(In, Next<In, Out>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Out> + Send + 'static,
+    {
+        keep_ordered(
+            self.plugin,
+            self.footprint,
+            self.hook.tap_with(spec, order, listener),
+        )
+    }
+
+    /// Registers a typed listener placed by `order` (see
+    /// [`Waterfall::register_with`]) for the plugin's lifetime.
+    ///
+    /// # Errors
+    ///
+    /// As [`tap_with`](Self::tap_with).
+    pub fn register_with<L>(
+        &self,
+        spec: impl Into<ListenerSpec>,
+        order: Order,
+        listener: L,
+    ) -> Result<Registration, PluginError>
+    where
+        L: WaterfallListener<In, Out>,
+    {
+        keep_ordered(
+            self.plugin,
+            self.footprint,
+            self.hook.register_with(spec, order, listener),
+        )
+    }
+
     /// The hook point itself (for its name, listener names, dispatch).
     pub fn hook(&self) -> &'a Waterfall<In, Out> {
         self.hook
@@ -165,6 +219,7 @@ impl<'a, In: Send + 'static, Out: Send + 'static> PluginWaterfall<'a, In, Out> {
 /// An observer hook point whose registrations go into a plugin's footprint.
 /// See [`PluginHooks`].
 pub struct PluginObserver<'a, T> {
+    plugin: &'a str,
     hook: &'a Observer<T>,
     footprint: &'a Disposables,
 }
@@ -190,6 +245,29 @@ impl<'a, T: Send + Sync + 'static> PluginObserver<'a, T> {
         L: ObserverListener<T>,
     {
         Registration::keep_in(self.footprint, self.hook.register(spec, observer))
+    }
+
+    /// Registers a closure observer placed by `order` (see
+    /// [`Observer::tap_with`]) for the plugin's lifetime.
+    ///
+    /// # Errors
+    ///
+    /// [`PluginError::Order`] for a name not registered on the hook point or
+    /// a conflict.
+    pub fn tap_with<F>(
+        &self,
+        spec: impl Into<ListenerSpec>,
+        order: Order,
+        observer: F,
+    ) -> Result<Registration, PluginError>
+    where
+        F: Fn(&Arc<T>) + Send + Sync + 'static,
+    {
+        keep_ordered(
+            self.plugin,
+            self.footprint,
+            self.hook.tap_with(spec, order, observer),
+        )
     }
 
     /// The hook point itself.
@@ -243,4 +321,17 @@ impl<'a> PluginGuards<'a> {
     pub fn guards(&self) -> &'a Guards {
         self.guards
     }
+}
+
+fn keep_ordered(
+    plugin: &str,
+    footprint: &Disposables,
+    registered: Result<Disposer, OrderError>,
+) -> Result<Registration, PluginError> {
+    registered
+        .map(|disposer| Registration::keep_in(footprint, disposer))
+        .map_err(|source| PluginError::Order {
+            plugin: plugin.to_owned(),
+            source,
+        })
 }

@@ -8,6 +8,7 @@ mod compile_fail;
 mod disposer;
 mod guards;
 mod observer;
+mod order;
 mod plugin;
 mod schema_depth;
 mod send_sync;
