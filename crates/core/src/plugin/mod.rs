@@ -13,7 +13,7 @@ pub use error::PluginError;
 pub use factory::{PluginFactory, find_plugin, plugin_factories, sorted_factories};
 pub use host::PluginHost;
 pub use plugin_hooks::{PluginGuards, PluginHooks, PluginObserver, PluginWaterfall};
-pub use registrar::{RegistrationError, ToolRegistrar};
+pub use registrar::{RUN_CODE, RegistrationError, ToolRegistrar};
 pub use registration::Registration;
 
 /// A plugin: a named bundle that installs listeners, guards, tools and

@@ -255,10 +255,37 @@ fn inventory_plugins_are_listed_sorted_and_installable_by_name() {
     assert_eq!(hooks.pre_execute().listener_count(), 1);
 
     let err = host.install_named("nope").unwrap_err();
-    assert!(matches!(err, PluginError::Unknown { .. }));
+    let PluginError::Unknown {
+        known, provider, ..
+    } = &err
+    else {
+        panic!("expected Unknown: {err}");
+    };
+    assert!(known.iter().any(|n| n == "core-test/gate"), "{known:?}");
+    assert_eq!(*provider, None);
     assert!(
-        err.to_string().contains("core-test/gate"),
+        err.to_string().contains("`core-test/gate`"),
         "lists the known names: {err}"
+    );
+    assert!(err.to_string().contains("use that_crate as _;"), "{err}");
+
+    // tack's own plugin, not linked into this test binary: the error names
+    // the crate and the line that links it.
+    let err = host.install_named("builtin-tools").unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            PluginError::Unknown {
+                provider: Some("tack_tools"),
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("`tack-tools` crate") && text.contains("`use tack_tools as _;`"),
+        "{text}"
     );
     assert_eq!(
         find_plugin("core-test/zeta").unwrap().description(),

@@ -81,15 +81,7 @@ pub(crate) fn listener_failure(
     )
 }
 
-pub(crate) fn cancelled_before_dispatch(tool: &str) -> Failure {
-    Failure::new(
-        ErrorCode::Cancelled,
-        format!(
-            "the call of tool `{tool}` was cancelled before the tool started; nothing was done"
-        ),
-    )
-    .with_dispatched(false)
-}
+pub(crate) use tack_core::hooks::cancelled_before_start as cancelled_before_dispatch;
 
 impl ToolRegistry {
     pub(crate) async fn admit(

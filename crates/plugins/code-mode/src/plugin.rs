@@ -26,8 +26,8 @@ use crate::render::render_result;
 use crate::sdk::USAGE;
 use crate::strip::{StripError, prepare};
 
-/// The reserved name of the code-mode transport.
-pub const RUN_CODE: &str = "run_code";
+/// The reserved name of the code-mode transport (defined once, in tack-core).
+pub use tack_core::plugin::RUN_CODE;
 /// The plugin's name.
 pub const PLUGIN_NAME: &str = "code-mode";
 /// Default wall-time limit of a run.
