@@ -8,9 +8,9 @@
 ///
 /// ```
 /// use serde_json::json;
-/// use tack_core::tool::{OutputSpec, RenderError};
+/// use tack_core::tool::{ContentBlock, OutputSpec, RenderError};
 /// let out = OutputSpec::new(json!({})).try_render(|_, v| {
-///     v.as_str().map(|s| vec![s.into()]).ok_or_else(|| "not text".into())
+///     v.as_str().map(|s| vec![ContentBlock::text(s)]).ok_or_else(|| "not text".into())
 /// });
 /// let err = out.render_value(&json!({}), &json!(1)).unwrap_err();
 /// assert_eq!(err, RenderError::Failed { message: "not text".into() });
