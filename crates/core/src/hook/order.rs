@@ -211,18 +211,14 @@ pub(crate) fn arrange<'a>(
             let own = order_of(i).map_or((false, false), |o| relation_to(o, name_of(j)));
             let theirs = order_of(j).map_or((false, false), |o| relation_to(o, name_of(i)));
             // i before j: its own "before j", or j's "after i".
-            if own.0 || theirs.1 {
-                if at < hi {
-                    hi = at;
-                    before = Some(j);
-                }
+            if (own.0 || theirs.1) && at < hi {
+                hi = at;
+                before = Some(j);
             }
             // i after j: its own "after j", or j's "before i".
-            if own.1 || theirs.0 {
-                if at + 1 > lo {
-                    lo = at + 1;
-                    after = Some(j);
-                }
+            if (own.1 || theirs.0) && at + 1 > lo {
+                lo = at + 1;
+                after = Some(j);
             }
         }
         if lo > hi {

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use tack_core::hook::{
-    AgentId, Disposer, ListenerSpec, Observer, Order, OrderError, Priority, Relation, Waterfall,
+    AgentId, Disposer, ListenerSpec, Next, NextFuture, Observer, Order, OrderError, Priority,
+    Relation, Waterfall,
 };
 
 type Hook = Waterfall<Vec<&'static str>, Vec<&'static str>>;
@@ -12,16 +13,12 @@ fn hook() -> Hook {
     Waterfall::new("test/order", |trail| async move { trail })
 }
 
+type Trail = Vec<&'static str>;
+
 /// A listener that appends its name on the way in.
 fn mark(
     name: &'static str,
-) -> impl Fn(
-    Vec<&'static str>,
-    tack_core::hook::Next<Vec<&'static str>, Vec<&'static str>>,
-) -> tack_core::hook::NextFuture<Vec<&'static str>, Vec<&'static str>>
-+ Send
-+ Sync
-+ 'static {
+) -> impl Fn(Trail, Next<Trail, Trail>) -> NextFuture<Trail, Trail> + Send + Sync + 'static {
     move |mut trail, next| {
         trail.push(name);
         next.run(trail)
