@@ -252,21 +252,16 @@ impl ToolRegistry {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         {
             let mut layers = self.inner.layers.write();
-            let unknown: Vec<&str> = restriction
+            let unknown: Vec<String> = restriction
                 .names()
                 .filter(|n| !layers.global.contains_key(*n))
-                .map(String::as_str)
+                .cloned()
                 .collect();
             if !unknown.is_empty() {
-                let inheritable: Vec<&str> = layers.global.keys().map(String::as_str).collect();
                 return Err(RestrictError::UnknownTools {
                     agent: agent.to_string(),
-                    unknown: unknown.join(", "),
-                    inheritable: if inheritable.is_empty() {
-                        "(none)".to_owned()
-                    } else {
-                        inheritable.join(", ")
-                    },
+                    unknown,
+                    inheritable: layers.global.keys().cloned().collect(),
                 });
             }
             layers
