@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tack_core::capability::CommandRequest;
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ContentBlock, ErrorCode, Outcome, Tier, Tool, ToolError, joined_text};
+use tack_core::tool::{ContentBlock, Outcome, Tier, Tool, ToolError, ToolErrorCode, joined_text};
 
 use crate::text::clip_line;
 use crate::truncate::cap_middle;
@@ -136,7 +136,7 @@ impl Tool for Bash {
     async fn execute(&self, args: BashArgs, cx: &ToolRunContext) -> Result<BashOutput, ToolError> {
         if args.command.trim().is_empty() {
             return Err(ToolError::with_code(
-                ErrorCode::InvalidArguments,
+                ToolErrorCode::InvalidArguments,
                 "the command is empty: pass the command line to run in `command`, e.g. `ls -la`",
             )
             .with_kind("empty_command"));
@@ -146,7 +146,7 @@ impl Tool for Bash {
             Some(ms) if (1..=MAX_TIMEOUT_MS).contains(&ms) => Duration::from_millis(ms),
             Some(ms) => {
                 return Err(ToolError::with_code(
-                    ErrorCode::InvalidArguments,
+                    ToolErrorCode::InvalidArguments,
                     format!("`timeout_ms` must be from 1 to {MAX_TIMEOUT_MS}, got {ms}"),
                 ));
             }

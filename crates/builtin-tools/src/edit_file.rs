@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use similar::TextDiff;
 use tack_core::capability::EntryKind;
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ContentBlock, ErrorCode, Tier, Tool, ToolError};
+use tack_core::tool::{ContentBlock, Tier, Tool, ToolError, ToolErrorCode};
 
 use crate::text::{NotText, decode_text};
 
@@ -71,14 +71,14 @@ fn replace(
 ) -> Result<(String, u64, usize), ToolError> {
     if old.is_empty() {
         return Err(ToolError::with_code(
-            ErrorCode::InvalidArguments,
+            ToolErrorCode::InvalidArguments,
             "`old_string` is empty: give the exact text to replace (to create a file or \
              replace all of it, use write_file)",
         ));
     }
     if old == new {
         return Err(ToolError::with_code(
-            ErrorCode::InvalidArguments,
+            ToolErrorCode::InvalidArguments,
             "`old_string` and `new_string` are the same, so the edit would change nothing",
         ));
     }
@@ -226,6 +226,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+    use tack_core::tool::ErrorCode;
 
     #[test]
     fn a_unique_string_is_replaced_once() {

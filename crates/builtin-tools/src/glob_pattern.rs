@@ -12,7 +12,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use globset::{GlobBuilder, GlobMatcher};
-use tack_core::tool::{ErrorCode, ToolError};
+use tack_core::tool::{ToolError, ToolErrorCode};
 
 /// The deepest nesting of `{…}` alternates a glob may have.
 pub(crate) const MAX_GLOB_NESTING: usize = 16;
@@ -93,7 +93,7 @@ pub(crate) fn check_glob_limits(pattern: &str) -> Result<(), GlobLimit> {
 pub(crate) fn compile_glob(argument: &str, pattern: &str) -> Result<GlobMatcher, ToolError> {
     let invalid = |reason: String| {
         ToolError::with_code(
-            ErrorCode::InvalidArguments,
+            ToolErrorCode::InvalidArguments,
             format!("`{argument}` is not a valid glob: {reason}"),
         )
     };
@@ -119,6 +119,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use tack_core::tool::ErrorCode;
 
     /// What `compile_glob` does, without its `catch_unwind`: a panic here
     /// fails the property.

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tack_core::capability::EntryKind;
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ContentBlock, ErrorCode, Tier, Tool, ToolError};
+use tack_core::tool::{ContentBlock, Tier, Tool, ToolError, ToolErrorCode};
 
 use crate::walk::{SkippedPath, join};
 
@@ -138,7 +138,7 @@ impl Tool for ListDir {
         let depth = args.depth.unwrap_or(1);
         if !(1..=MAX_DEPTH).contains(&depth) {
             return Err(ToolError::with_code(
-                ErrorCode::InvalidArguments,
+                ToolErrorCode::InvalidArguments,
                 format!("`depth` must be from 1 to {MAX_DEPTH}, got {depth}"),
             ));
         }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use tack_core::capability::{EntryKind, FileSystem};
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ContentBlock, ErrorCode, Tier, Tool, ToolError};
+use tack_core::tool::{ContentBlock, Tier, Tool, ToolError, ToolErrorCode};
 
 use crate::line_scan::PageScan;
 use crate::text::{NotText, TextCheck, count_lines, decode_text};
@@ -246,7 +246,7 @@ impl ReadFile {
         while pos < size {
             if cx.is_cancelled() {
                 return Err(ToolError::with_code(
-                    ErrorCode::Cancelled,
+                    ToolErrorCode::Cancelled,
                     format!(
                         "read_file was cancelled while scanning {path} (at byte {pos} of {size})"
                     ),

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tack_core::capability::{EntryKind, FileSystem, FsError};
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ErrorCode, ToolError};
+use tack_core::tool::{ToolError, ToolErrorCode};
 
 use crate::glob_pattern::check_glob_limits;
 
@@ -190,7 +190,7 @@ fn ancestors(base: &str) -> Vec<String> {
 pub(crate) fn check_cancelled(cx: &ToolRunContext) -> Result<(), ToolError> {
     if cx.is_cancelled() {
         return Err(ToolError::with_code(
-            ErrorCode::Cancelled,
+            ToolErrorCode::Cancelled,
             "the search was cancelled",
         ));
     }

@@ -39,7 +39,6 @@ async fn ask(hooks: &ToolHooks, agent: Option<&AgentId>, tool: &str, args: serde
                 PreVerdict::Allow => "allow".to_owned(),
                 PreVerdict::Ask { reason } => format!("ask: {reason}"),
                 PreVerdict::Deny { reason } => format!("deny: {reason}"),
-                _ => decision.to_string(),
             };
             println!("  {who:>12} {tool:<10} → {verdict}   [decided by {by}]");
         }

@@ -16,6 +16,10 @@
 //! * [`hooks`]: the six named tool hook points with their typed inputs and outputs.
 //! * [`plugin`]: the [`Plugin`](plugin::Plugin) trait, its install context and
 //!   static registration through `inventory`.
+//!
+//! It re-exports what plugin code needs from other crates — [`schemars`],
+//! [`serde`], [`serde_json`], [`async_trait`](macro@async_trait),
+//! [`CancellationToken`] and [`inventory`] — so a plugin can depend on `tack-core` alone.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -26,6 +30,26 @@ pub mod hooks;
 pub mod plugin;
 pub mod policy;
 pub mod tool;
+
+// What a plugin's code needs from other crates, so `tack-core` is its only
+// dependency.
+
+/// The attribute the object-safe async traits (the capabilities,
+/// [`ApprovalService`](policy::ApprovalService)) are implemented with.
+pub use async_trait::async_trait;
+/// Static registration: `tack_core::inventory::submit! { PluginFactory::new(..) }`.
+pub use inventory;
+/// The JSON Schema crate typed tools derive their schemas with. Derive through
+/// it with `#[derive(tack_core::schemars::JsonSchema)]` and
+/// `#[schemars(crate = "tack_core::schemars")]`.
+pub use schemars;
+/// The serialization crate tool arguments and outputs use. Derive through it
+/// with `#[serde(crate = "tack_core::serde")]`.
+pub use serde;
+/// JSON values: tool arguments, outputs and schemas.
+pub use serde_json;
+/// The cancellation signal every tool body and approval request gets.
+pub use tokio_util::sync::CancellationToken;
 
 // The README's and the plugin guide's code blocks compile and run as doctests.
 #[cfg(doctest)]

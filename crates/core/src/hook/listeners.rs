@@ -7,12 +7,15 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::RwLock;
 
-use super::{AgentId, Disposer, Scope};
+use super::order::{Conflict, arrange};
+use super::{AgentId, Disposer, Order, OrderError, Scope};
 
 /// The relative order of listeners on one hook point. Higher runs first (outer).
 ///
 /// Listeners with equal priority run in registration order: the first registered
-/// is the outermost. The default is [`Priority::NORMAL`] (0).
+/// is the outermost. The default is [`Priority::NORMAL`] (0). To place a
+/// listener relative to a *particular* listener, name it with an
+/// [`Order`](super::Order) instead of guessing a number that beats its priority.
 ///
 /// ```
 /// use tack_core::hook::Priority;
@@ -126,6 +129,7 @@ pub(crate) struct Entry<L: ?Sized> {
     pub(crate) name: Arc<str>,
     pub(crate) scope: Scope,
     pub(crate) priority: Priority,
+    pub(crate) order: Option<Arc<Order>>,
     pub(crate) listener: Arc<L>,
 }
 
@@ -136,6 +140,7 @@ impl<L: ?Sized> Clone for Entry<L> {
             name: self.name.clone(),
             scope: self.scope.clone(),
             priority: self.priority,
+            order: self.order.clone(),
             listener: self.listener.clone(),
         }
     }
@@ -155,8 +160,11 @@ pub(crate) type View<L, M = ()> = Arc<ViewData<L, M>>;
 const MAX_CACHED_AGENT_VIEWS: usize = 64;
 
 struct State<L: ?Sized, M> {
-    /// Every registration, sorted: priority descending, then registration order.
+    /// Every registration in base order: priority descending, then registration order.
     entries: Vec<Entry<L>>,
+    /// Every registration in chain order: the base order rearranged by the
+    /// [`Order`] constraints.
+    ordered: Vec<Entry<L>>,
     /// The view of a dispatch for no agent, or for any agent when no listener is agent-scoped.
     global_view: View<L, M>,
     /// Cached views of agents that have agent-scoped listeners.
@@ -188,6 +196,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         Arc::new(Self {
             state: RwLock::new(State {
                 entries: Vec::new(),
+                ordered: Vec::new(),
                 global_view,
                 agent_views: Vec::new(),
                 has_agent_scoped: false,
@@ -208,8 +217,33 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         })
     }
 
+    /// The chain order of `entries` (see [`arrange`]).
+    fn arranged(entries: &[Entry<L>], lenient: bool) -> Result<Vec<Entry<L>>, Conflict> {
+        if entries.iter().all(|e| e.order.is_none()) {
+            return Ok(entries.to_vec());
+        }
+        let at = arrange(
+            entries.len(),
+            |i| &entries[i].name,
+            |i| entries[i].order.as_deref(),
+            lenient,
+        )?;
+        Ok(at.into_iter().map(|i| entries[i].clone()).collect())
+    }
+
     fn rebuild(&self, state: &mut State<L, M>) {
-        state.global_view = Self::build_view(&state.entries, None, &self.meta);
+        // A plain registration or a disposal cannot fail: a conflict it
+        // completes (a listener registered under a name older constraints
+        // disagree about) is resolved leniently and logged.
+        state.ordered = match Self::arranged(&state.entries, true) {
+            Ok(ordered) => ordered,
+            Err(_) => state.entries.clone(),
+        };
+        self.rebuild_views(state);
+    }
+
+    fn rebuild_views(&self, state: &mut State<L, M>) {
+        state.global_view = Self::build_view(&state.ordered, None, &self.meta);
         state.agent_views.clear();
         state.has_agent_scoped = state
             .entries
@@ -237,7 +271,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         {
             return view.clone();
         }
-        let view = Self::build_view(&state.entries, agent, &self.meta);
+        let view = Self::build_view(&state.ordered, agent, &self.meta);
         if let Some(agent) = agent
             && state.agent_views.len() < MAX_CACHED_AGENT_VIEWS
         {
@@ -249,23 +283,84 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     /// Adds a listener; the returned disposer removes exactly this registration.
     pub(crate) fn insert(self: &Arc<Self>, spec: ListenerSpec, listener: Arc<L>) -> Disposer {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let entry = Entry {
+        {
+            let mut state = self.state.write();
+            Self::place(&mut state, Self::entry(id, spec, None, listener));
+            self.rebuild(&mut state);
+        }
+        self.disposer(id)
+    }
+
+    /// Adds a listener placed by `order` (resolved now, against the
+    /// listeners registered in every scope).
+    ///
+    /// # Errors
+    ///
+    /// [`OrderError`] for a name no listener has, or a conflict; nothing is
+    /// registered then.
+    pub(crate) fn insert_ordered(
+        self: &Arc<Self>,
+        hook: &'static str,
+        spec: ListenerSpec,
+        order: Order,
+        listener: Arc<L>,
+    ) -> Result<Disposer, OrderError> {
+        if order.is_empty() {
+            return Ok(self.insert(spec, listener));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut state = self.state.write();
+        for (relation, target) in order.constraints() {
+            if !state.entries.iter().any(|e| e.name == *target) {
+                return Err(OrderError::UnknownListener {
+                    hook,
+                    listener: spec.name,
+                    relation,
+                    target: target.clone(),
+                    known: state.ordered.iter().map(|e| e.name.clone()).collect(),
+                });
+            }
+        }
+        let name = spec.name.clone();
+        let mut entries = state.entries.clone();
+        Self::place_in(&mut entries, Self::entry(id, spec, Some(order), listener));
+        let ordered = Self::arranged(&entries, false).map_err(|c| OrderError::Conflict {
+            hook,
+            listener: name,
+            placing: c.placing,
+            after: c.after,
+            before: c.before,
+        })?;
+        state.entries = entries;
+        state.ordered = ordered;
+        self.rebuild_views(&mut state);
+        drop(state);
+        Ok(self.disposer(id))
+    }
+
+    fn entry(id: u64, spec: ListenerSpec, order: Option<Order>, listener: Arc<L>) -> Entry<L> {
+        Entry {
             id,
             name: spec.name,
             scope: spec.scope,
             priority: spec.priority,
+            order: order.map(Arc::new),
             listener,
-        };
-        {
-            let mut state = self.state.write();
-            // Higher priority first; equal priority keeps registration order, so the
-            // new entry goes after every entry whose priority is >= its own.
-            let at = state
-                .entries
-                .partition_point(|e| e.priority >= entry.priority);
-            state.entries.insert(at, entry);
-            self.rebuild(&mut state);
         }
+    }
+
+    fn place(state: &mut State<L, M>, entry: Entry<L>) {
+        Self::place_in(&mut state.entries, entry);
+    }
+
+    /// Higher priority first; equal priority keeps registration order, so the
+    /// new entry goes after every entry whose priority is >= its own.
+    fn place_in(entries: &mut Vec<Entry<L>>, entry: Entry<L>) {
+        let at = entries.partition_point(|e| e.priority >= entry.priority);
+        entries.insert(at, entry);
+    }
+
+    fn disposer(self: &Arc<Self>, id: u64) -> Disposer {
         let list: Weak<Self> = Arc::downgrade(self);
         Disposer::new(move || {
             if let Some(list) = list.upgrade() {
@@ -303,7 +398,7 @@ impl<L: ?Sized, M> fmt::Debug for ListenerList<L, M> {
         f.debug_list()
             .entries(
                 state
-                    .entries
+                    .ordered
                     .iter()
                     .map(|e| (&*e.name, &e.scope, e.priority)),
             )

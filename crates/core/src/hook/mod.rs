@@ -8,13 +8,15 @@
 //!
 //! Every registration takes a [`ListenerSpec`] (name, [`Scope`], [`Priority`])
 //! and returns a [`Disposer`]; a plugin's disposers live in one [`Disposables`]
-//! bag. See `docs/architecture.md` for the ordering and failure rules with
+//! bag. `tap_with` / `register_with` also take an [`Order`]: before or after
+//! other listeners, by name. See `docs/architecture.md` for the ordering and failure rules with
 //! diagrams.
 
 mod disposer;
 mod error;
 mod listeners;
 mod observer;
+mod order;
 mod provenance;
 mod scope;
 mod waterfall;
@@ -23,6 +25,7 @@ pub use disposer::{Disposables, Disposer};
 pub use error::{HookError, panic_message};
 pub use listeners::{ListenerSpec, Priority};
 pub use observer::{Notified, Observer, ObserverListener};
+pub use order::{Order, OrderError, Relation};
 pub use provenance::{Decider, Provenance};
 pub use scope::{AgentId, Scope};
 pub use waterfall::{Dispatch, Next, NextFuture, Waterfall, WaterfallListener};

@@ -5,7 +5,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use super::listeners::ListenerList;
-use super::{AgentId, Disposer, ListenerSpec, panic_message};
+use super::{AgentId, Disposer, ListenerSpec, Order, OrderError, panic_message};
 
 /// A typed observer: the named-type alternative to a closure given to
 /// [`Observer::tap`].
@@ -136,6 +136,49 @@ impl<T: Send + Sync + 'static> Observer<T> {
         L: ObserverListener<T>,
     {
         self.inner.list.insert(spec.into(), Arc::new(observer))
+    }
+
+    /// Registers a closure observer placed by `order`: before or after other
+    /// observers of this hook point, by name (see [`Order`]).
+    ///
+    /// # Errors
+    ///
+    /// [`OrderError`] when a name in `order` is not registered here, or the
+    /// constraints conflict; nothing is registered then.
+    pub fn tap_with<F>(
+        &self,
+        spec: impl Into<ListenerSpec>,
+        order: Order,
+        observer: F,
+    ) -> Result<Disposer, OrderError>
+    where
+        F: Fn(&Arc<T>) + Send + Sync + 'static,
+    {
+        self.inner.list.insert_ordered(
+            self.inner.name,
+            spec.into(),
+            order,
+            Arc::new(ClosureObserver(observer)),
+        )
+    }
+
+    /// Registers a typed observer placed by `order` (see [`tap_with`](Self::tap_with)).
+    ///
+    /// # Errors
+    ///
+    /// As [`tap_with`](Self::tap_with).
+    pub fn register_with<L>(
+        &self,
+        spec: impl Into<ListenerSpec>,
+        order: Order,
+        observer: L,
+    ) -> Result<Disposer, OrderError>
+    where
+        L: ObserverListener<T>,
+    {
+        self.inner
+            .list
+            .insert_ordered(self.inner.name, spec.into(), order, Arc::new(observer))
     }
 
     /// Shows `value` to every observer that a dispatch for `agent` reaches, in

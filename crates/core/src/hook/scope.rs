@@ -84,8 +84,13 @@ impl<'de> serde::Deserialize<'de> for AgentId {
 /// assert!(Scope::Agent(a.clone()).reaches(Some(&a)));
 /// assert!(!Scope::Agent(a).reaches(Some(&AgentId::new("b"))));
 /// ```
+///
+/// Closed on purpose (no `#[non_exhaustive]`): a scope nobody knows can
+/// never be treated as global (which would fail open), because there is
+/// none. Every match over a scope — in a registry that picks a layer by it,
+/// say — names both variants; a new kind of scope would be a breaking change
+/// that makes each of those matches decide, never a catch-all arm.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
 pub enum Scope {
     /// Every agent of the host.
     #[default]

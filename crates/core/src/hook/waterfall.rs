@@ -12,7 +12,10 @@ use std::task::{Context, Poll};
 use futures::future::BoxFuture;
 
 use super::listeners::{ListenerList, View};
-use super::{AgentId, Decider, Disposer, HookError, ListenerSpec, Provenance, panic_message};
+use super::{
+    AgentId, Decider, Disposer, HookError, ListenerSpec, Order, OrderError, Provenance,
+    panic_message,
+};
 
 /// A typed waterfall listener: the named-type alternative to a closure given to
 /// [`Waterfall::tap`].
@@ -155,7 +158,9 @@ struct Inner<In, Out> {
 /// ```
 ///
 /// * **Order**: higher [`Priority`](super::Priority) first; equal priorities in
-///   registration order (first registered is outermost).
+///   registration order (first registered is outermost). A listener registered
+///   with an [`Order`] ([`tap_with`](Self::tap_with)) is placed before or
+///   after the listeners it names, whatever their priorities.
 /// * **Scope**: a dispatch for agent A runs the global listeners and A's, in one
 ///   merged order, never another agent's.
 /// * **Snapshot**: the listener list is read once when the dispatch starts;
@@ -281,6 +286,53 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
         self.inner
             .list
             .insert(spec.into(), Arc::new(TypedListener(Arc::new(listener))))
+    }
+
+    /// Registers a closure listener placed by `order`: before or after
+    /// other listeners of this hook point, by name (see [`Order`]).
+    ///
+    /// # Errors
+    ///
+    /// [`OrderError`] when a name in `order` is not registered here, or the
+    /// constraints conflict; nothing is registered then.
+    pub fn tap_with<F, Fut>(
+        &self,
+        spec: impl Into<ListenerSpec>,
+        order: Order,
+        listener: F,
+    ) -> Result<Disposer, OrderError>
+    where
+        F: Fn(In, Next<In, Out>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Out> + Send + 'static,
+    {
+        self.inner.list.insert_ordered(
+            self.inner.hook,
+            spec.into(),
+            order,
+            Arc::new(ClosureListener(listener)),
+        )
+    }
+
+    /// Registers a typed listener placed by `order` (see [`tap_with`](Self::tap_with)).
+    ///
+    /// # Errors
+    ///
+    /// As [`tap_with`](Self::tap_with).
+    pub fn register_with<L>(
+        &self,
+        spec: impl Into<ListenerSpec>,
+        order: Order,
+        listener: L,
+    ) -> Result<Disposer, OrderError>
+    where
+        L: WaterfallListener<In, Out>,
+    {
+        self.inner.list.insert_ordered(
+            self.inner.hook,
+            spec.into(),
+            order,
+            Arc::new(TypedListener(Arc::new(listener))),
+        )
     }
 
     /// Runs the chain for `agent` (`None`: global listeners only).

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::ToolRunContext;
 use crate::hook::Provenance;
-use crate::tool::{ErrorCode, ToolError, ToolExecution, ToolHandler};
+use crate::tool::{ErrorCode, Failure, ToolError, ToolErrorCode, ToolExecution, ToolHandler};
 
 /// The input of `tools/execute`: the execution, the run context the body will
 /// get, and the body itself (the hook's default runs it).
@@ -87,18 +87,42 @@ impl ExecuteRequest {
     /// effects do not record a dispatch.
     pub async fn run_body(self) -> ExecuteOutput {
         if self.context.is_cancelled() {
+            let failure = cancelled_before_start(self.execution.name());
             return ExecuteOutput::err(ToolError::with_code(
-                ErrorCode::Cancelled,
-                format!(
-                    "the call of tool `{}` was cancelled before the tool started",
-                    self.execution.name()
-                ),
+                ToolErrorCode::Cancelled,
+                failure.message,
             ));
         }
         self.context.effects().mark_dispatched();
         let arguments = self.execution.arguments().clone();
         self.handler.call(arguments, self.context).await.into()
     }
+}
+
+/// The failure of a call that was cancelled before its tool started:
+/// `CANCELLED`, not dispatched, and a message saying nothing was done. The
+/// one place it is built, for every stage that can find a call cancelled
+/// before the body runs.
+///
+/// ```
+/// use tack_core::hooks::cancelled_before_start;
+/// use tack_core::tool::ErrorCode;
+/// let failure = cancelled_before_start("bash");
+/// assert_eq!(failure.code, ErrorCode::Cancelled);
+/// assert!(!failure.dispatched);
+/// assert_eq!(
+///     failure.message,
+///     "the call of tool `bash` was cancelled before the tool started; nothing was done"
+/// );
+/// ```
+pub fn cancelled_before_start(tool: &str) -> Failure {
+    Failure::new(
+        ErrorCode::Cancelled,
+        format!(
+            "the call of tool `{tool}` was cancelled before the tool started; nothing was done"
+        ),
+    )
+    .with_dispatched(false)
 }
 
 /// The output of `tools/execute`: the body's value or error, and who produced
@@ -108,8 +132,8 @@ impl ExecuteRequest {
 /// ```
 /// use serde_json::json;
 /// use tack_core::hooks::ExecuteOutput;
-/// use tack_core::tool::{ErrorCode, ToolError};
-/// let out = ExecuteOutput::err(ToolError::with_code(ErrorCode::Timeout, "timed out after 5000 ms"));
+/// use tack_core::tool::{ToolError, ToolErrorCode};
+/// let out = ExecuteOutput::err(ToolError::with_code(ToolErrorCode::Timeout, "timed out after 5000 ms"));
 /// assert!(out.result().is_err());
 /// assert!(ExecuteOutput::ok(json!(1)).result().is_ok());
 /// ```

@@ -19,7 +19,7 @@ mod result;
 mod tool_hooks;
 
 pub use code_dispatch_log::{CodeDispatchEvent, CodeDispatchLogEntry, CodeDispatchStart};
-pub use execute::{ExecuteOutput, ExecuteRequest};
+pub use execute::{ExecuteOutput, ExecuteRequest, cancelled_before_start};
 pub use post_execute::{PostDecision, PostExecuteInput};
 pub use result::ExecutionRecord;
 pub use tool_hooks::{

@@ -3,18 +3,24 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::{PluginError, ToolRegistrar};
-use crate::capability::{CapabilitySlots, FileSystem, Shell};
+use super::{PluginError, PluginHooks, Registration, ToolRegistrar};
+use crate::capability::{Capabilities, CapabilitySlots, FileSystem, Shell, ToolDispatcher};
 use crate::hook::{Disposables, Disposer, Scope};
 use crate::hooks::ToolHooks;
 use crate::policy::ApprovalService;
 use crate::tool::{Tool, ToolDefinition};
 
 /// The host as a plugin sees it during [`Plugin::install`](super::Plugin::install):
-/// the hook points, the tool registry and the capability slots. Everything
-/// registered through the `register_*` and `provide_*` methods is kept in the
-/// plugin's footprint automatically; a disposer from a hook point is kept with
-/// [`keep`](Self::keep).
+/// the hook points, the tool registry and the capability slots.
+///
+/// Everything registered through the context — listeners and guards through
+/// [`hooks`](Self::hooks), capabilities through
+/// [`capabilities`](Self::capabilities) or the `provide_*` methods, tools
+/// through the `register_*` methods — goes into the plugin's footprint at
+/// once and stays installed until the plugin is unloaded, whatever happens to
+/// the handle returned (a [`Registration`], which does nothing on drop). Only a
+/// [`Disposer`] obtained elsewhere (say, from a helper that takes the raw
+/// [`ToolHooks`]) has to be handed to [`keep`](Self::keep).
 pub struct PluginContext<'a> {
     plugin: &'a str,
     hooks: &'a ToolHooks,
@@ -57,17 +63,25 @@ impl<'a> PluginContext<'a> {
         self.plugin
     }
 
-    /// The host's tool hook points.
-    pub fn hooks(&self) -> &ToolHooks {
-        self.hooks
+    /// The host's tool hook points; every registration made through them
+    /// belongs to this plugin until it is unloaded (see [`PluginHooks`]).
+    pub fn hooks(&self) -> PluginHooks<'_> {
+        PluginHooks::new(self.plugin, self.hooks, &self.footprint)
     }
 
-    /// The host's capability slots.
-    pub fn capabilities(&self) -> &CapabilitySlots {
-        self.capabilities
+    /// The host's capability slots; every capability provided through them
+    /// belongs to this plugin until it is unloaded.
+    pub fn capabilities(&self) -> PluginCapabilities<'_> {
+        PluginCapabilities {
+            slots: self.capabilities,
+            footprint: &self.footprint,
+        }
     }
 
-    /// Keeps a disposer in this plugin's footprint (undone when the plugin is unloaded).
+    /// Keeps a disposer in this plugin's footprint (undone when the plugin is
+    /// unloaded). Registrations made through [`hooks`](Self::hooks) and
+    /// [`capabilities`](Self::capabilities) are kept already; this is for
+    /// disposers obtained elsewhere.
     pub fn keep(&mut self, disposer: Disposer) {
         self.footprint.add(disposer);
     }
@@ -137,21 +151,62 @@ impl<'a> PluginContext<'a> {
         self.register_tool(definition)
     }
 
-    /// Provides the filesystem capability.
+    /// Provides the filesystem capability for the plugin's lifetime.
     pub fn provide_fs(&mut self, fs: Arc<dyn FileSystem>) {
-        let disposer = self.capabilities.provide_fs(fs);
-        self.keep(disposer);
+        self.capabilities().provide_fs(fs);
     }
 
-    /// Provides the shell capability.
+    /// Provides the shell capability for the plugin's lifetime.
     pub fn provide_shell(&mut self, shell: Arc<dyn Shell>) {
-        let disposer = self.capabilities.provide_shell(shell);
-        self.keep(disposer);
+        self.capabilities().provide_shell(shell);
+    }
+
+    /// Provides the approval service for the plugin's lifetime.
+    pub fn provide_approval(&mut self, approval: Arc<dyn ApprovalService>) {
+        self.capabilities().provide_approval(approval);
+    }
+}
+
+/// The capability slots as a plugin sees them while it installs: whatever it
+/// provides belongs to its footprint until it is unloaded, and the returned
+/// [`Registration`] does nothing on drop.
+#[derive(Clone, Copy)]
+pub struct PluginCapabilities<'a> {
+    slots: &'a CapabilitySlots,
+    footprint: &'a Disposables,
+}
+
+impl fmt::Debug for PluginCapabilities<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("PluginCapabilities")
+            .field(self.slots)
+            .finish()
+    }
+}
+
+impl PluginCapabilities<'_> {
+    /// The capabilities as they are now.
+    pub fn snapshot(&self) -> Arc<Capabilities> {
+        self.slots.snapshot()
+    }
+
+    /// Provides the filesystem.
+    pub fn provide_fs(&self, fs: Arc<dyn FileSystem>) -> Registration {
+        Registration::keep_in(self.footprint, self.slots.provide_fs(fs))
+    }
+
+    /// Provides the shell.
+    pub fn provide_shell(&self, shell: Arc<dyn Shell>) -> Registration {
+        Registration::keep_in(self.footprint, self.slots.provide_shell(shell))
     }
 
     /// Provides the approval service.
-    pub fn provide_approval(&mut self, approval: Arc<dyn ApprovalService>) {
-        let disposer = self.capabilities.provide_approval(approval);
-        self.keep(disposer);
+    pub fn provide_approval(&self, approval: Arc<dyn ApprovalService>) -> Registration {
+        Registration::keep_in(self.footprint, self.slots.provide_approval(approval))
+    }
+
+    /// Provides the nested tool dispatcher.
+    pub fn provide_dispatcher(&self, dispatcher: Arc<dyn ToolDispatcher>) -> Registration {
+        Registration::keep_in(self.footprint, self.slots.provide_dispatcher(dispatcher))
     }
 }

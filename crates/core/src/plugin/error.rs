@@ -1,6 +1,7 @@
 //! Plugin errors.
 
 use super::RegistrationError;
+use crate::hook::OrderError;
 use crate::tool::DefinitionError;
 
 /// Why a plugin could not be listed, found or installed.
@@ -23,13 +24,18 @@ pub enum PluginError {
         /// The name.
         name: String,
     },
-    /// No plugin of that name was submitted through `inventory`.
-    #[error("no plugin named `{name}` is registered; known plugins: {known}")]
+    /// No plugin of that name is linked into the program: either the name
+    /// is wrong, or the crate that submits it through `inventory` is a
+    /// dependency nothing refers to, so the linker dropped it.
+    #[error("{}", unknown_message(name, known, *provider))]
     Unknown {
         /// The name asked for.
         name: String,
-        /// The names that exist, comma-separated.
-        known: String,
+        /// The names of the plugins that are linked, sorted.
+        known: Vec<String>,
+        /// The crate that provides `name`, when it is one of tack's own
+        /// plugins (`tack_tools` for `builtin-tools`).
+        provider: Option<&'static str>,
     },
     /// A tool definition of the plugin is invalid.
     #[error("plugin `{plugin}`: {source}")]
@@ -48,6 +54,15 @@ pub enum PluginError {
         /// The registry's error.
         #[source]
         source: RegistrationError,
+    },
+    /// A listener of the plugin could not be placed in the order it asked for.
+    #[error("plugin `{plugin}`: {source}")]
+    Order {
+        /// The plugin.
+        plugin: String,
+        /// What was wrong with the order.
+        #[source]
+        source: OrderError,
     },
     /// The plugin's own install logic failed.
     #[error("plugin `{plugin}` failed to install: {message}")]
@@ -75,4 +90,21 @@ impl PluginError {
             message: message.into(),
         }
     }
+}
+
+fn unknown_message(name: &str, known: &[String], provider: Option<&str>) -> String {
+    let linked = if known.is_empty() {
+        "none are".to_owned()
+    } else {
+        let names: Vec<String> = known.iter().map(|n| format!("`{n}`")).collect();
+        format!("the linked ones are {}", names.join(", "))
+    };
+    let how = match provider {
+        Some(krate) => format!(
+            "`{name}` is provided by the `{}` crate: depend on it and write `use {krate} as _;` in your binary (an unused dependency is dropped by the linker, and its plugins with it)",
+            krate.replace('_', "-")
+        ),
+        None => "if a crate provides it, depend on that crate and write `use that_crate as _;` in your binary (an unused dependency is dropped by the linker, and its plugins with it), or check the name".to_owned(),
+    };
+    format!("no plugin named `{name}` is linked into this program ({linked}); {how}")
 }

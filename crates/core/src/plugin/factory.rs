@@ -67,6 +67,25 @@ impl fmt::Debug for PluginFactory {
 
 inventory::collect!(PluginFactory);
 
+/// The crates of tack's own inventory plugins, by plugin name: what a host
+/// must link (`use tack_tools as _;`) to install them by name.
+const TACK_PLUGINS: [(&str, &str); 5] = [
+    ("builtin-tools", "tack_tools"),
+    ("code-mode", "tack_code_mode"),
+    ("permission", "tack_permission"),
+    ("sandbox", "tack_sandbox"),
+    ("timeout", "tack_timeout"),
+];
+
+/// The crate (as a path: `tack_tools`) that provides the plugin `name`, when
+/// it is one of tack's own.
+fn provider_of(name: &str) -> Option<&'static str> {
+    TACK_PLUGINS
+        .iter()
+        .find(|(plugin, _)| *plugin == name)
+        .map(|(_, krate)| *krate)
+}
+
 /// Whether `name` is a valid plugin name: 1 to 64 characters from
 /// `A-Z a-z 0-9 _ - . /`.
 pub(crate) fn check_plugin_name(name: &str) -> Result<(), PluginError> {
@@ -121,7 +140,8 @@ pub fn plugin_factories() -> Result<Vec<&'static PluginFactory>, PluginError> {
 ///
 /// # Errors
 ///
-/// [`PluginError::Unknown`] (listing the known names), or the errors of
+/// [`PluginError::Unknown`] (listing the linked names, and for tack's own
+/// plugins the crate to link with `use <crate> as _;`), or the errors of
 /// [`plugin_factories`].
 pub fn find_plugin(name: &str) -> Result<&'static PluginFactory, PluginError> {
     let all = plugin_factories()?;
@@ -130,6 +150,7 @@ pub fn find_plugin(name: &str) -> Result<&'static PluginFactory, PluginError> {
         .copied()
         .ok_or_else(|| PluginError::Unknown {
             name: name.to_owned(),
-            known: all.iter().map(|f| f.name).collect::<Vec<_>>().join(", "),
+            known: all.iter().map(|f| f.name.to_owned()).collect(),
+            provider: provider_of(name),
         })
 }

@@ -36,8 +36,7 @@ use crate::hooks::ToolHooks;
 /// impl Plugin for DenyAll {
 ///     fn name(&self) -> &str { "deny-all" }
 ///     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-///         let d = cx.hooks().pre_execute().tap("deny-all", |_, _| async { PreDecision::deny("nothing runs here") });
-///         cx.keep(d);
+///         cx.hooks().pre_execute().tap("deny-all", |_, _| async { PreDecision::deny("nothing runs here") });
 ///         Ok(())
 ///     }
 /// }

@@ -4,19 +4,25 @@ mod context;
 mod error;
 mod factory;
 mod host;
+mod plugin_hooks;
 mod registrar;
+mod registration;
 
-pub use context::PluginContext;
+pub use context::{PluginCapabilities, PluginContext};
 pub use error::PluginError;
 pub use factory::{PluginFactory, find_plugin, plugin_factories, sorted_factories};
 pub use host::PluginHost;
-pub use registrar::{RegistrationError, ToolRegistrar};
+pub use plugin_hooks::{PluginGuards, PluginHooks, PluginObserver, PluginWaterfall};
+pub use registrar::{RUN_CODE, RegistrationError, ToolRegistrar};
+pub use registration::Registration;
 
 /// A plugin: a named bundle that installs listeners, guards, tools and
 /// capabilities into a host through a [`PluginContext`].
 ///
-/// Everything it registers becomes its footprint; the host disposes the
-/// footprint on unload. A plugin depends on `tack-core` only.
+/// Everything it registers through its [`PluginContext`] becomes its
+/// footprint and stays installed until the host unloads the plugin, whatever
+/// the plugin does with the returned handles. A plugin depends on `tack-core`
+/// only.
 ///
 /// ```
 /// use tack_core::hook::Scope;
@@ -27,13 +33,13 @@ pub use registrar::{RegistrationError, ToolRegistrar};
 /// impl Plugin for DenyRmRf {
 ///     fn name(&self) -> &str { "deny-rm-rf" }
 ///     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-///         let gate = cx.hooks().pre_execute().tap((Scope::Global, "deny-rm-rf"), |exec, next| async move {
+///         // The gate belongs to the plugin's footprint: no need to keep the handle.
+///         cx.hooks().pre_execute().tap((Scope::Global, "deny-rm-rf"), |exec, next| async move {
 ///             if exec.name() == "bash" && exec.arg_str("command").is_some_and(|c| c.contains("rm -rf")) {
 ///                 return PreDecision::deny("`rm -rf` is not allowed in this workspace");
 ///             }
 ///             next.run(exec).await // delegate: the chain's default is allow
 ///         });
-///         cx.keep(gate);
 ///         Ok(())
 ///     }
 /// }

@@ -3,6 +3,11 @@
 use crate::hook::{Disposer, Scope};
 use crate::tool::ToolDefinition;
 
+/// The reserved name of the code-mode transport tool: the one tool
+/// [`ToolRegistrar::register_code_transport`] registers, which no plugin can
+/// register or shadow as an ordinary tool.
+pub const RUN_CODE: &str = "run_code";
+
 /// Why a tool registry refused a definition.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -50,7 +55,7 @@ pub trait ToolRegistrar: Send + Sync {
     ) -> Result<Disposer, RegistrationError>;
 
     /// Registers the code-mode transport: the one tool allowed the reserved
-    /// name `run_code`, presented to agents whose presentation is code or both.
+    /// name [`RUN_CODE`], presented to agents whose presentation is code or both.
     /// The default refuses: a registry without code-mode support.
     ///
     /// # Errors

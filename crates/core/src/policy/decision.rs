@@ -2,11 +2,24 @@
 
 use std::fmt;
 
+use super::Action;
 use crate::hook::Provenance;
 
-/// What a `tools/pre-execute` chain decided, before provenance.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[non_exhaustive]
+/// What a `tools/pre-execute` chain decided, before provenance: an
+/// [`Action`] with the reason an ask or a deny carries.
+///
+/// It is not ordered itself (its variants carry text); compare verdicts by
+/// their [`action`](Self::action). It is closed on purpose, like [`Action`]:
+/// a consumer's match is complete, with no catch-all arm a new verdict could
+/// slip through.
+///
+/// ```
+/// use tack_core::policy::{Action, PreVerdict};
+/// let ask = PreVerdict::Ask { reason: "writes files".into() };
+/// assert_eq!(ask.action(), Action::Ask);
+/// assert!(PreVerdict::Allow.action() < ask.action());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum PreVerdict {
     /// Run the call.
     Allow,
@@ -24,12 +37,20 @@ pub enum PreVerdict {
 }
 
 impl PreVerdict {
-    /// 0 for allow, 1 for ask, 2 for deny: the order in which verdicts tighten.
-    pub fn strictness(&self) -> u8 {
+    /// The verdict without its reason: what orders verdicts.
+    pub fn action(&self) -> Action {
         match self {
-            PreVerdict::Allow => 0,
-            PreVerdict::Ask { .. } => 1,
-            PreVerdict::Deny { .. } => 2,
+            PreVerdict::Allow => Action::Allow,
+            PreVerdict::Ask { .. } => Action::Ask,
+            PreVerdict::Deny { .. } => Action::Deny,
+        }
+    }
+
+    /// The reason of an ask or a deny.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            PreVerdict::Allow => None,
+            PreVerdict::Ask { reason } | PreVerdict::Deny { reason } => Some(reason),
         }
     }
 }
@@ -41,9 +62,10 @@ impl PreVerdict {
 /// frozen once validated.
 ///
 /// ```
-/// use tack_core::policy::{PreDecision, PreVerdict};
+/// use tack_core::policy::{Action, PreDecision, PreVerdict};
 /// let d = PreDecision::deny("`rm -rf` is not allowed in this workspace");
 /// assert!(d.is_deny());
+/// assert_eq!(d.action(), Action::Deny);
 /// assert_eq!(d.reason(), Some("`rm -rf` is not allowed in this workspace"));
 /// // The stricter of two decisions:
 /// let s = PreDecision::allow().stricter(PreDecision::ask("writes files"));
@@ -79,9 +101,24 @@ impl PreDecision {
         .into()
     }
 
+    /// A decision of `action` with `reason` (ignored for [`Action::Allow`]):
+    /// for policies that compute an [`Action`], like the permission plugin.
+    pub fn from_action(action: Action, reason: impl Into<String>) -> Self {
+        match action {
+            Action::Allow => Self::allow(),
+            Action::Ask => Self::ask(reason),
+            Action::Deny => Self::deny(reason),
+        }
+    }
+
     /// The verdict.
     pub fn verdict(&self) -> &PreVerdict {
         &self.verdict
+    }
+
+    /// The verdict without its reason.
+    pub fn action(&self) -> Action {
+        self.verdict.action()
     }
 
     /// Whether the verdict is allow.
@@ -96,10 +133,7 @@ impl PreDecision {
 
     /// The reason of an ask or a deny.
     pub fn reason(&self) -> Option<&str> {
-        match &self.verdict {
-            PreVerdict::Allow => None,
-            PreVerdict::Ask { reason } | PreVerdict::Deny { reason } => Some(reason),
-        }
+        self.verdict.reason()
     }
 
     /// Who decided, once the hook point has stamped it.
@@ -115,7 +149,7 @@ impl PreDecision {
 
     /// The stricter of two decisions (deny > ask > allow); on a tie, `self`.
     pub fn stricter(self, other: PreDecision) -> PreDecision {
-        if other.verdict.strictness() > self.verdict.strictness() {
+        if other.action() > self.action() {
             other
         } else {
             self

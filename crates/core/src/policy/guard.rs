@@ -19,8 +19,10 @@ pub const GUARD_STAGE: &str = "tools/guard";
 /// A guard's answer. There is no "allow" that could override an earlier
 /// denial: a guard can only let the call continue or stop it, so a guard can
 /// never loosen what policy decided.
+///
+/// Closed on purpose (no `#[non_exhaustive]`): the pipeline matches it
+/// completely, with no arm for a verdict it does not know.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum GuardVerdict {
     /// Continue to the next guard (and then to execution).
     Pass,
@@ -111,9 +113,8 @@ where
     }
 }
 
-/// What a run of the guards concluded.
+/// What a run of the guards concluded. Closed, like [`GuardVerdict`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum GuardOutcome {
     /// Every guard passed.
     Passed,

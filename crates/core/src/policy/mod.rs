@@ -3,11 +3,13 @@
 //! tack ships no policy of its own; these are the types policy plugins (such as
 //! the permission gate) speak.
 
+mod action;
 mod approval;
 mod decision;
 mod guard;
 mod summary;
 
+pub use action::{Action, UnknownAction};
 pub use approval::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 pub use decision::{PreDecision, PreVerdict};
 pub use guard::{GUARD_STAGE, Guard, GuardOutcome, GuardVerdict, Guards};

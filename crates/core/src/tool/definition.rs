@@ -11,18 +11,20 @@ use serde_json::Value;
 
 use super::schema_depth::within_limit;
 use super::{
-    ContentBlock, DefinitionError, MAX_SCHEMA_DEPTH, Outcome, Tier, ToolError, ToolName, ToolSchema,
+    ContentBlock, DefinitionError, MAX_SCHEMA_DEPTH, Outcome, RenderError, Tier, ToolError,
+    ToolName, ToolSchema,
 };
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
 
 /// Renders a success value for the model: `(arguments, value) -> content`.
-pub type RenderFn = dyn Fn(&Value, &Value) -> Result<Vec<ContentBlock>, String> + Send + Sync;
+pub type RenderFn = dyn Fn(&Value, &Value) -> Result<Vec<ContentBlock>, RenderError> + Send + Sync;
 /// Projects UI-only data from a success: `(arguments, value) -> meta`.
-pub type PresentationMetaFn = dyn Fn(&Value, &Value) -> Result<Option<Value>, String> + Send + Sync;
+pub type PresentationMetaFn =
+    dyn Fn(&Value, &Value) -> Result<Option<Value>, RenderError> + Send + Sync;
 /// Renders and projects in one pass: `(arguments, value) -> (content, meta)`.
 pub type ProjectionFn =
-    dyn Fn(&Value, &Value) -> Result<(Vec<ContentBlock>, Option<Value>), String> + Send + Sync;
+    dyn Fn(&Value, &Value) -> Result<(Vec<ContentBlock>, Option<Value>), RenderError> + Send + Sync;
 /// A one-line description of a call for UIs: `arguments -> text`.
 pub type PresentCallFn = dyn Fn(&Value) -> String + Send + Sync;
 /// A one-line description of an outcome for UIs: `(arguments, outcome) -> text`.
@@ -109,7 +111,7 @@ impl OutputSpec {
     /// agree with the renderer and the meta projector.
     pub fn projection<F>(mut self, project: F) -> Self
     where
-        F: Fn(&Value, &Value) -> Result<(Vec<ContentBlock>, Option<Value>), String>
+        F: Fn(&Value, &Value) -> Result<(Vec<ContentBlock>, Option<Value>), RenderError>
             + Send
             + Sync
             + 'static,
@@ -128,14 +130,14 @@ impl OutputSpec {
         &self,
         args: &Value,
         value: &Value,
-    ) -> Result<(Vec<ContentBlock>, Option<Value>), String> {
+    ) -> Result<(Vec<ContentBlock>, Option<Value>), RenderError> {
         match &self.projection {
             Some(project) => catch_unwind(AssertUnwindSafe(|| project(args, value)))
                 .unwrap_or_else(|p| {
-                    Err(format!(
-                        "output projection panicked: {}",
-                        panic_message(&*p)
-                    ))
+                    Err(RenderError::Panicked {
+                        stage: "projection",
+                        message: panic_message(&*p),
+                    })
                 }),
             None => Ok((
                 self.render_value(args, value)?,
@@ -156,7 +158,7 @@ impl OutputSpec {
     /// Sets a renderer that may fail (its error becomes `OUTPUT_INVALID`).
     pub fn try_render<F>(mut self, render: F) -> Self
     where
-        F: Fn(&Value, &Value) -> Result<Vec<ContentBlock>, String> + Send + Sync + 'static,
+        F: Fn(&Value, &Value) -> Result<Vec<ContentBlock>, RenderError> + Send + Sync + 'static,
     {
         self.render = Arc::new(render);
         self
@@ -165,7 +167,7 @@ impl OutputSpec {
     /// Sets the presentation-meta projector (UI-only data such as a diff).
     pub fn presentation_meta<F>(mut self, meta: F) -> Self
     where
-        F: Fn(&Value, &Value) -> Result<Option<Value>, String> + Send + Sync + 'static,
+        F: Fn(&Value, &Value) -> Result<Option<Value>, RenderError> + Send + Sync + 'static,
     {
         self.presentation_meta = Some(Arc::new(meta));
         self
@@ -180,26 +182,38 @@ impl OutputSpec {
     ///
     /// # Errors
     ///
-    /// The renderer's error, or `"output.render panicked: …"`.
-    pub fn render_value(&self, args: &Value, value: &Value) -> Result<Vec<ContentBlock>, String> {
-        catch_unwind(AssertUnwindSafe(|| (self.render)(args, value)))
-            .unwrap_or_else(|p| Err(format!("output.render panicked: {}", panic_message(&*p))))
+    /// The renderer's error, or [`RenderError::Panicked`] (`output.render panicked: …`).
+    pub fn render_value(
+        &self,
+        args: &Value,
+        value: &Value,
+    ) -> Result<Vec<ContentBlock>, RenderError> {
+        catch_unwind(AssertUnwindSafe(|| (self.render)(args, value))).unwrap_or_else(|p| {
+            Err(RenderError::Panicked {
+                stage: "render",
+                message: panic_message(&*p),
+            })
+        })
     }
 
     /// Projects presentation meta, containing a panicking projector.
     ///
     /// # Errors
     ///
-    /// The projector's error, or `"output.presentationMeta panicked: …"`.
-    pub fn presentation_value(&self, args: &Value, value: &Value) -> Result<Option<Value>, String> {
+    /// The projector's error, or [`RenderError::Panicked`].
+    pub fn presentation_value(
+        &self,
+        args: &Value,
+        value: &Value,
+    ) -> Result<Option<Value>, RenderError> {
         match &self.presentation_meta {
             None => Ok(None),
             Some(meta) => {
                 catch_unwind(AssertUnwindSafe(|| meta(args, value))).unwrap_or_else(|p| {
-                    Err(format!(
-                        "output.presentation_meta panicked: {}",
-                        panic_message(&*p)
-                    ))
+                    Err(RenderError::Panicked {
+                        stage: "presentation_meta",
+                        message: panic_message(&*p),
+                    })
                 })
             }
         }

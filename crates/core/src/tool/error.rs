@@ -38,9 +38,17 @@ impl ToolError {
         }
     }
 
-    /// A failure with another code (e.g. [`ErrorCode::CodeRunFailed`] from `run_code`,
-    /// [`ErrorCode::InvalidArguments`] for a check the schema cannot express).
-    pub fn with_code(code: ErrorCode, message: impl Into<String>) -> Self {
+    /// A failure with another of the codes a tool may produce (e.g.
+    /// [`ToolErrorCode::CodeRunFailed`] from `run_code`,
+    /// [`ToolErrorCode::InvalidArguments`] for a check the schema cannot
+    /// express). The pipeline's own codes (`DENIED`, `UNKNOWN_TOOL`,
+    /// `INTERNAL`, ...) are not [`ToolErrorCode`]s, so a tool cannot claim them.
+    pub fn with_code(code: ToolErrorCode, message: impl Into<String>) -> Self {
+        Self::with_wire_code(code.into(), message)
+    }
+
+    /// Any wire code: for tack-core's own erasure of typed tools only.
+    pub(crate) fn with_wire_code(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
             ..Self::new(message)
@@ -80,6 +88,61 @@ impl ToolError {
     }
 }
 
+/// The codes a tool body (or a `tools/execute` wrapper) may give a
+/// [`ToolError`]: a subset of [`ErrorCode`]. The others — `UNKNOWN_TOOL`,
+/// `DENIED`, `INTERNAL`, `OUTPUT_INVALID` — are the pipeline's verdicts about
+/// a call and cannot be produced by the code being judged.
+///
+/// ```
+/// use tack_core::tool::{ErrorCode, ToolError, ToolErrorCode};
+/// let err = ToolError::with_code(ToolErrorCode::Timeout, "took too long");
+/// assert_eq!(err.code(), ErrorCode::Timeout);
+/// assert_eq!(ToolErrorCode::try_from(ErrorCode::Denied), Err(ErrorCode::Denied));
+/// assert_eq!(ToolErrorCode::try_from(ErrorCode::Cancelled), Ok(ToolErrorCode::Cancelled));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolErrorCode {
+    /// `EXECUTION_FAILED`: the work failed (the default of [`ToolError::new`]).
+    ExecutionFailed,
+    /// `INVALID_ARGUMENTS`: a check on the arguments the schema cannot express.
+    InvalidArguments,
+    /// `CANCELLED`: the body stopped because its cancellation signal fired.
+    Cancelled,
+    /// `TIMEOUT`: the call ran out of time (a deadline wrapper).
+    Timeout,
+    /// `CODE_RUN_FAILED`: a `run_code` program failed.
+    CodeRunFailed,
+}
+
+impl From<ToolErrorCode> for ErrorCode {
+    fn from(code: ToolErrorCode) -> Self {
+        match code {
+            ToolErrorCode::ExecutionFailed => ErrorCode::ExecutionFailed,
+            ToolErrorCode::InvalidArguments => ErrorCode::InvalidArguments,
+            ToolErrorCode::Cancelled => ErrorCode::Cancelled,
+            ToolErrorCode::Timeout => ErrorCode::Timeout,
+            ToolErrorCode::CodeRunFailed => ErrorCode::CodeRunFailed,
+        }
+    }
+}
+
+impl TryFrom<ErrorCode> for ToolErrorCode {
+    /// The code, when it is one only the pipeline may produce.
+    type Error = ErrorCode;
+
+    fn try_from(code: ErrorCode) -> Result<Self, ErrorCode> {
+        match code {
+            ErrorCode::ExecutionFailed => Ok(ToolErrorCode::ExecutionFailed),
+            ErrorCode::InvalidArguments => Ok(ToolErrorCode::InvalidArguments),
+            ErrorCode::Cancelled => Ok(ToolErrorCode::Cancelled),
+            ErrorCode::Timeout => Ok(ToolErrorCode::Timeout),
+            ErrorCode::CodeRunFailed => Ok(ToolErrorCode::CodeRunFailed),
+            other => Err(other),
+        }
+    }
+}
+
 impl From<FsError> for ToolError {
     fn from(err: FsError) -> Self {
         let kind = err.kind_name();
@@ -97,9 +160,9 @@ impl From<ShellError> for ToolError {
             _ => "io",
         };
         let code = if matches!(err, ShellError::Cancelled) {
-            ErrorCode::Cancelled
+            ToolErrorCode::Cancelled
         } else {
-            ErrorCode::ExecutionFailed
+            ToolErrorCode::ExecutionFailed
         };
         ToolError::with_code(code, err.to_string()).with_kind(kind)
     }

@@ -22,6 +22,7 @@ mod error;
 mod execution;
 mod name;
 mod outcome;
+mod render_error;
 mod schema;
 mod schema_depth;
 mod tier;
@@ -37,10 +38,11 @@ pub use definition::{
     default_present_call, default_present_result, default_render,
 };
 pub use definition_error::DefinitionError;
-pub use error::ToolError;
+pub use error::{ToolError, ToolErrorCode};
 pub use execution::ToolExecution;
 pub use name::{MAX_TOOL_NAME_LEN, NameError, ToolName};
 pub use outcome::{ErrorCode, Failure, Outcome, Status, UnknownErrorCode};
+pub use render_error::RenderError;
 pub use schema::{ToolFormat, ToolSchema, UnknownFormat, export_tools};
 pub use schema_depth::{MAX_SCHEMA_DEPTH, schema_depth};
 pub use tier::Tier;

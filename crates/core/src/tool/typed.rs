@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::{
     ContentBlock, DefinitionError, ErrorCode, Outcome, OutputSpec, Tier, ToolDefinition, ToolError,
-    ToolHandler,
+    ToolErrorCode, ToolHandler,
 };
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
@@ -139,7 +139,7 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
             }?;
             let output = tool.execute(args, &cx).await?;
             serde_json::to_value(output).map_err(|e| {
-                ToolError::with_code(
+                ToolError::with_wire_code(
                     ErrorCode::OutputInvalid,
                     format!("tool `{}` returned a value that is not JSON: {e}", T::NAME),
                 )
@@ -164,7 +164,7 @@ fn render_serialized<O: Serialize>(output: &O) -> Vec<ContentBlock> {
 
 fn not_fitting<T: Tool>(error: &serde_json::Error) -> ToolError {
     ToolError::with_code(
-        ErrorCode::InvalidArguments,
+        ToolErrorCode::InvalidArguments,
         format!("the arguments do not fit tool `{}`: {error}", T::NAME),
     )
 }

@@ -64,11 +64,9 @@ impl Plugin for Kit {
     }
 
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let gate = cx
-            .hooks()
+        cx.hooks()
             .pre_execute()
             .tap(self.name, |exec, next| next.run(exec));
-        cx.keep(gate);
         for t in &self.tools {
             cx.register_tool(tool(t))?;
         }
@@ -215,11 +213,10 @@ impl Plugin for Gate {
         "core-test/gate"
     }
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let d = cx
+        let _gate = cx
             .hooks()
             .pre_execute()
             .tap("gate", |_, _| async { PreDecision::deny("closed") });
-        cx.keep(d);
         Ok(())
     }
 }
@@ -258,10 +255,37 @@ fn inventory_plugins_are_listed_sorted_and_installable_by_name() {
     assert_eq!(hooks.pre_execute().listener_count(), 1);
 
     let err = host.install_named("nope").unwrap_err();
-    assert!(matches!(err, PluginError::Unknown { .. }));
+    let PluginError::Unknown {
+        known, provider, ..
+    } = &err
+    else {
+        panic!("expected Unknown: {err}");
+    };
+    assert!(known.iter().any(|n| n == "core-test/gate"), "{known:?}");
+    assert_eq!(*provider, None);
     assert!(
-        err.to_string().contains("core-test/gate"),
+        err.to_string().contains("`core-test/gate`"),
         "lists the known names: {err}"
+    );
+    assert!(err.to_string().contains("use that_crate as _;"), "{err}");
+
+    // tack's own plugin, not linked into this test binary: the error names
+    // the crate and the line that links it.
+    let err = host.install_named("builtin-tools").unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            PluginError::Unknown {
+                provider: Some("tack_tools"),
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("`tack-tools` crate") && text.contains("`use tack_tools as _;`"),
+        "{text}"
     );
     assert_eq!(
         find_plugin("core-test/zeta").unwrap().description(),
@@ -281,4 +305,93 @@ fn duplicate_factories_are_reported() {
         ok.iter().map(|f| f.name()).collect::<Vec<_>>(),
         ["c", "dup"]
     );
+}
+
+/// Registers through the context and throws every handle away.
+struct DropsHandles;
+impl Plugin for DropsHandles {
+    fn name(&self) -> &str {
+        "drops-handles"
+    }
+    fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+        let _gate = cx
+            .hooks()
+            .pre_execute()
+            .tap("gate", |_, _| async { PreDecision::deny("closed") });
+        drop(cx.hooks().execute().tap("wrap", |req, next| next.run(req)));
+        let _ = cx.hooks().post_execute().tap("post", |i, next| next.run(i));
+        cx.hooks().code_dispatch().tap("seen", |_| {});
+        Ok(())
+    }
+}
+
+#[test]
+fn a_dropped_handle_does_not_disable_a_plugins_listener() {
+    let (hooks, caps, registry) = (
+        ToolHooks::new(),
+        CapabilitySlots::new(),
+        MapRegistry::default(),
+    );
+    let mut host = PluginHost::new(&hooks, &caps, &registry);
+    host.install(&DropsHandles).unwrap();
+    assert_eq!(hooks.pre_execute().listener_count(), 1);
+    assert_eq!(hooks.execute().listener_count(), 1);
+    assert_eq!(hooks.post_execute().listener_count(), 1);
+    assert_eq!(hooks.code_dispatch().listener_count(), 1);
+    let exec = Arc::new(tack_core::tool::ToolExecution::new(
+        tack_core::tool::CallId::from("c1"),
+        tack_core::tool::ToolName::new("t").unwrap(),
+        Arc::new(json!({})),
+        tack_core::tool::Tier::ReadOnly,
+        tack_core::tool::ExecutionToken::issue(tack_core::tool::CallId::from("c1")),
+    ));
+    let decision = futures::executor::block_on(hooks.pre_execute().dispatch(None, exec)).unwrap();
+    assert!(decision.is_deny(), "the gate runs: {decision}");
+
+    assert!(host.uninstall("drops-handles"));
+    assert_eq!(hooks.pre_execute().listener_count(), 0);
+    assert_eq!(hooks.execute().listener_count(), 0);
+    assert_eq!(hooks.post_execute().listener_count(), 0);
+    assert_eq!(hooks.code_dispatch().listener_count(), 0);
+}
+
+/// Removes its own listener early through the handle.
+struct Early;
+impl Plugin for Early {
+    fn name(&self) -> &str {
+        "early"
+    }
+    fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+        let kept = cx.hooks().pre_execute().tap("kept", |e, next| next.run(e));
+        let gone = cx.hooks().pre_execute().tap("gone", |e, next| next.run(e));
+        gone.dispose();
+        assert!(gone.is_disposed() && !kept.is_disposed());
+        Ok(())
+    }
+}
+
+#[test]
+fn a_registration_handle_can_remove_it_before_unload() {
+    let (hooks, caps, registry) = (
+        ToolHooks::new(),
+        CapabilitySlots::new(),
+        MapRegistry::default(),
+    );
+    let mut host = PluginHost::new(&hooks, &caps, &registry);
+    host.install(&Early).unwrap();
+    assert_eq!(
+        hooks.pre_execute().listener_names(None),
+        [Arc::<str>::from("kept")]
+    );
+    drop(host.into_disposables());
+    assert_eq!(hooks.pre_execute().listener_count(), 0);
+}
+
+#[test]
+fn outside_a_plugin_dropping_the_disposer_still_removes_the_listener() {
+    let hooks = ToolHooks::new();
+    let disposer = hooks.pre_execute().tap("gate", |e, next| next.run(e));
+    assert_eq!(hooks.pre_execute().listener_count(), 1);
+    drop(disposer);
+    assert_eq!(hooks.pre_execute().listener_count(), 0);
 }

@@ -83,15 +83,7 @@ pub(crate) fn listener_failure(
     )
 }
 
-pub(crate) fn cancelled_before_dispatch(tool: &str) -> Failure {
-    Failure::new(
-        ErrorCode::Cancelled,
-        format!(
-            "the call of tool `{tool}` was cancelled before the tool started; nothing was done"
-        ),
-    )
-    .with_dispatched(false)
-}
+pub(crate) use tack_core::hooks::cancelled_before_start as cancelled_before_dispatch;
 
 impl ToolRegistry {
     pub(crate) async fn admit(
@@ -199,7 +191,7 @@ impl ToolRegistry {
                     return refused(failure, provenance, Some(&execution));
                 }
             }
-            _ => {}
+            PreVerdict::Allow => {}
         }
         if cancel.is_cancelled() {
             return refused(cancelled_before_dispatch(name), None, Some(&execution));
@@ -238,16 +230,6 @@ impl ToolRegistry {
                 return Err(refused(
                     Failure::new(ErrorCode::Denied, reason),
                     Some(provenance),
-                    Some(execution),
-                ));
-            }
-            Ok(_) => {
-                return Err(refused(
-                    Failure::new(
-                        ErrorCode::Internal,
-                        "a guard returned an outcome this pipeline does not know; the call was not run",
-                    ),
-                    None,
                     Some(execution),
                 ));
             }

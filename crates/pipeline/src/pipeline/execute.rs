@@ -93,14 +93,8 @@ impl ToolRegistry {
         };
         if cancel.is_cancelled() && !dispatched {
             // A wrapper answered for a body that never ran, after the caller gave up.
-            return fail(
-                Failure::new(
-                    ErrorCode::Cancelled,
-                    format!("the call of tool `{name}` was cancelled before the tool started; nothing was done"),
-                )
-                .with_dispatched(false),
-            )
-            .with_provenance(provenance);
+            return fail(tack_core::hooks::cancelled_before_start(name))
+                .with_provenance(provenance);
         }
 
         self.record(&call.call_id, Stage::Output);

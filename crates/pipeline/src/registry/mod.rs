@@ -194,7 +194,7 @@ impl ToolRegistry {
             let mut layers = self.inner.layers.write();
             let layer = match &scope {
                 Scope::Agent(agent) => &mut layers.agents.entry(agent.clone()).or_default().tools,
-                _ => &mut layers.global,
+                Scope::Global => &mut layers.global,
             };
             if layer.contains_key(&name) {
                 return Err(RegistrationError::Duplicate {
@@ -220,7 +220,7 @@ impl ToolRegistry {
                             }
                         }
                     }
-                    _ => {
+                    Scope::Global => {
                         if layers.global.get(&name).is_some_and(|t| t.id == id) {
                             layers.global.remove(&name);
                         }
@@ -252,21 +252,16 @@ impl ToolRegistry {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         {
             let mut layers = self.inner.layers.write();
-            let unknown: Vec<&str> = restriction
+            let unknown: Vec<String> = restriction
                 .names()
                 .filter(|n| !layers.global.contains_key(*n))
-                .map(String::as_str)
+                .cloned()
                 .collect();
             if !unknown.is_empty() {
-                let inheritable: Vec<&str> = layers.global.keys().map(String::as_str).collect();
                 return Err(RestrictError::UnknownTools {
                     agent: agent.to_string(),
-                    unknown: unknown.join(", "),
-                    inheritable: if inheritable.is_empty() {
-                        "(none)".to_owned()
-                    } else {
-                        inheritable.join(", ")
-                    },
+                    unknown,
+                    inheritable: layers.global.keys().cloned().collect(),
                 });
             }
             layers
@@ -365,7 +360,7 @@ impl ToolRegistry {
         let current = match &tool.scope {
             _ if name == RUN_CODE => layers.transport.as_ref(),
             Scope::Agent(agent) => layers.agents.get(agent).and_then(|l| l.tools.get(name)),
-            _ => layers.global.get(name),
+            Scope::Global => layers.global.get(name),
         };
         current.is_some_and(|t| t.id == tool.id)
     }

@@ -3,8 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// The reserved name of the code-mode transport tool.
-pub const RUN_CODE: &str = "run_code";
+/// The reserved name of the code-mode transport tool (defined once, in tack-core).
+pub use tack_core::plugin::RUN_CODE;
 
 /// How the tools are presented to an agent's model.
 ///

@@ -82,14 +82,16 @@ pub enum RestrictError {
     Reserved,
     /// The restriction names tools the agent does not inherit.
     #[error(
-        "the restriction for agent `{agent}` names tools it does not inherit: {unknown}; the global tools are: {inheritable}"
+        "the restriction for agent `{agent}` names tools it does not inherit: {}; the global tools are: {}",
+        unknown.join(", "),
+        if inheritable.is_empty() { "(none)".to_owned() } else { inheritable.join(", ") }
     )]
     UnknownTools {
         /// The agent.
         agent: String,
-        /// The unknown names, comma-separated.
-        unknown: String,
-        /// The global tool names, sorted and comma-separated, or `(none)`.
-        inheritable: String,
+        /// The names it does not inherit, in the restriction's order.
+        unknown: Vec<String>,
+        /// The global tool names, sorted (empty: there are none).
+        inheritable: Vec<String>,
     },
 }

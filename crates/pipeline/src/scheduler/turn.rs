@@ -127,6 +127,11 @@ impl TurnListeners {
         let mut disposers = Vec::new();
         if siblings {
             let turn = turn.clone();
+            // Innermost of every `tools/post-execute` listener, whatever they
+            // are named: ordering by name (`Order`) places a listener next to
+            // listeners it knows; "inside everything, including listeners
+            // registered later" is what the lowest priority says. Outer
+            // listeners (a redactor) still see and may change its content.
             disposers.push(hooks.post_execute().tap(
                 ListenerSpec::new(LISTENER).with_priority(Priority(i32::MIN)),
                 move |input: PostExecuteInput, next: Next<PostExecuteInput, PostDecision>| {

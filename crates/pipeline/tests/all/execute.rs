@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 use tack_core::hook::{Decider, ListenerSpec, Priority};
 use tack_core::hooks::{EXECUTE, ExecuteOutput};
-use tack_core::tool::{ErrorCode, ToolCall, ToolError};
+use tack_core::tool::{ErrorCode, ToolCall, ToolError, ToolErrorCode};
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
@@ -190,7 +190,7 @@ async fn without_a_wrapper_the_body_gets_the_caller_signal() {
         async move {
             cx.cancellation().cancelled().await;
             Err(ToolError::with_code(
-                ErrorCode::Cancelled,
+                ToolErrorCode::Cancelled,
                 "stopped on request",
             ))
         }
@@ -218,7 +218,7 @@ fn timeout_wrapper(h: &Harness, budget: Duration) {
                     () = tokio::time::sleep(budget) => {
                         child.cancel();
                         ExecuteOutput::err(ToolError::with_code(
-                            ErrorCode::Timeout,
+                            ToolErrorCode::Timeout,
                             format!("tool call timed out after {} ms", budget.as_millis()),
                         ))
                     }

@@ -13,7 +13,9 @@ use tack_core::context::ToolRunContext;
 use tack_core::hook::{AgentId, Decider, Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
-use tack_core::tool::{ErrorCode, Outcome, OutputSpec, Tool, ToolCall, ToolDefinition, ToolError};
+use tack_core::tool::{
+    Outcome, OutputSpec, Tool, ToolCall, ToolDefinition, ToolError, ToolErrorCode,
+};
 use tack_pipeline::{PipelineConfig, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
@@ -287,7 +289,7 @@ pub fn panicking(name: &str) -> ToolDefinition {
 }
 
 /// A tool whose body fails with `code`.
-pub fn failing(name: &str, code: ErrorCode, message: &str) -> ToolDefinition {
+pub fn failing(name: &str, code: ToolErrorCode, message: &str) -> ToolDefinition {
     let message = message.to_owned();
     open_tool(name, move |_args, _cx| {
         let message = message.clone();

@@ -106,7 +106,11 @@ async fn replacing_both_value_and_content_fails() {
 // POST-004 / docs/design.md #4: no listener turns a failure into a success; content may be replaced.
 #[tokio::test]
 async fn a_failure_cannot_become_a_success() {
-    let h = Harness::with_tool(failing("fails", ErrorCode::ExecutionFailed, "it broke"));
+    let h = Harness::with_tool(failing(
+        "fails",
+        tack_core::tool::ToolErrorCode::ExecutionFailed,
+        "it broke",
+    ));
     let _post = answer_post(
         &h,
         "rescuer",
@@ -127,7 +131,7 @@ async fn a_failure_cannot_become_a_success() {
 
     let h = Harness::with_tool(failing(
         "fails",
-        ErrorCode::ExecutionFailed,
+        tack_core::tool::ToolErrorCode::ExecutionFailed,
         "secret token abc",
     ));
     let _redact = h

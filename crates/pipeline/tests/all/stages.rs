@@ -7,7 +7,7 @@ use serde_json::json;
 use tack_core::hook::AgentId;
 use tack_core::hooks::{ExecuteOutput, PostDecision};
 use tack_core::policy::{ApprovalOutcome, GuardVerdict, PreDecision};
-use tack_core::tool::{ErrorCode, ToolError};
+use tack_core::tool::{ErrorCode, ToolError, ToolErrorCode};
 use tack_pipeline::Presentation;
 
 use crate::harness::*;
@@ -78,7 +78,7 @@ fn instrumented() -> (Harness, Log) {
             async move {
                 if timeout {
                     return ExecuteOutput::err(ToolError::with_code(
-                        ErrorCode::Timeout,
+                        ToolErrorCode::Timeout,
                         "timed out on request",
                     ));
                 }

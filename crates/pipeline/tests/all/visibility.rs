@@ -140,11 +140,16 @@ fn restrict_fails_loud_on_empty_and_unknown_names() {
             inheritable,
             ..
         } => {
-            assert_eq!(unknown, "report");
-            assert_eq!(inheritable, "grep, read", "sorted");
+            assert_eq!(unknown, &["report"]);
+            assert_eq!(inheritable, &["grep", "read"], "sorted");
         }
         other => panic!("unexpected {other:?}"),
     }
+    assert!(
+        err.to_string()
+            .contains("names tools it does not inherit: report; the global tools are: grep, read"),
+        "{err}"
+    );
 }
 
 // VIS-012

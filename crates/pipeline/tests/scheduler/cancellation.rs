@@ -2,7 +2,7 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use tack_core::tool::{ErrorCode, ToolCall};
+use tack_core::tool::{ErrorCode, ToolCall, ToolErrorCode};
 use tack_pipeline::SchedulerConfig;
 use tokio_util::sync::CancellationToken;
 
@@ -218,7 +218,7 @@ async fn a_cancelled_call_does_not_count_as_a_failure() {
         "Reports a cancellation.",
         |_args, _cx| async move {
             Err(tack_core::tool::ToolError::with_code(
-                ErrorCode::Cancelled,
+                ToolErrorCode::Cancelled,
                 "gave up",
             ))
         },

@@ -10,7 +10,9 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
 use tack_core::hook::Disposer;
-use tack_core::tool::{ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError};
+use tack_core::tool::{
+    ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError, ToolErrorCode,
+};
 use tack_pipeline::{PipelineConfig, SchedulerConfig, ToolRegistry, TurnScheduler};
 use tokio::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -130,13 +132,13 @@ impl Bench {
                     }
                     if cancelled {
                         return Err(ToolError::with_code(
-                            ErrorCode::Cancelled,
+                            ToolErrorCode::Cancelled,
                             "interrupted while sleeping",
                         ));
                     }
                     if args["fail"] == json!(true) {
                         return Err(ToolError::with_code(
-                            ErrorCode::ExecutionFailed,
+                            ToolErrorCode::ExecutionFailed,
                             "it failed on purpose",
                         ));
                     }

@@ -16,7 +16,7 @@ use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry, CodeDispatchStar
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 use tack_core::tool::{
     CallId, ContentBlock, DeferredContext, ErrorCode, Outcome, OutputSpec, ToolCall,
-    ToolDefinition, ToolError,
+    ToolDefinition, ToolError, ToolErrorCode,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -26,8 +26,8 @@ use crate::render::render_result;
 use crate::sdk::USAGE;
 use crate::strip::{StripError, prepare};
 
-/// The reserved name of the code-mode transport.
-pub const RUN_CODE: &str = "run_code";
+/// The reserved name of the code-mode transport (defined once, in tack-core).
+pub use tack_core::plugin::RUN_CODE;
 /// The plugin's name.
 pub const PLUGIN_NAME: &str = "code-mode";
 /// Default wall-time limit of a run.
@@ -109,12 +109,10 @@ impl Plugin for CodeModePlugin {
                 "max_parallel_sub_calls must be at least 1 (1 runs the program's tool calls one at a time)",
             ));
         }
-        let definition =
-            run_code_definition(self.config.clone(), cx.hooks().clone()).map_err(|e| {
-                PluginError::Definition {
-                    plugin: PLUGIN_NAME.to_owned(),
-                    source: e,
-                }
+        let definition = run_code_definition(self.config.clone(), cx.hooks().tool_hooks().clone())
+            .map_err(|e| PluginError::Definition {
+                plugin: PLUGIN_NAME.to_owned(),
+                source: e,
             })?;
         cx.register_code_transport(definition)
     }
@@ -174,7 +172,7 @@ fn fail(kind: FailKind, message: String, logs: &[String]) -> ToolError {
         full.push_str("\n--- logs ---\n");
         full.push_str(&logs.join("\n"));
     }
-    ToolError::with_code(ErrorCode::CodeRunFailed, full)
+    ToolError::with_code(ToolErrorCode::CodeRunFailed, full)
         .with_kind(kind.as_str())
         .with_data(json!({"logs": logs}))
 }
@@ -206,7 +204,7 @@ async fn run_code(
     };
     let dispatcher = cx.dispatcher().map_err(|e| {
         ToolError::with_code(
-            ErrorCode::CodeRunFailed,
+            ToolErrorCode::CodeRunFailed,
             format!("run_code needs the nested dispatcher: {e}"),
         )
         .with_kind("setup")
@@ -226,7 +224,7 @@ async fn run_code(
             .spawn(move || engine::run(program, limits, stop, event_tx, settle_rx))
             .map_err(|e| {
                 ToolError::with_code(
-                    ErrorCode::CodeRunFailed,
+                    ToolErrorCode::CodeRunFailed,
                     format!("cannot start the engine: {e}"),
                 )
                 .with_kind("setup")
@@ -351,7 +349,7 @@ async fn run_code(
     };
     if cancelled || cx.is_cancelled() {
         return Err(
-            ToolError::with_code(ErrorCode::Cancelled, "run_code was cancelled")
+            ToolError::with_code(ToolErrorCode::Cancelled, "run_code was cancelled")
                 .with_kind(FailKind::Cancelled.as_str())
                 .with_data(json!({"logs": end.logs})),
         );

@@ -33,6 +33,7 @@ use tack_core::hook::AgentId;
 use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry};
 use tack_core::tool::{
     ContentBlock, ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError,
+    ToolErrorCode,
 };
 use tack_pipeline::{ExecutionMode, Presentation, ToolRegistry};
 use tokio::sync::Barrier;
@@ -116,7 +117,7 @@ fn hang(events: Events, started: Arc<tokio::sync::Notify>) -> ToolDefinition {
                 started.notify_one();
                 cx.cancellation().cancelled().await;
                 events.lock().unwrap().push("hang cancelled".to_owned());
-                Err::<Value, _>(ToolError::with_code(ErrorCode::Cancelled, "cancelled"))
+                Err::<Value, _>(ToolError::with_code(ToolErrorCode::Cancelled, "cancelled"))
             }
         })
         .build()

@@ -74,8 +74,7 @@ impl Evaluation {
     pub fn to_decision(&self, exec: &ToolExecution) -> PreDecision {
         match self.action {
             Action::Allow => PreDecision::allow(),
-            Action::Ask => PreDecision::ask(self.reason(exec)),
-            Action::Deny => PreDecision::deny(self.reason(exec)),
+            action => PreDecision::from_action(action, self.reason(exec)),
         }
     }
 }
@@ -144,7 +143,11 @@ impl WaterfallListener<Arc<ToolExecution>, PreDecision> for GateListener {
                 Action::Ask => {
                     let ours = evaluation.to_decision(&exec);
                     let rest = next.run(exec).await;
-                    if rest.is_deny() { rest } else { ours }
+                    if rest.action() > Action::Ask {
+                        rest
+                    } else {
+                        ours
+                    }
                 }
             }
         }

@@ -69,7 +69,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod action;
 mod approvers;
 mod command;
 mod gate;
@@ -78,7 +77,6 @@ mod plugin;
 mod rules;
 mod session;
 
-pub use action::{Action, UnknownAction};
 pub use approvers::{
     Answer, ApprovalInbox, ChannelApprover, NoApprover, PendingApproval, TerminalApprover,
 };
@@ -91,3 +89,6 @@ pub use rules::{
     ArgKind, ArgPattern, COMMAND_ARGS, Decision, Rule, RuleBuilder, RuleError, RuleSet,
 };
 pub use session::SessionRules;
+/// The verdict rules and modes decide: tack-core's one ordered verdict
+/// (`Allow < Ask < Deny`), shared with `PreDecision::action`.
+pub use tack_core::policy::{Action, UnknownAction};

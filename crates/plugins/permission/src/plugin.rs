@@ -117,7 +117,7 @@ impl Plugin for Permission {
     }
 
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let disposer = self.attach(cx.hooks());
+        let disposer = self.attach(cx.hooks().tool_hooks());
         cx.keep(disposer);
         if let Some(approver) = &self.approver {
             cx.provide_approval(approver.clone());

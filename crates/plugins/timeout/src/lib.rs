@@ -23,13 +23,17 @@
 //!
 //! ## Ordering
 //!
-//! The wrapper registers at [`Priority::EARLY`](tack_core::hook::Priority::EARLY)
-//! (100), so by default it is *outside* the other `tools/execute` wrappers
-//! (priority `NORMAL` = 0): its budget covers them and the body together. A
-//! retry wrapper inside it shares one budget across all attempts ("timeout
-//! outside a retry covers the whole retry"); to give each attempt its own
-//! budget, register the retry at a higher priority than the timeout
-//! ([`TimeoutPolicyBuilder::priority`]).
+//! By default the wrapper is *outside* the other `tools/execute` wrappers:
+//! its budget covers them and the body together. A retry wrapper inside it
+//! shares one budget across all attempts ("timeout outside a retry covers
+//! the whole retry"). To give each attempt its own budget, place them by
+//! name — no priority numbers to pick:
+//!
+//! * the timeout inside the retry: `TimeoutPolicy::builder().after("retry")`
+//!   ([`TimeoutPolicyBuilder::after`]); or
+//! * the retry outside the timeout, registered with
+//!   `Order::before(tack_timeout::LISTENER_NAME)`
+//!   ([`Order`](tack_core::hook::Order)).
 //!
 //! ## Example
 //!
@@ -49,7 +53,7 @@
 //! assert_eq!(policy.budget_for(Some(Duration::from_secs(900))), Some(Duration::from_secs(300)));
 //!
 //! let hooks = ToolHooks::new();
-//! let disposer = policy.attach(&hooks); // what `Plugin::install` does
+//! let disposer = policy.attach(&hooks).unwrap(); // without a plugin host
 //! assert_eq!(hooks.execute().listener_count(), 1);
 //! disposer.dispose();
 //! assert_eq!(hooks.execute().listener_count(), 0);

@@ -16,8 +16,11 @@ impl Plugin for TimeoutPolicy {
     }
 
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let disposer = self.attach(cx.hooks());
-        cx.keep(disposer);
+        cx.hooks().execute().register_with(
+            self.spec(),
+            self.order.clone(),
+            crate::wrapper::TimeoutWrapper::new(self.clone()),
+        )?;
         Ok(())
     }
 }

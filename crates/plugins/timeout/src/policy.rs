@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use tack_core::hook::{Disposer, ListenerSpec, Priority, Scope};
+use tack_core::hook::{Disposer, ListenerSpec, Order, OrderError, Priority, Scope};
 use tack_core::hooks::ToolHooks;
 
 use crate::TimeoutConfigError;
@@ -14,7 +14,10 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 /// Configuration of the timeout wrapper (also the [`Plugin`](tack_core::plugin::Plugin)).
 ///
 /// The default: declared budgets only (no default budget, no ceiling), a
-/// 2 s grace period, global scope, [`Priority::EARLY`].
+/// 2 s grace period, global scope, outside the other `tools/execute`
+/// wrappers (registered at [`Priority::EARLY`]). To place it relative to a
+/// particular wrapper, name it: [`TimeoutPolicyBuilder::before`] /
+/// [`TimeoutPolicyBuilder::after`].
 ///
 /// ```
 /// use std::time::Duration;
@@ -30,7 +33,7 @@ pub struct TimeoutPolicy {
     pub(crate) default_budget: Option<Duration>,
     pub(crate) ceiling: Option<Duration>,
     pub(crate) grace: Duration,
-    pub(crate) priority: Priority,
+    pub(crate) order: Order,
     pub(crate) scope: Scope,
 }
 
@@ -40,7 +43,7 @@ impl Default for TimeoutPolicy {
             default_budget: None,
             ceiling: None,
             grace: DEFAULT_GRACE,
-            priority: Priority::EARLY,
+            order: Order::default(),
             scope: Scope::Global,
         }
     }
@@ -87,9 +90,11 @@ impl TimeoutPolicy {
         self.grace
     }
 
-    /// The wrapper's priority on `tools/execute`.
-    pub fn priority(&self) -> Priority {
-        self.priority
+    /// Where the wrapper goes relative to other `tools/execute` listeners,
+    /// by name (empty: outside every wrapper registered at the default
+    /// priority).
+    pub fn order(&self) -> &Order {
+        &self.order
     }
 
     /// The scope the wrapper is registered in.
@@ -97,15 +102,28 @@ impl TimeoutPolicy {
         &self.scope
     }
 
-    /// Registers the wrapper on `hooks` directly (what the plugin's `install`
-    /// does), returning its disposer.
-    pub fn attach(&self, hooks: &ToolHooks) -> Disposer {
-        let spec = ListenerSpec::new(LISTENER_NAME)
+    /// The wrapper's registration: named [`LISTENER_NAME`], in the policy's
+    /// scope, at [`Priority::EARLY`].
+    pub(crate) fn spec(&self) -> ListenerSpec {
+        ListenerSpec::new(LISTENER_NAME)
             .with_scope(self.scope.clone())
-            .with_priority(self.priority);
-        hooks
-            .execute()
-            .register(spec, crate::wrapper::TimeoutWrapper::new(self.clone()))
+            .with_priority(Priority::EARLY)
+    }
+
+    /// Registers the wrapper on `hooks` directly (without a plugin host),
+    /// returning its disposer. Installed as a plugin, it belongs to the
+    /// plugin's footprint instead.
+    ///
+    /// # Errors
+    ///
+    /// [`OrderError`] when the policy is placed before or after a listener
+    /// that is not registered on `tools/execute` (register that one first).
+    pub fn attach(&self, hooks: &ToolHooks) -> Result<Disposer, OrderError> {
+        hooks.execute().register_with(
+            self.spec(),
+            self.order.clone(),
+            crate::wrapper::TimeoutWrapper::new(self.clone()),
+        )
     }
 }
 
@@ -136,10 +154,24 @@ impl TimeoutPolicyBuilder {
         self
     }
 
-    /// The wrapper's priority (default [`Priority::EARLY`]: outside the other
-    /// wrappers, so the budget covers them too).
-    pub fn priority(mut self, priority: Priority) -> Self {
-        self.policy.priority = priority;
+    /// Places the wrapper before (outside) the `tools/execute` listener
+    /// named `name`: the budget covers it. Without any placement the
+    /// wrapper is outside every wrapper registered at the default priority.
+    ///
+    /// The named listener must be registered when the policy is installed.
+    pub fn before(mut self, name: impl Into<std::sync::Arc<str>>) -> Self {
+        self.policy.order = self.policy.order.and_before(name);
+        self
+    }
+
+    /// Places the wrapper after (inside) the `tools/execute` listener named
+    /// `name`: each run of the inner chain gets its own budget. Put the
+    /// timeout after a retry wrapper (`.after("retry")`) to give each attempt
+    /// its own budget.
+    ///
+    /// The named listener must be registered when the policy is installed.
+    pub fn after(mut self, name: impl Into<std::sync::Arc<str>>) -> Self {
+        self.policy.order = self.policy.order.and_after(name);
         self
     }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tack_core::hook::{Next, WaterfallListener};
 use tack_core::hooks::{ExecuteOutput, ExecuteRequest};
-use tack_core::tool::{ErrorCode, ToolError};
+use tack_core::tool::{ToolError, ToolErrorCode};
 
 use crate::TimeoutPolicy;
 
@@ -78,7 +78,7 @@ async fn run_with_deadline(
             ));
         }
         message.push_str("; try a smaller piece of work, or ask the user to raise the timeout");
-        return ExecuteOutput::err(ToolError::with_code(ErrorCode::Timeout, message));
+        return ExecuteOutput::err(ToolError::with_code(ToolErrorCode::Timeout, message));
     }
 
     // The caller cancelled first: the child token already carries it to the
@@ -92,7 +92,7 @@ async fn run_with_deadline(
                 "cancelled tool did not stop within the grace period; abandoning it"
             );
             ExecuteOutput::err(ToolError::with_code(
-                ErrorCode::Cancelled,
+                ToolErrorCode::Cancelled,
                 format!(
                     "the call of tool `{tool}` was cancelled; the tool did not stop within {} ms and was abandoned, so it may have done part of its work",
                     grace.as_millis()

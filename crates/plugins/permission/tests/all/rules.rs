@@ -252,3 +252,14 @@ fn a_deny_reason_names_the_rule_and_its_origin() {
         r#"tool `bash` is denied by permission rule `deny bash(command: "rm *")` (perm.toml line 4)"#
     );
 }
+
+#[test]
+fn the_permission_action_is_the_core_verdict() {
+    // One ordering of verdicts in tack: the gate's `Action` is tack-core's.
+    let action: tack_core::policy::Action = tack_permission::Action::Ask;
+    assert_eq!(
+        tack_core::policy::PreDecision::ask("r").action(),
+        action,
+        "a pre-execute decision and a rule speak the same verdict"
+    );
+}

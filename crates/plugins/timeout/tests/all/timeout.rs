@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::json;
-use tack_core::hook::{AgentId, Decider, ListenerSpec, Priority, Scope};
+use tack_core::hook::{AgentId, Decider, Order, Scope};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
-use tack_core::tool::{ErrorCode, ToolCall, ToolError};
+use tack_core::tool::{ErrorCode, ToolCall, ToolError, ToolErrorCode};
 use tack_timeout::{LISTENER_NAME, TimeoutConfigError, TimeoutPolicy};
 use tokio::time::{Instant, sleep};
 use tokio_util::sync::CancellationToken;
@@ -110,9 +110,11 @@ async fn outer_stages_see_the_callers_token_not_the_deadline() {
     let (r, _p) = timed_registry([tool("slow", Some(100), cooperative)]);
     let outer_saw_cancelled = Arc::new(AtomicBool::new(true));
     let seen = outer_saw_cancelled.clone();
-    let _outer = r.hooks().execute().tap(
-        ListenerSpec::new("outer").with_priority(Priority(1000)),
-        move |req, next| {
+    // Placed outside the timeout by name, whatever its priority.
+    let _outer = r
+        .hooks()
+        .execute()
+        .tap_with("outer", Order::before(LISTENER_NAME), move |req, next| {
             let seen = seen.clone();
             async move {
                 let token = req.cancellation().clone();
@@ -120,7 +122,11 @@ async fn outer_stages_see_the_callers_token_not_the_deadline() {
                 seen.store(token.is_cancelled(), Ordering::SeqCst);
                 out
             }
-        },
+        })
+        .unwrap();
+    assert_eq!(
+        r.hooks().execute().listener_names(None),
+        [Arc::<str>::from("outer"), Arc::from(LISTENER_NAME)]
     );
     let out = call(&r, "slow").await;
     assert_eq!(failure(&out).code, ErrorCode::Timeout);
@@ -187,7 +193,7 @@ async fn caller_cancel_before_the_deadline_is_cancelled_not_timeout() {
     let (r, _p) = timed_registry([tool("slow", Some(1000), |cx| async move {
         cx.cancellation().cancelled().await;
         Err(ToolError::with_code(
-            ErrorCode::Cancelled,
+            ToolErrorCode::Cancelled,
             "stopped on request",
         ))
     })]);
@@ -219,7 +225,7 @@ async fn deadline_first_then_caller_cancel_is_timeout() {
     let (r, _p) = timed_registry([tool("slow", Some(100), |cx| async move {
         cx.cancellation().cancelled().await;
         sleep(ms(500)).await; // cleanup, during which the caller gives up
-        Err(ToolError::with_code(ErrorCode::Cancelled, "cleaned up"))
+        Err(ToolError::with_code(ToolErrorCode::Cancelled, "cleaned up"))
     })]);
     let out = call_cancelled_after(&r, "slow", ms(300)).await;
     assert_eq!(failure(&out).code, ErrorCode::Timeout, "{out:?}");
@@ -361,7 +367,7 @@ async fn timeout_outside_a_retry_covers_all_attempts() {
     let (r, _p) = timed_registry([tool("flaky", Some(1000), |cx| async move {
         tokio::select! {
             () = sleep(ms(400)) => Err(ToolError::new("flaked")),
-            () = cx.cancellation().cancelled() => Err(ToolError::with_code(ErrorCode::Cancelled, "stopped")),
+            () = cx.cancellation().cancelled() => Err(ToolError::with_code(ToolErrorCode::Cancelled, "stopped")),
         }
     })]);
     // A retry wrapper at NORMAL priority is inside the EARLY timeout.
@@ -385,6 +391,67 @@ async fn timeout_outside_a_retry_covers_all_attempts() {
     let out = call(&r, "flaky").await;
     assert_eq!(failure(&out).code, ErrorCode::Timeout, "{out:?}");
     assert_eq!(start.elapsed(), ms(1000));
+}
+
+fn execute_names(r: &tack_pipeline::ToolRegistry) -> Vec<String> {
+    r.hooks()
+        .execute()
+        .listener_names(None)
+        .iter()
+        .map(|n| n.to_string())
+        .collect()
+}
+
+// Ordering by name: the timeout goes inside or outside a named wrapper
+// without anyone picking a priority number.
+#[test]
+fn the_timeout_is_placed_by_name() {
+    let r = registry([]);
+    let _retry = r.hooks().execute().tap("retry", |req, next| next.run(req));
+    let _log = r.hooks().execute().tap("log", |req, next| next.run(req));
+
+    // Default: outside every wrapper at the default priority.
+    let outside = install(&r, &TimeoutPolicy::default());
+    assert_eq!(execute_names(&r), ["timeout", "retry", "log"]);
+    drop(outside);
+
+    // Inside the retry: each attempt would get its own budget.
+    let inside = install(
+        &r,
+        &TimeoutPolicy::builder().after("retry").build().unwrap(),
+    );
+    assert_eq!(execute_names(&r), ["retry", "timeout", "log"]);
+    drop(inside);
+
+    let between = TimeoutPolicy::builder()
+        .after("retry")
+        .before("log")
+        .build()
+        .unwrap();
+    let between = between.attach(r.hooks()).unwrap();
+    assert_eq!(execute_names(&r), ["retry", "timeout", "log"]);
+    drop(between);
+    assert_eq!(execute_names(&r), ["retry", "log"]);
+}
+
+#[test]
+fn placing_the_timeout_next_to_a_missing_wrapper_fails_the_install() {
+    let r = registry([]);
+    let policy = TimeoutPolicy::builder().after("retry").build().unwrap();
+    let caps = r.capabilities();
+    let mut host = tack_core::plugin::PluginHost::new(r.hooks(), caps, &r);
+    let err = host.install(&policy).unwrap_err();
+    assert!(
+        matches!(err, tack_core::plugin::PluginError::Order { .. }),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("no listener named `retry`") && text.contains("register `retry` first"),
+        "{text}"
+    );
+    assert_eq!(r.hooks().execute().listener_count(), 0, "nothing installed");
+    assert!(policy.attach(r.hooks()).is_err());
 }
 
 #[test]

@@ -1,15 +1,22 @@
-//! What a rule or mode decides: allow, ask, deny — ordered by strictness.
+//! The one ordered verdict: allow < ask < deny.
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// The effect of a rule. Ordered by strictness (`Allow < Ask < Deny`), so the
-/// decision of several matching rules is their `max`.
+/// What a policy decides about a call: allow, ask or deny, ordered by
+/// strictness (`Allow < Ask < Deny`), so the combined decision of several
+/// policies is their `max`.
+///
+/// It is the one ordering of verdicts in tack: a
+/// [`PreDecision`](super::PreDecision)'s [`action`](super::PreDecision::action)
+/// and the permission plugin's rules and modes speak it. It is closed on
+/// purpose (no `#[non_exhaustive]`): every match over it is complete, so no
+/// verdict can fall into a catch-all arm that lets a call through.
 ///
 /// ```
-/// use tack_permission::Action;
+/// use tack_core::policy::Action;
 /// assert!(Action::Deny > Action::Ask && Action::Ask > Action::Allow);
 /// assert_eq!([Action::Allow, Action::Deny, Action::Ask].into_iter().max(), Some(Action::Deny));
 /// assert_eq!("ask".parse::<Action>().unwrap(), Action::Ask);
@@ -19,7 +26,8 @@ use serde::{Deserialize, Serialize};
 pub enum Action {
     /// Run the call.
     Allow,
-    /// Ask the approver; run only if it answers allowed-once.
+    /// Ask the approval service; run only if it answers allowed-once or
+    /// allowed-always.
     Ask,
     /// Refuse the call.
     Deny,

@@ -1,0 +1,127 @@
+//! One ordered verdict, closed verdict types, closed scopes, and the codes a
+//! tool may return.
+
+use tack_core::hook::{AgentId, Scope};
+use tack_core::policy::{Action, GuardOutcome, GuardVerdict, PreDecision, PreVerdict};
+use tack_core::tool::{ErrorCode, ToolError, ToolErrorCode};
+
+#[test]
+fn actions_order_allow_ask_deny_and_decisions_follow_them() {
+    assert!(Action::Allow < Action::Ask && Action::Ask < Action::Deny);
+    let decisions = [
+        PreDecision::allow(),
+        PreDecision::ask("a"),
+        PreDecision::deny("d"),
+    ];
+    let actions: Vec<Action> = decisions.iter().map(PreDecision::action).collect();
+    assert_eq!(actions, [Action::Allow, Action::Ask, Action::Deny]);
+    for a in &decisions {
+        for b in &decisions {
+            let stricter = a.clone().stricter(b.clone());
+            assert_eq!(stricter.action(), a.action().max(b.action()));
+        }
+    }
+    // A tie keeps the first, whatever the reasons say.
+    let tie = PreDecision::deny("zzz").stricter(PreDecision::deny("aaa"));
+    assert_eq!(tie.reason(), Some("zzz"));
+}
+
+#[test]
+fn a_decision_built_from_an_action_carries_its_reason() {
+    assert!(PreDecision::from_action(Action::Allow, "ignored").is_allow());
+    let ask = PreDecision::from_action(Action::Ask, "writes files");
+    assert_eq!(
+        ask.verdict(),
+        &PreVerdict::Ask {
+            reason: "writes files".into()
+        }
+    );
+    let deny = PreDecision::from_action(Action::Deny, "no");
+    assert_eq!(deny.action(), Action::Deny);
+    assert_eq!(deny.reason(), Some("no"));
+}
+
+#[test]
+fn actions_have_one_wire_form() {
+    for action in [Action::Allow, Action::Ask, Action::Deny] {
+        assert_eq!(action.as_str().parse::<Action>().unwrap(), action);
+        let json = serde_json::to_string(&action).unwrap();
+        assert_eq!(json, format!("\"{action}\""));
+    }
+    let err = "maybe".parse::<Action>().unwrap_err();
+    assert!(
+        err.to_string().contains("`allow`, `ask` or `deny`"),
+        "{err}"
+    );
+}
+
+// These matches have no catch-all arm: they compile only because the verdict
+// types and `Scope` are closed, so a consumer never needs an arm that treats
+// something unknown as "allow" or "global".
+fn describe_pre(verdict: &PreVerdict) -> Action {
+    match verdict {
+        PreVerdict::Allow => Action::Allow,
+        PreVerdict::Ask { .. } => Action::Ask,
+        PreVerdict::Deny { .. } => Action::Deny,
+    }
+}
+
+fn describe_guard(verdict: &GuardVerdict) -> bool {
+    match verdict {
+        GuardVerdict::Pass => true,
+        GuardVerdict::Deny { .. } => false,
+    }
+}
+
+fn describe_outcome(outcome: &GuardOutcome) -> bool {
+    match outcome {
+        GuardOutcome::Passed => true,
+        GuardOutcome::Denied { .. } => false,
+    }
+}
+
+fn layer(scope: &Scope) -> Option<&str> {
+    match scope {
+        Scope::Global => None,
+        Scope::Agent(agent) => Some(agent.as_str()),
+    }
+}
+
+#[test]
+fn verdicts_and_scopes_are_matched_completely() {
+    assert_eq!(describe_pre(PreDecision::ask("x").verdict()), Action::Ask);
+    assert!(describe_guard(&GuardVerdict::Pass));
+    assert!(!describe_guard(&GuardVerdict::deny("no")));
+    assert!(describe_outcome(&GuardOutcome::Passed));
+    assert_eq!(layer(&Scope::Global), None);
+    assert_eq!(layer(&Scope::Agent(AgentId::new("a"))), Some("a"));
+}
+
+#[test]
+fn a_tool_error_carries_only_the_codes_a_tool_may_produce() {
+    let allowed = [
+        (ToolErrorCode::ExecutionFailed, ErrorCode::ExecutionFailed),
+        (ToolErrorCode::InvalidArguments, ErrorCode::InvalidArguments),
+        (ToolErrorCode::Cancelled, ErrorCode::Cancelled),
+        (ToolErrorCode::Timeout, ErrorCode::Timeout),
+        (ToolErrorCode::CodeRunFailed, ErrorCode::CodeRunFailed),
+    ];
+    for (tool_code, wire) in allowed {
+        assert_eq!(ToolError::with_code(tool_code, "m").code(), wire);
+        assert_eq!(ErrorCode::from(tool_code), wire);
+        assert_eq!(ToolErrorCode::try_from(wire), Ok(tool_code));
+    }
+    // Every other wire code belongs to the pipeline.
+    for wire in ErrorCode::ALL {
+        if !allowed.iter().any(|(_, w)| *w == wire) {
+            assert_eq!(ToolErrorCode::try_from(wire), Err(wire));
+        }
+    }
+    for pipeline_only in [
+        ErrorCode::Denied,
+        ErrorCode::UnknownTool,
+        ErrorCode::Internal,
+    ] {
+        assert!(ToolErrorCode::try_from(pipeline_only).is_err());
+    }
+}
