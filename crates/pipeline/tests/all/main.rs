@@ -4,7 +4,7 @@
 
 mod harness;
 mod listeners;
-#[path = "../shared/recording.rs"]
+#[path = "../support/recording.rs"]
 mod recording;
 mod stage_paths;
 

@@ -3,7 +3,7 @@
 #![allow(missing_docs)]
 
 mod harness;
-#[path = "../shared/recording.rs"]
+#[path = "../support/recording.rs"]
 mod recording;
 
 mod cancellation;
