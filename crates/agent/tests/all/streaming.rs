@@ -35,6 +35,21 @@ impl ModelObserver for Seen {
     }
 }
 
+/// A whole stream of `events`.
+fn stream(events: Vec<String>) -> Answer {
+    Answer::Sse {
+        events,
+        complete: true,
+    }
+}
+
+/// `model`'s answer to the test history, with what it reported on the way.
+async fn observe(model: &impl ChatModel) -> (Result<Reply, ModelError>, Seen) {
+    let seen = Seen::default();
+    let reply = model.complete_observed(&history(), &tools(), &seen).await;
+    (reply, seen)
+}
+
 fn openai(server: &Server) -> OpenAiCompatible {
     OpenAiCompatible::new(
         OpenAiConfig::new(&server.url, "sk-test", "test-model")
@@ -106,16 +121,9 @@ fn anthropic_text_stream() -> Vec<String> {
 
 #[tokio::test]
 async fn openai_streams_text_and_reports_usage() {
-    let server = serve(Answer::Sse {
-        events: openai_text_stream(),
-        complete: true,
-    })
-    .await;
-    let seen = Seen::default();
-    let reply = openai(&server)
-        .complete_observed(&history(), &tools(), &seen)
-        .await
-        .unwrap();
+    let server = serve(stream(openai_text_stream())).await;
+    let (reply, seen) = observe(&openai(&server)).await;
+    let reply = reply.unwrap();
     assert!(
         matches!(reply, Reply::Text(ref t) if t == "Hello"),
         "{reply:?}"
@@ -223,11 +231,8 @@ async fn openai_a_stream_cut_mid_way_is_an_error() {
         complete: false,
     })
     .await;
-    let seen = Seen::default();
-    let err = openai(&server)
-        .complete_observed(&history(), &tools(), &seen)
-        .await
-        .unwrap_err();
+    let (err, _) = observe(&openai(&server)).await;
+    let err = err.unwrap_err();
     assert!(
         matches!(err, ModelError::Transport { .. } | ModelError::Malformed(_)),
         "{err}"
@@ -238,11 +243,7 @@ async fn openai_a_stream_cut_mid_way_is_an_error() {
 
 #[tokio::test]
 async fn openai_garbage_in_a_stream_is_malformed() {
-    let server = serve(Answer::Sse {
-        events: vec!["data: {not json".to_owned()],
-        complete: true,
-    })
-    .await;
+    let server = serve(stream(vec!["data: {not json".to_owned()])).await;
     let err = openai(&server)
         .complete(&history(), &tools())
         .await
@@ -271,10 +272,7 @@ async fn openai_429_with_retry_after_is_honoured() {
             vec!["retry-after: 1".into()],
             "{\"error\":{\"message\":\"slow down\"}}".into(),
         ),
-        Answer::Sse {
-            events: openai_text_stream(),
-            complete: true,
-        },
+        stream(openai_text_stream()),
     ])
     .await;
     let seen = Seen::default();
@@ -298,17 +296,11 @@ async fn openai_500_then_success() {
     let server = serve_in_turn(vec![
         Answer::Http(500, "{\"error\":{\"message\":\"upstream\"}}".into()),
         Answer::Http(503, "overloaded".into()),
-        Answer::Sse {
-            events: openai_text_stream(),
-            complete: true,
-        },
+        stream(openai_text_stream()),
     ])
     .await;
-    let seen = Seen::default();
-    openai(&server)
-        .complete_observed(&history(), &tools(), &seen)
-        .await
-        .unwrap();
+    let (reply, seen) = observe(&openai(&server)).await;
+    reply.unwrap();
     assert_eq!(seen.retries.lock().len(), 2);
     assert_eq!(server.requests.lock().len(), 3);
 }
@@ -348,19 +340,9 @@ async fn retries_end_and_a_client_error_is_not_retried() {
 
 #[tokio::test]
 async fn a_reset_connection_is_retried() {
-    let server = serve_in_turn(vec![
-        Answer::Reset,
-        Answer::Sse {
-            events: anthropic_text_stream(),
-            complete: true,
-        },
-    ])
-    .await;
-    let seen = Seen::default();
-    let reply = anthropic(&server)
-        .complete_observed(&history(), &tools(), &seen)
-        .await
-        .unwrap();
+    let server = serve_in_turn(vec![Answer::Reset, stream(anthropic_text_stream())]).await;
+    let (reply, seen) = observe(&anthropic(&server)).await;
+    let reply = reply.unwrap();
     assert!(
         matches!(reply, Reply::Text(ref t) if t == "Hello"),
         "{reply:?}"
@@ -372,16 +354,9 @@ async fn a_reset_connection_is_retried() {
 
 #[tokio::test]
 async fn anthropic_streams_text_and_reports_usage() {
-    let server = serve(Answer::Sse {
-        events: anthropic_text_stream(),
-        complete: true,
-    })
-    .await;
-    let seen = Seen::default();
-    let reply = anthropic(&server)
-        .complete_observed(&history(), &tools(), &seen)
-        .await
-        .unwrap();
+    let server = serve(stream(anthropic_text_stream())).await;
+    let (reply, seen) = observe(&anthropic(&server)).await;
+    let reply = reply.unwrap();
     assert!(
         matches!(reply, Reply::Text(ref t) if t == "Hello"),
         "{reply:?}"
@@ -579,10 +554,7 @@ async fn anthropic_429_with_retry_after() {
             "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow\"}}"
                 .into(),
         ),
-        Answer::Sse {
-            events: anthropic_text_stream(),
-            complete: true,
-        },
+        stream(anthropic_text_stream()),
     ])
     .await;
     let seen = Seen::default();
