@@ -2,89 +2,15 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-
-use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::capability::{
     Capabilities, CapabilityError, CapabilityKind, FileSystem, Shell, ToolDispatcher,
 };
 use crate::hook::AgentId;
+use crate::host::{NewRunContext, RunEffects};
 use crate::policy::ApprovalService;
 use crate::tool::{CallId, DeferredContext, ExecutionToken, ToolCall, ToolExecution};
-
-/// The side effects a tool body asks the loop for: deferred context and
-/// concluding the turn. Shared between the context (which writes) and the
-/// pipeline (which reads after the body).
-///
-/// ```
-/// use tack_core::context::RunEffects;
-/// let effects = RunEffects::new();
-/// effects.defer_context("remember: the tests are slow");
-/// assert_eq!(effects.take_deferred()[0].text(), "remember: the tests are slow");
-/// assert!(!effects.concluded());
-/// ```
-#[derive(Clone, Default)]
-pub struct RunEffects {
-    inner: Arc<EffectsInner>,
-}
-
-#[derive(Default)]
-struct EffectsInner {
-    deferred: Mutex<Vec<DeferredContext>>,
-    concluded: AtomicBool,
-    dispatched: AtomicBool,
-}
-
-impl RunEffects {
-    /// No effects yet.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Queues a context (text, or content blocks) to append after this call's
-    /// result.
-    pub fn defer_context(&self, message: impl Into<DeferredContext>) {
-        self.inner.deferred.lock().push(message.into());
-    }
-
-    /// Asks to end the turn after this call (honoured only if it succeeds).
-    pub fn conclude_turn(&self) {
-        self.inner.concluded.store(true, Ordering::Release);
-    }
-
-    /// Takes the queued contexts.
-    pub fn take_deferred(&self) -> Vec<DeferredContext> {
-        std::mem::take(&mut *self.inner.deferred.lock())
-    }
-
-    /// Whether the body asked to conclude the turn.
-    pub fn concluded(&self) -> bool {
-        self.inner.concluded.load(Ordering::Acquire)
-    }
-
-    /// Records that the tool body was started (set by the `tools/execute`
-    /// default just before it calls the body).
-    pub fn mark_dispatched(&self) {
-        self.inner.dispatched.store(true, Ordering::Release);
-    }
-
-    /// Whether the tool body was started: what a `CANCELLED` outcome reports,
-    /// and what decides whether a late cancellation may replace a success.
-    pub fn dispatched(&self) -> bool {
-        self.inner.dispatched.load(Ordering::Acquire)
-    }
-}
-
-impl fmt::Debug for RunEffects {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RunEffects")
-            .field("deferred", &self.inner.deferred.lock().len())
-            .field("concluded", &self.concluded())
-            .finish()
-    }
-}
 
 struct Shared {
     execution: Arc<ToolExecution>,
@@ -99,23 +25,23 @@ struct Shared {
 /// signal ([`with_cancellation`](Self::with_cancellation)); everything else is
 /// fixed for the execution.
 ///
-/// ```
-/// use std::sync::Arc;
-/// use serde_json::json;
-/// use tokio_util::sync::CancellationToken;
-/// use tack_core::capability::Capabilities;
-/// use tack_core::context::{RunEffects, ToolRunContext};
-/// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+/// The pipeline builds it (a plugin cannot); a tool body gets it by
+/// reference:
 ///
-/// let exec = Arc::new(ToolExecution::new(
-///     CallId::from("c1"), ToolName::new("echo").unwrap(), Arc::new(json!({})),
-///     Tier::ReadOnly, ExecutionToken::issue(CallId::from("c1")),
-/// ));
-/// let effects = RunEffects::new();
-/// let cx = ToolRunContext::new(exec, Arc::new(Capabilities::default()), CancellationToken::new(), effects.clone());
-/// cx.defer_context("note for later");
-/// assert!(cx.fs().is_err()); // no fs capability installed
-/// assert_eq!(effects.take_deferred().len(), 1);
+/// ```
+/// use tack_core::context::ToolRunContext;
+/// use tack_core::serde_json::{Value, json};
+/// use tack_core::tool::{ToolError, ToolErrorCode};
+///
+/// async fn body(_args: Value, cx: ToolRunContext) -> Result<Value, ToolError> {
+///     if cx.is_cancelled() {
+///         return Err(ToolError::with_code(ToolErrorCode::Cancelled, "stopped before reading anything"));
+///     }
+///     let fs = cx.fs()?; // the host's filesystem capability, or a MISSING error
+///     let _ = fs;
+///     cx.defer_context("note for after this call's result");
+///     Ok(json!({"call": cx.call_id().as_str()}))
+/// }
 /// ```
 #[derive(Clone)]
 pub struct ToolRunContext {
@@ -123,9 +49,10 @@ pub struct ToolRunContext {
     cancel: CancellationToken,
 }
 
-impl ToolRunContext {
-    /// Built by the pipeline for one execution.
-    pub fn new(
+impl crate::host::build::sealed::Sealed for ToolRunContext {}
+
+impl NewRunContext for ToolRunContext {
+    fn new(
         execution: Arc<ToolExecution>,
         capabilities: Arc<Capabilities>,
         cancel: CancellationToken,
@@ -140,7 +67,9 @@ impl ToolRunContext {
             cancel,
         }
     }
+}
 
+impl ToolRunContext {
     /// The same context with another cancellation signal. Meant for
     /// `tools/execute` wrappers; build the new token as a child of
     /// [`cancellation`](Self::cancellation) so the caller's cancellation still
@@ -261,8 +190,9 @@ impl ToolRunContext {
         self.shared.effects.conclude_turn();
     }
 
-    /// The effects this execution has asked for so far.
-    pub fn effects(&self) -> &RunEffects {
+    /// The effects this execution has asked for so far: the pipeline's, never
+    /// handed to a tool body.
+    pub(crate) fn effects(&self) -> &RunEffects {
         &self.shared.effects
     }
 }

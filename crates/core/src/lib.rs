@@ -17,6 +17,14 @@
 //! * [`plugin`]: the [`Plugin`](plugin::Plugin) trait, its install context and
 //!   static registration through `inventory`.
 //!
+//! Those modules are the plugin author's surface. The host's side lives apart,
+//! in [`host`]: installing plugins ([`PluginHost`](host::PluginHost)), the
+//! registry interface, capability slots, the effects of a run, and the
+//! constructors of the values only the pipeline builds (executions, tokens,
+//! run contexts, outcomes). A tool body gets a
+//! [`ToolRunContext`](context::ToolRunContext) and returns a value or a
+//! [`ToolError`](tool::ToolError); it cannot reach the pipeline's side.
+//!
 //! It re-exports what plugin code needs from other crates — [`schemars`],
 //! [`serde`], [`serde_json`], [`async_trait`](macro@async_trait),
 //! [`CancellationToken`] and [`inventory`] — so a plugin can depend on `tack-core` alone.
@@ -27,6 +35,7 @@ pub mod capability;
 pub mod context;
 pub mod hook;
 pub mod hooks;
+pub mod host;
 pub mod plugin;
 pub mod policy;
 pub mod tool;

@@ -55,6 +55,7 @@ pub trait ToolDispatcher: Send + Sync + 'static {
     /// use futures::future::BoxFuture;
     /// use tack_core::capability::ToolDispatcher;
     /// use tack_core::tool::{Outcome, ToolCall};
+    /// use tack_core::host::NewOutcome;
     /// use tokio_util::sync::CancellationToken;
     ///
     /// /// Succeeds at once with `null`, logging when it runs.

@@ -8,11 +8,11 @@
 mod dispatch;
 mod error;
 mod fs;
-mod set;
+pub(crate) mod set;
 mod shell;
 
 pub use dispatch::{OnAdmitted, ToolDispatcher};
 pub use error::CapabilityError;
 pub use fs::{Access, DirEntry, EntryKind, FileBytes, FileSystem, FsError, Metadata, WriteReport};
-pub use set::{Capabilities, CapabilityKind, CapabilitySlots};
+pub use set::{Capabilities, CapabilityKind};
 pub use shell::{CommandOutput, CommandRequest, Shell, ShellError};

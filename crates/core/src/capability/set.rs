@@ -96,7 +96,7 @@ impl fmt::Display for CapabilityKind {
 /// [`snapshot`](Self::snapshot) for each execution.
 ///
 /// ```
-/// use tack_core::capability::CapabilitySlots;
+/// use tack_core::host::CapabilitySlots;
 /// let slots = CapabilitySlots::new();
 /// assert!(slots.snapshot().fs.is_none());
 /// ```

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::ToolRunContext;
 use crate::hook::Provenance;
+use crate::host::{NewExecuteRequest, NewFailure};
 use crate::tool::{ErrorCode, Failure, ToolError, ToolErrorCode, ToolExecution, ToolHandler};
 
 /// The input of `tools/execute`: the execution, the run context the body will
@@ -35,9 +36,10 @@ impl fmt::Debug for ExecuteRequest {
     }
 }
 
-impl ExecuteRequest {
-    /// Built by the pipeline.
-    pub fn new(
+impl crate::host::build::sealed::Sealed for ExecuteRequest {}
+
+impl NewExecuteRequest for ExecuteRequest {
+    fn new(
         execution: Arc<ToolExecution>,
         context: ToolRunContext,
         handler: Arc<dyn ToolHandler>,
@@ -50,7 +52,9 @@ impl ExecuteRequest {
             timeout,
         }
     }
+}
 
+impl ExecuteRequest {
     /// The execution.
     pub fn execution(&self) -> &Arc<ToolExecution> {
         &self.execution
@@ -105,7 +109,7 @@ impl ExecuteRequest {
 /// before the body runs.
 ///
 /// ```
-/// use tack_core::hooks::cancelled_before_start;
+/// use tack_core::host::cancelled_before_start;
 /// use tack_core::tool::ErrorCode;
 /// let failure = cancelled_before_start("bash");
 /// assert_eq!(failure.code, ErrorCode::Cancelled);

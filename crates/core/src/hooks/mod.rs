@@ -13,13 +13,13 @@
 //! order, and can only pass or deny.
 
 mod code_dispatch_log;
-mod execute;
+pub(crate) mod execute;
 mod post_execute;
 mod result;
 mod tool_hooks;
 
 pub use code_dispatch_log::{CodeDispatchEvent, CodeDispatchLogEntry, CodeDispatchStart};
-pub use execute::{ExecuteOutput, ExecuteRequest, cancelled_before_start};
+pub use execute::{ExecuteOutput, ExecuteRequest};
 pub use post_execute::{PostDecision, PostExecuteInput};
 pub use result::ExecutionRecord;
 pub use tool_hooks::{

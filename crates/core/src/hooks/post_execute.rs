@@ -20,9 +20,10 @@ pub struct PostExecuteInput {
     pub outcome: Arc<Outcome>,
 }
 
-impl PostExecuteInput {
-    /// Built by the pipeline.
-    pub fn new(execution: Option<Arc<ToolExecution>>, outcome: Arc<Outcome>) -> Self {
+impl crate::host::build::sealed::Sealed for PostExecuteInput {}
+
+impl crate::host::NewPostExecuteInput for PostExecuteInput {
+    fn new(execution: Option<Arc<ToolExecution>>, outcome: Arc<Outcome>) -> Self {
         Self { execution, outcome }
     }
 }

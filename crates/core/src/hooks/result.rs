@@ -18,9 +18,10 @@ pub struct ExecutionRecord {
     pub outcome: Arc<Outcome>,
 }
 
-impl ExecutionRecord {
-    /// Built by the pipeline.
-    pub fn new(
+impl crate::host::build::sealed::Sealed for ExecutionRecord {}
+
+impl crate::host::NewExecutionRecord for ExecutionRecord {
+    fn new(
         agent: Option<AgentId>,
         execution: Option<Arc<ToolExecution>>,
         outcome: Arc<Outcome>,

@@ -3,10 +3,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::{PluginError, PluginHooks, Registration, ToolRegistrar};
-use crate::capability::{Capabilities, CapabilitySlots, FileSystem, Shell, ToolDispatcher};
+use super::{PluginError, PluginHooks, Registration};
+use crate::capability::{Capabilities, FileSystem, Shell, ToolDispatcher};
 use crate::hook::{Disposables, Disposer, Scope};
 use crate::hooks::ToolHooks;
+use crate::host::{CapabilitySlots, ToolRegistrar};
 use crate::policy::ApprovalService;
 use crate::tool::{Tool, ToolDefinition};
 

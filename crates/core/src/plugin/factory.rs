@@ -17,7 +17,8 @@ use super::{Plugin, PluginError};
 /// }
 /// inventory::submit! { PluginFactory::new("hello", "Says hello.", || Box::new(Hello)) }
 ///
-/// let names: Vec<_> = tack_core::plugin::plugin_factories().unwrap().iter().map(|f| f.name()).collect();
+/// // A host lists them:
+/// let names: Vec<_> = tack_core::host::plugin_factories().unwrap().iter().map(|f| f.name()).collect();
 /// assert!(names.contains(&"hello"));
 /// ```
 pub struct PluginFactory {

@@ -2,19 +2,17 @@
 
 mod context;
 mod error;
-mod factory;
-mod host;
+pub(crate) mod factory;
 mod plugin_hooks;
-mod registrar;
 mod registration;
+mod registration_error;
 
 pub use context::{PluginCapabilities, PluginContext};
 pub use error::PluginError;
-pub use factory::{PluginFactory, find_plugin, plugin_factories, sorted_factories};
-pub use host::PluginHost;
+pub use factory::PluginFactory;
 pub use plugin_hooks::{PluginGuards, PluginHooks, PluginObserver, PluginWaterfall};
-pub use registrar::{RUN_CODE, RegistrationError, ToolRegistrar};
 pub use registration::Registration;
+pub use registration_error::{RUN_CODE, RegistrationError};
 
 /// A plugin: a named bundle that installs listeners, guards, tools and
 /// capabilities into a host through a [`PluginContext`].

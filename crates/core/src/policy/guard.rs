@@ -135,6 +135,7 @@ pub enum GuardOutcome {
 /// use tack_core::policy::{GuardOutcome, GuardVerdict, Guards};
 /// use tack_core::hook::Scope;
 /// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+/// use tack_core::host::{NewExecutionToken, NewToolExecution};
 ///
 /// let guards = Guards::new();
 /// let _g = guards.add_sync(Scope::Global, "no-rm", |exec| {

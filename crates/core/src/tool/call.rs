@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::hook::AgentId;
+use crate::host::NewExecutionToken;
 
 /// The id a model gave a tool call (or the host made up for it).
 ///
@@ -63,9 +64,11 @@ impl From<String> for CallId {
 /// `run_code`) passes its own execution's token as the
 /// [`parent`](ToolCall::parent) of the calls it makes, which is how the pipeline
 /// tells a nested call from a model-direct one. Callers cannot choose a token's
-/// value; they can only [`issue`](ExecutionToken::issue) a new one.
+/// value; the pipeline [`issue`](crate::host::NewExecutionToken::issue)s a new one
+/// per execution.
 ///
 /// ```
+/// use tack_core::host::NewExecutionToken;
 /// use tack_core::tool::{CallId, ExecutionToken};
 /// let a = ExecutionToken::issue(CallId::from("c1"));
 /// let b = ExecutionToken::issue(CallId::from("c2"));
@@ -83,16 +86,18 @@ struct TokenInner {
 
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
-impl ExecutionToken {
-    /// A new token, unequal to every other token issued in this process.
-    /// `root` is the call id of the outermost (model-direct) call of the tree.
-    pub fn issue(root: CallId) -> Self {
+impl crate::host::build::sealed::Sealed for ExecutionToken {}
+
+impl NewExecutionToken for ExecutionToken {
+    fn issue(root: CallId) -> Self {
         Self(Arc::new(TokenInner {
             serial: NEXT_TOKEN.fetch_add(1, Ordering::Relaxed),
             root,
         }))
     }
+}
 
+impl ExecutionToken {
     /// The call id of the outermost call of the tree this execution belongs to.
     pub fn root_call_id(&self) -> &CallId {
         &self.0.root

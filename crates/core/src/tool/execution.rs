@@ -6,27 +6,21 @@ use serde_json::Value;
 
 use super::{Arguments, CallId, ExecutionToken, Tier, ToolName};
 use crate::hook::AgentId;
+use crate::host::NewToolExecution;
 
 /// One execution as hooks see it: a resolved tool, valid frozen arguments and
 /// the execution's token. Immutable: no stage can rewrite the arguments.
 ///
-/// ```
-/// use std::sync::Arc;
-/// use serde_json::json;
-/// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+/// The pipeline builds it (through
+/// [`NewToolExecution`](crate::host::NewToolExecution)); hooks, guards and
+/// tool bodies read it:
 ///
-/// let exec = ToolExecution::new(
-///     CallId::from("c1"),
-///     ToolName::new("bash").unwrap(),
-///     Arc::new(json!({"command": "ls"})),
-///     Tier::Executes,
-///     ExecutionToken::issue(CallId::from("c1")),
-/// );
-/// assert_eq!(exec.name(), "bash");
-/// assert_eq!(exec.arg_str("command"), Some("ls"));
-/// assert_eq!(exec.arg_str("missing"), None);
-/// // Built from a value, the text is its compact JSON.
-/// assert_eq!(exec.arguments_text(), r#"{"command":"ls"}"#);
+/// ```
+/// use tack_core::tool::ToolExecution;
+///
+/// fn is_destructive(exec: &ToolExecution) -> bool {
+///     exec.name() == "bash" && exec.arg_str("command").is_some_and(|c| c.contains("rm -rf"))
+/// }
 /// ```
 #[derive(Clone, Debug)]
 pub struct ToolExecution {
@@ -39,11 +33,10 @@ pub struct ToolExecution {
     parent: Option<ExecutionToken>,
 }
 
-impl ToolExecution {
-    /// Built by the pipeline once the arguments have been parsed and validated
-    /// (it passes the [`Arguments`] it parsed, text and value; a value alone
-    /// gets its compact JSON as text).
-    pub fn new(
+impl crate::host::build::sealed::Sealed for ToolExecution {}
+
+impl NewToolExecution for ToolExecution {
+    fn new(
         call_id: CallId,
         tool: ToolName,
         arguments: impl Into<Arguments>,
@@ -61,18 +54,18 @@ impl ToolExecution {
         }
     }
 
-    /// Sets the agent the call was made for.
-    pub fn with_agent(mut self, agent: Option<AgentId>) -> Self {
+    fn with_agent(mut self, agent: Option<AgentId>) -> Self {
         self.agent = agent;
         self
     }
 
-    /// Sets the token of the execution that made this (nested) call.
-    pub fn with_parent(mut self, parent: Option<ExecutionToken>) -> Self {
+    fn with_parent(mut self, parent: Option<ExecutionToken>) -> Self {
         self.parent = parent;
         self
     }
+}
 
+impl ToolExecution {
     /// The call's id.
     pub fn call_id(&self) -> &CallId {
         &self.call_id

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::{CallId, ContentBlock, DeferredContext, ToolError};
 use crate::hook::Provenance;
+use crate::host::{NewFailure, NewOutcome};
 
 /// The wire codes of failed outcomes.
 ///
@@ -116,9 +117,10 @@ pub struct Failure {
     pub dispatched: bool,
 }
 
-impl Failure {
-    /// A failure with a code and a message.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+impl crate::host::build::sealed::Sealed for Failure {}
+
+impl NewFailure for Failure {
+    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
@@ -129,14 +131,12 @@ impl Failure {
         }
     }
 
-    /// Sets the JSON pointer of the failing argument.
-    pub fn with_pointer(mut self, pointer: impl Into<String>) -> Self {
+    fn with_pointer(mut self, pointer: impl Into<String>) -> Self {
         self.pointer = Some(pointer.into());
         self
     }
 
-    /// Records whether the body had been dispatched.
-    pub fn with_dispatched(mut self, dispatched: bool) -> Self {
+    fn with_dispatched(mut self, dispatched: bool) -> Self {
         self.dispatched = dispatched;
         self
     }
@@ -175,17 +175,15 @@ pub enum Status {
 /// The one normalized result of a tool call: what goes back into the model's
 /// context, and what hosts log.
 ///
+/// The pipeline builds it (through [`NewOutcome`](crate::host::NewOutcome));
+/// hooks and hosts read it:
+///
 /// ```
-/// use std::sync::Arc;
-/// use serde_json::json;
-/// use tack_core::tool::{CallId, ContentBlock, ErrorCode, Failure, Outcome};
+/// use tack_core::tool::{ErrorCode, Outcome};
 ///
-/// let ok = Outcome::success(CallId::from("c1"), "echo", Arc::new(json!("hi")), vec![ContentBlock::text("hi")]);
-/// assert!(ok.is_success());
-///
-/// let err = Outcome::failure(CallId::from("c2"), "nope", Failure::new(ErrorCode::UnknownTool, "unknown tool `nope`"));
-/// assert_eq!(err.error_code(), Some(ErrorCode::UnknownTool));
-/// assert_eq!(err.content[0].as_text(), Some("UNKNOWN_TOOL: unknown tool `nope`"));
+/// fn was_denied(outcome: &Outcome) -> bool {
+///     outcome.error_code() == Some(ErrorCode::Denied)
+/// }
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -217,6 +215,37 @@ pub struct Outcome {
     pub notes: Vec<String>,
 }
 
+impl crate::host::build::sealed::Sealed for Outcome {}
+
+impl NewOutcome for Outcome {
+    fn success(
+        call_id: CallId,
+        tool: impl Into<String>,
+        value: Arc<Value>,
+        content: Vec<ContentBlock>,
+    ) -> Self {
+        Self::with_status(call_id, tool.into(), Status::Ok { value }, content)
+    }
+
+    fn failure(call_id: CallId, tool: impl Into<String>, failure: Failure) -> Self {
+        let content = vec![ContentBlock::text(format!(
+            "{}: {}",
+            failure.code, failure.message
+        ))];
+        Self::with_status(
+            call_id,
+            tool.into(),
+            Status::Error { error: failure },
+            content,
+        )
+    }
+
+    fn with_provenance(mut self, provenance: Option<Provenance>) -> Self {
+        self.provenance = provenance;
+        self
+    }
+}
+
 impl Outcome {
     fn with_status(
         call_id: CallId,
@@ -235,36 +264,6 @@ impl Outcome {
             concluded_turn: false,
             notes: Vec::new(),
         }
-    }
-
-    /// A success.
-    pub fn success(
-        call_id: CallId,
-        tool: impl Into<String>,
-        value: Arc<Value>,
-        content: Vec<ContentBlock>,
-    ) -> Self {
-        Self::with_status(call_id, tool.into(), Status::Ok { value }, content)
-    }
-
-    /// A failure, with the model content `"<CODE>: <message>"`.
-    pub fn failure(call_id: CallId, tool: impl Into<String>, failure: Failure) -> Self {
-        let content = vec![ContentBlock::text(format!(
-            "{}: {}",
-            failure.code, failure.message
-        ))];
-        Self::with_status(
-            call_id,
-            tool.into(),
-            Status::Error { error: failure },
-            content,
-        )
-    }
-
-    /// Sets who decided.
-    pub fn with_provenance(mut self, provenance: Option<Provenance>) -> Self {
-        self.provenance = provenance;
-        self
     }
 
     /// Whether the call succeeded.

@@ -6,10 +6,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::json;
 use tack_core::capability::{
-    Access, CapabilityKind, CapabilitySlots, DirEntry, FileBytes, FileSystem, FsError, Metadata,
-    WriteReport,
+    Access, CapabilityKind, DirEntry, FileBytes, FileSystem, FsError, Metadata, WriteReport,
 };
-use tack_core::context::{RunEffects, ToolRunContext};
+use tack_core::context::ToolRunContext;
+use tack_core::host::{
+    CapabilitySlots, NewExecutionToken, NewRunContext, NewToolExecution, RunEffects,
+};
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolError, ToolExecution, ToolName};
 use tokio_util::sync::CancellationToken;
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde_json::json;
 use tack_core::hook::{AgentId, HookError, Provenance, Scope};
+use tack_core::host::{NewExecutionToken, NewToolExecution};
 use tack_core::policy::{GUARD_STAGE, Guard, GuardOutcome, GuardVerdict, Guards};
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
 

@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use serde_json::json;
-use tack_core::capability::CapabilitySlots;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
-use tack_core::plugin::{
-    Plugin, PluginContext, PluginError, PluginFactory, PluginHost, RegistrationError,
-    ToolRegistrar, find_plugin, plugin_factories, sorted_factories,
+use tack_core::host::{
+    CapabilitySlots, NewExecutionToken, NewToolExecution, PluginHost, ToolRegistrar, find_plugin,
+    plugin_factories, sorted_factories,
 };
+use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory, RegistrationError};
 use tack_core::policy::PreDecision;
 use tack_core::tool::{OutputSpec, ToolDefinition};
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use tack_core::host::{NewFailure, NewOutcome};
 use tack_core::policy::ApprovalOutcome;
 use tack_core::tool::{
     CallId, ContentBlock, DefinitionError, ErrorCode, Failure, NameError, Outcome, OutputSpec,

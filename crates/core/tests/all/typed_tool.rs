@@ -8,7 +8,10 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tack_core::capability::Capabilities;
-use tack_core::context::{RunEffects, ToolRunContext};
+use tack_core::context::ToolRunContext;
+use tack_core::host::{
+    NewExecutionToken, NewFailure, NewOutcome, NewRunContext, NewToolExecution, RunEffects,
+};
 use tack_core::tool::{
     CallId, ContentBlock, DefinitionError, ErrorCode, ExecutionToken, Outcome, Tier, Tool,
     ToolDefinition, ToolError, ToolExecution,

@@ -6,10 +6,10 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tack_core::capability::CapabilitySlots;
+use tack_core::host::{CapabilitySlots, NewExecutionToken, NewToolExecution, PluginHost, ToolRegistrar};
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
-use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginHost, RegistrationError, ToolRegistrar};
+use tack_core::plugin::{Plugin, PluginContext, PluginError, RegistrationError};
 use tack_core::policy::{GuardOutcome, GuardVerdict, PreDecision};
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolDefinition, ToolExecution, ToolName};
 

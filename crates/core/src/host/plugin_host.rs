@@ -3,11 +3,11 @@
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::factory::check_plugin_name;
-use super::{Plugin, PluginContext, PluginError, ToolRegistrar, find_plugin};
-use crate::capability::CapabilitySlots;
+use super::{CapabilitySlots, ToolRegistrar, find_plugin};
 use crate::hook::{Disposables, panic_message};
 use crate::hooks::ToolHooks;
+use crate::plugin::factory::check_plugin_name;
+use crate::plugin::{Plugin, PluginContext, PluginError};
 
 /// Installs plugins into a host's hook points, tool registry and capability
 /// slots, and keeps each plugin's footprint so it can be unloaded.
@@ -18,10 +18,10 @@ use crate::hooks::ToolHooks;
 ///   whatever it had registered is disposed before the error is returned.
 ///
 /// ```
-/// use tack_core::capability::CapabilitySlots;
+/// use tack_core::host::{CapabilitySlots, PluginHost, ToolRegistrar};
 /// use tack_core::hook::{Disposer, Scope};
 /// use tack_core::hooks::ToolHooks;
-/// use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginHost, RegistrationError, ToolRegistrar};
+/// use tack_core::plugin::{Plugin, PluginContext, PluginError, RegistrationError};
 /// use tack_core::policy::PreDecision;
 /// use tack_core::tool::ToolDefinition;
 ///

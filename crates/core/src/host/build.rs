@@ -1,0 +1,155 @@
+//! The constructors of values only the pipeline builds, as sealed extension
+//! traits: a host brings one into scope (`use tack_core::host::NewOutcome;`)
+//! and calls it as an associated function (`Outcome::failure(..)`); plugin
+//! code, which imports from the plugin surface, has no way to build these
+//! values.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::RunEffects;
+use crate::CancellationToken;
+use crate::capability::Capabilities;
+use crate::context::ToolRunContext;
+use crate::hook::{AgentId, Provenance};
+use crate::tool::{
+    Arguments, CallId, ContentBlock, ErrorCode, ExecutionToken, Failure, Outcome, Tier,
+    ToolExecution, ToolHandler, ToolName,
+};
+
+/// Keeps the traits of this module implemented by tack-core's own types only.
+pub(crate) mod sealed {
+    /// Implemented by the types the `New*` traits build.
+    pub trait Sealed {}
+}
+
+/// Building a [`ToolExecution`]: the pipeline does once the arguments have
+/// been parsed and validated.
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use tack_core::host::{NewExecutionToken, NewToolExecution};
+/// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+///
+/// let exec = ToolExecution::new(
+///     CallId::from("c1"),
+///     ToolName::new("bash").unwrap(),
+///     Arc::new(json!({"command": "ls"})),
+///     Tier::Executes,
+///     ExecutionToken::issue(CallId::from("c1")),
+/// );
+/// assert_eq!(exec.arg_str("command"), Some("ls"));
+/// // Built from a value, the text is its compact JSON.
+/// assert_eq!(exec.arguments_text(), r#"{"command":"ls"}"#);
+/// ```
+pub trait NewToolExecution: sealed::Sealed + Sized {
+    /// An execution of `tool` with the [`Arguments`] the pipeline parsed (text
+    /// and value; a value alone gets its compact JSON as text).
+    fn new(
+        call_id: CallId,
+        tool: ToolName,
+        arguments: impl Into<Arguments>,
+        tier: Tier,
+        token: ExecutionToken,
+    ) -> Self;
+
+    /// Sets the agent the call was made for.
+    fn with_agent(self, agent: Option<AgentId>) -> Self;
+
+    /// Sets the token of the execution that made this (nested) call.
+    fn with_parent(self, parent: Option<ExecutionToken>) -> Self;
+}
+
+/// Issuing an [`ExecutionToken`]: every execution gets a fresh one.
+pub trait NewExecutionToken: sealed::Sealed + Sized {
+    /// A new token, unequal to every other token issued in this process.
+    /// `root` is the call id of the outermost (model-direct) call of the tree.
+    fn issue(root: CallId) -> Self;
+}
+
+/// Building the [`ToolRunContext`] of one execution.
+pub trait NewRunContext: sealed::Sealed + Sized {
+    /// The context of `execution`: its capabilities, cancellation signal and
+    /// the effects the host reads after the body.
+    fn new(
+        execution: Arc<ToolExecution>,
+        capabilities: Arc<Capabilities>,
+        cancel: CancellationToken,
+        effects: RunEffects,
+    ) -> Self;
+}
+
+/// Building an [`Outcome`]: the one normalized result of a call.
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use tack_core::host::{NewFailure, NewOutcome};
+/// use tack_core::tool::{CallId, ContentBlock, ErrorCode, Failure, Outcome};
+///
+/// let ok = Outcome::success(CallId::from("c1"), "echo", Arc::new(json!("hi")), vec![ContentBlock::text("hi")]);
+/// assert!(ok.is_success());
+///
+/// let err = Outcome::failure(CallId::from("c2"), "nope", Failure::new(ErrorCode::UnknownTool, "unknown tool `nope`"));
+/// assert_eq!(err.error_code(), Some(ErrorCode::UnknownTool));
+/// assert_eq!(err.content[0].as_text(), Some("UNKNOWN_TOOL: unknown tool `nope`"));
+/// ```
+pub trait NewOutcome: sealed::Sealed + Sized {
+    /// A success.
+    fn success(
+        call_id: CallId,
+        tool: impl Into<String>,
+        value: Arc<Value>,
+        content: Vec<ContentBlock>,
+    ) -> Self;
+
+    /// A failure, with the model content `"<CODE>: <message>"`.
+    fn failure(call_id: CallId, tool: impl Into<String>, failure: Failure) -> Self;
+
+    /// Sets who decided.
+    fn with_provenance(self, provenance: Option<Provenance>) -> Self;
+}
+
+/// Building a [`Failure`] with any [`ErrorCode`], the pipeline's own
+/// (`DENIED`, `UNKNOWN_TOOL`, `INTERNAL`) included.
+pub trait NewFailure: sealed::Sealed + Sized {
+    /// A failure with a code and a message.
+    fn new(code: ErrorCode, message: impl Into<String>) -> Self;
+
+    /// Sets the JSON pointer of the failing argument.
+    fn with_pointer(self, pointer: impl Into<String>) -> Self;
+
+    /// Records whether the body had been dispatched.
+    fn with_dispatched(self, dispatched: bool) -> Self;
+}
+
+/// Building the input of `tools/execute`.
+pub trait NewExecuteRequest: sealed::Sealed + Sized {
+    /// The request to run `handler` for `execution` with `context`, within
+    /// the tool's declared `timeout`.
+    fn new(
+        execution: Arc<ToolExecution>,
+        context: ToolRunContext,
+        handler: Arc<dyn ToolHandler>,
+        timeout: Option<Duration>,
+    ) -> Self;
+}
+
+/// Building the input of `tools/post-execute`.
+pub trait NewPostExecuteInput: sealed::Sealed + Sized {
+    /// The outcome so far, and the execution when arguments were valid.
+    fn new(execution: Option<Arc<ToolExecution>>, outcome: Arc<Outcome>) -> Self;
+}
+
+/// Building the record `tools/result` observers see.
+pub trait NewExecutionRecord: sealed::Sealed + Sized {
+    /// The final record of one call.
+    fn new(
+        agent: Option<AgentId>,
+        execution: Option<Arc<ToolExecution>>,
+        outcome: Arc<Outcome>,
+    ) -> Self;
+}

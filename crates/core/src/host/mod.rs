@@ -1,0 +1,63 @@
+//! The host's side of tack-core: what a host (tack-pipeline, an agent, a
+//! test harness) uses to run plugins, and a plugin never needs.
+//!
+//! * [`PluginHost`]: installs plugins into hook points, capability slots and
+//!   a tool registry, and unloads them.
+//! * [`ToolRegistrar`]: the registry interface a plugin's tools are registered
+//!   through.
+//! * [`CapabilitySlots`]: the shared, swappable capabilities.
+//! * [`plugin_factories`], [`find_plugin`], [`sorted_factories`]: the plugins
+//!   linked into the binary.
+//! * [`RunEffects`]: what one execution's body asked the loop for (deferred
+//!   context, concluding the turn), and whether the body was started.
+//! * The constructors of values only the pipeline builds, as sealed extension
+//!   traits: [`NewToolExecution`], [`NewExecutionToken`], [`NewRunContext`],
+//!   [`NewOutcome`], [`NewFailure`], [`NewExecuteRequest`],
+//!   [`NewPostExecuteInput`], [`NewExecutionRecord`], and
+//!   [`cancelled_before_start`].
+//!
+//! A plugin's code (its listeners, guards and tool bodies) sees the values
+//! these build, never the way to build them: a tool body gets a
+//! [`ToolRunContext`](crate::context::ToolRunContext), which does not hand out
+//! the execution's [`RunEffects`], and cannot make up an
+//! [`Outcome`](crate::tool::Outcome) or an
+//! [`ExecutionToken`](crate::tool::ExecutionToken).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use serde_json::json;
+//! use tack_core::CancellationToken;
+//! use tack_core::capability::Capabilities;
+//! use tack_core::context::ToolRunContext;
+//! use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution, RunEffects};
+//! use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+//!
+//! let execution = Arc::new(ToolExecution::new(
+//!     CallId::from("c1"), ToolName::new("echo").unwrap(), Arc::new(json!({})),
+//!     Tier::ReadOnly, ExecutionToken::issue(CallId::from("c1")),
+//! ));
+//! let effects = RunEffects::new();
+//! let cx = ToolRunContext::new(
+//!     execution, Arc::new(Capabilities::default()), CancellationToken::new(), effects.clone(),
+//! );
+//! cx.conclude_turn(); // what a tool body may do
+//! assert!(effects.concluded()); // what only the host reads
+//! ```
+
+pub(crate) mod build;
+mod plugin_host;
+mod registrar;
+mod run_effects;
+
+pub use build::{
+    NewExecuteRequest, NewExecutionRecord, NewExecutionToken, NewFailure, NewOutcome,
+    NewPostExecuteInput, NewRunContext, NewToolExecution,
+};
+pub use plugin_host::PluginHost;
+pub use registrar::ToolRegistrar;
+pub use run_effects::RunEffects;
+
+pub use crate::capability::set::CapabilitySlots;
+pub use crate::hooks::execute::cancelled_before_start;
+pub use crate::plugin::RegistrationError;
+pub use crate::plugin::factory::{find_plugin, plugin_factories, sorted_factories};

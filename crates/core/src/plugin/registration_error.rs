@@ -1,0 +1,38 @@
+//! Why a tool registry refused a plugin's tool, and the reserved tool name.
+
+/// The reserved name of the code-mode transport tool: the one tool
+/// [`PluginContext::register_code_transport`](super::PluginContext::register_code_transport) registers, which no plugin can
+/// register or shadow as an ordinary tool.
+pub const RUN_CODE: &str = "run_code";
+
+/// Why a tool registry refused a definition.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistrationError {
+    /// A tool of that name already exists in the same layer.
+    #[error(
+        "a tool named `{name}` is already registered in the {scope} layer: dispose the existing one first, or register in an agent scope to shadow it"
+    )]
+    Duplicate {
+        /// The name.
+        name: String,
+        /// The layer.
+        scope: String,
+    },
+    /// The name is reserved (e.g. `run_code`).
+    #[error("the tool name `{name}` is reserved: {reason}")]
+    Reserved {
+        /// The name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// The registry could not use a schema (e.g. it does not compile).
+    #[error("tool `{name}` has a schema the registry cannot use: {reason}")]
+    InvalidSchema {
+        /// The name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+}

@@ -1,0 +1,8 @@
+// The host plumbing is not part of the plugin author's modules: the run
+// effects, the plugin host, the registrar and the capability slots live in
+// `tack_core::host`, not where a plugin's imports come from.
+use tack_core::capability::CapabilitySlots;
+use tack_core::context::RunEffects;
+use tack_core::plugin::{PluginHost, ToolRegistrar};
+
+fn main() {}

@@ -1,0 +1,13 @@
+// A tool body returns a value or a `ToolError`; only the pipeline builds the
+// call's `Outcome` (or a `Failure` with a pipeline code such as DENIED).
+// From the plugin surface, neither constructor exists.
+use std::sync::Arc;
+
+use tack_core::serde_json::{Value, json};
+use tack_core::tool::{CallId, ErrorCode, Failure, Outcome};
+
+fn main() {
+    let _ok = Outcome::success(CallId::from("c1"), "echo", Arc::new(json!(1)), Vec::new());
+    let _denied = Failure::new(ErrorCode::Denied, "pretend policy refused this");
+    let _: Option<Value> = None;
+}
