@@ -1,7 +1,8 @@
 //! Composing plugins into a registry.
 
 use tack_core::hook::Disposables;
-use tack_core::plugin::{Plugin, PluginError, PluginHost};
+use tack_core::host::PluginHost;
+use tack_core::plugin::{Plugin, PluginError};
 use tack_pipeline::ToolRegistry;
 
 enum Entry {

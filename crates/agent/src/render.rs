@@ -41,6 +41,7 @@ pub enum Style {
 /// use std::sync::Arc;
 /// use tack_agent::{Event, Record, Renderer, Style};
 /// use tack_core::tool::{CallId, ErrorCode, Failure, Outcome};
+/// use tack_core::host::{NewFailure, NewOutcome};
 /// let mut r = Renderer::new(tack_pipeline::ToolRegistry::new(), Style::Plain);
 /// let rec = |event| Record::new(1, 0, event);
 /// assert_eq!(r.render(&rec(Event::User { text: "读文件 README.md".into() })).as_deref(), Some("[user] 读文件 README.md"));

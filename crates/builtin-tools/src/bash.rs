@@ -244,6 +244,7 @@ mod tests {
 
     use pretty_assertions::assert_eq;
     use serde_json::json;
+    use tack_core::host::NewOutcome;
     use tack_core::tool::{CallId, ToolDefinition};
 
     use super::*;

@@ -11,7 +11,8 @@ use tack_core::capability::{
     Access, Capabilities, DirEntry, EntryKind, FileBytes, FileSystem, FsError, Metadata,
     WriteReport,
 };
-use tack_core::context::{RunEffects, ToolRunContext};
+use tack_core::context::ToolRunContext;
+use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution, RunEffects};
 use tack_core::tool::{
     CallId, ExecutionToken, Tier, Tool, ToolDefinition, ToolError, ToolExecution, ToolName,
 };

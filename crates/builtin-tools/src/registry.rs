@@ -1,9 +1,8 @@
 //! All the builtin tools at once: as definitions, registered, or as a plugin.
 
 use tack_core::hook::{Disposables, Scope};
-use tack_core::plugin::{
-    Plugin, PluginContext, PluginError, PluginFactory, RegistrationError, ToolRegistrar,
-};
+use tack_core::host::ToolRegistrar;
+use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory, RegistrationError};
 use tack_core::tool::{DefinitionError, ToolDefinition};
 
 use crate::{Bash, EditFile, Glob, Grep, ListDir, ReadFile, WriteFile};
@@ -49,8 +48,9 @@ pub enum RegisterError {
 /// ```
 /// use std::sync::{Arc, Mutex};
 /// use tack_core::hook::{Disposer, Scope};
-/// use tack_core::plugin::{RegistrationError, ToolRegistrar};
+/// use tack_core::plugin::RegistrationError;
 /// use tack_core::tool::ToolDefinition;
+/// use tack_core::host::ToolRegistrar;
 ///
 /// #[derive(Default)]
 /// struct Names(Arc<Mutex<Vec<String>>>);
@@ -85,7 +85,7 @@ pub fn register_builtin_tools(
 /// `inventory` as `builtin-tools`, so hosts can install it by name.
 ///
 /// ```
-/// use tack_core::plugin::find_plugin;
+/// use tack_core::host::find_plugin;
 /// let factory = find_plugin("builtin-tools").unwrap();
 /// assert_eq!(factory.create().name(), "builtin-tools");
 /// ```

@@ -29,9 +29,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use tack_core::capability::Capabilities;
-use tack_core::context::{RunEffects, ToolRunContext};
+use tack_core::context::ToolRunContext;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ExecutionRecord;
+use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution, RunEffects};
 use tack_core::policy::GuardVerdict;
 use tack_core::tool::{
     CallId, ExecutionToken, Tier, Tool, ToolCall, ToolDefinition, ToolError, ToolExecution,

@@ -11,6 +11,7 @@ use tack_agent::{
 };
 use tack_code_mode::{CodeModeConfig, run_code_definition};
 use tack_core::hook::Disposer;
+use tack_core::host::{NewFailure, NewOutcome};
 use tack_core::tool::{
     CallId, ContentBlock, DeferredContext, ErrorCode, Failure, Outcome, OutputSpec, ToolCall,
     ToolDefinition, ToolError,

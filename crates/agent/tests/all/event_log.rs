@@ -4,6 +4,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use tack_agent::{Event, EventBus, LogReadError, SessionLog, TurnEndReason, read_log};
+use tack_core::host::{NewFailure, NewOutcome};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest};
 use tack_core::tool::{CallId, ErrorCode, Failure, Outcome, Tier};
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tack_agent::{Event, Record, Renderer, Style};
+use tack_core::host::{NewFailure, NewOutcome};
 use tack_core::policy::ApprovalRequest;
 use tack_core::tool::{CallId, ContentBlock, ErrorCode, Failure, Outcome, Tier};
 use tack_pipeline::ToolRegistry;

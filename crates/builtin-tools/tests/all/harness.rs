@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tack_core::capability::Capabilities;
-use tack_core::context::{RunEffects, ToolRunContext};
+use tack_core::context::ToolRunContext;
+use tack_core::host::{NewExecutionToken, NewOutcome, NewRunContext, NewToolExecution, RunEffects};
 use tack_core::tool::{
     CallId, ExecutionToken, Failure, Outcome, Tool, ToolDefinition, ToolError, ToolExecution,
     joined_text,

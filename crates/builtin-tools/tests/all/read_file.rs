@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 use tack_core::capability::{
     Access, Capabilities, DirEntry, FileBytes, FileSystem, FsError, Metadata, WriteReport,
 };
-use tack_core::context::{RunEffects, ToolRunContext};
+use tack_core::context::ToolRunContext;
+use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution, RunEffects};
 use tack_core::tool::{
     CallId, ErrorCode, ExecutionToken, Tier, ToolDefinition, ToolExecution, ToolName, joined_text,
 };

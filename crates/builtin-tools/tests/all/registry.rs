@@ -4,10 +4,10 @@ use std::sync::{Arc, Mutex};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use tack_core::capability::CapabilitySlots;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
-use tack_core::plugin::{PluginHost, RegistrationError, ToolRegistrar};
+use tack_core::host::{CapabilitySlots, PluginHost, ToolRegistrar};
+use tack_core::plugin::RegistrationError;
 use tack_core::tool::{Tier, ToolDefinition};
 use tack_tools::{BuiltinTools, RegisterError, builtin_tools, register_builtin_tools};
 
@@ -121,6 +121,6 @@ fn the_plugin_installs_every_tool_and_is_submitted_by_name() {
     drop(host.into_disposables());
     assert!(registry.names.lock().unwrap().is_empty());
 
-    let factory = tack_core::plugin::find_plugin("builtin-tools").unwrap();
+    let factory = tack_core::host::find_plugin("builtin-tools").unwrap();
     assert!(factory.description().contains("read_file"));
 }

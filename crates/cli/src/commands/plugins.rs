@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use tack_core::plugin::plugin_factories;
+use tack_core::host::plugin_factories;
 
 /// Lists the plugins submitted through `inventory`.
 pub fn plugins() -> Result<ExitCode, String> {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use tack_core::hook::{HookError, Provenance, panic_message};
+use tack_core::host::{NewExecutionToken, NewFailure, NewToolExecution};
 use tack_core::policy::{
     ApprovalOutcome, ApprovalRequest, GuardOutcome, PreVerdict, summarize_arguments,
 };
@@ -83,7 +84,7 @@ pub(crate) fn listener_failure(
     )
 }
 
-pub(crate) use tack_core::hooks::cancelled_before_start as cancelled_before_dispatch;
+pub(crate) use tack_core::host::cancelled_before_start as cancelled_before_dispatch;
 
 impl ToolRegistry {
     pub(crate) async fn admit(

@@ -2,6 +2,7 @@
 //! text and refusing what the parsed value would not hold exactly.
 
 use serde_json::Value;
+use tack_core::host::NewFailure;
 use tack_core::tool::{Arguments, ArgumentsError, ErrorCode, Failure};
 
 use crate::PipelineConfig;

@@ -5,9 +5,10 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
-use tack_core::context::{RunEffects, ToolRunContext};
+use tack_core::context::ToolRunContext;
 use tack_core::hook::{Decider, HookError, panic_message};
 use tack_core::hooks::{EXECUTE, ExecuteRequest};
+use tack_core::host::{NewExecuteRequest, NewFailure, NewOutcome, NewRunContext, RunEffects};
 use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall, ToolExecution};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -93,8 +94,7 @@ impl ToolRegistry {
         };
         if cancel.is_cancelled() && !dispatched {
             // A wrapper answered for a body that never ran, after the caller gave up.
-            return fail(tack_core::hooks::cancelled_before_start(name))
-                .with_provenance(provenance);
+            return fail(tack_core::host::cancelled_before_start(name)).with_provenance(provenance);
         }
 
         self.record(&call.call_id, Stage::Output);

@@ -23,9 +23,9 @@ use std::sync::{Arc, Weak};
 
 use futures::future::BoxFuture;
 use tack_core::capability::{OnAdmitted, ToolDispatcher};
-use tack_core::context::RunEffects;
 use tack_core::hook::{AgentId, Provenance};
 use tack_core::hooks::ExecutionRecord;
+use tack_core::host::{NewExecutionRecord, NewFailure, NewOutcome, RunEffects};
 use tack_core::tool::{CallId, Failure, Outcome, ToolCall, ToolExecution};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use serde_json::Value;
+use tack_core::host::NewFailure;
 use tack_core::tool::{ContentBlock, ErrorCode, Failure};
 
 use super::resolve::unknown;

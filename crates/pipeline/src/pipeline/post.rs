@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use tack_core::hook::AgentId;
 use tack_core::hooks::{PostDecision, PostExecuteInput};
+use tack_core::host::{NewFailure, NewOutcome, NewPostExecuteInput};
 use tack_core::tool::{ContentBlock, ErrorCode, Failure, Outcome, Status, ToolExecution};
 use tracing::Instrument;
 

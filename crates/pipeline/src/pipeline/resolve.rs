@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use tack_core::host::NewFailure;
 use tack_core::tool::{ErrorCode, Failure, ToolCall, ToolName};
 
 use crate::ToolRegistry;

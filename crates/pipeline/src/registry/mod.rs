@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::RwLock;
-use tack_core::capability::CapabilitySlots;
 use tack_core::hook::{AgentId, Disposer, Scope};
 use tack_core::hooks::ToolHooks;
-use tack_core::plugin::{RegistrationError, ToolRegistrar};
+use tack_core::host::{CapabilitySlots, ToolRegistrar};
+use tack_core::plugin::RegistrationError;
 use tack_core::tool::{ToolDefinition, ToolSchema};
 
 use crate::PipelineConfig;

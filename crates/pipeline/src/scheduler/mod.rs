@@ -30,6 +30,7 @@ use std::task::Poll;
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::{FutureExt, future::poll_fn};
 use tack_core::hook::panic_message;
+use tack_core::host::{NewFailure, NewOutcome};
 use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall};
 use tokio_util::sync::CancellationToken;
 

@@ -6,6 +6,7 @@ use parking_lot::Mutex;
 use serde_json::json;
 use tack_core::hook::{AgentId, ListenerSpec};
 use tack_core::hooks::ExecutionRecord;
+use tack_core::host::NewExecutionToken;
 use tack_core::tool::{ErrorCode, ExecutionToken, Outcome, ToolCall, ToolError};
 use tokio_util::sync::CancellationToken;
 

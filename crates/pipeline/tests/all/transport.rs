@@ -2,7 +2,8 @@
 
 use serde_json::json;
 use tack_core::hook::AgentId;
-use tack_core::plugin::{RegistrationError, ToolRegistrar};
+use tack_core::host::ToolRegistrar;
+use tack_core::plugin::RegistrationError;
 use tack_core::tool::{ErrorCode, ToolCall};
 use tack_pipeline::{Presentation, ToolRegistry};
 use tokio_util::sync::CancellationToken;

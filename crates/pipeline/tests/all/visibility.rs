@@ -2,6 +2,7 @@
 
 use serde_json::json;
 use tack_core::hook::{AgentId, ListenerSpec};
+use tack_core::host::NewExecutionToken;
 use tack_core::policy::PreDecision;
 use tack_core::tool::{ErrorCode, ToolCall};
 use tack_pipeline::{Presentation, RUN_CODE, RestrictError, Restriction};

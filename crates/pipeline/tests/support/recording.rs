@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use tack_core::capability::CapabilitySlots;
 use tack_core::hook::{Disposer, ListenerSpec};
 use tack_core::hooks::ToolHooks;
+use tack_core::host::CapabilitySlots;
 use tack_core::tool::{CallId, Outcome};
 use tack_pipeline::{PipelineConfig, Stage, StageRecorder, ToolRegistry};
 

@@ -902,7 +902,7 @@ async fn a_panicking_dispatch_log_listener_logs_the_original() {
 #[test]
 fn a_zero_sub_call_cap_is_refused_at_install() {
     use tack_code_mode::CodeModePlugin;
-    use tack_core::plugin::PluginHost;
+    use tack_core::host::PluginHost;
 
     let registry = ToolRegistry::new();
     let mut host = PluginHost::new(registry.hooks(), registry.capabilities(), &registry);

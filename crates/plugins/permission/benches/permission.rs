@@ -7,6 +7,7 @@ use std::sync::Arc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use tack_core::hooks::ToolHooks;
+use tack_core::host::{NewExecutionToken, NewToolExecution};
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
 use tack_permission::{Action, Mode, Permission, Rule, RuleSet};
 

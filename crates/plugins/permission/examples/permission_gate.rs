@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tack_core::plugin::PluginHost;
+use tack_core::host::PluginHost;
 use tack_core::tool::{OutputSpec, Tier, ToolCall, ToolDefinition};
 use tack_permission::{Answer, ChannelApprover, Permission, PermissionFile};
 use tack_pipeline::ToolRegistry;

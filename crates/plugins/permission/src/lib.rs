@@ -47,6 +47,7 @@
 //! use std::sync::Arc;
 //! use serde_json::json;
 //! use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+//! use tack_core::host::{NewExecutionToken, NewToolExecution};
 //! use tack_permission::{Action, Mode, Permission, PermissionFile};
 //!
 //! let file = PermissionFile::parse(r#"

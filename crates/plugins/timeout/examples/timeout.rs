@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tack_core::plugin::PluginHost;
+use tack_core::host::PluginHost;
 use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
 use tack_pipeline::ToolRegistry;
 use tack_timeout::TimeoutPolicy;

@@ -515,6 +515,7 @@ impl RuleBuilder {
 /// use std::sync::Arc;
 /// use serde_json::json;
 /// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+/// use tack_core::host::{NewExecutionToken, NewToolExecution};
 /// use tack_permission::{Action, Rule, RuleSet};
 ///
 /// let mut rules = RuleSet::new();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tack_core::hook::{AgentId, Disposables};
-use tack_core::plugin::PluginHost;
+use tack_core::host::{NewExecutionToken, NewToolExecution, PluginHost};
 use tack_core::tool::{
     CallId, ExecutionToken, OutputSpec, Tier, ToolDefinition, ToolExecution, ToolName,
 };

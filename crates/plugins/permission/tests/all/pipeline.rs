@@ -246,6 +246,6 @@ async fn unloading_removes_the_gate_and_the_approver() {
 
 #[test]
 fn the_factory_is_registered() {
-    let f = tack_core::plugin::find_plugin("permission").unwrap();
+    let f = tack_core::host::find_plugin("permission").unwrap();
     assert_eq!(f.create().name(), "permission");
 }

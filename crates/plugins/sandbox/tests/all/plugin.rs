@@ -1,9 +1,9 @@
 //! The sandbox as a plugin.
 
-use tack_core::capability::CapabilitySlots;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
-use tack_core::plugin::{PluginHost, RegistrationError, ToolRegistrar, plugin_factories};
+use tack_core::host::{CapabilitySlots, PluginHost, ToolRegistrar, plugin_factories};
+use tack_core::plugin::RegistrationError;
 use tack_core::tool::ToolDefinition;
 use tack_sandbox::PLUGIN_NAME;
 

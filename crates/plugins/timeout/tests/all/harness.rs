@@ -4,10 +4,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tack_core::capability::CapabilitySlots;
 use tack_core::context::ToolRunContext;
 use tack_core::hook::Disposables;
-use tack_core::plugin::PluginHost;
+use tack_core::host::{CapabilitySlots, PluginHost};
 use tack_core::tool::{Failure, Outcome, OutputSpec, ToolDefinition, ToolError};
 use tack_pipeline::ToolRegistry;
 use tack_timeout::TimeoutPolicy;

@@ -439,7 +439,7 @@ fn placing_the_timeout_next_to_a_missing_wrapper_fails_the_install() {
     let r = registry([]);
     let policy = TimeoutPolicy::builder().after("retry").build().unwrap();
     let caps = r.capabilities();
-    let mut host = tack_core::plugin::PluginHost::new(r.hooks(), caps, &r);
+    let mut host = tack_core::host::PluginHost::new(r.hooks(), caps, &r);
     let err = host.install(&policy).unwrap_err();
     assert!(
         matches!(err, tack_core::plugin::PluginError::Order { .. }),
@@ -479,6 +479,6 @@ fn invalid_configs_are_refused() {
 
 #[test]
 fn the_factory_is_registered() {
-    let f = tack_core::plugin::find_plugin("timeout").unwrap();
+    let f = tack_core::host::find_plugin("timeout").unwrap();
     assert_eq!(f.create().name(), "timeout");
 }
