@@ -1,0 +1,108 @@
+//! The one place tack-test touches tack-pipeline: a registry with a stage
+//! recorder, calls through it, and the mapping of the pipeline's stage names
+//! onto [`Stage`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tack_core::CancellationToken;
+use tack_core::hook::{Disposer, Scope};
+use tack_core::hooks::ToolHooks;
+use tack_core::host::{CapabilitySlots, ToolRegistrar};
+use tack_core::plugin::RegistrationError;
+use tack_core::policy::GUARD_STAGE;
+use tack_core::tool::{CallId, Outcome, ToolCall, ToolDefinition};
+use tack_pipeline::{APPROVAL_STAGE, PipelineConfig, StageRecorder, ToolRegistry};
+
+use crate::Stage;
+
+/// The stages each call entered, by call id.
+#[derive(Default)]
+struct StageLog(Mutex<HashMap<CallId, Vec<Stage>>>);
+
+impl StageRecorder for StageLog {
+    fn record(&self, call_id: &CallId, stage: tack_pipeline::Stage) {
+        if let Some(stage) = stage_of(stage) {
+            self.0
+                .lock()
+                .entry(call_id.clone())
+                .or_default()
+                .push(stage);
+        }
+    }
+}
+
+fn stage_of(stage: tack_pipeline::Stage) -> Option<Stage> {
+    use tack_pipeline::Stage as P;
+    Some(match stage {
+        P::Resolve => Stage::Resolve,
+        P::Parse => Stage::Parse,
+        P::Validate => Stage::Validate,
+        P::PreExecute => Stage::PreExecute,
+        P::Approval => Stage::Approval,
+        P::Guard => Stage::Guard,
+        P::Execute => Stage::Execute,
+        P::Output => Stage::Output,
+        P::PostExecute => Stage::PostExecute,
+        P::Finalize => Stage::Finalize,
+        P::Result => Stage::Result,
+        _ => return None,
+    })
+}
+
+/// The stage a provenance's hook name stands for.
+pub(crate) fn stage_of_hook(hook: &str) -> Option<Stage> {
+    use tack_core::hooks::{EXECUTE, POST_EXECUTE, PRE_EXECUTE};
+    match hook {
+        h if h == PRE_EXECUTE => Some(Stage::PreExecute),
+        h if h == APPROVAL_STAGE => Some(Stage::Approval),
+        h if h == GUARD_STAGE => Some(Stage::Guard),
+        h if h == EXECUTE => Some(Stage::Execute),
+        h if h == POST_EXECUTE => Some(Stage::PostExecute),
+        _ => None,
+    }
+}
+
+/// The real pipeline, as the harness drives it.
+pub(crate) struct Driver {
+    registry: ToolRegistry,
+    stages: Arc<StageLog>,
+}
+
+impl Driver {
+    pub(crate) fn new() -> Self {
+        let stages = Arc::new(StageLog::default());
+        let config = PipelineConfig::default().with_stage_recorder(stages.clone());
+        let registry = ToolRegistry::with_parts(ToolHooks::new(), CapabilitySlots::new(), config);
+        Self { registry, stages }
+    }
+
+    pub(crate) fn hooks(&self) -> &ToolHooks {
+        self.registry.hooks()
+    }
+
+    pub(crate) fn capabilities(&self) -> &CapabilitySlots {
+        self.registry.capabilities()
+    }
+
+    pub(crate) fn registrar(&self) -> &dyn ToolRegistrar {
+        &self.registry
+    }
+
+    pub(crate) fn register(
+        &self,
+        scope: Scope,
+        definition: ToolDefinition,
+    ) -> Result<Disposer, RegistrationError> {
+        self.registry.register_in(scope, definition)
+    }
+
+    pub(crate) async fn execute(&self, call: ToolCall, cancel: CancellationToken) -> Arc<Outcome> {
+        self.registry.execute(call, cancel).await
+    }
+
+    pub(crate) fn take_stages(&self, call_id: &CallId) -> Vec<Stage> {
+        self.stages.0.lock().remove(call_id).unwrap_or_default()
+    }
+}

@@ -1,0 +1,67 @@
+//! # tack-test
+//!
+//! A test harness for tack plugin authors, used as a dev-dependency. It
+//! installs one plugin — by value, the way a host installs it — into the real
+//! tack pipeline together with fake tools, runs calls through every stage
+//! (pre-execute, approval, guards, execute, post-execute, result), and
+//! reports what happened: the outcome and its content, the stages the call
+//! entered, which stage and which listener decided, whether the tool's body
+//! ran, and the record the `tools/result` observers saw.
+//!
+//! * [`Harness`]: the plugin over the pipeline; [`Harness::builder`] adds
+//!   fake tools and capabilities first.
+//! * [`FakeTool`]: a tool with a chosen schema, tier, budget and body.
+//! * [`Call`]: one call (arguments, agent, id, the caller's cancellation).
+//! * [`Report`]: what happened to it, with [`Stage`] names.
+//!
+//! ```
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! use tack_core::plugin::{Plugin, PluginContext, PluginError};
+//! use tack_core::policy::PreDecision;
+//! use tack_core::serde_json::json;
+//! use tack_core::tool::{ErrorCode, Tier};
+//! use tack_test::{Call, FakeTool, Harness, Stage};
+//!
+//! /// Refuses every tool that executes programs.
+//! struct ReadOnly;
+//! impl Plugin for ReadOnly {
+//!     fn name(&self) -> &str { "read-only" }
+//!     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+//!         cx.hooks().pre_execute().tap("read-only", |exec, next| async move {
+//!             if !exec.tier().is_read_only() {
+//!                 return PreDecision::deny(format!("`{}` changes things; this session is read-only", exec.name()));
+//!             }
+//!             next.run(exec).await
+//!         });
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let bash = FakeTool::new("bash").tier(Tier::Executes);
+//! let read = FakeTool::new("read").returns(json!("contents"));
+//! let h = Harness::builder().tool(bash.clone()).tool(read).install(ReadOnly).unwrap();
+//!
+//! let denied = h.call(Call::new("bash", json!({"command": "make"}))).await;
+//! assert_eq!(denied.error_code(), Some(ErrorCode::Denied));
+//! assert_eq!(denied.decided_at(), Some(Stage::PreExecute));
+//! assert_eq!(denied.decided_by_listener(), Some("read-only"));
+//! assert_eq!(bash.runs(), 0);
+//!
+//! let read = h.call(Call::new("read", json!({}))).await;
+//! assert_eq!(read.value(), Some(&json!("contents")));
+//! assert!(read.reached(Stage::PostExecute));
+//! # });
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod call;
+mod driver;
+mod fake_tool;
+mod harness;
+mod report;
+
+pub use call::Call;
+pub use fake_tool::FakeTool;
+pub use harness::{Harness, HarnessBuilder, RECORDER};
+pub use report::{Report, Stage};
