@@ -15,9 +15,11 @@ use tack_core::serde_json::json;
 use tack_core::tool::{ErrorCode, Tier, ToolError, ToolErrorCode};
 use tack_test::{Call, FakeTool, Harness, RECORDER, Stage};
 
+type Install = dyn Fn(&mut PluginContext<'_>) -> Result<(), PluginError> + Send + Sync;
+
 /// A plugin made of closures, so each test installs exactly what it needs.
 struct Fixture {
-    install: Box<dyn Fn(&mut PluginContext<'_>) -> Result<(), PluginError> + Send + Sync>,
+    install: Box<Install>,
 }
 
 impl Fixture {
