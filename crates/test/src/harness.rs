@@ -82,7 +82,21 @@ impl HarnessBuilder {
     /// [`PluginError::Registration`] / [`PluginError::Definition`] for a fake
     /// tool the registry refused.
     pub fn install<P: Plugin>(self, plugin: P) -> Result<Harness<P>, PluginError> {
-        let mut harness = Harness::empty(plugin);
+        let mut harness = self.uninstalled(plugin)?;
+        harness.install()?;
+        Ok(harness)
+    }
+
+    /// Builds the pipeline, registers the tools and provides the
+    /// capabilities, but leaves `plugin` uninstalled: for a test that adds
+    /// its own listeners first, then calls [`Harness::install`].
+    ///
+    /// # Errors
+    ///
+    /// [`PluginError::Registration`] / [`PluginError::Definition`] for a fake
+    /// tool the registry refused.
+    pub fn uninstalled<P: Plugin>(self, plugin: P) -> Result<Harness<P>, PluginError> {
+        let harness = Harness::empty(plugin);
         for (scope, tool) in self.tools {
             harness.register_in(scope, &tool)?.forget();
         }
@@ -96,7 +110,6 @@ impl HarnessBuilder {
         if let Some(approval) = self.approval {
             caps.provide_approval(approval).forget();
         }
-        harness.reinstall()?;
         Ok(harness)
     }
 }
@@ -196,13 +209,13 @@ impl<P: Plugin> Harness<P> {
         self.footprint = None;
     }
 
-    /// Installs the plugin again (after [`uninstall`](Self::uninstall)); a
+    /// Installs the plugin (again, after [`uninstall`](Self::uninstall)); a
     /// no-op when it is installed.
     ///
     /// # Errors
     ///
-    /// The plugin's install error.
-    pub fn reinstall(&mut self) -> Result<(), PluginError> {
+    /// The plugin's install error; nothing of the plugin stays installed.
+    pub fn install(&mut self) -> Result<(), PluginError> {
         if self.footprint.is_none() {
             let mut host = PluginHost::new(
                 self.driver.hooks(),
@@ -301,13 +314,18 @@ impl<P: Plugin> Harness<P> {
         };
         let mut run = std::pin::pin!(run);
         let mut cancel = std::pin::pin!(cancel);
-        // Poll both until the call ends; the cancel side ends first or never matters.
+        let mut cancelled = false;
+        // Poll both until the call ends; the cancelling side runs once.
         std::future::poll_fn(|cx| {
             use std::task::Poll;
             if let Poll::Ready(report) = run.as_mut().poll(cx) {
                 return Poll::Ready(report);
             }
-            let _ = cancel.as_mut().poll(cx);
+            if !cancelled && cancel.as_mut().poll(cx).is_ready() {
+                cancelled = true;
+                // The signal fired: let the call see it.
+                return run.as_mut().poll(cx);
+            }
             Poll::Pending
         })
         .await

@@ -298,7 +298,7 @@ async fn uninstalling_removes_the_plugin_and_reinstalling_brings_it_back() {
     assert!(!h.is_installed());
     assert_eq!(h.hooks().pre_execute().listener_count(), 0);
     assert!(h.call(Call::new("t", json!({}))).await.is_success());
-    h.reinstall().unwrap();
+    h.install().unwrap();
     assert!(!h.call(Call::new("t", json!({}))).await.is_success());
     assert_eq!(h.plugin().name(), "fixture");
 }
@@ -371,4 +371,25 @@ async fn a_post_execute_listener_sees_the_outcome_so_far() {
     let r = h.call(Call::new("t", json!({}))).await;
     assert!(r.is_success());
     assert_eq!(r.outcome().deferred_context.len(), 1);
+}
+
+#[tokio::test]
+async fn a_test_can_add_its_listeners_before_the_plugin() {
+    let plugin = Fixture::new(|cx| {
+        cx.hooks().execute().tap_with(
+            "inner",
+            tack_core::hook::Order::after("outer"),
+            |req, next| next.run(req),
+        )?;
+        Ok(())
+    });
+    let mut h = Harness::builder().uninstalled(plugin).unwrap();
+    assert!(!h.is_installed());
+    assert!(h.install().is_err(), "`outer` is not there yet");
+    let _outer = h.hooks().execute().tap("outer", |req, next| next.run(req));
+    h.install().unwrap();
+    assert_eq!(
+        h.hooks().execute().listener_names(None),
+        [Arc::<str>::from("outer"), Arc::from("inner")]
+    );
 }

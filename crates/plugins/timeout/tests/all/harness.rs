@@ -1,43 +1,24 @@
-//! A registry with the timeout plugin, and test tools.
+//! Test tools for the timeout plugin.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tack_core::context::ToolRunContext;
-use tack_core::hook::Disposables;
-use tack_core::host::{CapabilitySlots, PluginHost};
-use tack_core::tool::{Failure, Outcome, OutputSpec, ToolDefinition, ToolError};
-use tack_pipeline::ToolRegistry;
-use tack_timeout::TimeoutPolicy;
+use tack_core::tool::{Failure, Outcome, ToolError};
+use tack_test::FakeTool;
 
-/// Installs `policy` as a plugin into `registry`; dropping the result unloads it.
-pub fn install(registry: &ToolRegistry, policy: &TimeoutPolicy) -> Disposables {
-    let caps: &CapabilitySlots = registry.capabilities();
-    let mut host = PluginHost::new(registry.hooks(), caps, registry);
-    host.install(policy).unwrap();
-    host.into_disposables()
-}
-
-/// A tool with an optional declared timeout.
-pub fn tool<F, Fut>(name: &str, timeout_ms: Option<u64>, body: F) -> ToolDefinition
+/// A tool with an optional declared timeout and a body of the run context.
+pub fn tool<F, Fut>(name: &str, timeout_ms: Option<u64>, body: F) -> FakeTool
 where
     F: Fn(ToolRunContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
 {
-    let body = Arc::new(body);
-    let mut b = ToolDefinition::builder(name)
-        .description(format!("The `{name}` test tool."))
-        .input_schema(json!({"type": "object"}))
-        .output(OutputSpec::new(json!({})))
-        .handler(move |_args: Arc<Value>, cx: ToolRunContext| {
-            let body = body.clone();
-            async move { body(cx).await }
-        });
-    if let Some(ms) = timeout_ms {
-        b = b.timeout(std::time::Duration::from_millis(ms));
+    let tool = FakeTool::new(name).body(move |_args, cx| body(cx));
+    match timeout_ms {
+        Some(ms) => tool.timeout(Duration::from_millis(ms)),
+        None => tool,
     }
-    b.build().unwrap()
 }
 
 pub fn failure(outcome: &Outcome) -> &Failure {

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::json;
-use tack_core::hook::{AgentId, Decider, Order, Scope};
+use tack_core::hook::{AgentId, Decider, Disposer, Order, Scope};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
-use tack_core::tool::{ErrorCode, ToolCall, ToolError, ToolErrorCode};
+use tack_core::tool::{ErrorCode, ToolError, ToolErrorCode};
+use tack_test::Call;
 use tack_timeout::{LISTENER_NAME, TimeoutConfigError, TimeoutPolicy};
 use tokio::time::{Instant, sleep};
 use tokio_util::sync::CancellationToken;
@@ -44,7 +45,7 @@ fn is_timeout_provenance(out: &tack_core::tool::Outcome) -> bool {
 // provenance names this plugin.
 #[tokio::test(start_paused = true)]
 async fn declared_budget_is_honoured_with_timeout_naming_the_budget() {
-    let (r, _p) = timed_registry([tool("slow", Some(5000), cooperative)]);
+    let r = timed_registry([tool("slow", Some(5000), cooperative)]);
     let start = Instant::now();
     let out = call(&r, "slow").await;
     let f = failure(&out);
@@ -67,7 +68,7 @@ async fn declared_budget_is_honoured_with_timeout_naming_the_budget() {
 // TMO-001: no declared budget, no default: untouched, body sees the caller's signal.
 #[tokio::test(start_paused = true)]
 async fn undeclared_tool_is_untouched_and_sees_the_callers_signal() {
-    let (r, _p) = timed_registry([tool("free", None, |cx| async move {
+    let r = timed_registry([tool("free", None, |cx| async move {
         sleep(Duration::from_secs(3600)).await;
         // Cancelling the body's token cancels the caller's only if they are the same token.
         cx.cancellation().cancel();
@@ -83,7 +84,7 @@ async fn undeclared_tool_is_untouched_and_sees_the_callers_signal() {
 // and after a timeout the caller's token is untouched (later stages see it).
 #[tokio::test(start_paused = true)]
 async fn budgeted_body_gets_a_child_token_and_the_caller_token_is_untouched() {
-    let (r, _p) = timed_registry([
+    let r = timed_registry([
         tool("child", Some(1000), |cx| async move {
             cx.cancellation().cancel();
             Ok(json!("done"))
@@ -95,8 +96,9 @@ async fn budgeted_body_gets_a_child_token_and_the_caller_token_is_untouched() {
     assert!(out.is_success(), "{out:?}");
     assert!(!caller.is_cancelled());
     let out = r
-        .execute(ToolCall::new("d", "slow", "{}"), caller.clone())
+        .call(Call::raw("slow", "{}").id("d").cancellation(caller.clone()))
         .await;
+    let out = out.outcome();
     assert_eq!(failure(&out).code, ErrorCode::Timeout);
     assert!(
         !caller.is_cancelled(),
@@ -107,7 +109,7 @@ async fn budgeted_body_gets_a_child_token_and_the_caller_token_is_untouched() {
 // TMO-008: stages outside the wrapper (an outer wrapper, post-execute) see the caller's token.
 #[tokio::test(start_paused = true)]
 async fn outer_stages_see_the_callers_token_not_the_deadline() {
-    let (r, _p) = timed_registry([tool("slow", Some(100), cooperative)]);
+    let r = timed_registry([tool("slow", Some(100), cooperative)]);
     let outer_saw_cancelled = Arc::new(AtomicBool::new(true));
     let seen = outer_saw_cancelled.clone();
     // Placed outside the timeout by name, whatever its priority.
@@ -139,7 +141,7 @@ async fn outer_stages_see_the_callers_token_not_the_deadline() {
 // TMO-002: a fast tool with a budget keeps its result.
 #[tokio::test(start_paused = true)]
 async fn fast_tool_with_budget_keeps_its_result() {
-    let (r, _p) = timed_registry([tool("fast", Some(10_000), |_cx| async { Ok(json!("ok")) })]);
+    let r = timed_registry([tool("fast", Some(10_000), |_cx| async { Ok(json!("ok")) })]);
     let out = call(&r, "fast").await;
     assert_eq!(out.value().unwrap().as_ref(), &json!("ok"));
     assert_eq!(out.provenance, None, "the body's own result");
@@ -148,7 +150,7 @@ async fn fast_tool_with_budget_keeps_its_result() {
 // A body that finishes just before the deadline keeps its result.
 #[tokio::test(start_paused = true)]
 async fn body_finishing_just_before_the_deadline_keeps_its_result() {
-    let (r, _p) = timed_registry([tool("edge", Some(1000), |_cx| async {
+    let r = timed_registry([tool("edge", Some(1000), |_cx| async {
         sleep(ms(999)).await;
         Ok(json!("made it"))
     })]);
@@ -160,7 +162,7 @@ async fn body_finishing_just_before_the_deadline_keeps_its_result() {
 #[tokio::test(start_paused = true)]
 async fn ceiling_clamps_the_declared_budget() {
     let policy = TimeoutPolicy::builder().ceiling(ms(250)).build().unwrap();
-    let (r, _p) = timed_registry_with([tool("long", Some(60_000), cooperative)], &policy);
+    let r = timed_registry_with([tool("long", Some(60_000), cooperative)], policy);
     let start = Instant::now();
     let out = call(&r, "long").await;
     let f = failure(&out);
@@ -180,7 +182,7 @@ async fn default_budget_applies_to_undeclared_tools_when_configured() {
         .default_budget(ms(300))
         .build()
         .unwrap();
-    let (r, _p) = timed_registry_with([tool("free", None, cooperative)], &policy);
+    let r = timed_registry_with([tool("free", None, cooperative)], policy);
     let out = call(&r, "free").await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Timeout);
@@ -190,7 +192,7 @@ async fn default_budget_applies_to_undeclared_tools_when_configured() {
 // Caller cancels first: CANCELLED, not TIMEOUT.
 #[tokio::test(start_paused = true)]
 async fn caller_cancel_before_the_deadline_is_cancelled_not_timeout() {
-    let (r, _p) = timed_registry([tool("slow", Some(1000), |cx| async move {
+    let r = timed_registry([tool("slow", Some(1000), |cx| async move {
         cx.cancellation().cancelled().await;
         Err(ToolError::with_code(
             ToolErrorCode::Cancelled,
@@ -209,7 +211,7 @@ async fn caller_cancel_before_the_deadline_is_cancelled_not_timeout() {
 // Caller cancels first and the body ignores it: abandoned after the grace, still CANCELLED.
 #[tokio::test(start_paused = true)]
 async fn caller_cancel_with_a_hung_body_is_cancelled_after_the_grace() {
-    let (r, _p) = timed_registry([tool("hung", Some(1000), |_cx| hang())]);
+    let r = timed_registry([tool("hung", Some(1000), |_cx| hang())]);
     let start = Instant::now();
     let out = call_cancelled_after(&r, "hung", ms(400)).await;
     let f = failure(&out);
@@ -222,7 +224,7 @@ async fn caller_cancel_with_a_hung_body_is_cancelled_after_the_grace() {
 // TMO-007: the deadline wins, then the caller cancels during the grace: TIMEOUT stands.
 #[tokio::test(start_paused = true)]
 async fn deadline_first_then_caller_cancel_is_timeout() {
-    let (r, _p) = timed_registry([tool("slow", Some(100), |cx| async move {
+    let r = timed_registry([tool("slow", Some(100), |cx| async move {
         cx.cancellation().cancelled().await;
         sleep(ms(500)).await; // cleanup, during which the caller gives up
         Err(ToolError::with_code(ToolErrorCode::Cancelled, "cleaned up"))
@@ -245,7 +247,7 @@ async fn body_ignoring_the_signal_is_abandoned_after_the_grace_period() {
     }
     let flag = dropped.clone();
     let policy = TimeoutPolicy::builder().grace(ms(700)).build().unwrap();
-    let (r, _p) = timed_registry_with(
+    let r = timed_registry_with(
         [tool("hung", Some(100), move |_cx| {
             let guard = DropFlag(flag.clone());
             async move {
@@ -253,7 +255,7 @@ async fn body_ignoring_the_signal_is_abandoned_after_the_grace_period() {
                 hang().await
             }
         })],
-        &policy,
+        policy,
     );
     let start = Instant::now();
     // If the wrapper waited for the body this would never finish; the outer
@@ -283,7 +285,7 @@ async fn body_ignoring_the_signal_is_abandoned_after_the_grace_period() {
 // TMO-004: a cooperative body's late result is replaced by TIMEOUT.
 #[tokio::test(start_paused = true)]
 async fn cooperative_result_after_the_deadline_is_replaced() {
-    let (r, _p) = timed_registry([tool("coop", Some(100), cooperative)]);
+    let r = timed_registry([tool("coop", Some(100), cooperative)]);
     let out = call(&r, "coop").await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Timeout);
@@ -302,7 +304,7 @@ impl ApprovalService for SlowApprover {
 // Time waiting for approval never counts against the budget.
 #[tokio::test(start_paused = true)]
 async fn approval_wait_does_not_count_against_the_budget() {
-    let r = registry([tool("work", Some(1000), |_cx| async {
+    let mut r = registry([tool("work", Some(1000), |_cx| async {
         sleep(ms(800)).await;
         Ok(json!("done"))
     })]);
@@ -311,7 +313,7 @@ async fn approval_wait_does_not_count_against_the_budget() {
         .pre_execute()
         .tap("ask", |_e, _n| async { PreDecision::ask("needs a person") });
     let _svc = r.capabilities().provide_approval(Arc::new(SlowApprover));
-    let _p = install(&r, &TimeoutPolicy::default());
+    r.install().unwrap();
     let start = Instant::now();
     let out = call(&r, "work").await;
     assert_eq!(out.value().unwrap().as_ref(), &json!("done"), "{out:?}");
@@ -321,18 +323,17 @@ async fn approval_wait_does_not_count_against_the_budget() {
 // TMO-010: the budget comes from the definition visible to the calling agent.
 #[tokio::test(start_paused = true)]
 async fn budget_comes_from_the_agents_visible_definition() {
-    let r = registry([tool("t", Some(10_000), cooperative)]);
+    let mut r = registry([tool("t", Some(10_000), cooperative)]);
     let a = AgentId::new("a");
-    r.register_in(Scope::Agent(a.clone()), tool("t", Some(50), cooperative))
+    r.register_in(Scope::Agent(a.clone()), &tool("t", Some(50), cooperative))
         .unwrap()
         .forget();
-    let _p = install(&r, &TimeoutPolicy::default());
+    r.install().unwrap();
     let out = r
-        .execute(
-            ToolCall::new("c", "t", "{}").with_agent(a),
-            CancellationToken::new(),
-        )
-        .await;
+        .call(Call::raw("t", "{}").id("c").agent(a))
+        .await
+        .outcome()
+        .clone();
     assert!(failure(&out).message.contains("after 50 ms"), "{out:?}");
     let start = Instant::now();
     let out = call(&r, "t").await;
@@ -343,14 +344,14 @@ async fn budget_comes_from_the_agents_visible_definition() {
 // TMO-011: once unloaded, bodies see the caller's signal again and no deadline applies.
 #[tokio::test(start_paused = true)]
 async fn unloading_stops_the_wrapping() {
-    let (r, plugin) = timed_registry([tool("t", Some(100), |cx| async move {
+    let mut r = timed_registry([tool("t", Some(100), |cx| async move {
         sleep(ms(500)).await;
         cx.cancellation().cancel();
         Ok(json!("done"))
     })]);
     let first = call(&r, "t").await;
     assert_eq!(failure(&first).code, ErrorCode::Timeout);
-    drop(plugin);
+    r.uninstall();
     assert_eq!(r.hooks().execute().listener_count(), 0);
     let caller = CancellationToken::new();
     let out = call_with(&r, "t", caller.clone()).await;
@@ -364,7 +365,7 @@ async fn unloading_stops_the_wrapping() {
 // Ordering: timeout outside a retry covers the whole retry.
 #[tokio::test(start_paused = true)]
 async fn timeout_outside_a_retry_covers_all_attempts() {
-    let (r, _p) = timed_registry([tool("flaky", Some(1000), |cx| async move {
+    let r = timed_registry([tool("flaky", Some(1000), |cx| async move {
         tokio::select! {
             () = sleep(ms(400)) => Err(ToolError::new("flaked")),
             () = cx.cancellation().cancelled() => Err(ToolError::with_code(ToolErrorCode::Cancelled, "stopped")),
@@ -393,7 +394,7 @@ async fn timeout_outside_a_retry_covers_all_attempts() {
     assert_eq!(start.elapsed(), ms(1000));
 }
 
-fn execute_names(r: &tack_pipeline::ToolRegistry) -> Vec<String> {
+fn execute_names(r: &Timed) -> Vec<String> {
     r.hooks()
         .execute()
         .listener_names(None)
@@ -406,22 +407,28 @@ fn execute_names(r: &tack_pipeline::ToolRegistry) -> Vec<String> {
 // without anyone picking a priority number.
 #[test]
 fn the_timeout_is_placed_by_name() {
-    let r = registry([]);
-    let _retry = r.hooks().execute().tap("retry", |req, next| next.run(req));
-    let _log = r.hooks().execute().tap("log", |req, next| next.run(req));
+    /// The plugin under `policy`, not installed yet, next to a `retry` and a
+    /// `log` wrapper at the default priority.
+    fn with_wrappers(policy: TimeoutPolicy) -> (Timed, [Disposer; 2]) {
+        let r = registry_with([], policy);
+        let retry = r.hooks().execute().tap("retry", |req, next| next.run(req));
+        let log = r.hooks().execute().tap("log", |req, next| next.run(req));
+        (r, [retry, log])
+    }
 
     // Default: outside every wrapper at the default priority.
-    let outside = install(&r, &TimeoutPolicy::default());
+    let (mut r, _wrappers) = with_wrappers(TimeoutPolicy::default());
+    r.install().unwrap();
     assert_eq!(execute_names(&r), ["timeout", "retry", "log"]);
-    drop(outside);
+    r.uninstall();
+    assert_eq!(execute_names(&r), ["retry", "log"]);
 
     // Inside the retry: each attempt would get its own budget.
-    let inside = install(
-        &r,
-        &TimeoutPolicy::builder().after("retry").build().unwrap(),
-    );
+    let (mut r, _wrappers) =
+        with_wrappers(TimeoutPolicy::builder().after("retry").build().unwrap());
+    r.install().unwrap();
     assert_eq!(execute_names(&r), ["retry", "timeout", "log"]);
-    drop(inside);
+    r.uninstall();
 
     let between = TimeoutPolicy::builder()
         .after("retry")
@@ -436,11 +443,9 @@ fn the_timeout_is_placed_by_name() {
 
 #[test]
 fn placing_the_timeout_next_to_a_missing_wrapper_fails_the_install() {
-    let r = registry([]);
     let policy = TimeoutPolicy::builder().after("retry").build().unwrap();
-    let caps = r.capabilities();
-    let mut host = tack_core::host::PluginHost::new(r.hooks(), caps, &r);
-    let err = host.install(&policy).unwrap_err();
+    let mut r = registry_with([], policy);
+    let err = r.install().unwrap_err();
     assert!(
         matches!(err, tack_core::plugin::PluginError::Order { .. }),
         "{err}"
@@ -451,7 +456,7 @@ fn placing_the_timeout_next_to_a_missing_wrapper_fails_the_install() {
         "{text}"
     );
     assert_eq!(r.hooks().execute().listener_count(), 0, "nothing installed");
-    assert!(policy.attach(r.hooks()).is_err());
+    assert!(r.plugin().attach(r.hooks()).is_err());
 }
 
 #[test]
