@@ -97,8 +97,9 @@ async fn budgeted_body_gets_a_child_token_and_the_caller_token_is_untouched() {
     assert!(!caller.is_cancelled());
     let out = r
         .call(Call::raw("slow", "{}").id("d").cancellation(caller.clone()))
-        .await;
-    let out = out.outcome();
+        .await
+        .outcome()
+        .clone();
     assert_eq!(failure(&out).code, ErrorCode::Timeout);
     assert!(
         !caller.is_cancelled(),
