@@ -13,6 +13,8 @@
 //! * [`FakeTool`]: a tool with a chosen schema, tier, budget and body.
 //! * [`Call`]: one call (arguments, agent, id, the caller's cancellation).
 //! * [`Report`]: what happened to it, with [`Stage`] names.
+//! * [`execution`], [`execution_for`]: an execution as hooks and guards get
+//!   it, for testing a listener, a guard or a rule on its own.
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -57,11 +59,13 @@
 
 mod call;
 mod driver;
+mod execution;
 mod fake_tool;
 mod harness;
 mod report;
 
 pub use call::Call;
+pub use execution::{execution, execution_for};
 pub use fake_tool::FakeTool;
 pub use harness::{Harness, HarnessBuilder, RECORDER};
 pub use report::{Report, Stage};

@@ -1,30 +1,21 @@
-//! Calls, tools, and a registry with the gate installed.
+//! Executions, and the gate over the pipeline with test tools (through
+//! tack-test).
 
 use std::io::Write;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 use serde_json::{Value, json};
-use tack_core::hook::{AgentId, Disposables};
-use tack_core::host::{NewExecutionToken, NewToolExecution, PluginHost};
-use tack_core::tool::{
-    CallId, ExecutionToken, OutputSpec, Tier, ToolDefinition, ToolExecution, ToolName,
-};
+use tack_core::tool::{Tier, ToolExecution};
 use tack_permission::Permission;
-use tack_pipeline::ToolRegistry;
+use tack_test::{FakeTool, Harness};
 
 pub fn exec(tool: &str, tier: Tier, args: Value) -> ToolExecution {
-    ToolExecution::new(
-        CallId::from("c"),
-        ToolName::new(tool).unwrap(),
-        Arc::new(args),
-        tier,
-        ExecutionToken::issue(CallId::from("c")),
-    )
+    tack_test::execution(tool, tier, args)
 }
 
 pub fn exec_for(agent: &str, tool: &str, tier: Tier, args: Value) -> ToolExecution {
-    exec(tool, tier, args).with_agent(Some(AgentId::new(agent)))
+    tack_test::execution_for(agent, tool, tier, args)
 }
 
 pub fn bash(cmd: &str) -> ToolExecution {
@@ -40,32 +31,26 @@ pub fn write(path: &str) -> ToolExecution {
 }
 
 /// A tool of `tier` taking any object, answering "ran".
-pub fn tool(name: &str, tier: Tier) -> ToolDefinition {
-    ToolDefinition::builder(name)
-        .description(format!("The `{name}` test tool."))
-        .input_schema(json!({"type": "object"}))
-        .output(OutputSpec::new(json!({"type": "string"})))
+pub fn tool(name: &str, tier: Tier) -> FakeTool {
+    FakeTool::new(name)
+        .output_schema(json!({"type": "string"}))
         .tier(tier)
-        .handler(|_args, _cx| async { Ok(json!("ran")) })
-        .build()
-        .unwrap()
+        .returns(json!("ran"))
 }
 
-/// A registry with read_file, write_file, bash and fetch, and `gate` installed.
-pub fn registry(gate: &Permission) -> (ToolRegistry, Disposables) {
-    let r = ToolRegistry::new();
+/// The gate installed over a pipeline with read_file, write_file, bash and
+/// fetch.
+pub fn registry(gate: &Permission) -> Harness<Permission> {
+    let mut builder = Harness::builder();
     for (name, tier) in [
         ("read_file", Tier::ReadOnly),
         ("write_file", Tier::Writes),
         ("bash", Tier::Executes),
         ("fetch", Tier::Network),
     ] {
-        r.register(tool(name, tier)).unwrap().forget();
+        builder = builder.tool(tool(name, tier));
     }
-    let mut host = PluginHost::new(r.hooks(), r.capabilities(), &r);
-    host.install(gate).unwrap();
-    let plugins = host.into_disposables();
-    (r, plugins)
+    builder.install(gate.clone()).unwrap()
 }
 
 /// A writer tests can read back.

@@ -7,16 +7,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use tack_core::hook::{Decider, Provenance};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
-use tack_core::tool::{ErrorCode, Outcome, ToolCall};
+use tack_core::tool::{ErrorCode, Outcome};
 use tack_permission::{ChannelApprover, Mode, NoApprover, Permission, Rule, TerminalApprover};
-use tack_pipeline::ToolRegistry;
+use tack_test::{Call, Harness};
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
 
-async fn call(r: &ToolRegistry, id: &str, tool: &str, args: &str) -> Arc<Outcome> {
-    r.execute(ToolCall::new(id, tool, args), CancellationToken::new())
-        .await
+async fn call(r: &Harness<Permission>, id: &str, tool: &str, args: &str) -> Arc<Outcome> {
+    r.call(Call::raw(tool, args).id(id)).await.outcome().clone()
 }
 
 fn denied(out: &Outcome) -> (&str, &Provenance) {
@@ -34,7 +33,7 @@ async fn rule_denial_names_the_rule_and_the_listener() {
         .mode(Mode::AllowAll)
         .rule(Rule::parse(tack_permission::Action::Deny, r#"bash(command: "rm *")"#).unwrap())
         .build();
-    let (r, _p) = registry(&gate);
+    let r = registry(&gate);
     let out = call(&r, "c", "bash", r#"{"command": "rm -rf /"}"#).await;
     let (message, by) = denied(&out);
     assert_eq!(
@@ -52,7 +51,7 @@ async fn rule_denial_names_the_rule_and_the_listener() {
 // Fail closed: an ask with no approver installed is a denial.
 #[tokio::test]
 async fn ask_without_an_approver_is_denied() {
-    let (r, _p) = registry(&Permission::default());
+    let r = registry(&Permission::default());
     let out = call(&r, "c", "write_file", "{}").await;
     let (message, by) = denied(&out);
     assert!(message.contains("no approver is available"), "{message}");
@@ -66,7 +65,7 @@ async fn ask_without_an_approver_is_denied() {
 #[tokio::test]
 async fn the_none_approver_denies_as_unavailable() {
     let gate = Permission::builder().approver(Arc::new(NoApprover)).build();
-    let (r, _p) = registry(&gate);
+    let r = registry(&gate);
     let out = call(&r, "c", "bash", "{}").await;
     let (message, by) = denied(&out);
     assert!(message.contains("approver `none`"), "{message}");
@@ -84,7 +83,7 @@ impl ApprovalService for Panicking {
 #[tokio::test]
 async fn a_panicking_approver_denies() {
     let gate = Permission::builder().approver(Arc::new(Panicking)).build();
-    let (r, _p) = registry(&gate);
+    let r = registry(&gate);
     let out = call(&r, "c", "bash", "{}").await;
     let (message, _) = denied(&out);
     assert!(message.contains("approver bug"), "{message}");
@@ -103,7 +102,7 @@ async fn a_terminal_approver_without_a_terminal_denies() {
             false,
             gate.session_rules(),
         )));
-    let (r, _p) = registry(&gate);
+    let r = registry(&gate);
     let out = call(&r, "c", "bash", "{}").await;
     let (message, _) = denied(&out);
     assert!(message.contains("stdin is not one"), "{message}");
@@ -116,7 +115,7 @@ async fn cancellation_during_approval_never_runs_the_tool() {
     let gate = Permission::default();
     let (approver, mut inbox) = ChannelApprover::new(gate.session_rules(), 1);
     let gate = gate.with_approver(Arc::new(approver));
-    let (r, _p) = registry(&gate);
+    let r = registry(&gate);
     let cancel = CancellationToken::new();
     let ui = {
         let cancel = cancel.clone();
@@ -127,10 +126,11 @@ async fn cancellation_during_approval_never_runs_the_tool() {
             pending.respond(tack_permission::Answer::Once);
         }
     };
-    let (out, ()) = tokio::join!(
-        r.execute(ToolCall::new("c", "bash", "{}"), cancel.clone()),
+    let (report, ()) = tokio::join!(
+        r.call(Call::raw("bash", "{}").id("c").cancellation(cancel.clone())),
         ui
     );
+    let out = report.outcome();
     let f = out.failure_info().unwrap();
     assert_eq!(f.code, ErrorCode::Cancelled, "{out:?}");
     assert!(!f.dispatched);
@@ -146,14 +146,13 @@ async fn a_denial_never_consults_the_approver() {
         .build();
     let (approver, mut inbox) = ChannelApprover::new(gate.session_rules(), 4);
     let gate = gate.with_approver(Arc::new(approver));
-    let (r, _p) = registry(&gate);
+    let r = registry(&gate);
     denied(&*call(&r, "c", "fetch", "{}").await);
     let out = r
-        .execute(
-            ToolCall::new("d", "bash", "{}").with_agent("ro"),
-            CancellationToken::new(),
-        )
-        .await;
+        .call(Call::raw("bash", "{}").id("d").agent("ro"))
+        .await
+        .outcome()
+        .clone();
     let (message, _) = denied(&out);
     assert!(message.contains("read-only"), "{message}");
     assert!(inbox.try_recv().is_none(), "nobody was asked");
@@ -186,7 +185,7 @@ async fn always_for_this_session_lets_later_calls_pass_without_asking() {
     let terminal =
         TerminalApprover::with_io(Cursor::new("a\n"), out.clone(), true, gate.session_rules());
     let gate = gate.with_approver(Arc::new(terminal));
-    let (r, _p) = registry(&gate);
+    let r = registry(&gate);
     let first = call(&r, "c1", "bash", r#"{"command": "make"}"#).await;
     assert!(first.is_success(), "{first:?}");
     for id in ["c2", "c3"] {
@@ -208,7 +207,7 @@ async fn always_for_this_session_lets_later_calls_pass_without_asking() {
 async fn the_gate_combines_with_other_listeners_by_strictness() {
     let counting = Arc::new(Counting(AtomicUsize::new(0)));
     let gate = Permission::builder().approver(counting.clone()).build();
-    let (r, _p) = registry(&gate);
+    let r = registry(&gate);
     let _other = r
         .hooks()
         .pre_execute()
@@ -236,9 +235,9 @@ async fn unloading_removes_the_gate_and_the_approver() {
         .mode(Mode::ReadOnly)
         .approver(Arc::new(NoApprover))
         .build();
-    let (r, plugins) = registry(&gate);
+    let mut r = registry(&gate);
     denied(&*call(&r, "c", "bash", "{}").await);
-    drop(plugins);
+    r.uninstall();
     assert_eq!(r.hooks().pre_execute().listener_count(), 0);
     assert!(r.capabilities().snapshot().approval.is_none());
     assert!(call(&r, "d", "bash", "{}").await.is_success());
