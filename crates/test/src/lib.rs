@@ -69,3 +69,9 @@ pub use execution::{execution, execution_for};
 pub use fake_tool::FakeTool;
 pub use harness::{Harness, HarnessBuilder, RECORDER};
 pub use report::{Report, Stage};
+
+// The plugin guide's code blocks compile and run as doctests here, where the
+// pipeline and the harness are at hand.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/plugin-guide.md")]
+struct PluginGuideDoctests;
