@@ -98,9 +98,9 @@ impl Plugin for BuiltinTools {
     }
 
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let definitions = builtin_tools().map_err(|source| PluginError::Definition {
+        let definitions = builtin_tools().map_err(|error| PluginError::Definition {
             plugin: self.name().to_owned(),
-            source,
+            error,
         })?;
         for definition in definitions {
             cx.register_tool(definition)?;

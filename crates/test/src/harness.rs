@@ -256,13 +256,13 @@ impl<P: Plugin> Harness<P> {
         let plugin = format!("{RECORDER} (fake tool `{}`)", tool.name());
         let definition = tool
             .definition_recording(Some(self.started.clone()))
-            .map_err(|source| PluginError::Definition {
+            .map_err(|error| PluginError::Definition {
                 plugin: plugin.clone(),
-                source,
+                error,
             })?;
         self.driver
             .register(scope, definition)
-            .map_err(|source| PluginError::Registration { plugin, source })
+            .map_err(|error| PluginError::Registration { plugin, error })
     }
 
     /// Runs `call` through the pipeline and reports what happened.

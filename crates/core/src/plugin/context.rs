@@ -109,9 +109,9 @@ impl<'a> PluginContext<'a> {
         let disposer = self
             .tools
             .register_tool(scope, definition)
-            .map_err(|source| PluginError::Registration {
+            .map_err(|error| PluginError::Registration {
                 plugin: self.plugin.to_owned(),
-                source,
+                error,
             })?;
         self.keep(disposer);
         Ok(())
@@ -129,9 +129,9 @@ impl<'a> PluginContext<'a> {
         let disposer = self
             .tools
             .register_code_transport(definition)
-            .map_err(|source| PluginError::Registration {
+            .map_err(|error| PluginError::Registration {
                 plugin: self.plugin.to_owned(),
-                source,
+                error,
             })?;
         self.keep(disposer);
         Ok(())
@@ -145,9 +145,9 @@ impl<'a> PluginContext<'a> {
     /// when the registry refuses it.
     pub fn register_typed<T: Tool>(&mut self, tool: T) -> Result<(), PluginError> {
         let definition =
-            ToolDefinition::from_tool(tool).map_err(|source| PluginError::Definition {
+            ToolDefinition::from_tool(tool).map_err(|error| PluginError::Definition {
                 plugin: self.plugin.to_owned(),
-                source,
+                error,
             })?;
         self.register_tool(definition)
     }

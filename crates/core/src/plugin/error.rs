@@ -5,6 +5,11 @@ use crate::hook::OrderError;
 use crate::tool::DefinitionError;
 
 /// Why a plugin could not be listed, found or installed.
+///
+/// Each message is complete on its own (what failed, and how to fix it); a
+/// wrapped error is a field of its variant and part of the message, not a
+/// separate `source()`, so a report that walks sources does not print it
+/// twice.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PluginError {
@@ -38,31 +43,28 @@ pub enum PluginError {
         provider: Option<&'static str>,
     },
     /// A tool definition of the plugin is invalid.
-    #[error("plugin `{plugin}`: {source}")]
+    #[error("plugin `{plugin}`: {error}")]
     Definition {
         /// The plugin.
         plugin: String,
         /// The definition error.
-        #[source]
-        source: DefinitionError,
+        error: DefinitionError,
     },
     /// The registry refused a tool of the plugin.
-    #[error("plugin `{plugin}`: {source}")]
+    #[error("plugin `{plugin}`: {error}")]
     Registration {
         /// The plugin.
         plugin: String,
         /// The registry's error.
-        #[source]
-        source: RegistrationError,
+        error: RegistrationError,
     },
     /// A listener of the plugin could not be placed in the order it asked for.
-    #[error("plugin `{plugin}`: {source}")]
+    #[error("plugin `{plugin}`: {error}")]
     Order {
         /// The plugin.
         plugin: String,
         /// What was wrong with the order.
-        #[source]
-        source: OrderError,
+        error: OrderError,
     },
     /// The plugin's own install logic failed.
     #[error("plugin `{plugin}` failed to install: {message}")]

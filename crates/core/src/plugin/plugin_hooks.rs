@@ -330,8 +330,8 @@ fn keep_ordered(
 ) -> Result<Registration, PluginError> {
     registered
         .map(|disposer| Registration::keep_in(footprint, disposer))
-        .map_err(|source| PluginError::Order {
+        .map_err(|error| PluginError::Order {
             plugin: plugin.to_owned(),
-            source,
+            error,
         })
 }

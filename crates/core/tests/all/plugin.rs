@@ -395,3 +395,29 @@ fn outside_a_plugin_dropping_the_disposer_still_removes_the_listener() {
     drop(disposer);
     assert_eq!(hooks.pre_execute().listener_count(), 0);
 }
+
+// A wrapped error is part of the message, and not a `source()` as well: a
+// report that walks sources prints it once.
+#[test]
+fn plugin_errors_print_their_cause_once() {
+    use std::error::Error as _;
+    let err = PluginError::Registration {
+        plugin: "p".into(),
+        error: RegistrationError::Reserved {
+            name: "run_code".into(),
+            reason: "it is the code-mode transport".into(),
+        },
+    };
+    assert_eq!(
+        err.to_string(),
+        "plugin `p`: the tool name `run_code` is reserved: it is the code-mode transport"
+    );
+    assert!(err.source().is_none());
+    let mut chain = vec![err.to_string()];
+    let mut next = err.source();
+    while let Some(cause) = next {
+        chain.push(cause.to_string());
+        next = cause.source();
+    }
+    assert_eq!(chain.join(": ").matches("is reserved").count(), 1);
+}

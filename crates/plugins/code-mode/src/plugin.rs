@@ -112,7 +112,7 @@ impl Plugin for CodeModePlugin {
         let definition = run_code_definition(self.config.clone(), cx.hooks().tool_hooks().clone())
             .map_err(|e| PluginError::Definition {
                 plugin: PLUGIN_NAME.to_owned(),
-                source: e,
+                error: e,
             })?;
         cx.register_code_transport(definition)
     }
