@@ -17,7 +17,7 @@ use tack_core::tool::{ToolCall, ToolDefinition};
 use tack_permission::{Permission, RuleSet, SessionRules, TerminalApprover};
 use tack_pipeline::{ExecutionMode, Presentation, ToolRegistry};
 use tack_sandbox::{Sandbox, SandboxPolicy};
-use tack_timeout::TimeoutPolicy;
+use tack_timeout::{TimeoutConfig, TimeoutPolicy};
 use tack_tools::BuiltinTools;
 
 use crate::args::SessionArgs;
@@ -117,12 +117,13 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
     let model = model(&settings.model.value, settings.model_timeout.value)?;
     let timeout = match settings.tool_timeout.value {
         None => TimeoutPolicy::default(),
-        Some(budget) => TimeoutPolicy::builder()
-            .default_budget(budget)
-            .ceiling(budget)
-            .grace(Duration::from_millis(500))
-            .build()
-            .map_err(|e| format!("tool_timeout ({}): {e}", settings.tool_timeout.origin))?,
+        Some(budget) => TimeoutPolicy::new(
+            TimeoutConfig::default()
+                .default_budget(budget)
+                .ceiling(budget)
+                .grace(Duration::from_millis(500)),
+        )
+        .map_err(|e| format!("tool_timeout ({}): {e}", settings.tool_timeout.origin))?,
     };
     let sandbox = Sandbox::new(SandboxPolicy::new(sandbox_mode, &root))
         .map_err(|e| format!("cannot set up the sandbox on {}: {e}", root.display()))?;

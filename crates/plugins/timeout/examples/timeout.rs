@@ -8,7 +8,7 @@ use serde_json::json;
 use tack_core::host::PluginHost;
 use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
 use tack_pipeline::ToolRegistry;
-use tack_timeout::TimeoutPolicy;
+use tack_timeout::{TimeoutConfig, TimeoutPolicy};
 use tokio_util::sync::CancellationToken;
 
 #[tokio::main(flavor = "current_thread")]
@@ -31,9 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
 
     // Install: a 100 ms grace period instead of the default 2 s.
-    let policy = TimeoutPolicy::builder()
-        .grace(Duration::from_millis(100))
-        .build()?;
+    let policy = TimeoutPolicy::new(TimeoutConfig::default().grace(Duration::from_millis(100)))?;
     let mut host = PluginHost::new(registry.hooks(), registry.capabilities(), &registry);
     host.install(&policy)?;
     let plugins = host.into_disposables();

@@ -29,8 +29,8 @@
 //! the whole retry"). To give each attempt its own budget, place them by
 //! name — no priority numbers to pick:
 //!
-//! * the timeout inside the retry: `TimeoutPolicy::builder().after("retry")`
-//!   ([`TimeoutPolicyBuilder::after`]); or
+//! * the timeout inside the retry: `TimeoutConfig::default().after("retry")`
+//!   ([`TimeoutConfig::after`]); or
 //! * the retry outside the timeout, registered with
 //!   `Order::before(tack_timeout::LISTENER_NAME)`
 //!   ([`Order`](tack_core::hook::Order)).
@@ -41,13 +41,13 @@
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! use std::time::Duration;
 //! use tack_core::hooks::ToolHooks;
-//! use tack_timeout::TimeoutPolicy;
+//! use tack_timeout::{TimeoutConfig, TimeoutPolicy};
 //!
-//! let policy = TimeoutPolicy::builder()
+//! let policy = TimeoutPolicy::new(TimeoutConfig::default()
 //!     .default_budget(Duration::from_secs(60)) // for tools that declare none
 //!     .ceiling(Duration::from_secs(300))
 //!     .grace(Duration::from_secs(2))
-//!     .build()
+//!)
 //!     .unwrap();
 //! assert_eq!(policy.budget_for(None), Some(Duration::from_secs(60)));
 //! assert_eq!(policy.budget_for(Some(Duration::from_secs(900))), Some(Duration::from_secs(300)));
@@ -62,11 +62,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod config;
 mod error;
 mod plugin;
 mod policy;
 mod wrapper;
 
+pub use config::TimeoutConfig;
 pub use error::TimeoutConfigError;
 pub use plugin::{LISTENER_NAME, PLUGIN_NAME};
-pub use policy::{DEFAULT_GRACE, TimeoutPolicy, TimeoutPolicyBuilder};
+pub use policy::{DEFAULT_GRACE, TimeoutPolicy};

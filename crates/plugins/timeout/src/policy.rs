@@ -5,8 +5,8 @@ use std::time::Duration;
 use tack_core::hook::{Disposer, ListenerSpec, Order, OrderError, Priority, Scope};
 use tack_core::hooks::ToolHooks;
 
-use crate::TimeoutConfigError;
 use crate::plugin::LISTENER_NAME;
+use crate::{TimeoutConfig, TimeoutConfigError};
 
 /// How long a body that was told to stop may take before it is abandoned.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
@@ -16,8 +16,9 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 /// The default: declared budgets only (no default budget, no ceiling), a
 /// 2 s grace period, global scope, outside the other `tools/execute`
 /// wrappers (registered at [`Priority::EARLY`]). To place it relative to a
-/// particular wrapper, name it: [`TimeoutPolicyBuilder::before`] /
-/// [`TimeoutPolicyBuilder::after`].
+/// particular wrapper, name it: [`TimeoutConfig::before`] /
+/// [`TimeoutConfig::after`]. Built with [`new`](Self::new) from a
+/// [`TimeoutConfig`].
 ///
 /// ```
 /// use std::time::Duration;
@@ -50,11 +51,41 @@ impl Default for TimeoutPolicy {
 }
 
 impl TimeoutPolicy {
-    /// A builder starting from the defaults.
-    pub fn builder() -> TimeoutPolicyBuilder {
-        TimeoutPolicyBuilder {
-            policy: Self::default(),
+    /// The policy (and plugin) `config` describes.
+    ///
+    /// # Errors
+    ///
+    /// [`TimeoutConfigError`] for a zero default or ceiling, or a default
+    /// above the ceiling.
+    pub fn new(config: TimeoutConfig) -> Result<TimeoutPolicy, TimeoutConfigError> {
+        let mut order = Order::default();
+        for name in config.before {
+            order = order.and_before(name);
         }
+        for name in config.after {
+            order = order.and_after(name);
+        }
+        let p = TimeoutPolicy {
+            default_budget: config.default_budget,
+            ceiling: config.ceiling,
+            grace: config.grace.unwrap_or(DEFAULT_GRACE),
+            order,
+            scope: config.scope,
+        };
+        if p.default_budget.is_some_and(|d| d.is_zero()) {
+            return Err(TimeoutConfigError::Zero {
+                what: "default budget",
+            });
+        }
+        if p.ceiling.is_some_and(|c| c.is_zero()) {
+            return Err(TimeoutConfigError::Zero { what: "ceiling" });
+        }
+        if let (Some(default), Some(ceiling)) = (p.default_budget, p.ceiling) {
+            if default > ceiling {
+                return Err(TimeoutConfigError::DefaultAboveCeiling { default, ceiling });
+            }
+        }
+        Ok(p)
     }
 
     /// The budget of a tool that declared `declared`: the declared budget, or
@@ -63,9 +94,9 @@ impl TimeoutPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tack_timeout::TimeoutPolicy;
+    /// use tack_timeout::{TimeoutConfig, TimeoutPolicy};
     /// let ms = Duration::from_millis;
-    /// let p = TimeoutPolicy::builder().ceiling(ms(1000)).build().unwrap();
+    /// let p = TimeoutPolicy::new(TimeoutConfig::default().ceiling(ms(1000))).unwrap();
     /// assert_eq!(p.budget_for(Some(ms(5000))), Some(ms(1000)));
     /// assert_eq!(p.budget_for(Some(ms(10))), Some(ms(10)));
     /// assert_eq!(p.budget_for(None), None); // a ceiling is not a default
@@ -124,84 +155,5 @@ impl TimeoutPolicy {
             self.order.clone(),
             crate::wrapper::TimeoutWrapper::new(self.clone()),
         )
-    }
-}
-
-/// Builds a [`TimeoutPolicy`]; [`build`](Self::build) checks it.
-#[derive(Clone, Debug)]
-pub struct TimeoutPolicyBuilder {
-    policy: TimeoutPolicy,
-}
-
-impl TimeoutPolicyBuilder {
-    /// A budget for tools that declare no timeout (default: none, such tools
-    /// run without a deadline).
-    pub fn default_budget(mut self, budget: Duration) -> Self {
-        self.policy.default_budget = Some(budget);
-        self
-    }
-
-    /// The largest budget any call gets (default: none).
-    pub fn ceiling(mut self, ceiling: Duration) -> Self {
-        self.policy.ceiling = Some(ceiling);
-        self
-    }
-
-    /// How long a body told to stop may take before it is abandoned (default
-    /// [`DEFAULT_GRACE`]; zero abandons it at the deadline).
-    pub fn grace(mut self, grace: Duration) -> Self {
-        self.policy.grace = grace;
-        self
-    }
-
-    /// Places the wrapper before (outside) the `tools/execute` listener
-    /// named `name`: the budget covers it. Without any placement the
-    /// wrapper is outside every wrapper registered at the default priority.
-    ///
-    /// The named listener must be registered when the policy is installed.
-    pub fn before(mut self, name: impl Into<std::sync::Arc<str>>) -> Self {
-        self.policy.order = self.policy.order.and_before(name);
-        self
-    }
-
-    /// Places the wrapper after (inside) the `tools/execute` listener named
-    /// `name`: each run of the inner chain gets its own budget. Put the
-    /// timeout after a retry wrapper (`.after("retry")`) to give each attempt
-    /// its own budget.
-    ///
-    /// The named listener must be registered when the policy is installed.
-    pub fn after(mut self, name: impl Into<std::sync::Arc<str>>) -> Self {
-        self.policy.order = self.policy.order.and_after(name);
-        self
-    }
-
-    /// Applies the wrapper to one agent only (default: global).
-    pub fn scope(mut self, scope: impl Into<Scope>) -> Self {
-        self.policy.scope = scope.into();
-        self
-    }
-
-    /// Checks and returns the policy.
-    ///
-    /// # Errors
-    ///
-    /// [`TimeoutConfigError`] for a zero default or ceiling, or a default
-    /// above the ceiling.
-    pub fn build(self) -> Result<TimeoutPolicy, TimeoutConfigError> {
-        let p = self.policy;
-        if p.default_budget.is_some_and(|d| d.is_zero()) {
-            return Err(TimeoutConfigError::Zero {
-                what: "default budget",
-            });
-        }
-        if p.ceiling.is_some_and(|c| c.is_zero()) {
-            return Err(TimeoutConfigError::Zero { what: "ceiling" });
-        }
-        if let (Some(default), Some(ceiling)) = (p.default_budget, p.ceiling) {
-            if default > ceiling {
-                return Err(TimeoutConfigError::DefaultAboveCeiling { default, ceiling });
-            }
-        }
-        Ok(p)
     }
 }

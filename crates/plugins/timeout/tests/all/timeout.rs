@@ -10,7 +10,7 @@ use tack_core::hook::{AgentId, Decider, Disposer, Order, Scope};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
 use tack_core::tool::{ErrorCode, ToolError, ToolErrorCode};
 use tack_test::Call;
-use tack_timeout::{LISTENER_NAME, TimeoutConfigError, TimeoutPolicy};
+use tack_timeout::{LISTENER_NAME, TimeoutConfig, TimeoutConfigError, TimeoutPolicy};
 use tokio::time::{Instant, sleep};
 use tokio_util::sync::CancellationToken;
 
@@ -162,7 +162,7 @@ async fn body_finishing_just_before_the_deadline_keeps_its_result() {
 // Ceiling clamps a declared budget (and a default one).
 #[tokio::test(start_paused = true)]
 async fn ceiling_clamps_the_declared_budget() {
-    let policy = TimeoutPolicy::builder().ceiling(ms(250)).build().unwrap();
+    let policy = TimeoutPolicy::new(TimeoutConfig::default().ceiling(ms(250))).unwrap();
     let r = timed_registry_with([tool("long", Some(60_000), cooperative)], policy);
     let start = Instant::now();
     let out = call(&r, "long").await;
@@ -179,10 +179,7 @@ async fn ceiling_clamps_the_declared_budget() {
 // Default budget applies to undeclared tools when configured.
 #[tokio::test(start_paused = true)]
 async fn default_budget_applies_to_undeclared_tools_when_configured() {
-    let policy = TimeoutPolicy::builder()
-        .default_budget(ms(300))
-        .build()
-        .unwrap();
+    let policy = TimeoutPolicy::new(TimeoutConfig::default().default_budget(ms(300))).unwrap();
     let r = timed_registry_with([tool("free", None, cooperative)], policy);
     let out = call(&r, "free").await;
     let f = failure(&out);
@@ -247,7 +244,7 @@ async fn body_ignoring_the_signal_is_abandoned_after_the_grace_period() {
         }
     }
     let flag = dropped.clone();
-    let policy = TimeoutPolicy::builder().grace(ms(700)).build().unwrap();
+    let policy = TimeoutPolicy::new(TimeoutConfig::default().grace(ms(700))).unwrap();
     let r = timed_registry_with(
         [tool("hung", Some(100), move |_cx| {
             let guard = DropFlag(flag.clone());
@@ -426,16 +423,13 @@ fn the_timeout_is_placed_by_name() {
 
     // Inside the retry: each attempt would get its own budget.
     let (mut r, _wrappers) =
-        with_wrappers(TimeoutPolicy::builder().after("retry").build().unwrap());
+        with_wrappers(TimeoutPolicy::new(TimeoutConfig::default().after("retry")).unwrap());
     r.install().unwrap();
     assert_eq!(execute_names(&r), ["retry", "timeout", "log"]);
     r.uninstall();
 
-    let between = TimeoutPolicy::builder()
-        .after("retry")
-        .before("log")
-        .build()
-        .unwrap();
+    let between =
+        TimeoutPolicy::new(TimeoutConfig::default().after("retry").before("log")).unwrap();
     let between = between.attach(r.hooks()).unwrap();
     assert_eq!(execute_names(&r), ["retry", "timeout", "log"]);
     drop(between);
@@ -444,7 +438,7 @@ fn the_timeout_is_placed_by_name() {
 
 #[test]
 fn placing_the_timeout_next_to_a_missing_wrapper_fails_the_install() {
-    let policy = TimeoutPolicy::builder().after("retry").build().unwrap();
+    let policy = TimeoutPolicy::new(TimeoutConfig::default().after("retry")).unwrap();
     let mut r = registry_with([], policy);
     let err = r.install().unwrap_err();
     assert!(
@@ -463,20 +457,19 @@ fn placing_the_timeout_next_to_a_missing_wrapper_fails_the_install() {
 #[test]
 fn invalid_configs_are_refused() {
     assert_eq!(
-        TimeoutPolicy::builder().ceiling(Duration::ZERO).build(),
+        TimeoutPolicy::new(TimeoutConfig::default().ceiling(Duration::ZERO)),
         Err(TimeoutConfigError::Zero { what: "ceiling" })
     );
     assert!(matches!(
-        TimeoutPolicy::builder()
-            .default_budget(ms(10))
-            .ceiling(ms(5))
-            .build(),
+        TimeoutPolicy::new(
+            TimeoutConfig::default()
+                .default_budget(ms(10))
+                .ceiling(ms(5))
+        ),
         Err(TimeoutConfigError::DefaultAboveCeiling { .. })
     ));
-    let err = TimeoutPolicy::builder()
-        .default_budget(Duration::ZERO)
-        .build()
-        .unwrap_err();
+    let err =
+        TimeoutPolicy::new(TimeoutConfig::default().default_budget(Duration::ZERO)).unwrap_err();
     assert_eq!(
         err.to_string(),
         "the timeout default budget must be greater than zero"
