@@ -14,7 +14,7 @@ use tack_agent::{
 use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
 use tack_core::policy::ApprovalService;
 use tack_core::tool::{ToolCall, ToolDefinition};
-use tack_permission::{Permission, RuleSet, SessionRules, TerminalApprover};
+use tack_permission::{Permission, PermissionConfig, RuleSet, SessionRules, TerminalApprover};
 use tack_pipeline::{ExecutionMode, Presentation, ToolRegistry};
 use tack_sandbox::{Sandbox, SandboxPolicy};
 use tack_timeout::{TimeoutConfig, TimeoutPolicy};
@@ -185,13 +185,14 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
     for sourced in &settings.rules {
         rules.push(sourced.rule.clone());
     }
-    let permission = Permission::builder()
-        .mode(mode)
-        .rules(rules)
-        .workspace_root(&root)
-        .session_rules(session_rules)
-        .approver(Arc::new(LoggedApprover::new(inner, bus.clone())))
-        .build();
+    let permission = Permission::new(
+        PermissionConfig::default()
+            .mode(mode)
+            .rules(rules)
+            .workspace_root(&root)
+            .session_rules(session_rules)
+            .approver(Arc::new(LoggedApprover::new(inner, bus.clone()))),
+    );
 
     let plugins = PluginSet::over(registry.clone())
         .with(timeout)

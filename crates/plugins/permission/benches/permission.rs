@@ -9,7 +9,7 @@ use serde_json::json;
 use tack_core::hooks::ToolHooks;
 use tack_core::host::{NewExecutionToken, NewToolExecution};
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
-use tack_permission::{Action, Mode, Permission, Rule, RuleSet};
+use tack_permission::{Action, Mode, Permission, PermissionConfig, Rule, RuleSet};
 
 /// 100 rules of every shape: name globs, tiers, path globs, command patterns.
 fn hundred_rules() -> RuleSet {
@@ -55,17 +55,18 @@ fn exec(tool: &str, tier: Tier, args: serde_json::Value) -> Arc<ToolExecution> {
 }
 
 fn bench(c: &mut Criterion) {
-    let gate = Permission::builder()
-        .mode(Mode::Ask)
-        .workspace_root("/work/repo")
-        .rules(hundred_rules())
-        .rule(
-            Rule::deny("bash")
-                .command("command", "rm *")
-                .build()
-                .unwrap(),
-        )
-        .build();
+    let gate = Permission::new(
+        PermissionConfig::default()
+            .mode(Mode::Ask)
+            .workspace_root("/work/repo")
+            .rules(hundred_rules())
+            .rule(
+                Rule::deny("bash")
+                    .command("command", "rm *")
+                    .build()
+                    .unwrap(),
+            ),
+    );
     // Worst case: nothing matches early, every rule is tried.
     let miss = exec(
         "bash",

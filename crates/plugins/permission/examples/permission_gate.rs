@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tack_core::host::PluginHost;
 use tack_core::tool::{OutputSpec, Tier, ToolCall, ToolDefinition};
-use tack_permission::{Answer, ChannelApprover, Permission, PermissionFile};
+use tack_permission::{Answer, ChannelApprover, Permission, PermissionConfig, PermissionFile};
 use tack_pipeline::ToolRegistry;
 use tokio_util::sync::CancellationToken;
 
@@ -39,10 +39,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Install: rules from TOML, paths relative to the workspace root, and an
     // approver for UIs whose "always" answers become session rules.
-    let gate = Permission::builder()
-        .file(PermissionFile::parse(RULES, "permissions.toml")?)
-        .workspace_root("/work/repo")
-        .build();
+    let gate = Permission::new(
+        PermissionConfig::default()
+            .file(PermissionFile::parse(RULES, "permissions.toml")?)
+            .workspace_root("/work/repo"),
+    );
     let (approver, mut inbox) = ChannelApprover::new(gate.session_rules(), 8);
     let gate = gate.with_approver(Arc::new(approver));
     let mut host = PluginHost::new(registry.hooks(), registry.capabilities(), &registry);

@@ -48,14 +48,14 @@
 //! use serde_json::json;
 //! use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
 //! use tack_core::host::{NewExecutionToken, NewToolExecution};
-//! use tack_permission::{Action, Mode, Permission, PermissionFile};
+//! use tack_permission::{Action, Mode, Permission, PermissionFile, PermissionConfig};
 //!
 //! let file = PermissionFile::parse(r#"
 //!     mode = "ask"
 //!     allow = ['bash(command: "git status*")']
 //!     deny = ['read_file(path: "**/.env")']
 //! "#, "permissions.toml").unwrap();
-//! let gate = Permission::builder().file(file).workspace_root("/work/repo").build();
+//! let gate = Permission::new(PermissionConfig::default().file(file).workspace_root("/work/repo"));
 //!
 //! let call = |tool: &str, tier, args| ToolExecution::new(
 //!     CallId::from("c"), ToolName::new(tool).unwrap(), Arc::new(args), tier,
@@ -83,7 +83,7 @@ pub use approvers::{
 };
 pub use gate::{Basis, Evaluation};
 pub use mode::{Mode, Modes, UnknownMode};
-pub use plugin::{PLUGIN_NAME, Permission, PermissionBuilder};
+pub use plugin::{PLUGIN_NAME, Permission, PermissionConfig};
 pub use rules::matcher::{NormalizedPath, normalize_path};
 pub use rules::toml::{PermissionFile, PermissionFileError};
 pub use rules::{

@@ -1,5 +1,6 @@
 //! The plugin: configuration, installation, the inventory factory.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -10,7 +11,11 @@ use tack_core::policy::ApprovalService;
 use tack_core::tool::ToolExecution;
 
 use crate::gate::{GateListener, GateState};
-use crate::{Evaluation, Mode, Modes, PermissionFile, Rule, RuleSet, SessionRules};
+use serde::Deserialize;
+
+use crate::{
+    Action, Evaluation, Mode, Modes, PermissionFile, Rule, RuleError, RuleSet, SessionRules,
+};
 
 /// The plugin's name, also the name of its `tools/pre-execute` listener (the
 /// provenance of its denials).
@@ -21,12 +26,12 @@ pub const PLUGIN_NAME: &str = "permission";
 ///
 /// ```
 /// use tack_core::hooks::ToolHooks;
-/// use tack_permission::{Mode, Permission, Rule};
+/// use tack_permission::{Mode, Permission, PermissionConfig, Rule};
 ///
-/// let gate = Permission::builder()
+/// let gate = Permission::new(PermissionConfig::default()
 ///     .mode(Mode::AcceptEdits)
 ///     .rule(Rule::deny("bash").command("command", "rm *").build().unwrap())
-///     .build();
+///);
 /// let hooks = ToolHooks::new();
 /// let disposer = gate.attach(&hooks);
 /// assert_eq!(hooks.pre_execute().listener_names(None)[0].as_ref(), "permission");
@@ -54,22 +59,27 @@ impl std::fmt::Debug for Permission {
 
 impl Default for Permission {
     fn default() -> Self {
-        Self::builder().build()
+        Self::new(PermissionConfig::default())
     }
 }
 
 impl Permission {
-    /// A builder: mode `ask`, no rules, no workspace root, no approver.
-    pub fn builder() -> PermissionBuilder {
-        PermissionBuilder {
-            mode: Mode::default(),
-            agent_modes: Vec::new(),
-            rules: RuleSet::new(),
-            root: None,
-            approver: None,
-            session: SessionRules::new(),
-            priority: Priority::NORMAL,
-            scope: Scope::Global,
+    /// The gate `config` describes.
+    pub fn new(config: PermissionConfig) -> Permission {
+        let modes = Modes::new(config.mode);
+        for (agent, mode) in config.agent_modes {
+            modes.set_agent(agent, mode);
+        }
+        Permission {
+            state: Arc::new(GateState {
+                rules: config.rules,
+                session: config.session,
+                modes,
+                root: config.root,
+            }),
+            approver: config.approver,
+            priority: config.priority,
+            scope: config.scope,
         }
     }
 
@@ -134,9 +144,39 @@ inventory::submit! {
     )
 }
 
-/// Builds a [`Permission`].
-#[derive(Debug)]
-pub struct PermissionBuilder {
+/// What [`Permission::new`] builds the gate from: mode `ask`, no rules, no
+/// workspace root and no approver by default. Build it with its methods, or
+/// deserialize its data from settings (`mode`, `agent_modes`, `allow` /
+/// `ask` / `deny` rule lists, `workspace_root`); the approver, the shared
+/// session rules, the priority and the scope are set in code.
+///
+/// ```
+/// use tack_permission::{Mode, Permission, PermissionConfig, Rule};
+///
+/// let config: PermissionConfig = tack_core::serde_json::from_str(r#"{
+///     "mode": "accept-edits",
+///     "agent_modes": {"reviewer": "read-only"},
+///     "deny": ["bash(command: \"rm *\")"]
+/// }"#).unwrap();
+/// let gate = Permission::new(config);
+/// assert_eq!(gate.modes().default_mode(), Mode::AcceptEdits);
+/// assert_eq!(gate.rules().len(), 1);
+///
+/// let same = Permission::new(
+///     PermissionConfig::default()
+///         .mode(Mode::AcceptEdits)
+///         .agent_mode("reviewer".into(), Mode::ReadOnly)
+///         .rule(Rule::deny("bash").command("command", "rm *").build().unwrap()),
+/// );
+/// assert_eq!(same.rules().len(), 1);
+///
+/// // A rule that does not parse is refused with the parser's reason.
+/// let bad = tack_core::serde_json::from_str::<PermissionConfig>(r#"{"deny": ["bash("]}"#);
+/// assert!(bad.is_err());
+/// ```
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(try_from = "RawConfig")]
+pub struct PermissionConfig {
     mode: Mode,
     agent_modes: Vec<(AgentId, Mode)>,
     rules: RuleSet,
@@ -147,7 +187,43 @@ pub struct PermissionBuilder {
     scope: Scope,
 }
 
-impl PermissionBuilder {
+/// The settings form of [`PermissionConfig`].
+#[derive(Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct RawConfig {
+    mode: Mode,
+    agent_modes: BTreeMap<String, Mode>,
+    allow: Vec<String>,
+    ask: Vec<String>,
+    deny: Vec<String>,
+    workspace_root: Option<PathBuf>,
+}
+
+impl TryFrom<RawConfig> for PermissionConfig {
+    type Error = RuleError;
+
+    fn try_from(raw: RawConfig) -> Result<Self, RuleError> {
+        let mut config = PermissionConfig::default().mode(raw.mode);
+        for (agent, mode) in raw.agent_modes {
+            config = config.agent_mode(AgentId::new(agent), mode);
+        }
+        for (action, texts) in [
+            (Action::Deny, raw.deny),
+            (Action::Ask, raw.ask),
+            (Action::Allow, raw.allow),
+        ] {
+            for text in texts {
+                config = config.rule(Rule::parse(action, &text)?);
+            }
+        }
+        if let Some(root) = raw.workspace_root {
+            config = config.workspace_root(root);
+        }
+        Ok(config)
+    }
+}
+
+impl PermissionConfig {
     /// The default mode (default `ask`).
     pub fn mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
@@ -211,24 +287,5 @@ impl PermissionBuilder {
     pub fn scope(mut self, scope: impl Into<Scope>) -> Self {
         self.scope = scope.into();
         self
-    }
-
-    /// The gate.
-    pub fn build(self) -> Permission {
-        let modes = Modes::new(self.mode);
-        for (agent, mode) in self.agent_modes {
-            modes.set_agent(agent, mode);
-        }
-        Permission {
-            state: Arc::new(GateState {
-                rules: self.rules,
-                session: self.session,
-                modes,
-                root: self.root,
-            }),
-            approver: self.approver,
-            priority: self.priority,
-            scope: self.scope,
-        }
     }
 }

@@ -2,13 +2,13 @@
 //! command is denied or asked, never allowed; allow lists hold per
 //! subcommand; ordinary commands stay allowed.
 
-use tack_permission::{Action, Basis, Mode, Permission, Rule};
+use tack_permission::{Action, Basis, Mode, Permission, PermissionConfig, Rule};
 
 use crate::harness::*;
 
 /// `allow-all` mode with deny rules on `rm *`, `curl*` and `git push*`.
 pub fn deny_gate() -> Permission {
-    let mut builder = Permission::builder().mode(Mode::AllowAll);
+    let mut builder = PermissionConfig::default().mode(Mode::AllowAll);
     for pattern in ["rm *", "curl*", "git push*"] {
         builder = builder.rule(
             Rule::deny("bash")
@@ -18,7 +18,7 @@ pub fn deny_gate() -> Permission {
                 .unwrap(),
         );
     }
-    builder.build()
+    Permission::new(builder)
 }
 
 fn decide(gate: &Permission, command: &str) -> Action {
@@ -315,15 +315,14 @@ fn the_ask_reason_names_the_rule_and_the_unreadable_part() {
 
 #[test]
 fn an_ask_rule_also_asks_when_the_command_cannot_be_read() {
-    let gate = Permission::builder()
-        .mode(Mode::AllowAll)
-        .rule(
+    let gate = Permission::new(
+        PermissionConfig::default().mode(Mode::AllowAll).rule(
             Rule::ask("bash")
                 .command("command", "git push*")
                 .build()
                 .unwrap(),
-        )
-        .build();
+        ),
+    );
     assert_eq!(decide(&gate, "git -C . push"), Action::Ask);
     assert_eq!(decide(&gate, "git $(echo push)"), Action::Ask);
     assert_eq!(decide(&gate, "git status"), Action::Allow);
@@ -333,9 +332,9 @@ fn an_ask_rule_also_asks_when_the_command_cannot_be_read() {
 /// the mode as before: nothing could apply.
 #[test]
 fn without_command_rules_unreadable_commands_follow_the_mode() {
-    let gate = Permission::builder().mode(Mode::AllowAll).build();
+    let gate = Permission::new(PermissionConfig::default().mode(Mode::AllowAll));
     assert_eq!(decide(&gate, "$(echo rm) t"), Action::Allow);
-    let ask = Permission::builder().mode(Mode::Ask).build();
+    let ask = Permission::new(PermissionConfig::default().mode(Mode::Ask));
     assert_eq!(decide(&ask, "$(echo rm) t"), Action::Ask);
 }
 
@@ -374,27 +373,28 @@ fn controls_stay_allowed_next_to_deny_rules() {
 }
 
 fn allow_gate() -> Permission {
-    Permission::builder()
-        .mode(Mode::Ask)
-        .rule(
-            Rule::allow("bash")
-                .command("command", "ls*")
-                .build()
-                .unwrap(),
-        )
-        .rule(
-            Rule::allow("bash")
-                .command("command", "git status*")
-                .build()
-                .unwrap(),
-        )
-        .rule(
-            Rule::allow("bash")
-                .command("command", "echo *")
-                .build()
-                .unwrap(),
-        )
-        .build()
+    Permission::new(
+        PermissionConfig::default()
+            .mode(Mode::Ask)
+            .rule(
+                Rule::allow("bash")
+                    .command("command", "ls*")
+                    .build()
+                    .unwrap(),
+            )
+            .rule(
+                Rule::allow("bash")
+                    .command("command", "git status*")
+                    .build()
+                    .unwrap(),
+            )
+            .rule(
+                Rule::allow("bash")
+                    .command("command", "echo *")
+                    .build()
+                    .unwrap(),
+            ),
+    )
 }
 
 #[test]
@@ -484,21 +484,22 @@ fn allow_lists_ask_for_anything_they_cannot_verify() {
 
 #[test]
 fn a_deny_rule_beats_allow_rules_that_cover_every_subcommand() {
-    let gate = Permission::builder()
-        .mode(Mode::Ask)
-        .rule(
-            Rule::allow("bash")
-                .command("command", "git *")
-                .build()
-                .unwrap(),
-        )
-        .rule(
-            Rule::deny("bash")
-                .command("command", "git push*")
-                .build()
-                .unwrap(),
-        )
-        .build();
+    let gate = Permission::new(
+        PermissionConfig::default()
+            .mode(Mode::Ask)
+            .rule(
+                Rule::allow("bash")
+                    .command("command", "git *")
+                    .build()
+                    .unwrap(),
+            )
+            .rule(
+                Rule::deny("bash")
+                    .command("command", "git push*")
+                    .build()
+                    .unwrap(),
+            ),
+    );
     assert_eq!(decide(&gate, "git status && git push"), Action::Deny);
     assert_eq!(decide(&gate, "git status && git log"), Action::Allow);
 }

@@ -2,7 +2,7 @@
 //! it into an allowed one, whatever allow rules are around it.
 
 use proptest::prelude::*;
-use tack_permission::{Action, Mode, Permission, Rule};
+use tack_permission::{Action, Mode, Permission, PermissionConfig, Rule};
 
 use crate::harness::bash;
 
@@ -162,7 +162,7 @@ pub fn wrap(command: String, layer: &Layer) -> String {
 }
 
 fn gate(mode: Mode, allows: &[&str]) -> Permission {
-    let mut builder = Permission::builder().mode(mode);
+    let mut builder = PermissionConfig::default().mode(mode);
     for pattern in ["rm *", "git push*", "curl*"] {
         builder = builder.rule(
             Rule::deny("bash")
@@ -179,7 +179,7 @@ fn gate(mode: Mode, allows: &[&str]) -> Permission {
                 .unwrap(),
         );
     }
-    builder.build()
+    Permission::new(builder)
 }
 
 proptest! {

@@ -3,7 +3,7 @@
 use serde_json::json;
 use tack_core::hook::AgentId;
 use tack_core::tool::Tier;
-use tack_permission::{Action, Basis, Mode, Permission, Rule};
+use tack_permission::{Action, Basis, Mode, Permission, PermissionConfig, Rule};
 
 use crate::harness::*;
 
@@ -19,7 +19,7 @@ fn each_mode_by_each_tier() {
         (Mode::AllowAll, [Allow, Allow, Allow, Allow]),
     ];
     for (mode, actions) in expected {
-        let gate = Permission::builder().mode(mode).build();
+        let gate = Permission::new(PermissionConfig::default().mode(mode));
         for (tier, action) in TIERS.into_iter().zip(actions) {
             let ev = gate.evaluate(&exec("t", tier, json!({})));
             assert_eq!(ev.action, action, "{mode} × {tier}");
@@ -36,16 +36,17 @@ fn ask_is_the_default_mode() {
 
 #[test]
 fn deny_and_ask_rules_apply_in_allow_all() {
-    let gate = Permission::builder()
-        .mode(Mode::AllowAll)
-        .rule(
-            Rule::deny("bash")
-                .command("command", "rm *")
-                .build()
-                .unwrap(),
-        )
-        .rule(Rule::ask("fetch").build().unwrap())
-        .build();
+    let gate = Permission::new(
+        PermissionConfig::default()
+            .mode(Mode::AllowAll)
+            .rule(
+                Rule::deny("bash")
+                    .command("command", "rm *")
+                    .build()
+                    .unwrap(),
+            )
+            .rule(Rule::ask("fetch").build().unwrap()),
+    );
     assert_eq!(gate.evaluate(&bash("rm -rf /")).action, Action::Deny);
     assert_eq!(
         gate.evaluate(&exec("fetch", Tier::Network, json!({})))
@@ -61,15 +62,13 @@ fn allow_rules_loosen_ask_modes_but_not_read_only() {
         .command("command", "git status*")
         .build()
         .unwrap();
-    let ask = Permission::builder()
-        .mode(Mode::Ask)
-        .rule(rule.clone())
-        .build();
+    let ask = Permission::new(
+        PermissionConfig::default()
+            .mode(Mode::Ask)
+            .rule(rule.clone()),
+    );
     assert_eq!(ask.evaluate(&bash("git status")).action, Action::Allow);
-    let ro = Permission::builder()
-        .mode(Mode::ReadOnly)
-        .rule(rule)
-        .build();
+    let ro = Permission::new(PermissionConfig::default().mode(Mode::ReadOnly).rule(rule));
     let call = bash("git status");
     let ev = ro.evaluate(&call);
     assert_eq!(ev.action, Action::Deny);
@@ -82,14 +81,14 @@ fn allow_rules_loosen_ask_modes_but_not_read_only() {
 
 #[test]
 fn ask_rules_tighten_read_only_tiers() {
-    let gate = Permission::builder()
-        .rule(
+    let gate = Permission::new(
+        PermissionConfig::default().rule(
             Rule::ask("read_file")
                 .path("path", "secrets/**")
                 .build()
                 .unwrap(),
-        )
-        .build();
+        ),
+    );
     assert_eq!(gate.evaluate(&read("secrets/key")).action, Action::Ask);
     assert_eq!(gate.evaluate(&read("src/lib.rs")).action, Action::Allow);
 }
@@ -98,11 +97,12 @@ fn ask_rules_tighten_read_only_tiers() {
 // directions, and the last setting wins.
 #[test]
 fn per_agent_mode_overrides_the_default_both_ways() {
-    let gate = Permission::builder()
-        .mode(Mode::Ask)
-        .agent_mode(AgentId::new("planner"), Mode::ReadOnly)
-        .agent_mode(AgentId::new("builder"), Mode::AllowAll)
-        .build();
+    let gate = Permission::new(
+        PermissionConfig::default()
+            .mode(Mode::Ask)
+            .agent_mode(AgentId::new("planner"), Mode::ReadOnly)
+            .agent_mode(AgentId::new("builder"), Mode::AllowAll),
+    );
     let w = |agent: &str| exec_for(agent, "write_file", Tier::Writes, json!({}));
     assert_eq!(gate.evaluate(&w("planner")).action, Action::Deny);
     assert_eq!(gate.evaluate(&w("builder")).action, Action::Allow);

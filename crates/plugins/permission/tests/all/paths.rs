@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use tack_permission::{Action, NormalizedPath, Permission, Rule, normalize_path};
+use tack_permission::{Action, NormalizedPath, Permission, PermissionConfig, Rule, normalize_path};
 
 use crate::harness::*;
 
@@ -45,15 +45,14 @@ fn normalization_is_lexical() {
 
 #[test]
 fn allow_globs_match_normalized_paths_inside_the_workspace_only() {
-    let gate = Permission::builder()
-        .workspace_root("/ws/repo")
-        .rule(
+    let gate = Permission::new(
+        PermissionConfig::default().workspace_root("/ws/repo").rule(
             Rule::allow("write_file")
                 .path("path", "src/**")
                 .build()
                 .unwrap(),
-        )
-        .build();
+        ),
+    );
     let action = |p: &str| gate.evaluate(&write(p)).action;
     assert_eq!(action("src/a.rs"), Action::Allow);
     assert_eq!(action("src/deep/er/a.rs"), Action::Allow);
@@ -90,17 +89,18 @@ fn single_star_does_not_cross_directories() {
 
 #[test]
 fn deny_globs_see_through_dot_dot_and_absolute_paths() {
-    let gate = Permission::builder()
-        .mode(tack_permission::Mode::AllowAll)
-        .workspace_root("/ws/repo")
-        .rule(
-            Rule::deny("read_file")
-                .path("path", "**/.env")
-                .build()
-                .unwrap(),
-        )
-        .rule(Rule::deny("*").path("path", "/etc/**").build().unwrap())
-        .build();
+    let gate = Permission::new(
+        PermissionConfig::default()
+            .mode(tack_permission::Mode::AllowAll)
+            .workspace_root("/ws/repo")
+            .rule(
+                Rule::deny("read_file")
+                    .path("path", "**/.env")
+                    .build()
+                    .unwrap(),
+            )
+            .rule(Rule::deny("*").path("path", "/etc/**").build().unwrap()),
+    );
     let action = |p: &str| gate.evaluate(&read(p)).action;
     assert_eq!(action(".env"), Action::Deny);
     assert_eq!(action("app/.env"), Action::Deny);
@@ -113,15 +113,14 @@ fn deny_globs_see_through_dot_dot_and_absolute_paths() {
 
 #[test]
 fn an_absolute_allow_glob_can_allow_paths_outside_the_root() {
-    let gate = Permission::builder()
-        .workspace_root("/ws/repo")
-        .rule(
+    let gate = Permission::new(
+        PermissionConfig::default().workspace_root("/ws/repo").rule(
             Rule::allow("write_file")
                 .path("path", "/tmp/**")
                 .build()
                 .unwrap(),
-        )
-        .build();
+        ),
+    );
     assert_eq!(gate.evaluate(&write("/tmp/out.txt")).action, Action::Allow);
     assert_eq!(gate.evaluate(&write("/tmp/../etc/x")).action, Action::Ask);
 }

@@ -8,7 +8,9 @@ use async_trait::async_trait;
 use tack_core::hook::{Decider, Provenance};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
 use tack_core::tool::{ErrorCode, Outcome};
-use tack_permission::{ChannelApprover, Mode, NoApprover, Permission, Rule, TerminalApprover};
+use tack_permission::{
+    ChannelApprover, Mode, NoApprover, Permission, PermissionConfig, Rule, TerminalApprover,
+};
 use tack_test::{Call, Harness};
 use tokio_util::sync::CancellationToken;
 
@@ -29,10 +31,11 @@ fn denied(out: &Outcome) -> (&str, &Provenance) {
 
 #[tokio::test]
 async fn rule_denial_names_the_rule_and_the_listener() {
-    let gate = Permission::builder()
-        .mode(Mode::AllowAll)
-        .rule(Rule::parse(tack_permission::Action::Deny, r#"bash(command: "rm *")"#).unwrap())
-        .build();
+    let gate = Permission::new(
+        PermissionConfig::default()
+            .mode(Mode::AllowAll)
+            .rule(Rule::parse(tack_permission::Action::Deny, r#"bash(command: "rm *")"#).unwrap()),
+    );
     let r = registry(&gate);
     let out = call(&r, "c", "bash", r#"{"command": "rm -rf /"}"#).await;
     let (message, by) = denied(&out);
@@ -64,7 +67,7 @@ async fn ask_without_an_approver_is_denied() {
 
 #[tokio::test]
 async fn the_none_approver_denies_as_unavailable() {
-    let gate = Permission::builder().approver(Arc::new(NoApprover)).build();
+    let gate = Permission::new(PermissionConfig::default().approver(Arc::new(NoApprover)));
     let r = registry(&gate);
     let out = call(&r, "c", "bash", "{}").await;
     let (message, by) = denied(&out);
@@ -82,7 +85,7 @@ impl ApprovalService for Panicking {
 
 #[tokio::test]
 async fn a_panicking_approver_denies() {
-    let gate = Permission::builder().approver(Arc::new(Panicking)).build();
+    let gate = Permission::new(PermissionConfig::default().approver(Arc::new(Panicking)));
     let r = registry(&gate);
     let out = call(&r, "c", "bash", "{}").await;
     let (message, _) = denied(&out);
@@ -140,10 +143,11 @@ async fn cancellation_during_approval_never_runs_the_tool() {
 // consulting the approver at all.
 #[tokio::test]
 async fn a_denial_never_consults_the_approver() {
-    let gate = Permission::builder()
-        .agent_mode("ro".into(), Mode::ReadOnly)
-        .rule(Rule::deny("fetch").build().unwrap())
-        .build();
+    let gate = Permission::new(
+        PermissionConfig::default()
+            .agent_mode("ro".into(), Mode::ReadOnly)
+            .rule(Rule::deny("fetch").build().unwrap()),
+    );
     let (approver, mut inbox) = ChannelApprover::new(gate.session_rules(), 4);
     let gate = gate.with_approver(Arc::new(approver));
     let r = registry(&gate);
@@ -172,14 +176,14 @@ impl ApprovalService for Counting {
 // without asking; other tools still ask; deny rules still win.
 #[tokio::test]
 async fn always_for_this_session_lets_later_calls_pass_without_asking() {
-    let gate = Permission::builder()
-        .rule(
+    let gate = Permission::new(
+        PermissionConfig::default().rule(
             Rule::deny("bash")
                 .command("command", "rm *")
                 .build()
                 .unwrap(),
-        )
-        .build();
+        ),
+    );
     let out = SharedBuf::default();
     // One "always" answer; a second prompt would hit end of input (unavailable).
     let terminal =
@@ -206,7 +210,7 @@ async fn always_for_this_session_lets_later_calls_pass_without_asking() {
 #[tokio::test]
 async fn the_gate_combines_with_other_listeners_by_strictness() {
     let counting = Arc::new(Counting(AtomicUsize::new(0)));
-    let gate = Permission::builder().approver(counting.clone()).build();
+    let gate = Permission::new(PermissionConfig::default().approver(counting.clone()));
     let r = registry(&gate);
     let _other = r
         .hooks()
@@ -231,10 +235,11 @@ async fn the_gate_combines_with_other_listeners_by_strictness() {
 
 #[tokio::test]
 async fn unloading_removes_the_gate_and_the_approver() {
-    let gate = Permission::builder()
-        .mode(Mode::ReadOnly)
-        .approver(Arc::new(NoApprover))
-        .build();
+    let gate = Permission::new(
+        PermissionConfig::default()
+            .mode(Mode::ReadOnly)
+            .approver(Arc::new(NoApprover)),
+    );
     let mut r = registry(&gate);
     denied(&*call(&r, "c", "bash", "{}").await);
     r.uninstall();

@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 use serde_json::json;
 use tack_core::tool::Tier;
-use tack_permission::{Action, Basis, Mode, Permission, Rule, RuleSet};
+use tack_permission::{Action, Basis, Mode, Permission, PermissionConfig, Rule, RuleSet};
 
 use crate::harness::*;
 
@@ -195,8 +195,8 @@ proptest! {
         call in arb_call(),
         mode in arb_mode(),
     ) {
-        let before = Permission::builder().mode(mode).workspace_root("/ws")
-            .rules(rules.iter().cloned().collect()).build();
+        let before = Permission::new(PermissionConfig::default().mode(mode).workspace_root("/ws")
+            .rules(rules.iter().cloned().collect()));
         let deny = Rule::builder(Action::Deny, extra.tool()).build().unwrap();
         let deny = if extra.args().is_empty() { deny } else {
             // the same patterns as `extra`, as a deny rule
@@ -208,8 +208,8 @@ proptest! {
         };
         let mut with = rules.clone();
         with.insert(position.min(with.len()), deny);
-        let after = Permission::builder().mode(mode).workspace_root("/ws")
-            .rules(with.into_iter().collect()).build();
+        let after = Permission::new(PermissionConfig::default().mode(mode).workspace_root("/ws")
+            .rules(with.into_iter().collect()));
         let (b, a) = (before.evaluate(&call).action, after.evaluate(&call).action);
         prop_assert!(a >= b, "{b:?} became {a:?}");
     }
@@ -234,15 +234,15 @@ proptest! {
 
 #[test]
 fn a_deny_reason_names_the_rule_and_its_origin() {
-    let gate = Permission::builder()
-        .rule(
+    let gate = Permission::new(
+        PermissionConfig::default().rule(
             Rule::deny("bash")
                 .command("command", "rm *")
                 .origin("perm.toml line 4")
                 .build()
                 .unwrap(),
-        )
-        .build();
+        ),
+    );
     let call = bash("rm -rf target");
     let ev = gate.evaluate(&call);
     assert_eq!(ev.action, Action::Deny);

@@ -1,7 +1,9 @@
 //! Loading rules from TOML, and clear errors for malformed files.
 
 use tack_core::tool::Tier;
-use tack_permission::{Action, Mode, Permission, PermissionFile, PermissionFileError};
+use tack_permission::{
+    Action, Mode, Permission, PermissionConfig, PermissionFile, PermissionFileError,
+};
 
 use crate::harness::*;
 
@@ -45,7 +47,7 @@ fn a_good_file_loads_mode_and_rules_in_order() {
             r#"rule `allow write_file(path: "docs/**")` (perm.toml line 19)"#,
         ]
     );
-    let gate = Permission::builder().file(file).build();
+    let gate = Permission::new(PermissionConfig::default().file(file));
     assert_eq!(gate.evaluate(&bash("git status")).action, Action::Allow);
     assert_eq!(gate.evaluate(&bash("rm -rf x")).action, Action::Deny);
     assert_eq!(gate.evaluate(&bash("make")).action, Action::Ask);
