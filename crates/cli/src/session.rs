@@ -157,12 +157,9 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
     // parallel. (The classifier holds the registry that holds `run_code`: a
     // reference cycle, released when the process ends.)
     let modes = registry.clone();
-    let code_mode = CodeModePlugin::new(CodeModeConfig {
-        classifier: Some(Arc::new(move |call: &ToolCall| {
-            modes.execution_mode(call) == ExecutionMode::Parallel
-        })),
-        ..CodeModeConfig::default()
-    });
+    let code_mode = CodeModePlugin::new(CodeModeConfig::default().classifier(Arc::new(
+        move |call: &ToolCall| modes.execution_mode(call) == ExecutionMode::Parallel,
+    )));
     let printer = Arc::new(EventPrinter::new(
         registry.clone(),
         stdout_style(),

@@ -44,20 +44,79 @@ pub const DEFAULT_MAX_PARALLEL_SUB_CALLS: usize = 10;
 /// `execution_mode(call)`.
 pub type SubCallClassifier = Arc<dyn Fn(&ToolCall) -> bool + Send + Sync>;
 
-/// The configuration of code mode.
-#[derive(Clone)]
+/// What [`CodeModePlugin::new`] builds the plugin from. Build it with its
+/// methods, or deserialize its limits from settings (`timeout_ms`,
+/// `memory_bytes`, `output_bytes`, `max_parallel_sub_calls`, every key
+/// optional); the sub-call classifier is set in code.
+///
+/// ```
+/// use std::time::Duration;
+/// use tack_code_mode::{CodeModeConfig, CodeModePlugin};
+///
+/// let config = CodeModeConfig::default()
+///     .timeout(Duration::from_secs(30))
+///     .max_parallel_sub_calls(4);
+/// let from_settings: CodeModeConfig = tack_core::serde_json::from_str(
+///     r#"{"timeout_ms": 30000, "max_parallel_sub_calls": 4}"#,
+/// ).unwrap();
+/// assert_eq!(format!("{config:?}"), format!("{from_settings:?}"));
+/// let _plugin = CodeModePlugin::new(config);
+/// ```
+#[derive(Clone, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct CodeModeConfig {
-    /// Wall-time limit of a run (a `timeout_ms` argument may only lower it).
-    pub timeout: Duration,
-    /// QuickJS heap limit, in bytes.
-    pub memory_bytes: usize,
-    /// Limit on the combined printed bytes.
-    pub output_bytes: usize,
-    /// How many parallel-classified sub-calls may overlap (1 = serial).
-    pub max_parallel_sub_calls: usize,
-    /// The sub-call classifier; `None` treats every sub-call as exclusive
-    /// (serial execution).
-    pub classifier: Option<SubCallClassifier>,
+    #[serde(rename = "timeout_ms", deserialize_with = "millis")]
+    timeout: Duration,
+    memory_bytes: usize,
+    output_bytes: usize,
+    max_parallel_sub_calls: usize,
+    #[serde(skip)]
+    classifier: Option<SubCallClassifier>,
+}
+
+fn millis<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+    Ok(Duration::from_millis(serde::Deserialize::deserialize(
+        deserializer,
+    )?))
+}
+
+impl CodeModeConfig {
+    /// Wall-time limit of a run (default [`DEFAULT_TIMEOUT`]; a `timeout_ms`
+    /// argument of a call may only lower it). Settings key: `timeout_ms`.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// QuickJS heap limit, in bytes (default [`DEFAULT_MEMORY_BYTES`]).
+    /// Settings key: `memory_bytes`.
+    pub fn memory_bytes(mut self, bytes: usize) -> Self {
+        self.memory_bytes = bytes;
+        self
+    }
+
+    /// Limit on the combined printed bytes (default
+    /// [`DEFAULT_OUTPUT_BYTES`]). Settings key: `output_bytes`.
+    pub fn output_bytes(mut self, bytes: usize) -> Self {
+        self.output_bytes = bytes;
+        self
+    }
+
+    /// How many parallel-classified sub-calls may overlap (default
+    /// [`DEFAULT_MAX_PARALLEL_SUB_CALLS`]; 1 = serial; 0 is refused at
+    /// install). Settings key: `max_parallel_sub_calls`.
+    pub fn max_parallel_sub_calls(mut self, calls: usize) -> Self {
+        self.max_parallel_sub_calls = calls;
+        self
+    }
+
+    /// The sub-call classifier (default none: every sub-call is exclusive,
+    /// run one at a time). A host builds it from its registry's
+    /// `execution_mode(call)`. Not a settings key.
+    pub fn classifier(mut self, classifier: SubCallClassifier) -> Self {
+        self.classifier = Some(classifier);
+        self
+    }
 }
 
 impl Default for CodeModeConfig {

@@ -143,7 +143,7 @@ fn host_with(config: CodeModeConfig, tools: Vec<ToolDefinition>, parallel: bool)
     let mut config = config;
     if parallel {
         let weak = registry.clone();
-        config.classifier = Some(Arc::new(move |call: &ToolCall| {
+        config = config.classifier(Arc::new(move |call: &ToolCall| {
             weak.execution_mode(call) == ExecutionMode::Parallel
         }));
     }
@@ -906,10 +906,7 @@ fn a_zero_sub_call_cap_is_refused_at_install() {
 
     let registry = ToolRegistry::new();
     let mut host = PluginHost::new(registry.hooks(), registry.capabilities(), &registry);
-    let zero = CodeModePlugin::new(CodeModeConfig {
-        max_parallel_sub_calls: 0,
-        ..CodeModeConfig::default()
-    });
+    let zero = CodeModePlugin::new(CodeModeConfig::default().max_parallel_sub_calls(0));
     let err = host.install(&zero).unwrap_err();
     assert!(err.to_string().contains("at least 1"), "{err}");
     host.install(&CodeModePlugin::new(CodeModeConfig::default()))
