@@ -1,0 +1,197 @@
+//! How hook cost grows with the work a multi-tenant host gives it:
+//!
+//! * `scale/agents/N`: one waterfall with a global listener and one scoped
+//!   listener for each of N agents, dispatched for the agents round-robin
+//!   (the per-call cost must not grow with N);
+//! * `scale/threads/T`: one shared waterfall dispatched by T threads at once
+//!   (each iteration is one dispatch; with T threads the time per iteration
+//!   is the inverse of the total throughput, so 2 threads should halve it);
+//! * `scale/register/30000_*` and `scale/dispose/30000_*`: registering then
+//!   disposing 30,000 listeners, each for its own agent (sessions that come
+//!   and go) or all global (plugins); criterion reports the time per listener;
+//! * `scale/export/10000`: exporting 10,000 tool schemas in OpenAI's shape, as
+//!   a `serde_json::Value` (deep copy) and serialized straight to JSON text.
+//!
+//! Every future here completes on its first poll, so each dispatch builds the
+//! future and polls it once with a no-op waker: no executor noise.
+//!
+//! Run: `cargo bench -p tack-core --bench scale`
+
+// `criterion_group!` generates an undocumented function.
+#![allow(missing_docs)]
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use criterion::{
+    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+};
+use serde_json::json;
+use tack_core::hook::{AgentId, Disposer, ListenerSpec, Waterfall};
+use tack_core::tool::{ToolFormat, ToolSchema, export_tools};
+
+fn poll_once<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        Poll::Ready(out) => out,
+        Poll::Pending => panic!("benchmark futures complete on their first poll"),
+    }
+}
+
+fn agents(n: usize) -> Vec<AgentId> {
+    (0..n).map(|i| AgentId::new(format!("agent-{i}"))).collect()
+}
+
+/// A waterfall with one global listener and one scoped listener per agent.
+fn hook_for(agents: &[AgentId]) -> (Waterfall<u64, u64>, Vec<Disposer>) {
+    let hook: Waterfall<u64, u64> = Waterfall::new("bench/scale", |x| async move { x + 1 });
+    let mut keep = vec![hook.tap("global", |x, next| next.run(x))];
+    keep.extend(agents.iter().map(|a| {
+        hook.tap(ListenerSpec::for_agent(a.clone(), "scoped"), |x, next| {
+            next.run(x)
+        })
+    }));
+    (hook, keep)
+}
+
+fn agents_round_robin(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scale/agents");
+    for n in [1usize, 1_000, 10_000] {
+        let ids = agents(n);
+        let (hook, _keep) = hook_for(&ids);
+        let mut at = 0;
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter(|| {
+                let agent = &ids[at];
+                at = (at + 1) % ids.len();
+                poll_once(hook.dispatch(Some(agent), black_box(1))).expect("no panics here")
+            })
+        });
+    }
+    group.finish();
+}
+
+fn threads(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scale/threads");
+    group.throughput(Throughput::Elements(1));
+    let ids = agents(100);
+    let (hook, _keep) = hook_for(&ids);
+    for workers in [1usize, 2] {
+        group.bench_function(BenchmarkId::from_parameter(workers), |b| {
+            b.iter_custom(|iters| {
+                let per_worker = iters.div_ceil(workers as u64);
+                let start = Instant::now();
+                std::thread::scope(|s| {
+                    for w in 0..workers {
+                        let (hook, ids) = (&hook, &ids);
+                        s.spawn(move || {
+                            for i in 0..per_worker {
+                                let agent = &ids[(i as usize + w * 50) % ids.len()];
+                                poll_once(hook.dispatch(Some(agent), black_box(1)))
+                                    .expect("no panics here");
+                            }
+                        });
+                    }
+                });
+                start.elapsed()
+            })
+        });
+    }
+    group.finish();
+}
+
+const CHURN: usize = 30_000;
+
+fn register_all(hook: &Waterfall<u64, u64>, ids: Option<&[AgentId]>) -> Vec<Disposer> {
+    (0..CHURN)
+        .map(|i| {
+            let spec = match ids {
+                Some(ids) => ListenerSpec::for_agent(ids[i].clone(), "session"),
+                None => ListenerSpec::new("plugin"),
+            };
+            hook.tap(spec, |x, next| next.run(x))
+        })
+        .collect()
+}
+
+fn churn(c: &mut Criterion) {
+    let ids = agents(CHURN);
+    for phase in ["register", "dispose"] {
+        let mut group = c.benchmark_group(format!("scale/{phase}"));
+        group.sample_size(10).sampling_mode(SamplingMode::Flat);
+        group.throughput(Throughput::Elements(CHURN as u64));
+        for (label, scoped) in [("30000_scoped", true), ("30000_global", false)] {
+            group.bench_function(label, |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let hook: Waterfall<u64, u64> =
+                            Waterfall::new("bench/churn", |x| async move { x + 1 });
+                        let _global = hook.tap("always", |x, next| next.run(x));
+                        let scope = scoped.then_some(ids.as_slice());
+                        let start = Instant::now();
+                        let keep = register_all(&hook, scope);
+                        if phase == "register" {
+                            total += start.elapsed();
+                        }
+                        // A dispatch between the phases, as a live host has.
+                        poll_once(hook.dispatch(ids.first(), 1)).expect("no panics here");
+                        let start = Instant::now();
+                        drop(keep);
+                        if phase == "dispose" {
+                            total += start.elapsed();
+                        }
+                        assert_eq!(hook.listener_count(), 1);
+                    }
+                    total
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+fn schemas(n: usize) -> Vec<ToolSchema> {
+    (0..n)
+        .map(|i| {
+            ToolSchema::new(
+                format!("tool_{i}"),
+                format!("Tool number {i}: reads a file and returns part of it."),
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "description": "The file to read."},
+                        "offset": {"type": "integer", "minimum": 0},
+                        "limit": {"type": "integer", "minimum": 1, "maximum": 2000},
+                        "mode": {"enum": ["text", "bytes", "lines"]}
+                    },
+                    "required": ["path"],
+                    "additionalProperties": false
+                }),
+            )
+        })
+        .collect()
+}
+
+fn export(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scale/export");
+    group.sample_size(20);
+    let tools = schemas(10_000);
+    group.bench_function("10000_openai_value", |b| {
+        b.iter(|| export_tools(black_box(&tools), ToolFormat::OpenAi))
+    });
+    group.bench_function("10000_openai_value_to_text", |b| {
+        b.iter(|| {
+            serde_json::to_string(&export_tools(black_box(&tools), ToolFormat::OpenAi))
+                .expect("serializes")
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, agents_round_robin, threads, churn, export);
+criterion_main!(benches);
