@@ -12,6 +12,10 @@
 //! * `scale/export/10000`: exporting 10,000 tool schemas in OpenAI's shape, as
 //!   a `serde_json::Value` (deep copy) and serialized straight to JSON text.
 //!
+//! Before the criterion groups it prints one timed round of registering and
+//! disposing 1,000, 10,000 and 30,000 listeners (at most
+//! `TACK_SCALE_CHURN_MAX`).
+//!
 //! Every future here completes on its first poll, so each dispatch builds the
 //! future and polls it once with a no-op waker: no executor noise.
 //!
@@ -26,9 +30,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use criterion::{
-    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
-};
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
 use serde_json::json;
 use tack_core::hook::{AgentId, Disposer, ListenerSpec, Waterfall};
 use tack_core::tool::{ToolFormat, ToolSchema, export_tools};
@@ -107,7 +109,11 @@ fn threads(c: &mut Criterion) {
 const CHURN: usize = 30_000;
 
 fn register_all(hook: &Waterfall<u64, u64>, ids: Option<&[AgentId]>) -> Vec<Disposer> {
-    (0..CHURN)
+    register_n(hook, ids, CHURN)
+}
+
+fn register_n(hook: &Waterfall<u64, u64>, ids: Option<&[AgentId]>, n: usize) -> Vec<Disposer> {
+    (0..n)
         .map(|i| {
             let spec = match ids {
                 Some(ids) => ListenerSpec::for_agent(ids[i].clone(), "session"),
@@ -193,5 +199,41 @@ fn export(c: &mut Criterion) {
     group.finish();
 }
 
+/// One timed round of registering then disposing n listeners, for n up to
+/// `TACK_SCALE_CHURN_MAX` (default 30,000): the growth with n in one line
+/// each, cheap enough to run where the criterion groups would take hours.
+fn churn_report() {
+    let max: usize = std::env::var("TACK_SCALE_CHURN_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(CHURN);
+    let ids = agents(max);
+    for n in [1_000, 10_000, 30_000].into_iter().filter(|n| *n <= max) {
+        for (label, scoped) in [("scoped", true), ("global", false)] {
+            let hook: Waterfall<u64, u64> = Waterfall::new("bench/churn", |x| async move { x + 1 });
+            let _global = hook.tap("always", |x, next| next.run(x));
+            let start = Instant::now();
+            let keep = register_n(&hook, scoped.then_some(&ids[..n]), n);
+            let registered = start.elapsed();
+            poll_once(hook.dispatch(ids.first(), 1)).expect("no panics here");
+            let start = Instant::now();
+            drop(keep);
+            let disposed = start.elapsed();
+            println!(
+                "churn {n} {label}: register {:.2} µs/listener ({:.3} s), dispose {:.2} µs/listener ({:.3} s)",
+                registered.as_secs_f64() * 1e6 / n as f64,
+                registered.as_secs_f64(),
+                disposed.as_secs_f64() * 1e6 / n as f64,
+                disposed.as_secs_f64(),
+            );
+        }
+    }
+}
+
 criterion_group!(benches, agents_round_robin, threads, churn, export);
-criterion_main!(benches);
+
+fn main() {
+    churn_report();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

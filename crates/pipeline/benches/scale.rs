@@ -84,9 +84,10 @@ fn registry_for(agents: &[AgentId]) -> (ToolRegistry, Vec<Disposer>) {
         pre.tap("global", |exec, next| next.run(exec)),
     ];
     keep.extend(agents.iter().map(|a| {
-        pre.tap(ListenerSpec::for_agent(a.clone(), "session"), |exec, next| {
-            next.run(exec)
-        })
+        pre.tap(
+            ListenerSpec::for_agent(a.clone(), "session"),
+            |exec, next| next.run(exec),
+        )
     }));
     (registry, keep)
 }
@@ -151,7 +152,9 @@ fn export(c: &mut Criterion) {
     let _tools: Vec<Disposer> = (0..10_000)
         .map(|i| {
             let definition = ToolDefinition::builder(format!("tool_{i}"))
-                .description(format!("Tool number {i}: reads a file and returns part of it."))
+                .description(format!(
+                    "Tool number {i}: reads a file and returns part of it."
+                ))
                 .input_schema(json!({
                     "type": "object",
                     "properties": {
