@@ -19,7 +19,6 @@
 #![allow(missing_docs)]
 
 use std::future::Future;
-use std::hint::black_box;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;

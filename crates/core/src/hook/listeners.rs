@@ -308,11 +308,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         let slot = Slot { rank, entry };
         match scope {
             Scope::Global => {
-                let at = snapshot
-                    .global
-                    .binary_search_by(|s| s.rank.cmp(&rank))
-                    .unwrap_or_else(|at| at);
-                snapshot.global.insert(at, slot);
+                snapshot.global.insert(rank, slot.entry);
             }
             Scope::Agent(agent) => {
                 let run: Run<L> = match snapshot.agents.get(&agent) {
@@ -336,8 +332,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     fn remove_ranked(snapshot: &mut Snapshot<L, M>, rank: Rank, scope: &Scope) {
         match scope {
             Scope::Global => {
-                if let Ok(at) = snapshot.global.binary_search_by(|s| s.rank.cmp(&rank)) {
-                    snapshot.global.remove(at);
+                if snapshot.global.remove(&rank).is_some() {
                     snapshot.len -= 1;
                 }
             }
@@ -397,7 +392,9 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
                 entry: entry.clone(),
             };
             match &entry.scope {
-                Scope::Global => snapshot.global.push_back(slot),
+                Scope::Global => {
+                    snapshot.global.insert(rank, slot.entry);
+                }
                 Scope::Agent(agent) => agents.entry(agent.clone()).or_default().push(slot),
             }
         }

@@ -48,8 +48,9 @@ pub(crate) type Run<L> = Arc<[Slot<L>]>;
 
 /// Every listener of a hook point at one moment, with the hook's shared data.
 pub(crate) struct Snapshot<L: ?Sized, M> {
-    /// The global listeners, by rank (persistent: O(log n) to change one).
-    pub(crate) global: imbl::Vector<Slot<L>>,
+    /// The global listeners, by rank (a persistent B-tree: O(log n) to
+    /// change one, and as many to step to the next).
+    pub(crate) global: imbl::OrdMap<Rank, Arc<Entry<L>>>,
     /// Each agent's own listeners, by rank (persistent map: O(log n) to
     /// change one agent's list).
     pub(crate) agents: imbl::HashMap<AgentId, Run<L>>,
@@ -72,7 +73,7 @@ impl<L: ?Sized, M: Clone> Clone for Snapshot<L, M> {
 impl<L: ?Sized, M> Snapshot<L, M> {
     pub(crate) fn empty(meta: M) -> Self {
         Self {
-            global: imbl::Vector::new(),
+            global: imbl::OrdMap::new(),
             agents: imbl::HashMap::new(),
             len: 0,
             meta,
@@ -81,21 +82,26 @@ impl<L: ?Sized, M> Snapshot<L, M> {
 
     /// Every listener in chain order (for messages and `Debug`, not dispatch).
     pub(crate) fn chain(&self) -> Vec<Arc<Entry<L>>> {
-        let mut all: Vec<&Slot<L>> = self
+        let mut all: Vec<(Rank, &Arc<Entry<L>>)> = self
             .global
             .iter()
-            .chain(self.agents.values().flat_map(|run| run.iter()))
+            .map(|(rank, entry)| (*rank, entry))
+            .chain(
+                self.agents
+                    .values()
+                    .flat_map(|run| run.iter().map(|slot| (slot.rank, &slot.entry))),
+            )
             .collect();
-        all.sort_by_key(|slot| slot.rank);
-        all.into_iter().map(|slot| slot.entry.clone()).collect()
+        all.sort_by_key(|(rank, _)| *rank);
+        all.into_iter().map(|(_, entry)| entry.clone()).collect()
     }
 }
 
-/// A position in a [`View`]: how far along the global list and the agent's
-/// list the walk is.
+/// A position in a [`View`]: how far along the global list (the lowest rank
+/// not yet passed) and the agent's list (an index) the walk is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Pos {
-    global: usize,
+    global: Rank,
     agent: usize,
 }
 
@@ -119,11 +125,11 @@ impl<L: ?Sized, M> Entries<L, M> {
     /// The listener at `pos` and the position after it; `None` past the last.
     #[inline]
     pub(crate) fn at(&self, pos: Pos) -> Option<(&Entry<L>, Pos)> {
-        let global = self.snapshot.global.get(pos.global);
+        let global = self.snapshot.global.get_next(&pos.global);
         let own = self.agent.as_deref().and_then(|run| run.get(pos.agent));
         match (global, own) {
-            (Some(g), Some(a)) if a.rank < g.rank => Some((&a.entry, pos.next_agent())),
-            (Some(g), _) => Some((&g.entry, pos.next_global())),
+            (Some((rank, _)), Some(a)) if a.rank < *rank => Some((&a.entry, pos.next_agent())),
+            (Some((rank, entry)), _) => Some((entry, pos.past_global(*rank))),
             (None, Some(a)) => Some((&a.entry, pos.next_agent())),
             (None, None) => None,
         }
@@ -144,9 +150,9 @@ impl<L: ?Sized, M> Entries<L, M> {
 }
 
 impl Pos {
-    fn next_global(self) -> Self {
+    fn past_global(self, rank: Rank) -> Self {
         Self {
-            global: self.global + 1,
+            global: rank + 1,
             ..self
         }
     }
