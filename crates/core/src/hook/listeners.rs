@@ -7,6 +7,7 @@ use std::sync::{Arc, Weak};
 
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
+use thread_local::ThreadLocal;
 
 use super::order::{Conflict, arrange};
 use super::view::{Rank, Run, Slot, Snapshot, View, base_rank};
@@ -155,10 +156,11 @@ struct Registrations<L: ?Sized, M> {
 
 /// The registered listeners of one hook point.
 ///
-/// * **Dispatch** reads the published [`Snapshot`] without a lock and without
-///   writing to anything other threads read (an `arc-swap` load), then finds
-///   the agent's own list in a hash map: the same cost for one agent or
-///   100,000, and no cache of views that could turn into a slow path.
+/// * **Dispatch** reads the published [`Snapshot`] without a lock (an
+///   `arc-swap` load) through its thread's [`Replica`], so it writes to
+///   nothing another thread's dispatches write, then finds the agent's own
+///   list in a hash map: the same cost for one agent or 100,000, and no
+///   cache of views that could turn into a slow path.
 /// * **Registration and disposal** change one list of a persistent
 ///   structure and publish a new snapshot: O(log n) in the number of
 ///   listeners (plus the size of the one agent's own list). While some
@@ -166,9 +168,23 @@ struct Registrations<L: ?Sized, M> {
 ///   each change instead (O(n) per change; constraints are few).
 /// * A dispatch keeps the snapshot it started with: registering or disposing
 ///   during it changes later dispatches only.
-pub(crate) struct ListenerList<L: ?Sized, M = ()> {
+pub(crate) struct ListenerList<L: ?Sized + Send + Sync, M: Send + Sync = ()> {
     published: ArcSwap<Snapshot<L, M>>,
+    /// Each thread's own copy of the published snapshot (see [`Replica`]).
+    replicas: ThreadLocal<Replica<L, M>>,
     registrations: Mutex<Registrations<L, M>>,
+}
+
+/// One thread's copy of the published snapshot: a separate allocation whose
+/// reference count only that thread's dispatches touch, so dispatches on
+/// different threads write to no shared cache line. Made again (a shallow
+/// copy: a few pointers) when the thread first dispatches after a change.
+///
+/// Each change empties every replica, so a disposed listener is not kept
+/// alive by the copy of a thread that stopped dispatching. The lock is
+/// uncontended (only its thread and a change take it).
+struct Replica<L: ?Sized + Send + Sync, M: Send + Sync> {
+    copy: Mutex<Option<Arc<Snapshot<L, M>>>>,
 }
 
 impl<L: ?Sized + Send + Sync + 'static> ListenerList<L, ()> {
@@ -183,6 +199,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         let working = Snapshot::empty(meta);
         Arc::new(Self {
             published: ArcSwap::from_pointee(working.clone()),
+            replicas: ThreadLocal::new(),
             registrations: Mutex::new(Registrations {
                 base: BTreeMap::new(),
                 names: HashMap::new(),
@@ -196,7 +213,25 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     /// The listeners a dispatch for `agent` runs, in order.
     #[inline]
     pub(crate) fn view(&self, agent: Option<&AgentId>) -> View<L, M> {
-        View::of(self.published.load_full(), agent)
+        View::of(self.snapshot(), agent)
+    }
+
+    /// The published snapshot, as this thread's copy of it.
+    #[inline]
+    fn snapshot(&self) -> Arc<Snapshot<L, M>> {
+        let current = self.published.load();
+        let replica = self.replicas.get_or(|| Replica {
+            copy: Mutex::new(None),
+        });
+        let mut copy = replica.copy.lock();
+        if let Some(mine) = &*copy
+            && mine.version == current.version
+        {
+            return mine.clone();
+        }
+        let mine = Arc::new(Snapshot::clone(&current));
+        *copy = Some(mine.clone());
+        mine
     }
 
     /// Adds a listener; the returned disposer removes exactly this registration.
@@ -215,7 +250,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
                 let ranks = Self::arranged(&regs.base, true).unwrap_or_default();
                 Self::rebuild(&mut regs, &ranks);
             }
-            self.publish(&regs);
+            self.publish(&mut regs);
             key
         };
         self.disposer(key)
@@ -269,7 +304,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
             })?;
             Self::record(&mut regs, key, entry);
             Self::rebuild(&mut regs, &ranks);
-            self.publish(&regs);
+            self.publish(&mut regs);
             key
         };
         Ok(self.disposer(key))
@@ -379,6 +414,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     /// (a listener missing from it keeps its base key). O(n).
     fn rebuild(regs: &mut Registrations<L, M>, ranks: &HashMap<Rank, Rank>) {
         let mut snapshot = Snapshot::empty(regs.working.meta.clone());
+        snapshot.version = regs.working.version;
         let mut ranked: Vec<(Rank, &Arc<Entry<L>>)> = regs
             .base
             .iter()
@@ -406,8 +442,12 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         regs.working = snapshot;
     }
 
-    fn publish(&self, regs: &Registrations<L, M>) {
+    fn publish(&self, regs: &mut Registrations<L, M>) {
+        regs.working.version += 1;
         self.published.store(Arc::new(regs.working.clone()));
+        for replica in self.replicas.iter() {
+            *replica.copy.lock() = None;
+        }
     }
 
     fn disposer(self: &Arc<Self>, key: Rank) -> Disposer {
@@ -443,7 +483,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         } else {
             Self::remove_ranked(&mut regs.working, key, &entry.scope);
         }
-        self.publish(&regs);
+        self.publish(&mut regs);
     }
 
     /// Names of the listeners a dispatch for `agent` would reach, in order.
@@ -461,7 +501,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     }
 }
 
-impl<L: ?Sized, M> fmt::Debug for ListenerList<L, M> {
+impl<L: ?Sized + Send + Sync, M: Send + Sync> fmt::Debug for ListenerList<L, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let chain = self.published.load().chain();
         f.debug_list()
@@ -626,6 +666,21 @@ mod tests {
             names(&list.view(Some(&a))),
             ["early", "x", "own", "x", "late", "last"]
         );
+    }
+
+    #[test]
+    fn a_disposed_listener_is_freed_though_threads_copied_the_snapshot() {
+        let list = ListenerList::<str>::new();
+        let marker: Arc<str> = Arc::from("m");
+        let disposer = list.insert(ListenerSpec::new("m"), marker.clone());
+        std::thread::scope(|s| {
+            s.spawn(|| assert_eq!(names(&list.view(None)), ["m"]));
+        });
+        assert_eq!(names(&list.view(None)), ["m"]);
+        assert!(Arc::strong_count(&marker) > 1);
+        disposer.dispose();
+        assert_eq!(Arc::strong_count(&marker), 1, "no thread's copy keeps it");
+        assert!(names(&list.view(None)).is_empty());
     }
 
     #[test]

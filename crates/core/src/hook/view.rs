@@ -56,6 +56,8 @@ pub(crate) struct Snapshot<L: ?Sized, M> {
     pub(crate) agents: imbl::HashMap<AgentId, Run<L>>,
     /// How many listeners there are, across every scope.
     pub(crate) len: usize,
+    /// Which publication this is (each change publishes the next).
+    pub(crate) version: u64,
     pub(crate) meta: M,
 }
 
@@ -65,6 +67,7 @@ impl<L: ?Sized, M: Clone> Clone for Snapshot<L, M> {
             global: self.global.clone(),
             agents: self.agents.clone(),
             len: self.len,
+            version: self.version,
             meta: self.meta.clone(),
         }
     }
@@ -76,6 +79,7 @@ impl<L: ?Sized, M> Snapshot<L, M> {
             global: imbl::OrdMap::new(),
             agents: imbl::HashMap::new(),
             len: 0,
+            version: 0,
             meta,
         }
     }
