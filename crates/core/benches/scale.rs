@@ -9,8 +9,9 @@
 //! * `scale/register/30000_*` and `scale/dispose/30000_*`: registering then
 //!   disposing 30,000 listeners, each for its own agent (sessions that come
 //!   and go) or all global (plugins); criterion reports the time per listener;
-//! * `scale/export/10000`: exporting 10,000 tool schemas in OpenAI's shape, as
-//!   a `serde_json::Value` (deep copy) and serialized straight to JSON text.
+//! * `scale/export/10000_*`: exporting 10,000 tool schemas in OpenAI's shape:
+//!   as a `serde_json::Value` (a deep copy), that `Value` serialized, and the
+//!   JSON text written straight from the stored schemas.
 //!
 //! Before the criterion groups it prints one timed round of registering and
 //! disposing 1,000, 10,000 and 30,000 listeners (at most
@@ -33,7 +34,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
 use serde_json::json;
 use tack_core::hook::{AgentId, Disposer, ListenerSpec, Waterfall};
-use tack_core::tool::{ToolFormat, ToolSchema, export_tools};
+use tack_core::tool::{ToolFormat, ToolSchema, export_tools, export_tools_json};
 
 fn poll_once<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
@@ -199,6 +200,9 @@ fn export(c: &mut Criterion) {
             serde_json::to_string(&export_tools(black_box(&tools), ToolFormat::OpenAi))
                 .expect("serializes")
         })
+    });
+    group.bench_function("10000_openai_text_written", |b| {
+        b.iter(|| export_tools_json(black_box(&tools), ToolFormat::OpenAi))
     });
     group.finish();
 }
