@@ -47,8 +47,11 @@ impl<T> Versioned<T> {
 /// format: at most a dozen, however many agents there are.
 #[derive(Default)]
 pub(crate) struct ExportCache {
-    lists: Mutex<HashMap<(Presentation, ToolFormat), (u64, Arc<str>)>>,
+    lists: Mutex<HashMap<(Presentation, ToolFormat), Written>>,
 }
+
+/// An exported list and the generation of the tool set it was written from.
+type Written = (u64, Arc<str>);
 
 impl ToolRegistry {
     /// The JSON text of the tools `agent`'s model is shown (those of
