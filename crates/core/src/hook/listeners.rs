@@ -683,6 +683,47 @@ mod tests {
         assert!(names(&list.view(None)).is_empty());
     }
 
+    proptest::proptest! {
+        /// Whatever registrations and disposals happen, in any scope, a
+        /// dispatch for an agent runs exactly the global listeners and its
+        /// own, in priority then registration order.
+        #[test]
+        fn views_match_the_filtered_base_order(
+            steps in proptest::collection::vec((0u8..4, -2i32..3, proptest::bool::weighted(0.3), 0usize..64), 1..80)
+        ) {
+            let list = ListenerList::<str>::new();
+            let agents = [AgentId::new("a"), AgentId::new("b"), AgentId::new("c")];
+            // (registration number, scope, priority, disposer) of the live ones.
+            let mut live: Vec<(usize, Scope, i32, Disposer)> = Vec::new();
+            for (n, (scope, priority, dispose, which)) in steps.into_iter().enumerate() {
+                if dispose && !live.is_empty() {
+                    let (_, _, _, disposer) = live.remove(which % live.len());
+                    disposer.dispose();
+                    continue;
+                }
+                let scope = match scope {
+                    0 => Scope::Global,
+                    i => Scope::Agent(agents[usize::from(i) - 1].clone()),
+                };
+                let name = n.to_string();
+                let spec = ListenerSpec::new(name.as_str())
+                    .with_scope(scope.clone())
+                    .with_priority(Priority(priority));
+                live.push((n, scope, priority, list.insert(spec, Arc::from(name.as_str()))));
+            }
+            for agent in [None, Some(&agents[0]), Some(&agents[1]), Some(&agents[2])] {
+                let mut expected: Vec<&(usize, Scope, i32, Disposer)> =
+                    live.iter().filter(|(_, scope, _, _)| scope.reaches(agent)).collect();
+                expected.sort_by_key(|(n, _, priority, _)| (std::cmp::Reverse(*priority), *n));
+                let expected: Vec<String> = expected.iter().map(|(n, ..)| n.to_string()).collect();
+                let view = list.view(agent);
+                let got: Vec<String> = names(&view).into_iter().map(str::to_owned).collect();
+                proptest::prop_assert_eq!(got, expected);
+            }
+            proptest::prop_assert_eq!(list.len(), live.len());
+        }
+    }
+
     #[test]
     fn removing_an_unknown_key_changes_nothing() {
         let list = ListenerList::<str>::new();
