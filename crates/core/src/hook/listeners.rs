@@ -1,13 +1,16 @@
-//! The listener list shared by every kind of hook point: registration, ordering,
-//! copy-on-write snapshots and disposal.
+//! The listener list shared by every kind of hook point: registration,
+//! ordering, published snapshots and disposal.
 
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use parking_lot::RwLock;
+use arc_swap::ArcSwap;
+use parking_lot::Mutex;
+use thread_local::ThreadLocal;
 
 use super::order::{Conflict, arrange};
+use super::view::{Rank, Run, Slot, Snapshot, View, base_rank};
 use super::{AgentId, Disposer, Order, OrderError, Scope};
 
 /// The relative order of listeners on one hook point. Higher runs first (outer).
@@ -123,64 +126,65 @@ impl From<(Scope, &str)> for ListenerSpec {
     }
 }
 
-/// One registered listener inside a snapshot.
+/// One registered listener.
 pub(crate) struct Entry<L: ?Sized> {
-    pub(crate) id: u64,
     pub(crate) name: Arc<str>,
     pub(crate) scope: Scope,
     pub(crate) priority: Priority,
-    pub(crate) order: Option<Arc<Order>>,
+    pub(crate) order: Option<Order>,
     pub(crate) listener: Arc<L>,
 }
 
-impl<L: ?Sized> Clone for Entry<L> {
-    fn clone(&self) -> Self {
-        Self {
-            id: self.id,
-            name: self.name.clone(),
-            scope: self.scope.clone(),
-            priority: self.priority,
-            order: self.order.clone(),
-            listener: self.listener.clone(),
-        }
+impl<L: ?Sized> Entry<L> {
+    fn constrained(&self) -> bool {
+        self.order.as_ref().is_some_and(|o| !o.is_empty())
     }
 }
 
-/// An immutable, ordered view of the listeners one dispatch runs (those whose
-/// scope reaches the dispatch's agent), with the hook's shared data `M`.
-pub(crate) struct ViewData<L: ?Sized, M> {
-    pub(crate) entries: Box<[Entry<L>]>,
-    pub(crate) meta: M,
-}
-
-/// A shared [`ViewData`]: one pointer, cheap to clone.
-pub(crate) type View<L, M = ()> = Arc<ViewData<L, M>>;
-
-/// Views kept for agent dispatches, at most this many agents (then built per dispatch).
-const MAX_CACHED_AGENT_VIEWS: usize = 64;
-
-struct State<L: ?Sized, M> {
-    /// Every registration in base order: priority descending, then registration order.
-    entries: Vec<Entry<L>>,
-    /// Every registration in chain order: the base order rearranged by the
-    /// [`Order`] constraints.
-    ordered: Vec<Entry<L>>,
-    /// The view of a dispatch for no agent, or for any agent when no listener is agent-scoped.
-    global_view: View<L, M>,
-    /// Cached views of agents that have agent-scoped listeners.
-    agent_views: Vec<(AgentId, View<L, M>)>,
-    has_agent_scoped: bool,
+/// What only registration and disposal touch, under the writers' lock.
+struct Registrations<L: ?Sized, M> {
+    /// Every listener by base key (priority descending, then registration order).
+    base: BTreeMap<Rank, Arc<Entry<L>>>,
+    /// How many listeners bear each name (for [`Order`] targets).
+    names: HashMap<Arc<str>, usize>,
+    /// How many listeners have [`Order`] constraints.
+    constrained: usize,
+    /// The snapshot being prepared; a clone of it is published.
+    working: Snapshot<L, M>,
+    next_id: u64,
 }
 
 /// The registered listeners of one hook point.
 ///
-/// Copy-on-write: registration and disposal rebuild the views under a write
-/// lock; a dispatch takes its view with one read lock and one reference-count
-/// increment and never holds the lock while listeners run.
-pub(crate) struct ListenerList<L: ?Sized, M = ()> {
-    state: RwLock<State<L, M>>,
-    meta: M,
-    next_id: AtomicU64,
+/// * **Dispatch** reads the published [`Snapshot`] without a lock (an
+///   `arc-swap` load) through its thread's [`Replica`], so it writes to
+///   nothing another thread's dispatches write, then finds the agent's own
+///   list in a hash map: the same cost for one agent or 100,000, and no
+///   cache of views that could turn into a slow path.
+/// * **Registration and disposal** change one list of a persistent
+///   structure and publish a new snapshot: O(log n) in the number of
+///   listeners (plus the size of the one agent's own list). While some
+///   listener has [`Order`] constraints, the chain order is recomputed on
+///   each change instead (O(n) per change; constraints are few).
+/// * A dispatch keeps the snapshot it started with: registering or disposing
+///   during it changes later dispatches only.
+pub(crate) struct ListenerList<L: ?Sized + Send + Sync, M: Send + Sync = ()> {
+    published: ArcSwap<Snapshot<L, M>>,
+    /// Each thread's own copy of the published snapshot (see [`Replica`]).
+    replicas: ThreadLocal<Replica<L, M>>,
+    registrations: Mutex<Registrations<L, M>>,
+}
+
+/// One thread's copy of the published snapshot: a separate allocation whose
+/// reference count only that thread's dispatches touch, so dispatches on
+/// different threads write to no shared cache line. Made again (a shallow
+/// copy: a few pointers) when the thread first dispatches after a change.
+///
+/// Each change empties every replica, so a disposed listener is not kept
+/// alive by the copy of a thread that stopped dispatching. The lock is
+/// uncontended (only its thread and a change take it).
+struct Replica<L: ?Sized + Send + Sync, M: Send + Sync> {
+    copy: Mutex<Option<Arc<Snapshot<L, M>>>>,
 }
 
 impl<L: ?Sized + Send + Sync + 'static> ListenerList<L, ()> {
@@ -192,103 +196,64 @@ impl<L: ?Sized + Send + Sync + 'static> ListenerList<L, ()> {
 impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> ListenerList<L, M> {
     /// A list whose every view carries `meta` (a waterfall's name and default).
     pub(crate) fn with_meta(meta: M) -> Arc<Self> {
-        let global_view = Self::build_view(&[], None, &meta);
+        let working = Snapshot::empty(meta);
         Arc::new(Self {
-            state: RwLock::new(State {
-                entries: Vec::new(),
-                ordered: Vec::new(),
-                global_view,
-                agent_views: Vec::new(),
-                has_agent_scoped: false,
+            published: ArcSwap::from_pointee(working.clone()),
+            replicas: ThreadLocal::new(),
+            registrations: Mutex::new(Registrations {
+                base: BTreeMap::new(),
+                names: HashMap::new(),
+                constrained: 0,
+                working,
+                next_id: 0,
             }),
-            meta,
-            next_id: AtomicU64::new(0),
         })
-    }
-
-    fn build_view(entries: &[Entry<L>], agent: Option<&AgentId>, meta: &M) -> View<L, M> {
-        Arc::new(ViewData {
-            entries: entries
-                .iter()
-                .filter(|e| e.scope.reaches(agent))
-                .cloned()
-                .collect(),
-            meta: meta.clone(),
-        })
-    }
-
-    /// The chain order of `entries` (see [`arrange`]).
-    fn arranged(entries: &[Entry<L>], lenient: bool) -> Result<Vec<Entry<L>>, Conflict> {
-        if entries.iter().all(|e| e.order.is_none()) {
-            return Ok(entries.to_vec());
-        }
-        let at = arrange(
-            entries.len(),
-            |i| &entries[i].name,
-            |i| entries[i].order.as_deref(),
-            lenient,
-        )?;
-        Ok(at.into_iter().map(|i| entries[i].clone()).collect())
-    }
-
-    fn rebuild(&self, state: &mut State<L, M>) {
-        // A plain registration or a disposal cannot fail: a conflict it
-        // completes (a listener registered under a name older constraints
-        // disagree about) is resolved leniently and logged.
-        state.ordered = match Self::arranged(&state.entries, true) {
-            Ok(ordered) => ordered,
-            Err(_) => state.entries.clone(),
-        };
-        self.rebuild_views(state);
-    }
-
-    fn rebuild_views(&self, state: &mut State<L, M>) {
-        state.global_view = Self::build_view(&state.ordered, None, &self.meta);
-        state.agent_views.clear();
-        state.has_agent_scoped = state
-            .entries
-            .iter()
-            .any(|e| matches!(e.scope, Scope::Agent(_)));
     }
 
     /// The listeners a dispatch for `agent` runs, in order.
     #[inline]
     pub(crate) fn view(&self, agent: Option<&AgentId>) -> View<L, M> {
+        View::of(self.snapshot(), agent)
+    }
+
+    /// The published snapshot, as this thread's copy of it.
+    #[inline]
+    fn snapshot(&self) -> Arc<Snapshot<L, M>> {
+        let current = self.published.load();
+        let replica = self.replicas.get_or(|| Replica {
+            copy: Mutex::new(None),
+        });
+        let mut copy = replica.copy.lock();
+        if let Some(mine) = &*copy
+            && mine.version == current.version
         {
-            let state = self.state.read();
-            let Some(agent) = agent.filter(|_| state.has_agent_scoped) else {
-                return state.global_view.clone();
-            };
-            if let Some((_, view)) = state.agent_views.iter().find(|(a, _)| a.same(agent)) {
-                return view.clone();
-            }
+            return mine.clone();
         }
-        let mut state = self.state.write();
-        if let Some((_, view)) = state
-            .agent_views
-            .iter()
-            .find(|(a, _)| agent.is_some_and(|x| a.same(x)))
-        {
-            return view.clone();
-        }
-        let view = Self::build_view(&state.ordered, agent, &self.meta);
-        if let Some(agent) = agent
-            && state.agent_views.len() < MAX_CACHED_AGENT_VIEWS
-        {
-            state.agent_views.push((agent.clone(), view.clone()));
-        }
-        view
+        let mine = Arc::new(Snapshot::clone(&current));
+        *copy = Some(mine.clone());
+        mine
     }
 
     /// Adds a listener; the returned disposer removes exactly this registration.
     pub(crate) fn insert(self: &Arc<Self>, spec: ListenerSpec, listener: Arc<L>) -> Disposer {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        {
-            let mut state = self.state.write();
-            Self::place(&mut state, Self::entry(id, spec, None, listener));
-            self.rebuild(&mut state);
-        }
-        self.disposer(id)
+        let key = {
+            let mut regs = self.registrations.lock();
+            let (key, entry) = Self::entry(&mut regs, spec, None, listener);
+            if regs.constrained == 0 {
+                Self::add_ranked(&mut regs.working, key, entry.clone());
+                Self::record(&mut regs, key, entry);
+            } else {
+                Self::record(&mut regs, key, entry);
+                // A plain registration cannot fail: a conflict it completes
+                // (a listener registered under a name older constraints
+                // disagree about) is resolved leniently and logged.
+                let ranks = Self::arranged(&regs.base, true).unwrap_or_default();
+                Self::rebuild(&mut regs, &ranks);
+            }
+            self.publish(&mut regs);
+            key
+        };
+        self.disposer(key)
     }
 
     /// Adds a listener placed by `order` (resolved now, against the
@@ -308,73 +273,217 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         if order.is_empty() {
             return Ok(self.insert(spec, listener));
         }
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut state = self.state.write();
-        for (relation, target) in order.constraints() {
-            if !state.entries.iter().any(|e| e.name == *target) {
-                return Err(OrderError::UnknownListener {
-                    hook,
-                    listener: spec.name,
-                    relation,
-                    target: target.clone(),
-                    known: state.ordered.iter().map(|e| e.name.clone()).collect(),
-                });
+        let key = {
+            let mut regs = self.registrations.lock();
+            for (relation, target) in order.constraints() {
+                if !regs.names.contains_key(target) {
+                    return Err(OrderError::UnknownListener {
+                        hook,
+                        listener: spec.name,
+                        relation,
+                        target: target.clone(),
+                        known: regs
+                            .working
+                            .chain()
+                            .iter()
+                            .map(|e| e.name.clone())
+                            .collect(),
+                    });
+                }
             }
-        }
-        let name = spec.name.clone();
-        let mut entries = state.entries.clone();
-        Self::place_in(&mut entries, Self::entry(id, spec, Some(order), listener));
-        let ordered = Self::arranged(&entries, false).map_err(|c| OrderError::Conflict {
-            hook,
-            listener: name,
-            placing: c.placing,
-            after: c.after,
-            before: c.before,
-        })?;
-        state.entries = entries;
-        state.ordered = ordered;
-        self.rebuild_views(&mut state);
-        drop(state);
-        Ok(self.disposer(id))
+            let name = spec.name.clone();
+            let (key, entry) = Self::entry(&mut regs, spec, Some(order), listener);
+            let mut base = regs.base.clone();
+            base.insert(key, entry.clone());
+            let ranks = Self::arranged(&base, false).map_err(|c| OrderError::Conflict {
+                hook,
+                listener: name,
+                placing: c.placing,
+                after: c.after,
+                before: c.before,
+            })?;
+            Self::record(&mut regs, key, entry);
+            Self::rebuild(&mut regs, &ranks);
+            self.publish(&mut regs);
+            key
+        };
+        Ok(self.disposer(key))
     }
 
-    fn entry(id: u64, spec: ListenerSpec, order: Option<Order>, listener: Arc<L>) -> Entry<L> {
-        Entry {
-            id,
+    fn entry(
+        regs: &mut Registrations<L, M>,
+        spec: ListenerSpec,
+        order: Option<Order>,
+        listener: Arc<L>,
+    ) -> (Rank, Arc<Entry<L>>) {
+        let id = regs.next_id;
+        regs.next_id += 1;
+        let entry = Entry {
             name: spec.name,
             scope: spec.scope,
             priority: spec.priority,
-            order: order.map(Arc::new),
+            order,
             listener,
+        };
+        (base_rank(entry.priority, id), Arc::new(entry))
+    }
+
+    /// Adds `entry` to the indexes (not to the working snapshot).
+    fn record(regs: &mut Registrations<L, M>, key: Rank, entry: Arc<Entry<L>>) {
+        *regs.names.entry(entry.name.clone()).or_default() += 1;
+        regs.constrained += usize::from(entry.constrained());
+        regs.base.insert(key, entry);
+    }
+
+    /// Puts `entry` into its scope's list of `snapshot` at `rank`: O(log n)
+    /// for a global listener, O(log n + k) for one of an agent with k.
+    fn add_ranked(snapshot: &mut Snapshot<L, M>, rank: Rank, entry: Arc<Entry<L>>) {
+        snapshot.len += 1;
+        let scope = entry.scope.clone();
+        let slot = Slot { rank, entry };
+        match scope {
+            Scope::Global => {
+                snapshot.global.insert(rank, slot.entry);
+            }
+            Scope::Agent(agent) => {
+                let run: Run<L> = match snapshot.agents.get(&agent) {
+                    Some(run) => {
+                        let at = run.partition_point(|s| s.rank < rank);
+                        run[..at]
+                            .iter()
+                            .cloned()
+                            .chain(std::iter::once(slot))
+                            .chain(run[at..].iter().cloned())
+                            .collect()
+                    }
+                    None => Arc::new([slot]),
+                };
+                snapshot.agents.insert(agent, run);
+            }
         }
     }
 
-    fn place(state: &mut State<L, M>, entry: Entry<L>) {
-        Self::place_in(&mut state.entries, entry);
+    /// Takes the listener ranked `rank` out of its scope's list of `snapshot`.
+    fn remove_ranked(snapshot: &mut Snapshot<L, M>, rank: Rank, scope: &Scope) {
+        match scope {
+            Scope::Global => {
+                if snapshot.global.remove(&rank).is_some() {
+                    snapshot.len -= 1;
+                }
+            }
+            Scope::Agent(agent) => {
+                let Some(run) = snapshot.agents.get(agent) else {
+                    return;
+                };
+                let kept: Run<L> = run.iter().filter(|s| s.rank != rank).cloned().collect();
+                if kept.len() == run.len() {
+                    return;
+                }
+                snapshot.len -= 1;
+                if kept.is_empty() {
+                    snapshot.agents.remove(agent);
+                } else {
+                    snapshot.agents.insert(agent.clone(), kept);
+                }
+            }
+        }
     }
 
-    /// Higher priority first; equal priority keeps registration order, so the
-    /// new entry goes after every entry whose priority is >= its own.
-    fn place_in(entries: &mut Vec<Entry<L>>, entry: Entry<L>) {
-        let at = entries.partition_point(|e| e.priority >= entry.priority);
-        entries.insert(at, entry);
+    /// The chain rank of every listener (by base key) when some have
+    /// [`Order`] constraints: its place in the arranged order.
+    fn arranged(
+        base: &BTreeMap<Rank, Arc<Entry<L>>>,
+        lenient: bool,
+    ) -> Result<HashMap<Rank, Rank>, Conflict> {
+        let keys: Vec<Rank> = base.keys().copied().collect();
+        let entries: Vec<&Arc<Entry<L>>> = base.values().collect();
+        let at = arrange(
+            entries.len(),
+            |i| &entries[i].name,
+            |i| entries[i].order.as_ref(),
+            lenient,
+        )?;
+        Ok(at
+            .into_iter()
+            .enumerate()
+            .map(|(place, i)| (keys[i], place as Rank))
+            .collect())
     }
 
-    fn disposer(self: &Arc<Self>, id: u64) -> Disposer {
+    /// Rebuilds the working snapshot from every listener, ranked by `ranks`
+    /// (a listener missing from it keeps its base key). O(n).
+    fn rebuild(regs: &mut Registrations<L, M>, ranks: &HashMap<Rank, Rank>) {
+        let mut snapshot = Snapshot::empty(regs.working.meta.clone());
+        snapshot.version = regs.working.version;
+        let mut ranked: Vec<(Rank, &Arc<Entry<L>>)> = regs
+            .base
+            .iter()
+            .map(|(key, entry)| (ranks.get(key).copied().unwrap_or(*key), entry))
+            .collect();
+        ranked.sort_by_key(|(rank, _)| *rank);
+        let mut agents: HashMap<AgentId, Vec<Slot<L>>> = HashMap::new();
+        for (rank, entry) in ranked {
+            let slot = Slot {
+                rank,
+                entry: entry.clone(),
+            };
+            match &entry.scope {
+                Scope::Global => {
+                    snapshot.global.insert(rank, slot.entry);
+                }
+                Scope::Agent(agent) => agents.entry(agent.clone()).or_default().push(slot),
+            }
+        }
+        snapshot.agents = agents
+            .into_iter()
+            .map(|(agent, run)| (agent, Run::from(run)))
+            .collect();
+        snapshot.len = regs.base.len();
+        regs.working = snapshot;
+    }
+
+    fn publish(&self, regs: &mut Registrations<L, M>) {
+        regs.working.version += 1;
+        self.published.store(Arc::new(regs.working.clone()));
+        for replica in self.replicas.iter() {
+            *replica.copy.lock() = None;
+        }
+    }
+
+    fn disposer(self: &Arc<Self>, key: Rank) -> Disposer {
         let list: Weak<Self> = Arc::downgrade(self);
         Disposer::new(move || {
             if let Some(list) = list.upgrade() {
-                list.remove(id);
+                list.remove(key);
             }
         })
     }
 
-    fn remove(&self, id: u64) {
-        let mut state = self.state.write();
-        if let Some(at) = state.entries.iter().position(|e| e.id == id) {
-            state.entries.remove(at);
-            self.rebuild(&mut state);
+    fn remove(&self, key: Rank) {
+        let mut regs = self.registrations.lock();
+        let Some(entry) = regs.base.remove(&key) else {
+            return;
+        };
+        if let Some(count) = regs.names.get_mut(&entry.name) {
+            *count -= 1;
+            if *count == 0 {
+                regs.names.remove(&entry.name);
+            }
         }
+        let was_constrained = regs.constrained > 0;
+        regs.constrained -= usize::from(entry.constrained());
+        if was_constrained {
+            // Back to base keys once no constraint is left.
+            let ranks = if regs.constrained > 0 {
+                Self::arranged(&regs.base, true).unwrap_or_default()
+            } else {
+                HashMap::new()
+            };
+            Self::rebuild(&mut regs, &ranks);
+        } else {
+            Self::remove_ranked(&mut regs.working, key, &entry.scope);
+        }
+        self.publish(&mut regs);
     }
 
     /// Names of the listeners a dispatch for `agent` would reach, in order.
@@ -388,20 +497,15 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
 
     /// How many listeners are registered, across every scope.
     pub(crate) fn len(&self) -> usize {
-        self.state.read().entries.len()
+        self.published.load().len
     }
 }
 
-impl<L: ?Sized, M> fmt::Debug for ListenerList<L, M> {
+impl<L: ?Sized + Send + Sync, M: Send + Sync> fmt::Debug for ListenerList<L, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.state.read();
+        let chain = self.published.load().chain();
         f.debug_list()
-            .entries(
-                state
-                    .ordered
-                    .iter()
-                    .map(|e| (&*e.name, &e.scope, e.priority)),
-            )
+            .entries(chain.iter().map(|e| (&*e.name, &e.scope, e.priority)))
             .finish()
     }
 }
@@ -431,48 +535,201 @@ mod tests {
     }
 
     #[test]
-    fn agent_views_are_cached_and_rebuilt_on_change() {
+    fn extreme_priorities_keep_their_order() {
+        let list = ListenerList::<str>::new();
+        let _min = add(
+            &list,
+            ListenerSpec::new("min").with_priority(Priority(i32::MIN)),
+        );
+        let _max = add(
+            &list,
+            ListenerSpec::new("max").with_priority(Priority(i32::MAX)),
+        );
+        let _zero = add(&list, ListenerSpec::new("zero"));
+        assert_eq!(names(&list.view(None)), ["max", "zero", "min"]);
+    }
+
+    #[test]
+    fn an_agent_view_merges_its_own_listeners_into_the_global_order() {
+        let list = ListenerList::<str>::new();
+        let (a, b) = (AgentId::new("a"), AgentId::new("b"));
+        let _g1 = add(&list, ListenerSpec::new("g1"));
+        let _a1 = add(&list, ListenerSpec::for_agent(a.clone(), "a1"));
+        let _b1 = add(&list, ListenerSpec::for_agent(b.clone(), "b1"));
+        let _g2 = add(&list, ListenerSpec::new("g2").with_priority(Priority::LATE));
+        let _a2 = add(
+            &list,
+            ListenerSpec::for_agent(a.clone(), "a2").with_priority(Priority::EARLY),
+        );
+        let _g3 = add(&list, ListenerSpec::new("g3"));
+        assert_eq!(names(&list.view(Some(&a))), ["a2", "g1", "a1", "g3", "g2"]);
+        assert_eq!(names(&list.view(Some(&b))), ["g1", "b1", "g3", "g2"]);
+        assert_eq!(names(&list.view(None)), ["g1", "g3", "g2"]);
+        assert_eq!(
+            names(&list.view(Some(&AgentId::new("nobody")))),
+            ["g1", "g3", "g2"]
+        );
+        assert_eq!(list.len(), 6);
+    }
+
+    #[test]
+    fn a_view_is_a_snapshot_and_disposal_touches_only_its_scope() {
         let list = ListenerList::<str>::new();
         let a = AgentId::new("a");
         let _g = add(&list, ListenerSpec::new("g"));
-        // No agent-scoped listener yet: every agent shares the global view.
-        assert!(Arc::ptr_eq(&list.view(Some(&a)), &list.view(None)));
+        // No agent-scoped listener yet: every agent reads the global list.
+        assert!(list.view(Some(&a)).same_as(&list.view(None)));
 
         let only_a = add(&list, ListenerSpec::for_agent(a.clone(), "only-a"));
         let first = list.view(Some(&a));
         assert_eq!(names(&first), ["g", "only-a"]);
-        assert!(Arc::ptr_eq(&first, &list.view(Some(&a))), "cached");
+        assert!(
+            first.same_as(&list.view(Some(&a))),
+            "unchanged until a change"
+        );
         assert_eq!(names(&list.view(Some(&AgentId::new("b")))), ["g"]);
 
         only_a.dispose();
         let after = list.view(Some(&a));
-        assert!(!Arc::ptr_eq(&first, &after), "rebuilt after a change");
+        assert!(!after.same_as(&first), "a new snapshot after a change");
         assert_eq!(names(&after), ["g"]);
         assert_eq!(names(&first), ["g", "only-a"], "an old view is immutable");
+        assert!(
+            list.published.load().agents.is_empty(),
+            "no empty agent list is kept"
+        );
     }
 
     #[test]
-    fn views_beyond_the_cache_limit_are_still_correct() {
+    fn many_agents_each_see_only_their_own() {
         let list = ListenerList::<str>::new();
-        let agents: Vec<AgentId> = (0..MAX_CACHED_AGENT_VIEWS + 5)
+        let agents: Vec<AgentId> = (0..200)
             .map(|i| AgentId::new(format!("agent-{i}")))
             .collect();
-        let _keep: Vec<Disposer> = agents
+        let _global = add(&list, ListenerSpec::new("global"));
+        let mut keep: Vec<Disposer> = agents
             .iter()
             .map(|a| add(&list, ListenerSpec::for_agent(a.clone(), a.as_str())))
             .collect();
         for agent in &agents {
-            assert_eq!(names(&list.view(Some(agent))), [agent.as_str()]);
+            assert_eq!(names(&list.view(Some(agent))), ["global", agent.as_str()]);
         }
-        assert_eq!(list.state.read().agent_views.len(), MAX_CACHED_AGENT_VIEWS);
+        // Dispose every other one; the rest keep theirs.
+        for (i, disposer) in keep.iter().enumerate() {
+            if i % 2 == 0 {
+                disposer.dispose();
+            }
+        }
+        for (i, agent) in agents.iter().enumerate() {
+            let expected: &[&str] = if i % 2 == 0 {
+                &["global"]
+            } else {
+                &["global", agent.as_str()]
+            };
+            assert_eq!(names(&list.view(Some(agent))), expected);
+        }
+        assert_eq!(list.len(), 101);
+        keep.clear();
+        assert_eq!(list.len(), 1);
     }
 
     #[test]
-    fn removing_an_unknown_id_changes_nothing() {
+    fn constraints_rank_across_scopes_and_base_keys_return_without_them() {
+        let list = ListenerList::<str>::new();
+        let a = AgentId::new("a");
+        let _x = add(&list, ListenerSpec::new("x"));
+        let _own = add(&list, ListenerSpec::for_agent(a.clone(), "own"));
+        let before = list
+            .insert_ordered(
+                "unit/order",
+                ListenerSpec::for_agent(a.clone(), "first"),
+                Order::before("x"),
+                Arc::from("first"),
+            )
+            .expect("x is registered");
+        // A later plain listener named `x` is still after `first`.
+        let _x2 = add(&list, ListenerSpec::new("x"));
+        let _late = add(&list, ListenerSpec::new("late"));
+        assert_eq!(
+            names(&list.view(Some(&a))),
+            ["first", "x", "own", "x", "late"]
+        );
+        before.dispose();
+        assert_eq!(names(&list.view(Some(&a))), ["x", "own", "x", "late"]);
+        // Without constraints again, plain registrations land by base key.
+        let _early = add(
+            &list,
+            ListenerSpec::for_agent(a.clone(), "early").with_priority(Priority::EARLY),
+        );
+        let _last = add(&list, ListenerSpec::new("last"));
+        assert_eq!(
+            names(&list.view(Some(&a))),
+            ["early", "x", "own", "x", "late", "last"]
+        );
+    }
+
+    #[test]
+    fn a_disposed_listener_is_freed_though_threads_copied_the_snapshot() {
+        let list = ListenerList::<str>::new();
+        let marker: Arc<str> = Arc::from("m");
+        let disposer = list.insert(ListenerSpec::new("m"), marker.clone());
+        std::thread::scope(|s| {
+            s.spawn(|| assert_eq!(names(&list.view(None)), ["m"]));
+        });
+        assert_eq!(names(&list.view(None)), ["m"]);
+        assert!(Arc::strong_count(&marker) > 1);
+        disposer.dispose();
+        assert_eq!(Arc::strong_count(&marker), 1, "no thread's copy keeps it");
+        assert!(names(&list.view(None)).is_empty());
+    }
+
+    proptest::proptest! {
+        /// Whatever registrations and disposals happen, in any scope, a
+        /// dispatch for an agent runs exactly the global listeners and its
+        /// own, in priority then registration order.
+        #[test]
+        fn views_match_the_filtered_base_order(
+            steps in proptest::collection::vec((0u8..4, -2i32..3, proptest::bool::weighted(0.3), 0usize..64), 1..80)
+        ) {
+            let list = ListenerList::<str>::new();
+            let agents = [AgentId::new("a"), AgentId::new("b"), AgentId::new("c")];
+            // (registration number, scope, priority, disposer) of the live ones.
+            let mut live: Vec<(usize, Scope, i32, Disposer)> = Vec::new();
+            for (n, (scope, priority, dispose, which)) in steps.into_iter().enumerate() {
+                if dispose && !live.is_empty() {
+                    let (_, _, _, disposer) = live.remove(which % live.len());
+                    disposer.dispose();
+                    continue;
+                }
+                let scope = match scope {
+                    0 => Scope::Global,
+                    i => Scope::Agent(agents[usize::from(i) - 1].clone()),
+                };
+                let name = n.to_string();
+                let spec = ListenerSpec::new(name.as_str())
+                    .with_scope(scope.clone())
+                    .with_priority(Priority(priority));
+                live.push((n, scope, priority, list.insert(spec, Arc::from(name.as_str()))));
+            }
+            for agent in [None, Some(&agents[0]), Some(&agents[1]), Some(&agents[2])] {
+                let mut expected: Vec<&(usize, Scope, i32, Disposer)> =
+                    live.iter().filter(|(_, scope, _, _)| scope.reaches(agent)).collect();
+                expected.sort_by_key(|(n, _, priority, _)| (std::cmp::Reverse(*priority), *n));
+                let expected: Vec<String> = expected.iter().map(|(n, ..)| n.to_string()).collect();
+                let view = list.view(agent);
+                let got: Vec<String> = names(&view).into_iter().map(str::to_owned).collect();
+                proptest::prop_assert_eq!(got, expected);
+            }
+            proptest::prop_assert_eq!(list.len(), live.len());
+        }
+    }
+
+    #[test]
+    fn removing_an_unknown_key_changes_nothing() {
         let list = ListenerList::<str>::new();
         let _a = add(&list, ListenerSpec::new("a"));
         let before = list.view(None);
         list.remove(9_999);
-        assert!(Arc::ptr_eq(&before, &list.view(None)));
+        assert!(before.same_as(&list.view(None)));
     }
 }

@@ -19,6 +19,7 @@ mod observer;
 mod order;
 mod provenance;
 mod scope;
+mod view;
 mod waterfall;
 
 pub use disposer::{Disposables, Disposer};

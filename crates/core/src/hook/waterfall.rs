@@ -11,7 +11,8 @@ use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
 
-use super::listeners::{ListenerList, View};
+use super::listeners::ListenerList;
+use super::view::{Pos, View};
 use super::{
     AgentId, Decider, Disposer, HookError, ListenerSpec, Order, OrderError, Provenance,
     panic_message,
@@ -253,7 +254,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
             Arc::strong_count(&self.inner) == 1 && self.inner.list.len() == 0,
             "with_provenance is called on a fresh hook point, before it is cloned or has listeners"
         );
-        let default = self.inner.list.view(None).meta.default.clone();
+        let default = self.inner.list.view(None).meta().default.clone();
         Self::build(self.inner.hook, default, Some(slot))
     }
 
@@ -380,27 +381,27 @@ fn take_culprit() -> Option<Decider> {
     CULPRIT.try_with(|c| c.borrow_mut().take()).ok().flatten()
 }
 
-/// Who sits at `index` of a view: a listener, or (past the last) the default.
-fn decider_at<In, Out>(view: &Stages<In, Out>, index: usize) -> Decider {
+/// Who sits at `pos` of a view: a listener, or (past the last) the default.
+fn decider_at<In, Out>(view: &Stages<In, Out>, pos: Pos) -> Decider {
     view.entries
-        .get(index)
-        .map_or(Decider::Default, |e| Decider::Listener(e.name.clone()))
+        .at(pos)
+        .map_or(Decider::Default, |(e, _)| Decider::Listener(e.name.clone()))
 }
 
 /// Records who was running when a panic unwound through it. Innermost first:
 /// the first witness dropped during unwinding fills the thread's slot.
 struct Witness<'a, In, Out> {
     view: &'a Stages<In, Out>,
-    index: usize,
+    pos: Pos,
     armed: bool,
 }
 
 impl<'a, In, Out> Witness<'a, In, Out> {
     #[inline]
-    fn new(view: &'a Stages<In, Out>, index: usize) -> Self {
+    fn new(view: &'a Stages<In, Out>, pos: Pos) -> Self {
         Self {
             view,
-            index,
+            pos,
             armed: true,
         }
     }
@@ -417,7 +418,7 @@ impl<In, Out> Drop for Witness<'_, In, Out> {
             let _ = CULPRIT.try_with(|c| {
                 let mut slot = c.borrow_mut();
                 if slot.is_none() {
-                    *slot = Some(decider_at(self.view, self.index));
+                    *slot = Some(decider_at(self.view, self.pos));
                 }
             });
         }
@@ -432,14 +433,14 @@ impl<In, Out> Drop for Witness<'_, In, Out> {
 #[must_use = "a Next that is neither run nor deliberately dropped usually means a forgotten `.run(input).await`"]
 pub struct Next<In, Out> {
     view: Stages<In, Out>,
-    index: usize,
+    pos: Pos,
 }
 
 impl<In, Out> fmt::Debug for Next<In, Out> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Next")
-            .field("hook", &self.view.meta.hook)
-            .field("index", &self.index)
+            .field("hook", &self.view.meta().hook)
+            .field("pos", &self.pos)
             .finish()
     }
 }
@@ -447,13 +448,13 @@ impl<In, Out> fmt::Debug for Next<In, Out> {
 impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
     /// Runs the rest of the chain with `input` (possibly rewritten).
     pub fn run(self, input: In) -> NextFuture<In, Out> {
-        let Next { view, index } = self;
-        let witness = Witness::new(&view, index);
-        let inner = match view.entries.get(index) {
-            Some(entry) => {
+        let Next { view, pos } = self;
+        let witness = Witness::new(&view, pos);
+        let inner = match view.entries.at(pos) {
+            Some((entry, after)) => {
                 let next = Next {
                     view: view.clone(),
-                    index: index + 1,
+                    pos: after,
                 };
                 match entry.listener.call_erased(input, next) {
                     Step::Tail(rest) => {
@@ -463,15 +464,15 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
                     Step::Boxed(fut) => fut,
                 }
             }
-            None => (view.meta.default)(input),
+            None => (view.meta().default)(input),
         };
         witness.disarm();
-        NextFuture { inner, view, index }
+        NextFuture { inner, view, pos }
     }
 
     /// The hook point this chain belongs to.
     pub fn hook_name(&self) -> &'static str {
-        self.view.meta.hook
+        self.view.meta().hook
     }
 }
 
@@ -480,14 +481,14 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
 pub struct NextFuture<In, Out> {
     inner: BoxFuture<'static, Out>,
     view: Stages<In, Out>,
-    index: usize,
+    pos: Pos,
 }
 
 impl<In, Out> fmt::Debug for NextFuture<In, Out> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NextFuture")
-            .field("hook", &self.view.meta.hook)
-            .field("index", &self.index)
+            .field("hook", &self.view.meta().hook)
+            .field("pos", &self.pos)
             .finish_non_exhaustive()
     }
 }
@@ -497,18 +498,18 @@ impl<In, Out> Future for NextFuture<In, Out> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Out> {
         let this = self.get_mut();
-        let witness = Witness::new(&this.view, this.index);
+        let witness = Witness::new(&this.view, this.pos);
         let polled = this.inner.as_mut().poll(cx);
         witness.disarm();
         match polled {
             Poll::Ready(mut out) => {
-                if let Some(slot_of) = this.view.meta.provenance
+                if let Some(slot_of) = this.view.meta().provenance
                     && let Some(slot) = slot_of(&mut out)
                     && slot.is_none()
                 {
                     *slot = Some(Provenance {
-                        hook: this.view.meta.hook.into(),
-                        decider: decider_at(&this.view, this.index),
+                        hook: this.view.meta().hook.into(),
+                        decider: decider_at(&this.view, this.pos),
                     });
                 }
                 Poll::Ready(out)
@@ -571,7 +572,11 @@ impl<In: Send + 'static, Out: Send + 'static> Future for Dispatch<In, Out> {
         let _ = take_culprit();
         let polled = match std::mem::replace(&mut this.state, DispatchState::Done) {
             DispatchState::Start { view, input } => catch_unwind(AssertUnwindSafe(|| {
-                let mut fut = Next { view, index: 0 }.run(input);
+                let mut fut = Next {
+                    view,
+                    pos: Pos::default(),
+                }
+                .run(input);
                 let polled = Pin::new(&mut fut).poll(cx);
                 (fut, polled)
             })),
@@ -620,14 +625,29 @@ mod tests {
         let hook: Waterfall<u32, u32> = Waterfall::new("unit/tail", |x| async move { x });
         let _tail = hook.tap("tail", |x, next| next.run(x + 1));
         let view = hook.inner.list.view(None);
-        let fut = Next { view, index: 0 }.run(1);
-        assert_eq!(fut.index, 1, "the tail listener's future is the default's");
+        let fut = Next {
+            view,
+            pos: Pos::default(),
+        }
+        .run(1);
+        assert_eq!(
+            decider_at(&fut.view, fut.pos),
+            Decider::Default,
+            "the tail listener's future is the default's"
+        );
 
         let hook: Waterfall<u32, u32> = Waterfall::new("unit/boxed", |x| async move { x });
         let _boxed = hook.tap("boxed", |x, next| async move { next.run(x).await });
         let view = hook.inner.list.view(None);
-        let fut = Next { view, index: 0 }.run(1);
-        assert_eq!(fut.index, 0);
+        let fut = Next {
+            view,
+            pos: Pos::default(),
+        }
+        .run(1);
+        assert_eq!(
+            decider_at(&fut.view, fut.pos),
+            Decider::Listener("boxed".into())
+        );
     }
 
     #[test]
@@ -649,8 +669,77 @@ mod tests {
         let hook: Waterfall<u32, u32> = Waterfall::new("unit/decider", |x| async move { x });
         let _a = hook.tap("a", |x, next| next.run(x));
         let view = hook.inner.list.view(None);
-        assert_eq!(decider_at(&view, 0), Decider::Listener("a".into()));
-        assert_eq!(decider_at(&view, 1), Decider::Default);
+        assert_eq!(
+            decider_at(&view, Pos::default()),
+            Decider::Listener("a".into())
+        );
+        let (_, past) = view.entries.at(Pos::default()).expect("one listener");
+        assert_eq!(decider_at(&view, past), Decider::Default);
+    }
+
+    /// A dispatch runs the listeners of the moment it started: one disposed
+    /// while it is suspended mid-chain still sees the call through, and one
+    /// registered meanwhile does not see it; the next dispatch sees the change.
+    #[test]
+    fn a_dispatch_is_a_snapshot_of_its_start() {
+        use crate::hook::{AgentId, ListenerSpec, Priority};
+        use futures::channel::oneshot;
+        use std::sync::Mutex;
+        use std::task::Waker;
+
+        type Log = Vec<&'static str>;
+        let hook: Waterfall<Log, Log> = Waterfall::new("unit/snapshot", |log| async move { log });
+        let agent = AgentId::new("a");
+        let (go, wait) = oneshot::channel::<()>();
+        let wait = Arc::new(Mutex::new(Some(wait)));
+        let _outer = hook.tap(
+            ListenerSpec::new("outer").with_priority(Priority::EARLY),
+            move |mut log: Log, next| {
+                let wait = wait.lock().unwrap().take();
+                async move {
+                    if let Some(wait) = wait {
+                        wait.await.unwrap();
+                    }
+                    log.push("outer");
+                    next.run(log).await
+                }
+            },
+        );
+        let victim = hook.tap(
+            ListenerSpec::for_agent(agent.clone(), "victim"),
+            |mut log: Log, next| {
+                log.push("victim");
+                next.run(log)
+            },
+        );
+        let mut dispatch = hook.dispatch(Some(&agent), Vec::new());
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(
+            Pin::new(&mut dispatch).poll(&mut cx).is_pending(),
+            "suspended in `outer`"
+        );
+
+        victim.dispose();
+        let newcomer = |name: &'static str| {
+            move |mut log: Log, next: Next<Log, Log>| {
+                log.push(name);
+                next.run(log)
+            }
+        };
+        let _global = hook.tap("new-global", newcomer("new-global"));
+        let _scoped = hook.tap(
+            ListenerSpec::for_agent(agent.clone(), "new-scoped"),
+            newcomer("new-scoped"),
+        );
+        go.send(()).unwrap();
+        assert_eq!(
+            futures::executor::block_on(dispatch).unwrap(),
+            ["outer", "victim"]
+        );
+        assert_eq!(
+            futures::executor::block_on(hook.dispatch(Some(&agent), Vec::new())).unwrap(),
+            ["outer", "new-global", "new-scoped"]
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! What the model said: a tool call, its id, and the token nested calls carry.
 
+use std::cell::Cell;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -84,14 +85,37 @@ struct TokenInner {
     root: CallId,
 }
 
-static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+/// The next block of serials not yet handed to a thread.
+static NEXT_BLOCK: AtomicU64 = AtomicU64::new(1);
+
+/// How many serials a thread takes at once: the shared counter is written
+/// once per this many calls on a thread, not on every call.
+const BLOCK: u64 = 1024;
+
+thread_local! {
+    /// This thread's serials: the next one, and the end of its block.
+    static SERIALS: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// A serial no other token of this process has.
+fn next_serial() -> u64 {
+    SERIALS.with(|serials| {
+        let (mut next, mut end) = serials.get();
+        if next == end {
+            next = NEXT_BLOCK.fetch_add(BLOCK, Ordering::Relaxed);
+            end = next + BLOCK;
+        }
+        serials.set((next + 1, end));
+        next
+    })
+}
 
 impl crate::host::build::sealed::Sealed for ExecutionToken {}
 
 impl NewExecutionToken for ExecutionToken {
     fn issue(root: CallId) -> Self {
         Self(Arc::new(TokenInner {
-            serial: NEXT_TOKEN.fetch_add(1, Ordering::Relaxed),
+            serial: next_serial(),
             root,
         }))
     }
@@ -184,5 +208,35 @@ impl ToolCall {
     pub fn with_parent(mut self, parent: ExecutionToken) -> Self {
         self.parent = Some(parent);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn tokens_issued_on_many_threads_are_all_distinct() {
+        // More than one block per thread, so blocks are taken concurrently.
+        let per_thread = 3 * BLOCK as usize + 7;
+        let serials: Vec<u64> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(move || {
+                        (0..per_thread)
+                            .map(|_| ExecutionToken::issue(CallId::from("c")).0.serial)
+                            .collect::<Vec<u64>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap())
+                .collect()
+        });
+        let distinct: HashSet<u64> = serials.iter().copied().collect();
+        assert_eq!(distinct.len(), 4 * per_thread);
+        assert!(!distinct.contains(&0), "0 is never a serial");
     }
 }

@@ -5,7 +5,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 
 /// What the model sees of a tool: its name, its description and the JSON
 /// Schema of its arguments — and nothing else.
@@ -53,47 +53,47 @@ impl ToolSchema {
 
     /// The OpenAI chat-completions shape:
     /// `{"type": "function", "function": {"name", "description", "parameters"}}`.
+    ///
+    /// A `Value` holds its own copy of the schema; [`ExportedTool`] writes the
+    /// same shape without one.
     pub fn to_openai(&self) -> Value {
-        json!({
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": *self.parameters,
-            }
-        })
+        let mut outer = Map::with_capacity(2);
+        outer.insert("type".to_owned(), Value::from("function"));
+        outer.insert("function".to_owned(), self.fields("parameters"));
+        Value::Object(outer)
     }
 
     /// The Anthropic messages shape: `{"name", "description", "input_schema"}`.
     pub fn to_anthropic(&self) -> Value {
-        json!({
-            "name": self.name,
-            "description": self.description,
-            "input_schema": *self.parameters,
-        })
+        self.fields("input_schema")
     }
 
     /// The MCP `tools/list` shape: `{"name", "description", "inputSchema"}`.
     pub fn to_mcp(&self) -> Value {
-        json!({
-            "name": self.name,
-            "description": self.description,
-            "inputSchema": *self.parameters,
-        })
+        self.fields("inputSchema")
     }
 
     /// This schema in `format`.
     pub fn export(&self, format: ToolFormat) -> Value {
         match format {
-            ToolFormat::Neutral => json!({
-                "name": self.name,
-                "description": self.description,
-                "parameters": *self.parameters,
-            }),
+            ToolFormat::Neutral => self.fields("parameters"),
             ToolFormat::OpenAi => self.to_openai(),
             ToolFormat::Anthropic => self.to_anthropic(),
             ToolFormat::Mcp => self.to_mcp(),
         }
+    }
+
+    /// `{"name", "description", <schema_key>: parameters}` (the schema cloned,
+    /// not re-serialized).
+    fn fields(&self, schema_key: &str) -> Value {
+        let mut map = Map::with_capacity(3);
+        map.insert("name".to_owned(), Value::from(self.name.as_str()));
+        map.insert(
+            "description".to_owned(),
+            Value::from(self.description.as_str()),
+        );
+        map.insert(schema_key.to_owned(), Value::clone(&self.parameters));
+        Value::Object(map)
     }
 }
 
@@ -148,6 +148,10 @@ impl FromStr for ToolFormat {
 
 /// Exports a list of schemas as a JSON array in `format`, keeping their order.
 ///
+/// This builds a `Value`, which copies every schema; to send the list, prefer
+/// [`export_tools_json`], which writes the JSON text straight from the
+/// stored schemas.
+///
 /// ```
 /// use serde_json::json;
 /// use tack_core::tool::{ToolFormat, ToolSchema, export_tools};
@@ -156,4 +160,191 @@ impl FromStr for ToolFormat {
 /// ```
 pub fn export_tools(schemas: &[ToolSchema], format: ToolFormat) -> Value {
     Value::Array(schemas.iter().map(|s| s.export(format)).collect())
+}
+
+/// One tool in one [`ToolFormat`], borrowed: serializing it writes the
+/// shape of the format straight from the stored name, description and
+/// argument schema, copying none of them.
+///
+/// The same three fields as [`ToolSchema`] (a whitelist: nothing else of a
+/// tool can reach the model through it), in the same shapes as
+/// [`ToolSchema::export`].
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::tool::{ExportedTool, ToolFormat, ToolSchema};
+///
+/// let schema = ToolSchema::new("echo", "Repeat the text.", json!({"type": "object"}));
+/// let text = serde_json::to_string(&ExportedTool::of(&schema, ToolFormat::OpenAi)).unwrap();
+/// assert_eq!(
+///     serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+///     schema.to_openai()
+/// );
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct ExportedTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    format: ToolFormat,
+}
+
+impl<'a> ExportedTool<'a> {
+    /// A tool from its three model-visible parts.
+    pub fn new(
+        name: &'a str,
+        description: &'a str,
+        parameters: &'a Value,
+        format: ToolFormat,
+    ) -> Self {
+        Self {
+            name,
+            description,
+            parameters,
+            format,
+        }
+    }
+
+    /// `schema` in `format`.
+    pub fn of(schema: &'a ToolSchema, format: ToolFormat) -> Self {
+        Self::new(
+            &schema.name,
+            &schema.description,
+            &schema.parameters,
+            format,
+        )
+    }
+
+    /// The model-visible parts of `definition` (name, description, argument
+    /// schema) in `format`, without building a [`ToolSchema`].
+    pub fn of_definition(definition: &'a super::ToolDefinition, format: ToolFormat) -> Self {
+        Self::new(
+            definition.name().as_str(),
+            definition.description(),
+            definition.input_schema(),
+            format,
+        )
+    }
+}
+
+/// `{"name", "description", <schema key>: parameters}`, keys in the sorted
+/// order a serialized `Value` has, so the text is byte for byte that of
+/// [`export_tools`].
+struct Fields<'a> {
+    tool: &'a ExportedTool<'a>,
+    schema_key: &'static str,
+}
+
+impl Serialize for Fields<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("description", self.tool.description)?;
+        if self.schema_key < "name" {
+            map.serialize_entry(self.schema_key, self.tool.parameters)?;
+            map.serialize_entry("name", self.tool.name)?;
+        } else {
+            map.serialize_entry("name", self.tool.name)?;
+            map.serialize_entry(self.schema_key, self.tool.parameters)?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for ExportedTool<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let fields = |schema_key| Fields {
+            tool: self,
+            schema_key,
+        };
+        match self.format {
+            ToolFormat::Neutral => fields("parameters").serialize(serializer),
+            ToolFormat::OpenAi => {
+                let mut map = serializer.serialize_map(Some(2))?;
+                map.serialize_entry("function", &fields("parameters"))?;
+                map.serialize_entry("type", "function")?;
+                map.end()
+            }
+            ToolFormat::Anthropic => fields("input_schema").serialize(serializer),
+            ToolFormat::Mcp => fields("inputSchema").serialize(serializer),
+        }
+    }
+}
+
+/// The JSON text of `tools` as one array, in their order, written straight
+/// from the borrowed parts (no schema is copied).
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::tool::{ExportedTool, ToolFormat, ToolSchema, export_tools, tools_json};
+///
+/// let tools = [
+///     ToolSchema::new("a", "A.", json!({"type": "object"})),
+///     ToolSchema::new("b", "B.", json!({"type": "object", "required": ["x"]})),
+/// ];
+/// let text = tools_json(tools.iter().map(|t| ExportedTool::of(t, ToolFormat::Anthropic)));
+/// let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+/// assert_eq!(parsed, export_tools(&tools, ToolFormat::Anthropic));
+/// ```
+pub fn tools_json<'a>(tools: impl IntoIterator<Item = ExportedTool<'a>>) -> String {
+    use serde::Serializer as _;
+    let mut out = Vec::new();
+    let mut serializer = serde_json::Serializer::new(&mut out);
+    // Writing strings and `Value`s (whose keys are strings) into memory
+    // cannot fail.
+    if let Err(error) = (&mut serializer).collect_seq(tools) {
+        unreachable!("serializing tools into memory failed: {error}");
+    }
+    String::from_utf8(out).unwrap_or_else(|e| unreachable!("serde_json writes UTF-8: {e}"))
+}
+
+/// The JSON text of `schemas` as one array in `format`: what
+/// [`export_tools`] builds, written straight from the stored schemas.
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::tool::{ToolFormat, ToolSchema, export_tools, export_tools_json};
+/// let tools = [ToolSchema::new("a", "A.", json!({"type": "object"}))];
+/// let text = export_tools_json(&tools, ToolFormat::OpenAi);
+/// assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), export_tools(&tools, ToolFormat::OpenAi));
+/// ```
+pub fn export_tools_json(schemas: &[ToolSchema], format: ToolFormat) -> String {
+    tools_json(schemas.iter().map(|s| ExportedTool::of(s, format)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tools() -> Vec<ToolSchema> {
+        vec![
+            ToolSchema::new(
+                "read",
+                "Read a \"file\".",
+                json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+            ),
+            ToolSchema::new("noop", "", json!({})),
+        ]
+    }
+
+    #[test]
+    fn the_text_is_byte_for_byte_that_of_the_value_in_every_format() {
+        let tools = tools();
+        for format in [
+            ToolFormat::Neutral,
+            ToolFormat::OpenAi,
+            ToolFormat::Anthropic,
+            ToolFormat::Mcp,
+        ] {
+            let value = serde_json::to_string(&export_tools(&tools, format)).unwrap();
+            assert_eq!(export_tools_json(&tools, format), value, "{format}");
+        }
+    }
+
+    #[test]
+    fn an_empty_list_is_an_empty_array() {
+        assert_eq!(export_tools_json(&[], ToolFormat::OpenAi), "[]");
+    }
 }

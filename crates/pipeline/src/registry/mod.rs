@@ -1,5 +1,6 @@
 //! The tool registry: a global layer, one layer per agent, masks and presentation.
 
+mod export_cache;
 mod presentation;
 mod registered;
 mod restrict;
@@ -9,7 +10,6 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::RwLock;
 use tack_core::hook::{AgentId, Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::host::{CapabilitySlots, ToolRegistrar};
@@ -17,6 +17,7 @@ use tack_core::plugin::RegistrationError;
 use tack_core::tool::{ToolDefinition, ToolSchema};
 
 use crate::PipelineConfig;
+use export_cache::{ExportCache, Versioned};
 pub use presentation::{Presentation, RUN_CODE, UnknownPresentation};
 pub use registered::RegisteredTool;
 pub use restrict::{RestrictError, Restriction};
@@ -51,7 +52,8 @@ pub(crate) struct Inner {
     pub(crate) hooks: ToolHooks,
     pub(crate) capabilities: CapabilitySlots,
     pub(crate) config: PipelineConfig,
-    layers: RwLock<Layers>,
+    layers: Versioned<Layers>,
+    exports: ExportCache,
     next_id: AtomicU64,
 }
 
@@ -133,7 +135,8 @@ impl ToolRegistry {
             hooks,
             capabilities,
             config,
-            layers: RwLock::new(Layers::default()),
+            layers: Versioned::new(Layers::default()),
+            exports: ExportCache::default(),
             next_id: AtomicU64::new(1),
         });
         if inner.capabilities.snapshot().dispatcher.is_none() {

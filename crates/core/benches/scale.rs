@@ -1,0 +1,249 @@
+//! How hook cost grows with the work a multi-tenant host gives it:
+//!
+//! * `scale/agents/N`: one waterfall with a global listener and one scoped
+//!   listener for each of N agents, dispatched for the agents round-robin
+//!   (the per-call cost must not grow with N);
+//! * `scale/threads/T`: one shared waterfall dispatched by T threads at once
+//!   (each iteration is one dispatch; with T threads the time per iteration
+//!   is the inverse of the total throughput, so 2 threads should halve it);
+//! * `scale/register/30000_*` and `scale/dispose/30000_*`: registering then
+//!   disposing 30,000 listeners, each for its own agent (sessions that come
+//!   and go) or all global (plugins); criterion reports the time per listener;
+//! * `scale/export/10000_*`: exporting 10,000 tool schemas in OpenAI's shape:
+//!   as a `serde_json::Value` (a deep copy), that `Value` serialized, and the
+//!   JSON text written straight from the stored schemas.
+//!
+//! Before the criterion groups it prints one timed round of registering and
+//! disposing 1,000, 10,000 and 30,000 listeners (at most
+//! `TACK_SCALE_CHURN_MAX`).
+//!
+//! Every future here completes on its first poll, so each dispatch builds the
+//! future and polls it once with a no-op waker: no executor noise.
+//!
+//! Run: `cargo bench -p tack-core --bench scale`
+
+// `criterion_group!` generates an undocumented function.
+#![allow(missing_docs)]
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
+use serde_json::json;
+use tack_core::hook::{AgentId, Disposer, ListenerSpec, Waterfall};
+use tack_core::tool::{ToolFormat, ToolSchema, export_tools, export_tools_json};
+
+fn poll_once<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        Poll::Ready(out) => out,
+        Poll::Pending => panic!("benchmark futures complete on their first poll"),
+    }
+}
+
+fn agents(n: usize) -> Vec<AgentId> {
+    (0..n).map(|i| AgentId::new(format!("agent-{i}"))).collect()
+}
+
+/// A waterfall with one global listener and one scoped listener per agent.
+fn hook_for(agents: &[AgentId]) -> (Waterfall<u64, u64>, Vec<Disposer>) {
+    let hook: Waterfall<u64, u64> = Waterfall::new("bench/scale", |x| async move { x + 1 });
+    let mut keep = vec![hook.tap("global", |x, next| next.run(x))];
+    keep.extend(agents.iter().map(|a| {
+        hook.tap(ListenerSpec::for_agent(a.clone(), "scoped"), |x, next| {
+            next.run(x)
+        })
+    }));
+    (hook, keep)
+}
+
+fn agents_round_robin(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scale/agents");
+    for n in [1usize, 1_000, 10_000] {
+        let ids = agents(n);
+        let (hook, _keep) = hook_for(&ids);
+        let mut at = 0;
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter(|| {
+                let agent = &ids[at];
+                at = (at + 1) % ids.len();
+                poll_once(hook.dispatch(Some(agent), black_box(1))).expect("no panics here")
+            })
+        });
+    }
+    group.finish();
+}
+
+fn threads(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scale/threads");
+    group.throughput(Throughput::Elements(1));
+    let ids = agents(100);
+    let (hook, _keep) = hook_for(&ids);
+    for workers in [1usize, 2] {
+        group.bench_function(BenchmarkId::from_parameter(workers), |b| {
+            b.iter_custom(|iters| {
+                let per_worker = iters.div_ceil(workers as u64);
+                let start = Instant::now();
+                std::thread::scope(|s| {
+                    for w in 0..workers {
+                        let (hook, ids) = (&hook, &ids);
+                        s.spawn(move || {
+                            for i in 0..per_worker {
+                                let agent = &ids[(i as usize + w * 50) % ids.len()];
+                                poll_once(hook.dispatch(Some(agent), black_box(1)))
+                                    .expect("no panics here");
+                            }
+                        });
+                    }
+                });
+                start.elapsed()
+            })
+        });
+    }
+    group.finish();
+}
+
+const CHURN: usize = 30_000;
+
+fn register_all(hook: &Waterfall<u64, u64>, ids: Option<&[AgentId]>) -> Vec<Disposer> {
+    register_n(hook, ids, CHURN)
+}
+
+fn register_n(hook: &Waterfall<u64, u64>, ids: Option<&[AgentId]>, n: usize) -> Vec<Disposer> {
+    (0..n)
+        .map(|i| {
+            let spec = match ids {
+                Some(ids) => ListenerSpec::for_agent(ids[i].clone(), "session"),
+                None => ListenerSpec::new("plugin"),
+            };
+            hook.tap(spec, |x, next| next.run(x))
+        })
+        .collect()
+}
+
+fn churn(c: &mut Criterion) {
+    let ids = agents(CHURN);
+    for phase in ["register", "dispose"] {
+        let mut group = c.benchmark_group(format!("scale/{phase}"));
+        group.sample_size(10).sampling_mode(SamplingMode::Flat);
+        group.throughput(Throughput::Elements(CHURN as u64));
+        for (label, scoped) in [("30000_scoped", true), ("30000_global", false)] {
+            group.bench_function(label, |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let hook: Waterfall<u64, u64> =
+                            Waterfall::new("bench/churn", |x| async move { x + 1 });
+                        let _global = hook.tap("always", |x, next| next.run(x));
+                        let scope = scoped.then_some(ids.as_slice());
+                        let start = Instant::now();
+                        let keep = register_all(&hook, scope);
+                        if phase == "register" {
+                            total += start.elapsed();
+                        }
+                        // A dispatch between the phases, as a live host has (not
+                        // through 30,000 global listeners: a chain that long
+                        // recurses deeper than a thread's stack).
+                        if scoped {
+                            poll_once(hook.dispatch(ids.first(), 1)).expect("no panics here");
+                        }
+                        let start = Instant::now();
+                        drop(keep);
+                        if phase == "dispose" {
+                            total += start.elapsed();
+                        }
+                        assert_eq!(hook.listener_count(), 1);
+                    }
+                    total
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+fn schemas(n: usize) -> Vec<ToolSchema> {
+    (0..n)
+        .map(|i| {
+            ToolSchema::new(
+                format!("tool_{i}"),
+                format!("Tool number {i}: reads a file and returns part of it."),
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "description": "The file to read."},
+                        "offset": {"type": "integer", "minimum": 0},
+                        "limit": {"type": "integer", "minimum": 1, "maximum": 2000},
+                        "mode": {"enum": ["text", "bytes", "lines"]}
+                    },
+                    "required": ["path"],
+                    "additionalProperties": false
+                }),
+            )
+        })
+        .collect()
+}
+
+fn export(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scale/export");
+    group.sample_size(20);
+    let tools = schemas(10_000);
+    group.bench_function("10000_openai_value", |b| {
+        b.iter(|| export_tools(black_box(&tools), ToolFormat::OpenAi))
+    });
+    group.bench_function("10000_openai_value_to_text", |b| {
+        b.iter(|| {
+            serde_json::to_string(&export_tools(black_box(&tools), ToolFormat::OpenAi))
+                .expect("serializes")
+        })
+    });
+    group.bench_function("10000_openai_text_written", |b| {
+        b.iter(|| export_tools_json(black_box(&tools), ToolFormat::OpenAi))
+    });
+    group.finish();
+}
+
+/// One timed round of registering then disposing n listeners, for n up to
+/// `TACK_SCALE_CHURN_MAX` (default 30,000): the growth with n in one line
+/// each, cheap enough to run where the criterion groups would take hours.
+fn churn_report() {
+    let max: usize = std::env::var("TACK_SCALE_CHURN_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(CHURN);
+    let ids = agents(max);
+    for n in [1_000, 10_000, 30_000].into_iter().filter(|n| *n <= max) {
+        for (label, scoped) in [("scoped", true), ("global", false)] {
+            let hook: Waterfall<u64, u64> = Waterfall::new("bench/churn", |x| async move { x + 1 });
+            let _global = hook.tap("always", |x, next| next.run(x));
+            let start = Instant::now();
+            let keep = register_n(&hook, scoped.then_some(&ids[..n]), n);
+            let registered = start.elapsed();
+            if scoped {
+                poll_once(hook.dispatch(ids.first(), 1)).expect("no panics here");
+            }
+            let start = Instant::now();
+            drop(keep);
+            let disposed = start.elapsed();
+            println!(
+                "churn {n} {label}: register {:.2} µs/listener ({:.3} s), dispose {:.2} µs/listener ({:.3} s)",
+                registered.as_secs_f64() * 1e6 / n as f64,
+                registered.as_secs_f64(),
+                disposed.as_secs_f64() * 1e6 / n as f64,
+                disposed.as_secs_f64(),
+            );
+        }
+    }
+}
+
+criterion_group!(benches, agents_round_robin, threads, churn, export);
+
+fn main() {
+    churn_report();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -1,0 +1,231 @@
+//! What one dispatch reads: an immutable snapshot of a hook point's
+//! listeners, indexed by scope, and the view of it for one agent.
+//!
+//! The snapshot keeps the global listeners in one list and each agent's own
+//! listeners in a list of its own, every list sorted by [`Rank`] (the chain
+//! order across all scopes). A dispatch for agent A walks the global list and
+//! A's list side by side, taking the lower rank each step: the merged order
+//! without building it, so the cost of a dispatch does not depend on how
+//! many other agents have listeners.
+
+use std::sync::Arc;
+
+use super::listeners::Entry;
+use super::{AgentId, Priority};
+
+/// A listener's place in the chain order of its hook point, across every
+/// scope: lower runs first (outer).
+///
+/// Without [`Order`](super::Order) constraints it is the base key (priority
+/// descending, then registration order), which never changes once given, so
+/// adding or removing a listener touches no other listener's rank.
+pub(crate) type Rank = u128;
+
+/// The base key of a listener: higher priority first, then registration order.
+pub(crate) fn base_rank(priority: Priority, id: u64) -> Rank {
+    let descending = (i64::from(i32::MAX) - i64::from(priority.0)) as u64;
+    (Rank::from(descending) << 64) | Rank::from(id)
+}
+
+/// One listener in a list, with its rank.
+pub(crate) struct Slot<L: ?Sized> {
+    pub(crate) rank: Rank,
+    pub(crate) entry: Arc<Entry<L>>,
+}
+
+impl<L: ?Sized> Clone for Slot<L> {
+    fn clone(&self) -> Self {
+        Self {
+            rank: self.rank,
+            entry: self.entry.clone(),
+        }
+    }
+}
+
+/// One agent's own listeners, by rank. Small (an agent has a few listeners),
+/// so it is copied on write.
+pub(crate) type Run<L> = Arc<[Slot<L>]>;
+
+/// Every listener of a hook point at one moment, with the hook's shared data.
+pub(crate) struct Snapshot<L: ?Sized, M> {
+    /// The global listeners, by rank (a persistent B-tree: O(log n) to
+    /// change one, and as many to step to the next).
+    pub(crate) global: imbl::OrdMap<Rank, Arc<Entry<L>>>,
+    /// Each agent's own listeners, by rank (persistent map: O(log n) to
+    /// change one agent's list).
+    pub(crate) agents: imbl::HashMap<AgentId, Run<L>>,
+    /// How many listeners there are, across every scope.
+    pub(crate) len: usize,
+    /// Which publication this is (each change publishes the next).
+    pub(crate) version: u64,
+    pub(crate) meta: M,
+}
+
+impl<L: ?Sized, M: Clone> Clone for Snapshot<L, M> {
+    fn clone(&self) -> Self {
+        Self {
+            global: self.global.clone(),
+            agents: self.agents.clone(),
+            len: self.len,
+            version: self.version,
+            meta: self.meta.clone(),
+        }
+    }
+}
+
+impl<L: ?Sized, M> Snapshot<L, M> {
+    pub(crate) fn empty(meta: M) -> Self {
+        Self {
+            global: imbl::OrdMap::new(),
+            agents: imbl::HashMap::new(),
+            len: 0,
+            version: 0,
+            meta,
+        }
+    }
+
+    /// Every listener in chain order (for messages and `Debug`, not dispatch).
+    pub(crate) fn chain(&self) -> Vec<Arc<Entry<L>>> {
+        let mut all: Vec<(Rank, &Arc<Entry<L>>)> = self
+            .global
+            .iter()
+            .map(|(rank, entry)| (*rank, entry))
+            .chain(
+                self.agents
+                    .values()
+                    .flat_map(|run| run.iter().map(|slot| (slot.rank, &slot.entry))),
+            )
+            .collect();
+        all.sort_by_key(|(rank, _)| *rank);
+        all.into_iter().map(|(_, entry)| entry.clone()).collect()
+    }
+}
+
+/// A position in a [`View`]: how far along the global list (the lowest rank
+/// not yet passed) and the agent's list (an index) the walk is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Pos {
+    global: Rank,
+    agent: usize,
+}
+
+/// The listeners one dispatch runs: the global list and the agent's own list
+/// of one snapshot, merged as they are walked.
+pub(crate) struct Entries<L: ?Sized, M> {
+    snapshot: Arc<Snapshot<L, M>>,
+    agent: Option<Run<L>>,
+}
+
+impl<L: ?Sized, M> Clone for Entries<L, M> {
+    fn clone(&self) -> Self {
+        Self {
+            snapshot: self.snapshot.clone(),
+            agent: self.agent.clone(),
+        }
+    }
+}
+
+impl<L: ?Sized, M> Entries<L, M> {
+    /// The listener at `pos` and the position after it; `None` past the last.
+    #[inline]
+    pub(crate) fn at(&self, pos: Pos) -> Option<(&Entry<L>, Pos)> {
+        let global = self.snapshot.global.get_next(&pos.global);
+        let own = self.agent.as_deref().and_then(|run| run.get(pos.agent));
+        match (global, own) {
+            (Some((rank, _)), Some(a)) if a.rank < *rank => Some((&a.entry, pos.next_agent())),
+            (Some((rank, entry)), _) => Some((entry, pos.past_global(*rank))),
+            (None, Some(a)) => Some((&a.entry, pos.next_agent())),
+            (None, None) => None,
+        }
+    }
+
+    /// The listeners in order.
+    pub(crate) fn iter(&self) -> Iter<'_, L, M> {
+        Iter {
+            entries: self,
+            pos: Pos::default(),
+        }
+    }
+
+    /// Whether there is no listener.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.at(Pos::default()).is_none()
+    }
+}
+
+impl Pos {
+    fn past_global(self, rank: Rank) -> Self {
+        Self {
+            global: rank + 1,
+            ..self
+        }
+    }
+
+    fn next_agent(self) -> Self {
+        Self {
+            agent: self.agent + 1,
+            ..self
+        }
+    }
+}
+
+/// The listeners of [`Entries`] in order.
+pub(crate) struct Iter<'a, L: ?Sized, M> {
+    entries: &'a Entries<L, M>,
+    pos: Pos,
+}
+
+impl<'a, L: ?Sized, M> Iterator for Iter<'a, L, M> {
+    type Item = &'a Entry<L>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (entry, next) = self.entries.at(self.pos)?;
+        self.pos = next;
+        Some(entry)
+    }
+}
+
+/// What one dispatch reads: its listeners and the hook's shared data `M`.
+/// Two pointers; cloning it copies no listener.
+pub(crate) struct View<L: ?Sized, M = ()> {
+    pub(crate) entries: Entries<L, M>,
+}
+
+impl<L: ?Sized, M> Clone for View<L, M> {
+    fn clone(&self) -> Self {
+        Self {
+            entries: self.entries.clone(),
+        }
+    }
+}
+
+impl<L: ?Sized, M> View<L, M> {
+    /// The view of `snapshot` for a dispatch made for `agent`.
+    #[inline]
+    pub(crate) fn of(snapshot: Arc<Snapshot<L, M>>, agent: Option<&AgentId>) -> Self {
+        let agent = match agent {
+            Some(agent) if !snapshot.agents.is_empty() => snapshot.agents.get(agent).cloned(),
+            _ => None,
+        };
+        Self {
+            entries: Entries { snapshot, agent },
+        }
+    }
+
+    /// The hook's shared data.
+    #[inline]
+    pub(crate) fn meta(&self) -> &M {
+        &self.entries.snapshot.meta
+    }
+
+    /// Whether two views read the same snapshot for the same agent list.
+    #[cfg(test)]
+    pub(crate) fn same_as(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.entries.snapshot, &other.entries.snapshot)
+            && match (&self.entries.agent, &other.entries.agent) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
+}

@@ -1,0 +1,218 @@
+//! The exported tool lists, written straight from the registered schemas and
+//! kept per presentation and format until the tool set changes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use tack_core::hook::AgentId;
+use tack_core::tool::{ExportedTool, ToolFormat, tools_json};
+
+use super::{Presentation, ToolRegistry};
+
+/// A value behind a lock with a generation that every write access bumps:
+/// whatever was computed from the value at an older generation is stale.
+pub(crate) struct Versioned<T> {
+    value: RwLock<T>,
+    generation: AtomicU64,
+}
+
+impl<T> Versioned<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Self {
+            value: RwLock::new(value),
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, T> {
+        self.value.read()
+    }
+
+    /// Write access; what was derived from the value before is stale from now.
+    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, T> {
+        let guard = self.value.write();
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        guard
+    }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+}
+
+/// The exported lists of the agents that see the registry's shared tool set
+/// (no tools, masks or presentation of their own), one per presentation and
+/// format: at most a dozen, however many agents there are.
+#[derive(Default)]
+pub(crate) struct ExportCache {
+    lists: Mutex<HashMap<(Presentation, ToolFormat), Written>>,
+}
+
+/// An exported list and the generation of the tool set it was written from.
+type Written = (u64, Arc<str>);
+
+impl ToolRegistry {
+    /// The JSON text of the tools `agent`'s model is shown (those of
+    /// [`visible`](Self::visible), sorted by name), as one array in `format`:
+    /// what a request's `tools` field carries.
+    ///
+    /// Written straight from the registered schemas, copying none. The list
+    /// of every agent that has no tools, masks or presentation of its own is
+    /// the same one, kept per presentation and format until a tool, a mask,
+    /// the transport or a presentation changes; an agent with a layer of
+    /// its own gets its list written anew on each call.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tack_core::tool::{OutputSpec, ToolDefinition, ToolFormat};
+    /// use tack_pipeline::ToolRegistry;
+    ///
+    /// let registry = ToolRegistry::new();
+    /// let _echo = registry.register(
+    ///     ToolDefinition::builder("echo")
+    ///         .description("Repeat the text.")
+    ///         .input_schema(json!({"type": "object"}))
+    ///         .output(OutputSpec::new(json!({"type": "string"})))
+    ///         .handler(|args, _cx| async move { Ok(args["text"].clone()) })
+    ///         .build()
+    ///         .unwrap(),
+    /// ).unwrap();
+    /// let text = registry.export_tools(None, ToolFormat::OpenAi);
+    /// let tools: serde_json::Value = serde_json::from_str(&text).unwrap();
+    /// assert_eq!(tools[0]["function"]["name"], "echo");
+    /// // Kept until the tool set changes: the same text, not a copy.
+    /// assert!(std::sync::Arc::ptr_eq(&text, &registry.export_tools(None, ToolFormat::OpenAi)));
+    /// ```
+    pub fn export_tools(&self, agent: Option<&AgentId>, format: ToolFormat) -> Arc<str> {
+        let generation = self.inner.layers.generation();
+        let shared = {
+            let layers = self.inner.layers.read();
+            match agent {
+                Some(agent) if layers.agents.contains_key(agent) => None,
+                _ => Some(layers.presentation),
+            }
+        };
+        let Some(presentation) = shared else {
+            return self.write_tools(agent, format);
+        };
+        let key = (presentation, format);
+        if let Some((built, text)) = self.inner.exports.lists.lock().get(&key)
+            && *built == generation
+        {
+            return text.clone();
+        }
+        // Written without holding the cache's lock; tagged with the
+        // generation read before reading the tools, so a change made
+        // meanwhile leaves it stale rather than wrong.
+        let text = self.write_tools(agent, format);
+        let mut lists = self.inner.exports.lists.lock();
+        if lists
+            .get(&key)
+            .is_none_or(|(built, _)| *built <= generation)
+        {
+            lists.insert(key, (generation, text.clone()));
+        }
+        text
+    }
+
+    fn write_tools(&self, agent: Option<&AgentId>, format: ToolFormat) -> Arc<str> {
+        let tools = self.visible(agent);
+        Arc::from(tools_json(
+            tools
+                .iter()
+                .map(|t| ExportedTool::of_definition(&t.definition, format)),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+    use tack_core::hook::Scope;
+    use tack_core::tool::{OutputSpec, ToolDefinition, export_tools};
+
+    use super::*;
+    use crate::Restriction;
+
+    fn tool(name: &str) -> ToolDefinition {
+        ToolDefinition::builder(name)
+            .description(format!("The {name} tool."))
+            .input_schema(json!({"type": "object", "properties": {"x": {"type": "integer"}}}))
+            .output(OutputSpec::new(json!({})))
+            .handler(|_args, _cx| async move { Ok(Value::Null) })
+            .build()
+            .unwrap()
+    }
+
+    fn names(text: &str) -> Vec<String> {
+        let tools: Vec<Value> = serde_json::from_str(text).unwrap();
+        tools
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn the_text_is_that_of_the_schemas_in_every_format() {
+        let registry = ToolRegistry::new();
+        let _b = registry.register(tool("b")).unwrap();
+        let _a = registry.register(tool("a")).unwrap();
+        for format in [
+            ToolFormat::Neutral,
+            ToolFormat::OpenAi,
+            ToolFormat::Anthropic,
+            ToolFormat::Mcp,
+        ] {
+            let expected = serde_json::to_string(&export_tools(&registry.schemas(None), format));
+            assert_eq!(*registry.export_tools(None, format), expected.unwrap());
+        }
+    }
+
+    #[test]
+    fn a_change_to_the_tool_set_is_seen_at_once() {
+        let registry = ToolRegistry::new();
+        let agent = AgentId::new("agent");
+        let a = registry.register(tool("a")).unwrap();
+        let first = registry.export_tools(None, ToolFormat::Neutral);
+        assert_eq!(names(&first), ["a"]);
+        assert!(Arc::ptr_eq(
+            &first,
+            &registry.export_tools(Some(&agent), ToolFormat::Neutral)
+        ));
+
+        let _b = registry.register(tool("b")).unwrap();
+        assert_eq!(
+            names(&registry.export_tools(None, ToolFormat::Neutral)),
+            ["a", "b"]
+        );
+        a.dispose();
+        assert_eq!(
+            names(&registry.export_tools(Some(&agent), ToolFormat::Neutral)),
+            ["b"]
+        );
+
+        // An agent's own tool and mask are its own.
+        let _own = registry
+            .register_in(Scope::Agent(agent.clone()), tool("own"))
+            .unwrap();
+        let _c = registry.register(tool("c")).unwrap();
+        let _mask = registry.restrict(&agent, Restriction::deny(["c"])).unwrap();
+        assert_eq!(
+            names(&registry.export_tools(Some(&agent), ToolFormat::Neutral)),
+            ["b", "own"]
+        );
+        assert_eq!(
+            names(&registry.export_tools(None, ToolFormat::Neutral)),
+            ["b", "c"]
+        );
+
+        // A presentation change is a change too.
+        registry.set_presentation(None, Presentation::Code);
+        assert_eq!(
+            names(&registry.export_tools(None, ToolFormat::Neutral)),
+            Vec::<String>::new()
+        );
+    }
+}
