@@ -6,9 +6,13 @@ use serde_json::Value;
 
 use super::{Arguments, CallId, ExecutionToken, Tier, ToolName};
 use crate::hook::AgentId;
+use crate::policy::ArgumentRewrite;
 
 /// One execution as hooks see it: a resolved tool, valid frozen arguments and
-/// the execution's token. Immutable: no stage can rewrite the arguments.
+/// the execution's token. Immutable: a `tools/pre-execute` decision may
+/// rewrite the arguments, and the pipeline then builds a new execution (same
+/// call id and token) with the revalidated arguments and the
+/// [`rewrite`](Self::rewrite) record.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -37,6 +41,7 @@ pub struct ToolExecution {
     token: ExecutionToken,
     agent: Option<AgentId>,
     parent: Option<ExecutionToken>,
+    rewrite: Option<Arc<ArgumentRewrite>>,
 }
 
 impl ToolExecution {
@@ -58,7 +63,21 @@ impl ToolExecution {
             token,
             agent: None,
             parent: None,
+            rewrite: None,
         }
+    }
+
+    /// Records that these arguments replace others (set by the pipeline when
+    /// a `tools/pre-execute` decision rewrote them).
+    pub fn with_rewrite(mut self, rewrite: Option<Arc<ArgumentRewrite>>) -> Self {
+        self.rewrite = rewrite;
+        self
+    }
+
+    /// The rewrite these arguments came from, if a `tools/pre-execute`
+    /// listener rewrote the model's arguments.
+    pub fn rewrite(&self) -> Option<&Arc<ArgumentRewrite>> {
+        self.rewrite.as_ref()
     }
 
     /// Sets the agent the call was made for.
