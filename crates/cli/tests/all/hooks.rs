@@ -258,9 +258,15 @@ exit 2
     let contexts: Vec<Value> = of_type(&case.log, "context/hook");
     assert_eq!(contexts.len(), 2, "{contexts:?}");
     assert_eq!(contexts[0]["hook"], "UserPromptSubmit");
-    assert_eq!(contexts[0]["context"]["content"][0]["text"], "Sprint ends Friday.");
+    assert_eq!(
+        contexts[0]["context"]["content"][0]["text"],
+        "Sprint ends Friday."
+    );
     assert_eq!(contexts[1]["hook"], "Stop");
-    assert_eq!(contexts[1]["context"]["content"][0]["text"], "Run the tests first.");
+    assert_eq!(
+        contexts[1]["context"]["content"][0]["text"],
+        "Run the tests first."
+    );
     let answers = of_type(&case.log, "assistant");
     assert_eq!(answers.len(), 2);
     assert_eq!(answers[1]["text"], "tests pass, done");
