@@ -18,7 +18,7 @@ use crate::model::observe::Usage;
 /// One thing that happened in a session. Serialized with a `type` tag
 /// (`user`, `assistant`, `assistant/note`, `tool/call`, `approval/request`, `approval/outcome`,
 /// `tool/code-dispatch-start`, `tool/code-dispatch`, `tool/result`,
-/// `context/deferred`, `context/hook`, `user/blocked`, `model/usage`, `session/start`, `turn/end`).
+/// `context/deferred`, `context/hook`, `user/blocked`, `hook/report`, `model/usage`, `session/start`, `turn/end`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
@@ -174,6 +174,19 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+    /// A hook command (a settings file's `hooks`) failed without blocking,
+    /// or blocked: what the user is shown.
+    #[serde(rename = "hook/report")]
+    HookReport {
+        /// The event, e.g. `PreToolUse`.
+        hook: String,
+        /// The command line.
+        command: String,
+        /// Whether it blocked (or failed closed); otherwise a non-blocking error.
+        blocked: bool,
+        /// What happened.
+        message: String,
+    },
     /// The turn ended.
     #[serde(rename = "turn/end")]
     TurnEnd {
@@ -200,6 +213,7 @@ impl Event {
             Event::ContextDeferred { .. } => "context/deferred",
             Event::HookContext { .. } => "context/hook",
             Event::PromptBlocked { .. } => "user/blocked",
+            Event::HookReport { .. } => "hook/report",
             Event::TurnEnd { .. } => "turn/end",
             Event::SessionStart { .. } => "session/start",
             Event::ModelUsage { .. } => "model/usage",

@@ -279,6 +279,22 @@ impl Renderer {
                 self.prefix("blocked", "1;31"),
                 escape_block(reason, INDENT)
             )),
+            Event::HookReport {
+                hook,
+                command,
+                blocked,
+                message,
+            } => Some(format!(
+                "{} {} hook `{}`: {}",
+                if *blocked {
+                    self.prefix("hook", "1;31")
+                } else {
+                    self.prefix("hook", "33")
+                },
+                escape_line(hook),
+                escape_line(command),
+                escape_block(message, INDENT)
+            )),
             Event::TurnEnd { .. } => None,
         }
     }

@@ -15,8 +15,8 @@
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use tack_agent::{AgentHooks, PromptDecision, StopDecision};
-use tack_hooks::{HookReport, HookSession, Hooks, HooksConfig};
+use tack_agent::{AgentHooks, Event, EventBus, PromptDecision, StopDecision};
+use tack_hooks::{HookReport, HookSession, Hooks, HooksConfig, ReportLevel};
 use tack_sandbox::SandboxMode;
 
 use crate::settings::HookFile;
@@ -117,16 +117,20 @@ pub fn checked(
     Ok((config, warnings))
 }
 
-/// The hooks of a session, reporting to stderr.
-pub fn session_hooks(config: HooksConfig, session: HookSession) -> Hooks {
+/// The hooks of a session, reporting as `hook/report` events (shown like
+/// the session's other events, and logged).
+pub fn session_hooks(config: HooksConfig, session: HookSession, bus: Arc<EventBus>) -> Hooks {
     Hooks::with_reporter(
         config,
         session,
-        Arc::new(|report: &HookReport| {
-            eprintln!(
-                "tack: hook: {}",
-                tack_agent::escape_line(&report.to_string())
-            );
+        Arc::new(move |report: &HookReport| {
+            // A log failure is kept by the bus and stops the loop.
+            let _ = bus.emit(Event::HookReport {
+                hook: report.event.to_string(),
+                command: report.command.clone(),
+                blocked: report.level == ReportLevel::Blocked,
+                message: report.message.clone(),
+            });
         }),
     )
 }

@@ -172,18 +172,6 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         None => (session_log(args.log.as_deref(), &root)?, None),
     };
     let log_path = log.path().to_owned();
-    let agent_hooks = AgentHooks::new();
-    let hooks = (!hook_config.is_empty()).then(|| {
-        let session_id = log_path
-            .file_stem()
-            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-        let session = HookSession::new(session_id, &root)
-            .with_transcript(&log_path)
-            .with_permission_mode(hook_permission_mode(mode));
-        let hooks = crate::hooks::session_hooks(hook_config, session);
-        crate::hooks::attach(&hooks, &agent_hooks);
-        hooks
-    });
 
     let registry = ToolRegistry::new();
     let presentation = match settings.presentation.value.as_str() {
@@ -213,6 +201,18 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         None => EventBus::new(Some(Arc::new(log))),
     };
     let bus = Arc::new(bus.with_observer(move |record| records.print(record)));
+    let agent_hooks = AgentHooks::new();
+    let hooks = (!hook_config.is_empty()).then(|| {
+        let session_id = log_path
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let session = HookSession::new(session_id, &root)
+            .with_transcript(&log_path)
+            .with_permission_mode(hook_permission_mode(mode));
+        let hooks = crate::hooks::session_hooks(hook_config, session, bus.clone());
+        crate::hooks::attach(&hooks, &agent_hooks);
+        hooks
+    });
 
     let session_rules = SessionRules::new();
     let inner: Arc<dyn ApprovalService> = if std::io::stdin().is_terminal() {

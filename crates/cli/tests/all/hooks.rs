@@ -321,11 +321,17 @@ fn a_hanging_hook_and_bad_files_get_clear_outcomes() {
         )
         .success()
         .get_output()
-        .stderr
+        .stdout
         .clone();
-    let err = String::from_utf8(out).unwrap();
-    assert!(err.contains("timed out after 1 s"), "{err}");
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains("[hook] PreToolUse hook `sleep 300`: timed out after 1 s"),
+        "{out}"
+    );
     assert_eq!(case.results()[0]["status"], "ok");
+    let reports = of_type(&case.log, "hook/report");
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert_eq!(reports[0]["blocked"], false);
 
     for (settings, expected) in [
         (json!({"hooks": {"PreToolUze": []}}), "unknown event"),
