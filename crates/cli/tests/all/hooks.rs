@@ -357,3 +357,39 @@ fn a_hanging_hook_and_bad_files_get_clear_outcomes() {
         assert!(err.contains(expected) && err.contains("bad.json"), "{err}");
     }
 }
+
+#[test]
+fn garbage_huge_output_and_a_missing_script_are_reported_and_logged() {
+    let case = Case::new();
+    let missing = case.dir.path().join("no-such-hook.sh");
+    let settings = case.settings(
+        "bad.json",
+        &json!({"hooks": {"PreToolUse": [{"hooks": [
+            {"type": "command", "command": "cat >/dev/null; echo '{garbage'"},
+            {"type": "command", "command": "cat >/dev/null; head -c 5000000 /dev/zero | tr '\\0' x"},
+            {"type": "command", "command": missing.display().to_string()}
+        ]}]}}),
+    );
+    case.run(
+        &json!([call("bash", json!({"command": "echo hi"})), {"text": "ok"}]),
+        &[&settings],
+    )
+    .success();
+    assert_eq!(case.results()[0]["status"], "ok");
+    let reports: Vec<String> = of_type(&case.log, "hook/report")
+        .iter()
+        .map(|r| r["message"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        reports.iter().any(|m| m.contains("not a JSON object")),
+        "{reports:?}"
+    );
+    assert!(
+        reports.iter().any(|m| m.contains("the rest was dropped")),
+        "{reports:?}"
+    );
+    assert!(
+        reports.iter().any(|m| m.contains("exit 127")),
+        "{reports:?}"
+    );
+}

@@ -8,5 +8,6 @@ mod harness;
 mod agent_events;
 mod bad_input;
 mod config;
+mod names;
 mod post_tool_use;
 mod pre_tool_use;
