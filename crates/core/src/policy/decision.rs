@@ -65,7 +65,7 @@ impl PreVerdict {
 ///
 /// An allow or an ask may carry rewritten arguments
 /// ([`with_arguments`](Self::with_arguments)); a deny never runs anything, so
-/// its rewrite is ignored. The pipeline validates a rewrite again (size,
+/// its rewrite is only recorded in the outcome (what the deny judged). The pipeline validates a rewrite again (size,
 /// depth, exact numbers, the tool's input schema) before anything else sees
 /// it: an invalid rewrite ends the call with `INTERNAL` naming the listener
 /// that rewrote, and the tool never runs. Approval, guards, the body and the
@@ -176,7 +176,8 @@ impl PreDecision {
         self
     }
 
-    /// Rewrites the call's arguments (an allow or an ask; ignored on a deny).
+    /// Rewrites the call's arguments (an allow or an ask; on a deny only
+    /// recorded).
     /// `arguments` must be a JSON object valid for the tool's input schema:
     /// the pipeline checks it again and fails the call if it is not.
     pub fn with_arguments(mut self, arguments: impl Into<Arc<Value>>) -> Self {

@@ -28,8 +28,9 @@ pub(crate) struct RefusedRewrite {
 }
 
 /// The execution the rest of admission works with: `execution` itself when
-/// `decision` carries no rewrite (or one equal to the arguments), else a new
-/// execution (same call id and token) with the revalidated arguments and the
+/// `decision` carries no rewrite (or one equal to the arguments); on a deny,
+/// `execution` with the rewrite's record only; else a new execution (same
+/// call id and token) with the revalidated arguments and the
 /// [`ArgumentRewrite`] record.
 pub(crate) fn apply(
     tool: &RegisteredTool,
@@ -40,7 +41,7 @@ pub(crate) fn apply(
     let Some(rewritten) = decision.rewritten_arguments() else {
         return Ok(execution.clone());
     };
-    if decision.is_deny() || **rewritten == **execution.arguments() {
+    if **rewritten == **execution.arguments() {
         return Ok(execution.clone());
     }
     let by = decision.rewritten_by().cloned();
@@ -49,6 +50,13 @@ pub(crate) fn apply(
         rewritten.clone(),
         by.clone(),
     ));
+    if decision.is_deny() {
+        // Nothing runs: the rewrite is recorded (what the deny judged), not
+        // checked or applied.
+        return Ok(Arc::new(
+            execution.as_ref().clone().with_rewrite(Some(record)),
+        ));
+    }
     let name = execution.name();
     let refuse = |problem: String, pointer: Option<String>| {
         let who = by.as_ref().map_or_else(

@@ -145,7 +145,7 @@ async fn a_guard_denies_a_rewrite_and_the_record_stays() {
 }
 
 #[tokio::test]
-async fn a_deny_ignores_its_rewrite() {
+async fn a_deny_records_its_rewrite_but_never_checks_or_applies_it() {
     let (h, runs) = Harness::with_counted_echo("echo");
     let _rw = h.hooks().pre_execute().tap("rw", |_exec, _next| async {
         PreDecision::deny("no").with_arguments(json!({"text": 1}))
@@ -154,7 +154,11 @@ async fn a_deny_ignores_its_rewrite() {
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::Denied);
     assert_eq!(f.message, "no");
-    assert!(out.rewrite.is_none());
+    let rewrite = out
+        .rewrite
+        .as_ref()
+        .expect("what the deny judged is recorded");
+    assert_eq!(*rewrite.rewritten, json!({"text": 1}));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
 
