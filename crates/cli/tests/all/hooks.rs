@@ -420,3 +420,40 @@ fn the_permission_rules_judge_the_rewritten_command() {
         "the rewritten command must not run"
     );
 }
+
+#[test]
+fn session_start_end_and_an_approval_notification_run() {
+    let case = Case::new();
+    let out = case.dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let o = out.display();
+    let settings = case.settings(
+        "s.json",
+        &json!({"hooks": {
+            "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo 'branch: main'"}]}],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": format!("cat > {o}/end.json")}]}],
+            "Notification": [{"hooks": [{"type": "command", "command": format!("cat > {o}/note.json")}]}]
+        }}),
+    );
+    // Mode `ask` without a terminal: the approval is asked (and refused).
+    let model = case.model(&json!([call("bash", json!({"command": "echo hi"})), {"text": "ok"}]));
+    tack(&case.ws)
+        .args(["run", "x", "--model", &model, "--settings"])
+        .arg(&settings)
+        .arg("--log")
+        .arg(&case.log)
+        .assert()
+        .success();
+    let contexts = of_type(&case.log, "context/hook");
+    assert_eq!(contexts[0]["hook"], "SessionStart");
+    assert_eq!(contexts[0]["context"]["content"][0]["text"], "branch: main");
+    let end: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("end.json")).unwrap()).unwrap();
+    assert_eq!(end["hook_event_name"], "SessionEnd");
+    assert_eq!(end["reason"], "exit");
+    let note: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("note.json")).unwrap()).unwrap();
+    assert_eq!(note["notification_type"], "permission_prompt");
+    assert!(note["message"].as_str().unwrap().contains("bash"), "{note}");
+    assert_eq!(note["permission_mode"], "default");
+}
