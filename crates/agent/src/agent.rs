@@ -8,6 +8,7 @@ use tack_core::tool::{ContentBlock, DeferredContext, Outcome, joined_text};
 use tack_pipeline::{ToolRegistry, TurnScheduler};
 use tokio_util::sync::CancellationToken;
 
+use crate::agent_hooks::{AgentHooks, PromptSubmit, SessionEndInput, SessionStartInput, StopCheck};
 use crate::event::{Event, EventBus, TurnEndReason};
 use crate::log::writer::LogError;
 use crate::message::{Message, Reply};
@@ -67,7 +68,16 @@ pub enum RunEnd {
     /// The model replied with neither text nor a tool call, so the turn
     /// ended without an answer (`turn/end` reason `empty_reply`).
     EmptyReply,
+    /// An `agent/user-prompt-submit` listener blocked the prompt: it was not
+    /// added and the model was not asked (`turn/end` reason `prompt_blocked`).
+    PromptBlocked {
+        /// Why.
+        reason: String,
+    },
 }
+
+/// The source of the contexts agent hooks add.
+pub const HOOK_CONTEXT_SOURCE: &str = "hooks";
 
 /// Why the loop stopped early. Tool failures never land here: they are
 /// content the model reads.
@@ -102,6 +112,7 @@ pub struct Agent {
     cancel: CancellationToken,
     observer: Option<Arc<dyn ModelObserver>>,
     usage: Usage,
+    hooks: AgentHooks,
     /// Logs the sub-calls of `run_code` programs (`tools/code-dispatch`).
     _code_dispatch: Disposer,
 }
@@ -128,6 +139,7 @@ pub struct AgentBuilder {
     observer: Option<Arc<dyn ModelObserver>>,
     history: Vec<Message>,
     usage: Usage,
+    hooks: AgentHooks,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -178,6 +190,13 @@ impl AgentBuilder {
         self
     }
 
+    /// The agent's hook points (default: fresh ones with no listeners); a
+    /// host keeps a clone to attach listeners.
+    pub fn hooks(mut self, hooks: AgentHooks) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
     /// The agent. It logs the sub-calls `run_code` programs make (the
     /// registry's `tools/code-dispatch` events) for as long as it lives.
     pub fn build(self) -> Agent {
@@ -201,6 +220,7 @@ impl AgentBuilder {
             cancel: self.cancel,
             observer: self.observer,
             usage: self.usage,
+            hooks: self.hooks,
         }
     }
 }
@@ -219,6 +239,63 @@ impl Agent {
             observer: None,
             history: Vec::new(),
             usage: Usage::default(),
+            hooks: AgentHooks::new(),
+        }
+    }
+
+    /// The agent's hook points.
+    pub fn hooks(&self) -> &AgentHooks {
+        &self.hooks
+    }
+
+    fn push_hook_context(&mut self, hook: &str, text: String) -> Result<(), AgentError> {
+        let context = DeferredContext::text_note(text).with_source(HOOK_CONTEXT_SOURCE);
+        self.emit(Event::HookContext {
+            hook: hook.to_owned(),
+            context: context.clone(),
+        })?;
+        self.history.push(Message::Context(context));
+        Ok(())
+    }
+
+    /// Starts (`startup`) or resumes (`resume`) the session for its
+    /// `agent/session-start` listeners: the context they return is added to
+    /// the history (and logged as `context/hook`). A failing listener adds
+    /// nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::Log`].
+    pub async fn start_session(&mut self, source: &str) -> Result<(), AgentError> {
+        let hook = self.hooks.session_start().clone();
+        if !hook.has_listeners(None) {
+            return Ok(());
+        }
+        let input = SessionStartInput {
+            source: source.to_owned(),
+        };
+        match hook.dispatch(None, input).await {
+            Ok(contexts) => {
+                for text in contexts {
+                    self.push_hook_context("SessionStart", text)?;
+                }
+            }
+            Err(error) => tracing::error!(%error, "an agent/session-start listener failed"),
+        }
+        Ok(())
+    }
+
+    /// Ends the session for its `agent/session-end` listeners (cleanup).
+    pub async fn end_session(&self, reason: &str) {
+        let hook = self.hooks.session_end();
+        if !hook.has_listeners(None) {
+            return;
+        }
+        let input = SessionEndInput {
+            reason: reason.to_owned(),
+        };
+        if let Err(error) = hook.dispatch(None, input).await {
+            tracing::error!(%error, "an agent/session-end listener failed");
         }
     }
 
@@ -379,10 +456,50 @@ impl Agent {
     /// [`AgentError::Model`] or [`AgentError::Log`]; tool failures are not
     /// errors.
     pub async fn run(&mut self, prompt: impl Into<String>) -> Result<RunEnd, AgentError> {
+        let prompt = prompt.into();
+        let check = self.hooks.user_prompt_submit().clone();
+        let mut contexts = Vec::new();
+        if check.has_listeners(None) {
+            let input = PromptSubmit {
+                prompt: prompt.clone(),
+            };
+            let blocked = match check.dispatch(None, input).await {
+                Ok(decision) => {
+                    contexts = decision.context;
+                    decision.blocked
+                }
+                Err(error) => Some(format!(
+                    "the prompt check failed ({error}), so the prompt was not sent"
+                )),
+            };
+            if let Some(reason) = blocked {
+                self.emit(Event::PromptBlocked {
+                    reason: reason.clone(),
+                })?;
+                self.emit(Event::TurnEnd {
+                    reason: TurnEndReason::PromptBlocked,
+                    steps: 0,
+                })?;
+                return Ok(RunEnd::PromptBlocked { reason });
+            }
+        }
         self.push_user(prompt)?;
+        for text in contexts {
+            self.push_hook_context("UserPromptSubmit", text)?;
+        }
+        let mut stop_hook_active = false;
         for steps in 1..=self.max_steps {
             let (end, reason) = match self.step().await? {
-                StepOutcome::Answered(text) => (RunEnd::Answered(text), TurnEndReason::Answered),
+                StepOutcome::Answered(text) => {
+                    if steps < self.max_steps
+                        && let Some(reason) = self.keep_going(&text, stop_hook_active).await
+                    {
+                        stop_hook_active = true;
+                        self.push_hook_context("Stop", reason)?;
+                        continue;
+                    }
+                    (RunEnd::Answered(text), TurnEndReason::Answered)
+                }
                 StepOutcome::ToolsRan {
                     concluded: true, ..
                 } => (RunEnd::Concluded, TurnEndReason::Concluded),
@@ -403,6 +520,27 @@ impl Agent {
         Ok(RunEnd::StepLimit {
             steps: self.max_steps,
         })
+    }
+}
+
+impl Agent {
+    /// Asks the `agent/stop` listeners whether to go on after `answer`.
+    async fn keep_going(&self, answer: &str, stop_hook_active: bool) -> Option<String> {
+        let hook = self.hooks.stop();
+        if !hook.has_listeners(None) {
+            return None;
+        }
+        let input = StopCheck {
+            answer: answer.to_owned(),
+            stop_hook_active,
+        };
+        match hook.dispatch(None, input).await {
+            Ok(decision) => decision.continue_with,
+            Err(error) => {
+                tracing::error!(%error, "an agent/stop listener failed; the agent stops");
+                None
+            }
+        }
     }
 }
 

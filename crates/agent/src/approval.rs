@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 use tokio_util::sync::CancellationToken;
 
+use crate::agent_hooks::AgentHooks;
 use crate::event::{Event, EventBus};
 
 /// Wraps the approval service a host installs so every request and its
@@ -29,6 +30,7 @@ use crate::event::{Event, EventBus};
 pub struct LoggedApprover {
     inner: Arc<dyn ApprovalService>,
     bus: Arc<EventBus>,
+    notify: Option<AgentHooks>,
 }
 
 impl std::fmt::Debug for LoggedApprover {
@@ -40,7 +42,18 @@ impl std::fmt::Debug for LoggedApprover {
 impl LoggedApprover {
     /// Logs the requests to `inner` and its answers on `bus`.
     pub fn new(inner: Arc<dyn ApprovalService>, bus: Arc<EventBus>) -> Self {
-        Self { inner, bus }
+        Self {
+            inner,
+            bus,
+            notify: None,
+        }
+    }
+
+    /// Also tells `hooks`' `agent/notification` listeners (kind
+    /// `permission_prompt`) about each request, while it is asked.
+    pub fn with_notifications(mut self, hooks: AgentHooks) -> Self {
+        self.notify = Some(hooks);
+        self
     }
 }
 
@@ -56,7 +69,16 @@ impl ApprovalService for LoggedApprover {
         let _ = self.bus.emit(Event::ApprovalRequest {
             request: request.clone(),
         });
-        let outcome = self.inner.request(request, cancel).await;
+        let message = format!(
+            "tack needs your approval to run {}: {}",
+            request.tool, request.summary
+        );
+        let notify = async {
+            if let Some(hooks) = &self.notify {
+                hooks.notify("permission_prompt", message).await;
+            }
+        };
+        let ((), outcome) = tokio::join!(notify, self.inner.request(request, cancel));
         let _ = self.bus.emit(Event::ApprovalOutcome {
             call_id,
             tool,

@@ -18,7 +18,7 @@ use crate::model::observe::Usage;
 /// One thing that happened in a session. Serialized with a `type` tag
 /// (`user`, `assistant`, `assistant/note`, `tool/call`, `approval/request`, `approval/outcome`,
 /// `tool/code-dispatch-start`, `tool/code-dispatch`, `tool/result`,
-/// `context/deferred`, `model/usage`, `session/start`, `turn/end`).
+/// `context/deferred`, `context/hook`, `user/blocked`, `hook/report`, `model/usage`, `session/start`, `turn/end`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
@@ -157,6 +157,36 @@ pub enum Event {
         #[serde(default)]
         resumed: bool,
     },
+    /// Context an agent hook added: after the prompt (`UserPromptSubmit`),
+    /// at the start of a session (`SessionStart`), or the reason a `Stop`
+    /// hook gave to keep the agent going.
+    #[serde(rename = "context/hook")]
+    HookContext {
+        /// The hook point's event, e.g. `UserPromptSubmit`.
+        hook: String,
+        /// The context.
+        context: DeferredContext,
+    },
+    /// A `UserPromptSubmit` listener blocked the prompt: it was not added to
+    /// the history and the model was not asked.
+    #[serde(rename = "user/blocked")]
+    PromptBlocked {
+        /// Why.
+        reason: String,
+    },
+    /// A hook command (a settings file's `hooks`) failed without blocking,
+    /// or blocked: what the user is shown.
+    #[serde(rename = "hook/report")]
+    HookReport {
+        /// The event, e.g. `PreToolUse`.
+        hook: String,
+        /// The command line.
+        command: String,
+        /// Whether it blocked (or failed closed); otherwise a non-blocking error.
+        blocked: bool,
+        /// What happened.
+        message: String,
+    },
     /// The turn ended.
     #[serde(rename = "turn/end")]
     TurnEnd {
@@ -181,6 +211,9 @@ impl Event {
             Event::CodeDispatch { .. } => "tool/code-dispatch",
             Event::ToolResult { .. } => "tool/result",
             Event::ContextDeferred { .. } => "context/deferred",
+            Event::HookContext { .. } => "context/hook",
+            Event::PromptBlocked { .. } => "user/blocked",
+            Event::HookReport { .. } => "hook/report",
             Event::TurnEnd { .. } => "turn/end",
             Event::SessionStart { .. } => "session/start",
             Event::ModelUsage { .. } => "model/usage",
@@ -226,6 +259,8 @@ pub enum TurnEndReason {
     /// The model replied with neither text nor a tool call: a malformed
     /// reply, which ends the turn without an answer.
     EmptyReply,
+    /// A `UserPromptSubmit` listener blocked the prompt.
+    PromptBlocked,
 }
 
 /// An event with its sequence number and time: one line of the session log.

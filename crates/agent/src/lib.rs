@@ -57,6 +57,7 @@
 #![warn(missing_docs)]
 
 mod agent;
+mod agent_hooks;
 mod approval;
 mod escape;
 mod event;
@@ -70,6 +71,11 @@ mod resume;
 pub use agent::{
     Agent, AgentBuilder, AgentError, CODE_DISPATCH_LISTENER, DEFAULT_MAX_STEPS,
     DEFAULT_SYSTEM_PROMPT, IMAGE_CONTEXT_SOURCE, RunEnd, StepOutcome,
+};
+pub use agent_hooks::{
+    AgentHooks, NOTIFICATION, NotificationHook, NotificationInput, PromptDecision, PromptSubmit,
+    SESSION_END, SESSION_START, STOP, SessionEndHook, SessionEndInput, SessionStartHook,
+    SessionStartInput, StopCheck, StopDecision, StopHook, USER_PROMPT_SUBMIT, UserPromptSubmitHook,
 };
 pub use approval::{LoggedApprover, UnattendedApprover};
 pub use escape::{escape_block, escape_line, is_unsafe_char};

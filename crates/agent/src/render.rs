@@ -269,6 +269,33 @@ impl Renderer {
                 "{} the model replied with neither text nor a tool call; the turn ended without an answer",
                 self.prefix("stopped", "1;31")
             )),
+            Event::HookContext { hook, context } => Some(format!(
+                "{} {} — from the {} hook",
+                self.prefix("context", "2"),
+                escape_block(&context.text(), INDENT),
+                escape_line(hook)
+            )),
+            Event::PromptBlocked { reason } => Some(format!(
+                "{} the prompt was blocked by a hook: {}",
+                self.prefix("blocked", "1;31"),
+                escape_block(reason, INDENT)
+            )),
+            Event::HookReport {
+                hook,
+                command,
+                blocked,
+                message,
+            } => Some(format!(
+                "{} {} hook `{}`: {}",
+                if *blocked {
+                    self.prefix("hook", "1;31")
+                } else {
+                    self.prefix("hook", "33")
+                },
+                escape_line(hook),
+                escape_line(command),
+                escape_block(message, INDENT)
+            )),
             Event::TurnEnd { .. } => None,
         }
     }

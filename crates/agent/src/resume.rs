@@ -83,7 +83,7 @@ pub fn history_from_records(records: &[Record]) -> ResumedHistory {
                     batch = (missing > 1).then(|| (at, missing - 1));
                 }
             }
-            Event::ContextDeferred { context, .. } => {
+            Event::ContextDeferred { context, .. } | Event::HookContext { context, .. } => {
                 out.messages.push(Message::Context(context.clone()));
             }
             Event::ModelUsage { session, .. } => out.usage = *session,

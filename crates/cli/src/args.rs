@@ -50,9 +50,10 @@ pub struct SessionArgs {
     /// The workspace the tools are confined to (default: the current directory).
     #[arg(short = 'C', long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// A settings file (JSON) layered over the user's and the workspace's.
+    /// A settings file (JSON) layered over the user's and the workspace's;
+    /// may be given more than once (later files win; hooks add up).
     #[arg(long, value_name = "FILE")]
-    pub settings: Option<PathBuf>,
+    pub settings: Vec<PathBuf>,
     /// A permission rules file (TOML: mode, allow, ask, deny, `[[rule]]`),
     /// added to the workspace's `.tack/permissions.toml`.
     #[arg(long, value_name = "FILE")]

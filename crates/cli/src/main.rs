@@ -6,6 +6,7 @@
 mod args;
 mod commands;
 mod exit;
+mod hooks;
 mod interrupt;
 mod output;
 mod prompt;

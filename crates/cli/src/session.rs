@@ -6,14 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tack_agent::{
-    Agent, AnthropicConfig, AnthropicMessages, ChatModel, Event, EventBus, InstalledPlugins,
-    LoggedApprover, MockModel, ModelObserver, OpenAiCompatible, OpenAiConfig, PluginSet, Retry,
-    ScriptedModel, SessionLog, UnattendedApprover, escape_block, history_from_records,
-    state_home_from_env,
+    Agent, AgentHooks, AnthropicConfig, AnthropicMessages, ChatModel, Event, EventBus,
+    InstalledPlugins, LoggedApprover, MockModel, ModelObserver, OpenAiCompatible, OpenAiConfig,
+    PluginSet, Retry, ScriptedModel, SessionLog, UnattendedApprover, escape_block,
+    history_from_records, state_home_from_env,
 };
 use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
 use tack_core::policy::ApprovalService;
 use tack_core::tool::{ToolCall, ToolDefinition};
+use tack_hooks::HookSession;
 use tack_permission::{Permission, PermissionConfig, RuleSet, SessionRules, TerminalApprover};
 use tack_pipeline::{ExecutionMode, Presentation, ToolRegistry};
 use tack_sandbox::{Sandbox, SandboxPolicy};
@@ -34,6 +35,28 @@ pub struct Session {
     pub _plugins: InstalledPlugins,
     /// The log file.
     pub log_path: PathBuf,
+    /// Whether the session continues an earlier one (`--resume`).
+    pub resumed: bool,
+}
+
+impl Session {
+    /// Tells the `SessionStart` hooks (`startup` or `resume`).
+    ///
+    /// # Errors
+    ///
+    /// The log cannot be written.
+    pub async fn start(&mut self) -> Result<(), String> {
+        let source = if self.resumed { "resume" } else { "startup" };
+        self.agent
+            .start_session(source)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Tells the `SessionEnd` hooks.
+    pub async fn end(&self, reason: &str) {
+        self.agent.end_session(reason).await;
+    }
 }
 
 /// The workspace: given or current, an existing readable directory.
@@ -127,6 +150,11 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
     };
     let sandbox = Sandbox::new(SandboxPolicy::new(sandbox_mode, &root))
         .map_err(|e| format!("cannot set up the sandbox on {}: {e}", root.display()))?;
+    // Hooks run outside the sandbox: refuse files the tools could rewrite.
+    let (hook_config, hook_warnings) = crate::hooks::checked(&settings.hooks, &root, sandbox_mode)?;
+    for warning in &hook_warnings {
+        eprintln!("tack: {}", escape_block(warning, "  "));
+    }
 
     // Refuse to start when nothing would be recorded.
     let (log, resumed) = match &args.resume {
@@ -171,6 +199,18 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         None => EventBus::new(Some(Arc::new(log))),
     };
     let bus = Arc::new(bus.with_observer(move |record| records.print(record)));
+    let agent_hooks = AgentHooks::new();
+    let hooks = (!hook_config.is_empty()).then(|| {
+        let session_id = log_path
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let session = HookSession::new(session_id, &root)
+            .with_transcript(&log_path)
+            .with_permission_mode(hook_permission_mode(mode));
+        let hooks = crate::hooks::session_hooks(hook_config, session, bus.clone());
+        crate::hooks::attach(&hooks, &agent_hooks);
+        hooks
+    });
 
     let session_rules = SessionRules::new();
     let inner: Arc<dyn ApprovalService> = if std::io::stdin().is_terminal() {
@@ -188,15 +228,21 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
             .rules(rules)
             .workspace_root(&root)
             .session_rules(session_rules)
-            .approver(Arc::new(LoggedApprover::new(inner, bus.clone()))),
+            .approver(Arc::new(
+                LoggedApprover::new(inner, bus.clone()).with_notifications(agent_hooks.clone()),
+            )),
     );
 
-    let plugins = PluginSet::over(registry.clone())
+    let mut plugins = PluginSet::over(registry.clone())
         .with(timeout)
         .with(permission)
         .with(sandbox)
         .with(BuiltinTools)
-        .with(code_mode)
+        .with(code_mode);
+    if let Some(hooks) = hooks {
+        plugins = plugins.with(hooks);
+    }
+    let plugins = plugins
         .build()
         .map_err(|e| format!("cannot install the plugins: {e}"))?;
     let prompt = SystemPrompt::build(args.system_prompt.as_deref(), &root)?;
@@ -235,11 +281,13 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         .events(bus)
         .max_steps(settings.max_steps.value)
         .model_observer(Arc::new(TerminalObserver { printer }))
+        .hooks(agent_hooks)
         .build();
     Ok(Session {
         agent,
         _plugins: plugins,
         log_path,
+        resumed: args.resume.is_some(),
     })
 }
 
@@ -268,6 +316,18 @@ impl ModelObserver for TerminalObserver {
             retry.delay.as_secs_f64(),
             retry.attempt
         );
+    }
+}
+
+/// The `permission_mode` hooks are told, in Claude Code's words where one
+/// fits (`default`, `acceptEdits`, `bypassPermissions`, `plan`).
+fn hook_permission_mode(mode: tack_permission::Mode) -> &'static str {
+    use tack_permission::Mode;
+    match mode {
+        Mode::AcceptEdits => "acceptEdits",
+        Mode::AllowAll => "bypassPermissions",
+        Mode::ReadOnly => "plan",
+        _ => "default",
     }
 }
 

@@ -6,7 +6,7 @@
 //! 1. the user's `$XDG_CONFIG_HOME/tack/settings.json` (or `~/.config/…`);
 //! 2. the workspace's `.tack/settings.json`;
 //! 3. the workspace's `.tack/permissions.toml`;
-//! 4. `--settings FILE`;
+//! 4. every `--settings FILE`, in order;
 //! 5. `--permissions FILE`;
 //! 6. the flags.
 //!
@@ -109,6 +109,17 @@ pub struct Settings {
     pub rules: Vec<SourcedRule>,
     /// The files read, in layer order.
     pub files: Vec<Origin>,
+    /// The `hooks` of every layer that has some, in layer order.
+    pub hooks: Vec<HookFile>,
+}
+
+/// A settings file's `hooks` (checked by `tack-hooks`).
+#[derive(Clone, Debug)]
+pub struct HookFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Its hooks.
+    pub config: tack_hooks::HooksConfig,
 }
 
 impl Default for Settings {
@@ -123,6 +134,7 @@ impl Default for Settings {
             presentation: Sourced::default("native".to_owned()),
             rules: Vec::new(),
             files: Vec::new(),
+            hooks: Vec::new(),
         }
     }
 }
@@ -147,6 +159,9 @@ struct RawSettings {
     presentation: Option<String>,
     #[serde(default)]
     permissions: Option<RawPermissions>,
+    /// Claude Code's `hooks` object, read by `tack-hooks`.
+    #[serde(default)]
+    hooks: Option<serde_json::Value>,
 }
 
 /// `"permissions": {"allow": [...], "ask": [...], "deny": [...]}` in the
@@ -334,7 +349,7 @@ impl Settings {
         let dot = workspace.join(".tack");
         settings.apply_json_file(&dot.join("settings.json"), "workspace", true)?;
         settings.apply_permission_file(&dot.join("permissions.toml"), "workspace", true)?;
-        if let Some(file) = &args.settings {
+        for file in &args.settings {
             settings.apply_json_file(file, "--settings", false)?;
         }
         if let Some(file) = &args.permissions {
@@ -376,6 +391,15 @@ impl Settings {
             if raw.sandbox == Some(SandboxMode::FullAccess) {
                 return Err(refuse("sandbox", "full-access"));
             }
+        }
+        if let Some(hooks) = raw.hooks {
+            let wrapped = serde_json::json!({ "hooks": hooks });
+            let config = tack_hooks::HooksConfig::from_settings(&wrapped, Some(path))
+                .map_err(|e| e.to_string())?;
+            self.hooks.push(HookFile {
+                path: path.to_owned(),
+                config,
+            });
         }
         if let Some(v) = raw.model {
             self.model.set(v, origin.clone());

@@ -23,7 +23,9 @@ mod registry;
 mod scheduler;
 
 pub use config::{MAX_DEPTH_LIMIT, PipelineConfig};
-pub use pipeline::{APPROVAL_STAGE, DryRun, LATE_CANCELLATION_NOTE, Stage, StageRecorder};
+pub use pipeline::{
+    APPROVAL_STAGE, DryRun, INVALID_REWRITE, LATE_CANCELLATION_NOTE, Stage, StageRecorder,
+};
 pub use registry::{
     Presentation, RUN_CODE, RegisteredTool, RestrictError, Restriction, ToolRegistry,
     UnknownPresentation,

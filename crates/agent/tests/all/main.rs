@@ -1,6 +1,7 @@
 //! Integration tests of tack-agent.
 #![allow(clippy::unwrap_used)]
 
+mod agent_hooks;
 mod agent_loop;
 mod code_dispatch;
 mod event_log;

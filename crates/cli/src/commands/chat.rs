@@ -15,6 +15,13 @@ use crate::session;
 /// and SIGHUP during a turn cancel it, then quit.
 pub async fn chat(args: SessionArgs) -> Result<ExitCode, String> {
     let mut session = session::open(&args)?;
+    session.start().await?;
+    let end = chat_loop(&mut session).await;
+    session.end("exit").await;
+    end
+}
+
+async fn chat_loop(session: &mut session::Session) -> Result<ExitCode, String> {
     let interrupts = Interrupts::install();
     eprintln!(
         "tack chat — session log {}; type `exit` to leave",

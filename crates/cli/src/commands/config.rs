@@ -16,6 +16,34 @@ pub fn config(args: &SessionArgs) -> Result<ExitCode, String> {
     for line in settings.describe() {
         print_text(&line);
     }
+    for file in &settings.hooks {
+        for event in tack_hooks::HookEvent::ALL {
+            for group in file.config.groups(event) {
+                for hook in &group.hooks {
+                    print_text(&format!(
+                        "hook {event} [{}] `{}` (timeout {}s{}) ({})",
+                        if group.matcher.is_empty() {
+                            "*"
+                        } else {
+                            &group.matcher
+                        },
+                        tack_agent::escape_line(&hook.command),
+                        hook.timeout.as_secs_f64(),
+                        if hook.fail_closed {
+                            ", fail closed"
+                        } else {
+                            ""
+                        },
+                        file.path.display()
+                    ));
+                }
+            }
+        }
+    }
+    match crate::hooks::checked(&settings.hooks, &root, settings.sandbox.value) {
+        Ok((_, warnings)) => warnings.iter().for_each(|w| print_text(w)),
+        Err(refusal) => print_text(&format!("hooks refused: {refusal}")),
+    }
     let prompt = SystemPrompt::build(args.system_prompt.as_deref(), &root)?;
     print_text(&format!(
         "system prompt: {} ({} characters)",

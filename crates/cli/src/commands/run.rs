@@ -14,9 +14,11 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     let mut session = session::open(&args.session)?;
     let prompt = args.prompt.join(" ");
     let interrupts = Interrupts::install();
+    session.start().await?;
     interrupts.arm(session.agent.cancellation().clone());
     let end = session.agent.run(prompt).await;
     interrupts.disarm();
+    session.end("exit").await;
     let end = end.map_err(|e| format!("{e} (session log: {})", session.log_path.display()))?;
     if !args.session.json {
         eprintln!(
@@ -28,6 +30,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::from(match end {
         RunEnd::StepLimit { .. } => exit::STEP_LIMIT,
         RunEnd::EmptyReply => exit::EMPTY_REPLY,
+        RunEnd::PromptBlocked { .. } => exit::FAILURE,
         RunEnd::Cancelled => interrupts.received().unwrap_or(Stop::Interrupt).exit_code(),
         _ => exit::SUCCESS,
     }))

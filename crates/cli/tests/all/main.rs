@@ -7,6 +7,7 @@ mod code_mode;
 mod command_rules;
 mod demo;
 mod hardening;
+mod hooks;
 mod interrupt;
 mod models;
 mod policy;

@@ -56,6 +56,10 @@ pub trait NewToolExecution: sealed::Sealed + Sized {
         token: ExecutionToken,
     ) -> Self;
 
+    /// Records that these arguments replace others (the pipeline sets it
+    /// when a `tools/pre-execute` decision rewrote them).
+    fn with_rewrite(self, rewrite: Option<Arc<crate::policy::ArgumentRewrite>>) -> Self;
+
     /// Sets the agent the call was made for.
     fn with_agent(self, agent: Option<AgentId>) -> Self;
 

@@ -1,6 +1,10 @@
 //! Decisions of the `tools/pre-execute` hook point.
 
 use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::Action;
 use crate::hook::Provenance;
@@ -56,10 +60,27 @@ impl PreVerdict {
 }
 
 /// The output of the `tools/pre-execute` waterfall: allow, ask or deny, plus the
-/// listener that decided (stamped by the hook point).
+/// listener that decided (stamped by the hook point), and optionally
+/// rewritten arguments.
 ///
-/// There is deliberately no variant that rewrites the arguments: they are
-/// frozen once validated.
+/// An allow or an ask may carry rewritten arguments
+/// ([`with_arguments`](Self::with_arguments)); a deny never runs anything, so
+/// its rewrite is only recorded in the outcome (what the deny judged). The pipeline validates a rewrite again (size,
+/// depth, exact numbers, the tool's input schema) before anything else sees
+/// it: an invalid rewrite ends the call with `INTERNAL` naming the listener
+/// that rewrote, and the tool never runs. Approval, guards, the body and the
+/// later hook points then see the rewritten arguments, and the outcome
+/// records the original, the rewrite and who made it ([`ArgumentRewrite`]).
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::policy::PreDecision;
+/// let d = PreDecision::allow().with_arguments(json!({"command": "ls --color=never"}));
+/// assert_eq!(d.rewritten_arguments().unwrap()["command"], "ls --color=never");
+/// // The stricter decision keeps the rewrite of the other one.
+/// let s = d.stricter(PreDecision::ask("runs a command"));
+/// assert!(s.rewritten_arguments().is_some());
+/// ```
 ///
 /// ```
 /// use tack_core::policy::{Action, PreDecision, PreVerdict};
@@ -75,6 +96,14 @@ impl PreVerdict {
 pub struct PreDecision {
     verdict: PreVerdict,
     provenance: Option<Provenance>,
+    rewrite: Option<Rewrite>,
+}
+
+/// Rewritten arguments and, once known, who rewrote them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Rewrite {
+    arguments: Arc<Value>,
+    by: Option<Provenance>,
 }
 
 impl PreDecision {
@@ -147,13 +176,58 @@ impl PreDecision {
         self
     }
 
-    /// The stricter of two decisions (deny > ask > allow); on a tie, `self`.
-    pub fn stricter(self, other: PreDecision) -> PreDecision {
-        if other.action() > self.action() {
-            other
-        } else {
-            self
+    /// Rewrites the call's arguments (an allow or an ask; on a deny only
+    /// recorded).
+    /// `arguments` must be a JSON object valid for the tool's input schema:
+    /// the pipeline checks it again and fails the call if it is not.
+    pub fn with_arguments(mut self, arguments: impl Into<Arc<Value>>) -> Self {
+        self.rewrite = Some(Rewrite {
+            arguments: arguments.into(),
+            by: None,
+        });
+        self
+    }
+
+    /// The rewritten arguments, if this decision carries any.
+    pub fn rewritten_arguments(&self) -> Option<&Arc<Value>> {
+        self.rewrite.as_ref().map(|r| &r.arguments)
+    }
+
+    /// Who rewrote the arguments: the provenance recorded with the rewrite
+    /// (set when [`stricter`](Self::stricter) carried it over from another
+    /// decision, or by [`with_rewritten_by`](Self::with_rewritten_by)), else
+    /// this decision's own provenance.
+    pub fn rewritten_by(&self) -> Option<&Provenance> {
+        let rewrite = self.rewrite.as_ref()?;
+        rewrite.by.as_ref().or(self.provenance.as_ref())
+    }
+
+    /// Records who rewrote the arguments (normally left to the hook point's
+    /// stamp of the decision); does nothing without a rewrite.
+    pub fn with_rewritten_by(mut self, provenance: Provenance) -> Self {
+        if let Some(rewrite) = &mut self.rewrite {
+            rewrite.by = Some(provenance);
         }
+        self
+    }
+
+    /// The stricter of two decisions (deny > ask > allow); on a tie, `self`.
+    ///
+    /// A rewrite survives: when the stricter decision carries none, it takes
+    /// the other decision's rewrite, with who made it.
+    pub fn stricter(self, other: PreDecision) -> PreDecision {
+        let (mut winner, loser) = if other.action() > self.action() {
+            (other, self)
+        } else {
+            (self, other)
+        };
+        if winner.rewrite.is_none()
+            && let Some(mut rewrite) = loser.rewrite
+        {
+            rewrite.by = rewrite.by.or(loser.provenance);
+            winner.rewrite = Some(rewrite);
+        }
+        winner
     }
 
     pub(crate) fn provenance_slot(&mut self) -> Option<&mut Option<Provenance>> {
@@ -166,6 +240,7 @@ impl From<PreVerdict> for PreDecision {
         Self {
             verdict,
             provenance: None,
+            rewrite: None,
         }
     }
 }
@@ -176,6 +251,50 @@ impl fmt::Display for PreDecision {
             PreVerdict::Allow => f.write_str("allow"),
             PreVerdict::Ask { reason } => write!(f, "ask ({reason})"),
             PreVerdict::Deny { reason } => write!(f, "deny ({reason})"),
+        }
+    }
+}
+
+/// A record of rewritten arguments: what the model sent, what ran instead, and
+/// which `tools/pre-execute` listener rewrote it. Carried by the
+/// [`ToolExecution`](crate::tool::ToolExecution) the later stages see and by
+/// the call's [`Outcome`](crate::tool::Outcome) (so a session log keeps it).
+///
+/// When the rewrite was invalid, the outcome still carries the record (the
+/// `rewritten` value is the one refused) and the call failed without running.
+///
+/// ```
+/// use std::sync::Arc;
+/// use serde_json::json;
+/// use tack_core::hook::Provenance;
+/// use tack_core::policy::ArgumentRewrite;
+/// let r = ArgumentRewrite::new(
+///     Arc::new(json!({"command": "ls"})),
+///     Arc::new(json!({"command": "ls -la"})),
+///     Some(Provenance::listener("tools/pre-execute", "hooks")),
+/// );
+/// assert_eq!(r.rewritten["command"], "ls -la");
+/// assert!(serde_json::to_string(&r).unwrap().contains("\"by\""));
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ArgumentRewrite {
+    /// The arguments as validated before the rewrite.
+    pub original: Arc<Value>,
+    /// The arguments the listener put in their place.
+    pub rewritten: Arc<Value>,
+    /// The listener that rewrote them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<Provenance>,
+}
+
+impl ArgumentRewrite {
+    /// A record of `original` rewritten to `rewritten` by `by`.
+    pub fn new(original: Arc<Value>, rewritten: Arc<Value>, by: Option<Provenance>) -> Self {
+        Self {
+            original,
+            rewritten,
+            by,
         }
     }
 }

@@ -11,6 +11,6 @@ mod summary;
 
 pub use action::{Action, UnknownAction};
 pub use approval::{ApprovalOutcome, ApprovalRequest, ApprovalService};
-pub use decision::{PreDecision, PreVerdict};
+pub use decision::{ArgumentRewrite, PreDecision, PreVerdict};
 pub use guard::{GUARD_STAGE, Guard, GuardOutcome, GuardVerdict, Guards};
 pub use summary::{SUMMARY_MAX_CHARS, escape_control, summarize_arguments, summarize_call};

@@ -7,9 +7,13 @@ use serde_json::Value;
 use super::{Arguments, CallId, ExecutionToken, Tier, ToolName};
 use crate::hook::AgentId;
 use crate::host::NewToolExecution;
+use crate::policy::ArgumentRewrite;
 
 /// One execution as hooks see it: a resolved tool, valid frozen arguments and
-/// the execution's token. Immutable: no stage can rewrite the arguments.
+/// the execution's token. Immutable: a `tools/pre-execute` decision may
+/// rewrite the arguments, and the pipeline then builds a new execution (same
+/// call id and token) with the revalidated arguments and the
+/// [`rewrite`](Self::rewrite) record.
 ///
 /// The pipeline builds it (through
 /// [`NewToolExecution`](crate::host::NewToolExecution)); hooks, guards and
@@ -31,6 +35,7 @@ pub struct ToolExecution {
     token: ExecutionToken,
     agent: Option<AgentId>,
     parent: Option<ExecutionToken>,
+    rewrite: Option<Arc<ArgumentRewrite>>,
 }
 
 impl crate::host::build::sealed::Sealed for ToolExecution {}
@@ -51,7 +56,13 @@ impl NewToolExecution for ToolExecution {
             token,
             agent: None,
             parent: None,
+            rewrite: None,
         }
+    }
+
+    fn with_rewrite(mut self, rewrite: Option<Arc<ArgumentRewrite>>) -> Self {
+        self.rewrite = rewrite;
+        self
     }
 
     fn with_agent(mut self, agent: Option<AgentId>) -> Self {
@@ -66,6 +77,26 @@ impl NewToolExecution for ToolExecution {
 }
 
 impl ToolExecution {
+    /// This execution with other arguments: what a `tools/pre-execute`
+    /// listener that rewrites the call hands on to the listeners after it, so
+    /// they judge the call as it will run. Everything else (call id, token,
+    /// agent, parent) is kept. It is not yet validated: the pipeline checks
+    /// the final rewrite (from the decision's
+    /// [`with_arguments`](crate::policy::PreDecision::with_arguments)) against
+    /// the tool's schema before approval, guards or the body see it.
+    pub fn with_rewritten_arguments(&self, arguments: impl Into<Arguments>) -> Self {
+        Self {
+            arguments: arguments.into(),
+            ..self.clone()
+        }
+    }
+
+    /// The rewrite these arguments came from, if a `tools/pre-execute`
+    /// listener rewrote the model's arguments.
+    pub fn rewrite(&self) -> Option<&Arc<ArgumentRewrite>> {
+        self.rewrite.as_ref()
+    }
+
     /// The call's id.
     pub fn call_id(&self) -> &CallId {
         &self.call_id

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::{CallId, ContentBlock, DeferredContext, ToolError};
 use crate::hook::Provenance;
 use crate::host::{NewFailure, NewOutcome};
+use crate::policy::ArgumentRewrite;
 
 /// The wire codes of failed outcomes.
 ///
@@ -213,6 +214,11 @@ pub struct Outcome {
     /// Facts the pipeline adds (e.g. "cancellation arrived after the tool completed").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// When a `tools/pre-execute` listener rewrote the arguments: the
+    /// original, the rewrite and who made it (also when the rewrite was
+    /// invalid and the call failed for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewrite: Option<Arc<ArgumentRewrite>>,
 }
 
 impl crate::host::build::sealed::Sealed for Outcome {}
@@ -263,6 +269,7 @@ impl Outcome {
             deferred_context: Vec::new(),
             concluded_turn: false,
             notes: Vec::new(),
+            rewrite: None,
         }
     }
 

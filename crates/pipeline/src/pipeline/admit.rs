@@ -161,6 +161,19 @@ impl ToolRegistry {
             tack_core::policy::PreDecision::allow()
         };
         let pre_provenance = decision.provenance().cloned();
+        // Rewritten arguments are checked again; approval, guards and the
+        // body see them (rewrite.rs).
+        let execution = match super::rewrite::apply(tool, &self.inner.config, &execution, &decision)
+        {
+            Ok(execution) => execution,
+            Err(refusal) => {
+                return refused(
+                    refusal.failure,
+                    refusal.provenance,
+                    Some(&refusal.execution),
+                );
+            }
+        };
         match decision.verdict() {
             PreVerdict::Deny { reason } => {
                 let reason = match &pre_provenance {

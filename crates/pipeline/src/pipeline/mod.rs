@@ -16,6 +16,7 @@ mod execute;
 mod output;
 mod post;
 mod resolve;
+mod rewrite;
 mod stage;
 mod validate;
 
@@ -33,6 +34,7 @@ use tracing::Instrument;
 pub use admit::APPROVAL_STAGE;
 pub use dry_run::DryRun;
 pub use execute::LATE_CANCELLATION_NOTE;
+pub use rewrite::INVALID_REWRITE;
 pub use stage::{Stage, StageRecorder};
 
 use crate::ToolRegistry;
@@ -265,9 +267,13 @@ impl ToolRegistry {
         &self,
         agent: Option<AgentId>,
         execution: Option<Arc<ToolExecution>>,
-        outcome: Outcome,
+        mut outcome: Outcome,
     ) -> Arc<Outcome> {
         self.record(&outcome.call_id, Stage::Result);
+        // A rewrite of the arguments is part of the record (rewrite.rs).
+        if let Some(rewrite) = execution.as_ref().and_then(|e| e.rewrite()) {
+            outcome.rewrite = Some(rewrite.clone());
+        }
         let outcome = Arc::new(outcome);
         let observers = self.inner.hooks.result();
         if observers.has_listeners(agent.as_ref()) {

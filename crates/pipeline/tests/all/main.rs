@@ -22,6 +22,7 @@ mod post_execute;
 mod pre_execute;
 mod registry;
 mod result;
+mod rewrite;
 mod stages;
 mod transport;
 mod visibility;

@@ -1,0 +1,255 @@
+//! Claude Code style hooks (`tack-hooks`) in a session: which settings
+//! files may define them, and wiring them to the tool and agent hook points.
+//!
+//! Hooks run as the user, outside the sandbox. A file defining hooks that
+//! the tools could write would let the model plant a command that runs
+//! unconfined at its next tool call, so `tack` refuses to start with one:
+//! under the `workspace-write` sandbox that is any file inside the workspace
+//! except under the protected `.tack/` and `.git/` (symlinks resolved).
+//! Under `read-only` the tools write nothing. Under `full-access` the tools
+//! can write anything, the user's own settings included: the hooks are read
+//! all the same, with a loud warning (the user chose to lift the
+//! confinement). A hook command that names a script the tools could write
+//! gets the same loud warning.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use tack_agent::{AgentHooks, Event, EventBus, PromptDecision, StopDecision};
+use tack_hooks::{HookReport, HookSession, Hooks, HooksConfig, ReportLevel};
+use tack_sandbox::SandboxMode;
+
+use crate::settings::HookFile;
+
+/// The listener name on the agent's hook points.
+const LISTENER: &str = "hooks";
+
+/// Whether the tools could write `path` (an existing file) in `workspace`
+/// (canonical) under `mode`.
+pub fn tools_can_write(path: &Path, workspace: &Path, mode: SandboxMode) -> bool {
+    match mode {
+        SandboxMode::ReadOnly => false,
+        SandboxMode::WorkspaceWrite => {
+            let real = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+            match real.strip_prefix(workspace) {
+                Err(_) => false,
+                Ok(rest) => !matches!(
+                    rest.components().next(),
+                    Some(Component::Normal(first)) if first == ".tack" || first == ".git"
+                ),
+            }
+        }
+        _ => true,
+    }
+}
+
+/// The scripts a hook command names (words that are existing files, with
+/// `$CLAUDE_PROJECT_DIR`/`$TACK_PROJECT_DIR` expanded, relative to the
+/// workspace).
+fn named_files(command: &str, workspace: &Path) -> Vec<PathBuf> {
+    let root = workspace.to_string_lossy();
+    command
+        .split_whitespace()
+        .map(|word| {
+            word.trim_matches(|c| c == '"' || c == '\'')
+                .replace("${CLAUDE_PROJECT_DIR}", &root)
+                .replace("$CLAUDE_PROJECT_DIR", &root)
+                .replace("${TACK_PROJECT_DIR}", &root)
+                .replace("$TACK_PROJECT_DIR", &root)
+        })
+        .map(|word| workspace.join(word))
+        .filter(|path| path.is_file())
+        .collect()
+}
+
+/// Checks every file that defines hooks and merges them. Returns the
+/// merged configuration and the loud warnings to print.
+///
+/// # Errors
+///
+/// A file defining hooks that the tools could write under `workspace-write`.
+pub fn checked(
+    files: &[HookFile],
+    workspace: &Path,
+    mode: SandboxMode,
+) -> Result<(HooksConfig, Vec<String>), String> {
+    let mut config = HooksConfig::new();
+    let mut warnings = Vec::new();
+    for file in files {
+        if file.config.is_empty() {
+            continue;
+        }
+        if tools_can_write(&file.path, workspace, mode) {
+            if mode == SandboxMode::WorkspaceWrite {
+                return Err(format!(
+                    "{} defines hooks, but the tools can write it (it is inside the workspace and not under .tack/ or .git/): \
+                     a model could plant a hook that runs outside the sandbox. Move the hooks to the workspace's \
+                     .tack/settings.json, your user settings, or a --settings file outside the workspace",
+                    file.path.display()
+                ));
+            }
+            warnings.push(format!(
+                "WARNING: {} defines hooks and the tools can write it under --sandbox full-access; \
+                 hooks run outside any sandbox with your rights",
+                file.path.display()
+            ));
+        }
+        for event in tack_hooks::HookEvent::ALL {
+            for group in file.config.groups(event) {
+                for hook in &group.hooks {
+                    for script in named_files(&hook.command, workspace) {
+                        if tools_can_write(&script, workspace, mode) {
+                            warnings.push(format!(
+                                "WARNING: the {event} hook `{}` in {} runs {}, which the tools can write: a model \
+                                 could change what runs outside the sandbox; keep hook scripts under .tack/",
+                                hook.command,
+                                file.path.display(),
+                                script.display()
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        warnings.extend(file.config.warnings().iter().cloned());
+        config.merge(file.config.clone());
+    }
+    Ok((config, warnings))
+}
+
+/// The hooks of a session, reporting as `hook/report` events (shown like
+/// the session's other events, and logged).
+pub fn session_hooks(config: HooksConfig, session: HookSession, bus: Arc<EventBus>) -> Hooks {
+    Hooks::with_reporter(
+        config,
+        session,
+        Arc::new(move |report: &HookReport| {
+            // A log failure is kept by the bus and stops the loop.
+            let _ = bus.emit(Event::HookReport {
+                hook: report.event.to_string(),
+                command: report.command.clone(),
+                blocked: report.level == ReportLevel::Blocked,
+                message: report.message.clone(),
+            });
+        }),
+    )
+}
+
+/// Attaches `hooks` to the agent's hook points. The listeners stay as long
+/// as `agent_hooks` lives.
+pub fn attach(hooks: &Hooks, agent_hooks: &AgentHooks) {
+    use tack_hooks::HookEvent;
+    if hooks.handles(HookEvent::UserPromptSubmit) {
+        let h = hooks.clone();
+        agent_hooks
+            .user_prompt_submit()
+            .tap(LISTENER, move |input, next| {
+                let h = h.clone();
+                async move {
+                    let check = h.user_prompt_submit(&input.prompt).await;
+                    if let Some(reason) = check.blocked {
+                        return PromptDecision::accept().block(reason);
+                    }
+                    let mut decision = next.run(input).await;
+                    for context in check.context {
+                        decision = decision.add_context(context);
+                    }
+                    decision
+                }
+            })
+            .forget();
+    }
+    if hooks.handles(HookEvent::Stop) {
+        let h = hooks.clone();
+        agent_hooks
+            .stop()
+            .tap(LISTENER, move |input, next| {
+                let h = h.clone();
+                async move {
+                    match h.stop(input.stop_hook_active).await {
+                        Some(reason) => StopDecision::keep_going(reason),
+                        None => next.run(input).await,
+                    }
+                }
+            })
+            .forget();
+    }
+    if hooks.handles(HookEvent::SessionStart) {
+        let h = hooks.clone();
+        agent_hooks
+            .session_start()
+            .tap(LISTENER, move |input, next| {
+                let h = h.clone();
+                async move {
+                    let mut contexts = h.session_start(&input.source).await;
+                    contexts.extend(next.run(input).await);
+                    contexts
+                }
+            })
+            .forget();
+    }
+    if hooks.handles(HookEvent::SessionEnd) {
+        let h = hooks.clone();
+        agent_hooks
+            .session_end()
+            .tap(LISTENER, move |input, next| {
+                let h = h.clone();
+                async move {
+                    h.session_end(&input.reason).await;
+                    next.run(input).await;
+                }
+            })
+            .forget();
+    }
+    if hooks.handles(HookEvent::Notification) {
+        let h = hooks.clone();
+        agent_hooks
+            .notification()
+            .tap(LISTENER, move |input, next| {
+                let h = h.clone();
+                async move {
+                    h.notification(&input.kind, &input.message).await;
+                    next.run(input).await;
+                }
+            })
+            .forget();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_protected_or_outside_files_are_safe_under_workspace_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join(".tack")).unwrap();
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        let inside = ws.join("src/settings.json");
+        let protected = ws.join(".tack/settings.json");
+        std::fs::write(&inside, "{}").unwrap();
+        std::fs::write(&protected, "{}").unwrap();
+        let w = SandboxMode::WorkspaceWrite;
+        assert!(tools_can_write(&inside, &ws, w));
+        assert!(!tools_can_write(&protected, &ws, w));
+        assert!(!tools_can_write(Path::new("/etc/hostname"), &ws, w));
+        assert!(!tools_can_write(&inside, &ws, SandboxMode::ReadOnly));
+        assert!(tools_can_write(&protected, &ws, SandboxMode::FullAccess));
+        // A protected-looking name that is a symlink to a writable file is writable.
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        let link = ws.join(".git/hooks.json");
+        std::os::unix::fs::symlink(&inside, &link).unwrap();
+        assert!(tools_can_write(&link, &ws, w));
+    }
+
+    #[test]
+    fn scripts_named_by_commands_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::write(ws.join("check.sh"), "").unwrap();
+        let found = named_files("python3 \"$CLAUDE_PROJECT_DIR/check.sh\" --x", &ws);
+        assert_eq!(found, [ws.join("check.sh")]);
+        assert!(named_files("true", &ws).is_empty());
+    }
+}

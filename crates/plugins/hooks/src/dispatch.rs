@@ -1,0 +1,252 @@
+//! Firing an event: the matching commands (identical ones once), in
+//! parallel, and what each one's exit and output mean.
+
+use std::sync::{Arc, RwLock};
+
+use serde_json::{Map, Value};
+
+use crate::config::{HookCommand, HookEvent, HooksConfig};
+use crate::report::{HookReport, ReportLevel, Reporter};
+use crate::runner::{HookExit, HookRun, MAX_OUTPUT_BYTES, run};
+use crate::session::HookSession;
+
+/// One command's answer, interpreted by Claude Code's rules.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) command: String,
+    /// Exit 2 (its stderr), or an error of a fail-closed hook.
+    pub(crate) blocking: Option<String>,
+    /// The JSON object printed on exit 0.
+    pub(crate) json: Option<Map<String, Value>>,
+    /// Text printed on exit 0 that is not JSON.
+    pub(crate) plain: Option<String>,
+    /// Whether `blocking` is an error of a fail-closed hook (not exit 2).
+    pub(crate) failed_closed: bool,
+}
+
+impl Answer {
+    /// A string field of the JSON output.
+    pub(crate) fn field(&self, key: &str) -> Option<&str> {
+        self.json.as_ref()?.get(key)?.as_str()
+    }
+
+    /// A field of `hookSpecificOutput`.
+    pub(crate) fn specific(&self, key: &str) -> Option<&Value> {
+        self.json.as_ref()?.get("hookSpecificOutput")?.get(key)
+    }
+
+    /// Whether the JSON output says `"continue": false`.
+    pub(crate) fn stops(&self) -> bool {
+        self.json
+            .as_ref()
+            .and_then(|j| j.get("continue"))
+            .and_then(Value::as_bool)
+            == Some(false)
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) config: HooksConfig,
+    pub(crate) session: RwLock<HookSession>,
+    pub(crate) reporter: Option<Reporter>,
+}
+
+impl Inner {
+    pub(crate) fn session(&self) -> HookSession {
+        self.session
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn report(
+        &self,
+        event: HookEvent,
+        command: &str,
+        level: ReportLevel,
+        message: String,
+    ) {
+        let report = HookReport {
+            event,
+            command: command.to_owned(),
+            level,
+            message,
+        };
+        match level {
+            ReportLevel::Warning => tracing::warn!(target: "tack_hooks", "{report}"),
+            ReportLevel::Blocked => tracing::info!(target: "tack_hooks", "{report}"),
+        }
+        if let Some(reporter) = &self.reporter {
+            reporter(&report);
+        }
+    }
+
+    /// The commands of `event` whose matcher accepts one of `names`,
+    /// identical command lines once (fail-closed if any copy is).
+    pub(crate) fn matching(&self, event: HookEvent, names: &[&str]) -> Vec<HookCommand> {
+        let mut out: Vec<HookCommand> = Vec::new();
+        for group in self.config.groups(event).filter(|g| g.matches(names)) {
+            for hook in &group.hooks {
+                match out.iter_mut().find(|h| h.command == hook.command) {
+                    Some(seen) => seen.fail_closed |= hook.fail_closed,
+                    None => out.push(hook.clone()),
+                }
+            }
+        }
+        out
+    }
+
+    /// Runs `hooks` in parallel with the common input fields plus `fields`.
+    pub(crate) async fn fire(
+        self: &Arc<Self>,
+        event: HookEvent,
+        hooks: Vec<HookCommand>,
+        fields: Map<String, Value>,
+    ) -> Vec<Answer> {
+        let session = self.session();
+        let mut input = Map::new();
+        input.insert("session_id".into(), session.session_id.clone().into());
+        input.insert(
+            "transcript_path".into(),
+            session
+                .transcript_path
+                .as_ref()
+                .map_or(Value::Null, |p| p.to_string_lossy().into_owned().into()),
+        );
+        input.insert(
+            "cwd".into(),
+            session.cwd.to_string_lossy().into_owned().into(),
+        );
+        input.insert("hook_event_name".into(), event.as_str().into());
+        input.insert(
+            "permission_mode".into(),
+            session.permission_mode.clone().into(),
+        );
+        input.extend(fields);
+        let input = Value::Object(input).to_string().into_bytes();
+        let project = session.project_dir.to_string_lossy().into_owned();
+        let env = [
+            ("CLAUDE_PROJECT_DIR", project.clone()),
+            ("TACK_PROJECT_DIR", project),
+            ("TACK_HOOK_EVENT", event.as_str().to_owned()),
+        ];
+        let runs = futures::future::join_all(
+            hooks
+                .iter()
+                .map(|hook| run(hook, &input, &session.cwd, &env)),
+        )
+        .await;
+        runs.into_iter().map(|r| self.interpret(event, r)).collect()
+    }
+
+    fn interpret(&self, event: HookEvent, run: HookRun) -> Answer {
+        let mut answer = Answer {
+            command: run.command.clone(),
+            blocking: None,
+            json: None,
+            plain: None,
+            failed_closed: false,
+        };
+        let stderr = run.stderr.trim();
+        let failure = match &run.exit {
+            HookExit::Code(0) => None,
+            HookExit::Code(2) => {
+                let reason = if stderr.is_empty() {
+                    format!(
+                        "the {event} hook `{}` blocked (exit 2) without a reason on stderr",
+                        run.command
+                    )
+                } else {
+                    stderr.to_owned()
+                };
+                self.report(
+                    event,
+                    &run.command,
+                    ReportLevel::Blocked,
+                    format!("blocked (exit 2): {reason}"),
+                );
+                answer.blocking = Some(reason);
+                return answer;
+            }
+            HookExit::Code(code) => Some(format!("failed with exit {code}{}", detail(stderr))),
+            HookExit::Signal(signal) => {
+                Some(format!("was killed by signal {signal}{}", detail(stderr)))
+            }
+            HookExit::TimedOut(after) => Some(format!(
+                "timed out after {} s; its process group was killed",
+                after.as_secs_f64()
+            )),
+            HookExit::SpawnFailed(why) => Some(format!("could not run: {why}")),
+        };
+        if run.truncated {
+            self.report(
+                event,
+                &run.command,
+                ReportLevel::Warning,
+                format!("printed more than {MAX_OUTPUT_BYTES} bytes; the rest was dropped"),
+            );
+        }
+        let failure = failure.or_else(|| {
+            let out = run.stdout.trim();
+            if out.is_empty() {
+                return None;
+            }
+            if out.starts_with('{') {
+                match serde_json::from_str::<Value>(out) {
+                    Ok(Value::Object(map)) => {
+                        answer.json = Some(map);
+                        return None;
+                    }
+                    Ok(_) | Err(_) => {
+                        return Some(format!(
+                            "printed output that starts like JSON but is not a JSON object ({} bytes)",
+                            out.len()
+                        ));
+                    }
+                }
+            }
+            answer.plain = Some(out.to_owned());
+            None
+        });
+        if let Some(failure) = failure {
+            if run.fail_closed {
+                self.report(
+                    event,
+                    &run.command,
+                    ReportLevel::Blocked,
+                    format!("{failure}; it fails closed, so this blocks"),
+                );
+                answer.failed_closed = true;
+                answer.json = None;
+                answer.plain = None;
+                answer.blocking = Some(format!(
+                    "the {event} hook `{}` {failure}, and it is set to fail closed",
+                    run.command
+                ));
+            } else {
+                self.report(
+                    event,
+                    &run.command,
+                    ReportLevel::Warning,
+                    format!("{failure}; ignored (a non-blocking error)"),
+                );
+            }
+        }
+        answer
+    }
+}
+
+fn detail(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        let first: String = stderr
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .take(300)
+            .collect();
+        format!(": {first}")
+    }
+}

@@ -1,0 +1,230 @@
+//! [`Hooks`]: the configured commands, the session they run for, and the
+//! events they answer.
+
+use std::sync::{Arc, RwLock};
+
+use serde_json::{Map, Value};
+
+use crate::config::{HookEvent, HooksConfig};
+use crate::dispatch::Inner;
+use crate::report::Reporter;
+use crate::session::HookSession;
+
+/// Claude Code style hooks for one session: a [`Plugin`](tack_core::plugin::Plugin)
+/// for the tool events (`PreToolUse` on `tools/pre-execute`, `PostToolUse` on
+/// `tools/post-execute`) and methods a host calls for the agent events.
+///
+/// Hook commands are the user's own: they run with the user's rights,
+/// outside any sandbox the tools run in.
+///
+/// ```
+/// use serde_json::json;
+/// use tack_hooks::{HookSession, Hooks, HooksConfig};
+/// let config = HooksConfig::from_settings(&json!({"hooks": {"UserPromptSubmit": [
+///     {"hooks": [{"type": "command", "command": "echo 'Today is a holiday.'"}]}
+/// ]}}), None).unwrap();
+/// let hooks = Hooks::new(config, HookSession::new("s1", std::env::temp_dir()));
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let check = hooks.user_prompt_submit("hello").await;
+/// assert_eq!(check.blocked, None);
+/// assert_eq!(check.context, ["Today is a holiday."]);
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct Hooks {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the `UserPromptSubmit` hooks decided.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PromptCheck {
+    /// Why the prompt is blocked (it must not reach the model).
+    pub blocked: Option<String>,
+    /// Context to add after the prompt.
+    pub context: Vec<String>,
+}
+
+impl Hooks {
+    /// Hooks from `config` for `session`.
+    pub fn new(config: HooksConfig, session: HookSession) -> Self {
+        Self::build(config, session, None)
+    }
+
+    /// Hooks that also hand every report (an error that did not block, a
+    /// block) to `reporter`, e.g. to show it to the user.
+    pub fn with_reporter(config: HooksConfig, session: HookSession, reporter: Reporter) -> Self {
+        Self::build(config, session, Some(reporter))
+    }
+
+    fn build(config: HooksConfig, session: HookSession, reporter: Option<Reporter>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                config,
+                session: RwLock::new(session),
+                reporter,
+            }),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &HooksConfig {
+        &self.inner.config
+    }
+
+    /// Replaces the session facts (e.g. once the session log's path is known).
+    pub fn set_session(&self, session: HookSession) {
+        *self
+            .inner
+            .session
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = session;
+    }
+
+    /// The session facts.
+    pub fn session(&self) -> HookSession {
+        self.inner.session()
+    }
+
+    /// Whether any hook is configured for `event`.
+    pub fn handles(&self, event: HookEvent) -> bool {
+        self.inner.config.groups(event).any(|g| !g.hooks.is_empty())
+    }
+
+    async fn fire_all(
+        &self,
+        event: HookEvent,
+        target: Option<&str>,
+        fields: Map<String, Value>,
+    ) -> Vec<crate::dispatch::Answer> {
+        let names: Vec<&str> = target.into_iter().collect();
+        let hooks = self.inner.matching(event, &names);
+        if hooks.is_empty() {
+            return Vec::new();
+        }
+        self.inner.fire(event, hooks, fields).await
+    }
+
+    /// `UserPromptSubmit`: exit 2 or `"decision": "block"` (or
+    /// `"continue": false`) blocks the prompt; `additionalContext` and plain
+    /// text on exit 0 become context.
+    pub async fn user_prompt_submit(&self, prompt: &str) -> PromptCheck {
+        let mut fields = Map::new();
+        fields.insert("prompt".into(), prompt.into());
+        let answers = self
+            .fire_all(HookEvent::UserPromptSubmit, None, fields)
+            .await;
+        let mut check = PromptCheck::default();
+        let mut reasons = Vec::new();
+        for answer in &answers {
+            if let Some(reason) = &answer.blocking {
+                reasons.push(reason.clone());
+                continue;
+            }
+            if answer.field("decision") == Some("block") || answer.stops() {
+                reasons.push(
+                    answer
+                        .field("reason")
+                        .or_else(|| answer.field("stopReason"))
+                        .map_or_else(
+                            || {
+                                format!(
+                                    "the UserPromptSubmit hook `{}` blocked the prompt",
+                                    answer.command
+                                )
+                            },
+                            str::to_owned,
+                        ),
+                );
+                continue;
+            }
+            if let Some(context) = answer.specific("additionalContext").and_then(Value::as_str) {
+                check.context.push(context.to_owned());
+            } else if let Some(text) = &answer.plain {
+                check.context.push(text.clone());
+            }
+        }
+        if !reasons.is_empty() {
+            check.blocked = Some(reasons.join("; "));
+        }
+        check
+    }
+
+    /// `Stop`: exit 2 (stderr) or `"decision": "block"` with a `reason`
+    /// keeps the agent going; the reason is what the model is told.
+    /// `stop_hook_active` tells the hooks the agent already goes on because
+    /// of a `Stop` hook (so a script can let it stop). `"continue": false`
+    /// lets it stop whatever the others said.
+    pub async fn stop(&self, stop_hook_active: bool) -> Option<String> {
+        let mut fields = Map::new();
+        fields.insert("stop_hook_active".into(), stop_hook_active.into());
+        let answers = self.fire_all(HookEvent::Stop, None, fields).await;
+        if answers.iter().any(crate::dispatch::Answer::stops) {
+            return None;
+        }
+        let reasons: Vec<String> = answers
+            .iter()
+            .filter_map(|a| {
+                a.blocking.clone().or_else(|| {
+                    (a.field("decision") == Some("block")).then(|| {
+                        a.field("reason").map_or_else(
+                            || format!("the Stop hook `{}` asks you to go on", a.command),
+                            str::to_owned,
+                        )
+                    })
+                })
+            })
+            .collect();
+        (!reasons.is_empty()).then(|| reasons.join("\n"))
+    }
+
+    /// `SessionStart` (`source`: `startup`, `resume`): `additionalContext`
+    /// and plain text on exit 0 become context. The matcher is matched
+    /// against `source`.
+    pub async fn session_start(&self, source: &str) -> Vec<String> {
+        let mut fields = Map::new();
+        fields.insert("source".into(), source.into());
+        let answers = self
+            .fire_all(HookEvent::SessionStart, Some(source), fields)
+            .await;
+        answers
+            .iter()
+            .filter(|a| a.blocking.is_none())
+            .filter_map(|a| {
+                a.specific("additionalContext")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .or_else(|| a.plain.clone())
+            })
+            .collect()
+    }
+
+    /// `SessionEnd` (`reason`, e.g. `exit`): for cleanup; nothing it says
+    /// changes the session.
+    pub async fn session_end(&self, reason: &str) {
+        let mut fields = Map::new();
+        fields.insert("reason".into(), reason.into());
+        let _ = self
+            .fire_all(HookEvent::SessionEnd, Some(reason), fields)
+            .await;
+    }
+
+    /// `Notification`: the agent needs the user (e.g. an approval); the
+    /// matcher is matched against `kind` (e.g. `permission_prompt`).
+    pub async fn notification(&self, kind: &str, message: &str) {
+        let mut fields = Map::new();
+        fields.insert("message".into(), message.into());
+        fields.insert("notification_type".into(), kind.into());
+        let _ = self
+            .fire_all(HookEvent::Notification, Some(kind), fields)
+            .await;
+    }
+}

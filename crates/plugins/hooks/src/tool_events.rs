@@ -1,0 +1,267 @@
+//! `PreToolUse` on `tools/pre-execute` and `PostToolUse` on
+//! `tools/post-execute`.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tack_core::hook::{ListenerSpec, Priority, Provenance};
+use tack_core::hooks::{PRE_EXECUTE, PostExecuteInput};
+use tack_core::plugin::{Plugin, PluginContext, PluginError};
+use tack_core::policy::PreDecision;
+use tack_core::tool::{DeferredContext, ToolExecution};
+
+use crate::config::HookEvent;
+use crate::hooks::Hooks;
+use crate::names::{ToolNames, claude_name, from_claude_input, to_claude_input};
+
+/// The plugin's name.
+pub const PLUGIN_NAME: &str = "hooks";
+
+/// The name of its `tools/pre-execute` and `tools/post-execute` listeners
+/// (the provenance of what a hook denied or rewrote).
+pub const LISTENER_NAME: &str = "hooks";
+
+/// The source of the context hooks add.
+pub const CONTEXT_SOURCE: &str = "hooks";
+
+impl Plugin for Hooks {
+    fn name(&self) -> &str {
+        PLUGIN_NAME
+    }
+
+    fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+        // Outer: the hooks see the call first, and the policies inside them
+        // judge the arguments a hook rewrote.
+        let spec = ListenerSpec::new(LISTENER_NAME).with_priority(Priority::EARLY);
+        if self.handles(HookEvent::PreToolUse) {
+            let hooks = self.clone();
+            let _ = cx
+                .hooks()
+                .pre_execute()
+                .tap(spec.clone(), move |exec, next| {
+                    let hooks = hooks.clone();
+                    async move {
+                        match hooks.pre_tool_use(&exec).await {
+                            None => next.run(exec).await,
+                            Some(ours) if ours.is_deny() => ours,
+                            Some(ours) => {
+                                let rest = match ours.rewritten_arguments() {
+                                    Some(arguments) => {
+                                        Arc::new(exec.with_rewritten_arguments(arguments.clone()))
+                                    }
+                                    None => exec,
+                                };
+                                ours.stricter(next.run(rest).await)
+                            }
+                        }
+                    }
+                });
+        }
+        if self.handles(HookEvent::PostToolUse) {
+            let hooks = self.clone();
+            let _ = cx
+                .hooks()
+                .post_execute()
+                .tap(spec, move |input: PostExecuteInput, next| {
+                    let hooks = hooks.clone();
+                    async move {
+                        let ours = hooks.post_tool_use(&input).await;
+                        let mut decision = next.run(input).await;
+                        if let Some(feedback) = ours.block {
+                            decision = decision.block(feedback);
+                        }
+                        for context in ours.context {
+                            decision = decision.add_context(
+                                DeferredContext::text_note(context).with_source(CONTEXT_SOURCE),
+                            );
+                        }
+                        decision
+                    }
+                });
+        }
+        Ok(())
+    }
+}
+
+/// What the `PostToolUse` hooks said.
+#[derive(Default)]
+struct PostAnswer {
+    block: Option<String>,
+    context: Vec<String>,
+}
+
+impl Hooks {
+    fn tool_view(&self, exec: &ToolExecution) -> (String, Value) {
+        let session = self.session();
+        match session.names {
+            ToolNames::Tack => (exec.name().to_owned(), (**exec.arguments()).clone()),
+            _ => (
+                claude_name(exec.name()).to_owned(),
+                to_claude_input(exec.name(), exec.arguments(), &session.cwd),
+            ),
+        }
+    }
+
+    fn names<'a>(&self, exec: &'a ToolExecution, shown: &'a str) -> Vec<&'a str> {
+        if self.session().names == ToolNames::Tack || shown == exec.name() {
+            vec![exec.name()]
+        } else {
+            vec![shown, exec.name()]
+        }
+    }
+
+    /// `PreToolUse`: `None` when no hook matched the tool.
+    async fn pre_tool_use(&self, exec: &ToolExecution) -> Option<PreDecision> {
+        let (shown, input) = self.tool_view(exec);
+        let hooks = self
+            .inner
+            .matching(HookEvent::PreToolUse, &self.names(exec, &shown));
+        if hooks.is_empty() {
+            return None;
+        }
+        let mut fields = Map::new();
+        fields.insert("tool_name".into(), shown.clone().into());
+        fields.insert("tool_input".into(), input);
+        fields.insert("tool_use_id".into(), exec.call_id().to_string().into());
+        let answers = self.inner.fire(HookEvent::PreToolUse, hooks, fields).await;
+        let mut denies = Vec::new();
+        let mut asks = Vec::new();
+        let mut rewrites: Vec<(String, Value)> = Vec::new();
+        for answer in &answers {
+            if let Some(reason) = &answer.blocking {
+                denies.push(reason.clone());
+                continue;
+            }
+            if answer.stops() {
+                denies.push(answer.field("stopReason").map_or_else(
+                    || format!("the PreToolUse hook `{}` stopped the call", answer.command),
+                    str::to_owned,
+                ));
+                continue;
+            }
+            let reason = answer
+                .specific("permissionDecisionReason")
+                .and_then(Value::as_str)
+                .or_else(|| answer.field("reason"));
+            let decision = answer
+                .specific("permissionDecision")
+                .and_then(Value::as_str)
+                .or(match answer.field("decision") {
+                    Some("block") => Some("deny"),
+                    Some("approve") => Some("allow"),
+                    _ => None,
+                });
+            let because = |what: &str| {
+                reason.map_or_else(
+                    || {
+                        format!(
+                            "the PreToolUse hook `{}` {what} tool `{shown}`",
+                            answer.command
+                        )
+                    },
+                    str::to_owned,
+                )
+            };
+            match decision {
+                Some("deny") => {
+                    denies.push(because("denied"));
+                    continue;
+                }
+                Some("ask") => asks.push(because("asks before running")),
+                Some("allow") | None => {}
+                Some(other) => self.inner.report(
+                    HookEvent::PreToolUse,
+                    &answer.command,
+                    crate::ReportLevel::Warning,
+                    format!("unknown permissionDecision `{other}` (allow, deny or ask); ignored"),
+                ),
+            }
+            if let Some(updated) = answer.specific("updatedInput") {
+                rewrites.push((answer.command.clone(), updated.clone()));
+            }
+        }
+        if !denies.is_empty() {
+            return Some(PreDecision::deny(denies.join("; ")));
+        }
+        let decision = if asks.is_empty() {
+            PreDecision::allow()
+        } else {
+            PreDecision::ask(asks.join("; "))
+        };
+        let Some((first, updated)) = rewrites.first() else {
+            return Some(decision);
+        };
+        if let Some((other, _)) = rewrites.iter().find(|(_, u)| u != updated) {
+            return Some(PreDecision::deny(format!(
+                "the PreToolUse hooks `{first}` and `{other}` rewrote the input of tool `{shown}` \
+                 differently; the call was not run"
+            )));
+        }
+        let arguments = match self.session().names {
+            ToolNames::Tack => updated.clone(),
+            _ => from_claude_input(exec.name(), updated, &self.session().cwd),
+        };
+        Some(
+            decision
+                .with_arguments(arguments)
+                .with_rewritten_by(Provenance::listener(PRE_EXECUTE, LISTENER_NAME)),
+        )
+    }
+
+    /// `PostToolUse`, for calls whose tool ran and succeeded.
+    async fn post_tool_use(&self, input: &PostExecuteInput) -> PostAnswer {
+        let (Some(exec), Some(value)) = (&input.execution, input.outcome.value()) else {
+            return PostAnswer::default();
+        };
+        let (shown, tool_input) = self.tool_view(exec);
+        let hooks = self
+            .inner
+            .matching(HookEvent::PostToolUse, &self.names(exec, &shown));
+        if hooks.is_empty() {
+            return PostAnswer::default();
+        }
+        let mut fields = Map::new();
+        fields.insert("tool_name".into(), shown.clone().into());
+        fields.insert("tool_input".into(), tool_input);
+        fields.insert("tool_response".into(), (**value).clone());
+        fields.insert("tool_use_id".into(), exec.call_id().to_string().into());
+        let answers = self.inner.fire(HookEvent::PostToolUse, hooks, fields).await;
+        let mut post = PostAnswer::default();
+        let mut withheld = Vec::new();
+        for answer in &answers {
+            let feedback = if let Some(reason) = &answer.blocking {
+                if answer.failed_closed {
+                    // A fail-closed error: the result is withheld.
+                    withheld.push(reason.clone());
+                    continue;
+                }
+                Some(reason.clone())
+            } else if answer.field("decision") == Some("block") {
+                Some(answer.field("reason").map_or_else(
+                    || {
+                        format!(
+                            "the PostToolUse hook `{}` objected to this result",
+                            answer.command
+                        )
+                    },
+                    str::to_owned,
+                ))
+            } else {
+                None
+            };
+            if let Some(feedback) = feedback {
+                post.context.push(format!(
+                    "PostToolUse hook feedback on the `{shown}` call {}: {feedback}",
+                    exec.call_id()
+                ));
+            }
+            if let Some(context) = answer.specific("additionalContext").and_then(Value::as_str) {
+                post.context.push(context.to_owned());
+            }
+        }
+        if !withheld.is_empty() {
+            post.block = Some(withheld.join("; "));
+        }
+        post
+    }
+}

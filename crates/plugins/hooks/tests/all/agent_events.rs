@@ -1,0 +1,96 @@
+//! The agent events: UserPromptSubmit, Stop, SessionStart, SessionEnd,
+//! Notification.
+
+use serde_json::json;
+
+use crate::harness::*;
+
+#[tokio::test]
+async fn user_prompt_submit_adds_context_or_blocks() {
+    let script = r#"#!/usr/bin/env python3
+import json, sys
+data = json.load(sys.stdin)
+if "password" in data["prompt"]:
+    print(json.dumps({"decision": "block", "reason": "prompts must not contain passwords"}))
+else:
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+        "additionalContext": "The current sprint ends Friday."}}))
+"#;
+    if !python() {
+        return;
+    }
+    let bed = Bed::new(&[("prompt.py", script)], |d| {
+        one("UserPromptSubmit", "", format!("{}/prompt.py", d.display()))
+    });
+    let check = bed.hooks.user_prompt_submit("plan the work").await;
+    assert_eq!(check.blocked, None);
+    assert_eq!(check.context, ["The current sprint ends Friday."]);
+    let check = bed.hooks.user_prompt_submit("my password is hunter2").await;
+    assert_eq!(
+        check.blocked.as_deref(),
+        Some("prompts must not contain passwords")
+    );
+    // Plain text on exit 0 is context too; exit 2 blocks with stderr.
+    let bed = Bed::new(&[], |_| {
+        one("UserPromptSubmit", "", "echo plain context".into())
+    });
+    assert_eq!(
+        bed.hooks.user_prompt_submit("x").await.context,
+        ["plain context"]
+    );
+    let bed = Bed::new(&[], |_| {
+        one("UserPromptSubmit", "", "echo nope >&2; exit 2".into())
+    });
+    assert_eq!(
+        bed.hooks.user_prompt_submit("x").await.blocked.as_deref(),
+        Some("nope")
+    );
+}
+
+#[tokio::test]
+async fn a_stop_hook_keeps_the_agent_going_once() {
+    let script = r#"#!/bin/sh
+input=$(cat)
+case "$input" in
+  *'"stop_hook_active":true'*) exit 0 ;;
+esac
+echo '{"decision": "block", "reason": "Run the tests before you finish."}'
+"#;
+    let bed = Bed::new(&[("stop.sh", script)], |d| {
+        one("Stop", "", format!("{}/stop.sh", d.display()))
+    });
+    assert_eq!(
+        bed.hooks.stop(false).await.as_deref(),
+        Some("Run the tests before you finish.")
+    );
+    assert_eq!(bed.hooks.stop(true).await, None);
+}
+
+#[tokio::test]
+async fn session_start_end_and_notification_follow_the_protocol() {
+    let bed = Bed::new(&[], |_| {
+        json!({"hooks": {
+            "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo 'branch: main'"}]}],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": "cat > \"$TACK_PROJECT_DIR/end.json\""}]}],
+            "Notification": [{"hooks": [{"type": "command", "command": "cat > \"$TACK_PROJECT_DIR/note.json\""}]}]
+        }})
+    });
+    assert_eq!(bed.hooks.session_start("startup").await, ["branch: main"]);
+    assert!(
+        bed.hooks.session_start("resume").await.is_empty(),
+        "the matcher is on the source"
+    );
+    bed.hooks.session_end("exit").await;
+    let end: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(bed.path().join("end.json")).unwrap())
+            .unwrap();
+    assert_eq!(end["hook_event_name"], "SessionEnd");
+    assert_eq!(end["reason"], "exit");
+    bed.hooks
+        .notification("permission_prompt", "tack needs your approval to run bash")
+        .await;
+    let note: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(bed.path().join("note.json")).unwrap())
+            .unwrap();
+    assert_eq!(note["message"], "tack needs your approval to run bash");
+}

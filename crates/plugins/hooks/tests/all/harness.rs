@@ -1,0 +1,157 @@
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tack_core::host::PluginHost;
+use tack_core::tool::{Outcome, OutputSpec, ToolCall, ToolDefinition};
+use tack_hooks::{HookReport, HookSession, Hooks, HooksConfig, ToolNames};
+use tack_pipeline::ToolRegistry;
+use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
+
+pub struct Bed {
+    pub dir: TempDir,
+    pub registry: ToolRegistry,
+    pub runs: Arc<AtomicUsize>,
+    pub seen: Arc<Mutex<Vec<Value>>>,
+    pub reports: Arc<Mutex<Vec<HookReport>>>,
+    pub hooks: Hooks,
+    _footprint: Box<dyn std::any::Any>,
+}
+
+pub fn python() -> bool {
+    std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A tool with the given schema that records the arguments it ran with.
+fn recording(
+    name: &str,
+    schema: Value,
+    runs: &Arc<AtomicUsize>,
+    seen: &Arc<Mutex<Vec<Value>>>,
+) -> ToolDefinition {
+    let runs = runs.clone();
+    let seen = seen.clone();
+    ToolDefinition::builder(name)
+        .description("Records its arguments.")
+        .input_schema(schema)
+        .output(OutputSpec::new(json!({})))
+        .handler(move |args: Arc<Value>, _cx| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            seen.lock().unwrap().push((*args).clone());
+            async move { Ok(json!({"ran": *args})) }
+        })
+        .build()
+        .unwrap()
+}
+
+impl Bed {
+    /// A workspace with `scripts` (name, body; made executable) and the
+    /// settings `settings(dir)`.
+    pub fn new(scripts: &[(&str, &str)], settings: impl FnOnce(&Path) -> Value) -> Self {
+        Self::with_names(scripts, settings, ToolNames::ClaudeCode)
+    }
+
+    pub fn with_names(
+        scripts: &[(&str, &str)],
+        settings: impl FnOnce(&Path) -> Value,
+        names: ToolNames,
+    ) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, body) in scripts {
+            write_script(&dir.path().join(name), body);
+        }
+        let config = HooksConfig::from_settings(&settings(dir.path()), None).unwrap();
+        let reports = Arc::new(Mutex::new(Vec::new()));
+        let sink = reports.clone();
+        let session = HookSession::new("session-1", dir.path())
+            .with_transcript(dir.path().join("log.jsonl"))
+            .with_names(names);
+        let hooks = Hooks::with_reporter(
+            config,
+            session,
+            Arc::new(move |r: &HookReport| sink.lock().unwrap().push(r.clone())),
+        );
+        let registry = ToolRegistry::new();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let bash = recording(
+            "bash",
+            json!({"type": "object", "properties": {"command": {"type": "string"}, "timeout_ms": {"type": "integer", "minimum": 1}},
+                   "required": ["command"], "additionalProperties": false}),
+            &runs,
+            &seen,
+        );
+        let write = recording(
+            "write_file",
+            json!({"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                   "required": ["path", "content"], "additionalProperties": false}),
+            &runs,
+            &seen,
+        );
+        let edit = recording(
+            "edit_file",
+            json!({"type": "object", "properties": {"path": {"type": "string"}, "old_string": {"type": "string"},
+                   "new_string": {"type": "string"}, "replace_all": {"type": "boolean"}},
+                   "required": ["path", "old_string", "new_string"], "additionalProperties": false}),
+            &runs,
+            &seen,
+        );
+        let d1 = registry.register(bash).unwrap();
+        let d2 = registry.register(write).unwrap();
+        let d3 = registry.register(edit).unwrap();
+        let mut host = PluginHost::new(registry.hooks(), registry.capabilities(), &registry);
+        host.install(&hooks).unwrap();
+        let footprint = host.into_disposables();
+        Self {
+            dir,
+            registry,
+            runs,
+            seen,
+            reports,
+            hooks,
+            _footprint: Box::new((footprint, d1, d2, d3)),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub async fn call(&self, tool: &str, args: Value) -> Arc<Outcome> {
+        self.registry
+            .execute(
+                ToolCall::new("call-1", tool, args.to_string()),
+                CancellationToken::new(),
+            )
+            .await
+    }
+
+    pub fn runs(&self) -> usize {
+        self.runs.load(Ordering::SeqCst)
+    }
+
+    pub fn reports(&self) -> Vec<String> {
+        self.reports
+            .lock()
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+}
+
+pub fn write_script(path: &PathBuf, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Settings with one group: `event`, `matcher`, the command `command`.
+pub fn one(event: &str, matcher: &str, command: String) -> Value {
+    json!({"hooks": {event: [{"matcher": matcher, "hooks": [{"type": "command", "command": command}]}]}})
+}

@@ -1,0 +1,13 @@
+//! Integration tests of tack-hooks: real hook scripts (shell and Python)
+//! written to Claude Code's protocol, run on a real pipeline.
+#![allow(clippy::unwrap_used)]
+#![allow(missing_docs)]
+
+mod harness;
+
+mod agent_events;
+mod bad_input;
+mod config;
+mod names;
+mod post_tool_use;
+mod pre_tool_use;
