@@ -17,6 +17,7 @@ mod client;
 mod config;
 mod error;
 mod names;
+mod server;
 
 pub use client::mapping::{
     MAX_SCHEMA_BYTES, PERMISSIVE_OUTPUT, content_block, content_blocks, tier_from_annotations,
@@ -25,3 +26,6 @@ pub use client::{ClientOptions, McpPlugin, PLUGIN_NAME};
 pub use config::{McpConfig, ServerConfig};
 pub use error::McpError;
 pub use names::{server_prefix, tack_tool_name};
+pub use server::{
+    HttpOptions, McpServer, ToolSource, annotations_for, outcome_result, serve_http, tool_json,
+};

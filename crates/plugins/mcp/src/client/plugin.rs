@@ -1,11 +1,10 @@
 //! The plugin: connects the configured servers and registers their tools.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tack_core::hook::Disposer;
 use tack_core::plugin::{Plugin, PluginContext, PluginError, ToolRegistrar};
-use tack_core::tool::ToolDefinition;
 
 use super::server::Server;
 use crate::config::McpConfig;
@@ -74,7 +73,6 @@ impl ClientOptions {
 /// every server and disposes its tools.
 pub struct McpPlugin {
     servers: Vec<Arc<Server>>,
-    pending: Mutex<Vec<(Arc<Server>, Vec<ToolDefinition>)>>,
     failures: Vec<McpError>,
     registrar: Arc<dyn ToolRegistrar>,
 }
@@ -104,22 +102,21 @@ impl McpPlugin {
             server.list_definitions().await
         }))
         .await;
-        let mut pending = Vec::new();
         let mut failures = Vec::new();
         for (server, result) in servers.iter().zip(started) {
             match result {
-                Ok(definitions) => pending.push((Arc::clone(server), definitions)),
+                // Kept for install (unless a tools/list_changed brought a newer list).
+                Ok(definitions) => server.replace_tools(definitions),
+                // Still installed: a call restarts it (with backoff).
                 Err(e) => {
                     tracing::warn!(server = %server.name, "{e}");
                     failures.push(e);
-                    // Still installed: a call restarts it (with backoff).
-                    pending.push((Arc::clone(server), Vec::new()));
+                    0
                 }
-            }
+            };
         }
         Self {
             servers,
-            pending: Mutex::new(pending),
             failures,
             registrar,
         }
@@ -155,15 +152,8 @@ impl Plugin for McpPlugin {
     }
 
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let pending = std::mem::take(
-            &mut *self
-                .pending
-                .lock()
-                .map_err(|_| PluginError::install(PLUGIN_NAME, "state poisoned"))?,
-        );
-        for (server, definitions) in pending {
-            server.set_registrar(Arc::clone(&self.registrar));
-            server.replace_tools(definitions);
+        for server in &self.servers {
+            server.install(Arc::clone(&self.registrar));
         }
         let servers = self.servers.clone();
         cx.keep(Disposer::new(move || {

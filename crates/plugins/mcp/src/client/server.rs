@@ -70,6 +70,8 @@ pub(crate) struct Server {
     conn: tokio::sync::Mutex<Conn>,
     registered: Mutex<Registered>,
     registrar: Mutex<Option<Arc<dyn ToolRegistrar>>>,
+    /// The newest tool list seen before the plugin was installed.
+    pending: Mutex<Vec<ToolDefinition>>,
     /// Serializes re-registrations.
     refreshing: tokio::sync::Mutex<()>,
     stderr: Arc<Mutex<VecDeque<String>>>,
@@ -150,6 +152,7 @@ impl Server {
             }),
             registered: Mutex::new(Registered::default()),
             registrar: Mutex::new(None),
+            pending: Mutex::new(Vec::new()),
             refreshing: tokio::sync::Mutex::new(()),
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             stopped: CancellationToken::new(),
@@ -376,10 +379,18 @@ impl Server {
         }
     }
 
-    pub(crate) fn set_registrar(&self, registrar: Arc<dyn ToolRegistrar>) {
+    /// Installs: registers the newest tool list through `registrar` (which
+    /// serves every later re-registration too).
+    pub(crate) fn install(&self, registrar: Arc<dyn ToolRegistrar>) {
         if let Ok(mut slot) = self.registrar.lock() {
             *slot = Some(registrar);
         }
+        let pending = self
+            .pending
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default();
+        self.replace_tools(pending);
     }
 
     /// The tools the server lists, as JSON.
@@ -577,6 +588,10 @@ impl Server {
     /// A tool the registry refuses is skipped with a warning naming it.
     pub(crate) fn replace_tools(&self, definitions: Vec<ToolDefinition>) -> usize {
         let Some(registrar) = self.registrar.lock().ok().and_then(|r| r.clone()) else {
+            // Not installed yet: installing registers the newest list.
+            if let Ok(mut pending) = self.pending.lock() {
+                *pending = definitions;
+            }
             return 0;
         };
         if self.stopped.is_cancelled() {

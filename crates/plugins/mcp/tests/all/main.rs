@@ -1,5 +1,7 @@
 //! tack-mcp against implementations nobody here wrote (the npm reference
-//! servers and the TypeScript SDK), and against bad peers.
+//! servers and the TypeScript SDK), against itself, and against bad peers.
 
 mod client_everything;
+mod fixture;
 mod node;
+mod roundtrip;
