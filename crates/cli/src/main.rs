@@ -7,6 +7,7 @@ mod args;
 mod commands;
 mod exit;
 mod interrupt;
+mod mcp;
 mod output;
 mod prompt;
 mod prompter;
@@ -30,6 +31,7 @@ async fn main() -> ExitCode {
         Command::Replay(replay) => commands::replay::replay(&replay),
         Command::Plugins => commands::plugins::plugins(),
         Command::Config(config) => commands::config::config(&config),
+        Command::Mcp(args::McpCommand::Serve(serve)) => commands::mcp::serve(serve).await,
     };
     match result {
         Ok(code) => code,

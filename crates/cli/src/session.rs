@@ -109,7 +109,7 @@ fn session_log(log: Option<&Path>, workspace: &Path) -> Result<SessionLog, Strin
 
 /// Builds a session from the options. `interactive` asks approvals on the
 /// terminal when stdin is one.
-pub fn open(args: &SessionArgs) -> Result<Session, String> {
+pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     let root = workspace(args.workspace.as_deref())?;
     let settings = Settings::load(&root, args)?;
     let mode = settings.mode.value;
@@ -192,12 +192,17 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         .approver(Arc::new(LoggedApprover::new(inner, bus.clone())))
         .build();
 
-    let plugins = PluginSet::over(registry.clone())
+    let mcp = crate::mcp::client(&root, args, &settings, &registry).await?;
+    let mut plugins = PluginSet::over(registry.clone())
         .with(timeout)
         .with(permission)
         .with(sandbox)
         .with(BuiltinTools)
-        .with(code_mode)
+        .with(code_mode);
+    if let Some(mcp) = mcp {
+        plugins = plugins.with(mcp);
+    }
+    let plugins = plugins
         .build()
         .map_err(|e| format!("cannot install the plugins: {e}"))?;
     let prompt = SystemPrompt::build(args.system_prompt.as_deref(), &root)?;

@@ -8,6 +8,7 @@ mod command_rules;
 mod demo;
 mod hardening;
 mod interrupt;
+mod mcp;
 mod models;
 mod policy;
 mod replay;
