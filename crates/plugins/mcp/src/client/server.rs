@@ -47,21 +47,24 @@ enum Conn {
     Stopped,
 }
 
-/// The tools of a server that are registered now.
+/// The tools of a server that are registered now, by tack name, with the
+/// MCP tool they were built from (an unchanged tool keeps its registration
+/// across re-registrations).
 #[derive(Default)]
 struct Registered {
-    disposers: Vec<Disposer>,
-    names: Vec<String>,
+    tools: std::collections::BTreeMap<String, (Value, Disposer)>,
 }
 
 impl Registered {
     fn dispose(&mut self) {
-        for d in self.disposers.drain(..) {
+        for (_, (_, d)) in std::mem::take(&mut self.tools) {
             d.dispose();
         }
-        self.names.clear();
     }
 }
+
+/// A tool definition with the MCP tool it was built from.
+pub(crate) type Built = (Value, ToolDefinition);
 
 pub(crate) struct Server {
     pub(crate) name: String,
@@ -71,7 +74,7 @@ pub(crate) struct Server {
     registered: Mutex<Registered>,
     registrar: Mutex<Option<Arc<dyn ToolRegistrar>>>,
     /// The newest tool list seen before the plugin was installed.
-    pending: Mutex<Vec<ToolDefinition>>,
+    pending: Mutex<Vec<Built>>,
     /// Serializes re-registrations.
     refreshing: tokio::sync::Mutex<()>,
     stderr: Arc<Mutex<VecDeque<String>>>,
@@ -428,7 +431,7 @@ impl Server {
 
     /// Builds the definitions of the listed tools. A tool that cannot be
     /// used (schema bomb, bad schema) is skipped with a warning naming it.
-    fn definitions(&self, tools: &[Value]) -> Vec<ToolDefinition> {
+    fn definitions(&self, tools: &[Value]) -> Vec<Built> {
         let originals: Vec<&str> = tools
             .iter()
             .map(|t| t.get("name").and_then(Value::as_str).unwrap_or(""))
@@ -437,7 +440,7 @@ impl Server {
         let mut out = Vec::new();
         for ((tool, original), tack_name) in tools.iter().zip(&originals).zip(names) {
             match self.definition(&tack_name, original, tool) {
-                Ok(def) => out.push(def),
+                Ok(def) => out.push((tool.clone(), def)),
                 Err(reason) => tracing::warn!(
                     server = %self.name,
                     tool = %original,
@@ -569,7 +572,7 @@ impl Server {
     }
 
     /// Lists the tools and builds their definitions.
-    pub(crate) async fn list_definitions(&self) -> Result<Vec<ToolDefinition>, McpError> {
+    pub(crate) async fn list_definitions(&self) -> Result<Vec<Built>, McpError> {
         let tools = self.list_tools().await?;
         Ok(self.definitions(&tools))
     }
@@ -582,11 +585,12 @@ impl Server {
         Ok(self.replace_tools(definitions))
     }
 
-    /// Replaces the registered tools by `definitions`: the new set is built
-    /// and checked before, then the old one is disposed and the new one
-    /// registered under one lock (no other re-registration interleaves).
+    /// Replaces the registered tools by `definitions`, under one lock (no
+    /// other re-registration interleaves): a tool whose MCP definition is
+    /// unchanged keeps its registration (calls in flight are untouched), a
+    /// removed or changed one is disposed, a new or changed one registered.
     /// A tool the registry refuses is skipped with a warning naming it.
-    pub(crate) fn replace_tools(&self, definitions: Vec<ToolDefinition>) -> usize {
+    pub(crate) fn replace_tools(&self, definitions: Vec<Built>) -> usize {
         let Some(registrar) = self.registrar.lock().ok().and_then(|r| r.clone()) else {
             // Not installed yet: installing registers the newest list.
             if let Ok(mut pending) = self.pending.lock() {
@@ -600,22 +604,38 @@ impl Server {
         let Ok(mut registered) = self.registered.lock() else {
             return 0;
         };
-        registered.dispose();
-        let mut next = Registered::default();
-        for def in definitions {
+        let mut old = std::mem::take(&mut registered.tools);
+        let mut next = std::collections::BTreeMap::new();
+        let mut fresh = Vec::new();
+        for (source, def) in definitions {
+            let name = def.name().as_str().to_owned();
+            match old.remove(&name) {
+                Some((was, disposer)) if was == source => {
+                    next.insert(name, (was, disposer));
+                }
+                Some((_, disposer)) => {
+                    disposer.dispose();
+                    fresh.push((source, def));
+                }
+                None => fresh.push((source, def)),
+            }
+        }
+        for (_, (_, disposer)) in old {
+            disposer.dispose();
+        }
+        for (source, def) in fresh {
             let name = def.name().as_str().to_owned();
             match registrar.register_tool(Scope::Global, def) {
                 Ok(disposer) => {
-                    next.disposers.push(disposer);
-                    next.names.push(name);
+                    next.insert(name, (source, disposer));
                 }
                 Err(e) => {
                     tracing::warn!(server = %self.name, tool = %name, "MCP tool not registered: {e}");
                 }
             }
         }
-        let count = next.names.len();
-        *registered = next;
+        let count = next.len();
+        registered.tools = next;
         count
     }
 
@@ -623,7 +643,7 @@ impl Server {
     pub(crate) fn tool_names(&self) -> Vec<String> {
         self.registered
             .lock()
-            .map(|r| r.names.clone())
+            .map(|r| r.tools.keys().cloned().collect())
             .unwrap_or_default()
     }
 }
