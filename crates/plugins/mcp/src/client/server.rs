@@ -8,7 +8,7 @@ use std::time::Duration;
 use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
-    ProgressNotificationParam,
+    ProgressNotificationParam, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -138,7 +138,11 @@ impl ClientHandler for Handler {
             "version": env!("CARGO_PKG_VERSION")
         }))
         .unwrap_or_default();
-        ClientConfig::new(ClientCapabilities::default(), implementation)
+        let mut config = ClientConfig::new(ClientCapabilities::default(), implementation);
+        // The newest released protocol the reference servers and the
+        // conformance suite speak; a server may answer with an older one.
+        config.protocol_version = ProtocolVersion::V_2025_11_25;
+        config
     }
 }
 

@@ -5,6 +5,7 @@
 mod bad_peers;
 
 mod client_everything;
+mod conformance;
 mod fixture;
 mod node;
 mod roundtrip;
