@@ -293,3 +293,109 @@ fn tack_mcp_serve_on_stdio_lists_and_calls_tools_through_the_policy() {
     assert_eq!(results.len(), 2, "{results:?}");
     assert_eq!(results[1]["error"]["code"], "DENIED");
 }
+
+/// Runs the TypeScript SDK client fixture; its JSON report.
+fn ts_client(test: &str, args: &[String]) -> Option<Value> {
+    let node = node_bin("node", test)?;
+    let sdk = node.parent()?.parent()?.join("@modelcontextprotocol/sdk");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mcp_ts_client.mjs"
+    );
+    let out = std::process::Command::new(node)
+        .arg(script)
+        .arg(sdk)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+fn check_ts_report(report: &Value, ws: &std::path::Path) {
+    let tools = report["tools"].as_array().unwrap();
+    let read = tools.iter().find(|t| t["name"] == "read_file").unwrap();
+    assert_eq!(read["annotations"]["readOnlyHint"], true, "{report}");
+    assert_eq!(report["read"]["isError"], false, "{report}");
+    assert!(report["read"].to_string().contains("alpha"), "{report}");
+    assert_eq!(report["write"]["isError"], true, "{report}");
+    assert!(report["write"].to_string().contains("DENIED"), "{report}");
+    assert!(!ws.join("b.txt").exists());
+    assert!(
+        report["unknown"].as_str().unwrap().contains("unknown tool"),
+        "{report}"
+    );
+}
+
+#[test]
+fn the_typescript_sdk_client_drives_tack_mcp_serve_over_stdio() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
+    let log = log_in(&dir, "ts-stdio");
+    let tack_bin = assert_cmd::cargo::cargo_bin("tack");
+    let Some(report) = ts_client(
+        "ts_sdk_stdio",
+        &[
+            "stdio".into(),
+            tack_bin.display().to_string(),
+            ws.display().to_string(),
+            log.display().to_string(),
+        ],
+    ) else {
+        return;
+    };
+    check_ts_report(&report, &ws);
+    assert_eq!(of_type(&log, "tool/result").len(), 2);
+}
+
+#[test]
+fn the_typescript_sdk_client_drives_tack_mcp_serve_over_http_with_a_token() {
+    if node_bin("node", "ts_sdk_http").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
+    let log = log_in(&dir, "ts-http");
+    let mut server = std::process::Command::new(assert_cmd::cargo::cargo_bin("tack"))
+        .args([
+            "mcp",
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--mode",
+            "read-only",
+            "--log",
+        ])
+        .arg(&log)
+        .arg("--workspace")
+        .arg(&ws)
+        .env("TACK_MCP_TOKEN", "t0ken")
+        .env("XDG_STATE_HOME", dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let url = loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the server ended early"
+        );
+        if let Some(url) = line.trim().strip_prefix("tack: MCP endpoint ") {
+            break url.to_owned();
+        }
+    };
+    let report = ts_client("ts_sdk_http", &["http".into(), url, "t0ken".into()]);
+    server.kill().unwrap();
+    let _ = server.wait();
+    check_ts_report(&report.unwrap(), &ws);
+    assert_eq!(of_type(&log, "tool/result").len(), 2);
+}
