@@ -15,7 +15,7 @@ use serde::Deserialize;
 use crate::error::McpError;
 
 /// How to reach one MCP server.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum ServerConfig {
     /// A child process speaking MCP on its stdin and stdout.
@@ -35,6 +35,12 @@ pub enum ServerConfig {
         url: String,
         /// Headers sent with every request (e.g. `Authorization`).
         headers: BTreeMap<String, String>,
+    },
+    /// A tack [`McpServer`](crate::McpServer) in this process, reached over
+    /// an in-memory pipe (for tests and benchmarks; not in `.mcp.json`).
+    InProcess {
+        /// The server.
+        server: crate::McpServer,
     },
 }
 
@@ -70,7 +76,7 @@ impl ServerConfig {
 /// let err = McpConfig::from_json(r#"{"mcpServers": {"x": {"type": "sse", "url": "http://h"}}}"#).unwrap_err();
 /// assert!(err.to_string().contains("`x`"), "{err}");
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct McpConfig {
     servers: BTreeMap<String, ServerConfig>,
 }

@@ -232,6 +232,19 @@ impl Server {
                         .await
                         .map_err(|e| self.start_error(format!("initialization failed: {e}")))
                 }
+                ServerConfig::InProcess { server } => {
+                    let (client_side, server_side) = tokio::io::duplex(1 << 20);
+                    let server = server.clone();
+                    tokio::spawn(async move {
+                        if let Ok(running) = server.serve(server_side).await {
+                            let _ = running.waiting().await;
+                        }
+                    });
+                    handler
+                        .serve(client_side)
+                        .await
+                        .map_err(|e| self.start_error(format!("initialization failed: {e}")))
+                }
                 ServerConfig::Http { url, headers } => {
                     let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
                     let mut custom = std::collections::HashMap::new();
