@@ -11,7 +11,7 @@ use tack_core::CancellationToken;
 use tack_core::capability::ToolDispatcher;
 use tack_core::policy::ApprovalService;
 use tack_core::tool::{Outcome, ToolCall};
-use tack_mcp::{HttpOptions, McpServer, serve_http};
+use tack_mcp::{CallPeers, ElicitingApprover, HttpOptions, McpServer, serve_http};
 use tack_permission::{Permission, RuleSet};
 use tack_pipeline::ToolRegistry;
 use tack_sandbox::{Sandbox, SandboxPolicy};
@@ -85,13 +85,16 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     for sourced in &settings.rules {
         rules.push(sourced.rule.clone());
     }
-    // No one can be asked from here: the mode decides, with a reason that
-    // says how to change it.
     let reason = format!(
-        "tack mcp serve cannot ask anyone in mode `{}`; restart it with --mode accept-edits (file edits) or --mode allow-all (commands too), or add an allow rule",
+        "the MCP client cannot be asked (it does not support elicitation) in mode `{}`; restart tack mcp serve with --mode accept-edits (file edits) or --mode allow-all (commands too), or add an allow rule",
         mode.as_str()
     );
-    let approver: Arc<dyn ApprovalService> = Arc::new(UnattendedApprover::new(reason));
+    // A client that supports elicitation is asked; for any other the mode
+    // decides, with a reason that says how to change it.
+    let peers = CallPeers::default();
+    let unattended: Arc<dyn ApprovalService> = Arc::new(UnattendedApprover::new(reason));
+    let approver: Arc<dyn ApprovalService> =
+        Arc::new(ElicitingApprover::new(peers.clone(), unattended));
     let permission = Permission::builder()
         .mode(mode)
         .rules(rules)
@@ -116,7 +119,8 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
                 .map(|t| t.definition().clone())
                 .collect()
         }),
-    );
+    )
+    .with_call_peers(peers);
     eprintln!("tack: serving MCP; session log {}", log_path.display());
     let token = args.token.or_else(|| {
         std::env::var("TACK_MCP_TOKEN")

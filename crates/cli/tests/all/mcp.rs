@@ -399,3 +399,31 @@ fn the_typescript_sdk_client_drives_tack_mcp_serve_over_http_with_a_token() {
     check_ts_report(&report.unwrap(), &ws);
     assert_eq!(of_type(&log, "tool/result").len(), 2);
 }
+
+#[test]
+fn approvals_are_asked_of_a_client_that_supports_elicitation() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
+    let log = log_in(&dir, "ts-ask");
+    let tack_bin = assert_cmd::cargo::cargo_bin("tack");
+    let Some(report) = ts_client(
+        "ts_sdk_elicitation",
+        &[
+            "stdio-ask".into(),
+            tack_bin.display().to_string(),
+            ws.display().to_string(),
+            log.display().to_string(),
+        ],
+    ) else {
+        return;
+    };
+    // In mode ask the write needs approval: the client was asked and said yes.
+    assert_eq!(report["write"]["isError"], false, "{report}");
+    assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "x");
+    assert!(report["elicited"].as_u64().unwrap() >= 1, "{report}");
+    assert_eq!(
+        of_type(&log, "approval/outcome").len(),
+        report["elicited"].as_u64().unwrap() as usize
+    );
+}

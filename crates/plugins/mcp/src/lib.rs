@@ -27,5 +27,6 @@ pub use config::{McpConfig, ServerConfig};
 pub use error::McpError;
 pub use names::{server_prefix, tack_tool_name};
 pub use server::{
-    HttpOptions, McpServer, ToolSource, annotations_for, outcome_result, serve_http, tool_json,
+    CallPeers, ElicitingApprover, HttpOptions, McpServer, ToolSource, annotations_for,
+    outcome_result, serve_http, tool_json,
 };

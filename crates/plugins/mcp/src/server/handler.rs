@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use tack_core::capability::ToolDispatcher;
 use tack_core::tool::{ErrorCode, ToolCall, ToolDefinition};
 
+use super::approval::CallPeers;
 use super::mapping::{outcome_result, tool_json};
 
 /// The tools to serve, asked for at every `tools/list` and `tools/call`
@@ -32,6 +33,7 @@ pub struct McpServer {
     tools: ToolSource,
     name: String,
     next_id: Arc<AtomicU64>,
+    peers: CallPeers,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -50,7 +52,15 @@ impl McpServer {
             tools,
             name: "tack".to_owned(),
             next_id: Arc::new(AtomicU64::new(1)),
+            peers: CallPeers::default(),
         }
+    }
+
+    /// Records, while each call runs, the client session it came from, for
+    /// an [`ElicitingApprover`](crate::ElicitingApprover) over `peers`.
+    pub fn with_call_peers(mut self, peers: CallPeers) -> Self {
+        self.peers = peers;
+        self
     }
 
     /// Sets the name the server gives in `initialize`.
@@ -136,8 +146,11 @@ impl ServerHandler for McpServer {
         let structured = tool_json(&definition).get("outputSchema").is_some();
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let call = ToolCall::new(format!("mcp-{id}"), name, arguments.to_string());
+        let call_id = format!("mcp-{id}");
+        let call = ToolCall::new(call_id.as_str(), name, arguments.to_string());
+        self.peers.insert(&call_id, context.peer.clone());
         let outcome = self.dispatcher.dispatch(call, context.ct.clone()).await;
+        self.peers.remove(&call_id);
         if outcome.error_code() == Some(ErrorCode::UnknownTool) {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{}`", outcome.tool),

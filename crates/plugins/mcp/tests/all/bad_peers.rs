@@ -258,3 +258,45 @@ async fn list_changed_re_registers_the_servers_tools() {
     host.plugin.shutdown().await;
     assert!(host.registry.get("mcp__c__extra", None).is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_disconnects_mid_call_leaves_the_server_serving() {
+    let cancelled = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let served = serve(
+        vec![echo(), crate::fixture::sleep(cancelled)],
+        HttpOptions::default(),
+    )
+    .await;
+    let addr = served.addr;
+    let local = addr.to_string();
+    // A session, then a long call whose connection is dropped mid-way.
+    let init = raw(addr, post(&local, "", &initialize())).await;
+    let session = init
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("mcp-session-id: ")
+                .or_else(|| l.strip_prefix("Mcp-Session-Id: "))
+        })
+        .map(|s| s.trim().to_owned());
+    let header = session
+        .map(|s| format!("Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-06-18\r\n"))
+        .unwrap_or_default();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "sleep", "arguments": {"ms": 30000}}})
+    .to_string();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(post(&local, &header, &call).as_bytes())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    drop(stream);
+    // The server goes on: a new client gets through at once.
+    let again = tokio::time::timeout(
+        Duration::from_secs(10),
+        raw(addr, post(&local, "", &initialize())),
+    )
+    .await
+    .expect("the server still answers");
+    assert!(again.starts_with("HTTP/1.1 200"), "{again}");
+}
