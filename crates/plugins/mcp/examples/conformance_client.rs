@@ -18,7 +18,7 @@ use tack_pipeline::ToolRegistry;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let Some(url) = std::env::args().last() else {
+    let Some(url) = std::env::args().next_back() else {
         eprintln!("usage: conformance_client URL");
         return ExitCode::FAILURE;
     };
