@@ -27,6 +27,8 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// The most connections served at once (more wait).
     pub max_connections: usize,
+    /// The most MCP sessions open at once; a new session past it gets 503.
+    pub max_sessions: usize,
     /// Extra `Host` names accepted besides the loopback ones
     /// (DNS-rebinding protection refuses every other `Host`).
     pub allowed_hosts: Vec<String>,
@@ -38,6 +40,7 @@ impl Default for HttpOptions {
             bearer_token: None,
             max_body_bytes: 4 * 1024 * 1024,
             max_connections: 32,
+            max_sessions: 64,
             allowed_hosts: Vec::new(),
         }
     }
@@ -92,11 +95,10 @@ pub async fn serve_http(
         .enforce_origin_validation()
         .with_max_request_body_bytes(options.max_body_bytes)
         .with_cancellation_token(shutdown.child_token());
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let sessions = Arc::new(LocalSessionManager::default());
+    let service =
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&sessions), config);
+    let max_sessions = options.max_sessions.max(1);
     let token = options
         .bearer_token
         .map(|t| Arc::<str>::from(format!("Bearer {t}")));
@@ -112,12 +114,14 @@ pub async fn serve_http(
         let service = service.clone();
         let token = token.clone();
         let shutdown = shutdown.clone();
+        let sessions = Arc::clone(&sessions);
         tokio::spawn(async move {
             let _permit = permit;
-            let handler =
-                hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
+            let handler = hyper::service::service_fn(
+                move |request: Request<hyper::body::Incoming>| {
                     let service = service.clone();
                     let token = token.clone();
+                    let sessions = Arc::clone(&sessions);
                     async move {
                         if request.uri().path() != "/mcp" {
                             return Ok::<_, Infallible>(text(
@@ -142,9 +146,20 @@ pub async fn serve_http(
                                 return Ok(response);
                             }
                         }
+                        let opens_session = request.method() == hyper::Method::POST
+                            && !request.headers().contains_key("mcp-session-id");
+                        if opens_session && sessions.sessions.read().await.len() >= max_sessions {
+                            return Ok(text(
+                                StatusCode::SERVICE_UNAVAILABLE,
+                                &format!(
+                                    "this tack MCP server has {max_sessions} sessions open, its limit: close one (DELETE /mcp with its Mcp-Session-Id) and retry"
+                                ),
+                            ));
+                        }
                         Ok(service.handle(request).await)
                     }
-                });
+                },
+            );
             let io = hyper_util::rt::TokioIo::new(stream);
             let connection =
                 hyper::server::conn::http1::Builder::new().serve_connection(io, handler);

@@ -300,3 +300,16 @@ async fn a_client_that_disconnects_mid_call_leaves_the_server_serving() {
     .expect("the server still answers");
     assert!(again.starts_with("HTTP/1.1 200"), "{again}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_past_the_limit_are_refused() {
+    let mut options = HttpOptions::default();
+    options.max_sessions = 1;
+    let served = serve(vec![echo()], options).await;
+    let local = served.addr.to_string();
+    let first = raw(served.addr, post(&local, "", &initialize())).await;
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    let second = raw(served.addr, post(&local, "", &initialize())).await;
+    assert!(second.starts_with("HTTP/1.1 503"), "{second}");
+    assert!(second.contains("limit"), "{second}");
+}
