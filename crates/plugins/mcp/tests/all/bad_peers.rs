@@ -313,3 +313,57 @@ async fn sessions_past_the_limit_are_refused() {
     assert!(second.starts_with("HTTP/1.1 503"), "{second}");
     assert!(second.contains("limit"), "{second}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uninstalling_the_plugin_disposes_the_tools_and_stops_the_servers() {
+    let Some(node) = node::bin("node", "uninstall") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bad_server.mjs");
+    let server = ServerConfig::stdio(
+        "sh",
+        [
+            "-c".to_owned(),
+            format!(
+                "echo $$ > '{}'; exec '{}' '{script}' plain",
+                pid_file.display(),
+                node.display()
+            ),
+        ],
+    );
+    let registry = ToolRegistry::new();
+    let plugin = McpPlugin::connect(
+        &McpConfig::new().with_server("u", server),
+        ClientOptions::default(),
+        std::sync::Arc::new(registry.clone()),
+    )
+    .await;
+    let mut host =
+        tack_core::plugin::PluginHost::new(registry.hooks(), registry.capabilities(), &registry);
+    host.install(&plugin).unwrap();
+    assert!(registry.get("mcp__u__work", None).is_some());
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+    assert!(proc_dir.exists());
+
+    assert!(host.uninstall(tack_mcp::PLUGIN_NAME));
+    assert!(registry.get("mcp__u__work", None).is_none());
+    // The child is gone (killed, then reaped by the transport).
+    let mut gone = false;
+    for _ in 0..100 {
+        let state = std::fs::read_to_string(proc_dir.join("stat")).unwrap_or_default();
+        if state.is_empty() || state.contains(") Z ") {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the server process {pid} still runs after uninstall");
+    let out = call(&registry, "mcp__u__work", json!({})).await;
+    assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
+}
