@@ -30,6 +30,34 @@ pub enum Command {
     Plugins,
     /// Print the effective settings and where each value came from.
     Config(SessionArgs),
+    /// The Model Context Protocol: serve tack's tools to MCP clients.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+/// `tack mcp`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Serve the workspace's tools to an MCP client: on stdin/stdout, or over
+    /// streamable HTTP with --http. Every call goes through the same policy
+    /// as a model's (permission mode, sandbox, timeout) and the session log.
+    Serve(ServeArgs),
+}
+
+/// `tack mcp serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve streamable HTTP at this address (e.g. 127.0.0.1:8765; the
+    /// endpoint is /mcp) instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// With --http: require `Authorization: Bearer TOKEN` (default: the
+    /// TACK_MCP_TOKEN environment variable, if set).
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Session options.
+    #[command(flatten)]
+    pub session: SessionArgs,
 }
 
 /// `tack run`.
@@ -98,6 +126,10 @@ pub struct SessionArgs {
     /// an SDK) or both.
     #[arg(long, value_parser = ["native", "code", "both"])]
     pub presentation: Option<String>,
+    /// An MCP configuration (`.mcp.json`'s format) whose servers' tools are
+    /// added, besides the workspace's `.mcp.json` and `mcpServers` settings.
+    #[arg(long, value_name = "FILE")]
+    pub mcp_config: Option<PathBuf>,
 }
 
 /// `tack tools`.

@@ -8,6 +8,7 @@ mod commands;
 mod exit;
 mod hooks;
 mod interrupt;
+mod mcp;
 mod output;
 mod prompt;
 mod prompter;
@@ -31,6 +32,7 @@ async fn main() -> ExitCode {
         Command::Replay(replay) => commands::replay::replay(&replay),
         Command::Plugins => commands::plugins::plugins(),
         Command::Config(config) => commands::config::config(&config),
+        Command::Mcp(args::McpCommand::Serve(serve)) => commands::mcp::serve(serve).await,
     };
     match result {
         Ok(code) => code,

@@ -132,7 +132,7 @@ fn session_log(log: Option<&Path>, workspace: &Path) -> Result<SessionLog, Strin
 
 /// Builds a session from the options. `interactive` asks approvals on the
 /// terminal when stdin is one.
-pub fn open(args: &SessionArgs) -> Result<Session, String> {
+pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     let root = workspace(args.workspace.as_deref())?;
     let settings = Settings::load(&root, args)?;
     let mode = settings.mode.value;
@@ -233,6 +233,7 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
             )),
     );
 
+    let mcp = crate::mcp::client(&root, args, &settings, &registry).await?;
     let mut plugins = PluginSet::over(registry.clone())
         .with(timeout)
         .with(permission)
@@ -241,6 +242,9 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         .with(code_mode);
     if let Some(hooks) = hooks {
         plugins = plugins.with(hooks);
+    }
+    if let Some(mcp) = mcp {
+        plugins = plugins.with(mcp);
     }
     let plugins = plugins
         .build()

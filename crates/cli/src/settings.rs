@@ -111,6 +111,9 @@ pub struct Settings {
     pub files: Vec<Origin>,
     /// The `hooks` of every layer that has some, in layer order.
     pub hooks: Vec<HookFile>,
+    /// MCP servers by name (`.mcp.json`'s shape), later layers replacing
+    /// earlier ones of the same name.
+    pub mcp_servers: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// A settings file's `hooks` (checked by `tack-hooks`).
@@ -135,6 +138,7 @@ impl Default for Settings {
             rules: Vec::new(),
             files: Vec::new(),
             hooks: Vec::new(),
+            mcp_servers: Default::default(),
         }
     }
 }
@@ -162,6 +166,8 @@ struct RawSettings {
     /// Claude Code's `hooks` object, read by `tack-hooks`.
     #[serde(default)]
     hooks: Option<serde_json::Value>,
+    #[serde(default, rename = "mcpServers")]
+    mcp_servers: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// `"permissions": {"allow": [...], "ask": [...], "deny": [...]}` in the
@@ -422,6 +428,7 @@ impl Settings {
         if let Some(v) = raw.presentation {
             self.presentation.set(v, origin.clone());
         }
+        self.mcp_servers.extend(raw.mcp_servers);
         if let Some(p) = raw.permissions {
             let lists = [
                 (
@@ -621,7 +628,7 @@ mod tests {
         let raw = parse_settings(
             r#"{"model": "anthropic", "mode": "read-only", "sandbox": "read-only",
                 "max_steps": 3, "tool_timeout": 2.5, "model_timeout": 9,
-                "presentation": "code",
+                "presentation": "code", "mcpServers": {"fs": {"command": "mcp-fs"}},
                 "permissions": {"allow": ["read_file"], "deny": ["bash(command: \"rm *\")"]}}"#,
             "s.json",
         )
@@ -633,6 +640,7 @@ mod tests {
         assert_eq!(raw.tool_timeout, Some(Duration::from_millis(2500)));
         assert_eq!(raw.model_timeout, Some(Duration::from_secs(9)));
         assert_eq!(raw.presentation.as_deref(), Some("code"));
+        assert_eq!(raw.mcp_servers["fs"]["command"], "mcp-fs");
         let p = raw.permissions.unwrap();
         assert_eq!(p.allow.len(), 1);
         assert_eq!(p.deny[0].0.to_string(), r#"deny bash(command: "rm *")"#);

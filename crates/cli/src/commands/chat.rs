@@ -14,7 +14,7 @@ use crate::session;
 /// Ctrl-C during a turn cancels that turn; at the prompt it quits. SIGTERM
 /// and SIGHUP during a turn cancel it, then quit.
 pub async fn chat(args: SessionArgs) -> Result<ExitCode, String> {
-    let mut session = session::open(&args)?;
+    let mut session = session::open(&args).await?;
     session.start().await?;
     let end = chat_loop(&mut session).await;
     session.end("exit").await;

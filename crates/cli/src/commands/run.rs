@@ -11,7 +11,7 @@ use crate::session;
 
 /// Runs one prompt to its end.
 pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
-    let mut session = session::open(&args.session)?;
+    let mut session = session::open(&args.session).await?;
     let prompt = args.prompt.join(" ");
     let interrupts = Interrupts::install();
     session.start().await?;

@@ -9,6 +9,7 @@ mod demo;
 mod hardening;
 mod hooks;
 mod interrupt;
+mod mcp;
 mod models;
 mod policy;
 mod replay;

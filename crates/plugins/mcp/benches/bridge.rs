@@ -1,0 +1,117 @@
+//! What the MCP bridge costs per call, in process, for a trivial tool:
+//!
+//! * `direct`: the tool through a tack pipeline (`ToolRegistry::dispatch`);
+//! * `server`: a bare rmcp client calling it through tack's MCP server
+//!   (JSON-RPC over an in-memory pipe, then the same pipeline);
+//! * `client_and_server`: the tool as `mcp__a__echo` through tack's MCP
+//!   client (a second pipeline) to tack's server over the in-memory pipe.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+use tack_core::CancellationToken;
+use tack_core::capability::ToolDispatcher;
+use tack_core::context::ToolRunContext;
+use tack_core::host::PluginHost;
+use tack_core::tool::{OutputSpec, Tier, ToolCall, ToolDefinition};
+use tack_mcp::{ClientOptions, McpConfig, McpPlugin, McpServer, ServerConfig};
+use tack_pipeline::ToolRegistry;
+
+fn echo() -> ToolDefinition {
+    ToolDefinition::builder("echo")
+        .description("Echoes its text.")
+        .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}))
+        .output(OutputSpec::new(json!({"type": "object", "properties": {"text": {"type": "string"}}})))
+        .tier(Tier::ReadOnly)
+        .handler(|args: Arc<Value>, _cx: ToolRunContext| async move { Ok(json!({"text": args["text"]})) })
+        .build()
+        .unwrap()
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let served = ToolRegistry::new();
+    let _echo = served.register(echo()).unwrap();
+    let tools = served.clone();
+    let server = McpServer::new(
+        Arc::new(served.clone()) as Arc<dyn ToolDispatcher>,
+        Arc::new(move || {
+            tools
+                .visible(None)
+                .iter()
+                .map(|t| t.definition().clone())
+                .collect()
+        }),
+    );
+    let args = json!({"text": "hi"}).to_string();
+
+    let mut group = c.benchmark_group("mcp_bridge");
+    group.bench_function("direct", |b| {
+        b.to_async(&rt).iter(|| async {
+            let out = served
+                .dispatch(
+                    ToolCall::new("c", "echo", args.clone()),
+                    CancellationToken::new(),
+                )
+                .await;
+            assert!(out.is_success());
+        });
+    });
+
+    let peer = rt.block_on(async {
+        let (client_side, server_side) = tokio::io::duplex(1 << 20);
+        let s = server.clone();
+        tokio::spawn(async move {
+            let running = s.serve(server_side).await.unwrap();
+            let _ = running.waiting().await;
+        });
+        ().serve(client_side).await.unwrap()
+    });
+    group.bench_function("server", |b| {
+        b.to_async(&rt).iter(|| async {
+            let mut params = CallToolRequestParams::new("echo");
+            params.arguments = json!({"text": "hi"}).as_object().cloned();
+            let out = peer.peer().call_tool(params).await.unwrap();
+            assert_ne!(out.is_error, Some(true));
+        });
+    });
+
+    let client = ToolRegistry::new();
+    let plugin = rt.block_on(McpPlugin::connect(
+        &McpConfig::new().with_server(
+            "a",
+            ServerConfig::InProcess {
+                server: server.clone(),
+            },
+        ),
+        ClientOptions::default(),
+        Arc::new(client.clone()),
+    ));
+    let mut host = PluginHost::new(client.hooks(), client.capabilities(), &client);
+    host.install(&plugin).unwrap();
+    group.bench_function("client_and_server", |b| {
+        b.to_async(&rt).iter(|| async {
+            let out = client
+                .dispatch(
+                    ToolCall::new("c", "mcp__a__echo", args.clone()),
+                    CancellationToken::new(),
+                )
+                .await;
+            assert!(out.is_success(), "{out:?}");
+        });
+    });
+    group.finish();
+    rt.block_on(plugin.shutdown());
+    drop(host);
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,7 @@
+//! The client side: MCP servers' tools become tack tools.
+
+pub(crate) mod mapping;
+mod plugin;
+mod server;
+
+pub use plugin::{ClientOptions, McpPlugin, PLUGIN_NAME};

@@ -1,0 +1,167 @@
+//! The plugin: connects the configured servers and registers their tools.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tack_core::hook::Disposer;
+use tack_core::host::ToolRegistrar;
+use tack_core::plugin::{Plugin, PluginContext, PluginError};
+
+use super::server::Server;
+use crate::config::McpConfig;
+use crate::error::McpError;
+
+/// The plugin's name.
+pub const PLUGIN_NAME: &str = "mcp";
+
+/// How the client treats its servers.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ClientOptions {
+    /// How long a server may take to start and answer `initialize` (and
+    /// `tools/list`).
+    pub startup_timeout: Duration,
+    /// The wait after the first failed start; it doubles with every further
+    /// failure.
+    pub backoff_base: Duration,
+    /// The longest wait between restart attempts.
+    pub backoff_max: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        Self {
+            startup_timeout: Duration::from_secs(30),
+            backoff_base: Duration::from_millis(500),
+            backoff_max: Duration::from_secs(30),
+        }
+    }
+}
+
+impl ClientOptions {
+    /// Sets the startup timeout.
+    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = timeout;
+        self
+    }
+
+    /// Sets the first and the longest restart backoff.
+    pub fn backoff(mut self, base: Duration, max: Duration) -> Self {
+        self.backoff_base = base;
+        self.backoff_max = max;
+        self
+    }
+
+    /// The wait after `failures` failed starts in a row (at least 1).
+    pub(crate) fn backoff_after(&self, failures: u32) -> Duration {
+        let factor = 2u32.saturating_pow(failures.saturating_sub(1).min(16));
+        self.backoff_base
+            .saturating_mul(factor)
+            .min(self.backoff_max)
+    }
+}
+
+/// The MCP client plugin: each configured server's tools as
+/// `mcp__<server>__<tool>` tack tools, every call through the host's
+/// pipeline.
+///
+/// Connecting is asynchronous, installing is not, so a host first
+/// [`connect`](Self::connect)s — servers start concurrently, one that fails
+/// is reported in [`failures`](Self::failures) and the others go on — and
+/// then installs the plugin, which registers the tools through `registrar`
+/// (the host's tool registry; it also serves the re-registrations after
+/// `notifications/tools/list_changed` and restarts). Uninstalling stops
+/// every server and disposes its tools.
+pub struct McpPlugin {
+    servers: Vec<Arc<Server>>,
+    failures: Vec<McpError>,
+    registrar: Arc<dyn ToolRegistrar>,
+}
+
+impl std::fmt::Debug for McpPlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpPlugin")
+            .field("servers", &self.server_names())
+            .field("failures", &self.failures)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpPlugin {
+    /// Starts every server of `config` and lists its tools.
+    pub async fn connect(
+        config: &McpConfig,
+        options: ClientOptions,
+        registrar: Arc<dyn ToolRegistrar>,
+    ) -> Self {
+        let servers: Vec<Arc<Server>> = config
+            .servers()
+            .map(|(name, server)| Server::new(name.to_owned(), server.clone(), options.clone()))
+            .collect();
+        let started = futures::future::join_all(servers.iter().map(|server| async move {
+            server.start().await?;
+            server.list_definitions().await
+        }))
+        .await;
+        let mut failures = Vec::new();
+        for (server, result) in servers.iter().zip(started) {
+            match result {
+                // Kept for install (unless a tools/list_changed brought a newer list).
+                Ok(definitions) => server.replace_tools(definitions),
+                // Still installed: a call restarts it (with backoff).
+                Err(e) => {
+                    tracing::warn!(server = %server.name, "{e}");
+                    failures.push(e);
+                    0
+                }
+            };
+        }
+        Self {
+            servers,
+            failures,
+            registrar,
+        }
+    }
+
+    /// The servers that failed to start (each error names its server).
+    pub fn failures(&self) -> &[McpError] {
+        &self.failures
+    }
+
+    /// The configured server names.
+    pub fn server_names(&self) -> Vec<&str> {
+        self.servers.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    /// The tack names of the tools registered now, over all servers.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.servers.iter().flat_map(|s| s.tool_names()).collect()
+    }
+
+    /// Stops every server and disposes its tools (what uninstalling does,
+    /// waiting for the servers to close).
+    pub async fn shutdown(&self) {
+        for server in &self.servers {
+            server.stop().await;
+        }
+    }
+}
+
+impl Plugin for McpPlugin {
+    fn name(&self) -> &str {
+        PLUGIN_NAME
+    }
+
+    fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+        for server in &self.servers {
+            server.install(Arc::clone(&self.registrar));
+        }
+        let servers = self.servers.clone();
+        cx.keep(Disposer::new(move || {
+            for server in &servers {
+                server.stop_now();
+            }
+        }));
+        Ok(())
+    }
+}

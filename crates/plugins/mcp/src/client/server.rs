@@ -1,0 +1,666 @@
+//! One configured MCP server: its connection, restarts and registered tools.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+#[allow(deprecated)]
+use rmcp::model::LoggingMessageNotificationParam;
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
+    ProgressNotificationParam, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tack_core::context::ToolRunContext;
+use tack_core::hook::{Disposer, Scope};
+use tack_core::host::ToolRegistrar;
+use tack_core::tool::{OutputSpec, ToolDefinition, ToolError, ToolErrorCode};
+use tokio::io::AsyncBufReadExt;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::mapping::{
+    MAX_SCHEMA_BYTES, PERMISSIVE_OUTPUT, call_result, render_permissive, render_structured,
+    tier_from_annotations,
+};
+use super::plugin::ClientOptions;
+use crate::config::ServerConfig;
+use crate::error::McpError;
+use crate::names::tack_tool_names;
+
+/// Lines of a stdio server's stderr kept for error messages.
+const STDERR_LINES: usize = 20;
+
+type Service = RunningService<RoleClient, Handler>;
+
+enum Conn {
+    Up(Service),
+    Down {
+        error: String,
+        failures: u32,
+        retry_at: Instant,
+    },
+    Stopped,
+}
+
+/// The tools of a server that are registered now, by tack name, with the
+/// MCP tool they were built from (an unchanged tool keeps its registration
+/// across re-registrations).
+#[derive(Default)]
+struct Registered {
+    tools: std::collections::BTreeMap<String, (Value, Disposer)>,
+}
+
+impl Registered {
+    fn dispose(&mut self) {
+        for (_, (_, d)) in std::mem::take(&mut self.tools) {
+            d.dispose();
+        }
+    }
+}
+
+/// A tool definition with the MCP tool it was built from.
+pub(crate) type Built = (Value, ToolDefinition);
+
+pub(crate) struct Server {
+    pub(crate) name: String,
+    config: ServerConfig,
+    options: ClientOptions,
+    conn: tokio::sync::Mutex<Conn>,
+    registered: Mutex<Registered>,
+    registrar: Mutex<Option<Arc<dyn ToolRegistrar>>>,
+    /// The newest tool list seen before the plugin was installed.
+    pending: Mutex<Vec<Built>>,
+    /// Serializes re-registrations.
+    refreshing: tokio::sync::Mutex<()>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    stopped: CancellationToken,
+    me: Weak<Server>,
+}
+
+/// The rmcp client handler of one server: notifications.
+#[derive(Clone)]
+pub(crate) struct Handler {
+    server: Weak<Server>,
+    name: String,
+}
+
+impl ClientHandler for Handler {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        tracing::info!(
+            target: "tack_mcp::progress",
+            server = %self.name,
+            token = ?params.progress_token,
+            progress = params.progress,
+            total = ?params.total,
+            message = params.message.as_deref().unwrap_or(""),
+            "MCP progress"
+        );
+    }
+
+    #[allow(deprecated)] // logging still works on the protocol versions servers speak
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
+        tracing::info!(
+            target: "tack_mcp::server_log",
+            server = %self.name,
+            level = ?params.level,
+            logger = params.logger.as_deref().unwrap_or(""),
+            data = %params.data,
+            "MCP server log"
+        );
+    }
+
+    async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        if let Some(server) = self.server.upgrade() {
+            tokio::spawn(async move {
+                if let Err(e) = server.refresh_tools().await {
+                    tracing::warn!(server = %server.name, "cannot re-register the tools after tools/list_changed: {e}");
+                }
+            });
+        }
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let implementation: Implementation = serde_json::from_value(json!({
+            "name": "tack",
+            "version": env!("CARGO_PKG_VERSION")
+        }))
+        .unwrap_or_default();
+        let mut config = ClientConfig::new(ClientCapabilities::default(), implementation);
+        // The newest released protocol the reference servers and the
+        // conformance suite speak; a server may answer with an older one.
+        config.protocol_version = ProtocolVersion::V_2025_11_25;
+        config
+    }
+}
+
+impl Server {
+    pub(crate) fn new(name: String, config: ServerConfig, options: ClientOptions) -> Arc<Self> {
+        Arc::new_cyclic(|me| Server {
+            name,
+            config,
+            options,
+            conn: tokio::sync::Mutex::new(Conn::Down {
+                error: "not started".to_owned(),
+                failures: 0,
+                retry_at: Instant::now(),
+            }),
+            registered: Mutex::new(Registered::default()),
+            registrar: Mutex::new(None),
+            pending: Mutex::new(Vec::new()),
+            refreshing: tokio::sync::Mutex::new(()),
+            stderr: Arc::new(Mutex::new(VecDeque::new())),
+            stopped: CancellationToken::new(),
+            me: me.clone(),
+        })
+    }
+
+    fn handler(&self) -> Handler {
+        Handler {
+            server: self.me.clone(),
+            name: self.name.clone(),
+        }
+    }
+
+    fn start_error(&self, message: impl Into<String>) -> McpError {
+        let mut message = message.into();
+        let lines = self.stderr.lock().map(|l| l.clone()).unwrap_or_default();
+        if !lines.is_empty() {
+            message.push_str("; its stderr ended with:\n");
+            message.push_str(&Vec::from(lines).join("\n"));
+        }
+        McpError::Start {
+            server: self.name.clone(),
+            message,
+        }
+    }
+
+    /// Starts the transport and runs the MCP initialization.
+    async fn spawn(&self) -> Result<Service, McpError> {
+        let handler = self.handler();
+        let started = async {
+            match &self.config {
+                ServerConfig::Stdio {
+                    command,
+                    args,
+                    env,
+                    cwd,
+                } => {
+                    let mut cmd = tokio::process::Command::new(command);
+                    cmd.args(args).envs(env);
+                    if let Some(cwd) = cwd {
+                        cmd.current_dir(cwd);
+                    }
+                    let (transport, stderr) = TokioChildProcess::builder(cmd)
+                        .stderr(std::process::Stdio::piped())
+                        .spawn()
+                        .map_err(|e| {
+                            self.start_error(format!(
+                                "cannot run `{command}`: {e}; check `command` in the MCP configuration and that the program is on PATH"
+                            ))
+                        })?;
+                    if let Some(stderr) = stderr {
+                        let lines = Arc::clone(&self.stderr);
+                        let name = self.name.clone();
+                        tokio::spawn(async move {
+                            let mut reader = tokio::io::BufReader::new(stderr).lines();
+                            while let Ok(Some(line)) = reader.next_line().await {
+                                tracing::debug!(target: "tack_mcp::stderr", server = %name, "{line}");
+                                if let Ok(mut kept) = lines.lock() {
+                                    if kept.len() == STDERR_LINES {
+                                        kept.pop_front();
+                                    }
+                                    kept.push_back(line);
+                                }
+                            }
+                        });
+                    }
+                    handler
+                        .serve(transport)
+                        .await
+                        .map_err(|e| self.start_error(format!("initialization failed: {e}")))
+                }
+                ServerConfig::InProcess { server } => {
+                    let (client_side, server_side) = tokio::io::duplex(1 << 20);
+                    let server = server.clone();
+                    tokio::spawn(async move {
+                        if let Ok(running) = server.serve(server_side).await {
+                            let _ = running.waiting().await;
+                        }
+                    });
+                    handler
+                        .serve(client_side)
+                        .await
+                        .map_err(|e| self.start_error(format!("initialization failed: {e}")))
+                }
+                ServerConfig::Http { url, headers } => {
+                    let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+                    let mut custom = std::collections::HashMap::new();
+                    for (key, value) in headers {
+                        if key.eq_ignore_ascii_case("authorization") {
+                            let token = value.strip_prefix("Bearer ").unwrap_or(value);
+                            config = config.auth_header(token.to_owned());
+                            continue;
+                        }
+                        let name = http::HeaderName::try_from(key.as_str())
+                            .map_err(|e| self.start_error(format!("header name {key:?}: {e}")))?;
+                        let value = http::HeaderValue::try_from(value.as_str()).map_err(|e| {
+                            self.start_error(format!("value of header {key:?}: {e}"))
+                        })?;
+                        custom.insert(name, value);
+                    }
+                    config = config.custom_headers(custom);
+                    let transport = StreamableHttpClientTransport::from_config(config);
+                    handler.serve(transport).await.map_err(|e| {
+                        self.start_error(format!("cannot initialize a session at {url}: {e}"))
+                    })
+                }
+            }
+        };
+        match tokio::time::timeout(self.options.startup_timeout, started).await {
+            Ok(result) => result,
+            Err(_) => Err(self.start_error(format!(
+                "no answer to `initialize` within {:?}",
+                self.options.startup_timeout
+            ))),
+        }
+    }
+
+    /// Starts the server (the first time, at connect).
+    pub(crate) async fn start(&self) -> Result<(), McpError> {
+        let service = self.spawn().await;
+        let mut conn = self.conn.lock().await;
+        match service {
+            Ok(service) => {
+                *conn = Conn::Up(service);
+                Ok(())
+            }
+            Err(e) => {
+                *conn = Conn::Down {
+                    error: e.to_string(),
+                    failures: 1,
+                    retry_at: Instant::now() + self.options.backoff_after(1),
+                };
+                Err(e)
+            }
+        }
+    }
+
+    /// The peer to send to: the running connection, or a restart when the
+    /// server is down and its backoff has passed.
+    async fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+        let unavailable = |message: String| {
+            ToolError::with_code(ToolErrorCode::ExecutionFailed, message)
+                .with_kind("mcp_server_unavailable")
+        };
+        let mut conn = self.conn.lock().await;
+        let failures = match &*conn {
+            Conn::Up(service) if !service.is_closed() && !service.peer().is_transport_closed() => {
+                return Ok(service.peer().clone());
+            }
+            Conn::Up(_) => {
+                tracing::warn!(server = %self.name, "MCP server exited; restarting it");
+                0
+            }
+            Conn::Stopped => {
+                return Err(unavailable(format!(
+                    "MCP server `{}` was stopped (its plugin was uninstalled)",
+                    self.name
+                )));
+            }
+            Conn::Down {
+                error,
+                failures,
+                retry_at,
+            } => {
+                let now = Instant::now();
+                if now < *retry_at {
+                    return Err(unavailable(format!(
+                        "MCP server `{}` is not running ({error}); the next restart attempt is in {:.1}s",
+                        self.name,
+                        (*retry_at - now).as_secs_f64()
+                    )));
+                }
+                *failures
+            }
+        };
+        match self.spawn().await {
+            Ok(service) => {
+                let peer = service.peer().clone();
+                *conn = Conn::Up(service);
+                drop(conn);
+                // The tools may have changed while it was down.
+                if let Some(me) = self.me.upgrade() {
+                    tokio::spawn(async move {
+                        if let Err(e) = me.refresh_tools().await {
+                            tracing::warn!(server = %me.name, "after a restart: {e}");
+                        }
+                    });
+                }
+                Ok(peer)
+            }
+            Err(e) => {
+                let failures = failures + 1;
+                let wait = self.options.backoff_after(failures);
+                *conn = Conn::Down {
+                    error: e.to_string(),
+                    failures,
+                    retry_at: Instant::now() + wait,
+                };
+                Err(unavailable(format!(
+                    "{e}; restart attempt {failures} failed, the next is in {:.1}s",
+                    wait.as_secs_f64()
+                )))
+            }
+        }
+    }
+
+    /// Stops the server (closes the transport, ends a child process) and
+    /// disposes its tools.
+    pub(crate) async fn stop(&self) {
+        self.stopped.cancel();
+        let old = std::mem::replace(&mut *self.conn.lock().await, Conn::Stopped);
+        if let Conn::Up(mut service) = old {
+            let _ = service.close_with_timeout(Duration::from_secs(2)).await;
+        }
+        if let Ok(mut registered) = self.registered.lock() {
+            registered.dispose();
+        }
+    }
+
+    /// Stops without waiting (from a disposer, maybe outside a runtime).
+    pub(crate) fn stop_now(&self) {
+        self.stopped.cancel();
+        if let Ok(mut conn) = self.conn.try_lock() {
+            if let Conn::Up(service) = std::mem::replace(&mut *conn, Conn::Stopped) {
+                // Dropping the service cancels it; the child process is killed
+                // when its transport is dropped.
+                service.cancellation_token().cancel();
+            }
+        } else if let Some(me) = self.me.upgrade()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move { me.stop().await });
+        }
+        if let Ok(mut registered) = self.registered.lock() {
+            registered.dispose();
+        }
+    }
+
+    /// Installs: registers the newest tool list through `registrar` (which
+    /// serves every later re-registration too).
+    pub(crate) fn install(&self, registrar: Arc<dyn ToolRegistrar>) {
+        if let Ok(mut slot) = self.registrar.lock() {
+            *slot = Some(registrar);
+        }
+        let pending = self
+            .pending
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default();
+        self.replace_tools(pending);
+    }
+
+    /// The tools the server lists, as JSON.
+    async fn list_tools(&self) -> Result<Vec<Value>, McpError> {
+        let peer = {
+            let conn = self.conn.lock().await;
+            match &*conn {
+                Conn::Up(service) => service.peer().clone(),
+                _ => {
+                    return Err(McpError::Start {
+                        server: self.name.clone(),
+                        message: "not running".to_owned(),
+                    });
+                }
+            }
+        };
+        let tools = tokio::time::timeout(self.options.startup_timeout, peer.list_all_tools())
+            .await
+            .map_err(|_| McpError::Start {
+                server: self.name.clone(),
+                message: format!(
+                    "no answer to tools/list within {:?}",
+                    self.options.startup_timeout
+                ),
+            })?
+            .map_err(|e| McpError::Start {
+                server: self.name.clone(),
+                message: format!("tools/list failed: {e}"),
+            })?;
+        Ok(tools
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect())
+    }
+
+    /// Builds the definitions of the listed tools. A tool that cannot be
+    /// used (schema bomb, bad schema) is skipped with a warning naming it.
+    fn definitions(&self, tools: &[Value]) -> Vec<Built> {
+        let originals: Vec<&str> = tools
+            .iter()
+            .map(|t| t.get("name").and_then(Value::as_str).unwrap_or(""))
+            .collect();
+        let names = tack_tool_names(&self.name, originals.iter().copied());
+        let mut out = Vec::new();
+        for ((tool, original), tack_name) in tools.iter().zip(&originals).zip(names) {
+            match self.definition(&tack_name, original, tool) {
+                Ok(def) => out.push((tool.clone(), def)),
+                Err(reason) => tracing::warn!(
+                    server = %self.name,
+                    tool = %original,
+                    "MCP tool refused at registration: {reason}"
+                ),
+            }
+        }
+        out
+    }
+
+    fn definition(
+        &self,
+        tack_name: &str,
+        original: &str,
+        tool: &Value,
+    ) -> Result<ToolDefinition, String> {
+        if original.is_empty() {
+            return Err("the tool has no name".to_owned());
+        }
+        let input = tool
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object"}));
+        let output = tool.get("outputSchema").cloned();
+        for (which, schema) in [
+            ("inputSchema", Some(&input)),
+            ("outputSchema", output.as_ref()),
+        ] {
+            if let Some(schema) = schema {
+                let size = serde_json::to_vec(schema)
+                    .map(|v| v.len())
+                    .unwrap_or(usize::MAX);
+                if size > MAX_SCHEMA_BYTES {
+                    return Err(format!(
+                        "its {which} is {size} bytes, over the limit of {MAX_SCHEMA_BYTES}"
+                    ));
+                }
+            }
+        }
+        let description = tool
+            .get("description")
+            .and_then(Value::as_str)
+            .filter(|d| !d.trim().is_empty())
+            .map(str::to_owned)
+            .or_else(|| tool.get("title").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_else(|| format!("The tool `{original}` of the MCP server `{}`.", self.name));
+        let annotations = tool.get("annotations");
+        let tier = tier_from_annotations(annotations);
+        let has_output_schema = output.is_some();
+        let spec = match output {
+            Some(schema) => OutputSpec::new(schema).render(|_args, value| render_structured(value)),
+            None => {
+                let schema: Value =
+                    serde_json::from_str(PERMISSIVE_OUTPUT).map_err(|e| e.to_string())?;
+                OutputSpec::new(schema).render(|_args, value| render_permissive(value))
+            }
+        };
+        let server = self.me.clone();
+        let server_name = self.name.clone();
+        let original = original.to_owned();
+        let mut builder = ToolDefinition::builder(tack_name)
+            .description(description)
+            .input_schema(input)
+            .output(spec)
+            .tier(tier)
+            .handler(move |args: Arc<Value>, cx: ToolRunContext| {
+                let server = server.clone();
+                let server_name = server_name.clone();
+                let original = original.clone();
+                async move {
+                    let Some(server) = server.upgrade() else {
+                        return Err(ToolError::with_code(
+                            ToolErrorCode::ExecutionFailed,
+                            format!("MCP server `{server_name}` was stopped"),
+                        ));
+                    };
+                    server.call(&original, has_output_schema, &args, &cx).await
+                }
+            });
+        if tier.is_read_only() {
+            builder = builder.concurrency_safe(|_| true);
+        }
+        builder.build().map_err(|e| e.to_string())
+    }
+
+    /// One `tools/call`. Cancelling `cx` drops the request, which sends
+    /// `notifications/cancelled` to the server.
+    async fn call(
+        &self,
+        tool: &str,
+        has_output_schema: bool,
+        args: &Value,
+        cx: &ToolRunContext,
+    ) -> Result<Value, ToolError> {
+        let peer = self.peer().await?;
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = args.as_object().cloned();
+        let result = tokio::select! {
+            result = peer.call_tool(params) => result,
+            () = cx.cancellation().cancelled() => {
+                return Err(ToolError::with_code(
+                    ToolErrorCode::Cancelled,
+                    format!("the call to `{tool}` on MCP server `{}` was cancelled (notifications/cancelled sent)", self.name),
+                ));
+            }
+            () = self.stopped.cancelled() => {
+                return Err(ToolError::with_code(
+                    ToolErrorCode::ExecutionFailed,
+                    format!("MCP server `{}` was stopped during the call", self.name),
+                ));
+            }
+        };
+        let result = result.map_err(|e| {
+            let closed = peer.is_transport_closed();
+            let message = if closed {
+                format!(
+                    "MCP server `{}` exited or closed the connection during the call to `{tool}` ({e}); it is restarted on the next call",
+                    self.name
+                )
+            } else {
+                format!("MCP server `{}`, tool `{tool}`: {e}", self.name)
+            };
+            ToolError::with_code(ToolErrorCode::ExecutionFailed, message).with_kind("mcp_transport")
+        })?;
+        let result = serde_json::to_value(&result).map_err(|e| {
+            ToolError::with_code(ToolErrorCode::ExecutionFailed, format!("MCP result: {e}"))
+        })?;
+        call_result(&self.name, tool, has_output_schema, result)
+    }
+
+    /// Lists the tools and builds their definitions.
+    pub(crate) async fn list_definitions(&self) -> Result<Vec<Built>, McpError> {
+        let tools = self.list_tools().await?;
+        Ok(self.definitions(&tools))
+    }
+
+    /// Lists the tools and registers them (replacing what was registered),
+    /// after `tools/list_changed` or a restart.
+    pub(crate) async fn refresh_tools(&self) -> Result<usize, McpError> {
+        let _one_at_a_time = self.refreshing.lock().await;
+        let definitions = self.list_definitions().await?;
+        Ok(self.replace_tools(definitions))
+    }
+
+    /// Replaces the registered tools by `definitions`, under one lock (no
+    /// other re-registration interleaves): a tool whose MCP definition is
+    /// unchanged keeps its registration (calls in flight are untouched), a
+    /// removed or changed one is disposed, a new or changed one registered.
+    /// A tool the registry refuses is skipped with a warning naming it.
+    pub(crate) fn replace_tools(&self, definitions: Vec<Built>) -> usize {
+        let Some(registrar) = self.registrar.lock().ok().and_then(|r| r.clone()) else {
+            // Not installed yet: installing registers the newest list.
+            if let Ok(mut pending) = self.pending.lock() {
+                *pending = definitions;
+            }
+            return 0;
+        };
+        if self.stopped.is_cancelled() {
+            return 0;
+        }
+        let Ok(mut registered) = self.registered.lock() else {
+            return 0;
+        };
+        let mut old = std::mem::take(&mut registered.tools);
+        let mut next = std::collections::BTreeMap::new();
+        let mut fresh = Vec::new();
+        for (source, def) in definitions {
+            let name = def.name().as_str().to_owned();
+            match old.remove(&name) {
+                Some((was, disposer)) if was == source => {
+                    next.insert(name, (was, disposer));
+                }
+                Some((_, disposer)) => {
+                    disposer.dispose();
+                    fresh.push((source, def));
+                }
+                None => fresh.push((source, def)),
+            }
+        }
+        for (_, (_, disposer)) in old {
+            disposer.dispose();
+        }
+        for (source, def) in fresh {
+            let name = def.name().as_str().to_owned();
+            match registrar.register_tool(Scope::Global, def) {
+                Ok(disposer) => {
+                    next.insert(name, (source, disposer));
+                }
+                Err(e) => {
+                    tracing::warn!(server = %self.name, tool = %name, "MCP tool not registered: {e}");
+                }
+            }
+        }
+        let count = next.len();
+        registered.tools = next;
+        count
+    }
+
+    /// The tack names registered now.
+    pub(crate) fn tool_names(&self) -> Vec<String> {
+        self.registered
+            .lock()
+            .map(|r| r.tools.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}

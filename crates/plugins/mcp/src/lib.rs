@@ -1,0 +1,32 @@
+//! # tack-mcp
+//!
+//! The Model Context Protocol both ways, on the official Rust SDK (`rmcp`):
+//!
+//! * **client** — [`McpPlugin`] starts the servers of an `.mcp.json`
+//!   ([`McpConfig`]) over stdio or streamable HTTP and registers each tool
+//!   as `mcp__<server>__<tool>` ([`tack_tool_name`]); every call goes
+//!   through the host's pipeline (schema validation, permission, approval,
+//!   guards, timeout, post-execute, result). How MCP maps onto tack's model
+//!   is described on [`tier_from_annotations`] and in the cookbook.
+//! * **server** — [`McpServer`] serves a host's tools to any MCP client,
+//!   each `tools/call` dispatched through the host's pipeline.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod client;
+mod config;
+mod error;
+mod names;
+mod server;
+
+pub use client::mapping::{
+    MAX_SCHEMA_BYTES, PERMISSIVE_OUTPUT, content_block, content_blocks, tier_from_annotations,
+};
+pub use client::{ClientOptions, McpPlugin, PLUGIN_NAME};
+pub use config::{McpConfig, ServerConfig};
+pub use error::McpError;
+pub use names::{server_prefix, tack_tool_name};
+pub use server::{
+    CallPeers, ElicitingApprover, HttpOptions, McpServer, ToolSource, annotations_for,
+    outcome_result, serve_http, tool_json,
+};

@@ -1,0 +1,369 @@
+//! Bad peers on either side: clear errors, nothing hangs.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tack_core::tool::ErrorCode;
+use tack_mcp::{ClientOptions, HttpOptions, McpConfig, McpPlugin, ServerConfig};
+use tack_pipeline::ToolRegistry;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::client_everything::{call, host};
+use crate::fixture::{echo, serve};
+use crate::node;
+
+fn bad_server(mode: &str, test: &str) -> Option<ServerConfig> {
+    let node = node::bin("node", test)?;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bad_server.mjs");
+    Some(ServerConfig::stdio(
+        node.display().to_string(),
+        [script, mode],
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_exits_mid_call_gives_a_clear_error_naming_it() {
+    let Some(server) = bad_server("exit-mid-call", "exit_mid_call") else {
+        return;
+    };
+    let host = host(McpConfig::new().with_server("flaky", server)).await;
+    let out = tokio::time::timeout(
+        Duration::from_secs(20),
+        call(&host.registry, "mcp__flaky__work", json!({})),
+    )
+    .await
+    .expect("the call ends");
+    assert_eq!(
+        out.error_code(),
+        Some(ErrorCode::ExecutionFailed),
+        "{out:?}"
+    );
+    let message = &out.failure_info().unwrap().message;
+    assert!(message.contains("`flaky`"), "{message}");
+    // The next call restarts it (and it exits again): still a clear error.
+    let again = tokio::time::timeout(
+        Duration::from_secs(20),
+        call(&host.registry, "mcp__flaky__work", json!({})),
+    )
+    .await
+    .expect("the call ends");
+    assert!(
+        again.failure_info().unwrap().message.contains("`flaky`"),
+        "{again:?}"
+    );
+    host.plugin.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_is_ended_by_the_pipeline_timeout_and_told() {
+    let Some(server) = bad_server("silent-call", "silent_call") else {
+        return;
+    };
+    let host = host(McpConfig::new().with_server("mute", server)).await;
+    let cancel = tack_core::CancellationToken::new();
+    let running = tack_core::capability::ToolDispatcher::dispatch(
+        &host.registry,
+        tack_core::tool::ToolCall::new("c1", "mcp__mute__work", "{}"),
+        cancel.clone(),
+    );
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        stopper.cancel();
+    });
+    let out = tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .expect("the call ends");
+    assert_eq!(out.error_code(), Some(ErrorCode::Cancelled), "{out:?}");
+    host.plugin.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_initialize_times_out_at_start() {
+    let config = McpConfig::new().with_server("asleep", ServerConfig::stdio("sleep", ["600"]));
+    let registry = ToolRegistry::new();
+    let started = std::time::Instant::now();
+    let plugin = McpPlugin::connect(
+        &config,
+        ClientOptions::default().startup_timeout(Duration::from_millis(500)),
+        std::sync::Arc::new(registry.clone()),
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let failures: Vec<String> = plugin.failures().iter().map(ToString::to_string).collect();
+    assert!(
+        failures[0].contains("`asleep`") && failures[0].contains("initialize"),
+        "{failures:?}"
+    );
+    plugin.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_json_rpc_from_a_server_does_not_hang_the_client() {
+    let Some(server) = bad_server("garbage", "garbage") else {
+        return;
+    };
+    let host = host(McpConfig::new().with_server("noisy", server)).await;
+    // Either it could not start (named) or its tools work: never a hang.
+    if host.plugin.failures().is_empty() {
+        let out = tokio::time::timeout(
+            Duration::from_secs(20),
+            call(&host.registry, "mcp__noisy__work", json!({})),
+        )
+        .await
+        .expect("the call ends");
+        assert!(
+            out.is_success() || out.failure_info().unwrap().message.contains("`noisy`"),
+            "{out:?}"
+        );
+    } else {
+        assert!(host.plugin.failures()[0].to_string().contains("`noisy`"));
+    }
+    host.plugin.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schema_bomb_is_refused_at_registration_and_the_rest_registered() {
+    let Some(server) = bad_server("bomb", "bomb") else {
+        return;
+    };
+    let bomb = host(McpConfig::new().with_server("b", server)).await;
+    assert_eq!(bomb.plugin.tool_names(), ["mcp__b__work"]);
+    bomb.plugin.shutdown().await;
+
+    // Deeper than any JSON parser goes: the server is refused, named.
+    let Some(server) = bad_server("bomb-deep", "bomb") else {
+        return;
+    };
+    let deep = host(McpConfig::new().with_server("deep", server)).await;
+    assert!(deep.plugin.tool_names().is_empty());
+    let failures: Vec<String> = deep
+        .plugin
+        .failures()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(failures[0].contains("`deep`"), "{failures:?}");
+    deep.plugin.shutdown().await;
+}
+
+/// One raw HTTP/1.1 request; the status line and body.
+async fn raw(addr: std::net::SocketAddr, request: String) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn post(host: &str, extra: &str, body: &str) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn initialize() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_refuses_foreign_hosts_origins_missing_tokens_and_huge_bodies() {
+    let served = serve(vec![echo()], HttpOptions::default().bearer_token("s3cret")).await;
+    let addr = served.addr;
+    let local = addr.to_string();
+    let auth = "Authorization: Bearer s3cret\r\n";
+
+    let ok = raw(addr, post(&local, auth, &initialize())).await;
+    assert!(ok.starts_with("HTTP/1.1 200"), "{ok}");
+
+    let no_token = raw(addr, post(&local, "", &initialize())).await;
+    assert!(no_token.starts_with("HTTP/1.1 401"), "{no_token}");
+    let wrong = raw(
+        addr,
+        post(&local, "Authorization: Bearer nope\r\n", &initialize()),
+    )
+    .await;
+    assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+
+    // DNS rebinding: a foreign Host, or a foreign browser Origin.
+    let rebound = raw(addr, post("evil.example", auth, &initialize())).await;
+    assert!(
+        rebound.starts_with("HTTP/1.1 403") || rebound.starts_with("HTTP/1.1 400"),
+        "{rebound}"
+    );
+    let origin = raw(
+        addr,
+        post(
+            &local,
+            &format!("{auth}Origin: http://evil.example\r\n"),
+            &initialize(),
+        ),
+    )
+    .await;
+    assert!(
+        origin.starts_with("HTTP/1.1 403") || origin.starts_with("HTTP/1.1 400"),
+        "{origin}"
+    );
+
+    // Bodies over the limit.
+    let huge = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"x\":\"{}\"}}}}",
+        "a".repeat(5 * 1024 * 1024)
+    );
+    let big = raw(addr, post(&local, auth, &huge)).await;
+    assert!(
+        big.starts_with("HTTP/1.1 413"),
+        "{}",
+        &big[..big.len().min(200)]
+    );
+
+    // Malformed JSON-RPC: an error answer, not a hang.
+    let garbage = raw(addr, post(&local, auth, "{not json")).await;
+    assert!(garbage.starts_with("HTTP/1.1 4"), "{garbage}");
+
+    let elsewhere = raw(
+        addr,
+        format!("GET /other HTTP/1.1\r\nHost: {local}\r\n{auth}Connection: close\r\n\r\n"),
+    )
+    .await;
+    assert!(elsewhere.starts_with("HTTP/1.1 404"), "{elsewhere}");
+    assert!(served.registry.get("echo", None).is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changed_re_registers_the_servers_tools() {
+    let Some(server) = bad_server("changing", "list_changed") else {
+        return;
+    };
+    let host = host(McpConfig::new().with_server("c", server)).await;
+    assert_eq!(host.plugin.tool_names(), ["mcp__c__work"]);
+    let out = call(&host.registry, "mcp__c__work", json!({})).await;
+    assert!(out.is_success(), "{out:?}");
+    let mut names = Vec::new();
+    for _ in 0..100 {
+        names = host.plugin.tool_names();
+        if names.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(names, ["mcp__c__extra", "mcp__c__work"]);
+    let extra = host.registry.get("mcp__c__extra", None).unwrap();
+    assert_eq!(extra.definition().tier(), tack_core::tool::Tier::ReadOnly);
+    let out = call(&host.registry, "mcp__c__extra", json!({})).await;
+    assert!(out.is_success(), "{out:?}");
+    host.plugin.shutdown().await;
+    assert!(host.registry.get("mcp__c__extra", None).is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_disconnects_mid_call_leaves_the_server_serving() {
+    let cancelled = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let served = serve(
+        vec![echo(), crate::fixture::sleep(cancelled)],
+        HttpOptions::default(),
+    )
+    .await;
+    let addr = served.addr;
+    let local = addr.to_string();
+    // A session, then a long call whose connection is dropped mid-way.
+    let init = raw(addr, post(&local, "", &initialize())).await;
+    let session = init
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("mcp-session-id: ")
+                .or_else(|| l.strip_prefix("Mcp-Session-Id: "))
+        })
+        .map(|s| s.trim().to_owned());
+    let header = session
+        .map(|s| format!("Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-06-18\r\n"))
+        .unwrap_or_default();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "sleep", "arguments": {"ms": 30000}}})
+    .to_string();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(post(&local, &header, &call).as_bytes())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    drop(stream);
+    // The server goes on: a new client gets through at once.
+    let again = tokio::time::timeout(
+        Duration::from_secs(10),
+        raw(addr, post(&local, "", &initialize())),
+    )
+    .await
+    .expect("the server still answers");
+    assert!(again.starts_with("HTTP/1.1 200"), "{again}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_past_the_limit_are_refused() {
+    let mut options = HttpOptions::default();
+    options.max_sessions = 1;
+    let served = serve(vec![echo()], options).await;
+    let local = served.addr.to_string();
+    let first = raw(served.addr, post(&local, "", &initialize())).await;
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    let second = raw(served.addr, post(&local, "", &initialize())).await;
+    assert!(second.starts_with("HTTP/1.1 503"), "{second}");
+    assert!(second.contains("limit"), "{second}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uninstalling_the_plugin_disposes_the_tools_and_stops_the_servers() {
+    let Some(node) = node::bin("node", "uninstall") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bad_server.mjs");
+    let server = ServerConfig::stdio(
+        "sh",
+        [
+            "-c".to_owned(),
+            format!(
+                "echo $$ > '{}'; exec '{}' '{script}' plain",
+                pid_file.display(),
+                node.display()
+            ),
+        ],
+    );
+    let registry = ToolRegistry::new();
+    let plugin = McpPlugin::connect(
+        &McpConfig::new().with_server("u", server),
+        ClientOptions::default(),
+        std::sync::Arc::new(registry.clone()),
+    )
+    .await;
+    let mut host =
+        tack_core::host::PluginHost::new(registry.hooks(), registry.capabilities(), &registry);
+    host.install(&plugin).unwrap();
+    assert!(registry.get("mcp__u__work", None).is_some());
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+    assert!(proc_dir.exists());
+
+    assert!(host.uninstall(tack_mcp::PLUGIN_NAME));
+    assert!(registry.get("mcp__u__work", None).is_none());
+    // The child is gone (killed, then reaped by the transport).
+    let mut gone = false;
+    for _ in 0..100 {
+        let state = std::fs::read_to_string(proc_dir.join("stat")).unwrap_or_default();
+        if state.is_empty() || state.contains(") Z ") {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the server process {pid} still runs after uninstall");
+    let out = call(&registry, "mcp__u__work", json!({})).await;
+    assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
+}

@@ -1,0 +1,11 @@
+//! tack-mcp against implementations nobody here wrote (the npm reference
+//! servers and the TypeScript SDK), against itself, and against bad peers.
+#![allow(clippy::unwrap_used)]
+
+mod bad_peers;
+
+mod client_everything;
+mod conformance;
+mod fixture;
+mod node;
+mod roundtrip;
