@@ -33,6 +33,9 @@ pub enum Command {
     /// The Model Context Protocol: serve tack's tools to MCP clients.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Trust the workspace's files that define hooks or MCP servers (they
+    /// start programs outside the sandbox), after reviewing them.
+    Trust(crate::commands::trust::TrustArgs),
 }
 
 /// `tack mcp`.

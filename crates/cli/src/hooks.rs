@@ -1,18 +1,17 @@
-//! Claude Code style hooks (`tack-hooks`) in a session: which settings
-//! files may define them, and wiring them to the tool and agent hook points.
+//! Claude Code style hooks (`tack-hooks`) in a session: warnings about
+//! what the tools could change, and wiring the hooks to the tool and agent
+//! hook points.
 //!
-//! Hooks run as the user, outside the sandbox. A file defining hooks that
-//! the tools could write would let the model plant a command that runs
-//! unconfined at its next tool call, so `tack` refuses to start with one:
-//! under the `workspace-write` sandbox that is any file inside the workspace
-//! except under the protected `.tack/` and `.git/` (symlinks resolved).
-//! Under `read-only` the tools write nothing. Under `full-access` the tools
-//! can write anything, the user's own settings included: the hooks are read
-//! all the same, with a loud warning (the user chose to lift the
-//! confinement). A hook command that names a script the tools could write
-//! gets the same loud warning.
+//! Hooks run as the user, outside the sandbox. Which files may define them
+//! is [`crate::trust`]'s rule: a file inside the workspace only with its
+//! exact contents trusted. Under `full-access` the tools can write
+//! anything, the user's own settings and the trust store included: the
+//! hooks are read all the same, with a loud warning (the user chose to lift
+//! the confinement). A hook command that names a script the tools could
+//! write gets the same loud warning: trust covers the settings file, not
+//! the scripts its commands run.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tack_agent::{AgentHooks, Event, EventBus, PromptDecision, StopDecision};
@@ -26,19 +25,12 @@ const LISTENER: &str = "hooks";
 
 /// Whether the tools could write `path` (an existing file) in `workspace`
 /// (canonical) under `mode`.
+/// `.tack/` and `.git/` count as writable: the sandbox keeps commands out
+/// of them only where bubblewrap runs, and only once they exist.
 pub fn tools_can_write(path: &Path, workspace: &Path, mode: SandboxMode) -> bool {
     match mode {
         SandboxMode::ReadOnly => false,
-        SandboxMode::WorkspaceWrite => {
-            let real = path.canonicalize().unwrap_or_else(|_| path.to_owned());
-            match real.strip_prefix(workspace) {
-                Err(_) => false,
-                Ok(rest) => !matches!(
-                    rest.components().next(),
-                    Some(Component::Normal(first)) if first == ".tack" || first == ".git"
-                ),
-            }
-        }
+        SandboxMode::WorkspaceWrite => crate::trust::inside(path, workspace),
         _ => true,
     }
 }
@@ -67,7 +59,8 @@ fn named_files(command: &str, workspace: &Path) -> Vec<PathBuf> {
 ///
 /// # Errors
 ///
-/// A file defining hooks that the tools could write under `workspace-write`.
+/// None today: which files may define hooks is [`crate::trust`]'s rule,
+/// checked before.
 pub fn checked(
     files: &[HookFile],
     workspace: &Path,
@@ -79,15 +72,7 @@ pub fn checked(
         if file.config.is_empty() {
             continue;
         }
-        if tools_can_write(&file.path, workspace, mode) {
-            if mode == SandboxMode::WorkspaceWrite {
-                return Err(format!(
-                    "{} defines hooks, but the tools can write it (it is inside the workspace and not under .tack/ or .git/): \
-                     a model could plant a hook that runs outside the sandbox. Move the hooks to the workspace's \
-                     .tack/settings.json, your user settings, or a --settings file outside the workspace",
-                    file.path.display()
-                ));
-            }
+        if mode == SandboxMode::FullAccess {
             warnings.push(format!(
                 "WARNING: {} defines hooks and the tools can write it under --sandbox full-access; \
                  hooks run outside any sandbox with your rights",
@@ -101,7 +86,7 @@ pub fn checked(
                         if tools_can_write(&script, workspace, mode) {
                             warnings.push(format!(
                                 "WARNING: the {event} hook `{}` in {} runs {}, which the tools can write: a model \
-                                 could change what runs outside the sandbox; keep hook scripts under .tack/",
+                                 could change what runs outside the sandbox (trusting the settings file does not cover its scripts); keep hook scripts outside the workspace",
                                 hook.command,
                                 file.path.display(),
                                 script.display()
@@ -221,7 +206,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_protected_or_outside_files_are_safe_under_workspace_write() {
+    fn only_outside_files_are_safe_under_workspace_write() {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(ws.join(".tack")).unwrap();
@@ -232,7 +217,9 @@ mod tests {
         std::fs::write(&protected, "{}").unwrap();
         let w = SandboxMode::WorkspaceWrite;
         assert!(tools_can_write(&inside, &ws, w));
-        assert!(!tools_can_write(&protected, &ws, w));
+        // Without bubblewrap commands can write .tack/; with it, they can
+        // create it where it is missing.
+        assert!(tools_can_write(&protected, &ws, w));
         assert!(!tools_can_write(Path::new("/etc/hostname"), &ws, w));
         assert!(!tools_can_write(&inside, &ws, SandboxMode::ReadOnly));
         assert!(tools_can_write(&protected, &ws, SandboxMode::FullAccess));

@@ -15,6 +15,7 @@ mod prompter;
 mod session;
 mod settings;
 mod spinner;
+mod trust;
 
 use std::process::ExitCode;
 
@@ -33,6 +34,7 @@ async fn main() -> ExitCode {
         Command::Plugins => commands::plugins::plugins(),
         Command::Config(config) => commands::config::config(&config),
         Command::Mcp(args::McpCommand::Serve(serve)) => commands::mcp::serve(serve).await,
+        Command::Trust(trust) => commands::trust::trust(&trust),
     };
     match result {
         Ok(code) => code,

@@ -2,6 +2,7 @@
 //! settings' `mcpServers` and `--mcp-config FILE`, in that order (a later
 //! server of the same name replaces an earlier one).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -10,22 +11,48 @@ use tack_pipeline::ToolRegistry;
 
 use crate::args::SessionArgs;
 use crate::settings::Settings;
+use crate::trust::{Defining, Judge};
 
-/// The MCP configuration of a session.
-pub fn config(root: &Path, args: &SessionArgs, settings: &Settings) -> Result<McpConfig, String> {
+/// The MCP configuration of a session, and the MCP files read that define
+/// servers (each with the hash of the bytes parsed).
+pub fn config(
+    root: &Path,
+    args: &SessionArgs,
+    settings: &Settings,
+) -> Result<(McpConfig, Vec<Defining>), String> {
     let mut config = McpConfig::new();
+    let mut defining = Vec::new();
     let workspace = root.join(".mcp.json");
     if workspace.is_file() {
-        config.merge(McpConfig::from_file(&workspace).map_err(|e| e.to_string())?);
+        let (file, found) = read(&workspace)?;
+        config.merge(file);
+        defining.extend(found);
     }
     config.merge(
         McpConfig::from_servers(settings.mcp_servers.clone())
             .map_err(|e| format!("settings key `mcpServers`: {e}"))?,
     );
-    if let Some(file) = &args.mcp_config {
-        config.merge(McpConfig::from_file(file).map_err(|e| format!("--mcp-config: {e}"))?);
+    if let Some(path) = &args.mcp_config {
+        let (file, found) = read(path).map_err(|e| format!("--mcp-config: {e}"))?;
+        config.merge(file);
+        defining.extend(found);
     }
-    Ok(config)
+    Ok((config, defining))
+}
+
+/// Reads and parses an `.mcp.json` once: the configuration and the hash
+/// judged are of the same bytes.
+fn read(path: &Path) -> Result<(McpConfig, Option<Defining>), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let config =
+        McpConfig::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let servers: BTreeMap<String, serde_json::Value> = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("mcpServers").cloned())
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default();
+    Ok((config, Defining::of(path, &text, None, &servers)))
 }
 
 /// Starts the configured MCP servers (none configured: `None`). A server
@@ -37,7 +64,10 @@ pub async fn client(
     settings: &Settings,
     registry: &ToolRegistry,
 ) -> Result<Option<McpPlugin>, String> {
-    let config = config(root, args, settings)?;
+    let (config, files) = config(root, args, settings)?;
+    // The bytes parsed are the bytes judged (the gate before the session
+    // read them once already; a file swapped since is caught here).
+    Judge::new(root).enforce(&files)?;
     if config.is_empty() {
         return Ok(None);
     }

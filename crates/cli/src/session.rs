@@ -150,7 +150,9 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     };
     let sandbox = Sandbox::new(SandboxPolicy::new(sandbox_mode, &root))
         .map_err(|e| format!("cannot set up the sandbox on {}: {e}", root.display()))?;
-    // Hooks run outside the sandbox: refuse files the tools could rewrite.
+    // Hooks and MCP servers run outside the sandbox: the workspace's files
+    // that define them are used only as trusted (`tack trust`).
+    crate::trust::Judge::new(&root).enforce(&settings.defining)?;
     let (hook_config, hook_warnings) = crate::hooks::checked(&settings.hooks, &root, sandbox_mode)?;
     for warning in &hook_warnings {
         eprintln!("tack: {}", escape_block(warning, "  "));

@@ -114,6 +114,9 @@ pub struct Settings {
     /// MCP servers by name (`.mcp.json`'s shape), later layers replacing
     /// earlier ones of the same name.
     pub mcp_servers: std::collections::BTreeMap<String, serde_json::Value>,
+    /// The files read that define hooks or MCP servers, with the hash of
+    /// the bytes read (judged by [`crate::trust`]).
+    pub defining: Vec<crate::trust::Defining>,
 }
 
 /// A settings file's `hooks` (checked by `tack-hooks`).
@@ -139,6 +142,7 @@ impl Default for Settings {
             files: Vec::new(),
             hooks: Vec::new(),
             mcp_servers: Default::default(),
+            defining: Vec::new(),
         }
     }
 }
@@ -398,15 +402,23 @@ impl Settings {
                 return Err(refuse("sandbox", "full-access"));
             }
         }
-        if let Some(hooks) = raw.hooks {
-            let wrapped = serde_json::json!({ "hooks": hooks });
+        let mut hooks = None;
+        if let Some(value) = raw.hooks {
+            let wrapped = serde_json::json!({ "hooks": value });
             let config = tack_hooks::HooksConfig::from_settings(&wrapped, Some(path))
                 .map_err(|e| e.to_string())?;
             self.hooks.push(HookFile {
                 path: path.to_owned(),
-                config,
+                config: config.clone(),
             });
+            hooks = Some(config);
         }
+        self.defining.extend(crate::trust::Defining::of(
+            path,
+            &text,
+            hooks.as_ref(),
+            &raw.mcp_servers,
+        ));
         if let Some(v) = raw.model {
             self.model.set(v, origin.clone());
         }

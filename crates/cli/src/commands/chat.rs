@@ -14,6 +14,9 @@ use crate::session;
 /// Ctrl-C during a turn cancels that turn; at the prompt it quits. SIGTERM
 /// and SIGHUP during a turn cancel it, then quit.
 pub async fn chat(args: SessionArgs) -> Result<ExitCode, String> {
+    if let Some(refused) = crate::trust::gate(&args)? {
+        return Ok(refused);
+    }
     let mut session = session::open(&args).await?;
     session.start().await?;
     let end = chat_loop(&mut session).await;

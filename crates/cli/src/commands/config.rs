@@ -40,6 +40,17 @@ pub fn config(args: &SessionArgs) -> Result<ExitCode, String> {
             }
         }
     }
+    let (_, mcp_files) = crate::mcp::config(&root, args, &settings)?;
+    let mut judge = crate::trust::Judge::new(&root);
+    for file in settings.defining.iter().chain(&mcp_files) {
+        let state = judge
+            .state(file)
+            .map_or_else(|e| format!("unknown: {e}"), |s| s.describe().to_owned());
+        print_text(&format!(
+            "starts programs outside the sandbox: {} ({state})",
+            file.path.display()
+        ));
+    }
     match crate::hooks::checked(&settings.hooks, &root, settings.sandbox.value) {
         Ok((_, warnings)) => warnings.iter().for_each(|w| print_text(w)),
         Err(refusal) => print_text(&format!("hooks refused: {refusal}")),

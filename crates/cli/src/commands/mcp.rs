@@ -57,6 +57,11 @@ impl ToolDispatcher for Logged {
 
 /// Serves until the client disconnects (stdio) or the process is stopped (HTTP).
 pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
+    // It starts no hooks or MCP servers today, but refuses the workspace's
+    // untrusted ones as `run` and `chat` do: one rule, kept when it does.
+    if let Some(refused) = crate::trust::gate(&args.session)? {
+        return Ok(refused);
+    }
     let root = workspace(args.session.workspace.as_deref())?;
     let settings = Settings::load(&root, &args.session)?;
     let mode = settings.mode.value;

@@ -7,3 +7,4 @@ pub mod plugins;
 pub mod replay;
 pub mod run;
 pub mod tools;
+pub mod trust;

@@ -11,6 +11,9 @@ use crate::session;
 
 /// Runs one prompt to its end.
 pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
+    if let Some(refused) = crate::trust::gate(&args.session)? {
+        return Ok(refused);
+    }
     let mut session = session::open(&args.session).await?;
     let prompt = args.prompt.join(" ");
     let interrupts = Interrupts::install();

@@ -1,0 +1,342 @@
+//! Trusting the files that start programs outside the sandbox.
+//!
+//! Hooks (a settings file's `hooks`) and MCP stdio servers (`.mcp.json`,
+//! the `mcpServers` settings key, `--mcp-config`) run as the user, outside
+//! the tools' sandbox. A file inside the workspace may have been written by
+//! a model in an earlier session (the workspace is the tools' to write;
+//! `.tack/` is protected from commands only where bubblewrap runs and only
+//! once it exists). So a file inside the workspace that defines hooks or
+//! MCP servers is used only if its exact current contents were trusted
+//! with `tack trust` (see [`store`]); otherwise `tack run`, `tack chat` and
+//! `tack mcp serve` refuse to start. This holds under every sandbox mode,
+//! `full-access` included: a file planted by an earlier, confined session
+//! is not vouched for by this one's lifting the confinement. Files outside
+//! the workspace are the user's own and need no trust.
+//!
+//! A file is inside the workspace when its path as named, its directory
+//! with symlinks resolved, or the file with symlinks resolved is: a
+//! symlink the model planted inside the workspace pointing to a file
+//! outside it still counts as the workspace's. The trust is recorded for
+//! the file's canonical path (symlinks resolved).
+
+pub mod store;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use crate::args::SessionArgs;
+use crate::settings::Settings;
+use store::{TrustStore, sha256_hex};
+
+/// A file that defines hooks or MCP servers, as read for a session.
+#[derive(Clone, Debug)]
+pub struct Defining {
+    /// The file as named.
+    pub path: PathBuf,
+    /// The SHA-256 of the bytes read (the ones used).
+    pub sha256: String,
+    /// What it starts: `hook EVENT [MATCHER] `COMMAND``, `MCP server …`.
+    pub starts: Vec<String>,
+}
+
+impl Defining {
+    /// The file `path` whose text is `text`, if its hooks or servers start
+    /// anything (`None` when it defines neither).
+    pub fn of(
+        path: &Path,
+        text: &str,
+        hooks: Option<&tack_hooks::HooksConfig>,
+        servers: &BTreeMap<String, Value>,
+    ) -> Option<Self> {
+        let starts = describe(hooks, servers);
+        (!starts.is_empty()).then(|| Self {
+            path: path.to_owned(),
+            sha256: sha256_hex(text.as_bytes()),
+            starts,
+        })
+    }
+}
+
+/// One line per hook command and MCP server.
+pub fn describe(
+    hooks: Option<&tack_hooks::HooksConfig>,
+    servers: &BTreeMap<String, Value>,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(config) = hooks {
+        for event in tack_hooks::HookEvent::ALL {
+            for group in config.groups(event) {
+                for hook in &group.hooks {
+                    let matcher = if group.matcher.is_empty() {
+                        "*"
+                    } else {
+                        &group.matcher
+                    };
+                    lines.push(format!(
+                        "hook {event} [{matcher}] `{}`",
+                        tack_agent::escape_line(&hook.command)
+                    ));
+                }
+            }
+        }
+    }
+    for (name, server) in servers {
+        let name = tack_agent::escape_line(name);
+        let line = match (server.get("command"), server.get("url")) {
+            (Some(command), _) => {
+                let mut words = vec![text_of(command)];
+                if let Some(Value::Array(args)) = server.get("args") {
+                    words.extend(args.iter().map(text_of));
+                }
+                format!(
+                    "MCP server `{name}`: runs `{}`",
+                    tack_agent::escape_line(&words.join(" "))
+                )
+            }
+            (None, Some(url)) => format!(
+                "MCP server `{name}`: connects to {}",
+                tack_agent::escape_line(&text_of(url))
+            ),
+            _ => format!("MCP server `{name}`"),
+        };
+        lines.push(line);
+    }
+    lines
+}
+
+fn text_of(value: &Value) -> String {
+    value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_owned)
+}
+
+/// Whether `path` lies inside the workspace `root` (canonical): as named
+/// (made absolute), with its directory's symlinks resolved, or resolved
+/// whole.
+pub fn inside(path: &Path, root: &Path) -> bool {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    if absolute.starts_with(root) {
+        return true;
+    }
+    if let (Some(dir), Some(name)) = (absolute.parent(), absolute.file_name())
+        && let Ok(dir) = dir.canonicalize()
+        && dir.join(name).starts_with(root)
+    {
+        return true;
+    }
+    path.canonicalize().is_ok_and(|real| real.starts_with(root))
+}
+
+/// Where a file stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Outside the workspace: the user's own.
+    Outside,
+    /// Inside, and these exact contents are trusted.
+    Trusted,
+    /// Inside, never trusted.
+    New,
+    /// Inside, trusted with other contents.
+    Changed,
+}
+
+impl State {
+    /// For `tack config`.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            State::Outside => "outside the workspace (yours)",
+            State::Trusted => "trusted",
+            State::New => "NOT trusted (never reviewed): run `tack trust` after reviewing it",
+            State::Changed => {
+                "NOT trusted (changed since trusted): run `tack trust` after reviewing it"
+            }
+        }
+    }
+}
+
+/// Judges files against the trust store, loaded when first needed.
+pub struct Judge {
+    root: PathBuf,
+    store: Option<TrustStore>,
+}
+
+impl Judge {
+    /// A judge for the workspace `root` (canonical).
+    pub fn new(root: &Path) -> Self {
+        Self {
+            root: root.to_owned(),
+            store: None,
+        }
+    }
+
+    fn store(&mut self) -> Result<&TrustStore, String> {
+        if self.store.is_none() {
+            let path = store::default_path()?;
+            if inside(&path, &self.root) {
+                return Err(format!(
+                    "the trust store {} is inside the workspace {}, where the tools could write it, so it cannot vouch for the workspace's hook and MCP files; set XDG_STATE_HOME to a directory outside the workspace",
+                    path.display(),
+                    self.root.display()
+                ));
+            }
+            self.store = Some(TrustStore::load(&path)?);
+        }
+        self.store
+            .as_ref()
+            .ok_or_else(|| "the trust store was not loaded".to_owned())
+    }
+
+    /// The state of `file`.
+    ///
+    /// # Errors
+    ///
+    /// The trust store cannot be read or is inside the workspace, or the
+    /// file's canonical path cannot be found.
+    pub fn state(&mut self, file: &Defining) -> Result<State, String> {
+        if !inside(&file.path, &self.root) {
+            return Ok(State::Outside);
+        }
+        let canonical = file.path.canonicalize().map_err(|e| {
+            format!("cannot resolve {}: {e}", file.path.display())
+        })?;
+        Ok(match self.store()?.get(&canonical) {
+            Some(entry) if entry.sha256 == file.sha256 => State::Trusted,
+            Some(_) => State::Changed,
+            None => State::New,
+        })
+    }
+
+    /// `Ok(Some(refusal))` for the first file inside the workspace whose
+    /// contents are not trusted.
+    ///
+    /// # Errors
+    ///
+    /// As [`Judge::state`].
+    pub fn refusal<'a>(
+        &mut self,
+        files: impl IntoIterator<Item = &'a Defining>,
+    ) -> Result<Option<String>, String> {
+        for file in files {
+            let why = match self.state(file)? {
+                State::Outside | State::Trusted => continue,
+                State::New => "it has not been trusted",
+                State::Changed => "it changed since it was trusted",
+            };
+            let path = file.path.display();
+            let mut message = format!(
+                "refusing to start: {path} defines hooks or MCP servers, which start programs outside the sandbox with your rights, and {why}. It is inside the workspace, where a model could have written it. Review it, then run `tack trust {path}` (or `tack trust` for all of the workspace's files). It starts:"
+            );
+            for line in &file.starts {
+                message.push_str("\n  ");
+                message.push_str(line);
+            }
+            return Ok(Some(message));
+        }
+        Ok(None)
+    }
+
+    /// Errs with the refusal of the first untrusted file.
+    ///
+    /// # Errors
+    ///
+    /// A file inside the workspace is not trusted, or as [`Judge::state`].
+    pub fn enforce<'a>(
+        &mut self,
+        files: impl IntoIterator<Item = &'a Defining>,
+    ) -> Result<(), String> {
+        match self.refusal(files)? {
+            Some(refusal) => Err(refusal),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Every file a session with `args` would read that defines hooks or MCP
+/// servers, with the workspace and settings.
+///
+/// # Errors
+///
+/// The workspace, a settings file or an MCP configuration is unusable.
+pub fn session_files(args: &SessionArgs) -> Result<(PathBuf, Settings, Vec<Defining>), String> {
+    let root = crate::session::workspace(args.workspace.as_deref())?;
+    let settings = Settings::load(&root, args)?;
+    let (_, mcp_files) = crate::mcp::config(&root, args, &settings)?;
+    let mut files = settings.defining.clone();
+    files.extend(mcp_files);
+    Ok((root, settings, files))
+}
+
+/// Before a session starts: refuses (printing why, with the usage-error
+/// exit code) when a file inside the workspace defining hooks or MCP
+/// servers is not trusted. The session checks again the bytes it uses.
+///
+/// # Errors
+///
+/// The workspace, settings or trust store are unusable.
+pub fn gate(args: &SessionArgs) -> Result<Option<ExitCode>, String> {
+    let (root, _, files) = session_files(args)?;
+    match Judge::new(&root).refusal(&files)? {
+        None => Ok(None),
+        Some(refusal) => {
+            eprintln!("tack: error: {}", tack_agent::escape_block(&refusal, "  "));
+            Ok(Some(ExitCode::from(crate::exit::USAGE)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_symlink_inside_to_a_file_outside_is_inside() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let ws = base.join("ws");
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        let outside = base.join("evil.json");
+        std::fs::write(&outside, "{}").unwrap();
+        let link = ws.join("settings.json");
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        assert!(inside(&link, &ws));
+        assert!(!inside(&outside, &ws));
+        // A directory link inside pointing outside.
+        std::os::unix::fs::symlink(&base, ws.join("up")).unwrap();
+        assert!(inside(&ws.join("up/evil.json"), &ws));
+        // A link outside pointing inside.
+        std::fs::write(ws.join("sub/real.json"), "{}").unwrap();
+        let back = base.join("back.json");
+        std::os::unix::fs::symlink(ws.join("sub/real.json"), &back).unwrap();
+        assert!(inside(&back, &ws));
+        // Another spelling of the workspace through a link.
+        let alias = base.join("alias");
+        std::os::unix::fs::symlink(&ws, &alias).unwrap();
+        assert!(inside(&alias.join("sub/real.json"), &ws));
+    }
+
+    #[test]
+    fn descriptions_name_each_command_and_server() {
+        let hooks = tack_hooks::HooksConfig::from_settings(
+            &serde_json::json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "touch /x"}]}]}}),
+            None,
+        )
+        .unwrap();
+        let servers: BTreeMap<String, Value> = serde_json::from_value(serde_json::json!({
+            "fs": {"command": "npx", "args": ["-y", "server"]},
+            "web": {"type": "http", "url": "http://127.0.0.1:1/mcp"}
+        }))
+        .unwrap();
+        assert_eq!(
+            describe(Some(&hooks), &servers),
+            [
+                "hook Stop [*] `touch /x`",
+                "MCP server `fs`: runs `npx -y server`",
+                "MCP server `web`: connects to http://127.0.0.1:1/mcp",
+            ]
+        );
+        assert!(Defining::of(Path::new("a"), "{}", None, &BTreeMap::new()).is_none());
+    }
+}
