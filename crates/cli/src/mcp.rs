@@ -45,13 +45,13 @@ pub fn config(
 fn read(path: &Path) -> Result<(McpConfig, Option<Defining>), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let config =
-        McpConfig::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    let servers: BTreeMap<String, serde_json::Value> = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v.get("mcpServers").cloned())
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or_default();
+    let config = McpConfig::from_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let servers: BTreeMap<String, serde_json::Value> =
+        serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("mcpServers").cloned())
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
     Ok((config, Defining::of(path, &text, None, &servers)))
 }
 

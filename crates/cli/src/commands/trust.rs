@@ -43,16 +43,17 @@ struct Examined {
 /// `mcpServers` keys; both are checked as a session would).
 fn examine(path: &Path) -> Result<Examined, String> {
     let name = path.display();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
     let canonical = path
         .canonicalize()
         .map_err(|e| format!("cannot resolve {name}: {e}"))?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{name} is not JSON ({e}); only settings files and .mcp.json files are trusted"))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| {
+        format!("{name} is not JSON ({e}); only settings files and .mcp.json files are trusted")
+    })?;
     let hooks = match value.get("hooks") {
         Some(_) => Some(
-            tack_hooks::HooksConfig::from_settings(&value, Some(path)).map_err(|e| e.to_string())?,
+            tack_hooks::HooksConfig::from_settings(&value, Some(path))
+                .map_err(|e| e.to_string())?,
         ),
         None => None,
     };

@@ -199,9 +199,10 @@ impl Judge {
         if !inside(&file.path, &self.root) {
             return Ok(State::Outside);
         }
-        let canonical = file.path.canonicalize().map_err(|e| {
-            format!("cannot resolve {}: {e}", file.path.display())
-        })?;
+        let canonical = file
+            .path
+            .canonicalize()
+            .map_err(|e| format!("cannot resolve {}: {e}", file.path.display()))?;
         Ok(match self.store()?.get(&canonical) {
             Some(entry) if entry.sha256 == file.sha256 => State::Trusted,
             Some(_) => State::Changed,

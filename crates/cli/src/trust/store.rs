@@ -73,7 +73,12 @@ impl TrustStore {
                     files: BTreeMap::new(),
                 });
             }
-            Err(e) => return Err(format!("cannot read the trust store {}: {e}", path.display())),
+            Err(e) => {
+                return Err(format!(
+                    "cannot read the trust store {}: {e}",
+                    path.display()
+                ));
+            }
         };
         let shape: Shape = serde_json::from_str(&text).map_err(|e| {
             format!(
@@ -210,8 +215,14 @@ mod tests {
         assert_eq!(again.get(Path::new("/b")), Some(&entry("bb")));
         std::fs::write(&path, "{not json").unwrap();
         let err = TrustStore::load(&path).unwrap_err();
-        assert!(err.contains(&path.display().to_string()) && err.contains("damaged"), "{err}");
-        assert!(other.update(|_| {}).is_err(), "a damaged store is not overwritten");
+        assert!(
+            err.contains(&path.display().to_string()) && err.contains("damaged"),
+            "{err}"
+        );
+        assert!(
+            other.update(|_| {}).is_err(),
+            "a damaged store is not overwritten"
+        );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{not json");
     }
 

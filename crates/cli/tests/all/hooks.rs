@@ -286,11 +286,8 @@ fn a_hook_file_the_tools_can_write_is_refused() {
         .stderr
         .clone();
     let err = String::from_utf8(out).unwrap();
-    assert!(
-        err.contains("defines hooks, but the tools can write it"),
-        "{err}"
-    );
-    // The workspace's protected .tack/settings.json is accepted.
+    assert!(err.contains("has not been trusted"), "{err}");
+    // The workspace's .tack/settings.json is accepted once trusted.
     std::fs::create_dir_all(case.ws.join(".tack")).unwrap();
     let marker = case.dir.path().join("ran");
     std::fs::write(
@@ -303,6 +300,7 @@ fn a_hook_file_the_tools_can_write_is_refused() {
         .to_string(),
     )
     .unwrap();
+    tack(&case.ws).arg("trust").assert().success();
     case.run(&json!([{"text": "ok"}]), &[]).success();
     assert!(marker.exists(), "the workspace's .tack hooks ran");
 }

@@ -16,6 +16,7 @@ mod replay;
 mod resume;
 mod script;
 mod settings;
+mod trust;
 
 use std::path::{Path, PathBuf};
 

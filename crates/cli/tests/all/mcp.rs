@@ -60,6 +60,8 @@ fn npm_servers_tools_run_through_the_pipeline_with_rules_on_their_names() {
         json!({"mcpServers": {"everything": everything}}).to_string(),
     )
     .unwrap();
+    // A workspace file that starts programs is used only once trusted.
+    tack(&ws).arg("trust").assert().success();
     let extra = dir.path().join("extra.json");
     std::fs::write(&extra, json!({"mcpServers": {"files": fs}}).to_string()).unwrap();
     let settings = dir.path().join("settings.json");
@@ -126,6 +128,7 @@ fn a_server_that_cannot_start_is_named_and_the_run_goes_on() {
         r#"{"mcpServers": {"ghost": {"command": "/nonexistent/ghost-mcp"}}}"#,
     )
     .unwrap();
+    tack(&ws).arg("trust").assert().success();
     let log = log_in(&dir, "ghost");
     tack(&ws)
         .args(["run", "读文件 README.md", "--log"])

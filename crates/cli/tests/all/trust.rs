@@ -1,0 +1,343 @@
+//! The trust rule, tested as an attacker: a model that could write the
+//! workspace in an earlier session plants hooks and MCP servers that would
+//! run outside the sandbox in the next one.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::*;
+
+struct Case {
+    dir: tempfile::TempDir,
+    ws: PathBuf,
+    /// Outside the workspace: what a planted program would create.
+    marker: PathBuf,
+}
+
+impl Case {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(&dir).canonicalize().unwrap();
+        let marker = dir.path().join("pwned");
+        Self { dir, ws, marker }
+    }
+
+    /// `tack` with a state directory (trust store) of this case's own.
+    fn tack(&self) -> assert_cmd::Command {
+        let mut cmd = tack(&self.ws);
+        cmd.env("XDG_STATE_HOME", self.dir.path().join("state"))
+            .timeout(std::time::Duration::from_secs(60));
+        cmd
+    }
+
+    fn store(&self) -> PathBuf {
+        self.dir.path().join("state/tack/trust.json")
+    }
+
+    /// A settings file with a hook that creates the marker.
+    fn hook_settings(&self) -> String {
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": format!("touch {}", self.marker.display())}
+        ]}]}})
+        .to_string()
+    }
+
+    /// An `.mcp.json` with a stdio server that creates the marker.
+    fn mcp_json(&self) -> String {
+        json!({"mcpServers": {"evil": {
+            "command": "sh", "args": ["-c", format!("touch {}", self.marker.display())]
+        }}})
+        .to_string()
+    }
+
+    fn plant(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.ws.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn run(&self) -> assert_cmd::assert::Assert {
+        // The session log goes to this case's own state directory.
+        self.tack().args(["run", "hello"]).assert()
+    }
+
+    /// A run refused with the usage-error code, naming `file`; the planted
+    /// program never ran.
+    fn refused(&self, assert: assert_cmd::assert::Assert, file: &Path, why: &str) -> String {
+        let out = assert.code(2).get_output().clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(&file.display().to_string()), "{err}");
+        assert!(err.contains(why), "{err}");
+        assert!(err.contains("outside the sandbox"), "{err}");
+        assert!(err.contains("tack trust"), "{err}");
+        assert!(!self.marker.exists(), "the planted program ran: {err}");
+        err
+    }
+}
+
+#[test]
+fn a_planted_hook_in_dot_tack_is_refused_by_run_chat_and_mcp_serve() {
+    let case = Case::new();
+    let file = case.plant(".tack/settings.json", &case.hook_settings());
+    let err = case.refused(case.run(), &file, "has not been trusted");
+    assert!(err.contains("hook UserPromptSubmit [*] `touch "), "{err}");
+    case.refused(
+        case.tack().arg("chat").write_stdin("hello\n").assert(),
+        &file,
+        "has not been trusted",
+    );
+    case.refused(
+        case.tack().args(["mcp", "serve"]).write_stdin("").assert(),
+        &file,
+        "has not been trusted",
+    );
+    // Lifting the sandbox does not vouch for a file planted earlier.
+    case.refused(
+        case.tack()
+            .args([
+                "run",
+                "hello",
+                "--sandbox",
+                "full-access",
+                "--mode",
+                "allow-all",
+            ])
+            .assert(),
+        &file,
+        "has not been trusted",
+    );
+    // `tack config` shows it untrusted (and runs nothing).
+    let out = stdout_of(case.tack().arg("config"));
+    assert!(out.contains("NOT trusted (never reviewed)"), "{out}");
+    assert!(!case.marker.exists());
+}
+
+#[test]
+fn a_planted_mcp_server_is_refused_in_mcp_json_and_in_settings() {
+    let case = Case::new();
+    let file = case.plant(".mcp.json", &case.mcp_json());
+    let err = case.refused(case.run(), &file, "has not been trusted");
+    assert!(
+        err.contains("MCP server `evil`: runs `sh -c touch "),
+        "{err}"
+    );
+    std::fs::remove_file(&file).unwrap();
+    let settings = case.plant(".tack/settings.json", &case.mcp_json());
+    case.refused(case.run(), &settings, "has not been trusted");
+    // Named on the command line, a workspace file needs trust all the same.
+    std::fs::remove_file(&settings).unwrap();
+    let named = case.plant("conf/servers.json", &case.mcp_json());
+    case.refused(
+        case.tack()
+            .args(["run", "hello", "--mcp-config"])
+            .arg(&named)
+            .assert(),
+        &named,
+        "has not been trusted",
+    );
+    let hooks = case.plant("conf/hooks.json", &case.hook_settings());
+    case.refused(
+        case.tack()
+            .args(["run", "hello", "--settings", "conf/hooks.json"])
+            .assert(),
+        &PathBuf::from("conf/hooks.json"),
+        "has not been trusted",
+    );
+    assert!(hooks.exists());
+}
+
+#[test]
+fn trusted_contents_run_and_one_changed_byte_is_refused_again() {
+    let case = Case::new();
+    let file = case.plant(".tack/settings.json", &case.hook_settings());
+    let mcp = case.plant(".mcp.json", &case.mcp_json());
+    let out = stdout_of(case.tack().arg("trust"));
+    assert!(out.contains("hook UserPromptSubmit [*] `touch "), "{out}");
+    assert!(
+        out.contains("MCP server `evil`: runs `sh -c touch "),
+        "{out}"
+    );
+    assert!(out.contains("trusted 2 files"), "{out}");
+    assert!(case.store().is_file());
+    let out = stdout_of(case.tack().arg("config"));
+    assert_eq!(out.matches("(trusted)").count(), 2, "{out}");
+
+    case.run().success();
+    assert!(case.marker.exists(), "the trusted hook and server ran");
+    std::fs::remove_file(&case.marker).unwrap();
+
+    // One byte more: no longer the reviewed contents.
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push(' ');
+    std::fs::write(&file, text).unwrap();
+    case.refused(case.run(), &file, "changed since it was trusted");
+    let list = stdout_of(case.tack().args(["trust", "--list"]));
+    assert!(list.contains("CHANGED since trusted"), "{list}");
+    assert!(list.contains("unchanged"), "{list}");
+
+    // Trusted again, it runs; revoked, it is refused.
+    case.tack().arg("trust").arg(&file).assert().success();
+    case.run().success();
+    assert!(case.marker.exists());
+    std::fs::remove_file(&case.marker).unwrap();
+    case.tack()
+        .args(["trust", "--revoke"])
+        .arg(&mcp)
+        .assert()
+        .success();
+    case.refused(case.run(), &mcp, "has not been trusted");
+    case.tack()
+        .args(["trust", "--revoke"])
+        .arg(&mcp)
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("is not trusted"));
+}
+
+#[test]
+fn a_symlink_inside_the_workspace_to_a_file_outside_is_the_workspaces() {
+    let case = Case::new();
+    // The model can write files outside the workspace (e.g. /tmp) and link
+    // to them from inside.
+    let outside = case.dir.path().join("elsewhere.json");
+    std::fs::write(&outside, case.hook_settings()).unwrap();
+    std::fs::create_dir_all(case.ws.join(".tack")).unwrap();
+    let link = case.ws.join(".tack/settings.json");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    case.refused(case.run(), &link, "has not been trusted");
+    // Named with --settings through a link inside the workspace.
+    std::fs::remove_file(&link).unwrap();
+    let named = case.ws.join("link.json");
+    std::os::unix::fs::symlink(&outside, &named).unwrap();
+    case.refused(
+        case.tack()
+            .args(["run", "hello", "--settings"])
+            .arg(&named)
+            .assert(),
+        &named,
+        "has not been trusted",
+    );
+    // A link outside pointing at a file inside the workspace.
+    let inner = case.plant("inner.json", &case.hook_settings());
+    let back = case.dir.path().join("back.json");
+    std::os::unix::fs::symlink(&inner, &back).unwrap();
+    case.refused(
+        case.tack()
+            .args(["run", "hello", "--settings"])
+            .arg(&back)
+            .assert(),
+        &back,
+        "has not been trusted",
+    );
+    // The outside file itself, named directly, is the user's own.
+    case.tack()
+        .args(["run", "hello", "--settings"])
+        .arg(&outside)
+        .assert()
+        .success();
+    assert!(case.marker.exists());
+    std::fs::remove_file(&case.marker).unwrap();
+    // Trusting the link records its target; retargeting it is refused.
+    let link_again = case.ws.join(".tack/settings.json");
+    std::os::unix::fs::symlink(&outside, &link_again).unwrap();
+    case.tack().arg("trust").assert().success();
+    case.run().success();
+    assert!(case.marker.exists());
+    std::fs::remove_file(&case.marker).unwrap();
+    let other = case.dir.path().join("other.json");
+    std::fs::write(&other, case.hook_settings()).unwrap();
+    std::fs::remove_file(&link_again).unwrap();
+    std::os::unix::fs::symlink(&other, &link_again).unwrap();
+    case.refused(case.run(), &link_again, "has not been trusted");
+}
+
+#[test]
+fn a_damaged_trust_store_is_named_and_left_alone() {
+    let case = Case::new();
+    case.plant(".tack/settings.json", &case.hook_settings());
+    std::fs::create_dir_all(case.store().parent().unwrap()).unwrap();
+    std::fs::write(case.store(), "{\"version\": 1, \"files\": [").unwrap();
+    for args in [vec!["run", "hello"], vec!["trust"], vec!["trust", "--list"]] {
+        let out = case
+            .tack()
+            .args(&args)
+            .assert()
+            .failure()
+            .get_output()
+            .clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(&case.store().display().to_string()) && err.contains("damaged"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!case.marker.exists());
+    assert_eq!(
+        std::fs::read_to_string(case.store()).unwrap(),
+        "{\"version\": 1, \"files\": ["
+    );
+}
+
+#[test]
+fn a_trust_store_inside_the_workspace_vouches_for_nothing() {
+    let case = Case::new();
+    let file = case.plant(".tack/settings.json", &case.hook_settings());
+    // The model forges a store inside the workspace, where the state
+    // directory was pointed.
+    let state = case.ws.join("state");
+    let canonical = file.canonicalize().unwrap();
+    let sha = {
+        use std::fmt::Write;
+        let out = std::process::Command::new("sha256sum")
+            .arg(&file)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let mut s = String::new();
+        write!(s, "{}", text.split_whitespace().next().unwrap()).unwrap();
+        s
+    };
+    std::fs::create_dir_all(state.join("tack")).unwrap();
+    std::fs::write(
+        state.join("tack/trust.json"),
+        json!({"version": 1, "files": {canonical.display().to_string(): {"sha256": sha, "trusted_at": 1}}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = tack(&case.ws)
+        .env("XDG_STATE_HOME", &state)
+        .args(["run", "hello"])
+        .assert()
+        .failure()
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("is inside the workspace"), "{err}");
+    assert!(!case.marker.exists());
+    // The same store outside the workspace does vouch for it (the hash
+    // above is right).
+    let outside = case.dir.path().join("state");
+    std::fs::create_dir_all(outside.join("tack")).unwrap();
+    std::fs::copy(state.join("tack/trust.json"), case.store()).unwrap();
+    case.run().success();
+    assert!(case.marker.exists());
+}
+
+#[test]
+fn nothing_to_trust_and_files_outside_need_no_trust() {
+    let case = Case::new();
+    let out = stdout_of(case.tack().arg("trust"));
+    assert!(out.contains("nothing to trust"), "{out}");
+    // The user's own settings (outside the workspace) run without trust.
+    let config = case.dir.path().join("config");
+    std::fs::create_dir_all(config.join("tack")).unwrap();
+    std::fs::write(config.join("tack/settings.json"), case.hook_settings()).unwrap();
+    case.tack()
+        .env("XDG_CONFIG_HOME", &config)
+        .args(["run", "hello"])
+        .assert()
+        .success();
+    assert!(case.marker.exists());
+}
