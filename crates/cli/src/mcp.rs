@@ -71,6 +71,19 @@ pub async fn client(
     if config.is_empty() {
         return Ok(None);
     }
+    if settings.sandbox.value == tack_sandbox::SandboxMode::FullAccess {
+        let settings_files = settings
+            .defining
+            .iter()
+            .filter(|f| f.starts.iter().any(|s| s.starts_with("MCP server")));
+        for file in files.iter().chain(settings_files) {
+            eprintln!(
+                "tack: WARNING: {} defines MCP servers and the tools can write it under --sandbox full-access; \
+                 stdio servers run outside any sandbox with your rights",
+                file.path.display()
+            );
+        }
+    }
     let plugin = McpPlugin::connect(
         &config,
         ClientOptions::default(),

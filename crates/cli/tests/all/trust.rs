@@ -167,6 +167,21 @@ fn trusted_contents_run_and_one_changed_byte_is_refused_again() {
     case.run().success();
     assert!(case.marker.exists(), "the trusted hook and server ran");
     std::fs::remove_file(&case.marker).unwrap();
+    // Trusted files also run under full-access, with loud warnings.
+    case.tack()
+        .args(["run", "hello", "--sandbox", "full-access"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(format!(
+            "WARNING: {} defines MCP servers",
+            mcp.display()
+        )))
+        .stderr(predicates::str::contains(format!(
+            "WARNING: {} defines hooks",
+            file.display()
+        )));
+    assert!(case.marker.exists());
+    std::fs::remove_file(&case.marker).unwrap();
 
     // One byte more: no longer the reviewed contents.
     let mut text = std::fs::read_to_string(&file).unwrap();
