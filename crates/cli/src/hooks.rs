@@ -38,7 +38,7 @@ pub fn tools_can_write(path: &Path, workspace: &Path, mode: SandboxMode) -> bool
 /// The scripts a hook command names (words that are existing files, with
 /// `$CLAUDE_PROJECT_DIR`/`$TACK_PROJECT_DIR` expanded, relative to the
 /// workspace).
-fn named_files(command: &str, workspace: &Path) -> Vec<PathBuf> {
+pub fn named_files(command: &str, workspace: &Path) -> Vec<PathBuf> {
     let root = workspace.to_string_lossy();
     command
         .split_whitespace()

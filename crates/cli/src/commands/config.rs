@@ -45,7 +45,7 @@ pub fn config(args: &SessionArgs) -> Result<ExitCode, String> {
     for file in settings.defining.iter().chain(&mcp_files) {
         let state = judge
             .state(file)
-            .map_or_else(|e| format!("unknown: {e}"), |s| s.describe().to_owned());
+            .map_or_else(|e| format!("unknown: {e}"), |s| s.describe());
         print_text(&format!(
             "starts programs outside the sandbox: {} ({state})",
             file.path.display()

@@ -37,6 +37,7 @@ struct Examined {
     canonical: PathBuf,
     sha256: String,
     starts: Vec<String>,
+    commands: Vec<String>,
 }
 
 /// Reads `path` as a settings file or an `.mcp.json` (the `hooks` and
@@ -68,6 +69,7 @@ fn examine(path: &Path) -> Result<Examined, String> {
         canonical,
         sha256: sha256_hex(text.as_bytes()),
         starts: describe(hooks.as_ref(), &servers),
+        commands: crate::trust::hook_commands(hooks.as_ref()),
     })
 }
 
@@ -122,6 +124,7 @@ pub fn trust(args: &TrustArgs) -> Result<ExitCode, String> {
         args.paths.clone()
     };
     let mut trusted = Vec::new();
+    let mut scripts = Vec::new();
     for path in &paths {
         let file = examine(path)?;
         print_text(&format!(
@@ -138,6 +141,18 @@ pub fn trust(args: &TrustArgs) -> Result<ExitCode, String> {
         if !inside(path, &root) {
             print_text("  (outside the workspace: yours, used without trust anyway)");
         }
+        // The scripts its hooks run from inside the workspace, trusted with it.
+        for script in crate::trust::scripts_inside(&file.commands, &root) {
+            let bytes = std::fs::read(&script)
+                .map_err(|e| format!("cannot read {}: {e}", script.display()))?;
+            let sha256 = sha256_hex(&bytes);
+            print_text(&format!(
+                "  and the script it runs {} (sha256 {})",
+                script.display(),
+                &sha256[..16]
+            ));
+            scripts.push((script, sha256));
+        }
         trusted.push(file);
     }
     let at = store::now();
@@ -147,6 +162,15 @@ pub fn trust(args: &TrustArgs) -> Result<ExitCode, String> {
                 file.canonical.clone(),
                 Entry {
                     sha256: file.sha256.clone(),
+                    trusted_at: at,
+                },
+            );
+        }
+        for (script, sha256) in &scripts {
+            files.insert(
+                script.clone(),
+                Entry {
+                    sha256: sha256.clone(),
                     trusted_at: at,
                 },
             );

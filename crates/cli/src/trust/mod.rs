@@ -40,6 +40,9 @@ pub struct Defining {
     pub sha256: String,
     /// What it starts: `hook EVENT [MATCHER] `COMMAND``, `MCP server …`.
     pub starts: Vec<String>,
+    /// Its hook commands (the scripts they name inside the workspace need
+    /// trust too).
+    pub commands: Vec<String>,
 }
 
 impl Defining {
@@ -56,8 +59,37 @@ impl Defining {
             path: path.to_owned(),
             sha256: sha256_hex(text.as_bytes()),
             starts,
+            commands: hook_commands(hooks),
         })
     }
+}
+
+/// Every hook command of `hooks`.
+pub fn hook_commands(hooks: Option<&tack_hooks::HooksConfig>) -> Vec<String> {
+    let mut commands = Vec::new();
+    if let Some(config) = hooks {
+        for event in tack_hooks::HookEvent::ALL {
+            for group in config.groups(event) {
+                commands.extend(group.hooks.iter().map(|h| h.command.clone()));
+            }
+        }
+    }
+    commands
+}
+
+/// The scripts `commands` name that lie inside the workspace `root`
+/// (canonical paths, sorted, once each). Trusting a hooks file trusts them
+/// with it; one of them changed is refused like the file.
+pub fn scripts_inside(commands: &[String], root: &Path) -> Vec<PathBuf> {
+    let mut scripts: Vec<PathBuf> = commands
+        .iter()
+        .flat_map(|command| crate::hooks::named_files(command, root))
+        .filter(|script| inside(script, root))
+        .filter_map(|script| script.canonicalize().ok())
+        .collect();
+    scripts.sort();
+    scripts.dedup();
+    scripts
 }
 
 /// One line per hook command and MCP server.
@@ -141,19 +173,29 @@ pub enum State {
     New,
     /// Inside, trusted with other contents.
     Changed,
+    /// Inside and trusted, but a script a hook of it runs is not: never
+    /// trusted, or changed since.
+    Script(PathBuf),
 }
 
 impl State {
     /// For `tack config`.
-    pub fn describe(&self) -> &'static str {
+    pub fn describe(&self) -> String {
+        if let State::Script(script) = self {
+            return format!(
+                "NOT trusted: the script {} it runs changed since trusted, or was never trusted; run `tack trust` after reviewing it",
+                script.display()
+            );
+        }
         match self {
             State::Outside => "outside the workspace (yours)",
             State::Trusted => "trusted",
             State::New => "NOT trusted (never reviewed): run `tack trust` after reviewing it",
-            State::Changed => {
+            State::Changed | State::Script(_) => {
                 "NOT trusted (changed since trusted): run `tack trust` after reviewing it"
             }
         }
+        .to_owned()
     }
 }
 
@@ -203,8 +245,18 @@ impl Judge {
             .path
             .canonicalize()
             .map_err(|e| format!("cannot resolve {}: {e}", file.path.display()))?;
-        Ok(match self.store()?.get(&canonical) {
-            Some(entry) if entry.sha256 == file.sha256 => State::Trusted,
+        let root = self.root.clone();
+        let store = self.store()?;
+        Ok(match store.get(&canonical) {
+            Some(entry) if entry.sha256 == file.sha256 => {
+                for script in scripts_inside(&file.commands, &root) {
+                    let now = std::fs::read(&script).map(|b| sha256_hex(&b)).ok();
+                    if store.get(&script).map(|e| &e.sha256) != now.as_ref() {
+                        return Ok(State::Script(script));
+                    }
+                }
+                State::Trusted
+            }
             Some(_) => State::Changed,
             None => State::New,
         })
@@ -223,8 +275,12 @@ impl Judge {
         for file in files {
             let why = match self.state(file)? {
                 State::Outside | State::Trusted => continue,
-                State::New => "it has not been trusted",
-                State::Changed => "it changed since it was trusted",
+                State::New => "it has not been trusted".to_owned(),
+                State::Changed => "it changed since it was trusted".to_owned(),
+                State::Script(script) => format!(
+                    "the script {} one of its hooks runs changed since it was trusted, or was never trusted",
+                    script.display()
+                ),
             };
             let path = file.path.display();
             let mut message = format!(

@@ -356,3 +356,44 @@ fn nothing_to_trust_and_files_outside_need_no_trust() {
         .success();
     assert!(case.marker.exists());
 }
+
+#[test]
+fn a_script_a_trusted_hook_runs_is_trusted_with_it_and_refused_once_changed() {
+    let case = Case::new();
+    let script = case.plant(
+        ".tack/hooks/check.sh",
+        &format!("touch {}\n", case.marker.display()),
+    );
+    let file = case.plant(
+        ".tack/settings.json",
+        &json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": "sh \"$CLAUDE_PROJECT_DIR/.tack/hooks/check.sh\""}
+        ]}]}})
+        .to_string(),
+    );
+    let out = stdout_of(case.tack().arg("trust"));
+    assert!(
+        out.contains(&format!("and the script it runs {}", script.display())),
+        "{out}"
+    );
+    case.run()
+        .success()
+        .stderr(predicates::str::contains("which the tools can write"));
+    assert!(case.marker.exists(), "the trusted hook script ran");
+    std::fs::remove_file(&case.marker).unwrap();
+    // The model rewrites the script, not the settings file.
+    std::fs::write(
+        &script,
+        format!(
+            "touch {}; touch {}.again\n",
+            case.marker.display(),
+            case.marker.display()
+        ),
+    )
+    .unwrap();
+    let err = case.refused(case.run(), &file, "changed since it was trusted");
+    assert!(err.contains(&script.display().to_string()), "{err}");
+    case.tack().arg("trust").assert().success();
+    case.run().success();
+    assert!(case.marker.exists());
+}
