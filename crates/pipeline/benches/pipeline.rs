@@ -36,7 +36,7 @@ use tack_core::policy::GuardVerdict;
 use tack_core::tool::{
     CallId, ExecutionToken, Tier, Tool, ToolCall, ToolDefinition, ToolError, ToolExecution,
 };
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 #[global_allocator]
@@ -78,17 +78,17 @@ fn poll_once<F: Future>(future: F) -> F::Output {
     }
 }
 
-fn add_one_registry() -> (ToolRegistry, Disposer) {
+fn add_one_registry() -> (Pipeline, Disposer) {
     let registry = ToolRegistry::new();
     let tool = registry
         .register(ToolDefinition::from_tool(AddOne).expect("valid tool"))
         .expect("registers");
-    (registry, tool)
+    (Pipeline::new(registry), tool)
 }
 
 /// Set (c): 5 pre-execute listeners, 1 guard, 1 execute wrapper, 1
 /// post-execute listener, 1 result observer.
-fn with_listeners(registry: &ToolRegistry) -> Vec<Disposer> {
+fn with_listeners(registry: &Pipeline) -> Vec<Disposer> {
     let hooks = registry.hooks();
     let mut keep: Vec<Disposer> = (0..5)
         .map(|i| {
@@ -126,7 +126,7 @@ fn call() -> ToolCall {
     ToolCall::new("c1", "add_one", r#"{"x": 41}"#)
 }
 
-fn run(registry: &ToolRegistry) {
+fn run(registry: &Pipeline) {
     let outcome = poll_once(registry.execute(call(), CancellationToken::new()));
     assert!(outcome.is_success(), "{outcome:?}");
 }
