@@ -15,7 +15,7 @@ use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
 use tack_core::policy::ApprovalService;
 use tack_core::tool::{ToolCall, ToolDefinition};
 use tack_permission::{Permission, RuleSet, SessionRules, TerminalApprover};
-use tack_pipeline::{ExecutionMode, Presentation, ToolRegistry};
+use tack_pipeline::{ExecutionMode, Pipeline, Presentation, ToolRegistry};
 use tack_sandbox::{Sandbox, SandboxPolicy};
 use tack_timeout::TimeoutPolicy;
 use tack_tools::BuiltinTools;
@@ -152,10 +152,11 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         _ => Presentation::Native,
     };
     registry.set_presentation(None, presentation);
+    let pipeline = Pipeline::new(registry.clone());
     // Sub-calls of `run_code` overlap when the pipeline would run them in
-    // parallel. (The classifier holds the registry that holds `run_code`: a
-    // reference cycle, released when the process ends.)
-    let modes = registry.clone();
+    // parallel. (The classifier holds the pipeline whose registry holds
+    // `run_code`: a reference cycle, released when the process ends.)
+    let modes = pipeline.clone();
     let code_mode = CodeModePlugin::new(CodeModeConfig {
         classifier: Some(Arc::new(move |call: &ToolCall| {
             modes.execution_mode(call) == ExecutionMode::Parallel
@@ -192,7 +193,7 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
         .approver(Arc::new(LoggedApprover::new(inner, bus.clone())))
         .build();
 
-    let plugins = PluginSet::over(registry.clone())
+    let plugins = PluginSet::over(pipeline.clone())
         .with(timeout)
         .with(permission)
         .with(sandbox)
@@ -227,7 +228,7 @@ pub fn open(args: &SessionArgs) -> Result<Session, String> {
     } else {
         model
     };
-    let mut builder = Agent::builder(model, registry);
+    let mut builder = Agent::builder(model, pipeline);
     if let Some((history, _)) = resumed {
         builder = builder.resume(history.messages, history.usage);
     }

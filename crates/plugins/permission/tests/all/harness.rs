@@ -11,7 +11,7 @@ use tack_core::tool::{
     CallId, ExecutionToken, OutputSpec, Tier, ToolDefinition, ToolExecution, ToolName,
 };
 use tack_permission::Permission;
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 
 pub fn exec(tool: &str, tier: Tier, args: Value) -> ToolExecution {
     ToolExecution::new(
@@ -51,18 +51,19 @@ pub fn tool(name: &str, tier: Tier) -> ToolDefinition {
         .unwrap()
 }
 
-/// A registry with read_file, write_file, bash and fetch, and `gate` installed.
-pub fn registry(gate: &Permission) -> (ToolRegistry, Disposables) {
-    let r = ToolRegistry::new();
+/// A pipeline over a registry with read_file, write_file, bash and fetch, and `gate` installed.
+pub fn registry(gate: &Permission) -> (Pipeline, Disposables) {
+    let registry = ToolRegistry::new();
     for (name, tier) in [
         ("read_file", Tier::ReadOnly),
         ("write_file", Tier::Writes),
         ("bash", Tier::Executes),
         ("fetch", Tier::Network),
     ] {
-        r.register(tool(name, tier)).unwrap().forget();
+        registry.register(tool(name, tier)).unwrap().forget();
     }
-    let mut host = PluginHost::new(r.hooks(), r.capabilities(), &r);
+    let r = Pipeline::new(registry);
+    let mut host = PluginHost::new(r.hooks(), r.capabilities(), r.registry());
     host.install(gate).unwrap();
     let plugins = host.into_disposables();
     (r, plugins)

@@ -9,12 +9,12 @@ use tack_core::hook::{Decider, Provenance};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
 use tack_core::tool::{ErrorCode, Outcome, ToolCall};
 use tack_permission::{ChannelApprover, Mode, NoApprover, Permission, Rule, TerminalApprover};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::Pipeline;
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
 
-async fn call(r: &ToolRegistry, id: &str, tool: &str, args: &str) -> Arc<Outcome> {
+async fn call(r: &Pipeline, id: &str, tool: &str, args: &str) -> Arc<Outcome> {
     r.execute(ToolCall::new(id, tool, args), CancellationToken::new())
         .await
 }

@@ -9,13 +9,13 @@ use tack_core::context::ToolRunContext;
 use tack_core::hook::Disposables;
 use tack_core::plugin::PluginHost;
 use tack_core::tool::{Failure, Outcome, OutputSpec, ToolDefinition, ToolError};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::Pipeline;
 use tack_timeout::TimeoutPolicy;
 
-/// Installs `policy` as a plugin into `registry`; dropping the result unloads it.
-pub fn install(registry: &ToolRegistry, policy: &TimeoutPolicy) -> Disposables {
-    let caps: &CapabilitySlots = registry.capabilities();
-    let mut host = PluginHost::new(registry.hooks(), caps, registry);
+/// Installs `policy` as a plugin into `pipeline`; dropping the result unloads it.
+pub fn install(pipeline: &Pipeline, policy: &TimeoutPolicy) -> Disposables {
+    let caps: &CapabilitySlots = pipeline.capabilities();
+    let mut host = PluginHost::new(pipeline.hooks(), caps, pipeline.registry());
     host.install(policy).unwrap();
     host.into_disposables()
 }

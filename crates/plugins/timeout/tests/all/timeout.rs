@@ -323,7 +323,8 @@ async fn approval_wait_does_not_count_against_the_budget() {
 async fn budget_comes_from_the_agents_visible_definition() {
     let r = registry([tool("t", Some(10_000), cooperative)]);
     let a = AgentId::new("a");
-    r.register_in(Scope::Agent(a.clone()), tool("t", Some(50), cooperative))
+    r.registry()
+        .register_in(Scope::Agent(a.clone()), tool("t", Some(50), cooperative))
         .unwrap()
         .forget();
     let _p = install(&r, &TimeoutPolicy::default());
@@ -393,7 +394,7 @@ async fn timeout_outside_a_retry_covers_all_attempts() {
     assert_eq!(start.elapsed(), ms(1000));
 }
 
-fn execute_names(r: &tack_pipeline::ToolRegistry) -> Vec<String> {
+fn execute_names(r: &tack_pipeline::Pipeline) -> Vec<String> {
     r.hooks()
         .execute()
         .listener_names(None)
@@ -439,7 +440,7 @@ fn placing_the_timeout_next_to_a_missing_wrapper_fails_the_install() {
     let r = registry([]);
     let policy = TimeoutPolicy::builder().after("retry").build().unwrap();
     let caps = r.capabilities();
-    let mut host = tack_core::plugin::PluginHost::new(r.hooks(), caps, &r);
+    let mut host = tack_core::plugin::PluginHost::new(r.hooks(), caps, r.registry());
     let err = host.install(&policy).unwrap_err();
     assert!(
         matches!(err, tack_core::plugin::PluginError::Order { .. }),
