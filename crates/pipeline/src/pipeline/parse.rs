@@ -71,6 +71,8 @@ fn invalid(message: String) -> Failure {
 /// a repeated key), size and depth bounded, an object required. Blank text is
 /// `{}`.
 pub(crate) fn materialize(raw: &str, config: &PipelineConfig) -> Result<Arguments, Failure> {
+    #[cfg(test)]
+    tests::PARSES.with(|parses| parses.set(parses.get() + 1));
     if raw.len() > config.max_argument_bytes() {
         return Err(invalid(format!(
             "the arguments are {} bytes, over the limit of {} bytes: pass less data (a path instead of file contents, fewer items)",
@@ -102,9 +104,14 @@ pub(crate) fn materialize(raw: &str, config: &PipelineConfig) -> Result<Argument
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    thread_local! {
+        /// How many times this thread parsed an argument text.
+        pub(crate) static PARSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
 
     fn nested(levels: usize) -> String {
         let mut text = String::new();

@@ -472,3 +472,66 @@ impl TurnScheduler {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde_json::json;
+    use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
+    use tokio_util::sync::CancellationToken;
+
+    use super::{SchedulerConfig, TurnScheduler};
+    use crate::pipeline::parse::tests::PARSES;
+    use crate::{Access, Pipeline, ResourceClaim, ToolRegistry};
+
+    /// A turn parses each call's arguments once: the scheduler plans from
+    /// the parse (mode and resource claims), and the pipeline and the tool
+    /// use the same one.
+    #[test]
+    fn a_turn_parses_each_calls_arguments_once() {
+        let registry = ToolRegistry::new();
+        let classified = Arc::new(AtomicUsize::new(0));
+        let seen = classified.clone();
+        let read = ToolDefinition::builder("read")
+            .description("Read a file.")
+            .input_schema(json!({"type": "object", "properties": {"path": {"type": "string"}}}))
+            .output(OutputSpec::new(json!({"type": "string"})))
+            .concurrency_safe(move |_| {
+                seen.fetch_add(1, Ordering::SeqCst);
+                true
+            })
+            .handler(|args, _cx| async move { Ok(args["path"].clone()) })
+            .build()
+            .unwrap();
+        registry.register(read).unwrap().forget();
+        let config = SchedulerConfig::default()
+            .with_max_parallel(2)
+            .unwrap()
+            .with_resource_keys("read", |args: &serde_json::Value| {
+                vec![ResourceClaim::new(
+                    args["path"].as_str().unwrap_or_default(),
+                    Access::Read,
+                )]
+            });
+        let scheduler = TurnScheduler::with_config(Pipeline::new(registry), config);
+        let calls: Vec<ToolCall> = (0..5)
+            .map(|i| ToolCall::new(format!("c{i}"), "read", format!(r#"{{"path": "f{i}"}}"#)))
+            .collect();
+        PARSES.with(|p| p.set(0));
+        let outcomes =
+            futures::executor::block_on(scheduler.run_turn(calls, CancellationToken::new()));
+        assert!(outcomes.iter().all(|o| o.is_success()), "{outcomes:?}");
+        assert_eq!(
+            classified.load(Ordering::SeqCst),
+            5,
+            "each call was planned"
+        );
+        assert_eq!(
+            PARSES.with(|p| p.get()),
+            5,
+            "one parse per call, not one per stage"
+        );
+    }
+}
