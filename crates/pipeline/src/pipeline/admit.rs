@@ -137,9 +137,9 @@ impl Pipeline {
             }
             PreVerdict::Ask { reason } => {
                 self.record(&call.call_id, Stage::Approval);
-                if let Err((failure, provenance)) =
-                    self.ask_approval(&admitted.execution, reason, cancel).await
-                {
+                // Boxed: a rare path, kept out of every call's future.
+                let asked = Box::pin(self.ask_approval(&admitted.execution, reason, cancel));
+                if let Err((failure, provenance)) = asked.await {
                     return Admission::Refused(admitted.refuse(failure, provenance));
                 }
             }

@@ -25,6 +25,7 @@ pub const LATE_CANCELLATION_NOTE: &str = "cancellation was requested after the t
 /// A call of a known tool with its outcome: the body's, or the refusal that
 /// ended it before the body ran.
 pub(crate) struct Executed {
+    /// The call (after the body ran, its `name` was moved into `outcome.tool`).
     pub(crate) call: ToolCall,
     pub(crate) tool: Arc<RegisteredTool>,
     /// The frozen execution, when the call got that far.
@@ -63,12 +64,15 @@ impl Pipeline {
         cancel: &CancellationToken,
     ) -> Executed {
         let Admitted {
-            resolved: Resolved { call, tool },
+            resolved: Resolved { mut call, tool },
             execution,
         } = admitted;
         let effects = RunEffects::new();
+        // The outcome names the tool with the call's own string (the name the
+        // call resolved by), moved rather than copied.
+        let name = std::mem::take(&mut call.name);
         let outcome = self
-            .run_body(&call, &tool, &execution, cancel, &effects)
+            .run_body(&call, name, &tool, &execution, cancel, &effects)
             .await;
         Executed {
             call,
@@ -82,6 +86,7 @@ impl Pipeline {
     async fn run_body(
         &self,
         call: &ToolCall,
+        tool_name: String,
         tool: &RegisteredTool,
         execution: &Arc<ToolExecution>,
         cancel: &CancellationToken,
@@ -91,6 +96,8 @@ impl Pipeline {
         let name = definition.name().as_str();
         let agent = call.agent.as_ref();
         let fail = |failure: Failure| Outcome::failure(call.call_id.clone(), name, failure);
+        let succeed =
+            |value, content| Outcome::success(call.call_id.clone(), tool_name, value, content);
 
         self.record(&call.call_id, Stage::Execute);
         let context = ToolRunContext::new(
@@ -158,8 +165,7 @@ impl Pipeline {
         match super::output::render(tool, execution.arguments(), value) {
             Ok(rendered) => {
                 let mut outcome =
-                    Outcome::success(call.call_id.clone(), name, rendered.value, rendered.content)
-                        .with_provenance(provenance);
+                    succeed(rendered.value, rendered.content).with_provenance(provenance);
                 outcome.presentation = rendered.presentation;
                 if cancel.is_cancelled() {
                     outcome.notes.push(LATE_CANCELLATION_NOTE.to_owned());

@@ -48,9 +48,15 @@ impl Pipeline {
             outcome.content = content;
         }
         let agent = call.agent;
-        let mut outcome = self
-            .post_process(&tool, agent.as_ref(), execution.as_ref(), outcome)
-            .await;
+        self.record(&outcome.call_id, Stage::PostExecute);
+        // Without listeners the waterfall's future is never built (a call's
+        // future is large; building one moves it).
+        let mut outcome = if self.hooks().post_execute().has_listeners(agent.as_ref()) {
+            self.post_process(&tool, agent.as_ref(), execution.as_ref(), outcome)
+                .await
+        } else {
+            outcome
+        };
         if outcome.is_success()
             && cancel.is_cancelled()
             && !outcome.notes.iter().any(|n| n == LATE_CANCELLATION_NOTE)

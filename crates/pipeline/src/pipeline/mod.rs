@@ -39,7 +39,7 @@ mod stage;
 use std::fmt;
 use std::sync::{Arc, Weak};
 
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, Either};
 use tack_core::capability::{CapabilitySlots, OnAdmitted, ToolDispatcher};
 use tack_core::hook::AgentId;
 use tack_core::hooks::ToolHooks;
@@ -227,8 +227,12 @@ impl Pipeline {
     /// assert_eq!(bad.failure_info().unwrap().pointer.as_deref(), Some("/text"));
     /// # });
     /// ```
-    pub async fn execute(&self, call: ToolCall, cancel: CancellationToken) -> Arc<Outcome> {
-        self.execute_admitted(call, cancel, || {}).await
+    pub fn execute(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = Arc<Outcome>> + Send + '_ {
+        self.execute_admitted(call, cancel, || {})
     }
 
     /// [`execute`](Self::execute), calling `admitted` once the call's
@@ -291,15 +295,14 @@ impl Pipeline {
     /// assert_eq!(*log.lock().unwrap(), ["pre-execute", "admitted", "body"]);
     /// # });
     /// ```
-    pub async fn execute_admitted(
-        &self,
+    pub fn execute_admitted<'a, A: FnOnce() + Send + 'a>(
+        &'a self,
         call: ToolCall,
         cancel: CancellationToken,
-        admitted: impl FnOnce() + Send,
-    ) -> Arc<Outcome> {
+        admitted: A,
+    ) -> impl Future<Output = Arc<Outcome>> + Send + 'a {
         let prepared = self.prepare(call);
         self.run_prepared(prepared, cancel, CallOptions::new(admitted))
-            .await
     }
 
     /// Resolves and parses `call`: the first two stages, which the scheduler
@@ -315,13 +318,15 @@ impl Pipeline {
         }
     }
 
-    /// Runs a prepared call through the rest of the pipeline.
-    pub(crate) async fn run_prepared<A: FnOnce() + Send>(
-        &self,
+    /// Runs a prepared call through the rest of the pipeline, in a
+    /// `tool_call` span when tracing wants one (the future is not wrapped
+    /// otherwise: a call's future is large, and every wrapper moves it).
+    pub(crate) fn run_prepared<'a, A: FnOnce() + Send + 'a>(
+        &'a self,
         prepared: Prepared,
         cancel: CancellationToken,
-        options: CallOptions<'_, A>,
-    ) -> Arc<Outcome> {
+        options: CallOptions<'a, A>,
+    ) -> impl Future<Output = Arc<Outcome>> + Send + 'a {
         let call = prepared.call();
         let span = tracing::info_span!(
             "tool_call",
@@ -329,7 +334,12 @@ impl Pipeline {
             tool = %call.name,
             agent = call.agent.as_ref().map(AgentId::as_str),
         );
-        self.run(prepared, cancel, options).instrument(span).await
+        let run = self.run(prepared, cancel, options);
+        if span.is_disabled() {
+            Either::Left(run)
+        } else {
+            Either::Right(run.instrument(span))
+        }
     }
 
     async fn run<A: FnOnce() + Send>(
@@ -457,3 +467,4 @@ impl ToolDispatcher for Pipeline {
         Box::pin(async move { pipeline.execute_admitted(call, cancel, admitted).await })
     }
 }
+

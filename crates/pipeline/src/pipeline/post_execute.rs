@@ -8,8 +8,8 @@ use tack_core::hooks::{PostDecision, PostExecuteInput};
 use tack_core::tool::{ContentBlock, ErrorCode, Failure, Outcome, Status, ToolExecution};
 use tracing::Instrument;
 
+use super::Pipeline;
 use super::fault::listener_failure;
-use super::{Pipeline, Stage};
 use crate::registry::RegisteredTool;
 
 impl Pipeline {
@@ -20,11 +20,7 @@ impl Pipeline {
         execution: Option<&Arc<ToolExecution>>,
         outcome: Outcome,
     ) -> Outcome {
-        self.record(&outcome.call_id, Stage::PostExecute);
         let hook = self.hooks().post_execute();
-        if !hook.has_listeners(agent) {
-            return outcome;
-        }
         let frozen = Arc::new(outcome);
         let input = PostExecuteInput::new(execution.cloned(), frozen.clone());
         let decision = hook
