@@ -49,11 +49,11 @@ impl Pipeline {
         }
         let agent = call.agent;
         self.record(&outcome.call_id, Stage::PostExecute);
-        // Without listeners the waterfall's future is never built (a call's
-        // future is large; building one moves it).
+        // Without listeners the waterfall's future is never built; with them
+        // it is boxed, so it does not grow every call's future (which is
+        // moved as it is built).
         let mut outcome = if self.hooks().post_execute().has_listeners(agent.as_ref()) {
-            self.post_process(&tool, agent.as_ref(), execution.as_ref(), outcome)
-                .await
+            Box::pin(self.post_process(&tool, agent.as_ref(), execution.as_ref(), outcome)).await
         } else {
             outcome
         };

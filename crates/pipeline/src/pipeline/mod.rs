@@ -467,4 +467,3 @@ impl ToolDispatcher for Pipeline {
         Box::pin(async move { pipeline.execute_admitted(call, cancel, admitted).await })
     }
 }
-
