@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use tack_core::hook::Provenance;
+use tack_core::hook::{AgentId, Provenance};
 use tack_core::hooks::cancelled_before_start;
 use tack_core::policy::{PreDecision, PreVerdict};
 use tack_core::tool::{ErrorCode, ExecutionToken, Failure, ToolExecution};
@@ -55,37 +55,41 @@ pub(crate) enum AskMode {
 }
 
 impl Pipeline {
+    /// Whether any policy (a `tools/pre-execute` listener or a guard) reaches
+    /// calls of `agent`.
+    pub(crate) fn has_policy(&self, agent: Option<&AgentId>) -> bool {
+        let hooks = self.hooks();
+        hooks.pre_execute().has_listeners(agent) || !hooks.guards().names(agent).is_empty()
+    }
+
+    /// Admission when no policy reaches the call ([`has_policy`](Self::has_policy)
+    /// is false): the same stages and cancellation checks as [`admit`](Self::admit),
+    /// decided without a future.
+    pub(crate) fn admit_without_policy(
+        &self,
+        parsed: Parsed,
+        cancel: &CancellationToken,
+    ) -> Admission {
+        let admitted = freeze(parsed);
+        if cancel.is_cancelled() {
+            return admitted.cancelled();
+        }
+        let call_id = &admitted.resolved.call.call_id;
+        self.record(call_id, Stage::PreExecute);
+        self.record(call_id, Stage::Guard);
+        if cancel.is_cancelled() {
+            return admitted.cancelled();
+        }
+        Admission::Allowed(admitted)
+    }
+
     pub(crate) async fn admit(
         &self,
         parsed: Parsed,
         cancel: &CancellationToken,
         ask: AskMode,
     ) -> Admission {
-        let Parsed {
-            resolved,
-            arguments,
-        } = parsed;
-        let call = &resolved.call;
-        let definition = &resolved.tool.definition;
-        let root = call
-            .parent
-            .as_ref()
-            .map_or_else(|| call.call_id.clone(), |p| p.root_call_id().clone());
-        let execution = Arc::new(
-            ToolExecution::new(
-                call.call_id.clone(),
-                definition.name().clone(),
-                arguments,
-                definition.tier(),
-                ExecutionToken::issue(root),
-            )
-            .with_agent(call.agent.clone())
-            .with_parent(call.parent.clone()),
-        );
-        let admitted = Admitted {
-            resolved,
-            execution,
-        };
+        let admitted = freeze(parsed);
 
         // Valid arguments are settled first: a pre-cancelled call still reports
         // malformed arguments as such (they are the caller's to fix).
@@ -152,6 +156,36 @@ impl Pipeline {
             Ok(admitted) => Admission::Allowed(admitted),
             Err(refused) => Admission::Refused(refused),
         }
+    }
+}
+
+/// The call's frozen execution, built from its parse: what policy, the tool
+/// and the observers all see.
+fn freeze(parsed: Parsed) -> Admitted {
+    let Parsed {
+        resolved,
+        arguments,
+    } = parsed;
+    let call = &resolved.call;
+    let definition = &resolved.tool.definition;
+    let root = call
+        .parent
+        .as_ref()
+        .map_or_else(|| call.call_id.clone(), |p| p.root_call_id().clone());
+    let execution = Arc::new(
+        ToolExecution::new(
+            call.call_id.clone(),
+            definition.name().clone(),
+            arguments,
+            definition.tier(),
+            ExecutionToken::issue(root),
+        )
+        .with_agent(call.agent.clone())
+        .with_parent(call.parent.clone()),
+    );
+    Admitted {
+        resolved,
+        execution,
     }
 }
 

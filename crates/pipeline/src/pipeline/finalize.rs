@@ -3,7 +3,11 @@
 //! concluded turn), then the tool's `finalize_content`, once, for every
 //! outcome of a known tool ([`Finalized`]).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
+
+use tack_core::context::RunEffects;
 
 use tack_core::hook::AgentId;
 use tack_core::tool::{Failure, Outcome, ToolCall, ToolExecution};
@@ -21,15 +25,20 @@ pub(crate) struct Finalized {
     pub(crate) outcome: Outcome,
 }
 
+/// Finalization that waits for `tools/post-execute` listeners.
+pub(crate) type PendingFinalize<'a> = Pin<Box<dyn Future<Output = Finalized> + Send + 'a>>;
+
 impl Pipeline {
-    /// Post-processes and finalizes `executed`. `cause` explains a
-    /// cancellation the call's turn made after a sibling failed.
-    pub(crate) async fn finalize(
-        &self,
+    /// Post-processes and finalizes `executed`: at once when no
+    /// `tools/post-execute` listener reaches the call (no future is built),
+    /// else as a boxed future to await. `cause` explains a cancellation the
+    /// call's turn made after a sibling failed.
+    pub(crate) fn finalize<'a>(
+        &'a self,
         executed: Executed,
-        cancel: &CancellationToken,
+        cancel: &'a CancellationToken,
         cause: Option<&OnceLock<CancelCause>>,
-    ) -> Finalized {
+    ) -> Result<Finalized, PendingFinalize<'a>> {
         let Executed {
             call,
             tool,
@@ -49,14 +58,28 @@ impl Pipeline {
         }
         let agent = call.agent;
         self.record(&outcome.call_id, Stage::PostExecute);
-        // Without listeners the waterfall's future is never built; with them
-        // it is boxed, so it does not grow every call's future (which is
-        // moved as it is built).
-        let mut outcome = if self.hooks().post_execute().has_listeners(agent.as_ref()) {
-            Box::pin(self.post_process(&tool, agent.as_ref(), execution.as_ref(), outcome)).await
-        } else {
-            outcome
-        };
+        if !self.hooks().post_execute().has_listeners(agent.as_ref()) {
+            return Ok(self.conclude(tool, agent, execution, effects, outcome, cancel));
+        }
+        Err(Box::pin(async move {
+            let outcome = self
+                .post_process(&tool, agent.as_ref(), execution.as_ref(), outcome)
+                .await;
+            self.conclude(tool, agent, execution, effects, outcome, cancel)
+        }))
+    }
+
+    /// After `tools/post-execute`: the late-cancellation note, a concluded
+    /// turn, `finalize_content`.
+    fn conclude(
+        &self,
+        tool: Arc<RegisteredTool>,
+        agent: Option<AgentId>,
+        execution: Option<Arc<ToolExecution>>,
+        effects: Option<RunEffects>,
+        mut outcome: Outcome,
+        cancel: &CancellationToken,
+    ) -> Finalized {
         if outcome.is_success()
             && cancel.is_cancelled()
             && !outcome.notes.iter().any(|n| n == LATE_CANCELLATION_NOTE)

@@ -359,7 +359,14 @@ impl Pipeline {
                 *refused
             }
             Prepared::Parsed(parsed) => {
-                let admission = self.admit(parsed, &cancel, AskMode::Approve).await;
+                // Without policy, admission builds no future (a call's
+                // future is large, and every future built inside it is
+                // moved); with policy it is boxed, off every call's future.
+                let admission = if self.has_policy(parsed.resolved.call.agent.as_ref()) {
+                    Box::pin(self.admit(parsed, &cancel, AskMode::Approve)).await
+                } else {
+                    self.admit_without_policy(parsed, &cancel)
+                };
                 admitted();
                 match admission {
                     Admission::Allowed(admitted) => self.execute_body(admitted, &cancel).await,
@@ -375,7 +382,10 @@ impl Pipeline {
                 }
             }
         };
-        let finalized = self.finalize(executed, &cancel, cause).await;
+        let finalized = match self.finalize(executed, &cancel, cause) {
+            Ok(finalized) => finalized,
+            Err(pending) => pending.await,
+        };
         self.publish(finalized)
     }
 
