@@ -361,9 +361,9 @@ impl Pipeline {
             Prepared::Parsed(parsed) => {
                 // Without policy, admission builds no future (a call's
                 // future is large, and every future built inside it is
-                // moved); with policy it is boxed, off every call's future.
+                // moved).
                 let admission = if self.has_policy(parsed.resolved.call.agent.as_ref()) {
-                    Box::pin(self.admit(parsed, &cancel, AskMode::Approve)).await
+                    self.admit(parsed, &cancel, AskMode::Approve).await
                 } else {
                     self.admit_without_policy(parsed, &cancel)
                 };
