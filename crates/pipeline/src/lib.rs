@@ -52,14 +52,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod config;
 mod pipeline;
 mod registry;
 mod scheduler;
 
-pub use config::{MAX_DEPTH_LIMIT, PipelineConfig};
 pub use pipeline::{
-    APPROVAL_STAGE, DryRun, LATE_CANCELLATION_NOTE, Pipeline, Stage, StageRecorder,
+    APPROVAL_STAGE, DryRun, LATE_CANCELLATION_NOTE, MAX_DEPTH_LIMIT, Pipeline, PipelineConfig,
+    Stage, StageRecorder,
 };
 pub use registry::{
     Presentation, RUN_CODE, RegisteredTool, RestrictError, Restriction, ToolRegistry,

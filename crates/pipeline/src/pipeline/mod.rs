@@ -22,6 +22,7 @@
 
 mod admit;
 mod approval;
+mod config;
 mod dry_run;
 mod execute;
 mod fault;
@@ -48,6 +49,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 pub use admit::APPROVAL_STAGE;
+pub use config::{MAX_DEPTH_LIMIT, PipelineConfig};
 pub use dry_run::DryRun;
 pub use execute::LATE_CANCELLATION_NOTE;
 pub use stage::{Stage, StageRecorder};
@@ -57,7 +59,7 @@ pub(crate) use options::{CallOptions, CancelCause};
 pub(crate) use parse::Parsed;
 pub(crate) use resolve::Prepared;
 
-use crate::{PipelineConfig, ToolRegistry};
+use crate::ToolRegistry;
 use admit::{Admission, AskMode};
 
 struct Inner {
