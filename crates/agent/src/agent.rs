@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tack_core::hook::Disposer;
 use tack_core::hooks::CodeDispatchEvent;
 use tack_core::tool::{ContentBlock, DeferredContext, Outcome, joined_text};
-use tack_pipeline::{ToolRegistry, TurnScheduler};
+use tack_pipeline::{Pipeline, TurnScheduler};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent_hooks::{AgentHooks, PromptSubmit, SessionEndInput, SessionStartInput, StopCheck};
@@ -99,7 +99,7 @@ impl From<LogError> for AgentError {
     }
 }
 
-/// An agent loop over a registry: history, model, scheduler, events.
+/// An agent loop over a pipeline: history, model, scheduler, events.
 ///
 /// See the [crate documentation](crate) for an example.
 pub struct Agent {
@@ -131,7 +131,7 @@ impl std::fmt::Debug for Agent {
 #[must_use]
 pub struct AgentBuilder {
     model: Arc<dyn ChatModel>,
-    registry: ToolRegistry,
+    pipeline: Pipeline,
     bus: Option<Arc<EventBus>>,
     system_prompt: String,
     max_steps: usize,
@@ -203,7 +203,7 @@ impl AgentBuilder {
         let bus = self.bus.unwrap_or_else(|| Arc::new(EventBus::new(None)));
         let sink = Arc::clone(&bus);
         // A failed write is kept by the bus and stops the loop at its next event.
-        let code_dispatch = self.registry.hooks().code_dispatch().tap(
+        let code_dispatch = self.pipeline.hooks().code_dispatch().tap(
             CODE_DISPATCH_LISTENER,
             move |event: &Arc<CodeDispatchEvent>| {
                 let _ = sink.emit(Event::from(&**event));
@@ -211,7 +211,7 @@ impl AgentBuilder {
         );
         Agent {
             model: self.model,
-            scheduler: TurnScheduler::new(self.registry),
+            scheduler: TurnScheduler::new(self.pipeline),
             bus,
             _code_dispatch: code_dispatch,
             history: self.history,
@@ -226,12 +226,12 @@ impl AgentBuilder {
 }
 
 impl Agent {
-    /// A builder for an agent asking `model` and calling the tools of
-    /// `registry`.
-    pub fn builder(model: Arc<dyn ChatModel>, registry: ToolRegistry) -> AgentBuilder {
+    /// A builder for an agent asking `model` and calling tools through
+    /// `pipeline` (the tools of its registry).
+    pub fn builder(model: Arc<dyn ChatModel>, pipeline: Pipeline) -> AgentBuilder {
         AgentBuilder {
             model,
-            registry,
+            pipeline,
             bus: None,
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
             max_steps: DEFAULT_MAX_STEPS,
@@ -361,7 +361,7 @@ impl Agent {
         if self.cancel.is_cancelled() {
             return Ok(StepOutcome::Cancelled);
         }
-        let schemas = self.scheduler.registry().schemas(None);
+        let schemas = self.scheduler.pipeline().registry().schemas(None);
         let mut messages = Vec::with_capacity(self.history.len() + 1);
         messages.push(Message::System(self.system_prompt.clone()));
         messages.extend(self.history.iter().cloned());

@@ -45,7 +45,7 @@
 //!     .with_named("builtin-tools")
 //!     .build()
 //!     .unwrap();
-//! let mut agent = Agent::builder(Arc::new(MockModel::new()), plugins.registry.clone()).build();
+//! let mut agent = Agent::builder(Arc::new(MockModel::new()), plugins.pipeline.clone()).build();
 //! let end = agent.run("read file README.md").await.unwrap();
 //! match end {
 //!     RunEnd::Answered(text) => assert_eq!(text, "tool read_file returned: # hello"),

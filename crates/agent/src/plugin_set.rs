@@ -1,17 +1,18 @@
-//! Composing plugins into a registry.
+//! Composing plugins into a pipeline (its registry, hook points and capability slots).
 
 use tack_core::hook::Disposables;
 use tack_core::host::PluginHost;
 use tack_core::plugin::{Plugin, PluginError};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::Pipeline;
 
 enum Entry {
     Value(Box<dyn Plugin>),
     Named(String),
 }
 
-/// Composes plugins, by value or by `inventory` name, into one
-/// [`ToolRegistry`] and one [`Disposables`], installed in the order given.
+/// Composes plugins, by value or by `inventory` name, into one [`Pipeline`]
+/// (its registry, hook points and capability slots) and one [`Disposables`],
+/// installed in the order given.
 ///
 /// ```
 /// use tack_agent::PluginSet;
@@ -21,13 +22,13 @@ enum Entry {
 ///     .with_named("builtin-tools")
 ///     .build()
 ///     .unwrap();
-/// assert!(set.registry.get("read_file", None).is_some());
+/// assert!(set.pipeline.registry().get("read_file", None).is_some());
 /// assert_eq!(set.installed, ["timeout", "builtin-tools"]);
 /// assert!(PluginSet::new().with_named("no-such-plugin").build().is_err());
 /// ```
 #[must_use]
 pub struct PluginSet {
-    registry: ToolRegistry,
+    pipeline: Pipeline,
     entries: Vec<Entry>,
 }
 
@@ -45,13 +46,13 @@ impl Default for PluginSet {
     }
 }
 
-/// The result of [`PluginSet::build`]: the registry and every plugin's
+/// The result of [`PluginSet::build`]: the pipeline and every plugin's
 /// footprint. Dropping `disposables` unloads the plugins.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct InstalledPlugins {
-    /// The registry the plugins installed into.
-    pub registry: ToolRegistry,
+    /// The pipeline the plugins installed into (its registry holds their tools).
+    pub pipeline: Pipeline,
     /// Every plugin's registrations; drop (or dispose) to unload them.
     pub disposables: Disposables,
     /// The installed plugins' names, in installation order.
@@ -59,15 +60,15 @@ pub struct InstalledPlugins {
 }
 
 impl PluginSet {
-    /// An empty set over a new registry.
+    /// An empty set over a new pipeline over a new registry.
     pub fn new() -> Self {
-        Self::over(ToolRegistry::new())
+        Self::over(Pipeline::new(tack_pipeline::ToolRegistry::new()))
     }
 
-    /// An empty set over `registry` (e.g. one with a custom pipeline config).
-    pub fn over(registry: ToolRegistry) -> Self {
+    /// An empty set over `pipeline` (e.g. one with a custom config).
+    pub fn over(pipeline: Pipeline) -> Self {
         Self {
-            registry,
+            pipeline,
             entries: Vec::new(),
         }
     }
@@ -97,8 +98,12 @@ impl PluginSet {
     /// The first [`PluginError`] (unknown name, duplicate, failed install);
     /// the plugins installed before it are unloaded.
     pub fn build(self) -> Result<InstalledPlugins, PluginError> {
-        let registry = self.registry;
-        let mut host = PluginHost::new(registry.hooks(), registry.capabilities(), &registry);
+        let pipeline = self.pipeline;
+        let mut host = PluginHost::new(
+            pipeline.hooks(),
+            pipeline.capabilities(),
+            pipeline.registry(),
+        );
         for entry in &self.entries {
             match entry {
                 Entry::Value(plugin) => host.install(&**plugin)?,
@@ -112,7 +117,7 @@ impl PluginSet {
             .collect();
         let disposables = host.into_disposables();
         Ok(InstalledPlugins {
-            registry,
+            pipeline,
             disposables,
             installed,
         })

@@ -16,7 +16,7 @@ use tack_core::policy::ApprovalService;
 use tack_core::tool::{ToolCall, ToolDefinition};
 use tack_hooks::HookSession;
 use tack_permission::{Permission, PermissionConfig, RuleSet, SessionRules, TerminalApprover};
-use tack_pipeline::{ExecutionMode, Presentation, ToolRegistry};
+use tack_pipeline::{ExecutionMode, Pipeline, Presentation, ToolRegistry};
 use tack_sandbox::{Sandbox, SandboxPolicy};
 use tack_timeout::{TimeoutConfig, TimeoutPolicy};
 use tack_tools::BuiltinTools;
@@ -183,10 +183,11 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
         _ => Presentation::Native,
     };
     registry.set_presentation(None, presentation);
+    let pipeline = Pipeline::new(registry.clone());
     // Sub-calls of `run_code` overlap when the pipeline would run them in
-    // parallel. (The classifier holds the registry that holds `run_code`: a
-    // reference cycle, released when the process ends.)
-    let modes = registry.clone();
+    // parallel. (The classifier holds the pipeline whose registry holds
+    // `run_code`: a reference cycle, released when the process ends.)
+    let modes = pipeline.clone();
     let code_mode = CodeModePlugin::new(CodeModeConfig::default().classifier(Arc::new(
         move |call: &ToolCall| modes.execution_mode(call) == ExecutionMode::Parallel,
     )));
@@ -236,7 +237,7 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     );
 
     let mcp = crate::mcp::client(&root, args, &settings, &registry).await?;
-    let mut plugins = PluginSet::over(registry.clone())
+    let mut plugins = PluginSet::over(pipeline.clone())
         .with(timeout)
         .with(permission)
         .with(sandbox)
@@ -278,7 +279,7 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     } else {
         model
     };
-    let mut builder = Agent::builder(model, registry);
+    let mut builder = Agent::builder(model, pipeline);
     if let Some((history, _)) = resumed {
         builder = builder.resume(history.messages, history.usage);
     }

@@ -35,7 +35,7 @@ use tack_core::tool::{
     ExportedTool, OutputSpec, Tier, Tool, ToolCall, ToolDefinition, ToolError, ToolFormat,
     export_tools, tools_json,
 };
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Deserialize, JsonSchema)]
@@ -74,11 +74,12 @@ fn poll_once<F: Future>(future: F) -> F::Output {
     }
 }
 
-/// A registry with `add_one`, one global pre-execute listener and one scoped
-/// pre-execute listener per agent.
-fn registry_for(agents: &[AgentId]) -> (ToolRegistry, Vec<Disposer>) {
+/// A pipeline over a registry with `add_one`, one global pre-execute listener
+/// and one scoped pre-execute listener per agent.
+fn pipeline_for(agents: &[AgentId]) -> (Pipeline, Vec<Disposer>) {
     let registry = ToolRegistry::new();
-    let pre = registry.hooks().pre_execute();
+    let pipeline = Pipeline::new(registry.clone());
+    let pre = pipeline.hooks().pre_execute();
     let mut keep = vec![
         registry
             .register(ToolDefinition::from_tool(AddOne).expect("valid tool"))
@@ -91,12 +92,12 @@ fn registry_for(agents: &[AgentId]) -> (ToolRegistry, Vec<Disposer>) {
             |exec, next| next.run(exec),
         )
     }));
-    (registry, keep)
+    (pipeline, keep)
 }
 
-fn run(registry: &ToolRegistry, agent: &AgentId) {
+fn run(pipeline: &Pipeline, agent: &AgentId) {
     let call = ToolCall::new("c1", "add_one", r#"{"x": 41}"#).with_agent(agent.clone());
-    let outcome = poll_once(registry.execute(call, CancellationToken::new()));
+    let outcome = poll_once(pipeline.execute(call, CancellationToken::new()));
     assert!(outcome.is_success(), "{outcome:?}");
 }
 
@@ -108,11 +109,11 @@ fn agents_round_robin(c: &mut Criterion) {
     let mut group = c.benchmark_group("scale_pipeline/agents");
     for n in [1usize, 10_000] {
         let ids = agents(n);
-        let (registry, _keep) = registry_for(&ids);
+        let (pipeline, _keep) = pipeline_for(&ids);
         let mut at = 0;
         group.bench_function(BenchmarkId::from_parameter(n), |b| {
             b.iter(|| {
-                run(&registry, &ids[at]);
+                run(&pipeline, &ids[at]);
                 at = (at + 1) % ids.len();
             })
         });
@@ -124,7 +125,7 @@ fn threads(c: &mut Criterion) {
     let mut group = c.benchmark_group("scale_pipeline/threads");
     group.throughput(Throughput::Elements(1));
     let ids = agents(100);
-    let (registry, _keep) = registry_for(&ids);
+    let (pipeline, _keep) = pipeline_for(&ids);
     for workers in [1usize, 2] {
         group.bench_function(BenchmarkId::from_parameter(workers), |b| {
             b.iter_custom(|iters| {
@@ -132,10 +133,10 @@ fn threads(c: &mut Criterion) {
                 let start = Instant::now();
                 std::thread::scope(|s| {
                     for w in 0..workers {
-                        let (registry, ids) = (&registry, &ids);
+                        let (pipeline, ids) = (&pipeline, &ids);
                         s.spawn(move || {
                             for i in 0..per_worker {
-                                run(registry, &ids[(i as usize + w * 50) % ids.len()]);
+                                run(pipeline, &ids[(i as usize + w * 50) % ids.len()]);
                             }
                         });
                     }

@@ -3,7 +3,7 @@
 //! * **Wall time**: 1,000 parallel-safe calls, each awaiting a 10 ms sleep,
 //!   with `max_parallel = 100`, against the ideal of 10 waves × 10 ms.
 //! * **Overhead per call**: N zero-work parallel-safe calls through
-//!   `run_turn`, minus the same N calls through `ToolRegistry::execute` one
+//!   `run_turn`, minus the same N calls through `Pipeline::execute` one
 //!   after the other, divided by N — without policy listeners, and with one
 //!   pass-through pre-execute listener (which turns on the admission gate).
 //!
@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
-use tack_pipeline::{SchedulerConfig, ToolRegistry, TurnScheduler};
+use tack_pipeline::{Pipeline, SchedulerConfig, ToolRegistry, TurnScheduler};
 use tokio_util::sync::CancellationToken;
 
 const RUNS: usize = 9;
 
-fn registry() -> ToolRegistry {
+fn pipeline() -> Pipeline {
     let registry = ToolRegistry::new();
     let sleep = ToolDefinition::builder("sleep")
         .description("Sleeps 10 ms.")
@@ -43,7 +43,7 @@ fn registry() -> ToolRegistry {
         .expect("a valid definition");
     registry.register(sleep).expect("registered").forget();
     registry.register(noop).expect("registered").forget();
-    registry
+    Pipeline::new(registry)
 }
 
 fn calls(name: &str, n: usize) -> Vec<ToolCall> {
@@ -63,9 +63,8 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn wall_time(rt: &tokio::runtime::Runtime) {
-    let registry = registry();
     let scheduler = TurnScheduler::with_config(
-        registry,
+        pipeline(),
         SchedulerConfig::default()
             .with_max_parallel(100)
             .expect("100 is a valid bound"),
@@ -123,15 +122,15 @@ fn wall_time(rt: &tokio::runtime::Runtime) {
 
 fn overhead(rt: &tokio::runtime::Runtime, gated: bool, max_parallel: usize) {
     const N: usize = 20_000;
-    let registry = registry();
+    let pipeline = pipeline();
     let _policy = gated.then(|| {
-        registry
+        pipeline
             .hooks()
             .pre_execute()
             .tap("pass", |exec, next| next.run(exec))
     });
     let scheduler = TurnScheduler::with_config(
-        registry.clone(),
+        pipeline.clone(),
         SchedulerConfig::default()
             .with_max_parallel(max_parallel)
             .expect("benchmarks use a positive bound"),
@@ -143,7 +142,7 @@ fn overhead(rt: &tokio::runtime::Runtime, gated: bool, max_parallel: usize) {
         direct.push(rt.block_on(async {
             let start = Instant::now();
             for call in batch {
-                let out = registry.execute(call, CancellationToken::new()).await;
+                let out = pipeline.execute(call, CancellationToken::new()).await;
                 assert!(out.is_success());
             }
             start.elapsed()
@@ -190,7 +189,7 @@ fn main() {
         .expect("a tokio runtime");
     if quick {
         rt.block_on(async {
-            let out = registry()
+            let out = TurnScheduler::new(pipeline())
                 .run_turn(calls("noop", 10), CancellationToken::new())
                 .await;
             assert_eq!(out.len(), 10);

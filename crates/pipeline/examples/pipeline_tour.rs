@@ -6,7 +6,7 @@
 use serde_json::json;
 use tack_core::policy::PreDecision;
 use tack_core::tool::{ContentBlock, OutputSpec, Tier, ToolCall, ToolDefinition};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 #[tokio::main(flavor = "current_thread")]
@@ -40,8 +40,11 @@ async fn main() {
         .register(greet)
         .expect("a fresh registry has no `greet`");
 
+    // The pipeline runs calls against the registry.
+    let pipeline = Pipeline::new(registry);
+
     // A pre-execute gate: nobody greets Mallory.
-    let _gate = registry
+    let _gate = pipeline
         .hooks()
         .pre_execute()
         .tap("no-mallory", |exec, next| async move {
@@ -58,7 +61,7 @@ async fn main() {
     ];
     for call in calls {
         let arguments = call.arguments.clone();
-        let outcome = registry.execute(call, CancellationToken::new()).await;
+        let outcome = pipeline.execute(call, CancellationToken::new()).await;
         let text = tack_core::tool::joined_text(&outcome.content);
         let status = match outcome.failure_info() {
             None => "ok".to_owned(),

@@ -1,5 +1,5 @@
-//! The one place tack-test touches tack-pipeline: a registry with a stage
-//! recorder, calls through it, and the mapping of the pipeline's stage names
+//! The one place tack-test touches tack-pipeline: a pipeline with a stage
+//! recorder over a registry, calls through it, and the mapping of the pipeline's stage names
 //! onto [`Stage`].
 
 use std::collections::HashMap;
@@ -13,7 +13,7 @@ use tack_core::host::{CapabilitySlots, ToolRegistrar};
 use tack_core::plugin::RegistrationError;
 use tack_core::policy::GUARD_STAGE;
 use tack_core::tool::{CallId, Outcome, ToolCall, ToolDefinition};
-use tack_pipeline::{APPROVAL_STAGE, PipelineConfig, StageRecorder, ToolRegistry};
+use tack_pipeline::{APPROVAL_STAGE, Pipeline, PipelineConfig, StageRecorder, ToolRegistry};
 
 use crate::Stage;
 
@@ -66,7 +66,7 @@ pub(crate) fn stage_of_hook(hook: &str) -> Option<Stage> {
 
 /// The real pipeline, as the harness drives it.
 pub(crate) struct Driver {
-    registry: ToolRegistry,
+    pipeline: Pipeline,
     stages: Arc<StageLog>,
 }
 
@@ -74,20 +74,25 @@ impl Driver {
     pub(crate) fn new() -> Self {
         let stages = Arc::new(StageLog::default());
         let config = PipelineConfig::default().with_stage_recorder(stages.clone());
-        let registry = ToolRegistry::with_parts(ToolHooks::new(), CapabilitySlots::new(), config);
-        Self { registry, stages }
+        let pipeline = Pipeline::with_parts(
+            ToolRegistry::new(),
+            ToolHooks::new(),
+            CapabilitySlots::new(),
+            config,
+        );
+        Self { pipeline, stages }
     }
 
     pub(crate) fn hooks(&self) -> &ToolHooks {
-        self.registry.hooks()
+        self.pipeline.hooks()
     }
 
     pub(crate) fn capabilities(&self) -> &CapabilitySlots {
-        self.registry.capabilities()
+        self.pipeline.capabilities()
     }
 
     pub(crate) fn registrar(&self) -> &dyn ToolRegistrar {
-        &self.registry
+        self.pipeline.registry()
     }
 
     pub(crate) fn register(
@@ -95,11 +100,11 @@ impl Driver {
         scope: Scope,
         definition: ToolDefinition,
     ) -> Result<Disposer, RegistrationError> {
-        self.registry.register_in(scope, definition)
+        self.pipeline.registry().register_in(scope, definition)
     }
 
     pub(crate) async fn execute(&self, call: ToolCall, cancel: CancellationToken) -> Arc<Outcome> {
-        self.registry.execute(call, cancel).await
+        self.pipeline.execute(call, cancel).await
     }
 
     pub(crate) fn take_stages(&self, call_id: &CallId) -> Vec<Stage> {

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
 use tack_core::tool::{ErrorCode, Tier, Tool, ToolCall, ToolDefinition, ToolError};
 use tack_host_serde::{Budget, Request, Sampling};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 fn request() -> Request {
@@ -103,10 +103,11 @@ async fn a_typed_tool_with_the_hosts_types_runs_through_the_pipeline() {
         )
         .unwrap()
         .forget();
+    let pipeline = Pipeline::new(registry);
 
     // The model's key order and spelling (`0.50`) reach the tool as written.
     let raw = r#"{"temperature": 0.50, "max_tokens": 64, "prompt": "hi", "budget": 512}"#;
-    let outcome = registry
+    let outcome = pipeline
         .execute(
             ToolCall::new("c1", "complete", raw),
             CancellationToken::new(),
@@ -124,7 +125,7 @@ async fn a_typed_tool_with_the_hosts_types_runs_through_the_pipeline() {
     );
 
     // A number a u64 cannot hold is refused before the tool, never rounded.
-    let outcome = registry
+    let outcome = pipeline
         .execute(
             ToolCall::new(
                 "c2",

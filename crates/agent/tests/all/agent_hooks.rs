@@ -8,7 +8,7 @@ use tack_agent::{
     Agent, AgentHooks, Event, EventBus, Message, PromptDecision, RunEnd, ScriptedModel,
     StopDecision, TurnEndReason, history_from_records,
 };
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 
 fn bus() -> (Arc<EventBus>, Arc<Mutex<Vec<Event>>>) {
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -37,7 +37,7 @@ async fn a_blocked_prompt_never_reaches_the_model_or_the_history() {
             next.run(input).await
         });
     let (bus, seen) = bus();
-    let mut agent = Agent::builder(model(&["fine"]), ToolRegistry::new())
+    let mut agent = Agent::builder(model(&["fine"]), Pipeline::new(ToolRegistry::new()))
         .events(bus)
         .hooks(hooks)
         .build();
@@ -79,7 +79,7 @@ async fn prompt_context_follows_the_prompt_and_survives_a_resume() {
             next.run(input).await.add_context("the sprint ends Friday")
         });
     let (bus, seen) = bus();
-    let mut agent = Agent::builder(model(&["ok"]), ToolRegistry::new())
+    let mut agent = Agent::builder(model(&["ok"]), Pipeline::new(ToolRegistry::new()))
         .events(bus)
         .hooks(hooks)
         .build();
@@ -116,9 +116,12 @@ async fn a_stop_listener_keeps_the_agent_going_once() {
             }
         }
     });
-    let mut agent = Agent::builder(model(&["done", "tests pass; done"]), ToolRegistry::new())
-        .hooks(hooks)
-        .build();
+    let mut agent = Agent::builder(
+        model(&["done", "tests pass; done"]),
+        Pipeline::new(ToolRegistry::new()),
+    )
+    .hooks(hooks)
+    .build();
     let end = agent.run("fix it").await.unwrap();
     assert_eq!(end, RunEnd::Answered("tests pass; done".into()));
     assert_eq!(*asked.lock(), [false, true]);
@@ -143,7 +146,7 @@ async fn session_start_adds_context_and_session_end_runs() {
         *sink.lock() = Some(input.reason.clone());
         async {}
     });
-    let mut agent = Agent::builder(model(&[]), ToolRegistry::new())
+    let mut agent = Agent::builder(model(&[]), Pipeline::new(ToolRegistry::new()))
         .hooks(hooks)
         .build();
     agent.start_session("startup").await.unwrap();

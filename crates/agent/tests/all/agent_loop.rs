@@ -6,9 +6,10 @@ use parking_lot::Mutex;
 use serde_json::json;
 use tack_agent::{Agent, Event, EventBus, Message, RunEnd, ScriptedModel};
 use tack_core::tool::{OutputSpec, Tier, ToolDefinition};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 
-pub fn registry() -> ToolRegistry {
+/// A pipeline over a registry holding `note`.
+pub fn registry() -> Pipeline {
     let registry = ToolRegistry::new();
     let note = ToolDefinition::builder("note")
         .description("Records a note; defers it as context. Use to test the loop.")
@@ -27,7 +28,7 @@ pub fn registry() -> ToolRegistry {
         .build()
         .unwrap();
     registry.register(note).unwrap().forget();
-    registry
+    Pipeline::new(registry)
 }
 
 fn recording_bus() -> (Arc<EventBus>, Arc<Mutex<Vec<Event>>>) {
@@ -187,7 +188,7 @@ async fn a_cancelled_batch_commits_its_results_and_asks_the_model_no_more() {
         })
         .build()
         .unwrap();
-    registry.register(slow).unwrap().forget();
+    registry.registry().register(slow).unwrap().forget();
     let script = ScriptedModel::parse(
         r#"{"turns": [
             {"tool_calls": [{"id": "a", "name": "slow", "arguments": "{}"}]},
@@ -233,7 +234,7 @@ async fn images_in_a_tool_result_reach_the_model_as_context_after_the_batch() {
         .handler(|_args, _cx| async move { Ok(json!({})) })
         .build()
         .unwrap();
-    registry.register(camera).unwrap().forget();
+    registry.registry().register(camera).unwrap().forget();
     let script = ScriptedModel::parse(
         r#"{"turns": [
             {"tool_calls": [

@@ -16,7 +16,7 @@ use tack_core::tool::{
     CallId, ContentBlock, DeferredContext, ErrorCode, Failure, Outcome, OutputSpec, ToolCall,
     ToolDefinition, ToolError,
 };
-use tack_pipeline::{Presentation, ToolRegistry};
+use tack_pipeline::{Pipeline, Presentation, ToolRegistry};
 
 use super::http_server::{Answer, Server, completion, serve, serve_in_turn};
 
@@ -59,19 +59,20 @@ fn failing() -> ToolDefinition {
         .unwrap()
 }
 
-/// A registry presenting tools as code: `run_code` plus native tools its
-/// programs call.
-fn code_registry() -> (ToolRegistry, Vec<Disposer>) {
+/// A pipeline over a registry presenting tools as code: `run_code` plus
+/// native tools its programs call.
+fn code_registry() -> (Pipeline, Vec<Disposer>) {
     let registry = ToolRegistry::new();
+    let pipeline = Pipeline::new(registry.clone());
     let mut keep = Vec::new();
     for tool in [echo(), screenshot(), failing()] {
         keep.push(registry.register(tool).unwrap());
     }
     let definition =
-        run_code_definition(CodeModeConfig::default(), registry.hooks().clone()).unwrap();
+        run_code_definition(CodeModeConfig::default(), pipeline.hooks().clone()).unwrap();
     keep.push(registry.register_code_transport(definition).unwrap());
     registry.set_presentation(None, Presentation::Code);
-    (registry, keep)
+    (pipeline, keep)
 }
 
 /// A script: one `run_code` call (id `c1`) running `code`, then "done".
@@ -92,10 +93,7 @@ fn recording_bus(log: Option<Arc<SessionLog>>) -> (Arc<EventBus>, Arc<Mutex<Vec<
 
 /// Runs `model` over `registry` for one turn ("go"); the agent and the
 /// `tool/code-dispatch` events it logged.
-async fn run_and_collect_settles(
-    model: ScriptedModel,
-    registry: ToolRegistry,
-) -> (Agent, Vec<Event>) {
+async fn run_and_collect_settles(model: ScriptedModel, registry: Pipeline) -> (Agent, Vec<Event>) {
     let (bus, seen) = recording_bus(None);
     let mut agent = Agent::builder(Arc::new(model), registry)
         .events(bus)
@@ -388,7 +386,7 @@ async fn an_image_from_a_sub_call_is_deferred_as_context_after_the_result() {
     assert!(read.warnings.is_empty(), "{:?}", read.warnings);
     let logged: Vec<Event> = read.records.iter().map(|r| r.event.clone()).collect();
     assert_eq!(logged, events);
-    let mut renderer = Renderer::new(registry, Style::Plain);
+    let mut renderer = Renderer::new(registry.registry().clone(), Style::Plain);
     let lines: Vec<String> = read
         .records
         .iter()
@@ -408,6 +406,7 @@ async fn an_image_from_a_sub_call_is_deferred_as_context_after_the_result() {
 #[tokio::test]
 async fn an_image_on_a_failed_sub_call_is_logged_but_not_deferred() {
     let registry = ToolRegistry::new();
+    let pipeline = Pipeline::new(registry.clone());
     let mut keep = Vec::new();
     // Fails; its finalizer still puts an image on the failed outcome.
     let broken = ToolDefinition::builder("broken_shot")
@@ -427,12 +426,12 @@ async fn an_image_on_a_failed_sub_call_is_logged_but_not_deferred() {
         .unwrap();
     keep.push(registry.register(broken).unwrap());
     let definition =
-        run_code_definition(CodeModeConfig::default(), registry.hooks().clone()).unwrap();
+        run_code_definition(CodeModeConfig::default(), pipeline.hooks().clone()).unwrap();
     keep.push(registry.register_code_transport(definition).unwrap());
     registry.set_presentation(None, Presentation::Code);
     let model =
         run_code_script("try { await tools.broken_shot({}); } catch (e) { return e.code; }");
-    let (agent, settled) = run_and_collect_settles(model, registry).await;
+    let (agent, settled) = run_and_collect_settles(model, pipeline).await;
     assert_eq!(
         settled,
         [Event::CodeDispatch {

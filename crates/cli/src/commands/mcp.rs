@@ -14,7 +14,7 @@ use tack_core::policy::ApprovalService;
 use tack_core::tool::{Outcome, ToolCall};
 use tack_mcp::{CallPeers, ElicitingApprover, HttpOptions, McpServer, serve_http};
 use tack_permission::{Permission, PermissionConfig, RuleSet};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 use tack_sandbox::{Sandbox, SandboxPolicy};
 use tack_timeout::{TimeoutConfig, TimeoutPolicy};
 use tack_tools::BuiltinTools;
@@ -24,9 +24,9 @@ use crate::session::workspace;
 use crate::settings::Settings;
 
 /// Records every served call in the session log, then dispatches it
-/// through the registry's pipeline.
+/// through the pipeline.
 struct Logged {
-    registry: ToolRegistry,
+    pipeline: Pipeline,
     bus: Arc<EventBus>,
 }
 
@@ -36,7 +36,7 @@ impl ToolDispatcher for Logged {
         call: ToolCall,
         cancel: CancellationToken,
     ) -> BoxFuture<'static, Arc<Outcome>> {
-        let registry = self.registry.clone();
+        let pipeline = self.pipeline.clone();
         let bus = Arc::clone(&self.bus);
         Box::pin(async move {
             let _ = bus.emit(Event::ToolCall {
@@ -45,7 +45,7 @@ impl ToolDispatcher for Logged {
                 arguments: call.arguments.clone(),
                 index: 0,
             });
-            let outcome = registry.dispatch(call, cancel).await;
+            let outcome = pipeline.dispatch(call, cancel).await;
             let _ = bus.emit(Event::ToolResult {
                 outcome: Arc::clone(&outcome),
                 index: 0,
@@ -111,7 +111,8 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
             .approver(Arc::new(LoggedApprover::new(approver, bus.clone()))),
     );
     let registry = ToolRegistry::new();
-    let _plugins = PluginSet::over(registry.clone())
+    let pipeline = Pipeline::new(registry.clone());
+    let _plugins = PluginSet::over(pipeline.clone())
         .with(timeout)
         .with(permission)
         .with(sandbox)
@@ -120,7 +121,7 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
         .map_err(|e| format!("cannot install the plugins: {e}"))?;
     let tools = registry.clone();
     let server = McpServer::new(
-        Arc::new(Logged { registry, bus }),
+        Arc::new(Logged { pipeline, bus }),
         Arc::new(move || {
             tools
                 .visible(None)

@@ -30,7 +30,7 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
     let installed = builtin_registry()?;
-    let printer = EventPrinter::new(installed.registry.clone(), stdout_style(), false);
+    let printer = EventPrinter::new(installed.pipeline.registry().clone(), stdout_style(), false);
     for record in &contents.records {
         printer.print(record);
     }

@@ -11,7 +11,7 @@ use crate::session::builtin_registry;
 pub fn tools(args: &ToolsArgs) -> Result<ExitCode, String> {
     let format: ToolFormat = args.format.parse().map_err(|e| format!("--format: {e}"))?;
     let installed = builtin_registry()?;
-    let schemas = installed.registry.schemas(None);
+    let schemas = installed.pipeline.registry().schemas(None);
     let text = serde_json::to_string_pretty(&export_tools(&schemas, format))
         .map_err(|e| format!("cannot print the schemas: {e}"))?;
     crate::output::print_text(&text);

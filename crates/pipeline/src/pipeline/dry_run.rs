@@ -1,13 +1,15 @@
-//! `dry_run`: steps 1 to 6 without executing, for UIs and policy tests.
+//! `dry_run`: resolve, parse and admit without asking and without executing,
+//! for UIs and policy tests.
 
 use std::sync::Arc;
 
 use tack_core::hook::Provenance;
-use tack_core::tool::{Failure, ToolCall, ToolExecution};
+use tack_core::host::NewFailure;
+use tack_core::tool::{ErrorCode, Failure, Status, ToolCall, ToolExecution};
 use tokio_util::sync::CancellationToken;
 
 use super::admit::{Admission, AskMode};
-use crate::ToolRegistry;
+use super::{Executed, Pipeline};
 
 /// What a call would meet, without running it.
 #[derive(Clone, Debug)]
@@ -36,42 +38,55 @@ pub enum DryRun {
     },
 }
 
-impl ToolRegistry {
+impl Pipeline {
     /// Runs resolve, parse, validate, pre-execute and the guards for `call`
     /// and reports the decision, without asking for approval, without
     /// executing, and without notifying result observers.
     pub async fn dry_run(&self, call: ToolCall) -> DryRun {
-        let tool = match self.resolve_call(&call) {
-            Ok(tool) => tool,
-            Err(failure) => {
+        let resolved = match self.resolve(call) {
+            Ok(resolved) => resolved,
+            Err(unresolved) => {
                 return DryRun::Refused {
-                    failure,
+                    failure: unresolved.failure,
                     provenance: None,
                 };
             }
         };
+        let parsed = match self.parse(resolved) {
+            Ok(parsed) => parsed,
+            Err(refusal) => return refused(refusal),
+        };
         match self
-            .admit(&call, &tool, &CancellationToken::new(), AskMode::Report)
+            .admit(parsed, &CancellationToken::new(), AskMode::Report)
             .await
         {
-            Admission::Allowed(execution) => DryRun::Allowed { execution },
+            Admission::Allowed(admitted) => DryRun::Allowed {
+                execution: admitted.execution,
+            },
             Admission::WouldAsk {
-                execution,
+                admitted,
                 reason,
                 provenance,
             } => DryRun::WouldAsk {
-                execution,
+                execution: admitted.execution,
                 reason,
                 provenance,
             },
-            Admission::Refused {
-                failure,
-                provenance,
-                ..
-            } => DryRun::Refused {
-                failure,
-                provenance,
-            },
+            Admission::Refused(refusal) => refused(refusal),
         }
+    }
+}
+
+/// A refusal, as a dry run reports it.
+fn refused(refused: Box<Executed>) -> DryRun {
+    let provenance = refused.outcome.provenance.clone();
+    let failure = match refused.outcome.status {
+        Status::Error { error } => error,
+        // A refusal is a failure; kept total all the same.
+        _ => Failure::new(ErrorCode::Internal, "a refusal without a failure"),
+    };
+    DryRun::Refused {
+        failure,
+        provenance,
     }
 }

@@ -1,47 +1,203 @@
 //! The per-call pipeline (docs/pipeline.md): every call ends in exactly one outcome.
 //!
+//! A call moves through typed states, one stage (and one file) each:
+//!
 //! ```text
-//! resolve ─► parse ─► validate ─► pre-execute ─► (approval) ─► guards ─► execute ─► output
-//!    │         │          │            │               │           │          │          │
-//!    │         └──────────┴────────────┴───────────────┴───────────┴──────────┴──────────┤
-//!    │                                                                                   ▼
-//!    │                                              post-execute ─► finalize ─► result observers
-//!    └─ unknown tool ───────────────────────────────────────────────────────────► result observers
+//! ToolCall ─resolve─► Resolved ─parse─► Parsed ─admit─► Admitted ─execute─► Executed ─finalize─► Finalized ─result─► Arc<Outcome>
+//!    │                   │                 │                                    ▲
+//!    │                   └─ bad arguments ─┴─ denied, cancelled ────────────────┘
+//!    └─ unknown tool ─────────────────────────────────────────────────────────────────────────► result
 //! ```
+//!
+//! * [`resolve`]: the name, in the caller's scope, to an immutable snapshot of
+//!   the registered tool;
+//! * [`parse`]: the argument text, parsed once and validated against the
+//!   input schema (the scheduler plans from the same parse);
+//! * [`admit`]: `tools/pre-execute`, [`approval`], [`guards`];
+//! * [`execute`]: the `tools/execute` waterfall around the body, then the
+//!   [`output`] checked and rendered;
+//! * [`finalize`]: [`post_execute`], the late-cancellation note, the tool's
+//!   `finalize_content`;
+//! * [`result`]: the frozen outcome shown to the `tools/result` observers.
 
 mod admit;
-pub(crate) mod arguments;
+mod approval;
+mod config;
 mod dry_run;
 mod execute;
+mod fault;
+mod finalize;
+mod guards;
+mod options;
 mod output;
-mod post;
-mod resolve;
+pub(crate) mod parse;
+mod post_execute;
+pub(crate) mod resolve;
+mod result;
 mod rewrite;
+mod schema;
 mod stage;
-mod validate;
 
+use std::fmt;
 use std::sync::{Arc, Weak};
 
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, Either};
 use tack_core::capability::{OnAdmitted, ToolDispatcher};
-use tack_core::hook::{AgentId, Provenance};
-use tack_core::hooks::ExecutionRecord;
-use tack_core::host::{NewExecutionRecord, NewFailure, NewOutcome, RunEffects};
-use tack_core::tool::{CallId, Failure, Outcome, ToolCall, ToolExecution};
+use tack_core::hook::AgentId;
+use tack_core::hooks::ToolHooks;
+use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome};
+use tack_core::tool::{CallId, ErrorCode, Failure, Outcome, ToolCall};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 pub use admit::APPROVAL_STAGE;
+pub use config::{MAX_DEPTH_LIMIT, PipelineConfig};
 pub use dry_run::DryRun;
 pub use execute::LATE_CANCELLATION_NOTE;
 pub use rewrite::INVALID_REWRITE;
 pub use stage::{Stage, StageRecorder};
 
+pub(crate) use execute::Executed;
+pub(crate) use options::{CallOptions, CancelCause};
+pub(crate) use parse::Parsed;
+pub(crate) use resolve::Prepared;
+
 use crate::ToolRegistry;
-use crate::registry::{Inner, RegisteredTool};
 use admit::{Admission, AskMode};
 
-impl ToolRegistry {
+struct Inner {
+    registry: ToolRegistry,
+    hooks: ToolHooks,
+    capabilities: CapabilitySlots,
+    config: PipelineConfig,
+}
+
+/// The per-call pipeline over a [`ToolRegistry`]: the hook points and
+/// capability slots calls run with, and the stages every call goes through.
+///
+/// The registry is the catalogue (which tools exist, for whom, how they are
+/// shown); the pipeline runs calls against it: [`execute`](Self::execute),
+/// [`execute_admitted`](Self::execute_admitted), [`dry_run`](Self::dry_run)
+/// and [`execution_mode`](Self::execution_mode). A
+/// [`TurnScheduler`](crate::TurnScheduler) runs a model's batch of calls
+/// through one.
+///
+/// Build one over a registry with [`new`](Self::new) (fresh hook points and
+/// capability slots, default limits) or [`with_parts`](Self::with_parts). The
+/// pipeline provides itself as the `dispatcher` capability (for composite
+/// tools that make nested calls) unless one is already set. Cheap to clone
+/// (clones share everything).
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
+/// use tack_pipeline::{Pipeline, ToolRegistry};
+/// use tokio_util::sync::CancellationToken;
+///
+/// # futures::executor::block_on(async {
+/// let registry = ToolRegistry::new();
+/// let _echo = registry.register(
+///     ToolDefinition::builder("echo")
+///         .description("Repeat the text.")
+///         .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
+///         .output(OutputSpec::new(json!({"type": "string"})))
+///         .handler(|args, _cx| async move { Ok(args["text"].clone()) })
+///         .build()
+///         .unwrap(),
+/// ).unwrap();
+///
+/// let pipeline = Pipeline::new(registry);
+/// let outcome = pipeline.execute(ToolCall::new("c1", "echo", r#"{"text": "hi"}"#), CancellationToken::new()).await;
+/// assert_eq!(outcome.content[0].as_text(), Some("hi"));
+/// // Plugins install into the same parts:
+/// // `PluginHost::new(pipeline.hooks(), pipeline.capabilities(), pipeline.registry())`.
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct Pipeline {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pipeline")
+            .field("registry", &self.inner.registry)
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pipeline {
+    /// A pipeline over `registry` with fresh hook points and capability
+    /// slots and the default [`PipelineConfig`].
+    pub fn new(registry: ToolRegistry) -> Self {
+        Self::with_parts(
+            registry,
+            ToolHooks::new(),
+            CapabilitySlots::new(),
+            PipelineConfig::default(),
+        )
+    }
+
+    /// A pipeline over `registry` with existing hook points, capability slots
+    /// and settings (hook points and slots are shared handles: a plugin
+    /// installed into them before or after is seen by the calls).
+    ///
+    /// ```
+    /// use tack_core::host::CapabilitySlots;
+    /// use tack_core::hooks::ToolHooks;
+    /// use tack_pipeline::{Pipeline, PipelineConfig, ToolRegistry};
+    ///
+    /// let hooks = ToolHooks::new();
+    /// let pipeline = Pipeline::with_parts(
+    ///     ToolRegistry::new(),
+    ///     hooks.clone(),
+    ///     CapabilitySlots::new(),
+    ///     PipelineConfig::default().with_max_argument_bytes(64 * 1024),
+    /// );
+    /// assert_eq!(pipeline.config().max_argument_bytes(), 64 * 1024);
+    /// // The pipeline is the nested dispatcher of composite tools.
+    /// assert!(pipeline.capabilities().snapshot().dispatcher.is_some());
+    /// ```
+    pub fn with_parts(
+        registry: ToolRegistry,
+        hooks: ToolHooks,
+        capabilities: CapabilitySlots,
+        config: PipelineConfig,
+    ) -> Self {
+        let inner = Arc::new(Inner {
+            registry,
+            hooks,
+            capabilities,
+            config,
+        });
+        if inner.capabilities.snapshot().dispatcher.is_none() {
+            let nested = Arc::new(NestedDispatcher(Arc::downgrade(&inner)));
+            inner.capabilities.provide_dispatcher(nested).forget();
+        }
+        Self { inner }
+    }
+
+    /// The catalogue calls resolve in.
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.inner.registry
+    }
+
+    /// The tool hook points calls dispatch through.
+    pub fn hooks(&self) -> &ToolHooks {
+        &self.inner.hooks
+    }
+
+    /// The capability slots tool bodies get their capabilities from.
+    pub fn capabilities(&self) -> &CapabilitySlots {
+        &self.inner.capabilities
+    }
+
+    /// The pipeline settings.
+    pub fn config(&self) -> &PipelineConfig {
+        &self.inner.config
+    }
+
     /// Runs one call through every step of the pipeline and returns its one
     /// outcome — the same frozen value the `tools/result` observers saw.
     ///
@@ -52,7 +208,7 @@ impl ToolRegistry {
     /// ```
     /// use serde_json::json;
     /// use tack_core::tool::{ErrorCode, OutputSpec, ToolCall, ToolDefinition};
-    /// use tack_pipeline::ToolRegistry;
+    /// use tack_pipeline::{Pipeline, ToolRegistry};
     /// use tokio_util::sync::CancellationToken;
     ///
     /// # futures::executor::block_on(async {
@@ -66,17 +222,22 @@ impl ToolRegistry {
     ///         .build()
     ///         .unwrap(),
     /// ).unwrap();
+    /// let pipeline = Pipeline::new(registry);
     ///
-    /// let ok = registry.execute(ToolCall::new("c1", "echo", r#"{"text": "hi"}"#), CancellationToken::new()).await;
+    /// let ok = pipeline.execute(ToolCall::new("c1", "echo", r#"{"text": "hi"}"#), CancellationToken::new()).await;
     /// assert_eq!(ok.content[0].as_text(), Some("hi"));
     ///
-    /// let bad = registry.execute(ToolCall::new("c2", "echo", r#"{"text": 1}"#), CancellationToken::new()).await;
+    /// let bad = pipeline.execute(ToolCall::new("c2", "echo", r#"{"text": 1}"#), CancellationToken::new()).await;
     /// assert_eq!(bad.error_code(), Some(ErrorCode::InvalidArguments));
     /// assert_eq!(bad.failure_info().unwrap().pointer.as_deref(), Some("/text"));
     /// # });
     /// ```
-    pub async fn execute(&self, call: ToolCall, cancel: CancellationToken) -> Arc<Outcome> {
-        self.execute_admitted(call, cancel, || {}).await
+    pub fn execute(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = Arc<Outcome>> + Send + '_ {
+        self.execute_admitted(call, cancel, || {})
     }
 
     /// [`execute`](Self::execute), calling `admitted` once the call's
@@ -103,7 +264,7 @@ impl ToolRegistry {
     /// use std::sync::{Arc, Mutex};
     /// use serde_json::json;
     /// use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition, ToolExecution};
-    /// use tack_pipeline::ToolRegistry;
+    /// use tack_pipeline::{Pipeline, ToolRegistry};
     /// use tokio_util::sync::CancellationToken;
     ///
     /// # futures::executor::block_on(async {
@@ -122,14 +283,15 @@ impl ToolRegistry {
     ///         .build()
     ///         .unwrap(),
     /// ).unwrap();
+    /// let pipeline = Pipeline::new(registry);
     /// let policy = log.clone();
-    /// let _policy = registry.hooks().pre_execute().tap("policy", move |exec: Arc<ToolExecution>, next| {
+    /// let _policy = pipeline.hooks().pre_execute().tap("policy", move |exec: Arc<ToolExecution>, next| {
     ///     policy.lock().unwrap().push("pre-execute");
     ///     next.run(exec)
     /// });
     ///
     /// let admitted = log.clone();
-    /// let outcome = registry
+    /// let outcome = pipeline
     ///     .execute_admitted(ToolCall::new("c1", "work", "{}"), CancellationToken::new(), move || {
     ///         admitted.lock().unwrap().push("admitted")
     ///     })
@@ -138,85 +300,98 @@ impl ToolRegistry {
     /// assert_eq!(*log.lock().unwrap(), ["pre-execute", "admitted", "body"]);
     /// # });
     /// ```
-    pub async fn execute_admitted(
-        &self,
+    pub fn execute_admitted<'a, A: FnOnce() + Send + 'a>(
+        &'a self,
         call: ToolCall,
         cancel: CancellationToken,
-        admitted: impl FnOnce() + Send,
-    ) -> Arc<Outcome> {
+        admitted: A,
+    ) -> impl Future<Output = Arc<Outcome>> + Send + 'a {
+        let prepared = self.prepare(call);
+        self.run_prepared(prepared, cancel, CallOptions::new(admitted))
+    }
+
+    /// Resolves and parses `call`: the first two stages, which the scheduler
+    /// runs before it decides how the call may run, and whose result it hands
+    /// on to [`run_prepared`](Self::run_prepared) (so arguments are parsed once).
+    pub(crate) fn prepare(&self, call: ToolCall) -> Prepared {
+        match self.resolve(call) {
+            Err(unresolved) => Prepared::Unresolved(unresolved),
+            Ok(resolved) => match self.parse(resolved) {
+                Ok(parsed) => Prepared::Parsed(parsed),
+                Err(refused) => Prepared::Refused(refused),
+            },
+        }
+    }
+
+    /// Runs a prepared call through the rest of the pipeline, in a
+    /// `tool_call` span when tracing wants one (the future is not wrapped
+    /// otherwise: a call's future is large, and every wrapper moves it).
+    pub(crate) fn run_prepared<'a, A: FnOnce() + Send + 'a>(
+        &'a self,
+        prepared: Prepared,
+        cancel: CancellationToken,
+        options: CallOptions<'a, A>,
+    ) -> impl Future<Output = Arc<Outcome>> + Send + 'a {
+        let call = prepared.call();
         let span = tracing::info_span!(
             "tool_call",
             call_id = %call.call_id,
             tool = %call.name,
             agent = call.agent.as_ref().map(AgentId::as_str),
         );
-        self.run_call(call, cancel, admitted).instrument(span).await
+        let run = self.run(prepared, cancel, options);
+        if span.is_disabled() {
+            Either::Left(run)
+        } else {
+            Either::Right(run.instrument(span))
+        }
     }
 
-    async fn run_call(
+    async fn run<A: FnOnce() + Send>(
         &self,
-        call: ToolCall,
+        prepared: Prepared,
         cancel: CancellationToken,
-        admitted: impl FnOnce() + Send,
+        options: CallOptions<'_, A>,
     ) -> Arc<Outcome> {
-        self.record(&call.call_id, Stage::Resolve);
-        let tool = match self.resolve_call(&call) {
-            Ok(tool) => tool,
-            Err(failure) => {
+        let CallOptions { admitted, cause } = options;
+        let executed = match prepared {
+            Prepared::Unresolved(unresolved) => {
                 admitted();
-                // A caller that already cancelled hears that first, even for a
-                // direct call refused by code presentation (CODE-003).
-                let failure = if cancel.is_cancelled()
-                    && failure.kind.as_deref() == Some(resolve::CODE_MODE_DIRECT_CALL)
-                {
-                    admit::cancelled_before_dispatch(&call.name)
+                return self.publish_unresolved(*unresolved, &cancel);
+            }
+            Prepared::Refused(refused) => {
+                admitted();
+                *refused
+            }
+            Prepared::Parsed(parsed) => {
+                // Without policy, admission builds no future (a call's
+                // future is large, and every future built inside it is
+                // moved).
+                let admission = if self.has_policy(parsed.resolved.call.agent.as_ref()) {
+                    self.admit(parsed, &cancel, AskMode::Approve).await
                 } else {
-                    failure
+                    self.admit_without_policy(parsed, &cancel)
                 };
-                let outcome = Outcome::failure(call.call_id.clone(), call.name.clone(), failure);
-                return self.publish(call.agent, None, outcome);
+                admitted();
+                match admission {
+                    Admission::Allowed(admitted) => self.execute_body(admitted, &cancel).await,
+                    Admission::Refused(refused) => *refused,
+                    Admission::WouldAsk { admitted, .. } => {
+                        // `Approve` asks instead of reporting; kept total all the same.
+                        let failure = Failure::new(
+                            ErrorCode::Internal,
+                            "the call needed approval but none was asked",
+                        );
+                        *admitted.refuse(failure, None)
+                    }
+                }
             }
         };
-        let agent = call.agent.as_ref();
-        let effects = RunEffects::new();
-        let admission = self.admit(&call, &tool, &cancel, AskMode::Approve).await;
-        admitted();
-        let (outcome, execution) = match admission {
-            Admission::Allowed(execution) => {
-                let outcome = self
-                    .run_body(&call, &tool, &execution, &cancel, &effects)
-                    .await;
-                (outcome, Some(execution))
-            }
-            Admission::Refused {
-                failure,
-                provenance,
-                execution,
-            } => (self.refusal(&call, failure, provenance), execution),
-            Admission::WouldAsk { execution, .. } => {
-                // `Approve` asks instead of reporting; kept total all the same.
-                let failure = Failure::new(
-                    tack_core::tool::ErrorCode::Internal,
-                    "the call needed approval but none was asked",
-                );
-                (self.refusal(&call, failure, None), Some(execution))
-            }
+        let finalized = match self.finalize(executed, &cancel, cause) {
+            Ok(finalized) => finalized,
+            Err(pending) => pending.await,
         };
-        let mut outcome = outcome;
-        // Deferred context survives a failure of the same call.
-        outcome.deferred_context = effects.take_deferred();
-        let mut outcome = self
-            .post_process(&tool, agent, execution.as_ref(), outcome)
-            .await;
-        if outcome.is_success()
-            && cancel.is_cancelled()
-            && !outcome.notes.iter().any(|n| n == LATE_CANCELLATION_NOTE)
-        {
-            outcome.notes.push(LATE_CANCELLATION_NOTE.to_owned());
-        }
-        outcome.concluded_turn = outcome.is_success() && effects.concluded();
-        let outcome = self.finalize(&tool, outcome);
-        self.publish(call.agent, execution, outcome)
+        self.publish(finalized)
     }
 
     /// The outcome of a call whose id the call at `first` (0-based, in model
@@ -224,9 +399,8 @@ impl ToolRegistry {
     /// but finalized and shown to the `tools/result` observers like any other
     /// outcome, so a log sees every call of the batch.
     pub(crate) fn refuse_duplicate_id(&self, call: ToolCall, first: usize) -> Arc<Outcome> {
-        self.record(&call.call_id, Stage::Resolve);
         let failure = Failure::new(
-            tack_core::tool::ErrorCode::InvalidArguments,
+            ErrorCode::InvalidArguments,
             format!(
                 "call id `{}` is already used by call #{} in this batch; every call in a batch \
                  needs its own id",
@@ -234,63 +408,7 @@ impl ToolRegistry {
                 first + 1
             ),
         );
-        let outcome = Outcome::failure(call.call_id.clone(), call.name.clone(), failure);
-        let outcome = match self.resolve_call(&call) {
-            Ok(tool) => self.finalize(&tool, outcome),
-            Err(_) => outcome,
-        };
-        self.publish(call.agent, None, outcome)
-    }
-
-    fn refusal(
-        &self,
-        call: &ToolCall,
-        failure: Failure,
-        provenance: Option<Provenance>,
-    ) -> Outcome {
-        Outcome::failure(call.call_id.clone(), call.name.clone(), failure)
-            .with_provenance(provenance)
-    }
-
-    /// Step 10: the tool's `finalize_content`, once, for every outcome of a
-    /// known tool (total: a panicking finalizer keeps the content).
-    fn finalize(&self, tool: &RegisteredTool, mut outcome: Outcome) -> Outcome {
-        self.record(&outcome.call_id, Stage::Finalize);
-        if let Some(content) = tool.definition.finalize_content(&outcome) {
-            outcome.content = content;
-        }
-        outcome
-    }
-
-    /// Step 11: freeze the record and show it to the `tools/result` observers.
-    fn publish(
-        &self,
-        agent: Option<AgentId>,
-        execution: Option<Arc<ToolExecution>>,
-        mut outcome: Outcome,
-    ) -> Arc<Outcome> {
-        self.record(&outcome.call_id, Stage::Result);
-        // A rewrite of the arguments is part of the record (rewrite.rs).
-        if let Some(rewrite) = execution.as_ref().and_then(|e| e.rewrite()) {
-            outcome.rewrite = Some(rewrite.clone());
-        }
-        let outcome = Arc::new(outcome);
-        let observers = self.inner.hooks.result();
-        if observers.has_listeners(agent.as_ref()) {
-            let record = Arc::new(ExecutionRecord::new(
-                agent.clone(),
-                execution,
-                outcome.clone(),
-            ));
-            observers.notify(agent.as_ref(), &record);
-        }
-        match outcome.failure_info() {
-            None => tracing::debug!(status = "ok", "tool call finished"),
-            Some(f) => {
-                tracing::debug!(status = "error", code = %f.code, message = %f.message, "tool call finished")
-            }
-        }
-        outcome
+        self.refuse_unrun(call, failure)
     }
 
     #[inline]
@@ -301,9 +419,9 @@ impl ToolRegistry {
     }
 }
 
-/// The registry as the nested dispatcher of composite tools. Holds the
-/// registry weakly: the capability lives inside the registry's own slots.
-pub(crate) struct NestedDispatcher(pub(crate) Weak<Inner>);
+/// The pipeline as the nested dispatcher of composite tools. Holds the
+/// pipeline weakly: the capability lives inside the pipeline's own slots.
+struct NestedDispatcher(Weak<Inner>);
 
 impl ToolDispatcher for NestedDispatcher {
     fn dispatch(
@@ -324,7 +442,7 @@ impl ToolDispatcher for NestedDispatcher {
         Box::pin(async move {
             match inner {
                 Some(inner) => {
-                    ToolRegistry { inner }
+                    Pipeline { inner }
                         .execute_admitted(call, cancel, admitted)
                         .await
                 }
@@ -334,8 +452,8 @@ impl ToolDispatcher for NestedDispatcher {
                         call.call_id,
                         call.name,
                         Failure::new(
-                            tack_core::tool::ErrorCode::Internal,
-                            "the tool registry was shut down before this nested call ran",
+                            ErrorCode::Internal,
+                            "the pipeline was shut down before this nested call ran",
                         ),
                     ))
                 }
@@ -344,14 +462,14 @@ impl ToolDispatcher for NestedDispatcher {
     }
 }
 
-impl ToolDispatcher for ToolRegistry {
+impl ToolDispatcher for Pipeline {
     fn dispatch(
         &self,
         call: ToolCall,
         cancel: CancellationToken,
     ) -> BoxFuture<'static, Arc<Outcome>> {
-        let registry = self.clone();
-        Box::pin(async move { registry.execute(call, cancel).await })
+        let pipeline = self.clone();
+        Box::pin(async move { pipeline.execute(call, cancel).await })
     }
 
     fn dispatch_admitted(
@@ -360,7 +478,7 @@ impl ToolDispatcher for ToolRegistry {
         cancel: CancellationToken,
         admitted: OnAdmitted,
     ) -> BoxFuture<'static, Arc<Outcome>> {
-        let registry = self.clone();
-        Box::pin(async move { registry.execute_admitted(call, cancel, admitted).await })
+        let pipeline = self.clone();
+        Box::pin(async move { pipeline.execute_admitted(call, cancel, admitted).await })
     }
 }

@@ -1,4 +1,7 @@
-//! Step 8: validate a success value against the output schema and render it.
+//! The output check, inside the execute stage (and again for a value a
+//! `tools/post-execute` listener substitutes): validate a success value
+//! against the output schema of the tool the call resolved to, then render
+//! its content and presentation meta in one pass.
 
 use std::sync::Arc;
 
@@ -6,9 +9,7 @@ use serde_json::Value;
 use tack_core::host::NewFailure;
 use tack_core::tool::{ContentBlock, ErrorCode, Failure};
 
-use super::resolve::unknown;
-use super::validate::check;
-use crate::ToolRegistry;
+use super::schema::check;
 use crate::registry::RegisteredTool;
 
 /// A value that passed the output schema, with its content and presentation meta.
@@ -22,48 +23,36 @@ fn invalid(message: String) -> Failure {
     Failure::new(ErrorCode::OutputInvalid, message)
 }
 
-impl ToolRegistry {
-    /// Validates `value` against the tool's output schema (the registration
-    /// must still be the visible one: a tool unregistered mid-call cannot vouch
-    /// for its output), then renders content and presentation meta.
-    pub(crate) fn normalize_output(
-        &self,
-        tool: &RegisteredTool,
-        arguments: &Value,
-        value: Value,
-    ) -> Result<Rendered, Failure> {
-        let definition = &tool.definition;
-        let name = definition.name().as_str();
-        if !self.still_registered(tool) {
-            let mut failure = unknown(name);
-            failure.message = format!(
-                "tool `{name}` was unregistered while the call ran, so its result cannot be checked against its output schema"
-            );
-            return Err(failure);
-        }
-        if let Some(violations) = check(&tool.output, &value) {
-            return Err(invalid(format!(
-                "tool `{name}` returned invalid output: {}",
-                violations.message
-            ))
-            .with_pointer(violations.pointer));
-        }
-        let content = definition
-            .output()
-            .render_value(arguments, &value)
-            .map_err(|e| invalid(format!("tool `{name}` could not render its output: {e}")))?;
-        let presentation = definition
-            .output()
-            .presentation_value(arguments, &value)
-            .map_err(|e| {
-                invalid(format!(
-                    "tool `{name}` could not project its presentation meta: {e}"
-                ))
-            })?;
-        Ok(Rendered {
-            value: Arc::new(value),
-            content,
-            presentation,
-        })
+/// Validates `value` against `tool`'s output schema (the snapshot the call
+/// resolved to: a tool unregistered meanwhile still vouches for the calls it
+/// accepted), then renders content and presentation meta with the output's
+/// projection: one pass, so a typed tool deserializes its output once.
+pub(crate) fn render(
+    tool: &RegisteredTool,
+    arguments: &Value,
+    value: Value,
+) -> Result<Rendered, Failure> {
+    let definition = &tool.definition;
+    if let Some(violations) = check(&tool.output, &value) {
+        return Err(invalid(format!(
+            "tool `{}` returned invalid output: {}",
+            definition.name(),
+            violations.message
+        ))
+        .with_pointer(violations.pointer));
     }
+    let (content, presentation) = definition
+        .output()
+        .project_value(arguments, &value)
+        .map_err(|e| {
+            invalid(format!(
+                "tool `{}` could not render its output or project its presentation meta: {e}",
+                definition.name()
+            ))
+        })?;
+    Ok(Rendered {
+        value: Arc::new(value),
+        content,
+        presentation,
+    })
 }

@@ -1,15 +1,70 @@
-//! Step 1: resolve the called name in the caller's scope.
+//! Stage 1, resolve: the called name, in the caller's scope, to an immutable
+//! snapshot of the registered tool ([`Resolved`]).
 
 use std::sync::Arc;
 
 use tack_core::host::NewFailure;
 use tack_core::tool::{ErrorCode, Failure, ToolCall, ToolName};
+use tokio_util::sync::CancellationToken;
 
-use crate::ToolRegistry;
+use super::{Executed, Parsed, Pipeline, Stage};
 use crate::registry::{RUN_CODE, RegisteredTool};
 
 /// The `kind` of the failure of a native tool called directly in code mode.
 pub(crate) const CODE_MODE_DIRECT_CALL: &str = "code_mode_direct_call";
+
+/// A call and the registered tool it resolved to. The tool is held, not
+/// looked up again: unregistering it meanwhile does not change this call.
+pub(crate) struct Resolved {
+    pub(crate) call: ToolCall,
+    pub(crate) tool: Arc<RegisteredTool>,
+}
+
+/// A call whose name the caller cannot see.
+pub(crate) struct Unresolved {
+    pub(crate) call: ToolCall,
+    pub(crate) failure: Failure,
+}
+
+/// A call after the first two stages, as the scheduler plans from it and the
+/// pipeline continues it.
+pub(crate) enum Prepared {
+    /// Unknown or hidden: ends at once.
+    Unresolved(Box<Unresolved>),
+    /// Its arguments were refused: ends at once (finalized as its tool's).
+    Refused(Box<Executed>),
+    /// Ready for admission.
+    Parsed(Parsed),
+}
+
+impl Prepared {
+    /// The call.
+    pub(crate) fn call(&self) -> &ToolCall {
+        match self {
+            Prepared::Unresolved(u) => &u.call,
+            Prepared::Refused(e) => &e.call,
+            Prepared::Parsed(p) => &p.resolved.call,
+        }
+    }
+
+    /// The tool it resolved to, if any.
+    pub(crate) fn tool(&self) -> Option<&Arc<RegisteredTool>> {
+        match self {
+            Prepared::Unresolved(_) => None,
+            Prepared::Refused(e) => Some(&e.tool),
+            Prepared::Parsed(p) => Some(&p.resolved.tool),
+        }
+    }
+
+    /// Takes the call back (to prepare it again).
+    pub(crate) fn into_call(self) -> ToolCall {
+        match self {
+            Prepared::Unresolved(u) => u.call,
+            Prepared::Refused(e) => e.call,
+            Prepared::Parsed(p) => p.resolved.call,
+        }
+    }
+}
 
 /// A called name as messages quote it: at most 64 characters (more is
 /// elided), backticks replaced, so a hostile name cannot bloat or break the
@@ -38,17 +93,29 @@ pub(crate) fn unknown(name: &str) -> Failure {
     )
 }
 
-impl ToolRegistry {
+impl Pipeline {
     /// Finds the tool the caller named, as the caller's agent sees it. In code
     /// presentation a model-direct call (no parent token) of a native tool is
     /// unknown, with a message naming the route.
-    pub(crate) fn resolve_call(&self, call: &ToolCall) -> Result<Arc<RegisteredTool>, Failure> {
+    pub(crate) fn resolve(&self, call: ToolCall) -> Result<Resolved, Box<Unresolved>> {
+        self.record(&call.call_id, Stage::Resolve);
+        match self.lookup(&call) {
+            Ok(tool) => Ok(Resolved { call, tool }),
+            Err(failure) => Err(Box::new(Unresolved { call, failure })),
+        }
+    }
+
+    /// The lookup of [`resolve`](Self::resolve), without recording a stage.
+    pub(crate) fn lookup(&self, call: &ToolCall) -> Result<Arc<RegisteredTool>, Failure> {
         if ToolName::check(&call.name).is_err() {
             return Err(unknown(&call.name));
         }
-        let (tool, presentation) = self.resolve(&call.name, call.agent.as_ref());
-        let tool = tool.ok_or_else(|| unknown(&call.name))?;
-        if call.parent.is_none() && !presentation.allows_direct_calls() && call.name != RUN_CODE {
+        let resolution = self.registry().resolve(&call.name, call.agent.as_ref());
+        let tool = resolution.tool.ok_or_else(|| unknown(&call.name))?;
+        if call.parent.is_none()
+            && !resolution.presentation.allows_direct_calls()
+            && call.name != RUN_CODE
+        {
             let mut failure = Failure::new(
                 ErrorCode::UnknownTool,
                 format!(
@@ -60,5 +127,23 @@ impl ToolRegistry {
             return Err(failure);
         }
         Ok(tool)
+    }
+
+    /// The failure of an unresolved call, as its outcome: a caller that
+    /// already cancelled hears that first, even for a direct call refused by
+    /// code presentation.
+    pub(crate) fn unresolved_failure(
+        &self,
+        unresolved: Unresolved,
+        cancel: &CancellationToken,
+    ) -> (ToolCall, Failure) {
+        let Unresolved { call, failure } = unresolved;
+        let failure =
+            if cancel.is_cancelled() && failure.kind.as_deref() == Some(CODE_MODE_DIRECT_CALL) {
+                tack_core::host::cancelled_before_start(&call.name)
+            } else {
+                failure
+            };
+        (call, failure)
     }
 }

@@ -12,8 +12,8 @@ use tack_core::host::{NewFailure, NewToolExecution};
 use tack_core::policy::{ArgumentRewrite, PreDecision};
 use tack_core::tool::{ErrorCode, Failure, ToolExecution};
 
-use super::arguments::materialize;
-use super::validate::check;
+use super::parse::materialize;
+use super::schema::check;
 use crate::PipelineConfig;
 use crate::registry::RegisteredTool;
 

@@ -11,12 +11,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tack_core::hook::{AgentId, Disposer, Scope};
-use tack_core::hooks::ToolHooks;
-use tack_core::host::{CapabilitySlots, ToolRegistrar};
+use tack_core::host::ToolRegistrar;
 use tack_core::plugin::RegistrationError;
 use tack_core::tool::{ToolDefinition, ToolSchema};
 
-use crate::PipelineConfig;
 use export_cache::{ExportCache, Versioned};
 pub use presentation::{Presentation, RUN_CODE, UnknownPresentation};
 pub use registered::RegisteredTool;
@@ -48,16 +46,22 @@ struct Layers {
     transport: Option<Arc<RegisteredTool>>,
 }
 
-pub(crate) struct Inner {
-    pub(crate) hooks: ToolHooks,
-    pub(crate) capabilities: CapabilitySlots,
-    pub(crate) config: PipelineConfig,
+struct Inner {
     layers: Versioned<Layers>,
     exports: ExportCache,
     next_id: AtomicU64,
 }
 
-/// The tool registry and the pipeline every call goes through.
+/// What a call's name resolved to, read in one look at the registry: the
+/// registered tool (an immutable snapshot: the definition and its compiled
+/// validators, kept alive by the call however the registry changes
+/// meanwhile) and the presentation of the caller's agent.
+pub(crate) struct Resolution {
+    pub(crate) tool: Option<Arc<RegisteredTool>>,
+    pub(crate) presentation: Presentation,
+}
+
+/// The tool catalogue: which tools exist, for whom, and how they are shown.
 ///
 /// * **Layers**: a global layer plus one per agent. An agent's tool shadows a
 ///   global tool of the same name for that agent only. Duplicate names in one
@@ -70,6 +74,13 @@ pub(crate) struct Inner {
 ///   and so is one deeper than
 ///   [`MAX_SCHEMA_DEPTH`](tack_core::tool::MAX_SCHEMA_DEPTH) (checked without
 ///   recursion before compiling, which recurses).
+///
+/// The registry only knows tools; calls run through a
+/// [`Pipeline`](crate::Pipeline) built over it
+/// ([`Pipeline::new`](crate::Pipeline::new)), which resolves each call here
+/// once, to an immutable snapshot of the registered tool: a tool unregistered
+/// while a call of it runs still finishes that call, against the definition
+/// and schemas it was resolved to.
 ///
 /// Cheap to clone (clones share everything).
 ///
@@ -92,7 +103,7 @@ pub(crate) struct Inner {
 /// ```
 #[derive(Clone)]
 pub struct ToolRegistry {
-    pub(crate) inner: Arc<Inner>,
+    inner: Arc<Inner>,
 }
 
 impl fmt::Debug for ToolRegistry {
@@ -101,7 +112,6 @@ impl fmt::Debug for ToolRegistry {
         f.debug_struct("ToolRegistry")
             .field("global", &layers.global.keys().collect::<Vec<_>>())
             .field("agents", &layers.agents.len())
-            .field("config", &self.inner.config)
             .finish_non_exhaustive()
     }
 }
@@ -113,52 +123,15 @@ impl Default for ToolRegistry {
 }
 
 impl ToolRegistry {
-    /// An empty registry with fresh hook points and capability slots.
+    /// An empty registry.
     pub fn new() -> Self {
-        Self::with_parts(
-            ToolHooks::new(),
-            CapabilitySlots::new(),
-            PipelineConfig::default(),
-        )
-    }
-
-    /// A registry over existing hook points and capability slots.
-    ///
-    /// The registry provides itself as the `dispatcher` capability (for
-    /// composite tools that make nested calls) unless one is already set.
-    pub fn with_parts(
-        hooks: ToolHooks,
-        capabilities: CapabilitySlots,
-        config: PipelineConfig,
-    ) -> Self {
-        let inner = Arc::new(Inner {
-            hooks,
-            capabilities,
-            config,
-            layers: Versioned::new(Layers::default()),
-            exports: ExportCache::default(),
-            next_id: AtomicU64::new(1),
-        });
-        if inner.capabilities.snapshot().dispatcher.is_none() {
-            let nested = Arc::new(crate::pipeline::NestedDispatcher(Arc::downgrade(&inner)));
-            inner.capabilities.provide_dispatcher(nested).forget();
+        Self {
+            inner: Arc::new(Inner {
+                layers: Versioned::new(Layers::default()),
+                exports: ExportCache::default(),
+                next_id: AtomicU64::new(1),
+            }),
         }
-        Self { inner }
-    }
-
-    /// The tool hook points calls dispatch through.
-    pub fn hooks(&self) -> &ToolHooks {
-        &self.inner.hooks
-    }
-
-    /// The capability slots tool bodies get their capabilities from.
-    pub fn capabilities(&self) -> &CapabilitySlots {
-        &self.inner.capabilities
-    }
-
-    /// The pipeline settings.
-    pub fn config(&self) -> &PipelineConfig {
-        &self.inner.config
     }
 
     /// Registers a global tool.
@@ -341,31 +314,13 @@ impl ToolRegistry {
     }
 
     /// Looks up `name` for `agent` together with the agent's presentation, in
-    /// one read of the registry (the pipeline's snapshot).
-    pub(crate) fn resolve(
-        &self,
-        name: &str,
-        agent: Option<&AgentId>,
-    ) -> (Option<Arc<RegisteredTool>>, Presentation) {
+    /// one read of the registry: the snapshot a call runs against.
+    pub(crate) fn resolve(&self, name: &str, agent: Option<&AgentId>) -> Resolution {
         let layers = self.inner.layers.read();
-        (
-            Self::visible_in(&layers, name, agent),
-            Self::presentation_in(&layers, agent),
-        )
-    }
-
-    /// Whether `tool`'s registration still exists in its own layer (a tool
-    /// unregistered mid-call cannot vouch for its output; one merely shadowed
-    /// meanwhile still can).
-    pub(crate) fn still_registered(&self, tool: &RegisteredTool) -> bool {
-        let layers = self.inner.layers.read();
-        let name = tool.definition.name().as_str();
-        let current = match &tool.scope {
-            _ if name == RUN_CODE => layers.transport.as_ref(),
-            Scope::Agent(agent) => layers.agents.get(agent).and_then(|l| l.tools.get(name)),
-            Scope::Global => layers.global.get(name),
-        };
-        current.is_some_and(|t| t.id == tool.id)
+        Resolution {
+            tool: Self::visible_in(&layers, name, agent),
+            presentation: Self::presentation_in(&layers, agent),
+        }
     }
 
     /// The model-visible schemas of the tools `agent` sees, sorted by name

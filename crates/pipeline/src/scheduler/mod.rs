@@ -17,14 +17,14 @@
 //! call at a time, in model order. Bodies of parallel calls overlap.
 
 mod config;
+mod gate;
 mod mode;
 mod resources;
-mod turn;
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -38,15 +38,19 @@ pub use config::{SchedulerConfig, SchedulerConfigError};
 pub use mode::ExecutionMode;
 pub use resources::{Access, ResourceClaim, ResourceFn, ResourceKey};
 
-use crate::ToolRegistry;
-use crate::registry::RegisteredTool;
-use mode::Plan;
+use crate::Pipeline;
+use crate::pipeline::{CallOptions, CancelCause, Prepared};
+use gate::Gate;
+use mode::{Plan, plan_for};
 use resources::ResourceTable;
-use turn::{CallContext, SiblingFailure, TurnListeners, TurnShared};
 
-/// Runs a turn's tool calls: parallel calls share a bounded rolling pool,
-/// exclusive calls run alone, and outcomes come back in model order.
+/// Runs a turn's tool calls through a [`Pipeline`]: parallel calls share a
+/// bounded rolling pool, exclusive calls run alone, and outcomes come back in
+/// model order.
 ///
+/// * **One parse**: each call is resolved and its arguments parsed and
+///   validated once; its mode and resource claims are decided from that
+///   parse, and the pipeline continues the call from it.
 /// * **Modes**: each call is classified ([`ExecutionMode`]) when it is next to
 ///   start, not before: an earlier call that re-registers a tool, or a result
 ///   observer that changes one, is seen by the calls after it.
@@ -58,7 +62,7 @@ use turn::{CallContext, SiblingFailure, TurnListeners, TurnShared};
 ///   previous call's admission (parse, validate, `tools/pre-execute`, approval,
 ///   guards) is over, so policy runs in model order and approval prompts never
 ///   interleave. Outcomes are returned in model order. The end of admission
-///   comes from [`ToolRegistry::execute_admitted`], the public mechanism
+///   comes from [`Pipeline::execute_admitted`], the public mechanism
 ///   composite tools use too.
 /// * **Cancellation**: cancelling the turn's token cancels the running calls;
 ///   the calls not started yet still go through the pipeline (observers and
@@ -82,7 +86,7 @@ use turn::{CallContext, SiblingFailure, TurnListeners, TurnShared};
 /// ```
 /// use serde_json::json;
 /// use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
-/// use tack_pipeline::{SchedulerConfig, ToolRegistry, TurnScheduler};
+/// use tack_pipeline::{Pipeline, SchedulerConfig, ToolRegistry, TurnScheduler};
 /// use tokio_util::sync::CancellationToken;
 ///
 /// # futures::executor::block_on(async {
@@ -99,7 +103,7 @@ use turn::{CallContext, SiblingFailure, TurnListeners, TurnShared};
 /// ).unwrap();
 ///
 /// let config = SchedulerConfig::default().with_max_parallel(4).unwrap();
-/// let scheduler = TurnScheduler::with_config(registry, config);
+/// let scheduler = TurnScheduler::with_config(Pipeline::new(registry), config);
 /// let calls = vec![
 ///     ToolCall::new("c1", "echo", r#"{"text": "a"}"#),
 ///     ToolCall::new("c2", "nope", "{}"),
@@ -113,7 +117,7 @@ use turn::{CallContext, SiblingFailure, TurnListeners, TurnShared};
 /// ```
 #[derive(Clone)]
 pub struct TurnScheduler {
-    registry: ToolRegistry,
+    pipeline: Pipeline,
     config: Arc<SchedulerConfig>,
 }
 
@@ -125,29 +129,23 @@ impl fmt::Debug for TurnScheduler {
     }
 }
 
-impl ToolRegistry {
-    /// Runs a turn's calls with the default [`SchedulerConfig`]; see
-    /// [`TurnScheduler::run_turn`].
-    pub async fn run_turn(
-        &self,
-        calls: Vec<ToolCall>,
-        cancel: CancellationToken,
-    ) -> Vec<Arc<Outcome>> {
-        TurnScheduler::new(self.clone())
-            .run_turn(calls, cancel)
-            .await
-    }
-}
-
-/// A call waiting to start, with the plan computed for the tool it resolved
-/// to last time (reused while that registration is still the visible one).
+/// A call waiting to start: resolved and parsed once, with the plan made
+/// from that parse (both redone only when the tool its name resolves to is no
+/// longer the one they were made for).
 struct Pending {
     index: usize,
-    call: ToolCall,
-    /// The index of the earlier call of the turn with the same id, if any:
-    /// this call is refused, not run.
-    duplicate_of: Option<usize>,
-    planned: Option<(Arc<RegisteredTool>, Plan)>,
+    entry: Entry,
+    plan: Plan,
+}
+
+enum Entry {
+    /// A call whose id the earlier call at `first` already uses: refused,
+    /// not run (nor resolved or parsed).
+    Duplicate { first: usize, call: ToolCall },
+    /// A call not prepared yet (it is prepared when it is next to start).
+    Waiting(Option<ToolCall>),
+    /// A call to run (`None` only while it is being prepared again).
+    Call(Option<Prepared>),
 }
 
 /// What is running.
@@ -203,22 +201,22 @@ enum Event {
 }
 
 impl TurnScheduler {
-    /// A scheduler over `registry` with the default configuration.
-    pub fn new(registry: ToolRegistry) -> Self {
-        Self::with_config(registry, SchedulerConfig::default())
+    /// A scheduler over `pipeline` with the default configuration.
+    pub fn new(pipeline: Pipeline) -> Self {
+        Self::with_config(pipeline, SchedulerConfig::default())
     }
 
-    /// A scheduler over `registry` with `config`.
-    pub fn with_config(registry: ToolRegistry, config: SchedulerConfig) -> Self {
+    /// A scheduler over `pipeline` with `config`.
+    pub fn with_config(pipeline: Pipeline, config: SchedulerConfig) -> Self {
         Self {
-            registry,
+            pipeline,
             config: Arc::new(config),
         }
     }
 
-    /// The registry calls run through.
-    pub fn registry(&self) -> &ToolRegistry {
-        &self.registry
+    /// The pipeline calls run through.
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
     }
 
     /// The configuration.
@@ -228,7 +226,7 @@ impl TurnScheduler {
 
     /// How `call` would run now; see [`ExecutionMode`].
     pub fn execution_mode(&self, call: &ToolCall) -> ExecutionMode {
-        self.registry.execution_mode(call)
+        self.pipeline.execution_mode(call)
     }
 
     /// Runs `calls` as one turn and returns their outcomes in model order: one
@@ -246,7 +244,7 @@ impl TurnScheduler {
         if total == 0 {
             return Vec::new();
         }
-        let hooks = self.registry.hooks();
+        let hooks = self.pipeline.hooks();
         // Policy can only interleave if there is policy: decided once, when
         // the turn starts (a listener registered meanwhile orders the next turn).
         let mut checked: Option<Option<&tack_core::hook::AgentId>> = None;
@@ -259,8 +257,11 @@ impl TurnScheduler {
             hooks.pre_execute().has_listeners(agent) || !hooks.guards().names(agent).is_empty()
         });
         let siblings = self.config.cancel_siblings_on_failure();
-        let shared = Arc::new(TurnShared::default());
-        let _listeners = TurnListeners::install(&self.registry, &shared, siblings);
+        // Why the turn cancelled its remaining calls (the first failure).
+        let cause: OnceLock<CancelCause> = OnceLock::new();
+        let cause = siblings.then_some(&cause);
+        // One admission gate per call, by index.
+        let gates: Vec<Gate> = (0..total).map(|_| Gate::default()).collect();
 
         let turn = cancel.child_token();
         let mut names: Vec<(tack_core::tool::CallId, String)> = Vec::with_capacity(total);
@@ -276,11 +277,14 @@ impl TurnScheduler {
                     None
                 }
             };
+            let entry = match duplicate_of {
+                Some(first) => Entry::Duplicate { first, call },
+                None => Entry::Waiting(Some(call)),
+            };
             queue.push_back(Pending {
                 index,
-                call,
-                duplicate_of,
-                planned: None,
+                entry,
+                plan: Plan::EXCLUSIVE,
             });
         }
         let mut results: Vec<Option<Arc<Outcome>>> = vec![None; total];
@@ -293,31 +297,42 @@ impl TurnScheduler {
         };
         let mut running = FuturesUnordered::new();
         // The call whose admission is not over yet (only when gated).
-        let mut admitting: Option<(usize, Arc<CallContext>)> = None;
+        let mut admitting: Option<usize> = None;
 
         loop {
             while admitting.is_none() {
                 let Some(next) = queue.front_mut() else { break };
-                if let Some(first) = next.duplicate_of {
+                if let Entry::Duplicate { .. } = next.entry {
                     // Refused in its place in model order, without a slot.
                     let Some(next) = queue.pop_front() else { break };
-                    let outcome = self.registry.refuse_duplicate_id(next.call, first);
-                    if let Some(slot) = results.get_mut(next.index) {
-                        *slot = Some(outcome);
+                    if let Entry::Duplicate { first, call } = next.entry {
+                        let outcome = self.pipeline.refuse_duplicate_id(call, first);
+                        if let Some(slot) = results.get_mut(next.index) {
+                            *slot = Some(outcome);
+                        }
                     }
                     continue;
                 }
-                let plan = self.plan(next);
-                if !pool.admits(&plan) {
+                self.refresh(next);
+                if !pool.admits(&next.plan) {
                     break;
                 }
                 let Some(next) = queue.pop_front() else { break };
-                pool.take(next.index, plan);
-                let context = Arc::new(CallContext::new(shared.clone(), next.call.call_id.clone()));
+                let Entry::Call(Some(prepared)) = next.entry else {
+                    continue;
+                };
+                pool.take(next.index, next.plan);
                 if gated {
-                    admitting = Some((next.index, context.clone()));
+                    admitting = Some(next.index);
                 }
-                running.push(self.start(next.index, next.call, turn.child_token(), context));
+                let Some(gate) = gates.get(next.index) else {
+                    continue;
+                };
+                let options = CallOptions {
+                    admitted: move || gate.admit(),
+                    cause,
+                };
+                running.push(self.start(next.index, prepared, turn.child_token(), options));
             }
             if running.is_empty() {
                 // An empty pool admits any call, so the queue is empty too.
@@ -327,8 +342,8 @@ impl TurnScheduler {
                 if let Poll::Ready(Some((index, outcome))) = running.poll_next_unpin(cx) {
                     return Poll::Ready(Event::Finished(index, outcome));
                 }
-                match &admitting {
-                    Some((_, call)) if call.poll_admitted(cx) => Poll::Ready(Event::Admitted),
+                match admitting.and_then(|index| gates.get(index)) {
+                    Some(gate) if gate.poll_admitted(cx) => Poll::Ready(Event::Admitted),
                     _ => Poll::Pending,
                 }
             })
@@ -337,16 +352,16 @@ impl TurnScheduler {
                 Event::Admitted => admitting = None,
                 Event::Finished(index, outcome) => {
                     pool.release(index);
-                    if admitting.as_ref().is_some_and(|(i, _)| *i == index) {
+                    if admitting == Some(index) {
                         admitting = None;
                     }
-                    if siblings
+                    if let Some(cause) = cause
                         && !turn.is_cancelled()
                         && !cancel.is_cancelled()
                         && let Some(failure) = outcome.failure_info()
                         && failure.code != ErrorCode::Cancelled
                     {
-                        let _ = shared.failure.set(SiblingFailure {
+                        let _ = cause.set(CancelCause {
                             call_id: outcome.call_id.clone(),
                             tool: outcome.tool.clone(),
                             code: failure.code,
@@ -381,42 +396,66 @@ impl TurnScheduler {
             .collect()
     }
 
-    /// The plan of the next call, re-derived unless the tool it resolves to is
-    /// still the one it was planned for.
-    fn plan(&self, pending: &mut Pending) -> Plan {
-        let tool = match self.registry.resolve_call(&pending.call) {
-            Ok(tool) => tool,
-            Err(_) => return Plan::EXCLUSIVE,
+    /// Resolves and parses `call` once, and plans it from that parse.
+    fn prepare(&self, call: ToolCall) -> (Prepared, Plan) {
+        let prepared = self.pipeline.prepare(call);
+        let plan = match &prepared {
+            Prepared::Parsed(parsed) => plan_for(
+                &parsed.resolved.tool,
+                parsed.arguments.value(),
+                Some(&self.config),
+            ),
+            _ => Plan::EXCLUSIVE,
         };
-        if let Some((planned_for, plan)) = &pending.planned
-            && Arc::ptr_eq(planned_for, &tool)
-        {
-            return plan.clone();
+        (prepared, plan)
+    }
+
+    /// Prepares the next call when it first reaches the front of the queue,
+    /// and again when its name no longer resolves to the tool it was prepared
+    /// for (an earlier call, or an observer, re-registered or removed it): a
+    /// call is classified against the registry as it is when the call is next
+    /// to start.
+    fn refresh(&self, pending: &mut Pending) {
+        if let Entry::Waiting(call) = &mut pending.entry {
+            let Some(call) = call.take() else { return };
+            let (prepared, plan) = self.prepare(call);
+            pending.entry = Entry::Call(Some(prepared));
+            pending.plan = plan;
+            return;
         }
-        let plan = self
-            .registry
-            .plan_for(&tool, &pending.call, Some(&self.config));
-        pending.planned = Some((tool, plan.clone()));
-        plan
+        let Entry::Call(slot) = &mut pending.entry else {
+            return;
+        };
+        let Some(prepared) = slot.take() else {
+            return;
+        };
+        let current = self.pipeline.lookup(prepared.call()).ok();
+        let same = match (prepared.tool(), &current) {
+            (Some(was), Some(now)) => Arc::ptr_eq(was, now),
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
+            *slot = Some(prepared);
+            return;
+        }
+        let (prepared, plan) = self.prepare(prepared.into_call());
+        *slot = Some(prepared);
+        pending.plan = plan;
     }
 
     /// One call through the pipeline, as the current call of its turn.
-    fn start(
-        &self,
+    fn start<'a, A: FnOnce() + Send + 'a>(
+        &'a self,
         index: usize,
-        call: ToolCall,
+        prepared: Prepared,
         cancel: CancellationToken,
-        context: Arc<CallContext>,
-    ) -> impl Future<Output = (usize, Arc<Outcome>)> + Send + '_ {
-        let call_id = call.call_id.clone();
-        let tool = call.name.clone();
-        let admitted = context.clone();
-        let run = AssertUnwindSafe(context.scope(self.registry.execute_admitted(
-            call,
-            cancel,
-            move || admitted.admit(),
-        )))
-        .catch_unwind();
+        options: CallOptions<'a, A>,
+    ) -> impl Future<Output = (usize, Arc<Outcome>)> + Send + 'a {
+        let call_id = prepared.call().call_id.clone();
+        let tool = prepared.call().name.clone();
+        let run =
+            AssertUnwindSafe(self.pipeline.run_prepared(prepared, cancel, options)).catch_unwind();
         run.map(move |result| {
             let outcome = result.unwrap_or_else(|payload| {
                 let message = panic_message(&*payload);
@@ -432,5 +471,68 @@ impl TurnScheduler {
             });
             (index, outcome)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde_json::json;
+    use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
+    use tokio_util::sync::CancellationToken;
+
+    use super::{SchedulerConfig, TurnScheduler};
+    use crate::pipeline::parse::tests::PARSES;
+    use crate::{Access, Pipeline, ResourceClaim, ToolRegistry};
+
+    /// A turn parses each call's arguments once: the scheduler plans from
+    /// the parse (mode and resource claims), and the pipeline and the tool
+    /// use the same one.
+    #[test]
+    fn a_turn_parses_each_calls_arguments_once() {
+        let registry = ToolRegistry::new();
+        let classified = Arc::new(AtomicUsize::new(0));
+        let seen = classified.clone();
+        let read = ToolDefinition::builder("read")
+            .description("Read a file.")
+            .input_schema(json!({"type": "object", "properties": {"path": {"type": "string"}}}))
+            .output(OutputSpec::new(json!({"type": "string"})))
+            .concurrency_safe(move |_| {
+                seen.fetch_add(1, Ordering::SeqCst);
+                true
+            })
+            .handler(|args, _cx| async move { Ok(args["path"].clone()) })
+            .build()
+            .unwrap();
+        registry.register(read).unwrap().forget();
+        let config = SchedulerConfig::default()
+            .with_max_parallel(2)
+            .unwrap()
+            .with_resource_keys("read", |args: &serde_json::Value| {
+                vec![ResourceClaim::new(
+                    args["path"].as_str().unwrap_or_default(),
+                    Access::Read,
+                )]
+            });
+        let scheduler = TurnScheduler::with_config(Pipeline::new(registry), config);
+        let calls: Vec<ToolCall> = (0..5)
+            .map(|i| ToolCall::new(format!("c{i}"), "read", format!(r#"{{"path": "f{i}"}}"#)))
+            .collect();
+        PARSES.with(|p| p.set(0));
+        let outcomes =
+            futures::executor::block_on(scheduler.run_turn(calls, CancellationToken::new()));
+        assert!(outcomes.iter().all(|o| o.is_success()), "{outcomes:?}");
+        assert_eq!(
+            classified.load(Ordering::SeqCst),
+            5,
+            "each call was planned"
+        );
+        assert_eq!(
+            PARSES.with(|p| p.get()),
+            5,
+            "one parse per call, not one per stage"
+        );
     }
 }

@@ -1,14 +1,14 @@
 //! Execution modes: whether a call may share the pool with its neighbours.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 
+use serde_json::Value;
 use tack_core::tool::ToolCall;
 
 use super::config::SchedulerConfig;
 use super::resources::ResourceClaim;
-use crate::ToolRegistry;
-use crate::pipeline::arguments::materialize;
+use crate::Pipeline;
+use crate::pipeline::parse::materialize;
 use crate::registry::RegisteredTool;
 
 /// How the scheduler runs one call of a turn.
@@ -25,7 +25,7 @@ use crate::registry::RegisteredTool;
 /// ```
 /// use serde_json::json;
 /// use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
-/// use tack_pipeline::{ExecutionMode, ToolRegistry};
+/// use tack_pipeline::{ExecutionMode, Pipeline, ToolRegistry};
 ///
 /// let registry = ToolRegistry::new();
 /// let read = ToolDefinition::builder("read")
@@ -37,14 +37,15 @@ use crate::registry::RegisteredTool;
 ///     .build()
 ///     .unwrap();
 /// let _kept = registry.register(read).unwrap();
+/// let pipeline = Pipeline::new(registry);
 ///
 /// let ok = ToolCall::new("c1", "read", r#"{"path": "a.txt"}"#);
-/// assert_eq!(registry.execution_mode(&ok), ExecutionMode::Parallel);
+/// assert_eq!(pipeline.execution_mode(&ok), ExecutionMode::Parallel);
 /// // Invalid arguments, or a tool the caller cannot see: exclusive.
 /// let invalid = ToolCall::new("c2", "read", r#"{"path": 1}"#);
-/// assert_eq!(registry.execution_mode(&invalid), ExecutionMode::Exclusive);
+/// assert_eq!(pipeline.execution_mode(&invalid), ExecutionMode::Exclusive);
 /// let unknown = ToolCall::new("c3", "nope", "{}");
-/// assert_eq!(registry.execution_mode(&unknown), ExecutionMode::Exclusive);
+/// assert_eq!(pipeline.execution_mode(&unknown), ExecutionMode::Exclusive);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -87,55 +88,53 @@ impl Plan {
     };
 }
 
-impl ToolRegistry {
+impl Pipeline {
     /// How the scheduler would run `call` now: [`ExecutionMode::Parallel`]
     /// only when the tool is visible to the call's agent, the arguments parse
     /// and validate against its input schema, and its classifier returns
     /// exactly `true` for them. See [`ExecutionMode`].
     pub fn execution_mode(&self, call: &ToolCall) -> ExecutionMode {
-        match self.resolve_call(call) {
-            Ok(tool) => self.plan_for(&tool, call, None).mode,
-            Err(_) => ExecutionMode::Exclusive,
-        }
-    }
-
-    /// The plan for `call` of the resolved `tool`: mode, then (with a
-    /// scheduler configuration) its resource claims.
-    pub(crate) fn plan_for(
-        &self,
-        tool: &Arc<RegisteredTool>,
-        call: &ToolCall,
-        scheduler: Option<&SchedulerConfig>,
-    ) -> Plan {
+        let Ok(tool) = self.lookup(call) else {
+            return ExecutionMode::Exclusive;
+        };
         // Exactly the pipeline's own parse rule (limits, `""` is `{}`, an object).
         let Ok(arguments) = materialize(&call.arguments, self.config()) else {
-            return Plan::EXCLUSIVE;
+            return ExecutionMode::Exclusive;
         };
-        let arguments = arguments.value();
-        if !tool.input.is_valid(arguments) {
-            return Plan::EXCLUSIVE;
+        if !tool.input.is_valid(arguments.value()) {
+            return ExecutionMode::Exclusive;
         }
-        let definition = tool.definition();
-        if !definition.is_concurrency_safe(arguments) {
-            return Plan::EXCLUSIVE;
-        }
-        let classifier = scheduler.and_then(|s| s.resource_classifier(definition.name().as_str()));
-        let claims = match classifier {
-            None => Vec::new(),
-            Some(classify) => match catch_unwind(AssertUnwindSafe(|| classify(arguments))) {
-                Ok(claims) => claims,
-                Err(_) => {
-                    tracing::warn!(
-                        tool = definition.name().as_str(),
-                        "a resource classifier panicked; the call runs exclusively"
-                    );
-                    return Plan::EXCLUSIVE;
-                }
-            },
-        };
-        Plan {
-            mode: ExecutionMode::Parallel,
-            claims,
-        }
+        plan_for(&tool, arguments.value(), None).mode
+    }
+}
+
+/// The plan for a call of `tool` whose arguments parsed and validated to
+/// `arguments`: mode, then (with a scheduler configuration) its resource claims.
+pub(crate) fn plan_for(
+    tool: &RegisteredTool,
+    arguments: &Value,
+    scheduler: Option<&SchedulerConfig>,
+) -> Plan {
+    let definition = tool.definition();
+    if !definition.is_concurrency_safe(arguments) {
+        return Plan::EXCLUSIVE;
+    }
+    let classifier = scheduler.and_then(|s| s.resource_classifier(definition.name().as_str()));
+    let claims = match classifier {
+        None => Vec::new(),
+        Some(classify) => match catch_unwind(AssertUnwindSafe(|| classify(arguments))) {
+            Ok(claims) => claims,
+            Err(_) => {
+                tracing::warn!(
+                    tool = definition.name().as_str(),
+                    "a resource classifier panicked; the call runs exclusively"
+                );
+                return Plan::EXCLUSIVE;
+            }
+        },
+    };
+    Plan {
+        mode: ExecutionMode::Parallel,
+        claims,
     }
 }

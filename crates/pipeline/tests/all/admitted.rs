@@ -44,7 +44,7 @@ async fn run(
 ) -> Option<ErrorCode> {
     let admitted = log.clone();
     let outcome = h
-        .registry
+        .pipeline
         .execute_admitted(call, cancel, move || {
             admitted.lock().push("admitted".to_owned())
         })
@@ -124,7 +124,7 @@ async fn a_call_dropped_during_admission_drops_the_callback_uncalled() {
         })
         .forget();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let run = h.registry.execute_admitted(
+    let run = h.pipeline.execute_admitted(
         ToolCall::new("c", "work", "{}"),
         CancellationToken::new(),
         move || {
@@ -170,13 +170,13 @@ async fn the_nested_dispatcher_reports_admission_before_the_nested_body() {
     );
 }
 
-/// The registry as a dispatcher (what a host may hand to a composite tool
+/// The pipeline as a dispatcher (what a host may hand to a composite tool
 /// directly) reports admission the same way.
 #[tokio::test]
-async fn the_registry_as_a_dispatcher_reports_admission_before_the_body() {
+async fn the_pipeline_as_a_dispatcher_reports_admission_before_the_body() {
     let (h, log) = logged_work();
     let admitted = log.clone();
-    let dispatcher: &dyn ToolDispatcher = &h.registry;
+    let dispatcher: &dyn ToolDispatcher = &h.pipeline;
     let outcome = dispatcher
         .dispatch_admitted(
             ToolCall::new("c", "work", "{}"),

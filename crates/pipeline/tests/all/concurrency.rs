@@ -47,12 +47,13 @@ async fn thousand_concurrent_calls_with_listener_churn_lose_nothing() {
     let stop = Arc::new(AtomicBool::new(false));
     let churned = Arc::new(AtomicUsize::new(0));
     let churn = {
+        let pipeline = h.pipeline.clone();
         let registry = h.registry.clone();
         let stop = stop.clone();
         let churned = churned.clone();
         tokio::spawn(async move {
             while !stop.load(Ordering::SeqCst) {
-                let hooks = registry.hooks();
+                let hooks = pipeline.hooks();
                 let pre = hooks
                     .pre_execute()
                     .tap("churn-pre", |exec, next| next.run(exec));
@@ -91,7 +92,7 @@ async fn thousand_concurrent_calls_with_listener_churn_lose_nothing() {
                 4 => ToolCall::new(id.clone(), "echo", r#"{"text": "x"}"#).with_agent("b"),
                 _ => ToolCall::new(id.clone(), "echo", "not json"),
             };
-            let out = h.registry.execute(call, CancellationToken::new()).await;
+            let out = h.pipeline.execute(call, CancellationToken::new()).await;
             (i, id, out)
         }));
     }

@@ -30,7 +30,7 @@ async fn dry_run_reports_allowed_would_ask_and_refused_without_running() {
     h.provide_approval(approver.clone());
 
     let allowed = h
-        .registry
+        .pipeline
         .dry_run(ToolCall::new("a", "echo", r#"{"text": "ok"}"#))
         .await;
     assert!(
@@ -39,7 +39,7 @@ async fn dry_run_reports_allowed_would_ask_and_refused_without_running() {
     );
 
     let ask = h
-        .registry
+        .pipeline
         .dry_run(ToolCall::new("b", "echo", r#"{"text": "ask"}"#))
         .await;
     match &ask {
@@ -61,7 +61,7 @@ async fn dry_run_reports_allowed_would_ask_and_refused_without_running() {
         ("d", "echo", r#"{"text": 1}"#, ErrorCode::InvalidArguments),
         ("e", "nope", "{}", ErrorCode::UnknownTool),
     ] {
-        match h.registry.dry_run(ToolCall::new(id, name, args)).await {
+        match h.pipeline.dry_run(ToolCall::new(id, name, args)).await {
             DryRun::Refused { failure, .. } => assert_eq!(failure.code, code, "{id}"),
             other => panic!("{id}: expected Refused, got {other:?}"),
         }
@@ -81,7 +81,7 @@ async fn dry_run_applies_guards_even_when_policy_would_ask() {
             GuardVerdict::deny("walled")
         });
     for args in [r#"{"text": "ok"}"#, r#"{"text": "ask"}"#] {
-        match h.registry.dry_run(ToolCall::new("x", "echo", args)).await {
+        match h.pipeline.dry_run(ToolCall::new("x", "echo", args)).await {
             DryRun::Refused {
                 failure,
                 provenance,

@@ -81,9 +81,11 @@ async fn wrapper_value_of_the_wrong_shape_is_output_invalid() {
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
 
-// EXE-006
+// EXE-006 (tack: a call runs against the snapshot its name resolved to; a
+// tool unregistered mid-call still finishes that call, its output checked
+// against the schema it was resolved with, and later calls do not see it)
 #[tokio::test]
-async fn wrapper_success_after_the_tool_was_unregistered_is_unknown_tool() {
+async fn a_call_resolved_before_its_tool_was_unregistered_completes_against_its_snapshot() {
     let h = Harness::new();
     let disposer = h.add_disposable(echo("echo"));
     let _wrap = h.hooks().execute().tap("unregister", move |_req, _next| {
@@ -91,13 +93,24 @@ async fn wrapper_success_after_the_tool_was_unregistered_is_unknown_tool() {
         async move { ExecuteOutput::ok(json!("x")) }
     });
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
-    let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::UnknownTool);
-    assert!(
-        f.message.contains("unregistered while the call ran"),
-        "{}",
-        f.message
-    );
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(text(&out), "x");
+    let later = h.call("d", "echo", r#"{"text": "a"}"#).await;
+    assert_eq!(later.error_code(), Some(ErrorCode::UnknownTool));
+}
+
+// The snapshot still checks the output: a value of the wrong shape from a
+// tool unregistered mid-call is OUTPUT_INVALID, not waved through.
+#[tokio::test]
+async fn a_snapshot_still_checks_the_output_schema() {
+    let h = Harness::new();
+    let disposer = h.add_disposable(echo("echo"));
+    let _wrap = h.hooks().execute().tap("unregister", move |_req, _next| {
+        disposer.dispose();
+        async move { ExecuteOutput::ok(json!({"not": "a string"})) }
+    });
+    let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
+    assert_eq!(out.error_code(), Some(ErrorCode::OutputInvalid));
 }
 
 // EXE-007 (tack: a panicking wrapper is INTERNAL naming it, fail closed;

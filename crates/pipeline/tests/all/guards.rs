@@ -17,7 +17,7 @@ async fn a_later_guard_denies_after_one_passes() {
     let log = Log::default();
     let first = log.clone();
     let _g1 = h
-        .registry
+        .pipeline
         .guards_add_sync_for_test("abstain", move |_exec| {
             first.push("abstain");
             GuardVerdict::Pass
@@ -53,7 +53,7 @@ trait GuardsExt {
     ) -> tack_core::hook::Disposer;
 }
 
-impl GuardsExt for tack_pipeline::ToolRegistry {
+impl GuardsExt for tack_pipeline::Pipeline {
     fn guards_add_sync_for_test(
         &self,
         name: &str,
@@ -75,7 +75,7 @@ async fn an_early_allowing_listener_cannot_override_a_guard() {
         PreDecision::allow(),
     );
     let _guard = h
-        .registry
+        .pipeline
         .guards_add_sync_for_test("terminal", |_| GuardVerdict::deny("terminal policy"));
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Denied));
@@ -108,7 +108,7 @@ async fn guards_do_not_run_after_a_denial_or_a_non_grant() {
     }));
     let log = Log::default();
     let seen = log.clone();
-    let _guard = h.registry.guards_add_sync_for_test("watch", move |exec| {
+    let _guard = h.pipeline.guards_add_sync_for_test("watch", move |exec| {
         seen.push(exec.name());
         GuardVerdict::deny("guard reason")
     });
@@ -136,7 +136,7 @@ async fn guard_denial_is_post_visible_and_a_panicking_guard_fails_closed() {
     let (h, runs) = Harness::with_counted_echo("echo");
     let log = Log::default();
     let _post = audit_codes(&h, &log);
-    let _guard = h.registry.guards_add_sync_for_test("broken-guard", |exec| {
+    let _guard = h.pipeline.guards_add_sync_for_test("broken-guard", |exec| {
         if exec.arg_str("text") == Some("boom") {
             panic!("guard exploded");
         }
@@ -160,14 +160,14 @@ async fn guard_denial_is_post_visible_and_a_panicking_guard_fails_closed() {
 #[tokio::test]
 async fn a_guard_added_during_a_run_applies_to_later_calls() {
     let h = Harness::with_tool(echo("echo"));
-    let registry = h.registry.clone();
+    let pipeline = h.pipeline.clone();
     let added = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
     let keep = added.clone();
-    let _first = h.registry.guards_add_sync_for_test("first", move |_| {
+    let _first = h.pipeline.guards_add_sync_for_test("first", move |_| {
         let mut keep = keep.lock();
         if keep.is_empty() {
             keep.push(
-                registry.guards_add_sync_for_test("late", |_| GuardVerdict::deny("late denial")),
+                pipeline.guards_add_sync_for_test("late", |_| GuardVerdict::deny("late denial")),
             );
         }
         GuardVerdict::Pass
@@ -182,7 +182,7 @@ async fn a_guard_added_during_a_run_applies_to_later_calls() {
 async fn an_empty_guard_reason_is_replaced_by_one_naming_the_guard() {
     let h = Harness::with_tool(echo("echo"));
     let _guard = h
-        .registry
+        .pipeline
         .guards_add_sync_for_test("quiet", |_| GuardVerdict::deny(""));
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Denied));

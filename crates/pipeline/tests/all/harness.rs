@@ -16,7 +16,7 @@ use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 use tack_core::tool::{
     Outcome, OutputSpec, Tool, ToolCall, ToolDefinition, ToolError, ToolErrorCode,
 };
-use tack_pipeline::{PipelineConfig, ToolRegistry};
+use tack_pipeline::{Pipeline, PipelineConfig, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 pub use crate::recording::Recorder;
@@ -33,10 +33,11 @@ impl Recorder {
     }
 }
 
-/// A registry with a stage recorder and a `tools/result` observer that keeps
+/// A registry and its pipeline with a stage recorder and a `tools/result` observer that keeps
 /// every outcome it sees.
 pub struct Harness {
     pub registry: ToolRegistry,
+    pub pipeline: Pipeline,
     pub recorder: Arc<Recorder>,
     pub results: Arc<Mutex<Vec<Arc<Outcome>>>>,
     _observer: Disposer,
@@ -50,12 +51,14 @@ impl Harness {
     pub fn with_config(config: PipelineConfig) -> Self {
         let Recorded {
             registry,
+            pipeline,
             recorder,
             outcomes,
             observer,
         } = recorded_registry(config, "harness-results");
         Self {
             registry,
+            pipeline,
             recorder,
             results: outcomes,
             _observer: observer,
@@ -95,12 +98,12 @@ impl Harness {
 
     /// The registry's hook points.
     pub fn hooks(&self) -> &ToolHooks {
-        self.registry.hooks()
+        self.pipeline.hooks()
     }
 
     /// Installs `approver` as the approval service for as long as the harness lives.
     pub fn provide_approval(&self, approver: Arc<Approver>) {
-        self.registry
+        self.pipeline
             .capabilities()
             .provide_approval(approver)
             .forget();
@@ -119,7 +122,7 @@ impl Harness {
         args: &str,
         cancel: CancellationToken,
     ) -> Arc<Outcome> {
-        self.registry
+        self.pipeline
             .execute(ToolCall::new(id, name, args), cancel)
             .await
     }
@@ -141,7 +144,7 @@ impl Harness {
         if let Some(agent) = agent {
             call = call.with_agent(agent);
         }
-        self.registry.execute(call, CancellationToken::new()).await
+        self.pipeline.execute(call, CancellationToken::new()).await
     }
 
     /// Runs `call` and cancels the caller's token once `ready()` holds.
@@ -163,7 +166,7 @@ impl Harness {
         ready: impl Fn() -> bool,
         interrupt: impl FnOnce(),
     ) -> Arc<Outcome> {
-        let run = self.registry.execute(call, caller);
+        let run = self.pipeline.execute(call, caller);
         let interrupter = async {
             while !ready() {
                 tokio::task::yield_now().await;

@@ -174,9 +174,10 @@ async fn post_execute_sees_invalid_arguments_but_not_unknown_tools() {
     );
 }
 
-// POST-005
+// POST-005 (tack: the replacement is checked and rendered against the
+// snapshot the call resolved to, even when the tool was unregistered meanwhile)
 #[tokio::test]
-async fn value_replacement_after_the_tool_was_unregistered_is_unknown_tool() {
+async fn value_replacement_after_the_tool_was_unregistered_uses_the_snapshot() {
     let h = Harness::new();
     let disposer = h.add_disposable(rendered("echo"));
     let _post = h.hooks().post_execute().tap("late", move |_input, _next| {
@@ -184,7 +185,9 @@ async fn value_replacement_after_the_tool_was_unregistered_is_unknown_tool() {
         async move { PostDecision::accept().replace_value(json!("v")) }
     });
     let out = h.call("c", "echo", r#"{"text": "x"}"#).await;
-    assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(out.value().map(|v| v.as_ref()), Some(&json!("v")));
+    assert_eq!(out.presentation, Some(json!({"projected": "v"})));
 }
 
 // POST-006 (tack differs, docs/design.md #2: a block is DENIED with the listener's provenance)

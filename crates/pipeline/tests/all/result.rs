@@ -153,7 +153,7 @@ async fn root_call_id_defaults_to_the_call_and_nested_calls_inherit_it() {
     // An explicit parent from another root.
     let parent = ExecutionToken::issue("root-9".into());
     let nested = h
-        .registry
+        .pipeline
         .execute(
             ToolCall::new("n", "echo", r#"{"text": "x"}"#).with_parent(parent),
             CancellationToken::new(),

@@ -5,7 +5,7 @@ use tack_core::hook::AgentId;
 use tack_core::host::ToolRegistrar;
 use tack_core::plugin::RegistrationError;
 use tack_core::tool::{ErrorCode, ToolCall};
-use tack_pipeline::{Presentation, ToolRegistry};
+use tack_pipeline::{Pipeline, Presentation, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
@@ -31,7 +31,7 @@ async fn the_transport_is_shown_by_presentation_and_callable_where_shown() {
     assert_eq!(natives, ["echo"], "what a code-mode SDK describes");
 
     let args = json!({"text": "hi"}).to_string();
-    let direct = registry
+    let direct = Pipeline::new(registry.clone())
         .execute(
             ToolCall::new("c1", "run_code", args.clone()),
             CancellationToken::new(),
@@ -42,7 +42,7 @@ async fn the_transport_is_shown_by_presentation_and_callable_where_shown() {
         Some(ErrorCode::UnknownTool),
         "not shown under native"
     );
-    let coded = registry
+    let coded = Pipeline::new(registry.clone())
         .execute(
             ToolCall::new("c2", "run_code", args).with_agent(coder.clone()),
             CancellationToken::new(),
@@ -84,12 +84,12 @@ async fn a_pre_cancelled_direct_call_in_code_mode_is_cancelled() {
     registry.set_presentation(None, Presentation::Code);
     let cancel = cancelled();
     let args = json!({"text": "hi"}).to_string();
-    let outcome = registry
+    let outcome = Pipeline::new(registry.clone())
         .execute(ToolCall::new("c1", "echo", args.clone()), cancel)
         .await;
     assert_eq!(outcome.error_code(), Some(ErrorCode::Cancelled));
     assert!(!outcome.failure_info().unwrap().dispatched);
-    let refused = registry
+    let refused = Pipeline::new(registry.clone())
         .execute(ToolCall::new("c2", "echo", args), CancellationToken::new())
         .await;
     assert_eq!(refused.error_code(), Some(ErrorCode::UnknownTool));

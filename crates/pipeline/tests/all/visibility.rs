@@ -228,7 +228,7 @@ async fn native_tool_called_directly_in_code_mode_is_unknown_and_names_run_code(
     // With a parent token (a nested call from run_code) the tool runs.
     let parent = tack_core::tool::ExecutionToken::issue("outer".into());
     let nested = h
-        .registry
+        .pipeline
         .execute(
             ToolCall::new("n", "echo", r#"{"text": "x"}"#)
                 .with_agent("coder")

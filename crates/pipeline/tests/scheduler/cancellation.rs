@@ -46,7 +46,8 @@ async fn cancelling_mid_turn_drains_the_running_and_cancels_the_rest() {
     assert_eq!(b.timeline(), ["c1 0..5", "c2 0..5"], "no new call started");
     // Not-started calls still went through the pipeline: observers saw all four.
     assert_eq!(b.observed.lock().len(), 4);
-    // ... skipping policy and the body.
+    // ... skipping policy and the body. (Each is resolved and parsed once,
+    // when it is next to start; c4 is next as soon as c3 has started.)
     let unstarted: Vec<String> = b
         .recorder
         .events(&["resolve", "pre", "execute", "post", "result"])
@@ -57,9 +58,9 @@ async fn cancelling_mid_turn_drains_the_running_and_cancels_the_rest() {
         unstarted,
         [
             "resolve c3",
+            "resolve c4",
             "post c3",
             "result c3",
-            "resolve c4",
             "post c4",
             "result c4"
         ]
@@ -186,7 +187,7 @@ async fn cancel_siblings_on_failure_stops_the_rest_and_says_why() {
     assert!(std::sync::Arc::ptr_eq(c5, &out[4]));
     drop(seen);
     assert!(
-        b.registry
+        b.pipeline
             .hooks()
             .post_execute()
             .listener_names(None)

@@ -17,7 +17,7 @@ async fn each_outcome_keeps_its_own_context_in_order_while_calls_overlap() {
     // CTX-001 in a parallel turn: deferred (body), then wrapper, then post,
     // per call, none leaking into a sibling.
     let b = Bench::new();
-    let _wrapper = b.registry.hooks().execute().tap(
+    let _wrapper = b.pipeline.hooks().execute().tap(
         "wrapper",
         |req: ExecuteRequest, next: Next<ExecuteRequest, ExecuteOutput>| async move {
             let context = req.context().clone();
@@ -27,7 +27,7 @@ async fn each_outcome_keeps_its_own_context_in_order_while_calls_overlap() {
             out
         },
     );
-    let _post = b.registry.hooks().post_execute().tap(
+    let _post = b.pipeline.hooks().post_execute().tap(
         ListenerSpec::new("post"),
         |input: PostExecuteInput, next: Next<PostExecuteInput, PostDecision>| async move {
             let id = input.outcome.call_id.to_string();
@@ -88,7 +88,7 @@ async fn a_wrapper_swapping_one_calls_signal_cannot_reach_a_sibling() {
     // PAR-016: each call has its own execution and request; a wrapper cancels
     // the child signal it made for c1 only.
     let b = Bench::new();
-    let _wrapper = b.registry.hooks().execute().tap(
+    let _wrapper = b.pipeline.hooks().execute().tap(
         "deadline-for-c1",
         |req: ExecuteRequest, next: Next<ExecuteRequest, ExecuteOutput>| async move {
             if req.execution().call_id().as_str() == "c1" {

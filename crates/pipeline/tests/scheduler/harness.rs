@@ -13,7 +13,7 @@ use tack_core::hook::Disposer;
 use tack_core::tool::{
     ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError, ToolErrorCode,
 };
-use tack_pipeline::{PipelineConfig, SchedulerConfig, ToolRegistry, TurnScheduler};
+use tack_pipeline::{Pipeline, PipelineConfig, SchedulerConfig, ToolRegistry, TurnScheduler};
 use tokio::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -42,6 +42,7 @@ impl Recorder {
 
 pub struct Bench {
     pub registry: ToolRegistry,
+    pub pipeline: Pipeline,
     pub recorder: Arc<Recorder>,
     pub spans: Arc<Mutex<Vec<Span>>>,
     pub observed: Arc<Mutex<Vec<Arc<Outcome>>>>,
@@ -54,12 +55,14 @@ impl Bench {
     pub fn new() -> Self {
         let Recorded {
             registry,
+            pipeline,
             recorder,
             outcomes,
             observer,
         } = recorded_registry(PipelineConfig::default(), "bench-results");
         let bench = Self {
             registry,
+            pipeline,
             recorder,
             spans: Arc::default(),
             observed: outcomes,
@@ -170,7 +173,7 @@ impl Bench {
     }
 
     pub fn scheduler(&self, config: SchedulerConfig) -> TurnScheduler {
-        TurnScheduler::with_config(self.registry.clone(), config)
+        TurnScheduler::with_config(self.pipeline.clone(), config)
     }
 
     /// Runs one turn of `calls` with `config`, under the caller's `cancel` token.

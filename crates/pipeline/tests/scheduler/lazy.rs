@@ -46,7 +46,7 @@ async fn calls_after_a_barrier_are_reclassified() {
         .unwrap()
         .forget();
     assert_eq!(
-        b.registry.execution_mode(&flip("x", 1)),
+        b.pipeline.execution_mode(&flip("x", 1)),
         tack_pipeline::ExecutionMode::Parallel
     );
     let out = b
@@ -76,7 +76,7 @@ async fn a_result_observer_can_make_the_next_call_exclusive() {
     let replacement = Mutex::new(Some(b.work_classified("flip", |_| false)));
     let registry = b.registry.clone();
     let _observer = b
-        .registry
+        .pipeline
         .hooks()
         .result()
         .tap("shadow-on-c1", move |record| {

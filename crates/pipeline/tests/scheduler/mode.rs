@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
 use tack_core::hook::{AgentId, Scope};
 use tack_core::tool::{OutputSpec, Tool, ToolCall, ToolDefinition, ToolError};
-use tack_pipeline::{ExecutionMode, Presentation, Restriction, ToolRegistry};
+use tack_pipeline::{ExecutionMode, Pipeline, Presentation, Restriction, ToolRegistry};
 
 use crate::harness::*;
 
@@ -31,12 +31,12 @@ fn tool(name: &str, classify: Option<fn(&Value) -> bool>) -> ToolDefinition {
 
 /// How `r` would run a call of `name` with `args`.
 fn mode(r: &ToolRegistry, name: &str, args: &str) -> ExecutionMode {
-    r.execution_mode(&ToolCall::new("c", name, args))
+    Pipeline::new(r.clone()).execution_mode(&ToolCall::new("c", name, args))
 }
 
 /// How `r` would run a call of `name` with `args` on behalf of `agent`.
 fn mode_as(r: &ToolRegistry, name: &str, args: &str, agent: &str) -> ExecutionMode {
-    r.execution_mode(&ToolCall::new("c", name, args).with_agent(agent))
+    Pipeline::new(r.clone()).execution_mode(&ToolCall::new("c", name, args).with_agent(agent))
 }
 
 #[test]

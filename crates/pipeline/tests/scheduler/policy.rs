@@ -41,7 +41,7 @@ where
     Fut: Future<Output = PreDecision> + Send + 'static,
 {
     let log = log.clone();
-    b.registry
+    b.pipeline
         .hooks()
         .pre_execute()
         .tap(name, move |exec: Arc<ToolExecution>, next| {
@@ -82,7 +82,7 @@ impl ApprovalService for SlowApprover {
 async fn pre_execute_and_approval_run_in_model_order_and_never_overlap() {
     let b = Bench::new();
     let log = Log::new();
-    b.registry
+    b.pipeline
         .capabilities()
         .provide_approval(Arc::new(SlowApprover(log.clone())))
         .forget();
@@ -134,7 +134,7 @@ async fn guards_are_admission_too() {
     let b = Bench::new();
     let log = Log::new();
     let seen = log.clone();
-    b.registry
+    b.pipeline
         .hooks()
         .guards()
         .add_async(
@@ -170,7 +170,7 @@ async fn denials_and_panicking_policy_are_ordered_and_never_dispatched() {
         }
     });
     let post = log.clone();
-    b.registry
+    b.pipeline
         .hooks()
         .post_execute()
         .tap(
@@ -218,13 +218,13 @@ async fn the_turn_orders_policy_without_installing_listeners() {
     // Admission is signalled by the pipeline itself (`execute_admitted`), so a
     // turn never adds a `tools/execute` listener, with or without policy.
     let b = Bench::new();
-    let hooks = b.registry.hooks();
+    let hooks = b.pipeline.hooks();
     let names = std::sync::Arc::new(Mutex::new(Vec::new()));
     let seen = names.clone();
-    let reg = b.registry.clone();
+    let pipeline = b.pipeline.clone();
     b.add_parallel_tool("look", "Lists the execute listeners.", move |_args, _cx| {
         seen.lock()
-            .extend(reg.hooks().execute().listener_names(None));
+            .extend(pipeline.hooks().execute().listener_names(None));
         async move { Ok(serde_json::json!({})) }
     });
     b.run(10, vec![tack_core::tool::ToolCall::new("l", "look", "{}")])

@@ -45,7 +45,7 @@ fn check(calls: &[(bool, u64)], max: usize, gated: bool) -> Result<(), TestCaseE
     runtime.block_on(async {
         let b = Bench::new();
         let _policy = gated.then(|| {
-            b.registry
+            b.pipeline
                 .hooks()
                 .pre_execute()
                 .tap("allow", |_exec, _next| async { PreDecision::allow() })

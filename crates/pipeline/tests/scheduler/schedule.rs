@@ -2,7 +2,7 @@
 
 use pretty_assertions::assert_eq;
 use tack_core::tool::ErrorCode;
-use tack_pipeline::{SchedulerConfig, SchedulerConfigError};
+use tack_pipeline::{SchedulerConfig, SchedulerConfigError, TurnScheduler};
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
@@ -75,17 +75,18 @@ async fn the_pool_rolls_it_does_not_run_in_windows() {
         ["c1 0..10", "c2 0..30", "c3 10..20", "c4 20..30"]
     );
     assert_eq!(peak(&b.spans()), 2);
-    // PAR-006: a call starts (resolve) right when a slot frees, so call and
-    // result events interleave; outcomes still come back in model order.
+    // PAR-006: a call starts (its admission, `pre`) right when a slot frees,
+    // so call and result events interleave; outcomes still come back in model
+    // order.
     assert_eq!(
-        b.recorder.events(&["resolve", "result"]),
+        b.recorder.events(&["pre", "result"]),
         [
-            "resolve c1",
-            "resolve c2",
+            "pre c1",
+            "pre c2",
             "result c1",
-            "resolve c3",
+            "pre c3",
             "result c3",
-            "resolve c4",
+            "pre c4",
             "result c2",
             "result c4",
         ]
@@ -198,7 +199,7 @@ async fn an_empty_turn_is_empty() {
     let b = Bench::new();
     assert!(b.run(3, Vec::new()).await.is_empty());
     assert!(
-        b.registry
+        TurnScheduler::new(b.pipeline.clone())
             .run_turn(Vec::new(), CancellationToken::new())
             .await
             .is_empty()
@@ -206,12 +207,14 @@ async fn an_empty_turn_is_empty() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_registry_shortcut_uses_the_default_pool_of_ten() {
+async fn the_default_configuration_uses_a_pool_of_ten() {
     let b = Bench::new();
     let calls: Vec<_> = (0..12)
         .map(|i| work(&format!("c{i:02}"), 10, true))
         .collect();
-    let out = b.registry.run_turn(calls, CancellationToken::new()).await;
+    let out = TurnScheduler::new(b.pipeline.clone())
+        .run_turn(calls, CancellationToken::new())
+        .await;
     assert_eq!(out.len(), 12);
     assert_eq!(peak(&b.spans()), 10);
     let last = b.spans().pop().unwrap();
@@ -225,8 +228,9 @@ fn the_turn_future_is_send() {
     let scheduler = b.scheduler(SchedulerConfig::default());
     let turn = scheduler.run_turn(vec![work("c1", 1, true)], CancellationToken::new());
     assert_send(&turn);
-    let shortcut = b.registry.run_turn(Vec::new(), CancellationToken::new());
-    assert_send(&shortcut);
+    let default = TurnScheduler::new(b.pipeline.clone());
+    let turn = default.run_turn(Vec::new(), CancellationToken::new());
+    assert_send(&turn);
 }
 
 // Duplicate call ids once both ran, giving two results with one id: the

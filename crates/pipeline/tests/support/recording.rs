@@ -1,4 +1,4 @@
-//! A registry wired for tests: a stage recorder and a `tools/result` observer
+//! A registry and its pipeline wired for tests: a stage recorder and a `tools/result` observer
 //! that keeps every outcome. Shared by the `all` and `scheduler` test crates
 //! (each includes this file with `#[path]`).
 
@@ -9,7 +9,7 @@ use tack_core::hook::{Disposer, ListenerSpec};
 use tack_core::hooks::ToolHooks;
 use tack_core::host::CapabilitySlots;
 use tack_core::tool::{CallId, Outcome};
-use tack_pipeline::{PipelineConfig, Stage, StageRecorder, ToolRegistry};
+use tack_pipeline::{Pipeline, PipelineConfig, Stage, StageRecorder, ToolRegistry};
 
 /// Collects `(call_id, stage)` in the order the pipeline reports them.
 #[derive(Default)]
@@ -35,6 +35,7 @@ impl Recorder {
 /// The parts of a recorded registry; keep `observer` alive as long as the registry.
 pub struct Recorded {
     pub registry: ToolRegistry,
+    pub pipeline: Pipeline,
     pub recorder: Arc<Recorder>,
     pub outcomes: Arc<Mutex<Vec<Arc<Outcome>>>>,
     pub observer: Disposer,
@@ -43,14 +44,16 @@ pub struct Recorded {
 /// A registry with `config`, a stage recorder, and a result observer named `observer`.
 pub fn recorded_registry(config: PipelineConfig, observer: &str) -> Recorded {
     let recorder = Arc::new(Recorder::default());
-    let registry = ToolRegistry::with_parts(
+    let registry = ToolRegistry::new();
+    let pipeline = Pipeline::with_parts(
+        registry.clone(),
         ToolHooks::new(),
         CapabilitySlots::new(),
         config.with_stage_recorder(recorder.clone()),
     );
     let outcomes: Arc<Mutex<Vec<Arc<Outcome>>>> = Arc::default();
     let seen = outcomes.clone();
-    let observer = registry
+    let observer = pipeline
         .hooks()
         .result()
         .tap(ListenerSpec::new(observer), move |record| {
@@ -58,6 +61,7 @@ pub fn recorded_registry(config: PipelineConfig, observer: &str) -> Recorded {
         });
     Recorded {
         registry,
+        pipeline,
         recorder,
         outcomes,
         observer,

@@ -8,11 +8,12 @@ use serde_json::{Value, json};
 use tack_code_mode::{CodeModeConfig, run_code_definition};
 use tack_core::hook::AgentId;
 use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
-use tack_pipeline::{Presentation, ToolRegistry};
+use tack_pipeline::{Pipeline, Presentation, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
-fn setup() -> (ToolRegistry, AgentId, Vec<tack_core::hook::Disposer>) {
+fn setup() -> (Pipeline, AgentId, Vec<tack_core::hook::Disposer>) {
     let registry = ToolRegistry::new();
+    let pipeline = Pipeline::new(registry.clone());
     let noop = ToolDefinition::builder("noop")
         .description("Does nothing.")
         .input_schema(json!({"type": "object"}))
@@ -24,13 +25,13 @@ fn setup() -> (ToolRegistry, AgentId, Vec<tack_core::hook::Disposer>) {
         registry.register(noop).unwrap(),
         registry
             .register_code_transport(
-                run_code_definition(CodeModeConfig::default(), registry.hooks().clone()).unwrap(),
+                run_code_definition(CodeModeConfig::default(), pipeline.hooks().clone()).unwrap(),
             )
             .unwrap(),
     ];
     let agent = AgentId::new("coder");
     registry.set_presentation(Some(&agent), Presentation::Code);
-    (registry, agent, keep)
+    (pipeline, agent, keep)
 }
 
 fn bench(c: &mut Criterion) {

@@ -35,7 +35,7 @@ use tack_core::tool::{
     ContentBlock, ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError,
     ToolErrorCode,
 };
-use tack_pipeline::{ExecutionMode, Presentation, ToolRegistry};
+use tack_pipeline::{ExecutionMode, Pipeline, Presentation, ToolRegistry};
 use tokio::sync::Barrier;
 use tokio_util::sync::CancellationToken;
 
@@ -128,6 +128,7 @@ type DispatchLog = Arc<Mutex<Vec<CodeDispatchEvent>>>;
 
 struct Host {
     registry: ToolRegistry,
+    pipeline: Pipeline,
     agent: AgentId,
     /// What a host's session log would get (`tools/code-dispatch`).
     log: DispatchLog,
@@ -136,23 +137,24 @@ struct Host {
 
 fn host_with(config: CodeModeConfig, tools: Vec<ToolDefinition>, parallel: bool) -> Host {
     let registry = ToolRegistry::new();
+    let pipeline = Pipeline::new(registry.clone());
     let mut keep = Vec::new();
     for tool in tools {
         keep.push(registry.register(tool).unwrap());
     }
     let mut config = config;
     if parallel {
-        let weak = registry.clone();
+        let weak = pipeline.clone();
         config = config.classifier(Arc::new(move |call: &ToolCall| {
             weak.execution_mode(call) == ExecutionMode::Parallel
         }));
     }
-    let definition = run_code_definition(config, registry.hooks().clone()).unwrap();
+    let definition = run_code_definition(config, pipeline.hooks().clone()).unwrap();
     keep.push(registry.register_code_transport(definition).unwrap());
     let log: DispatchLog = Arc::default();
     let sink = Arc::clone(&log);
     keep.push(
-        registry
+        pipeline
             .hooks()
             .code_dispatch()
             .tap("test-log", move |event: &Arc<CodeDispatchEvent>| {
@@ -163,6 +165,7 @@ fn host_with(config: CodeModeConfig, tools: Vec<ToolDefinition>, parallel: bool)
     registry.set_presentation(Some(&agent), Presentation::Code);
     Host {
         registry,
+        pipeline,
         agent,
         log,
         _keep: keep,
@@ -212,7 +215,7 @@ impl Host {
     async fn run_args(&self, args: Value, cancel: CancellationToken) -> Arc<Outcome> {
         let call =
             ToolCall::new("outer", "run_code", args.to_string()).with_agent(self.agent.clone());
-        self.registry.execute(call, cancel).await
+        self.pipeline.execute(call, cancel).await
     }
 }
 
@@ -477,7 +480,7 @@ async fn sdk_call_goes_through_the_pipeline() {
 async fn direct_native_call_under_code_is_unknown_tool() {
     let h = host();
     let call = ToolCall::new("d", "echo", "{}").with_agent(h.agent.clone());
-    let out = h.registry.execute(call, CancellationToken::new()).await;
+    let out = h.pipeline.execute(call, CancellationToken::new()).await;
     assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
     assert!(out.failure_info().unwrap().message.contains("run_code"));
 }
@@ -612,7 +615,7 @@ async fn serial_by_default_in_submission_order() {
 #[tokio::test]
 async fn dispatch_log_rewrite_reaches_only_the_log() {
     let h = host();
-    let _listener = h.registry.hooks().code_dispatch_log().tap(
+    let _listener = h.pipeline.hooks().code_dispatch_log().tap(
         "bound",
         |entry: CodeDispatchLogEntry, _next| async move {
             entry.with_content(vec![ContentBlock::text("[elided]")])
@@ -805,7 +808,7 @@ async fn both_mode_direct_call_executes() {
     h.registry
         .set_presentation(Some(&h.agent), Presentation::Both);
     let call = ToolCall::new("d", "echo", "{}").with_agent(h.agent.clone());
-    let out = h.registry.execute(call, CancellationToken::new()).await;
+    let out = h.pipeline.execute(call, CancellationToken::new()).await;
     assert!(out.is_success(), "{out:?}");
 }
 
@@ -878,7 +881,7 @@ async fn a_string_result_is_rendered_raw_after_the_logs() {
 async fn a_panicking_dispatch_log_listener_logs_the_original() {
     let h = host();
     let _listener = h
-        .registry
+        .pipeline
         .hooks()
         .code_dispatch_log()
         .tap("broken", |_entry: CodeDispatchLogEntry, _next| async move {
@@ -905,7 +908,8 @@ fn a_zero_sub_call_cap_is_refused_at_install() {
     use tack_core::host::PluginHost;
 
     let registry = ToolRegistry::new();
-    let mut host = PluginHost::new(registry.hooks(), registry.capabilities(), &registry);
+    let pipeline = Pipeline::new(registry.clone());
+    let mut host = PluginHost::new(pipeline.hooks(), pipeline.capabilities(), &registry);
     let zero = CodeModePlugin::new(CodeModeConfig::default().max_parallel_sub_calls(0));
     let err = host.install(&zero).unwrap_err();
     assert!(err.to_string().contains("at least 1"), "{err}");
@@ -980,7 +984,7 @@ async fn an_image_removed_or_blocked_by_post_execute_is_not_deferred() {
         ),
     ] {
         let h = host_with(CodeModeConfig::default(), vec![camera()], false);
-        let _post = h.registry.hooks().post_execute().tap(
+        let _post = h.pipeline.hooks().post_execute().tap(
             "no-pictures",
             move |input: PostExecuteInput, next| {
                 let decision = decision.clone();
@@ -1179,7 +1183,7 @@ async fn sub_calls_carry_the_outer_agent_and_token() {
     let h = host();
     let records = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&records);
-    let _observer = h.registry.hooks().result().tap(
+    let _observer = h.pipeline.hooks().result().tap(
         "records",
         move |record: &Arc<tack_core::hooks::ExecutionRecord>| {
             sink.lock().unwrap().push(Arc::clone(record));
@@ -1223,7 +1227,7 @@ async fn an_exclusive_call_holds_its_barrier_through_post_execute() {
         true,
     );
     let sink = Arc::clone(&events);
-    let _post = h.registry.hooks().post_execute().tap(
+    let _post = h.pipeline.hooks().post_execute().tap(
         "commit",
         move |input: tack_core::hooks::PostExecuteInput, next| {
             let sink = Arc::clone(&sink);
@@ -1238,7 +1242,7 @@ async fn an_exclusive_call_holds_its_barrier_through_post_execute() {
         },
     );
     let probe = Arc::clone(&events);
-    let _pre = h.registry.hooks().pre_execute().tap(
+    let _pre = h.pipeline.hooks().pre_execute().tap(
         "probe",
         move |execution: Arc<tack_core::tool::ToolExecution>, next| {
             let probe = Arc::clone(&probe);
@@ -1272,7 +1276,7 @@ async fn a_run_without_an_agent_dispatches_and_reports() {
         "run_code",
         json!({"code": "return (await tools.echo({text: 'x'})).text;"}).to_string(),
     );
-    let out = h.registry.execute(call, CancellationToken::new()).await;
+    let out = h.pipeline.execute(call, CancellationToken::new()).await;
     assert!(out.is_success(), "{out:?}");
     assert_eq!(text(&out), "x");
     assert_eq!(
@@ -1416,7 +1420,7 @@ async fn a_concluding_sub_call_concludes_the_run() {
 #[tokio::test]
 async fn a_run_failed_by_post_execute_concludes_nothing() {
     let h = host_with(CodeModeConfig::default(), vec![finisher()], false);
-    let _block = h.registry.hooks().post_execute().tap(
+    let _block = h.pipeline.hooks().post_execute().tap(
         "block-run-code",
         |input: tack_core::hooks::PostExecuteInput, next| {
             let outer = input.outcome.tool == "run_code";
@@ -1482,11 +1486,11 @@ async fn parallel_sub_calls_are_admitted_one_at_a_time_in_submission_order() {
     );
     let policy = PolicyLog::default();
     let _approver = h
-        .registry
+        .pipeline
         .capabilities()
         .provide_approval(Arc::new(SlowApprover(policy.clone())));
     let pre = policy.clone();
-    let _pre = h.registry.hooks().pre_execute().tap(
+    let _pre = h.pipeline.hooks().pre_execute().tap(
         "slow-policy",
         move |execution: Arc<tack_core::tool::ToolExecution>, next| {
             let pre = pre.clone();
@@ -1533,7 +1537,7 @@ async fn a_denied_sub_call_ends_its_admission_and_the_next_follows() {
     let h = host_with(CodeModeConfig::default(), vec![echo()], true);
     let policy = PolicyLog::default();
     let pre = policy.clone();
-    let _pre = h.registry.hooks().pre_execute().tap(
+    let _pre = h.pipeline.hooks().pre_execute().tap(
         "deny-second",
         move |execution: Arc<tack_core::tool::ToolExecution>, next| {
             let pre = pre.clone();

@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 use tack_core::host::PluginHost;
 use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
 use tack_hooks::{HookSession, Hooks, HooksConfig};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
-fn registry() -> (ToolRegistry, tack_core::hook::Disposer) {
+fn pipeline() -> (Pipeline, tack_core::hook::Disposer) {
     let registry = ToolRegistry::new();
     let tool = ToolDefinition::builder("bash")
         .description("Echo the command.")
@@ -22,7 +22,7 @@ fn registry() -> (ToolRegistry, tack_core::hook::Disposer) {
         .build()
         .unwrap();
     let disposer = registry.register(tool).unwrap();
-    (registry, disposer)
+    (Pipeline::new(registry), disposer)
 }
 
 fn bench(c: &mut Criterion) {
@@ -30,23 +30,23 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let (plain, _d1) = registry();
-    let (hooked, _d2) = registry();
+    let (plain, _d1) = pipeline();
+    let (hooked, _d2) = pipeline();
     let config = HooksConfig::from_settings(
         &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}),
         None,
     )
     .unwrap();
     let hooks = Hooks::new(config, HookSession::new("bench", std::env::temp_dir()));
-    let mut host = PluginHost::new(hooked.hooks(), hooked.capabilities(), &hooked);
+    let mut host = PluginHost::new(hooked.hooks(), hooked.capabilities(), hooked.registry());
     host.install(&hooks).unwrap();
     let _footprint = host.into_disposables();
 
     let mut group = c.benchmark_group("pre_tool_use");
-    for (name, registry) in [("without_hook", &plain), ("with_true_hook", &hooked)] {
+    for (name, pipeline) in [("without_hook", &plain), ("with_true_hook", &hooked)] {
         group.bench_function(name, |b| {
             b.to_async(&runtime).iter(|| async {
-                let out = registry
+                let out = pipeline
                     .execute(
                         ToolCall::new("c", "bash", r#"{"command":"ls"}"#),
                         CancellationToken::new(),

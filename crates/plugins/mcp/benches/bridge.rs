@@ -19,7 +19,7 @@ use tack_core::context::ToolRunContext;
 use tack_core::host::PluginHost;
 use tack_core::tool::{OutputSpec, Tier, ToolCall, ToolDefinition};
 use tack_mcp::{ClientOptions, McpConfig, McpPlugin, McpServer, ServerConfig};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 
 fn echo() -> ToolDefinition {
     ToolDefinition::builder("echo")
@@ -41,6 +41,7 @@ fn bench(c: &mut Criterion) {
     let served = ToolRegistry::new();
     let _echo = served.register(echo()).unwrap();
     let tools = served.clone();
+    let served = Pipeline::new(served);
     let server = McpServer::new(
         Arc::new(served.clone()) as Arc<dyn ToolDispatcher>,
         Arc::new(move || {
@@ -95,7 +96,9 @@ fn bench(c: &mut Criterion) {
         ClientOptions::default(),
         Arc::new(client.clone()),
     ));
-    let mut host = PluginHost::new(client.hooks(), client.capabilities(), &client);
+    let client_registry = client;
+    let client = Pipeline::new(client_registry.clone());
+    let mut host = PluginHost::new(client.hooks(), client.capabilities(), &client_registry);
     host.install(&plugin).unwrap();
     group.bench_function("client_and_server", |b| {
         b.to_async(&rt).iter(|| async {

@@ -14,7 +14,7 @@ use tack_core::capability::ToolDispatcher;
 use tack_core::host::PluginHost;
 use tack_core::tool::ToolCall;
 use tack_mcp::{ClientOptions, McpConfig, McpPlugin, ServerConfig};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -24,6 +24,7 @@ async fn main() -> ExitCode {
     };
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let registry = ToolRegistry::new();
+    let pipeline = Pipeline::new(registry.clone());
     let config = McpConfig::new().with_server("conformance", ServerConfig::http(url));
     let plugin = McpPlugin::connect(
         &config,
@@ -35,7 +36,7 @@ async fn main() -> ExitCode {
         eprintln!("{failure}");
         return ExitCode::FAILURE;
     }
-    let mut host = PluginHost::new(registry.hooks(), registry.capabilities(), &registry);
+    let mut host = PluginHost::new(pipeline.hooks(), pipeline.capabilities(), &registry);
     host.install(&plugin).unwrap();
     let mut code = ExitCode::SUCCESS;
     if scenario == "tools_call" {
@@ -44,7 +45,7 @@ async fn main() -> ExitCode {
             "mcp__conformance__add_numbers",
             json!({"a": 2, "b": 3}).to_string(),
         );
-        let outcome = registry.dispatch(call, CancellationToken::new()).await;
+        let outcome = pipeline.dispatch(call, CancellationToken::new()).await;
         println!("{}", serde_json::to_string(&*outcome).unwrap());
         if !outcome.is_success() {
             code = ExitCode::FAILURE;

@@ -2,7 +2,7 @@
 //! `test_image_content`, …) as tack tools, served by tack's MCP server over
 //! streamable HTTP: `cargo run -p tack-mcp --example conformance_server -- 127.0.0.1:PORT`.
 //!
-//! Every call goes through a tack pipeline (a `ToolRegistry`), as a host's would.
+//! Every call goes through a tack `Pipeline`, as a host's would.
 #![allow(clippy::unwrap_used)]
 
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use tack_core::capability::ToolDispatcher;
 use tack_core::context::ToolRunContext;
 use tack_core::tool::{ContentBlock, OutputSpec, Tier, ToolDefinition, ToolError};
 use tack_mcp::{HttpOptions, McpServer, serve_http};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 
 /// A 1×1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -88,13 +88,14 @@ pub fn fixture_tools() -> Vec<ToolDefinition> {
 /// A registry holding the fixture tools, and the server over it.
 pub fn fixture_server() -> (ToolRegistry, Vec<tack_core::hook::Disposer>, McpServer) {
     let registry = ToolRegistry::new();
+    let pipeline = Pipeline::new(registry.clone());
     let keep = fixture_tools()
         .into_iter()
         .map(|t| registry.register(t).unwrap())
         .collect();
     let tools = registry.clone();
     let server = McpServer::new(
-        Arc::new(registry.clone()) as Arc<dyn ToolDispatcher>,
+        Arc::new(pipeline) as Arc<dyn ToolDispatcher>,
         Arc::new(move || {
             tools
                 .visible(None)

@@ -10,7 +10,7 @@ use serde_json::json;
 use tack_core::host::PluginHost;
 use tack_core::tool::{OutputSpec, Tier, ToolCall, ToolDefinition};
 use tack_permission::{Answer, ChannelApprover, Permission, PermissionConfig, PermissionFile};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 const RULES: &str = r#"
@@ -46,7 +46,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let (approver, mut inbox) = ChannelApprover::new(gate.session_rules(), 8);
     let gate = gate.with_approver(Arc::new(approver));
-    let mut host = PluginHost::new(registry.hooks(), registry.capabilities(), &registry);
+    let pipeline = Pipeline::new(registry.clone());
+    let mut host = PluginHost::new(pipeline.hooks(), pipeline.capabilities(), &registry);
     host.install(&gate)?;
     let plugins = host.into_disposables();
 
@@ -72,7 +73,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("c6", "read_file", r#"{"path": "src/main.rs"}"#),
     ];
     for (id, name, args) in calls {
-        let out = registry
+        let out = pipeline
             .execute(ToolCall::new(id, name, args), CancellationToken::new())
             .await;
         match out.failure_info() {
@@ -83,7 +84,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Disposal: unloading removes the gate and the approver.
     drop(plugins);
-    let out = registry
+    let out = pipeline
         .execute(
             ToolCall::new("c7", "bash", r#"{"command": "rm -rf target"}"#),
             CancellationToken::new(),
@@ -93,6 +94,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "after unloading: c7 rm -rf target: {}",
         if out.is_success() { "ran" } else { "refused" }
     );
+    drop(pipeline);
     drop(registry);
     ui.abort();
     Ok(())

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 use tack_core::host::PluginHost;
 use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 use tack_timeout::{TimeoutConfig, TimeoutPolicy};
 use tokio_util::sync::CancellationToken;
 
@@ -32,12 +32,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Install: a 100 ms grace period instead of the default 2 s.
     let policy = TimeoutPolicy::new(TimeoutConfig::default().grace(Duration::from_millis(100)))?;
-    let mut host = PluginHost::new(registry.hooks(), registry.capabilities(), &registry);
+    let pipeline = Pipeline::new(registry.clone());
+    let mut host = PluginHost::new(pipeline.hooks(), pipeline.capabilities(), &registry);
     host.install(&policy)?;
     let plugins = host.into_disposables();
 
     // Effect: the call ends at its deadline with TIMEOUT.
-    let out = registry
+    let out = pipeline
         .execute(
             ToolCall::new("c1", "slow_build", "{}"),
             CancellationToken::new(),
@@ -51,7 +52,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Disposal: unloading removes the wrapper; the same call runs to completion.
     drop(plugins);
-    let out = registry
+    let out = pipeline
         .execute(
             ToolCall::new("c2", "slow_build", "{}"),
             CancellationToken::new(),

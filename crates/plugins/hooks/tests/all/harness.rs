@@ -6,13 +6,13 @@ use serde_json::{Value, json};
 use tack_core::host::PluginHost;
 use tack_core::tool::{Outcome, OutputSpec, ToolCall, ToolDefinition};
 use tack_hooks::{HookReport, HookSession, Hooks, HooksConfig, ToolNames};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
 pub struct Bed {
     pub dir: TempDir,
-    pub registry: ToolRegistry,
+    pub pipeline: Pipeline,
     pub runs: Arc<AtomicUsize>,
     pub seen: Arc<Mutex<Vec<Value>>>,
     pub reports: Arc<Mutex<Vec<HookReport>>>,
@@ -104,12 +104,13 @@ impl Bed {
         let d1 = registry.register(bash).unwrap();
         let d2 = registry.register(write).unwrap();
         let d3 = registry.register(edit).unwrap();
-        let mut host = PluginHost::new(registry.hooks(), registry.capabilities(), &registry);
+        let pipeline = Pipeline::new(registry.clone());
+        let mut host = PluginHost::new(pipeline.hooks(), pipeline.capabilities(), &registry);
         host.install(&hooks).unwrap();
         let footprint = host.into_disposables();
         Self {
             dir,
-            registry,
+            pipeline,
             runs,
             seen,
             reports,
@@ -123,7 +124,7 @@ impl Bed {
     }
 
     pub async fn call(&self, tool: &str, args: Value) -> Arc<Outcome> {
-        self.registry
+        self.pipeline
             .execute(
                 ToolCall::new("call-1", tool, args.to_string()),
                 CancellationToken::new(),

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::json;
 use tack_core::tool::ErrorCode;
 use tack_mcp::{ClientOptions, HttpOptions, McpConfig, McpPlugin, ServerConfig};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::client_everything::{call, host};
@@ -29,7 +29,7 @@ async fn a_server_that_exits_mid_call_gives_a_clear_error_naming_it() {
     let host = host(McpConfig::new().with_server("flaky", server)).await;
     let out = tokio::time::timeout(
         Duration::from_secs(20),
-        call(&host.registry, "mcp__flaky__work", json!({})),
+        call(&host.pipeline, "mcp__flaky__work", json!({})),
     )
     .await
     .expect("the call ends");
@@ -43,7 +43,7 @@ async fn a_server_that_exits_mid_call_gives_a_clear_error_naming_it() {
     // The next call restarts it (and it exits again): still a clear error.
     let again = tokio::time::timeout(
         Duration::from_secs(20),
-        call(&host.registry, "mcp__flaky__work", json!({})),
+        call(&host.pipeline, "mcp__flaky__work", json!({})),
     )
     .await
     .expect("the call ends");
@@ -62,7 +62,7 @@ async fn a_server_that_never_answers_is_ended_by_the_pipeline_timeout_and_told()
     let host = host(McpConfig::new().with_server("mute", server)).await;
     let cancel = tack_core::CancellationToken::new();
     let running = tack_core::capability::ToolDispatcher::dispatch(
-        &host.registry,
+        &host.pipeline,
         tack_core::tool::ToolCall::new("c1", "mcp__mute__work", "{}"),
         cancel.clone(),
     );
@@ -108,7 +108,7 @@ async fn malformed_json_rpc_from_a_server_does_not_hang_the_client() {
     if host.plugin.failures().is_empty() {
         let out = tokio::time::timeout(
             Duration::from_secs(20),
-            call(&host.registry, "mcp__noisy__work", json!({})),
+            call(&host.pipeline, "mcp__noisy__work", json!({})),
         )
         .await
         .expect("the call ends");
@@ -240,7 +240,7 @@ async fn list_changed_re_registers_the_servers_tools() {
     };
     let host = host(McpConfig::new().with_server("c", server)).await;
     assert_eq!(host.plugin.tool_names(), ["mcp__c__work"]);
-    let out = call(&host.registry, "mcp__c__work", json!({})).await;
+    let out = call(&host.pipeline, "mcp__c__work", json!({})).await;
     assert!(out.is_success(), "{out:?}");
     let mut names = Vec::new();
     for _ in 0..100 {
@@ -253,7 +253,7 @@ async fn list_changed_re_registers_the_servers_tools() {
     assert_eq!(names, ["mcp__c__extra", "mcp__c__work"]);
     let extra = host.registry.get("mcp__c__extra", None).unwrap();
     assert_eq!(extra.definition().tier(), tack_core::tool::Tier::ReadOnly);
-    let out = call(&host.registry, "mcp__c__extra", json!({})).await;
+    let out = call(&host.pipeline, "mcp__c__extra", json!({})).await;
     assert!(out.is_success(), "{out:?}");
     host.plugin.shutdown().await;
     assert!(host.registry.get("mcp__c__extra", None).is_none());
@@ -334,6 +334,7 @@ async fn uninstalling_the_plugin_disposes_the_tools_and_stops_the_servers() {
         ],
     );
     let registry = ToolRegistry::new();
+    let pipeline = Pipeline::new(registry.clone());
     let plugin = McpPlugin::connect(
         &McpConfig::new().with_server("u", server),
         ClientOptions::default(),
@@ -341,7 +342,7 @@ async fn uninstalling_the_plugin_disposes_the_tools_and_stops_the_servers() {
     )
     .await;
     let mut host =
-        tack_core::host::PluginHost::new(registry.hooks(), registry.capabilities(), &registry);
+        tack_core::host::PluginHost::new(pipeline.hooks(), pipeline.capabilities(), &registry);
     host.install(&plugin).unwrap();
     assert!(registry.get("mcp__u__work", None).is_some());
     let pid = std::fs::read_to_string(&pid_file)
@@ -364,6 +365,6 @@ async fn uninstalling_the_plugin_disposes_the_tools_and_stops_the_servers() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(gone, "the server process {pid} still runs after uninstall");
-    let out = call(&registry, "mcp__u__work", json!({})).await;
+    let out = call(&pipeline, "mcp__u__work", json!({})).await;
     assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
 }

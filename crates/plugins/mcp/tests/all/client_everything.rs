@@ -9,18 +9,20 @@ use tack_core::capability::ToolDispatcher;
 use tack_core::host::PluginHost;
 use tack_core::tool::{ContentBlock, ErrorCode, Outcome, ToolCall};
 use tack_mcp::{ClientOptions, McpConfig, McpPlugin, ServerConfig};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 
 use crate::node;
 
 pub struct Host {
     pub registry: ToolRegistry,
+    pub pipeline: Pipeline,
     pub plugin: Arc<McpPlugin>,
     pub _host: tack_core::hook::Disposables,
 }
 
 pub async fn host(config: McpConfig) -> Host {
     let registry = ToolRegistry::new();
+    let pipeline = Pipeline::new(registry.clone());
     let plugin = Arc::new(
         McpPlugin::connect(
             &config,
@@ -29,11 +31,12 @@ pub async fn host(config: McpConfig) -> Host {
         )
         .await,
     );
-    let mut host = PluginHost::new(registry.hooks(), registry.capabilities(), &registry);
+    let mut host = PluginHost::new(pipeline.hooks(), pipeline.capabilities(), &registry);
     host.install(&*plugin).unwrap();
     let keep = host.into_disposables();
     Host {
         registry,
+        pipeline,
         plugin,
         _host: keep,
     }
@@ -49,8 +52,8 @@ pub fn everything(test: &str) -> Option<ServerConfig> {
     Some(config)
 }
 
-pub async fn call(registry: &ToolRegistry, name: &str, args: Value) -> Arc<Outcome> {
-    registry
+pub async fn call(pipeline: &Pipeline, name: &str, args: Value) -> Arc<Outcome> {
+    pipeline
         .dispatch(
             ToolCall::new("c1", name, args.to_string()),
             CancellationToken::new(),
@@ -76,7 +79,7 @@ async fn everything_tools_are_registered_and_called_through_the_pipeline() {
     );
 
     let echo = call(
-        &host.registry,
+        &host.pipeline,
         "mcp__everything__echo",
         json!({"message": "hi there"}),
     )
@@ -92,7 +95,7 @@ async fn everything_tools_are_registered_and_called_through_the_pipeline() {
 
     // inputSchema validation happens in the pipeline, before the server.
     let bad = call(
-        &host.registry,
+        &host.pipeline,
         "mcp__everything__echo",
         json!({"message": 3}),
     )
@@ -105,7 +108,7 @@ async fn everything_tools_are_registered_and_called_through_the_pipeline() {
 
     // Images become image blocks.
     if names.iter().any(|n| n == "mcp__everything__get-tiny-image") {
-        let image = call(&host.registry, "mcp__everything__get-tiny-image", json!({})).await;
+        let image = call(&host.pipeline, "mcp__everything__get-tiny-image", json!({})).await;
         assert!(image.is_success(), "{image:?}");
         assert!(
             image.content.iter().any(
@@ -120,7 +123,7 @@ async fn everything_tools_are_registered_and_called_through_the_pipeline() {
     host.plugin.shutdown().await;
     assert!(host.registry.get("mcp__everything__echo", None).is_none());
     let after = call(
-        &host.registry,
+        &host.pipeline,
         "mcp__everything__echo",
         json!({"message": "x"}),
     )
@@ -149,7 +152,7 @@ async fn a_server_that_fails_to_start_is_named_and_the_others_go_on() {
     assert_eq!(failures.len(), 1, "{failures:?}");
     assert!(failures[0].contains("`ghost`"), "{failures:?}");
     let echo = call(
-        &host.registry,
+        &host.pipeline,
         "mcp__everything__echo",
         json!({"message": "still"}),
     )

@@ -10,7 +10,7 @@ use tack_core::context::ToolRunContext;
 use tack_core::hook::Disposer;
 use tack_core::tool::{OutputSpec, Tier, ToolDefinition, ToolError};
 use tack_mcp::{HttpOptions, McpServer, serve_http};
-use tack_pipeline::ToolRegistry;
+use tack_pipeline::{Pipeline, ToolRegistry};
 
 /// `echo {text}` → `{"text": text}` (read-only).
 pub fn echo() -> ToolDefinition {
@@ -77,10 +77,10 @@ impl Drop for Served {
     }
 }
 
-pub fn server_for(registry: &ToolRegistry) -> McpServer {
-    let tools = registry.clone();
+pub fn server_for(pipeline: &Pipeline) -> McpServer {
+    let tools = pipeline.registry().clone();
     McpServer::new(
-        Arc::new(registry.clone()) as Arc<dyn ToolDispatcher>,
+        Arc::new(pipeline.clone()) as Arc<dyn ToolDispatcher>,
         Arc::new(move || {
             tools
                 .visible(None)
@@ -94,6 +94,7 @@ pub fn server_for(registry: &ToolRegistry) -> McpServer {
 /// Serves `tools` over HTTP on 127.0.0.1 (a free port).
 pub async fn serve(tools: Vec<ToolDefinition>, options: HttpOptions) -> Served {
     let registry = ToolRegistry::new();
+    let pipeline = Pipeline::new(registry.clone());
     let keep = tools
         .into_iter()
         .map(|t| registry.register(t).unwrap())
@@ -102,7 +103,7 @@ pub async fn serve(tools: Vec<ToolDefinition>, options: HttpOptions) -> Served {
     let addr = listener.local_addr().unwrap();
     let shutdown = CancellationToken::new();
     tokio::spawn(serve_http(
-        server_for(&registry),
+        server_for(&pipeline),
         listener,
         options,
         shutdown.clone(),

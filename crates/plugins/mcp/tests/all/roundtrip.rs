@@ -40,7 +40,7 @@ async fn tools_round_trip_over_http_with_values_tiers_and_errors() {
     assert_eq!(echo_tool.definition().tier(), Tier::ReadOnly);
     let sleep_tool = host.registry.get("mcp__tack__sleep", None).unwrap();
     assert_eq!(sleep_tool.definition().tier(), Tier::Writes);
-    let out = call(&host.registry, "mcp__tack__echo", json!({"text": "héllo"})).await;
+    let out = call(&host.pipeline, "mcp__tack__echo", json!({"text": "héllo"})).await;
     assert_eq!(
         out.value().map(|v| (**v).clone()),
         Some(json!({"text": "héllo"})),
@@ -49,7 +49,7 @@ async fn tools_round_trip_over_http_with_values_tiers_and_errors() {
 
     // The client validates against the server's inputSchema.
     let bad = call(
-        &host.registry,
+        &host.pipeline,
         "mcp__tack__echo",
         json!({"text": "a", "extra": 1}),
     )
@@ -61,7 +61,7 @@ async fn tools_round_trip_over_http_with_values_tiers_and_errors() {
     );
 
     // isError → EXECUTION_FAILED carrying the server's text.
-    let failed = call(&host.registry, "mcp__tack__fail", json!({})).await;
+    let failed = call(&host.pipeline, "mcp__tack__fail", json!({})).await;
     assert_eq!(failed.error_code(), Some(ErrorCode::ExecutionFailed));
     let message = &failed.failure_info().unwrap().message;
     assert!(
@@ -71,7 +71,7 @@ async fn tools_round_trip_over_http_with_values_tiers_and_errors() {
 
     // Cancelling the client's call cancels the server's body.
     let cancel = CancellationToken::new();
-    let running = host.registry.dispatch(
+    let running = host.pipeline.dispatch(
         ToolCall::new("c9", "mcp__tack__sleep", json!({"ms": 30_000}).to_string()),
         cancel.clone(),
     );
@@ -106,13 +106,13 @@ async fn a_server_that_goes_away_gives_clear_errors_and_is_restarted() {
     let served = serve(vec![echo()], HttpOptions::default()).await;
     let host =
         host(McpConfig::new().with_server("far", ServerConfig::http(served.url.clone()))).await;
-    let ok = call(&host.registry, "mcp__far__echo", json!({"text": "1"})).await;
+    let ok = call(&host.pipeline, "mcp__far__echo", json!({"text": "1"})).await;
     assert!(ok.is_success(), "{ok:?}");
     drop(served);
     tokio::time::sleep(Duration::from_millis(200)).await;
     let down = tokio::time::timeout(
         Duration::from_secs(30),
-        call(&host.registry, "mcp__far__echo", json!({"text": "2"})),
+        call(&host.pipeline, "mcp__far__echo", json!({"text": "2"})),
     )
     .await
     .expect("a call to a dead server ends");

@@ -1,5 +1,6 @@
-//! Steps 3 and 8: validate a value against a compiled schema, with messages
-//! that name the failing JSON pointer and what was expected.
+//! Schema checks, for the parse stage (input) and the output check: validate
+//! a value against a compiled schema, with messages that name the failing
+//! JSON pointer and what was expected.
 
 use jsonschema::Validator;
 use serde_json::Value;

@@ -1,26 +1,65 @@
-//! Step 2: parse the raw argument string once, within limits, keeping the
-//! text and refusing what the parsed value would not hold exactly.
+//! Stage 2, parse: the raw argument string parsed once, within limits,
+//! keeping the text and refusing what the parsed value would not hold
+//! exactly, then validated against the tool's input schema ([`Parsed`]).
+//!
+//! The scheduler plans a call (its execution mode, its resource claims) from
+//! this same [`Parsed`] value, and the tool receives its arguments: nothing
+//! parses them again.
 
 use serde_json::Value;
 use tack_core::host::NewFailure;
 use tack_core::tool::{Arguments, ArgumentsError, ErrorCode, Failure};
 
+use super::resolve::Resolved;
+use super::schema::check;
+use super::{Executed, Pipeline, Stage};
 use crate::PipelineConfig;
 
-/// The deepest nesting of arrays and objects in `value` (a scalar is 0),
-/// measured without recursion.
-pub(crate) fn depth(value: &Value) -> usize {
-    let mut deepest = 0;
-    let mut stack = vec![(value, 0usize)];
-    while let Some((value, level)) = stack.pop() {
-        match value {
-            Value::Array(items) => stack.extend(items.iter().map(|child| (child, level + 1))),
-            Value::Object(map) => stack.extend(map.values().map(|child| (child, level + 1))),
-            _ => continue,
+/// A resolved call whose arguments parsed and passed the input schema.
+pub(crate) struct Parsed {
+    pub(crate) resolved: Resolved,
+    pub(crate) arguments: Arguments,
+}
+
+impl Pipeline {
+    /// Parses and validates the arguments of `resolved`; a refusal is the
+    /// call's outcome (`INVALID_ARGUMENTS`, with the pointer when known).
+    pub(crate) fn parse(&self, resolved: Resolved) -> Result<Parsed, Box<Executed>> {
+        let call_id = &resolved.call.call_id;
+        self.record(call_id, Stage::Parse);
+        let arguments = match materialize(&resolved.call.arguments, self.config()) {
+            Ok(arguments) => arguments,
+            Err(failure) => return Err(Executed::refused(resolved, failure, None, None)),
+        };
+        self.record(call_id, Stage::Validate);
+        if let Some(violations) = check(&resolved.tool.input, arguments.value()) {
+            let failure = Failure::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "invalid arguments for tool `{}`: {}",
+                    resolved.tool.definition.name(),
+                    violations.message
+                ),
+            )
+            .with_pointer(violations.pointer);
+            return Err(Executed::refused(resolved, failure, None, None));
         }
-        deepest = deepest.max(level + 1);
+        Ok(Parsed {
+            resolved,
+            arguments,
+        })
     }
-    deepest
+}
+
+/// The deepest nesting of arrays and objects in `value` (a scalar is 0).
+/// Recursive without allocating: a parsed value nests at most 128 levels (the
+/// JSON parser's own bound), so the stack stays small.
+pub(crate) fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 fn invalid(message: String) -> Failure {
@@ -33,6 +72,8 @@ fn invalid(message: String) -> Failure {
 /// a repeated key), size and depth bounded, an object required. Blank text is
 /// `{}`.
 pub(crate) fn materialize(raw: &str, config: &PipelineConfig) -> Result<Arguments, Failure> {
+    #[cfg(test)]
+    tests::PARSES.with(|parses| parses.set(parses.get() + 1));
     if raw.len() > config.max_argument_bytes() {
         return Err(invalid(format!(
             "the arguments are {} bytes, over the limit of {} bytes: pass less data (a path instead of file contents, fewer items)",
@@ -64,9 +105,14 @@ pub(crate) fn materialize(raw: &str, config: &PipelineConfig) -> Result<Argument
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    thread_local! {
+        /// How many times this thread parsed an argument text.
+        pub(crate) static PARSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
 
     fn nested(levels: usize) -> String {
         let mut text = String::new();

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::pipeline::StageRecorder;
+use super::StageRecorder;
 
 /// The highest nesting limit [`PipelineConfig::with_max_depth`] accepts.
 pub const MAX_DEPTH_LIMIT: usize = 127;

@@ -1,0 +1,142 @@
+//! `tools/post-execute`, the first step of the finalize stage: over every
+//! outcome of a known tool, body run or not.
+
+use std::sync::Arc;
+
+use tack_core::hook::AgentId;
+use tack_core::hooks::{PostDecision, PostExecuteInput};
+use tack_core::host::{NewFailure, NewOutcome, NewPostExecuteInput};
+use tack_core::tool::{ContentBlock, ErrorCode, Failure, Outcome, Status, ToolExecution};
+use tracing::Instrument;
+
+use super::Pipeline;
+use super::fault::listener_failure;
+use crate::registry::RegisteredTool;
+
+impl Pipeline {
+    pub(crate) async fn post_process(
+        &self,
+        tool: &RegisteredTool,
+        agent: Option<&AgentId>,
+        execution: Option<&Arc<ToolExecution>>,
+        outcome: Outcome,
+    ) -> Outcome {
+        let hook = self.hooks().post_execute();
+        let frozen = Arc::new(outcome);
+        let input = PostExecuteInput::new(execution.cloned(), frozen.clone());
+        let decision = hook
+            .dispatch(agent, input)
+            .instrument(tracing::debug_span!("post_execute"))
+            .await;
+        let outcome = Arc::unwrap_or_clone(frozen);
+        match decision {
+            Ok(decision) if decision.is_accept() => outcome,
+            Ok(decision) => apply_post_decision(tool, execution, outcome, decision),
+            Err(error) => {
+                // Fail closed: a redaction or audit hook that broke must not let
+                // the unprocessed result through.
+                let (failure, provenance) =
+                    listener_failure(&error, "the tool's result was withheld");
+                let failure =
+                    failure.with_dispatched(outcome.failure_info().is_none_or(|f| f.dispatched));
+                let mut failed = Outcome::failure(outcome.call_id, outcome.tool, failure)
+                    .with_provenance(provenance);
+                failed.deferred_context = outcome.deferred_context;
+                failed
+            }
+        }
+    }
+}
+
+fn apply_post_decision(
+    tool: &RegisteredTool,
+    execution: Option<&Arc<ToolExecution>>,
+    mut outcome: Outcome,
+    decision: PostDecision,
+) -> Outcome {
+    let provenance = decision.provenance().cloned();
+    let by = provenance
+        .as_ref()
+        .map_or_else(|| "a post-execute listener".to_owned(), ToString::to_string);
+    outcome
+        .deferred_context
+        .extend(decision.context().iter().cloned());
+    match &outcome.status {
+        Status::Ok { .. } => {
+            if decision.value().is_some() && decision.content().is_some() {
+                let failure = Failure::new(
+                        ErrorCode::Internal,
+                        format!("{by} replaced both the value and the content of the result; a listener replaces one of them"),
+                    )
+                    .with_dispatched(true);
+                let mut failed = Outcome::failure(outcome.call_id, outcome.tool, failure)
+                    .with_provenance(provenance);
+                failed.deferred_context = outcome.deferred_context;
+                return failed;
+            }
+            if let Some(feedback) = decision.blocked() {
+                // An empty block still tells the model who withheld what.
+                let feedback = if feedback.trim().is_empty() {
+                    format!(
+                        "{by} blocked the result of tool `{}` without giving a reason; \
+                             the call ran, but its result is withheld",
+                        outcome.tool
+                    )
+                } else {
+                    feedback.to_owned()
+                };
+                let failure =
+                    Failure::new(ErrorCode::Denied, feedback.clone()).with_dispatched(true);
+                let mut blocked = Outcome::failure(outcome.call_id, outcome.tool, failure)
+                    .with_provenance(provenance);
+                blocked.content = vec![ContentBlock::text(feedback)];
+                blocked.deferred_context = outcome.deferred_context;
+                return blocked;
+            }
+            if let Some(value) = decision.value() {
+                let arguments = execution.map(|e| e.arguments().clone()).unwrap_or_default();
+                match super::output::render(tool, &arguments, value.clone()) {
+                    Ok(rendered) => {
+                        outcome.status = Status::Ok {
+                            value: rendered.value,
+                        };
+                        outcome.content = rendered.content;
+                        outcome.presentation = rendered.presentation;
+                    }
+                    Err(failure) => {
+                        let mut failed = Outcome::failure(
+                            outcome.call_id,
+                            outcome.tool,
+                            failure.with_dispatched(true),
+                        )
+                        .with_provenance(provenance);
+                        failed.deferred_context = outcome.deferred_context;
+                        return failed;
+                    }
+                }
+            }
+            if let Some(content) = decision.content() {
+                outcome.content = content.to_vec();
+            }
+        }
+        _ => {
+            if let Some(content) = decision.content() {
+                outcome.content = content.to_vec();
+            }
+            if decision.value().is_some() || decision.blocked().is_some() {
+                outcome.notes.push(format!(
+                        "{by} asked to replace the value of (or block) a failed call; a failure cannot become a success, so that part was ignored"
+                    ));
+            }
+            // A failure keeps who decided it (the denying listener, guard or
+            // approval outcome, docs/design.md #2): an audit or redaction listener that
+            // adds context or rewrites content did not decide the failure.
+            return outcome;
+        }
+    }
+    // Only a replacement changes who decided; added context does not.
+    if decision.value().is_some() || decision.content().is_some() {
+        outcome.provenance = provenance.or(outcome.provenance);
+    }
+    outcome
+}
