@@ -14,7 +14,7 @@ use tack_agent::{
 use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
 use tack_core::policy::ApprovalService;
 use tack_core::tool::{ToolCall, ToolDefinition};
-use tack_hooks::HookSession;
+use tack_hooks::{HookSession, ToolNames};
 use tack_permission::{Permission, PermissionConfig, RuleSet, SessionRules, TerminalApprover};
 use tack_pipeline::{ExecutionMode, Pipeline, Presentation, ToolRegistry};
 use tack_sandbox::{Sandbox, SandboxPolicy};
@@ -209,7 +209,12 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
             .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
         let session = HookSession::new(session_id, &root)
             .with_transcript(&log_path)
-            .with_permission_mode(hook_permission_mode(mode));
+            .with_permission_mode(hook_permission_mode(mode))
+            .with_names(if settings.hook_names.value == "tack" {
+                ToolNames::Tack
+            } else {
+                ToolNames::ClaudeCode
+            });
         let hooks = crate::hooks::session_hooks(hook_config, session, bus.clone());
         crate::hooks::attach(&hooks, &agent_hooks);
         hooks

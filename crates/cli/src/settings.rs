@@ -105,6 +105,9 @@ pub struct Settings {
     pub model_timeout: Sourced<Duration>,
     /// `native`, `code` or `both`.
     pub presentation: Sourced<String>,
+    /// The tool names hook commands see: `claude-code` (Claude Code's
+    /// `Bash`, `file_path`, …) or `tack` (tack's own, unmapped).
+    pub hook_names: Sourced<String>,
     /// The permission rules of every layer, in layer order.
     pub rules: Vec<SourcedRule>,
     /// The files read, in layer order.
@@ -138,6 +141,7 @@ impl Default for Settings {
             tool_timeout: Sourced::default(None),
             model_timeout: Sourced::default(DEFAULT_MODEL_TIMEOUT),
             presentation: Sourced::default("native".to_owned()),
+            hook_names: Sourced::default("claude-code".to_owned()),
             rules: Vec::new(),
             files: Vec::new(),
             hooks: Vec::new(),
@@ -165,6 +169,8 @@ struct RawSettings {
     model_timeout: Option<Duration>,
     #[serde(default, deserialize_with = "presentation")]
     presentation: Option<String>,
+    #[serde(default, deserialize_with = "hook_names")]
+    hook_names: Option<String>,
     #[serde(default)]
     permissions: Option<RawPermissions>,
     /// Claude Code's `hooks` object, read by `tack-hooks`.
@@ -221,6 +227,17 @@ fn presentation<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Er
     } else {
         Err(serde::de::Error::custom(format!(
             "unknown presentation `{text}`: use native, code or both"
+        )))
+    }
+}
+
+fn hook_names<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let text = String::deserialize(d)?;
+    if ["claude-code", "tack"].contains(&text.as_str()) {
+        Ok(Some(text))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "unknown hook names `{text}`: use claude-code (Bash, file_path, …) or tack (bash, path, …)"
         )))
     }
 }
@@ -440,6 +457,9 @@ impl Settings {
         if let Some(v) = raw.presentation {
             self.presentation.set(v, origin.clone());
         }
+        if let Some(v) = raw.hook_names {
+            self.hook_names.set(v, origin.clone());
+        }
         self.mcp_servers.extend(raw.mcp_servers);
         if let Some(p) = raw.permissions {
             let lists = [
@@ -565,6 +585,11 @@ impl Settings {
                 "presentation",
                 self.presentation.value.clone(),
                 &self.presentation.origin,
+            ),
+            (
+                "hook_names",
+                self.hook_names.value.clone(),
+                &self.hook_names.origin,
             ),
         ];
         let width = rows

@@ -455,3 +455,55 @@ fn session_start_end_and_an_approval_notification_run() {
     assert!(note["message"].as_str().unwrap().contains("bash"), "{note}");
     assert_eq!(note["permission_mode"], "default");
 }
+
+/// What a recording `PreToolUse` hook on `matcher` saw of a `write_file`
+/// call, under `hook_names` (the default when `None`).
+fn seen_by_hook(names: Option<&str>, matcher: &str) -> Value {
+    let case = Case::new();
+    let seen = case.dir.path().join("seen.json");
+    let script = case.script(
+        "record.sh",
+        &format!("#!/bin/sh\ncat > '{}'\n", seen.display()),
+    );
+    let mut settings = hook("PreToolUse", matcher, &script);
+    if let Some(names) = names {
+        settings["hook_names"] = json!(names);
+    }
+    let settings = case.settings("s.json", &settings);
+    let write = call("write_file", json!({"path": "a.txt", "content": "x"}));
+    case.run(&json!([write, {"text": "ok"}]), &[&settings])
+        .success();
+    serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap()
+}
+
+#[test]
+fn hook_names_tack_shows_tacks_own_tool_names_and_fields() {
+    // tack's names: the matcher `write_file` matches and the input is unmapped.
+    let input = seen_by_hook(Some("tack"), "write_file");
+    assert_eq!(input["tool_name"], "write_file");
+    assert_eq!(input["tool_input"]["path"], "a.txt");
+    assert!(input["tool_input"].get("file_path").is_none(), "{input}");
+
+    // Claude Code's names (the default): the hook sees `Write` and an
+    // absolute `file_path`.
+    let input = seen_by_hook(None, "Write");
+    assert_eq!(input["tool_name"], "Write");
+    assert!(
+        input["tool_input"]["file_path"]
+            .as_str()
+            .is_some_and(|p| p.starts_with('/') && p.ends_with("a.txt")),
+        "{input}"
+    );
+}
+
+#[test]
+fn an_unknown_hook_names_value_is_refused_with_the_choices() {
+    let case = Case::new();
+    let mut settings = hook("PreToolUse", "*", "true");
+    settings["hook_names"] = json!("codex");
+    let settings = case.settings("s.json", &settings);
+    case.run(&json!([{"text": "ok"}]), &[&settings])
+        .failure()
+        .stderr(predicates::str::contains("unknown hook names `codex`"))
+        .stderr(predicates::str::contains("claude-code"));
+}
