@@ -1,6 +1,6 @@
 //! One configured MCP server: its connection, restarts and registered tools.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::host::ToolRegistrar;
+use tack_core::plugin::RegistrationError;
 use tack_core::tool::{OutputSpec, ToolDefinition, ToolError, ToolErrorCode};
 use tokio::io::AsyncBufReadExt;
 use tokio::time::Instant;
@@ -603,10 +604,13 @@ impl Server {
     }
 
     /// Replaces the registered tools by `definitions`, under one lock (no
-    /// other re-registration interleaves): a tool whose MCP definition is
-    /// unchanged keeps its registration (calls in flight are untouched), a
-    /// removed or changed one is disposed, a new or changed one registered.
-    /// A tool the registry refuses is skipped with a warning naming it.
+    /// other re-registration interleaves) and in one atomic step of the
+    /// registry ([`ToolRegistrar::replace_tools`]): a tool whose MCP
+    /// definition is unchanged keeps its registration (calls in flight are
+    /// untouched), a removed one is unregistered, a changed one swapped for
+    /// its new definition (a concurrent call finds the old or the new one,
+    /// never neither) and a new one registered. A tool the registry refuses
+    /// is skipped with a warning naming it, and the rest go through.
     pub(crate) fn replace_tools(&self, definitions: Vec<Built>) -> usize {
         let Some(registrar) = self.registrar.lock().ok().and_then(|r| r.clone()) else {
             // Not installed yet: installing registers the newest list.
@@ -630,30 +634,96 @@ impl Server {
                 Some((was, disposer)) if was == source => {
                     next.insert(name, (was, disposer));
                 }
+                // Changed: its old registration is removed by the replace.
                 Some((_, disposer)) => {
-                    disposer.dispose();
+                    old.insert(name, (Value::Null, disposer));
                     fresh.push((source, def));
                 }
                 None => fresh.push((source, def)),
             }
         }
+        for (name, entry) in self.replace_atomically(&*registrar, old, fresh) {
+            next.insert(name, entry);
+        }
+        let count = next.len();
+        registered.tools = next;
+        count
+    }
+
+    /// One atomic replace; a definition the registry refuses is dropped
+    /// (with a warning) and the replace tried again without it. A registry
+    /// without atomic replacement gets the removals disposed and the
+    /// additions registered one by one.
+    fn replace_atomically(
+        &self,
+        registrar: &dyn ToolRegistrar,
+        old: BTreeMap<String, (Value, Disposer)>,
+        mut fresh: Vec<Built>,
+    ) -> Vec<(String, (Value, Disposer))> {
+        let remove: Vec<String> = old.keys().cloned().collect();
+        // The old disposers only remove their own registrations: after the
+        // replace they are no-ops, and dropping them (at return) changes
+        // nothing.
+        let remove = &remove;
+        loop {
+            let sources: Vec<(String, Value)> = fresh
+                .iter()
+                .map(|(source, def)| (def.name().as_str().to_owned(), source.clone()))
+                .collect();
+            let defs = fresh.iter().map(|(_, def)| def.clone()).collect();
+            match registrar.replace_tools(Scope::Global, remove, defs) {
+                Ok(disposers) => {
+                    return sources
+                        .into_iter()
+                        .zip(disposers)
+                        .map(|((name, source), d)| (name, (source, d)))
+                        .collect();
+                }
+                Err(RegistrationError::Unsupported { .. }) => {
+                    return self.replace_one_by_one(registrar, old, fresh);
+                }
+                Err(e) => {
+                    let refused = match &e {
+                        RegistrationError::Duplicate { name, .. }
+                        | RegistrationError::Reserved { name, .. }
+                        | RegistrationError::InvalidSchema { name, .. } => Some(name.clone()),
+                        _ => None,
+                    };
+                    let before = fresh.len();
+                    if let Some(refused) = &refused {
+                        fresh.retain(|(_, def)| def.name().as_str() != refused);
+                    }
+                    if refused.is_none() || fresh.len() == before {
+                        tracing::warn!(server = %self.name, "MCP tools not re-registered: {e}");
+                        return Vec::new();
+                    }
+                    tracing::warn!(server = %self.name, tool = ?refused, "MCP tool not registered: {e}");
+                }
+            }
+        }
+    }
+
+    /// The fallback for a registry without atomic replacement.
+    fn replace_one_by_one(
+        &self,
+        registrar: &dyn ToolRegistrar,
+        old: BTreeMap<String, (Value, Disposer)>,
+        fresh: Vec<Built>,
+    ) -> Vec<(String, (Value, Disposer))> {
         for (_, (_, disposer)) in old {
             disposer.dispose();
         }
+        let mut out = Vec::new();
         for (source, def) in fresh {
             let name = def.name().as_str().to_owned();
             match registrar.register_tool(Scope::Global, def) {
-                Ok(disposer) => {
-                    next.insert(name, (source, disposer));
-                }
+                Ok(disposer) => out.push((name, (source, disposer))),
                 Err(e) => {
                     tracing::warn!(server = %self.name, tool = %name, "MCP tool not registered: {e}");
                 }
             }
         }
-        let count = next.len();
-        registered.tools = next;
-        count
+        out
     }
 
     /// The tack names registered now.
