@@ -312,6 +312,27 @@ impl ToolRegistry {
             .collect())
     }
 
+    /// A change signal: the receiver is marked changed after every change to
+    /// the registry (a tool registered, replaced or disposed, a mask, a
+    /// presentation); what it then reads is the changed registry. Signals
+    /// may come in bursts and for changes an agent does not see: compare
+    /// what you derive (e.g. [`visible`](Self::visible)) before acting on it.
+    /// An MCP server uses it to send `notifications/tools/list_changed`.
+    ///
+    /// ```
+    /// use tack_pipeline::ToolRegistry;
+    ///
+    /// let registry = ToolRegistry::new();
+    /// let mut changes = registry.changes();
+    /// assert!(!changes.has_changed().unwrap());
+    /// registry.set_presentation(None, Default::default());
+    /// assert!(changes.has_changed().unwrap());
+    /// changes.mark_unchanged();
+    /// ```
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.layers.subscribe()
+    }
+
     /// Hides global tools from `agent` with a mask. Masks on one agent
     /// intersect; disposing one lifts only it.
     ///
