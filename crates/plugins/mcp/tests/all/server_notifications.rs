@@ -165,3 +165,69 @@ async fn log_messages_follow_the_level_and_tool_changes_are_announced() {
     }
     client.cancel().await.unwrap();
 }
+
+/// Over HTTP each session has its own `logging/setLevel`, and a change of
+/// the served tools reaches a session between requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_http_session_has_its_own_log_level_and_hears_tool_changes() {
+    use rmcp::transport::StreamableHttpClientTransport;
+    let served =
+        crate::fixture::serve(vec![echo(), fail()], tack_mcp::HttpOptions::default()).await;
+    let (tx_a, mut rx_a) = unbounded_channel();
+    let a = Listener(tx_a)
+        .serve(StreamableHttpClientTransport::from_uri(served.url.clone()))
+        .await
+        .unwrap();
+    let (tx_b, mut rx_b) = unbounded_channel();
+    let b = Listener(tx_b)
+        .serve(StreamableHttpClientTransport::from_uri(served.url.clone()))
+        .await
+        .unwrap();
+    a.set_level(SetLevelRequestParams::new(LoggingLevel::Info))
+        .await
+        .unwrap();
+    // B set no level: its call is not logged to it, though A's level is info.
+    b.call_tool(call("echo", json!({"text": "b"})))
+        .await
+        .unwrap();
+    b.set_level(SetLevelRequestParams::new(LoggingLevel::Error))
+        .await
+        .unwrap();
+    b.call_tool(call("fail", json!({}))).await.unwrap();
+    match next(&mut rx_b).await {
+        Heard::Log(LoggingLevel::Error, data) => assert_eq!(data["tool"], "fail", "{data}"),
+        other => panic!("B expected its failed call's log first, heard {other:?}"),
+    }
+    a.call_tool(call("echo", json!({"text": "a"})))
+        .await
+        .unwrap();
+    match next(&mut rx_a).await {
+        Heard::Log(LoggingLevel::Info, data) => assert_eq!(data["tool"], "echo", "{data}"),
+        other => panic!("A expected its call's log, heard {other:?}"),
+    }
+    let _added = served
+        .registry
+        .register(
+            tack_core::tool::ToolDefinition::builder("late")
+                .description("Registered after the sessions started.")
+                .input_schema(json!({"type": "object"}))
+                .output(tack_core::tool::OutputSpec::new(json!({})))
+                .handler(|_a, _c| async move { Ok(json!("late")) })
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    for rx in [&mut rx_a, &mut rx_b] {
+        assert!(matches!(next(rx).await, Heard::ToolsChanged));
+    }
+    let names: Vec<String> = b
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(names, ["echo", "fail", "late"]);
+    a.cancel().await.unwrap();
+    b.cancel().await.unwrap();
+}
