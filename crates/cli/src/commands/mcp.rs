@@ -120,6 +120,7 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
         .build()
         .map_err(|e| format!("cannot install the plugins: {e}"))?;
     let tools = registry.clone();
+    let changes = registry.changes();
     let server = McpServer::new(
         Arc::new(Logged { pipeline, bus }),
         Arc::new(move || {
@@ -130,7 +131,8 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
                 .collect()
         }),
     )
-    .with_call_peers(peers);
+    .with_call_peers(peers)
+    .with_tools_changed(changes);
     eprintln!("tack: serving MCP; session log {}", log_path.display());
     let token = args.token.or_else(|| {
         std::env::var("TACK_MCP_TOKEN")

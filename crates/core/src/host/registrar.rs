@@ -22,6 +22,35 @@ pub trait ToolRegistrar: Send + Sync {
         definition: ToolDefinition,
     ) -> Result<Disposer, RegistrationError>;
 
+    /// Replaces tools of `scope` in one step: unregisters the tools named in
+    /// `remove` and registers `add`, so that a call resolving a name removed
+    /// and added again (a changed tool) finds the old or the new definition,
+    /// never neither. All or nothing: on an error nothing changed. A name in
+    /// `remove` that is not registered is ignored. The disposers returned
+    /// unregister the added tools, in the order of `add`; the disposers of the
+    /// removed tools become no-ops (they only remove the registration they
+    /// made).
+    ///
+    /// The default refuses: a registry without atomic replacement (a caller
+    /// may fall back to disposing and registering).
+    ///
+    /// # Errors
+    ///
+    /// As [`register_tool`](Self::register_tool) for the first definition of
+    /// `add` the registry refuses (a name twice in `add` is a duplicate);
+    /// [`RegistrationError::Unsupported`] from the default.
+    fn replace_tools(
+        &self,
+        scope: Scope,
+        remove: &[String],
+        add: Vec<ToolDefinition>,
+    ) -> Result<Vec<Disposer>, RegistrationError> {
+        let _ = (scope, remove, add);
+        Err(RegistrationError::Unsupported {
+            operation: "atomic tool replacement".to_owned(),
+        })
+    }
+
     /// Registers the code-mode transport: the one tool allowed the reserved
     /// name [`RUN_CODE`], presented to agents whose presentation is code or both.
     /// The default refuses: a registry without code-mode support.

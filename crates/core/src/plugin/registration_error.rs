@@ -27,6 +27,15 @@ pub enum RegistrationError {
         /// Why.
         reason: String,
     },
+    /// The registry does not offer the operation (e.g. an atomic
+    /// [`replace_tools`](crate::host::ToolRegistrar::replace_tools)).
+    #[error(
+        "this tool registry does not support {operation}: use a registry that does (tack-pipeline's ToolRegistry does)"
+    )]
+    Unsupported {
+        /// The operation.
+        operation: String,
+    },
     /// The registry could not use a schema (e.g. it does not compile).
     #[error("tool `{name}` has a schema the registry cannot use: {reason}")]
     InvalidSchema {

@@ -16,6 +16,8 @@ use super::{Presentation, ToolRegistry};
 pub(crate) struct Versioned<T> {
     value: RwLock<T>,
     generation: AtomicU64,
+    /// Told the generation after every write access.
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl<T> Versioned<T> {
@@ -23,7 +25,14 @@ impl<T> Versioned<T> {
         Self {
             value: RwLock::new(value),
             generation: AtomicU64::new(0),
+            changes: tokio::sync::watch::Sender::new(0),
         }
+    }
+
+    /// A receiver told after every write access (the value may have
+    /// changed); a reader it wakes sees the written value.
+    pub(crate) fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 
     pub(crate) fn read(&self) -> RwLockReadGuard<'_, T> {
@@ -33,7 +42,10 @@ impl<T> Versioned<T> {
     /// Write access; what was derived from the value before is stale from now.
     pub(crate) fn write(&self) -> RwLockWriteGuard<'_, T> {
         let guard = self.value.write();
-        self.generation.fetch_add(1, Ordering::AcqRel);
+        let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        // Cheap without receivers; a woken receiver's read waits for this
+        // write to end.
+        self.changes.send_replace(generation);
         guard
     }
 

@@ -181,8 +181,14 @@ impl ToolRegistry {
             layer.insert(name.clone(), tool);
         }
         tracing::debug!(tool = %name, %scope, "tool registered");
+        Ok(self.disposer(scope, name, id))
+    }
+
+    /// The disposer of the registration `id` of `name` in `scope`: it removes
+    /// that registration only (a no-op once another took the name).
+    fn disposer(&self, scope: Scope, name: String, id: u64) -> Disposer {
         let weak = Arc::downgrade(&self.inner);
-        Ok(Disposer::new(move || {
+        Disposer::new(move || {
             if let Some(inner) = weak.upgrade() {
                 let mut layers = inner.layers.write();
                 match &scope {
@@ -203,7 +209,128 @@ impl ToolRegistry {
                     }
                 }
             }
-        }))
+        })
+    }
+
+    /// Replaces tools of `scope` under one write of the registry: removes the
+    /// tools named in `remove` and registers `add`. A call resolving a name
+    /// that is removed and added (a changed tool) finds the old definition
+    /// or the new one, never neither. All or nothing: every definition is
+    /// compiled and checked before anything changes. A name in `remove` that
+    /// is not registered is ignored. Returns the disposers of the added tools,
+    /// in the order of `add`; the removed tools' old disposers become no-ops.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tack_core::hook::Scope;
+    /// use tack_core::tool::{OutputSpec, ToolDefinition};
+    /// use tack_pipeline::ToolRegistry;
+    ///
+    /// let tool = |description: &str| {
+    ///     ToolDefinition::builder("echo")
+    ///         .description(description)
+    ///         .input_schema(json!({"type": "object"}))
+    ///         .output(OutputSpec::new(json!({})))
+    ///         .handler(|args, _cx| async move { Ok((*args).clone()) })
+    ///         .build()
+    ///         .unwrap()
+    /// };
+    /// let registry = ToolRegistry::new();
+    /// let old = registry.register(tool("Old.")).unwrap();
+    /// let new = registry
+    ///     .replace(Scope::Global, &["echo".to_owned()], vec![tool("New.")])
+    ///     .unwrap();
+    /// assert_eq!(registry.get("echo", None).unwrap().definition().description(), "New.");
+    /// old.dispose(); // a no-op now
+    /// assert!(registry.get("echo", None).is_some());
+    /// new[0].dispose();
+    /// assert!(registry.get("echo", None).is_none());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`register_in`](Self::register_in), for the first definition of
+    /// `add` that is refused (a name twice in `add` is a duplicate); nothing
+    /// changed then.
+    pub fn replace(
+        &self,
+        scope: Scope,
+        remove: &[String],
+        add: Vec<ToolDefinition>,
+    ) -> Result<Vec<Disposer>, RegistrationError> {
+        let mut compiled = Vec::with_capacity(add.len());
+        for definition in add {
+            let name = definition.name().to_string();
+            if name == RUN_CODE {
+                return Err(RegistrationError::Reserved {
+                    name,
+                    reason: "it is the code-mode transport and cannot be registered or shadowed"
+                        .to_owned(),
+                });
+            }
+            if compiled.iter().any(|(n, _)| *n == name) {
+                return Err(RegistrationError::Duplicate {
+                    name,
+                    scope: scope.to_string(),
+                });
+            }
+            let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+            let tool = Arc::new(RegisteredTool::compile(id, scope.clone(), definition)?);
+            compiled.push((name, tool));
+        }
+        {
+            let mut layers = self.inner.layers.write();
+            let layer = match &scope {
+                Scope::Agent(agent) => &mut layers.agents.entry(agent.clone()).or_default().tools,
+                Scope::Global => &mut layers.global,
+            };
+            if let Some((name, _)) = compiled
+                .iter()
+                .find(|(name, _)| layer.contains_key(name) && !remove.contains(name))
+            {
+                return Err(RegistrationError::Duplicate {
+                    name: name.clone(),
+                    scope: scope.to_string(),
+                });
+            }
+            for name in remove {
+                layer.remove(name);
+            }
+            for (name, tool) in &compiled {
+                layer.insert(name.clone(), Arc::clone(tool));
+            }
+            if let Scope::Agent(agent) = &scope
+                && layers.agents.get(agent).is_some_and(AgentLayer::is_empty)
+            {
+                layers.agents.remove(agent);
+            }
+        }
+        tracing::debug!(%scope, removed = remove.len(), added = compiled.len(), "tools replaced");
+        Ok(compiled
+            .into_iter()
+            .map(|(name, tool)| self.disposer(scope.clone(), name, tool.id))
+            .collect())
+    }
+
+    /// A change signal: the receiver is marked changed after every change to
+    /// the registry (a tool registered, replaced or disposed, a mask, a
+    /// presentation); what it then reads is the changed registry. Signals
+    /// may come in bursts and for changes an agent does not see: compare
+    /// what you derive (e.g. [`visible`](Self::visible)) before acting on it.
+    /// An MCP server uses it to send `notifications/tools/list_changed`.
+    ///
+    /// ```
+    /// use tack_pipeline::ToolRegistry;
+    ///
+    /// let registry = ToolRegistry::new();
+    /// let mut changes = registry.changes();
+    /// assert!(!changes.has_changed().unwrap());
+    /// registry.set_presentation(None, Default::default());
+    /// assert!(changes.has_changed().unwrap());
+    /// changes.mark_unchanged();
+    /// ```
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.layers.subscribe()
     }
 
     /// Hides global tools from `agent` with a mask. Masks on one agent
@@ -438,5 +565,14 @@ impl ToolRegistrar for ToolRegistry {
         definition: ToolDefinition,
     ) -> Result<Disposer, RegistrationError> {
         ToolRegistry::register_code_transport(self, definition)
+    }
+
+    fn replace_tools(
+        &self,
+        scope: Scope,
+        remove: &[String],
+        add: Vec<ToolDefinition>,
+    ) -> Result<Vec<Disposer>, RegistrationError> {
+        self.replace(scope, remove, add)
     }
 }

@@ -21,6 +21,7 @@ mod output;
 mod post_execute;
 mod pre_execute;
 mod registry;
+mod replace;
 mod result;
 mod rewrite;
 mod stages;

@@ -104,7 +104,8 @@ pub fn fixture_server() -> (ToolRegistry, Vec<tack_core::hook::Disposer>, McpSer
                 .collect()
         }),
     )
-    .named("tack-conformance-fixture");
+    .named("tack-conformance-fixture")
+    .with_tools_changed(registry.changes());
     (registry, keep, server)
 }
 

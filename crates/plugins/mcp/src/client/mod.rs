@@ -2,6 +2,8 @@
 
 pub(crate) mod mapping;
 mod plugin;
+mod progress;
 mod server;
 
 pub use plugin::{ClientOptions, McpPlugin, PLUGIN_NAME};
+pub use progress::McpProgress;

@@ -7,6 +7,7 @@ use tack_core::hook::Disposer;
 use tack_core::host::ToolRegistrar;
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 
+use super::progress::{McpProgress, ProgressListener};
 use super::server::Server;
 use crate::config::McpConfig;
 use crate::error::McpError;
@@ -26,6 +27,8 @@ pub struct ClientOptions {
     pub backoff_base: Duration,
     /// The longest wait between restart attempts.
     pub backoff_max: Duration,
+    /// Who hears the servers' progress notifications (besides tracing).
+    pub(crate) progress: Option<ProgressListener>,
 }
 
 impl Default for ClientOptions {
@@ -34,6 +37,7 @@ impl Default for ClientOptions {
             startup_timeout: Duration::from_secs(30),
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
+            progress: None,
         }
     }
 }
@@ -49,6 +53,29 @@ impl ClientOptions {
     pub fn backoff(mut self, base: Duration, max: Duration) -> Self {
         self.backoff_base = base;
         self.backoff_max = max;
+        self
+    }
+
+    /// Delivers the servers' progress notifications to `listener`, as
+    /// [`McpProgress`] host events naming the server, the tool and the tack
+    /// call (they are also `tracing` events of target `tack_mcp::progress`,
+    /// with or without a listener). The listener runs on the connection's
+    /// task: keep it short, e.g. forward into a channel the host reads.
+    ///
+    /// ```
+    /// use tack_mcp::{ClientOptions, McpProgress};
+    ///
+    /// let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<McpProgress>();
+    /// let options = ClientOptions::default().on_progress(move |event| {
+    ///     let _ = tx.send(event);
+    /// });
+    /// # drop(options);
+    /// // ... connect `McpPlugin` with `options`, then:
+    /// // while let Some(p) = rx.recv().await { println!("{} {}/{:?}", p.tool, p.progress, p.total) }
+    /// # assert!(rx.try_recv().is_err());
+    /// ```
+    pub fn on_progress(mut self, listener: impl Fn(McpProgress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(ProgressListener(Arc::new(listener)));
         self
     }
 

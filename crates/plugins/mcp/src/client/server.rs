@@ -1,16 +1,18 @@
 //! One configured MCP server: its connection, restarts and registered tools.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 #[allow(deprecated)]
 use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
-    ProgressNotificationParam, ProtocolVersion,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientRequest, Implementation, NumberOrString,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, ServerResult,
 };
 use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
@@ -18,7 +20,8 @@ use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::host::ToolRegistrar;
-use tack_core::tool::{OutputSpec, ToolDefinition, ToolError, ToolErrorCode};
+use tack_core::plugin::RegistrationError;
+use tack_core::tool::{CallId, OutputSpec, ToolDefinition, ToolError, ToolErrorCode};
 use tokio::io::AsyncBufReadExt;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -28,6 +31,7 @@ use super::mapping::{
     tier_from_annotations,
 };
 use super::plugin::ClientOptions;
+use super::progress::McpProgress;
 use crate::config::ServerConfig;
 use crate::error::McpError;
 use crate::names::tack_tool_names;
@@ -82,11 +86,79 @@ pub(crate) struct Server {
     me: Weak<Server>,
 }
 
+/// Progress tokens that ended calls keep, so that a notification the server
+/// sent just before its answer (and that rmcp hands over after the answer)
+/// still reaches the host.
+const ENDED_KEPT: usize = 64;
+
+/// The calls of one connection by progress token (rmcp numbers them per
+/// connection): the tack call and tool.
+#[derive(Default)]
+pub(crate) struct ProgressCalls {
+    calls: HashMap<String, (CallId, String)>,
+    ended: VecDeque<String>,
+}
+
+type SharedCalls = Arc<Mutex<ProgressCalls>>;
+
+/// Marks a call's progress token ended when the call ends (however it
+/// ends); the oldest ended tokens are forgotten.
+struct ProgressGuard {
+    calls: SharedCalls,
+    token: String,
+}
+
+impl Drop for ProgressGuard {
+    fn drop(&mut self) {
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.ended.push_back(std::mem::take(&mut self.token));
+            while calls.ended.len() > ENDED_KEPT {
+                if let Some(old) = calls.ended.pop_front() {
+                    calls.calls.remove(&old);
+                }
+            }
+        }
+    }
+}
+
+/// Sends `notifications/cancelled` for a request abandoned before its
+/// answer (unless disarmed by taking `peer`).
+struct CancelOnDrop {
+    peer: Option<Peer<RoleClient>>,
+    id: RequestId,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(peer) = self.peer.take() else {
+            return;
+        };
+        let params = CancelledNotificationParam::new(
+            Some(self.id.clone()),
+            Some("the tack call was cancelled".to_owned()),
+        );
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer.notify_cancelled(params).await;
+            });
+        }
+    }
+}
+
+fn token_key(token: &ProgressToken) -> String {
+    match &token.0 {
+        NumberOrString::String(s) => s.to_string(),
+        NumberOrString::Number(n) => n.to_string(),
+    }
+}
+
 /// The rmcp client handler of one server: notifications.
 #[derive(Clone)]
 pub(crate) struct Handler {
     server: Weak<Server>,
     name: String,
+    /// This connection's calls by progress token.
+    calls: SharedCalls,
 }
 
 impl ClientHandler for Handler {
@@ -104,6 +176,29 @@ impl ClientHandler for Handler {
             message = params.message.as_deref().unwrap_or(""),
             "MCP progress"
         );
+        let Some(server) = self.server.upgrade() else {
+            return;
+        };
+        let Some(listener) = &server.options.progress else {
+            return;
+        };
+        let target = self
+            .calls
+            .lock()
+            .ok()
+            .and_then(|calls| calls.calls.get(&token_key(&params.progress_token)).cloned());
+        // Progress for a token this client never sent (or for a call that
+        // ended long ago) is not delivered.
+        if let Some((call_id, tool)) = target {
+            (listener.0)(McpProgress {
+                server: self.name.clone(),
+                tool,
+                call_id,
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            });
+        }
     }
 
     #[allow(deprecated)] // logging still works on the protocol versions servers speak
@@ -171,6 +266,7 @@ impl Server {
         Handler {
             server: self.me.clone(),
             name: self.name.clone(),
+            calls: SharedCalls::default(),
         }
     }
 
@@ -300,7 +396,7 @@ impl Server {
 
     /// The peer to send to: the running connection, or a restart when the
     /// server is down and its backoff has passed.
-    async fn peer(&self) -> Result<Peer<RoleClient>, ToolError> {
+    async fn peer(&self) -> Result<(Peer<RoleClient>, SharedCalls), ToolError> {
         let unavailable = |message: String| {
             ToolError::with_code(ToolErrorCode::ExecutionFailed, message)
                 .with_kind("mcp_server_unavailable")
@@ -308,7 +404,7 @@ impl Server {
         let mut conn = self.conn.lock().await;
         let failures = match &*conn {
             Conn::Up(service) if !service.is_closed() && !service.peer().is_transport_closed() => {
-                return Ok(service.peer().clone());
+                return Ok((service.peer().clone(), service.service().calls.clone()));
             }
             Conn::Up(_) => {
                 tracing::warn!(server = %self.name, "MCP server exited; restarting it");
@@ -338,7 +434,7 @@ impl Server {
         };
         match self.spawn().await {
             Ok(service) => {
-                let peer = service.peer().clone();
+                let peer = (service.peer().clone(), service.service().calls.clone());
                 *conn = Conn::Up(service);
                 drop(conn);
                 // The tools may have changed while it was down.
@@ -518,6 +614,7 @@ impl Server {
         let server = self.me.clone();
         let server_name = self.name.clone();
         let original = original.to_owned();
+        let tack = tack_name.to_owned();
         let mut builder = ToolDefinition::builder(tack_name)
             .description(description)
             .input_schema(input)
@@ -527,6 +624,7 @@ impl Server {
                 let server = server.clone();
                 let server_name = server_name.clone();
                 let original = original.clone();
+                let tack = tack.clone();
                 async move {
                     let Some(server) = server.upgrade() else {
                         return Err(ToolError::with_code(
@@ -534,7 +632,9 @@ impl Server {
                             format!("MCP server `{server_name}` was stopped"),
                         ));
                     };
-                    server.call(&original, has_output_schema, &args, &cx).await
+                    server
+                        .call(&original, &tack, has_output_schema, &args, &cx)
+                        .await
                 }
             });
         if tier.is_read_only() {
@@ -543,20 +643,22 @@ impl Server {
         builder.build().map_err(|e| e.to_string())
     }
 
-    /// One `tools/call`. Cancelling `cx` drops the request, which sends
-    /// `notifications/cancelled` to the server.
+    /// One `tools/call` of the MCP tool `tool` (tack name `tack`), with a
+    /// progress token of its own. Cancelling `cx` drops the request, which
+    /// sends `notifications/cancelled` to the server.
     async fn call(
         &self,
         tool: &str,
+        tack: &str,
         has_output_schema: bool,
         args: &Value,
         cx: &ToolRunContext,
     ) -> Result<Value, ToolError> {
-        let peer = self.peer().await?;
+        let (peer, calls) = self.peer().await?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = args.as_object().cloned();
         let result = tokio::select! {
-            result = peer.call_tool(params) => result,
+            result = self.send_call(&peer, &calls, params, cx.call_id(), tack) => result,
             () = cx.cancellation().cancelled() => {
                 return Err(ToolError::with_code(
                     ToolErrorCode::Cancelled,
@@ -588,6 +690,48 @@ impl Server {
         call_result(&self.name, tool, has_output_schema, result)
     }
 
+    /// Sends one `tools/call` and waits for its result. rmcp gives every
+    /// request a progress token of its own; it is recorded with the tack
+    /// call and tool until the call ends, so the server's progress reaches
+    /// the host's listener. Dropping the future (a cancelled call) sends
+    /// `notifications/cancelled` for the request.
+    async fn send_call(
+        &self,
+        peer: &Peer<RoleClient>,
+        calls: &SharedCalls,
+        params: CallToolRequestParams,
+        call_id: &CallId,
+        tack: &str,
+    ) -> Result<CallToolResult, ServiceError> {
+        let handle = peer
+            .send_request_with_option(
+                ClientRequest::CallToolRequest(CallToolRequest::new(params)),
+                PeerRequestOptions::no_options(),
+            )
+            .await?;
+        let token = token_key(&handle.progress_token);
+        if let Ok(mut calls) = calls.lock() {
+            calls
+                .calls
+                .insert(token.clone(), (call_id.clone(), tack.to_owned()));
+        }
+        let _ended = ProgressGuard {
+            calls: Arc::clone(calls),
+            token,
+        };
+        let mut abandoned = CancelOnDrop {
+            peer: Some(peer.clone()),
+            id: handle.id.clone(),
+        };
+        let result = handle.await_response().await;
+        abandoned.peer = None;
+        match result? {
+            ServerResult::CallToolResult(result) => Ok(result),
+            ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
+            _ => Err(ServiceError::UnexpectedResponse),
+        }
+    }
+
     /// Lists the tools and builds their definitions.
     pub(crate) async fn list_definitions(&self) -> Result<Vec<Built>, McpError> {
         let tools = self.list_tools().await?;
@@ -603,10 +747,13 @@ impl Server {
     }
 
     /// Replaces the registered tools by `definitions`, under one lock (no
-    /// other re-registration interleaves): a tool whose MCP definition is
-    /// unchanged keeps its registration (calls in flight are untouched), a
-    /// removed or changed one is disposed, a new or changed one registered.
-    /// A tool the registry refuses is skipped with a warning naming it.
+    /// other re-registration interleaves) and in one atomic step of the
+    /// registry ([`ToolRegistrar::replace_tools`]): a tool whose MCP
+    /// definition is unchanged keeps its registration (calls in flight are
+    /// untouched), a removed one is unregistered, a changed one swapped for
+    /// its new definition (a concurrent call finds the old or the new one,
+    /// never neither) and a new one registered. A tool the registry refuses
+    /// is skipped with a warning naming it, and the rest go through.
     pub(crate) fn replace_tools(&self, definitions: Vec<Built>) -> usize {
         let Some(registrar) = self.registrar.lock().ok().and_then(|r| r.clone()) else {
             // Not installed yet: installing registers the newest list.
@@ -630,30 +777,96 @@ impl Server {
                 Some((was, disposer)) if was == source => {
                     next.insert(name, (was, disposer));
                 }
+                // Changed: its old registration is removed by the replace.
                 Some((_, disposer)) => {
-                    disposer.dispose();
+                    old.insert(name, (Value::Null, disposer));
                     fresh.push((source, def));
                 }
                 None => fresh.push((source, def)),
             }
         }
+        for (name, entry) in self.replace_atomically(&*registrar, old, fresh) {
+            next.insert(name, entry);
+        }
+        let count = next.len();
+        registered.tools = next;
+        count
+    }
+
+    /// One atomic replace; a definition the registry refuses is dropped
+    /// (with a warning) and the replace tried again without it. A registry
+    /// without atomic replacement gets the removals disposed and the
+    /// additions registered one by one.
+    fn replace_atomically(
+        &self,
+        registrar: &dyn ToolRegistrar,
+        old: BTreeMap<String, (Value, Disposer)>,
+        mut fresh: Vec<Built>,
+    ) -> Vec<(String, (Value, Disposer))> {
+        let remove: Vec<String> = old.keys().cloned().collect();
+        // The old disposers only remove their own registrations: after the
+        // replace they are no-ops, and dropping them (at return) changes
+        // nothing.
+        let remove = &remove;
+        loop {
+            let sources: Vec<(String, Value)> = fresh
+                .iter()
+                .map(|(source, def)| (def.name().as_str().to_owned(), source.clone()))
+                .collect();
+            let defs = fresh.iter().map(|(_, def)| def.clone()).collect();
+            match registrar.replace_tools(Scope::Global, remove, defs) {
+                Ok(disposers) => {
+                    return sources
+                        .into_iter()
+                        .zip(disposers)
+                        .map(|((name, source), d)| (name, (source, d)))
+                        .collect();
+                }
+                Err(RegistrationError::Unsupported { .. }) => {
+                    return self.replace_one_by_one(registrar, old, fresh);
+                }
+                Err(e) => {
+                    let refused = match &e {
+                        RegistrationError::Duplicate { name, .. }
+                        | RegistrationError::Reserved { name, .. }
+                        | RegistrationError::InvalidSchema { name, .. } => Some(name.clone()),
+                        _ => None,
+                    };
+                    let before = fresh.len();
+                    if let Some(refused) = &refused {
+                        fresh.retain(|(_, def)| def.name().as_str() != refused);
+                    }
+                    if refused.is_none() || fresh.len() == before {
+                        tracing::warn!(server = %self.name, "MCP tools not re-registered: {e}");
+                        return Vec::new();
+                    }
+                    tracing::warn!(server = %self.name, tool = ?refused, "MCP tool not registered: {e}");
+                }
+            }
+        }
+    }
+
+    /// The fallback for a registry without atomic replacement.
+    fn replace_one_by_one(
+        &self,
+        registrar: &dyn ToolRegistrar,
+        old: BTreeMap<String, (Value, Disposer)>,
+        fresh: Vec<Built>,
+    ) -> Vec<(String, (Value, Disposer))> {
         for (_, (_, disposer)) in old {
             disposer.dispose();
         }
+        let mut out = Vec::new();
         for (source, def) in fresh {
             let name = def.name().as_str().to_owned();
             match registrar.register_tool(Scope::Global, def) {
-                Ok(disposer) => {
-                    next.insert(name, (source, disposer));
-                }
+                Ok(disposer) => out.push((name, (source, disposer))),
                 Err(e) => {
                     tracing::warn!(server = %self.name, tool = %name, "MCP tool not registered: {e}");
                 }
             }
         }
-        let count = next.len();
-        registered.tools = next;
-        count
+        out
     }
 
     /// The tack names registered now.

@@ -1,15 +1,17 @@
 //! The rmcp server handler: `tools/list` and `tools/call` over a dispatcher.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::time::Duration;
 
-#[allow(deprecated)]
-use rmcp::model::SetLevelRequestParams;
+use rmcp::Peer;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+#[allow(deprecated)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tack_core::capability::ToolDispatcher;
@@ -27,6 +29,16 @@ pub type ToolSource = Arc<dyn Fn() -> Vec<ToolDefinition> + Send + Sync>;
 /// pipeline (the [`ToolDispatcher`]) — validation, permission, approval,
 /// guards, sandbox, timeout, post-execute and the result observers — and
 /// `notifications/cancelled` cancels the call's token.
+///
+/// * **Logging**: after `logging/setLevel`, the session gets a
+///   `notifications/message` (logger `tack`) for every served call at or
+///   above that level: `info` for a call that succeeded, `warning` for an
+///   unknown tool, `error` for a call that failed (with its error code and
+///   message). Before `logging/setLevel` nothing is sent.
+/// * **Tool list changes**: with [`with_tools_changed`](Self::with_tools_changed)
+///   the server advertises `tools.listChanged` and sends
+///   `notifications/tools/list_changed` to every session when the listed
+///   tools change.
 #[derive(Clone)]
 pub struct McpServer {
     dispatcher: Arc<dyn ToolDispatcher>,
@@ -34,6 +46,31 @@ pub struct McpServer {
     name: String,
     next_id: Arc<AtomicU64>,
     peers: CallPeers,
+    /// This session's `logging/setLevel` (`NO_LEVEL` until set).
+    log_level: Arc<AtomicU8>,
+    changes: Option<tokio::sync::watch::Receiver<u64>>,
+}
+
+/// No `logging/setLevel` yet: no log messages.
+const NO_LEVEL: u8 = u8::MAX;
+
+#[allow(deprecated)]
+fn severity(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+/// What `tools/list` shows, to tell a real change from a spurious signal.
+fn listing(tools: &ToolSource) -> Vec<Value> {
+    tools().iter().map(tool_json).collect()
 }
 
 impl std::fmt::Debug for McpServer {
@@ -53,6 +90,40 @@ impl McpServer {
             name: "tack".to_owned(),
             next_id: Arc::new(AtomicU64::new(1)),
             peers: CallPeers::default(),
+            log_level: Arc::new(AtomicU8::new(NO_LEVEL)),
+            changes: None,
+        }
+    }
+
+    /// Sends `notifications/tools/list_changed` to every session when
+    /// `changes` is marked changed and the listed tools differ from what
+    /// the session was last told (and advertises `tools.listChanged`).
+    /// tack-pipeline's `ToolRegistry::changes` is such a signal.
+    pub fn with_tools_changed(mut self, changes: tokio::sync::watch::Receiver<u64>) -> Self {
+        self.changes = Some(changes);
+        self
+    }
+
+    /// A copy for a new session: the tools, dispatcher and call peers are
+    /// shared, the log level is the session's own.
+    pub(crate) fn for_session(&self) -> Self {
+        let mut copy = self.clone();
+        copy.log_level = Arc::new(AtomicU8::new(NO_LEVEL));
+        copy
+    }
+
+    /// Sends a `notifications/message` when `level` is at or above the
+    /// session's `logging/setLevel`.
+    #[allow(deprecated)]
+    async fn log(&self, peer: &Peer<RoleServer>, level: LoggingLevel, data: Value) {
+        let threshold = self.log_level.load(Ordering::Relaxed);
+        if threshold == NO_LEVEL || severity(level) < threshold {
+            return;
+        }
+        let mut message = LoggingMessageNotificationParam::new(level, data);
+        message.logger = Some("tack".to_owned());
+        if let Err(e) = peer.notify_logging_message(message).await {
+            tracing::debug!("cannot send an MCP log message: {e}");
         }
     }
 
@@ -105,9 +176,11 @@ impl ServerHandler for McpServer {
             "version": env!("CARGO_PKG_VERSION")
         }))
         .unwrap_or_default();
-        let capabilities: ServerCapabilities =
-            serde_json::from_value(json!({"tools": {"listChanged": false}, "logging": {}}))
-                .unwrap_or_default();
+        let capabilities: ServerCapabilities = serde_json::from_value(json!({
+            "tools": {"listChanged": self.changes.is_some()},
+            "logging": {}
+        }))
+        .unwrap_or_default();
         let mut info = ServerConfig::default();
         info.capabilities = capabilities;
         info.server_info = implementation;
@@ -138,6 +211,13 @@ impl ServerHandler for McpServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let Some(definition) = self.find(&name) else {
+            #[allow(deprecated)]
+            self.log(
+                &context.peer,
+                LoggingLevel::Warning,
+                json!({"event": "unknown tool", "tool": name}),
+            )
+            .await;
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{name}`: tools/list names the tools this server has"),
                 None,
@@ -151,6 +231,32 @@ impl ServerHandler for McpServer {
         self.peers.insert(&call_id, context.peer.clone());
         let outcome = self.dispatcher.dispatch(call, context.ct.clone()).await;
         self.peers.remove(&call_id);
+        #[allow(deprecated)]
+        match outcome.failure_info() {
+            None => {
+                self.log(
+                    &context.peer,
+                    LoggingLevel::Info,
+                    json!({"event": "tool call", "tool": outcome.tool, "callId": call_id, "ok": true}),
+                )
+                .await;
+            }
+            Some(failure) => {
+                self.log(
+                    &context.peer,
+                    LoggingLevel::Error,
+                    json!({
+                        "event": "tool call",
+                        "tool": outcome.tool,
+                        "callId": call_id,
+                        "ok": false,
+                        "code": failure.code.as_str(),
+                        "message": failure.message,
+                    }),
+                )
+                .await;
+            }
+        }
         if outcome.error_code() == Some(ErrorCode::UnknownTool) {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{}`", outcome.tool),
@@ -170,6 +276,45 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         tracing::info!(level = ?request.level, "MCP client set the log level");
+        self.log_level
+            .store(severity(request.level), Ordering::Relaxed);
         Ok(())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let Some(mut changes) = self.changes.clone() else {
+            return;
+        };
+        let tools = Arc::clone(&self.tools);
+        let peer = context.peer;
+        changes.mark_unchanged();
+        let mut told = listing(&tools);
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => {
+                        if changed.is_err() {
+                            return; // the registry is gone
+                        }
+                    }
+                    // Ends the watch of a session that went away without a change.
+                    () = tokio::time::sleep(Duration::from_secs(30)) => {
+                        if peer.is_transport_closed() {
+                            return;
+                        }
+                        continue;
+                    }
+                }
+                changes.mark_unchanged();
+                let now = listing(&tools);
+                if now == told {
+                    continue;
+                }
+                told = now;
+                if peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        });
     }
 }

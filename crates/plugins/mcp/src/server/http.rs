@@ -96,8 +96,11 @@ pub async fn serve_http(
         .with_max_request_body_bytes(options.max_body_bytes)
         .with_cancellation_token(shutdown.child_token());
     let sessions = Arc::new(LocalSessionManager::default());
-    let service =
-        StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&sessions), config);
+    let service = StreamableHttpService::new(
+        move || Ok(server.for_session()),
+        Arc::clone(&sessions),
+        config,
+    );
     let max_sessions = options.max_sessions.max(1);
     let token = options
         .bearer_token

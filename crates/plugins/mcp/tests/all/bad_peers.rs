@@ -259,6 +259,87 @@ async fn list_changed_re_registers_the_servers_tools() {
     assert!(host.registry.get("mcp__c__extra", None).is_none());
 }
 
+/// A changed tool is swapped in one step: calls racing a stream of
+/// `tools/list_changed` re-registrations never get UNKNOWN_TOOL for a tool
+/// listed before and after, and a reader spinning on the registry never
+/// finds it missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changed_swaps_a_changed_tool_without_a_window() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let Some(server) = bad_server("flipping", "list_changed_atomic") else {
+        return;
+    };
+    let host = host(McpConfig::new().with_server("c", server)).await;
+    assert_eq!(host.plugin.tool_names(), ["mcp__c__flip", "mcp__c__work"]);
+    let description = |registry: &ToolRegistry| {
+        registry
+            .get("mcp__c__work", None)
+            .map(|t| t.definition().description().to_owned())
+    };
+    assert_eq!(
+        description(&host.registry).as_deref(),
+        Some("does work, version 0")
+    );
+    let done = Arc::new(AtomicBool::new(false));
+    let misses = Arc::new(AtomicUsize::new(0));
+    let reader = {
+        let (registry, done, misses) = (host.registry.clone(), done.clone(), misses.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                if registry.get("mcp__c__work", None).is_none() {
+                    misses.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+    };
+    let caller = {
+        let (pipeline, done) = (host.pipeline.clone(), done.clone());
+        tokio::spawn(async move {
+            let mut failures = Vec::new();
+            let mut calls = 0;
+            while !done.load(Ordering::Relaxed) {
+                let out = call(&pipeline, "mcp__c__work", json!({})).await;
+                calls += 1;
+                if !out.is_success() {
+                    failures.push(format!("{out:?}"));
+                }
+            }
+            (calls, failures)
+        })
+    };
+    const FLIPS: usize = 40;
+    for _ in 0..FLIPS {
+        let out = call(&host.pipeline, "mcp__c__flip", json!({})).await;
+        assert!(out.is_success(), "{out:?}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let last = format!("does work, version {FLIPS}");
+    for _ in 0..200 {
+        if description(&host.registry).as_deref() == Some(last.as_str()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    done.store(true, Ordering::Relaxed);
+    reader.join().unwrap();
+    let (calls, failures) = caller.await.unwrap();
+    assert_eq!(description(&host.registry).as_deref(), Some(last.as_str()));
+    assert!(calls > 0);
+    assert!(
+        failures.is_empty(),
+        "{} of {calls} calls failed: {:?}",
+        failures.len(),
+        failures.first()
+    );
+    assert_eq!(
+        misses.load(Ordering::Relaxed),
+        0,
+        "the tool was missing from the registry mid-swap"
+    );
+    host.plugin.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_disconnects_mid_call_leaves_the_server_serving() {
     let cancelled = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -8,7 +8,7 @@ use tack_core::CancellationToken;
 use tack_core::capability::ToolDispatcher;
 use tack_core::host::PluginHost;
 use tack_core::tool::{ContentBlock, ErrorCode, Outcome, ToolCall};
-use tack_mcp::{ClientOptions, McpConfig, McpPlugin, ServerConfig};
+use tack_mcp::{ClientOptions, McpConfig, McpPlugin, McpProgress, ServerConfig};
 use tack_pipeline::{Pipeline, ToolRegistry};
 
 use crate::node;
@@ -21,12 +21,16 @@ pub struct Host {
 }
 
 pub async fn host(config: McpConfig) -> Host {
+    host_with(config, ClientOptions::default()).await
+}
+
+pub async fn host_with(config: McpConfig, options: ClientOptions) -> Host {
     let registry = ToolRegistry::new();
     let pipeline = Pipeline::new(registry.clone());
     let plugin = Arc::new(
         McpPlugin::connect(
             &config,
-            ClientOptions::default().startup_timeout(Duration::from_secs(60)),
+            options.startup_timeout(Duration::from_secs(60)),
             Arc::new(registry.clone()),
         )
         .await,
@@ -129,6 +133,65 @@ async fn everything_tools_are_registered_and_called_through_the_pipeline() {
     )
     .await;
     assert_eq!(after.error_code(), Some(ErrorCode::UnknownTool));
+}
+
+/// `trigger-long-running-operation` reports progress only when the call
+/// carries a progressToken; each report reaches the host's listener as an
+/// event naming the server, the tack tool and the tack call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_notifications_reach_the_host_as_events() {
+    let Some(server) = everything("progress_events") else {
+        return;
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<McpProgress>();
+    let options = ClientOptions::default().on_progress(move |event| {
+        let _ = tx.send(event);
+    });
+    let host = host_with(McpConfig::new().with_server("everything", server), options).await;
+    let tool = "mcp__everything__trigger-long-running-operation";
+    assert!(
+        host.registry.get(tool, None).is_some(),
+        "{:?}",
+        host.plugin.tool_names()
+    );
+    let out = host
+        .pipeline
+        .dispatch(
+            ToolCall::new(
+                "long-1",
+                tool,
+                json!({"duration": 1, "steps": 4}).to_string(),
+            ),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    // The last report may be handed over just after the answer.
+    let mut events = Vec::new();
+    while events.len() < 4 {
+        match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+            Ok(Some(event)) => events.push(event),
+            _ => break,
+        }
+    }
+    assert_eq!(events.len(), 4, "{events:?}");
+    for (i, event) in events.iter().enumerate() {
+        assert_eq!(event.server, "everything");
+        assert_eq!(event.tool, tool);
+        assert_eq!(event.call_id.as_str(), "long-1");
+        assert_eq!(event.progress, (i + 1) as f64);
+        assert_eq!(event.total, Some(4.0));
+    }
+    // A call without progress reports none.
+    let echo = call(
+        &host.pipeline,
+        "mcp__everything__echo",
+        json!({"message": "x"}),
+    )
+    .await;
+    assert!(echo.is_success(), "{echo:?}");
+    assert!(rx.try_recv().is_err());
+    host.plugin.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

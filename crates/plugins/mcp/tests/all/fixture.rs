@@ -79,6 +79,7 @@ impl Drop for Served {
 
 pub fn server_for(pipeline: &Pipeline) -> McpServer {
     let tools = pipeline.registry().clone();
+    let changes = tools.changes();
     McpServer::new(
         Arc::new(pipeline.clone()) as Arc<dyn ToolDispatcher>,
         Arc::new(move || {
@@ -89,6 +90,7 @@ pub fn server_for(pipeline: &Pipeline) -> McpServer {
                 .collect()
         }),
     )
+    .with_tools_changed(changes)
 }
 
 /// Serves `tools` over HTTP on 127.0.0.1 (a free port).

@@ -9,3 +9,4 @@ mod conformance;
 mod fixture;
 mod node;
 mod roundtrip;
+mod server_notifications;
