@@ -8,14 +8,32 @@ use crate::capability::{
     Capabilities, CapabilityError, CapabilityKind, FileSystem, Shell, ToolDispatcher,
 };
 use crate::hook::AgentId;
+use crate::host::run_effects::EffectsInner;
 use crate::host::{NewRunContext, RunEffects};
 use crate::policy::ApprovalService;
 use crate::tool::{CallId, DeferredContext, ExecutionToken, ToolCall, ToolExecution};
 
-struct Shared {
+/// What every clone of one context shares (one allocation).
+pub(crate) struct Shared {
     execution: Arc<ToolExecution>,
     capabilities: Arc<Capabilities>,
-    effects: RunEffects,
+    effects: Effects,
+}
+
+/// A context's effects: held inline (made with the context), or the host's.
+enum Effects {
+    Inline(EffectsInner),
+    Host(RunEffects),
+}
+
+impl Shared {
+    /// The effects this context writes to.
+    pub(crate) fn effects(&self) -> &EffectsInner {
+        match &self.effects {
+            Effects::Inline(inner) => inner,
+            Effects::Host(effects) => effects.inner(),
+        }
+    }
 }
 
 /// What a tool body runs with: its cancellation signal, its capabilities, and
@@ -62,10 +80,24 @@ impl NewRunContext for ToolRunContext {
             shared: Arc::new(Shared {
                 execution,
                 capabilities,
-                effects,
+                effects: Effects::Host(effects),
             }),
             cancel,
         }
+    }
+
+    fn with_fresh_effects(
+        execution: Arc<ToolExecution>,
+        capabilities: Arc<Capabilities>,
+        cancel: CancellationToken,
+    ) -> (Self, RunEffects) {
+        let shared = Arc::new(Shared {
+            execution,
+            capabilities,
+            effects: Effects::Inline(EffectsInner::default()),
+        });
+        let effects = RunEffects::in_context(shared.clone());
+        (Self { shared, cancel }, effects)
     }
 }
 
@@ -181,19 +213,19 @@ impl ToolRunContext {
     /// mid-call): text, or a [`DeferredContext`] of content blocks (images
     /// included). It survives a later failure of the same call.
     pub fn defer_context(&self, message: impl Into<DeferredContext>) {
-        self.shared.effects.defer_context(message);
+        self.shared.effects().defer_context(message.into());
     }
 
     /// Asks the loop to end the turn after this call. It rides on this
     /// execution's own success: a failed call concludes nothing.
     pub fn conclude_turn(&self) {
-        self.shared.effects.conclude_turn();
+        self.shared.effects().conclude_turn();
     }
 
     /// The effects this execution has asked for so far: the pipeline's, never
     /// handed to a tool body.
-    pub(crate) fn effects(&self) -> &RunEffects {
-        &self.shared.effects
+    pub(crate) fn effects(&self) -> &EffectsInner {
+        self.shared.effects()
     }
 }
 

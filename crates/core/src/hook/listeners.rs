@@ -444,6 +444,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
 
     fn publish(&self, regs: &mut Registrations<L, M>) {
         regs.working.version += 1;
+        regs.working.flatten();
         self.published.store(Arc::new(regs.working.clone()));
         for replica in self.replicas.iter() {
             *replica.copy.lock() = None;

@@ -56,16 +56,25 @@ pub(crate) struct Snapshot<L: ?Sized, M> {
     pub(crate) agents: imbl::HashMap<AgentId, Run<L>>,
     /// How many listeners there are, across every scope.
     pub(crate) len: usize,
+    /// The global listeners as a flat list, by rank, when there are at most
+    /// [`FLAT_MAX`] of them (set when the snapshot is published): a dispatch
+    /// then steps to the next listener by index instead of searching the
+    /// tree. Past that size the tree is walked, so a change stays O(log n).
+    pub(crate) flat: Option<Run<L>>,
     /// Which publication this is (each change publishes the next).
     pub(crate) version: u64,
     pub(crate) meta: M,
 }
+
+/// The most global listeners a snapshot also keeps as a flat list.
+pub(crate) const FLAT_MAX: usize = 64;
 
 impl<L: ?Sized, M: Clone> Clone for Snapshot<L, M> {
     fn clone(&self) -> Self {
         Self {
             global: self.global.clone(),
             agents: self.agents.clone(),
+            flat: self.flat.clone(),
             len: self.len,
             version: self.version,
             meta: self.meta.clone(),
@@ -78,10 +87,25 @@ impl<L: ?Sized, M> Snapshot<L, M> {
         Self {
             global: imbl::OrdMap::new(),
             agents: imbl::HashMap::new(),
+            flat: Some(Arc::from(Vec::new())),
             len: 0,
             version: 0,
             meta,
         }
+    }
+
+    /// Sets the flat list of the global listeners from the tree: a list when
+    /// they are few (O(n) with n at most [`FLAT_MAX`]), none otherwise.
+    pub(crate) fn flatten(&mut self) {
+        self.flat = (self.global.len() <= FLAT_MAX).then(|| {
+            self.global
+                .iter()
+                .map(|(rank, entry)| Slot {
+                    rank: *rank,
+                    entry: entry.clone(),
+                })
+                .collect()
+        });
     }
 
     /// Every listener in chain order (for messages and `Debug`, not dispatch).
@@ -101,11 +125,14 @@ impl<L: ?Sized, M> Snapshot<L, M> {
     }
 }
 
-/// A position in a [`View`]: how far along the global list (the lowest rank
-/// not yet passed) and the agent's list (an index) the walk is.
+/// A position in a [`View`]: how far along the global list (an index into
+/// the flat list, or without one the lowest rank not yet passed) and the
+/// agent's list (an index) the walk is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Pos {
-    global: Rank,
+    /// The global position as two halves, so a position (and every future
+    /// that holds one) is aligned to 8 bytes, not 16.
+    global: [u64; 2],
     agent: usize,
 }
 
@@ -129,11 +156,23 @@ impl<L: ?Sized, M> Entries<L, M> {
     /// The listener at `pos` and the position after it; `None` past the last.
     #[inline]
     pub(crate) fn at(&self, pos: Pos) -> Option<(&Entry<L>, Pos)> {
-        let global = self.snapshot.global.get_next(&pos.global);
+        // `pos.global` is an index into the flat list when the snapshot has
+        // one, else the lowest rank not yet passed.
+        let global = match &self.snapshot.flat {
+            Some(flat) => usize::try_from(pos.global())
+                .ok()
+                .and_then(|i| flat.get(i))
+                .map(|slot| (slot.rank, &slot.entry, pos.global() + 1)),
+            None => self
+                .snapshot
+                .global
+                .get_next(&pos.global())
+                .map(|(rank, entry)| (*rank, entry, *rank + 1)),
+        };
         let own = self.agent.as_deref().and_then(|run| run.get(pos.agent));
         match (global, own) {
-            (Some((rank, _)), Some(a)) if a.rank < *rank => Some((&a.entry, pos.next_agent())),
-            (Some((rank, entry)), _) => Some((entry, pos.past_global(*rank))),
+            (Some((rank, _, _)), Some(a)) if a.rank < rank => Some((&a.entry, pos.next_agent())),
+            (Some((_, entry, next)), _) => Some((entry, pos.with_global(next))),
             (None, Some(a)) => Some((&a.entry, pos.next_agent())),
             (None, None) => None,
         }
@@ -154,9 +193,14 @@ impl<L: ?Sized, M> Entries<L, M> {
 }
 
 impl Pos {
-    fn past_global(self, rank: Rank) -> Self {
+    fn global(self) -> Rank {
+        (Rank::from(self.global[0]) << 64) | Rank::from(self.global[1])
+    }
+
+    fn with_global(self, global: Rank) -> Self {
         Self {
-            global: rank + 1,
+            // The two halves of the rank; the truncations are the point.
+            global: [(global >> 64) as u64, global as u64],
             ..self
         }
     }

@@ -1,6 +1,6 @@
 //! Waterfall hook points: a chain of around-listeners ending in a default.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
@@ -76,20 +76,21 @@ where
 {
     #[inline]
     fn call_erased(&self, input: In, next: Next<In, Out>) -> Step<In, Out> {
-        let mut returned = Some((self.0)(input, next));
         // Resolved at compile time: when the closure's future type is
         // `NextFuture`, it returned `next.run(..)` directly.
-        let any: &mut dyn Any = &mut returned;
-        if let Some(tail) = any
-            .downcast_mut::<Option<NextFuture<In, Out>>>()
-            .and_then(Option::take)
-        {
-            return Step::Tail(tail);
+        if TypeId::of::<Fut>() == TypeId::of::<NextFuture<In, Out>>() {
+            let mut returned = Some((self.0)(input, next));
+            let any: &mut dyn Any = &mut returned;
+            return match any
+                .downcast_mut::<Option<NextFuture<In, Out>>>()
+                .and_then(Option::take)
+            {
+                Some(tail) => Step::Tail(tail),
+                None => unreachable!("the future's type is `NextFuture`"),
+            };
         }
-        match returned {
-            Some(fut) => Step::Boxed(Box::pin(fut)),
-            None => unreachable!("the future is taken only on the tail path"),
-        }
+        // Any other future goes straight into its box.
+        Step::Boxed(Box::pin((self.0)(input, next)))
     }
 }
 
@@ -740,6 +741,52 @@ mod tests {
             futures::executor::block_on(hook.dispatch(Some(&agent), Vec::new())).unwrap(),
             ["outer", "new-global", "new-scoped"]
         );
+    }
+
+    /// Few global listeners are walked by index, many by searching the
+    /// tree: both walks give the chain order (priority descending, then
+    /// registration order), merged with an agent's own listeners.
+    #[test]
+    fn the_flat_and_the_tree_walks_give_the_same_order() {
+        use crate::hook::view::FLAT_MAX;
+        use crate::hook::{AgentId, ListenerSpec, Priority};
+
+        type Log = Vec<Arc<str>>;
+        let agent = AgentId::new("a");
+        for globals in [3, FLAT_MAX, FLAT_MAX + 1, 3 * FLAT_MAX] {
+            let hook: Waterfall<Log, Log> = Waterfall::new("unit/walk", |log| async move { log });
+            let mut keep = Vec::new();
+            // (priority, registration, name, global?)
+            let mut registered = Vec::new();
+            for i in 0..globals + 10 {
+                let name: Arc<str> = format!("l{i}").into();
+                // Priorities that interleave the registration order.
+                let priority = Priority(i32::try_from(i * 7 % 5).unwrap() - 2);
+                let spec = if i >= globals {
+                    ListenerSpec::for_agent(agent.clone(), name.clone())
+                } else {
+                    ListenerSpec::new(name.clone())
+                };
+                registered.push((priority, i, name.clone(), i < globals));
+                let listener = move |mut log: Log, next: Next<Log, Log>| {
+                    log.push(name.clone());
+                    next.run(log)
+                };
+                keep.push(hook.tap(spec.with_priority(priority), listener));
+            }
+            registered.sort_by_key(|(priority, i, _, _)| (std::cmp::Reverse(*priority), *i));
+            let expected: Log = registered.iter().map(|r| r.2.clone()).collect();
+            let ran = block_on(hook.dispatch(Some(&agent), Vec::new())).unwrap();
+            assert_eq!(ran, expected, "{globals} global listeners");
+            let expected: Log = registered
+                .iter()
+                .filter(|r| r.3)
+                .map(|r| r.2.clone())
+                .collect();
+            let global_only = block_on(hook.dispatch(None, Vec::new())).unwrap();
+            assert_eq!(global_only, expected, "{globals} global listeners");
+            assert_eq!(global_only.len(), globals);
+        }
     }
 
     #[test]

@@ -84,6 +84,36 @@ pub trait NewRunContext: sealed::Sealed + Sized {
         cancel: CancellationToken,
         effects: RunEffects,
     ) -> Self;
+
+    /// The context of `execution` with fresh effects, and the handle the
+    /// host reads them through after the body: the same as
+    /// [`new`](Self::new) with [`RunEffects::new`], in one allocation
+    /// instead of two (the effects live inside the context).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use serde_json::json;
+    /// use tack_core::capability::Capabilities;
+    /// use tack_core::context::ToolRunContext;
+    /// use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution};
+    /// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+    /// use tack_core::CancellationToken;
+    ///
+    /// let execution = Arc::new(ToolExecution::new(
+    ///     CallId::from("c1"), ToolName::new("demo").unwrap(), Arc::new(json!({})),
+    ///     Tier::ReadOnly, ExecutionToken::issue(CallId::from("c1")),
+    /// ));
+    /// let (cx, effects) = ToolRunContext::with_fresh_effects(
+    ///     execution, Arc::new(Capabilities::default()), CancellationToken::new(),
+    /// );
+    /// cx.conclude_turn();
+    /// assert!(effects.concluded());
+    /// ```
+    fn with_fresh_effects(
+        execution: Arc<ToolExecution>,
+        capabilities: Arc<Capabilities>,
+        cancel: CancellationToken,
+    ) -> (Self, RunEffects);
 }
 
 /// Building an [`Outcome`]: the one normalized result of a call.

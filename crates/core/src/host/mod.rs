@@ -47,7 +47,7 @@
 pub(crate) mod build;
 mod plugin_host;
 mod registrar;
-mod run_effects;
+pub(crate) mod run_effects;
 
 pub use build::{
     NewExecuteRequest, NewExecutionRecord, NewExecutionToken, NewFailure, NewOutcome,

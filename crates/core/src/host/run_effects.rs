@@ -19,16 +19,50 @@ use crate::tool::DeferredContext;
 /// assert_eq!(effects.take_deferred()[0].text(), "remember: the tests are slow");
 /// assert!(!effects.concluded());
 /// ```
+///
+/// A host that builds the context with
+/// [`NewRunContext::with_fresh_effects`](super::NewRunContext::with_fresh_effects)
+/// gets the effects inside the context's own allocation (one allocation per
+/// execution for both).
 #[derive(Clone, Default)]
 pub struct RunEffects {
-    inner: Arc<EffectsInner>,
+    handle: Handle,
 }
 
+/// Where the effects live: an allocation of their own, or inside the run
+/// context they were made with.
+#[derive(Clone)]
+enum Handle {
+    Own(Arc<EffectsInner>),
+    InContext(Arc<crate::context::Shared>),
+}
+
+impl Default for Handle {
+    fn default() -> Self {
+        Self::Own(Arc::default())
+    }
+}
+
+/// The effects themselves.
 #[derive(Default)]
-struct EffectsInner {
+pub(crate) struct EffectsInner {
     deferred: Mutex<Vec<DeferredContext>>,
     concluded: AtomicBool,
     dispatched: AtomicBool,
+}
+
+impl EffectsInner {
+    pub(crate) fn defer_context(&self, message: DeferredContext) {
+        self.deferred.lock().push(message);
+    }
+
+    pub(crate) fn conclude_turn(&self) {
+        self.concluded.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn mark_dispatched(&self) {
+        self.dispatched.store(true, Ordering::Release);
+    }
 }
 
 impl RunEffects {
@@ -37,44 +71,58 @@ impl RunEffects {
         Self::default()
     }
 
+    /// The effects held inside the run context `shared`.
+    pub(crate) fn in_context(shared: Arc<crate::context::Shared>) -> Self {
+        Self {
+            handle: Handle::InContext(shared),
+        }
+    }
+
+    pub(crate) fn inner(&self) -> &EffectsInner {
+        match &self.handle {
+            Handle::Own(inner) => inner,
+            Handle::InContext(shared) => shared.effects(),
+        }
+    }
+
     /// Queues a context (text, or content blocks) to append after this call's
     /// result.
     pub fn defer_context(&self, message: impl Into<DeferredContext>) {
-        self.inner.deferred.lock().push(message.into());
+        self.inner().defer_context(message.into());
     }
 
     /// Asks to end the turn after this call (honoured only if it succeeds).
     pub fn conclude_turn(&self) {
-        self.inner.concluded.store(true, Ordering::Release);
+        self.inner().conclude_turn();
     }
 
     /// Takes the queued contexts.
     pub fn take_deferred(&self) -> Vec<DeferredContext> {
-        std::mem::take(&mut *self.inner.deferred.lock())
+        std::mem::take(&mut *self.inner().deferred.lock())
     }
 
     /// Whether the body asked to conclude the turn.
     pub fn concluded(&self) -> bool {
-        self.inner.concluded.load(Ordering::Acquire)
+        self.inner().concluded.load(Ordering::Acquire)
     }
 
     /// Records that the tool body was started (set by the `tools/execute`
     /// default just before it calls the body).
     pub fn mark_dispatched(&self) {
-        self.inner.dispatched.store(true, Ordering::Release);
+        self.inner().mark_dispatched();
     }
 
     /// Whether the tool body was started: what a `CANCELLED` outcome reports,
     /// and what decides whether a late cancellation may replace a success.
     pub fn dispatched(&self) -> bool {
-        self.inner.dispatched.load(Ordering::Acquire)
+        self.inner().dispatched.load(Ordering::Acquire)
     }
 }
 
 impl fmt::Debug for RunEffects {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RunEffects")
-            .field("deferred", &self.inner.deferred.lock().len())
+            .field("deferred", &self.inner().deferred.lock().len())
             .field("concluded", &self.concluded())
             .finish()
     }

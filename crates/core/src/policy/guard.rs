@@ -256,4 +256,34 @@ impl Guards {
     pub fn names(&self, agent: Option<&AgentId>) -> Vec<Arc<str>> {
         self.list.names_for(agent)
     }
+
+    /// Whether a dispatch for `agent` would run any guard now (what
+    /// [`names`](Self::names) tells, without collecting them).
+    pub fn has_listeners(&self, agent: Option<&AgentId>) -> bool {
+        !self.list.view(agent).entries.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hook::AgentId;
+
+    #[test]
+    fn has_listeners_follows_scope_and_disposal() {
+        let guards = Guards::new();
+        let a = AgentId::new("a");
+        let b = AgentId::new("b");
+        assert!(!guards.has_listeners(None));
+        let scoped = guards.add_sync(Scope::Agent(a.clone()), "only-a", |_| GuardVerdict::Pass);
+        assert!(guards.has_listeners(Some(&a)));
+        assert!(!guards.has_listeners(Some(&b)));
+        assert!(!guards.has_listeners(None));
+        let global = guards.add_sync(Scope::Global, "all", |_| GuardVerdict::Pass);
+        assert!(guards.has_listeners(None) && guards.has_listeners(Some(&b)));
+        global.dispose();
+        scoped.dispose();
+        assert!(!guards.has_listeners(Some(&a)));
+        assert_eq!(guards.names(Some(&a)).len(), 0);
+    }
 }

@@ -77,10 +77,12 @@ impl From<String> for CallId {
 /// assert_eq!(a, a.clone());
 /// assert_eq!(a.root_call_id().as_str(), "c1");
 /// ```
+///
+/// Issuing one allocates nothing: the token is its serial beside the root
+/// call's id (a shared string), and cloning it copies the serial and shares
+/// the id.
 #[derive(Clone)]
-pub struct ExecutionToken(Arc<TokenInner>);
-
-struct TokenInner {
+pub struct ExecutionToken {
     serial: u64,
     root: CallId,
 }
@@ -114,23 +116,23 @@ impl crate::host::build::sealed::Sealed for ExecutionToken {}
 
 impl NewExecutionToken for ExecutionToken {
     fn issue(root: CallId) -> Self {
-        Self(Arc::new(TokenInner {
+        Self {
             serial: next_serial(),
             root,
-        }))
+        }
     }
 }
 
 impl ExecutionToken {
     /// The call id of the outermost call of the tree this execution belongs to.
     pub fn root_call_id(&self) -> &CallId {
-        &self.0.root
+        &self.root
     }
 }
 
 impl PartialEq for ExecutionToken {
     fn eq(&self, other: &Self) -> bool {
-        self.0.serial == other.0.serial
+        self.serial == other.serial
     }
 }
 
@@ -138,17 +140,13 @@ impl Eq for ExecutionToken {}
 
 impl std::hash::Hash for ExecutionToken {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0.serial.hash(state);
+        self.serial.hash(state);
     }
 }
 
 impl fmt::Debug for ExecutionToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "ExecutionToken(#{}, root {})",
-            self.0.serial, self.0.root
-        )
+        write!(f, "ExecutionToken(#{}, root {})", self.serial, self.root)
     }
 }
 
@@ -225,7 +223,7 @@ mod tests {
                 .map(|_| {
                     s.spawn(move || {
                         (0..per_thread)
-                            .map(|_| ExecutionToken::issue(CallId::from("c")).0.serial)
+                            .map(|_| ExecutionToken::issue(CallId::from("c")).serial)
                             .collect::<Vec<u64>>()
                     })
                 })

@@ -60,7 +60,7 @@ impl Pipeline {
     /// calls of `agent`.
     pub(crate) fn has_policy(&self, agent: Option<&AgentId>) -> bool {
         let hooks = self.hooks();
-        hooks.pre_execute().has_listeners(agent) || !hooks.guards().names(agent).is_empty()
+        hooks.pre_execute().has_listeners(agent) || hooks.guards().has_listeners(agent)
     }
 
     /// Admission when no policy reaches the call ([`has_policy`](Self::has_policy)

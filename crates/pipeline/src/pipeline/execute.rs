@@ -69,12 +69,18 @@ impl Pipeline {
             resolved: Resolved { mut call, tool },
             execution,
         } = admitted;
-        let effects = RunEffects::new();
+        self.record(&call.call_id, Stage::Execute);
+        // The context and the effects the body asks for, in one allocation.
+        let (context, effects) = ToolRunContext::with_fresh_effects(
+            execution.clone(),
+            self.capabilities().snapshot(),
+            cancel.clone(),
+        );
         // The outcome names the tool with the call's own string (the name the
         // call resolved by), moved rather than copied.
         let name = std::mem::take(&mut call.name);
         let outcome = self
-            .run_body(&call, name, &tool, &execution, cancel, &effects)
+            .run_body(&call, name, &tool, context, cancel, &effects)
             .await;
         Executed {
             call,
@@ -90,7 +96,7 @@ impl Pipeline {
         call: &ToolCall,
         tool_name: String,
         tool: &RegisteredTool,
-        execution: &Arc<ToolExecution>,
+        context: ToolRunContext,
         cancel: &CancellationToken,
         effects: &RunEffects,
     ) -> Outcome {
@@ -101,13 +107,7 @@ impl Pipeline {
         let succeed =
             |value, content| Outcome::success(call.call_id.clone(), tool_name, value, content);
 
-        self.record(&call.call_id, Stage::Execute);
-        let context = ToolRunContext::new(
-            execution.clone(),
-            self.capabilities().snapshot(),
-            cancel.clone(),
-            effects.clone(),
-        );
+        let execution = context.execution().clone();
         let request = ExecuteRequest::new(
             execution.clone(),
             context,

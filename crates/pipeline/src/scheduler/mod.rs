@@ -254,7 +254,7 @@ impl TurnScheduler {
                 return false; // same agent as the call before: already checked
             }
             checked = Some(agent);
-            hooks.pre_execute().has_listeners(agent) || !hooks.guards().names(agent).is_empty()
+            hooks.pre_execute().has_listeners(agent) || hooks.guards().has_listeners(agent)
         });
         let siblings = self.config.cancel_siblings_on_failure();
         // Why the turn cancelled its remaining calls (the first failure).
