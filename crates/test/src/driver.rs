@@ -1,6 +1,5 @@
-//! The one place tack-test touches tack-pipeline: a pipeline with a stage
-//! recorder over a registry, calls through it, and the mapping of the pipeline's stage names
-//! onto [`Stage`].
+//! The pipeline as the harness drives it: a pipeline with a stage recorder
+//! over a registry, and calls through it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,33 +21,13 @@ use crate::Stage;
 struct StageLog(Mutex<HashMap<CallId, Vec<Stage>>>);
 
 impl StageRecorder for StageLog {
-    fn record(&self, call_id: &CallId, stage: tack_pipeline::Stage) {
-        if let Some(stage) = stage_of(stage) {
-            self.0
-                .lock()
-                .entry(call_id.clone())
-                .or_default()
-                .push(stage);
-        }
+    fn record(&self, call_id: &CallId, stage: Stage) {
+        self.0
+            .lock()
+            .entry(call_id.clone())
+            .or_default()
+            .push(stage);
     }
-}
-
-fn stage_of(stage: tack_pipeline::Stage) -> Option<Stage> {
-    use tack_pipeline::Stage as P;
-    Some(match stage {
-        P::Resolve => Stage::Resolve,
-        P::Parse => Stage::Parse,
-        P::Validate => Stage::Validate,
-        P::PreExecute => Stage::PreExecute,
-        P::Approval => Stage::Approval,
-        P::Guard => Stage::Guard,
-        P::Execute => Stage::Execute,
-        P::Output => Stage::Output,
-        P::PostExecute => Stage::PostExecute,
-        P::Finalize => Stage::Finalize,
-        P::Result => Stage::Result,
-        _ => return None,
-    })
 }
 
 /// The stage a provenance's hook name stands for.

@@ -8,52 +8,9 @@ use tack_core::hook::{Decider, Provenance};
 use tack_core::hooks::ExecutionRecord;
 use tack_core::tool::{ContentBlock, ErrorCode, Failure, Outcome, ToolExecution, joined_text};
 
-/// A stage of the pipeline, in the order a call can enter them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Stage {
-    /// Looking the tool up in the caller's scope.
-    Resolve,
-    /// Parsing the argument text.
-    Parse,
-    /// Validating the arguments against the input schema.
-    Validate,
-    /// The `tools/pre-execute` waterfall.
-    PreExecute,
-    /// Asking the approval service (a pre-execute `ask`).
-    Approval,
-    /// The guards.
-    Guard,
-    /// The `tools/execute` waterfall around the body.
-    Execute,
-    /// Validating and rendering the body's value.
-    Output,
-    /// The `tools/post-execute` waterfall.
-    PostExecute,
-    /// The tool's own final touch to its content.
-    Finalize,
-    /// Freezing the record and notifying `tools/result` observers.
-    Result,
-}
-
-impl fmt::Display for Stage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = match self {
-            Stage::Resolve => "resolve",
-            Stage::Parse => "parse",
-            Stage::Validate => "validate",
-            Stage::PreExecute => "pre-execute",
-            Stage::Approval => "approval",
-            Stage::Guard => "guard",
-            Stage::Execute => "execute",
-            Stage::Output => "output",
-            Stage::PostExecute => "post-execute",
-            Stage::Finalize => "finalize",
-            Stage::Result => "result",
-        };
-        f.write_str(name)
-    }
-}
+/// A stage of the pipeline, in the order a call can enter them: the
+/// pipeline's own [`Stage`](tack_pipeline::Stage).
+pub use tack_pipeline::Stage;
 
 /// What happened to one call: its outcome, the stages it went through, who
 /// decided (a denial, a block, a replacement, a timeout), whether the tool's
