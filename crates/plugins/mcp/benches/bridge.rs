@@ -4,7 +4,14 @@
 //! * `server`: a bare rmcp client calling it through tack's MCP server
 //!   (JSON-RPC over an in-memory pipe, then the same pipeline);
 //! * `client_and_server`: the tool as `mcp__a__echo` through tack's MCP
-//!   client (a second pipeline) to tack's server over the in-memory pipe.
+//!   client (a second pipeline) to tack's server over the in-memory pipe;
+//! * `rmcp_floor`: a bare rmcp client calling a bare rmcp server whose
+//!   `call_tool` answers at once (no tack at all) over the same pipe — the
+//!   cost of rmcp's round trip, which `server` and `client_and_server`
+//!   include;
+//! * `one_thread/rmcp_floor` and `one_thread/server`: the same two on a
+//!   single-threaded runtime, where no message crosses threads — what the
+//!   round trip costs without cross-thread wake-ups.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::sync::Arc;
@@ -30,6 +37,26 @@ fn echo() -> ToolDefinition {
         .handler(|args: Arc<Value>, _cx: ToolRunContext| async move { Ok(json!({"text": args["text"]})) })
         .build()
         .unwrap()
+}
+
+/// An rmcp server with no tack in it: `call_tool` echoes at once.
+#[derive(Clone)]
+struct Floor;
+
+impl rmcp::ServerHandler for Floor {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let text = request
+            .arguments
+            .and_then(|a| a.get("text").cloned())
+            .unwrap_or_default();
+        Ok(rmcp::model::CallToolResponse::Complete(
+            rmcp::model::CallToolResult::structured(json!({ "text": text })),
+        ))
+    }
 }
 
 fn bench(c: &mut Criterion) {
@@ -85,6 +112,23 @@ fn bench(c: &mut Criterion) {
         });
     });
 
+    let floor = rt.block_on(async {
+        let (client_side, server_side) = tokio::io::duplex(1 << 20);
+        tokio::spawn(async move {
+            let running = Floor.serve(server_side).await.unwrap();
+            let _ = running.waiting().await;
+        });
+        ().serve(client_side).await.unwrap()
+    });
+    group.bench_function("rmcp_floor", |b| {
+        b.to_async(&rt).iter(|| async {
+            let mut params = CallToolRequestParams::new("echo");
+            params.arguments = json!({"text": "hi"}).as_object().cloned();
+            let out = floor.peer().call_tool(params).await.unwrap();
+            assert_ne!(out.is_error, Some(true));
+        });
+    });
+
     let client = ToolRegistry::new();
     let plugin = rt.block_on(McpPlugin::connect(
         &McpConfig::new().with_server(
@@ -114,6 +158,46 @@ fn bench(c: &mut Criterion) {
     group.finish();
     rt.block_on(plugin.shutdown());
     drop(host);
+
+    let one = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("mcp_bridge/one_thread");
+    let floor = one.block_on(async {
+        let (client_side, server_side) = tokio::io::duplex(1 << 20);
+        tokio::spawn(async move {
+            let running = Floor.serve(server_side).await.unwrap();
+            let _ = running.waiting().await;
+        });
+        ().serve(client_side).await.unwrap()
+    });
+    group.bench_function("rmcp_floor", |b| {
+        b.to_async(&one).iter(|| async {
+            let mut params = CallToolRequestParams::new("echo");
+            params.arguments = json!({"text": "hi"}).as_object().cloned();
+            let out = floor.peer().call_tool(params).await.unwrap();
+            assert_ne!(out.is_error, Some(true));
+        });
+    });
+    let peer = one.block_on(async {
+        let (client_side, server_side) = tokio::io::duplex(1 << 20);
+        let s = server.clone();
+        tokio::spawn(async move {
+            let running = s.serve(server_side).await.unwrap();
+            let _ = running.waiting().await;
+        });
+        ().serve(client_side).await.unwrap()
+    });
+    group.bench_function("server", |b| {
+        b.to_async(&one).iter(|| async {
+            let mut params = CallToolRequestParams::new("echo");
+            params.arguments = json!({"text": "hi"}).as_object().cloned();
+            let out = peer.peer().call_tool(params).await.unwrap();
+            assert_ne!(out.is_error, Some(true));
+        });
+    });
+    group.finish();
 }
 
 criterion_group!(benches, bench);

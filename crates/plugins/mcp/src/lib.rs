@@ -18,11 +18,12 @@ mod config;
 mod error;
 mod names;
 mod server;
+mod stdio;
 
 pub use client::mapping::{
     MAX_SCHEMA_BYTES, PERMISSIVE_OUTPUT, content_block, content_blocks, tier_from_annotations,
 };
-pub use client::{ClientOptions, McpPlugin, McpProgress, PLUGIN_NAME};
+pub use client::{ClientOptions, DEFAULT_MAX_MESSAGE_BYTES, McpPlugin, McpProgress, PLUGIN_NAME};
 pub use config::{McpConfig, ServerConfig};
 pub use error::McpError;
 pub use names::{server_prefix, tack_tool_name};

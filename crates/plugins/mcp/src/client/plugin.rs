@@ -15,6 +15,9 @@ use crate::error::McpError;
 /// The plugin's name.
 pub const PLUGIN_NAME: &str = "mcp";
 
+/// The default [`ClientOptions::max_message_bytes`]: 8 MiB.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
+
 /// How the client treats its servers.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -27,6 +30,15 @@ pub struct ClientOptions {
     pub backoff_base: Duration,
     /// The longest wait between restart attempts.
     pub backoff_max: Duration,
+    /// The largest message a server may send, in bytes (default
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`], 8 MiB): a stdio line, a streamable-HTTP
+    /// JSON body or SSE event. A larger answer is discarded as it arrives
+    /// (never held whole in memory) and its call fails `EXECUTION_FAILED`
+    /// (kind `mcp_message_too_large`) naming the server and the limit; the
+    /// server stays connected and serves the next call. On stdio, a message
+    /// that goes on past 16 times the limit without ending closes the
+    /// connection, and the server is restarted on the next call.
+    pub max_message_bytes: usize,
     /// Who hears the servers' progress notifications (besides tracing).
     pub(crate) progress: Option<ProgressListener>,
 }
@@ -37,6 +49,7 @@ impl Default for ClientOptions {
             startup_timeout: Duration::from_secs(30),
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             progress: None,
         }
     }
@@ -53,6 +66,20 @@ impl ClientOptions {
     pub fn backoff(mut self, base: Duration, max: Duration) -> Self {
         self.backoff_base = base;
         self.backoff_max = max;
+        self
+    }
+
+    /// Sets the largest message a server may send (see
+    /// [`max_message_bytes`](Self::max_message_bytes)); at least 1 KiB.
+    ///
+    /// ```
+    /// use tack_mcp::ClientOptions;
+    /// // Servers whose answers carry large images:
+    /// let options = ClientOptions::default().max_message_bytes(64 * 1024 * 1024);
+    /// assert_eq!(options.max_message_bytes, 64 * 1024 * 1024);
+    /// ```
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes.max(1024);
         self
     }
 

@@ -13,8 +13,8 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
@@ -35,6 +35,7 @@ use super::progress::McpProgress;
 use crate::config::ServerConfig;
 use crate::error::McpError;
 use crate::names::tack_tool_names;
+use crate::stdio::{CloseNote, LineTransport, TOO_LARGE, human_bytes};
 
 /// Lines of a stdio server's stderr kept for error messages.
 const STDERR_LINES: usize = 20;
@@ -82,6 +83,8 @@ pub(crate) struct Server {
     /// Serializes re-registrations.
     refreshing: tokio::sync::Mutex<()>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// Why this side closed the current connection, if it did.
+    note: CloseNote,
     stopped: CancellationToken,
     me: Weak<Server>,
 }
@@ -143,6 +146,18 @@ impl Drop for CancelOnDrop {
             });
         }
     }
+}
+
+/// An error and its sources, as one text.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    text
 }
 
 fn token_key(token: &ProgressToken) -> String {
@@ -257,6 +272,7 @@ impl Server {
             pending: Mutex::new(Vec::new()),
             refreshing: tokio::sync::Mutex::new(()),
             stderr: Arc::new(Mutex::new(VecDeque::new())),
+            note: CloseNote::default(),
             stopped: CancellationToken::new(),
             me: me.clone(),
         })
@@ -286,6 +302,9 @@ impl Server {
     /// Starts the transport and runs the MCP initialization.
     async fn spawn(&self) -> Result<Service, McpError> {
         let handler = self.handler();
+        if let Ok(mut note) = self.note.lock() {
+            *note = None;
+        }
         let started = async {
             match &self.config {
                 ServerConfig::Stdio {
@@ -299,14 +318,17 @@ impl Server {
                     if let Some(cwd) = cwd {
                         cmd.current_dir(cwd);
                     }
-                    let (transport, stderr) = TokioChildProcess::builder(cmd)
-                        .stderr(std::process::Stdio::piped())
-                        .spawn()
-                        .map_err(|e| {
-                            self.start_error(format!(
-                                "cannot run `{command}`: {e}; check `command` in the MCP configuration and that the program is on PATH"
-                            ))
-                        })?;
+                    let (transport, stderr) = LineTransport::spawn(
+                        &self.name,
+                        cmd,
+                        self.options.max_message_bytes,
+                        Arc::clone(&self.note),
+                    )
+                    .map_err(|e| {
+                        self.start_error(format!(
+                            "cannot run `{command}`: {e}; check `command` in the MCP configuration and that the program is on PATH"
+                        ))
+                    })?;
                     if let Some(stderr) = stderr {
                         let lines = Arc::clone(&self.stderr);
                         let name = self.name.clone();
@@ -336,8 +358,17 @@ impl Server {
                             let _ = running.waiting().await;
                         }
                     });
+                    let (read, write) = tokio::io::split(client_side);
+                    let transport = LineTransport::<RoleClient, _, _>::new(
+                        format!("MCP server `{}`", self.name),
+                        "ClientOptions::max_message_bytes",
+                        read,
+                        write,
+                        self.options.max_message_bytes,
+                        Arc::clone(&self.note),
+                    );
                     handler
-                        .serve(client_side)
+                        .serve(transport)
                         .await
                         .map_err(|e| self.start_error(format!("initialization failed: {e}")))
                 }
@@ -357,7 +388,11 @@ impl Server {
                         })?;
                         custom.insert(name, value);
                     }
-                    config = config.custom_headers(custom);
+                    let limit = self.options.max_message_bytes;
+                    config = config
+                        .custom_headers(custom)
+                        .max_sse_event_size(limit)
+                        .max_json_response_size(limit);
                     let transport = StreamableHttpClientTransport::from_config(config);
                     handler.serve(transport).await.map_err(|e| {
                         self.start_error(format!("cannot initialize a session at {url}: {e}"))
@@ -672,22 +707,80 @@ impl Server {
                 ));
             }
         };
-        let result = result.map_err(|e| {
-            let closed = peer.is_transport_closed();
-            let message = if closed {
-                format!(
-                    "MCP server `{}` exited or closed the connection during the call to `{tool}` ({e}); it is restarted on the next call",
-                    self.name
-                )
-            } else {
-                format!("MCP server `{}`, tool `{tool}`: {e}", self.name)
-            };
-            ToolError::with_code(ToolErrorCode::ExecutionFailed, message).with_kind("mcp_transport")
-        })?;
+        let mut result = result.map_err(|e| self.call_error(&peer, tool, e))?;
+        // The usual case, a structured success, without turning the whole
+        // result into JSON first (`call_result` decides the same way).
+        if has_output_schema
+            && result.is_error != Some(true)
+            && let Some(value) = result.structured_content.take()
+        {
+            return Ok(value);
+        }
         let result = serde_json::to_value(&result).map_err(|e| {
             ToolError::with_code(ToolErrorCode::ExecutionFailed, format!("MCP result: {e}"))
         })?;
         call_result(&self.name, tool, has_output_schema, result)
+    }
+
+    /// The tool error for a `tools/call` that got no result: an answer over
+    /// the size limit (kind `mcp_message_too_large`), a connection that
+    /// ended, or any other protocol error (kind `mcp_transport`).
+    fn call_error(&self, peer: &Peer<RoleClient>, tool: &str, e: ServiceError) -> ToolError {
+        let limit = self.options.max_message_bytes;
+        if let ServiceError::McpError(data) = &e
+            && let Some(extra) = &data.data
+            && extra.get("reason").and_then(Value::as_str) == Some(TOO_LARGE)
+        {
+            // The stdio transport's stand-in for an answer it discarded.
+            return self.too_large(tool, limit);
+        }
+        let http = matches!(self.config, ServerConfig::Http { .. });
+        // rmcp's HTTP client refuses a JSON body or an SSE event over the
+        // limit with "… exceeded the maximum size of N bytes".
+        if http
+            && error_chain(&e as &(dyn std::error::Error + 'static))
+                .contains("exceeded the maximum size")
+        {
+            return self.too_large(tool, limit);
+        }
+        let closed = peer.is_transport_closed();
+        let message = if http && !closed && matches!(e, ServiceError::TransportClosed) {
+            // rmcp ends the request this way when its SSE response stream
+            // stops early — which an event over the limit does.
+            format!(
+                "MCP server `{}`, tool `{tool}`: the HTTP response stream ended before the answer; the server is still connected. An answer larger than the client's limit of {} ends it this way (raise the limit with `ClientOptions::max_message_bytes`)",
+                self.name,
+                human_bytes(limit)
+            )
+        } else if closed || matches!(e, ServiceError::TransportClosed) {
+            let note = self.note.lock().ok().and_then(|n| n.clone());
+            match note {
+                Some(why) => format!(
+                    "MCP server `{}` failed during the call to `{tool}`: {why}; it is restarted on the next call",
+                    self.name
+                ),
+                None => format!(
+                    "MCP server `{}` exited or closed the connection during the call to `{tool}` ({e}); it is restarted on the next call",
+                    self.name
+                ),
+            }
+        } else {
+            format!("MCP server `{}`, tool `{tool}`: {e}", self.name)
+        };
+        ToolError::with_code(ToolErrorCode::ExecutionFailed, message).with_kind("mcp_transport")
+    }
+
+    /// The tool error for an answer over the size limit.
+    fn too_large(&self, tool: &str, limit: usize) -> ToolError {
+        ToolError::with_code(
+            ToolErrorCode::ExecutionFailed,
+            format!(
+                "MCP server `{}`, tool `{tool}`: the answer is larger than the client's limit of {} ({limit} bytes) and was discarded; raise the limit with `ClientOptions::max_message_bytes` if its answers are this large",
+                self.name,
+                human_bytes(limit)
+            ),
+        )
+        .with_kind("mcp_message_too_large")
     }
 
     /// Sends one `tools/call` and waits for its result. rmcp gives every

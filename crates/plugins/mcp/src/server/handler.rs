@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rmcp::Peer;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 #[allow(deprecated)]
@@ -18,7 +18,7 @@ use tack_core::capability::ToolDispatcher;
 use tack_core::tool::{ErrorCode, ToolCall, ToolDefinition};
 
 use super::approval::CallPeers;
-use super::mapping::{outcome_result, tool_json};
+use super::mapping::{object_schema, tool_json, typed_result};
 
 /// The tools to serve, asked for at every `tools/list` and `tools/call`
 /// (the host's visible tools).
@@ -49,6 +49,8 @@ pub struct McpServer {
     /// This session's `logging/setLevel` (`NO_LEVEL` until set).
     log_level: Arc<AtomicU8>,
     changes: Option<tokio::sync::watch::Receiver<u64>>,
+    /// The largest message read on stdio.
+    max_message_bytes: usize,
 }
 
 /// No `logging/setLevel` yet: no log messages.
@@ -92,7 +94,19 @@ impl McpServer {
             peers: CallPeers::default(),
             log_level: Arc::new(AtomicU8::new(NO_LEVEL)),
             changes: None,
+            max_message_bytes: crate::DEFAULT_MAX_MESSAGE_BYTES,
         }
+    }
+
+    /// Sets the largest message a client may send on stdio
+    /// ([`serve_stdio`](Self::serve_stdio), [`serve_stream`](Self::serve_stream));
+    /// default 8 MiB, at least 1 KiB. A larger request is discarded as it
+    /// arrives and answered with a JSON-RPC error (`-32600`) naming the
+    /// limit; the session goes on. (Over HTTP, [`HttpOptions`](crate::HttpOptions)
+    /// limits the request body.)
+    pub fn with_max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes.max(1024);
+        self
     }
 
     /// Sends `notifications/tools/list_changed` to every session when
@@ -152,13 +166,40 @@ impl McpServer {
     ///
     /// [`McpError::Serve`](crate::McpError::Serve) if the session cannot start.
     pub async fn serve_stdio(self) -> Result<(), crate::McpError> {
+        self.serve_stream(tokio::io::stdin(), tokio::io::stdout())
+            .await
+    }
+
+    /// Serves one client speaking newline-delimited JSON-RPC (MCP's stdio
+    /// framing) on `read` and `write` — a pipe, a socket — until it
+    /// disconnects. A message over the limit
+    /// ([`with_max_message_bytes`](Self::with_max_message_bytes)) is
+    /// discarded without being held in memory, and a request gets an error
+    /// answer saying so.
+    ///
+    /// # Errors
+    ///
+    /// [`McpError::Serve`](crate::McpError::Serve) if the session cannot start.
+    pub async fn serve_stream<R, W>(self, read: R, write: W) -> Result<(), crate::McpError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
         use rmcp::ServiceExt;
-        let running =
-            self.serve(rmcp::transport::stdio())
-                .await
-                .map_err(|e| crate::McpError::Serve {
-                    message: format!("the MCP session on stdio did not start: {e}"),
-                })?;
+        let transport = crate::stdio::LineTransport::<RoleServer, _, _>::new(
+            "the MCP client".to_owned(),
+            "McpServer::with_max_message_bytes",
+            read,
+            write,
+            self.max_message_bytes,
+            crate::stdio::CloseNote::default(),
+        );
+        let running = self
+            .serve(transport)
+            .await
+            .map_err(|e| crate::McpError::Serve {
+                message: format!("the MCP session on stdio did not start: {e}"),
+            })?;
         running
             .waiting()
             .await
@@ -223,7 +264,7 @@ impl ServerHandler for McpServer {
                 None,
             ));
         };
-        let structured = tool_json(&definition).get("outputSchema").is_some();
+        let structured = object_schema(definition.output().schema());
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let call_id = format!("mcp-{id}");
@@ -263,9 +304,8 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
-        let result: CallToolResult =
-            serde_json::from_value(outcome_result(&outcome, structured))
-                .map_err(|e| ErrorData::internal_error(format!("result: {e}"), None))?;
+        let result = typed_result(&outcome, structured)
+            .map_err(|e| ErrorData::internal_error(format!("result: {e}"), None))?;
         Ok(CallToolResponse::Complete(result))
     }
 

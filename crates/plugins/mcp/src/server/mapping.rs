@@ -24,7 +24,7 @@ pub fn annotations_for(tier: Tier) -> Value {
 }
 
 /// Whether `schema` may be an MCP `outputSchema` (an object schema).
-fn object_schema(schema: &Value) -> bool {
+pub(crate) fn object_schema(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("object")
 }
 
@@ -86,4 +86,88 @@ pub fn outcome_result(outcome: &Outcome, structured: bool) -> Value {
         result["structuredContent"] = (**value).clone();
     }
     result
+}
+
+/// [`outcome_result`] as rmcp's typed result, built directly for the usual
+/// blocks (text, image, JSON) — the same result as deserializing
+/// `outcome_result`'s JSON, without the JSON round trip on every call.
+pub(crate) fn typed_result(
+    outcome: &Outcome,
+    structured: bool,
+) -> Result<rmcp::model::CallToolResult, serde_json::Error> {
+    use rmcp::model::ContentBlock as Block;
+    let mut content = Vec::with_capacity(outcome.content.len());
+    for block in &outcome.content {
+        content.push(match block {
+            ContentBlock::Text { text } => Block::text(text.clone()),
+            ContentBlock::Image { data, mime_type } => {
+                Block::image(data.clone(), mime_type.clone())
+            }
+            ContentBlock::Json { value } => Block::text(serde_json::to_string(value)?),
+            other => serde_json::from_value(content_json(other))?,
+        });
+    }
+    let mut result = rmcp::model::CallToolResult::success(content);
+    // As deserialized from `outcome_result`: no `resultType` on the wire.
+    result.result_type = None;
+    result.is_error = Some(!outcome.is_success());
+    if structured
+        && outcome.is_success()
+        && let Some(value) = outcome.value()
+    {
+        result.structured_content = Some((**value).clone());
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// The typed result is exactly what `outcome_result`'s JSON deserializes to.
+    #[test]
+    fn the_typed_result_is_the_json_result() {
+        let blocks = vec![
+            ContentBlock::Text { text: "hi".into() },
+            ContentBlock::Image {
+                data: "aGk=".into(),
+                mime_type: "image/png".into(),
+            },
+            ContentBlock::Json {
+                value: json!({"a": [1, 2]}),
+            },
+            ContentBlock::Resource {
+                uri: "file:///x".into(),
+                mime_type: Some("text/plain".into()),
+                text: Some("body".into()),
+            },
+            ContentBlock::Resource {
+                uri: "file:///y".into(),
+                mime_type: None,
+                text: None,
+            },
+        ];
+        let outcome = |status: Value| -> Outcome {
+            let mut shape = json!({"call_id": "c", "tool": "t", "content": blocks});
+            for (k, v) in status.as_object().unwrap() {
+                shape[k] = v.clone();
+            }
+            serde_json::from_value(shape).unwrap()
+        };
+        let ok = outcome(json!({"status": "ok", "value": {"text": "hi"}}));
+        let failed = outcome(
+            json!({"status": "error", "error": {"code": "EXECUTION_FAILED", "message": "broke"}}),
+        );
+        assert!(ok.is_success() && !failed.is_success());
+        for outcome in [&ok, &failed] {
+            for structured in [true, false] {
+                let typed = typed_result(outcome, structured).unwrap();
+                let via_json: rmcp::model::CallToolResult =
+                    serde_json::from_value(outcome_result(outcome, structured)).unwrap();
+                assert_eq!(typed, via_json, "{outcome:?} {structured}");
+            }
+        }
+    }
 }

@@ -8,8 +8,8 @@ use tack_mcp::{ClientOptions, HttpOptions, McpConfig, McpPlugin, ServerConfig};
 use tack_pipeline::{Pipeline, ToolRegistry};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::client_everything::{call, host};
-use crate::fixture::{echo, serve};
+use crate::client_everything::{call, host, host_with};
+use crate::fixture::{self, echo, serve};
 use crate::node;
 
 fn bad_server(mode: &str, test: &str) -> Option<ServerConfig> {
@@ -120,6 +120,252 @@ async fn malformed_json_rpc_from_a_server_does_not_hang_the_client() {
         assert!(host.plugin.failures()[0].to_string().contains("`noisy`"));
     }
     host.plugin.shutdown().await;
+}
+
+fn text_of(out: &tack_core::tool::Outcome) -> String {
+    assert!(out.is_success(), "{out:?}");
+    out.content[0].as_text().unwrap().to_owned()
+}
+
+fn assert_too_large(out: &tack_core::tool::Outcome, server: &str, limit: &str) {
+    assert_eq!(
+        out.error_code(),
+        Some(ErrorCode::ExecutionFailed),
+        "{out:?}"
+    );
+    let failure = out.failure_info().unwrap();
+    assert_eq!(
+        failure.kind.as_deref(),
+        Some("mcp_message_too_large"),
+        "{failure:?}"
+    );
+    for part in [
+        format!("`{server}`"),
+        limit.to_owned(),
+        "max_message_bytes".to_owned(),
+    ] {
+        assert!(failure.message.contains(&part), "{part} in {failure:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_answer_from_a_server_ends_the_call_and_the_server_still_serves() {
+    let Some(server) = bad_server("huge", "huge") else {
+        return;
+    };
+    let host = host(McpConfig::new().with_server("big", server)).await;
+    assert!(
+        host.plugin.failures().is_empty(),
+        "{:?}",
+        host.plugin.failures()
+    );
+    let first = text_of(&*call(&host.pipeline, "mcp__big__work", json!({"small": true})).await);
+    for _ in 0..2 {
+        // A 32 MiB text answer, over the 8 MiB default: the call ends with
+        // an error naming the server, the limit and how to raise it ...
+        let out = tokio::time::timeout(
+            Duration::from_secs(60),
+            call(&host.pipeline, "mcp__big__work", json!({})),
+        )
+        .await
+        .expect("the call ends");
+        assert_too_large(&out, "big", "8 MiB");
+        // ... and the same server process answers the next call: the stream
+        // is still in step, nothing was restarted.
+        let next = tokio::time::timeout(
+            Duration::from_secs(60),
+            call(&host.pipeline, "mcp__big__work", json!({"small": true})),
+        )
+        .await
+        .expect("the call ends");
+        assert_eq!(text_of(&next), first);
+    }
+    host.plugin.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_nested_past_the_parsers_limit_fails_its_call_and_the_server_still_serves() {
+    let Some(server) = bad_server("deep-answer", "deep_answer") else {
+        return;
+    };
+    let host = host(McpConfig::new().with_server("nest", server)).await;
+    let out = tokio::time::timeout(
+        Duration::from_secs(20),
+        call(&host.pipeline, "mcp__nest__work", json!({})),
+    )
+    .await
+    .expect("the call ends");
+    assert_eq!(
+        out.error_code(),
+        Some(ErrorCode::ExecutionFailed),
+        "{out:?}"
+    );
+    let message = &out.failure_info().unwrap().message;
+    assert!(
+        message.contains("`nest`") && message.contains("not valid MCP"),
+        "{message}"
+    );
+    let next = call(&host.pipeline, "mcp__nest__work", json!({"small": true})).await;
+    assert_eq!(text_of(&next), "worked");
+    host.plugin.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_raised_limit_lets_a_huge_answer_through() {
+    let Some(server) = bad_server("huge", "huge_raised") else {
+        return;
+    };
+    let host = host_with(
+        McpConfig::new().with_server("big", server),
+        ClientOptions::default().max_message_bytes(40 * 1024 * 1024),
+    )
+    .await;
+    let out = tokio::time::timeout(
+        Duration::from_secs(120),
+        call(&host.pipeline, "mcp__big__work", json!({})),
+    )
+    .await
+    .expect("the call ends");
+    assert_eq!(text_of(&out).len(), 32 * 1024 * 1024);
+    host.plugin.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_unfinished_answer_then_an_exit_ends_the_call_and_the_next_restarts_it() {
+    let Some(server) = bad_server("huge-then-exit", "huge_then_exit") else {
+        return;
+    };
+    let host = host(McpConfig::new().with_server("dying", server)).await;
+    let ends = || async {
+        tokio::time::timeout(
+            Duration::from_secs(60),
+            call(&host.pipeline, "mcp__dying__work", json!({})),
+        )
+        .await
+        .expect("the call ends")
+    };
+    // Its start names the request it answers: the call fails as too large
+    // as soon as the limit is passed.
+    assert_too_large(&*ends().await, "dying", "8 MiB");
+    // The rest is still arriving when the call returns, so the next call may
+    // be sent on that connection and see the server exit: a clear error
+    // naming it. The call after that starts the server again, which does the
+    // same: too large again.
+    let next = ends().await;
+    let message = &next.failure_info().unwrap().message;
+    if next.failure_info().unwrap().kind.as_deref() == Some("mcp_transport") {
+        assert!(
+            message.contains("`dying`") && message.contains("restarted on the next call"),
+            "{message}"
+        );
+        assert_too_large(&*ends().await, "dying", "8 MiB");
+    } else {
+        assert_too_large(&next, "dying", "8 MiB");
+    }
+    host.plugin.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_never_ends_fails_its_call_at_the_limit_and_the_connection_is_given_up() {
+    let Some(server) = bad_server("endless", "endless") else {
+        return;
+    };
+    let host = host_with(
+        McpConfig::new().with_server("tap", server),
+        ClientOptions::default().max_message_bytes(64 * 1024),
+    )
+    .await;
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        call(&host.pipeline, "mcp__tap__work", json!({})),
+    )
+    .await
+    .expect("the call ends");
+    // Failed as soon as 64 KiB of it had gone by, not when (never) it ends.
+    assert_too_large(&out, "tap", "64 KiB");
+    // Past 16 × the limit the connection is closed and the server stopped;
+    // the next call restarts it (and gets the same treatment).
+    let again = tokio::time::timeout(
+        Duration::from_secs(60),
+        call(&host.pipeline, "mcp__tap__work", json!({})),
+    )
+    .await
+    .expect("the call ends");
+    let message = &again.failure_info().unwrap().message;
+    assert!(message.contains("`tap`"), "{message}");
+    host.plugin.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn noise_that_never_ends_closes_the_connection_and_the_call_says_why() {
+    let Some(server) = bad_server("endless-noise", "endless_noise") else {
+        return;
+    };
+    let host = host_with(
+        McpConfig::new().with_server("hiss", server),
+        ClientOptions::default().max_message_bytes(64 * 1024),
+    )
+    .await;
+    for _ in 0..2 {
+        let out = tokio::time::timeout(
+            Duration::from_secs(60),
+            call(&host.pipeline, "mcp__hiss__work", json!({})),
+        )
+        .await
+        .expect("the call ends");
+        assert_eq!(
+            out.error_code(),
+            Some(ErrorCode::ExecutionFailed),
+            "{out:?}"
+        );
+        let message = &out.failure_info().unwrap().message;
+        for part in ["`hiss`", "1 MiB", "without ending", "restarted"] {
+            assert!(message.contains(part), "{part} in {message}");
+        }
+    }
+    host.plugin.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_answer_over_http_ends_the_call_and_the_server_still_serves() {
+    let served = serve(vec![fixture::big()], HttpOptions::default()).await;
+    let host = host_with(
+        McpConfig::new().with_server("far", ServerConfig::http(served.url.clone())),
+        ClientOptions::default().max_message_bytes(1024 * 1024),
+    )
+    .await;
+    assert!(
+        host.plugin.failures().is_empty(),
+        "{:?}",
+        host.plugin.failures()
+    );
+    for _ in 0..2 {
+        let out = tokio::time::timeout(
+            Duration::from_secs(60),
+            call(
+                &host.pipeline,
+                "mcp__far__big",
+                json!({"bytes": 2 * 1024 * 1024}),
+            ),
+        )
+        .await
+        .expect("the call ends");
+        assert_eq!(
+            out.error_code(),
+            Some(ErrorCode::ExecutionFailed),
+            "{out:?}"
+        );
+        // rmcp ends the answer's SSE stream at the limit: the call says so,
+        // naming the server and the limit.
+        let message = &out.failure_info().unwrap().message;
+        for part in ["`far`", "1 MiB", "max_message_bytes", "still connected"] {
+            assert!(message.contains(part), "{part} in {message}");
+        }
+        let small = call(&host.pipeline, "mcp__far__big", json!({"bytes": 10})).await;
+        assert_eq!(text_of(&small).len(), 10, "{small:?}");
+    }
+    host.plugin.shutdown().await;
+    served.shutdown.cancel();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -448,4 +694,94 @@ async fn uninstalling_the_plugin_disposes_the_tools_and_stops_the_servers() {
     assert!(gone, "the server process {pid} still runs after uninstall");
     let out = call(&pipeline, "mcp__u__work", json!({})).await;
     assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_json_body_over_http_ends_the_call_and_the_server_still_serves() {
+    use tokio::io::AsyncBufReadExt;
+    let Some(node) = node::bin("node", "huge_json_body") else {
+        return;
+    };
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/bad_http_server.mjs"
+    );
+    let mut child = tokio::process::Command::new(node)
+        .arg(script)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let port = lines.next_line().await.unwrap().unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let host = host(McpConfig::new().with_server("json", ServerConfig::http(url))).await;
+    assert!(
+        host.plugin.failures().is_empty(),
+        "{:?}",
+        host.plugin.failures()
+    );
+    for _ in 0..2 {
+        let out = tokio::time::timeout(
+            Duration::from_secs(60),
+            call(&host.pipeline, "mcp__json__work", json!({})),
+        )
+        .await
+        .expect("the call ends");
+        assert_too_large(&out, "json", "8 MiB");
+        let small = call(&host.pipeline, "mcp__json__work", json!({"small": true})).await;
+        assert_eq!(text_of(&small), "worked");
+    }
+    host.plugin.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_request_on_stdio_gets_an_error_answer_and_the_session_goes_on() {
+    use tokio::io::AsyncBufReadExt;
+    let registry = ToolRegistry::new();
+    let _echo = registry.register(echo()).unwrap();
+    let pipeline = Pipeline::new(registry);
+    let server = fixture::server_for(&pipeline).with_max_message_bytes(64 * 1024);
+    let (client, server_side) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(server_side);
+    tokio::spawn(server.serve_stream(read, write));
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let mut lines = tokio::io::BufReader::new(client_read).lines();
+    let mut next = async || {
+        tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("an answer")
+            .unwrap()
+            .unwrap()
+    };
+    let mut send = async |message: String| {
+        client_write.write_all(message.as_bytes()).await.unwrap();
+        client_write.write_all(b"\n").await.unwrap();
+    };
+    send(initialize()).await;
+    assert!(next().await.contains("\"result\""));
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string()).await;
+    // 1 MiB of arguments, over the 64 KiB limit: an error answer for id 2,
+    // not silence.
+    let huge = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x".repeat(1 << 20)}}});
+    send(huge.to_string()).await;
+    let answer: serde_json::Value = serde_json::from_str(&next().await).unwrap();
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("64 KiB"), "{message}");
+    // The session is in step: the next call is answered.
+    send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}}})
+        .to_string(),
+    )
+    .await;
+    let answer: serde_json::Value = serde_json::from_str(&next().await).unwrap();
+    assert_eq!(answer["id"], 3, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["text"], "hi",
+        "{answer}"
+    );
 }

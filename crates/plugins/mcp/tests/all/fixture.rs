@@ -26,6 +26,21 @@ pub fn echo() -> ToolDefinition {
         .unwrap()
 }
 
+/// `big {bytes}`: a text of that many bytes.
+pub fn big() -> ToolDefinition {
+    ToolDefinition::builder("big")
+        .description("Answers with a text of the given size.")
+        .input_schema(json!({"type": "object", "properties": {"bytes": {"type": "integer"}}, "required": ["bytes"]}))
+        .output(OutputSpec::new(json!({"type": "string"})))
+        .tier(Tier::ReadOnly)
+        .handler(|args: Arc<Value>, _cx: ToolRunContext| async move {
+            let bytes = usize::try_from(args["bytes"].as_u64().unwrap_or(0)).unwrap_or(0);
+            Ok(json!("x".repeat(bytes)))
+        })
+        .build()
+        .unwrap()
+}
+
 /// `sleep {ms}`: waits, stopping early when cancelled (reports `cancelled`).
 pub fn sleep(cancelled: Arc<std::sync::atomic::AtomicBool>) -> ToolDefinition {
     ToolDefinition::builder("sleep")
