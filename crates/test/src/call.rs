@@ -3,6 +3,7 @@
 use serde_json::Value;
 use tack_core::CancellationToken;
 use tack_core::hook::AgentId;
+use tack_core::tool::ToolCall;
 
 /// A call of a tool: its name, its argument text, and optionally the agent it
 /// is made for, its id and the caller's cancellation signal.
@@ -67,5 +68,14 @@ impl Call {
     /// The argument text the pipeline gets.
     pub fn arguments_text(&self) -> &str {
         &self.arguments
+    }
+
+    /// The call the pipeline gets, with id `id`.
+    pub(crate) fn to_tool_call(&self, id: &str) -> ToolCall {
+        let call = ToolCall::new(id, self.name.clone(), self.arguments.clone());
+        match &self.agent {
+            Some(agent) => call.with_agent(agent.clone()),
+            None => call,
+        }
     }
 }

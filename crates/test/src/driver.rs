@@ -1,5 +1,5 @@
 //! The pipeline as the harness drives it: a pipeline with a stage recorder
-//! over a registry, and calls through it.
+//! and the harness's nested dispatcher over a registry, and calls through it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -12,9 +12,12 @@ use tack_core::host::{CapabilitySlots, ToolRegistrar};
 use tack_core::plugin::RegistrationError;
 use tack_core::policy::GUARD_STAGE;
 use tack_core::tool::{CallId, Outcome, ToolCall, ToolDefinition};
-use tack_pipeline::{APPROVAL_STAGE, Pipeline, PipelineConfig, StageRecorder, ToolRegistry};
+use tack_pipeline::{
+    APPROVAL_STAGE, ExecutionMode, Pipeline, PipelineConfig, StageRecorder, ToolRegistry,
+};
 
 use crate::Stage;
+use crate::nested::{NestedCalls, NestedDispatcher};
 
 /// The stages each call entered, by call id.
 #[derive(Default)]
@@ -47,19 +50,29 @@ pub(crate) fn stage_of_hook(hook: &str) -> Option<Stage> {
 pub(crate) struct Driver {
     pipeline: Pipeline,
     stages: Arc<StageLog>,
+    nested: NestedCalls,
 }
 
 impl Driver {
-    pub(crate) fn new() -> Self {
-        let stages = Arc::new(StageLog::default());
-        let config = PipelineConfig::default().with_stage_recorder(stages.clone());
-        let pipeline = Pipeline::with_parts(
-            ToolRegistry::new(),
-            ToolHooks::new(),
-            CapabilitySlots::new(),
-            config,
-        );
-        Self { pipeline, stages }
+    /// A pipeline over an empty registry whose nested dispatcher (the one
+    /// composite tools get from their run context) is the harness's own.
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new_cyclic(|me| {
+            let stages = Arc::new(StageLog::default());
+            let config = PipelineConfig::default().with_stage_recorder(stages.clone());
+            let capabilities = CapabilitySlots::new();
+            // Provided first, so the pipeline does not provide its own.
+            capabilities
+                .provide_dispatcher(Arc::new(NestedDispatcher::new(me.clone())))
+                .forget();
+            let pipeline =
+                Pipeline::with_parts(ToolRegistry::new(), ToolHooks::new(), capabilities, config);
+            Self {
+                pipeline,
+                stages,
+                nested: NestedCalls::default(),
+            }
+        })
     }
 
     pub(crate) fn hooks(&self) -> &ToolHooks {
@@ -68,6 +81,10 @@ impl Driver {
 
     pub(crate) fn capabilities(&self) -> &CapabilitySlots {
         self.pipeline.capabilities()
+    }
+
+    pub(crate) fn registry(&self) -> &ToolRegistry {
+        self.pipeline.registry()
     }
 
     pub(crate) fn registrar(&self) -> &dyn ToolRegistrar {
@@ -84,6 +101,23 @@ impl Driver {
 
     pub(crate) async fn execute(&self, call: ToolCall, cancel: CancellationToken) -> Arc<Outcome> {
         self.pipeline.execute(call, cancel).await
+    }
+
+    pub(crate) async fn execute_admitted(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        admitted: impl FnOnce() + Send,
+    ) -> Arc<Outcome> {
+        self.pipeline.execute_admitted(call, cancel, admitted).await
+    }
+
+    pub(crate) fn execution_mode(&self, call: &ToolCall) -> ExecutionMode {
+        self.pipeline.execution_mode(call)
+    }
+
+    pub(crate) fn nested(&self) -> &NestedCalls {
+        &self.nested
     }
 
     pub(crate) fn take_stages(&self, call_id: &CallId) -> Vec<Stage> {

@@ -10,10 +10,13 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{CallId, DefinitionError, OutputSpec, Tier, ToolDefinition, ToolError};
+use tack_core::tool::{
+    CallId, ContentBlock, DefinitionError, OutputSpec, Tier, ToolDefinition, ToolError,
+};
 
 type BodyFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
 type Body = Arc<dyn Fn(Arc<Value>, ToolRunContext) -> BodyFuture + Send + Sync>;
+type Render = Arc<dyn Fn(&Value, &Value) -> Vec<ContentBlock> + Send + Sync>;
 
 /// A tool for tests: by default it accepts any object, is
 /// [`Tier::ReadOnly`], has no time budget and returns `null`. Every setting
@@ -41,6 +44,7 @@ pub struct FakeTool {
     description: Option<String>,
     schema: Value,
     output: Option<Value>,
+    render: Option<Render>,
     tier: Tier,
     timeout: Option<Duration>,
     concurrency_safe: Option<bool>,
@@ -69,6 +73,7 @@ impl FakeTool {
             description: None,
             schema: json!({"type": "object"}),
             output: None,
+            render: None,
             tier: Tier::ReadOnly,
             timeout: None,
             concurrency_safe: None,
@@ -101,6 +106,42 @@ impl FakeTool {
         self
     }
 
+    /// What the model reads of a success, from the arguments and the value
+    /// (default: the pipeline's rendering of the value — a string as it is,
+    /// anything else as JSON). For a tool whose content is not its value: an
+    /// image, a summary.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use tack_core::plugin::{Plugin, PluginContext, PluginError};
+    /// use tack_core::serde_json::json;
+    /// use tack_core::tool::ContentBlock;
+    /// use tack_test::{Call, FakeTool, Harness};
+    ///
+    /// struct Nothing;
+    /// impl Plugin for Nothing {
+    ///     fn name(&self) -> &str { "nothing" }
+    ///     fn install(&self, _: &mut PluginContext<'_>) -> Result<(), PluginError> { Ok(()) }
+    /// }
+    ///
+    /// let snap = FakeTool::new("snap").returns(json!({"w": 1})).render(|_args, value| {
+    ///     vec![ContentBlock::text(format!("width {}", value["w"])), ContentBlock::image("iVBORw0KGgo=", "image/png")]
+    /// });
+    /// let h = Harness::builder().tool(snap).install(Nothing).unwrap();
+    /// let report = h.call(Call::new("snap", json!({}))).await;
+    /// assert_eq!(report.value(), Some(&json!({"w": 1})));
+    /// assert_eq!(report.content()[1], ContentBlock::image("iVBORw0KGgo=", "image/png"));
+    /// assert_eq!(report.text(), "width 1");
+    /// # });
+    /// ```
+    pub fn render<F>(mut self, render: F) -> Self
+    where
+        F: Fn(&Value, &Value) -> Vec<ContentBlock> + Send + Sync + 'static,
+    {
+        self.render = Some(Arc::new(render));
+        self
+    }
+
     /// Its tier (default: [`Tier::ReadOnly`]).
     pub fn tier(mut self, tier: Tier) -> Self {
         self.tier = tier;
@@ -114,7 +155,7 @@ impl FakeTool {
     }
 
     /// Whether calls of it may run alongside others (its execution mode;
-    /// default: the tier decides).
+    /// default: no classifier, so every call runs alone).
     pub fn concurrency_safe(mut self, safe: bool) -> Self {
         self.concurrency_safe = Some(safe);
         self
@@ -191,7 +232,11 @@ impl FakeTool {
                 *last.lock() = Some(args.clone());
                 body(args, cx)
             });
-        builder = builder.output(OutputSpec::new(self.output.clone().unwrap_or(json!({}))));
+        let mut output = OutputSpec::new(self.output.clone().unwrap_or(json!({})));
+        if let Some(render) = self.render.clone() {
+            output = output.render(move |args, value| render(args, value));
+        }
+        builder = builder.output(output);
         if let Some(timeout) = self.timeout {
             builder = builder.timeout(timeout);
         }

@@ -13,21 +13,22 @@ use tack_core::hooks::{ExecutionRecord, ToolHooks};
 use tack_core::host::{CapabilitySlots, PluginHost};
 use tack_core::plugin::{Plugin, PluginError};
 use tack_core::policy::ApprovalService;
-use tack_core::tool::{CallId, ToolCall};
+use tack_core::tool::{CallId, Outcome};
 
 use crate::driver::{Driver, stage_of_hook};
-use crate::{Call, FakeTool, Report};
+use crate::{Call, ExecutionMode, ExecutionModes, FakeTool, Presentation, Report};
 
 /// The name of the harness's own `tools/result` observer (the one that keeps
 /// each call's record for its [`Report`]).
 pub const RECORDER: &str = "tack-test/recorder";
 
-/// Sets up a [`Harness`]: fake tools (global or for one agent) and
-/// capabilities first, then the plugin, installed the way a host installs
-/// it.
-#[derive(Default)]
+/// Sets up a [`Harness`]: fake tools (global or for one agent),
+/// capabilities and presentations first, then the plugin, installed the way
+/// a host installs it.
 #[must_use = "a builder does nothing until `install`"]
 pub struct HarnessBuilder {
+    pub(crate) driver: Arc<Driver>,
+    pub(crate) presentations: Vec<(Option<AgentId>, Presentation)>,
     tools: Vec<(Scope, FakeTool)>,
     fs: Option<Arc<dyn FileSystem>>,
     shell: Option<Arc<dyn Shell>>,
@@ -39,6 +40,19 @@ impl fmt::Debug for HarnessBuilder {
         f.debug_struct("HarnessBuilder")
             .field("tools", &self.tools.len())
             .finish_non_exhaustive()
+    }
+}
+
+impl Default for HarnessBuilder {
+    fn default() -> Self {
+        Self {
+            driver: Driver::new(),
+            presentations: Vec::new(),
+            tools: Vec::new(),
+            fs: None,
+            shell: None,
+            approval: None,
+        }
     }
 }
 
@@ -73,8 +87,14 @@ impl HarnessBuilder {
         self
     }
 
-    /// Builds the pipeline, registers the tools, provides the capabilities
-    /// and installs `plugin`.
+    /// The execution modes of the pipeline being built: for a plugin that
+    /// takes a classifier from its host (see [`ExecutionModes`]).
+    pub fn execution_modes(&self) -> ExecutionModes {
+        ExecutionModes::new(&self.driver)
+    }
+
+    /// Registers the tools, provides the capabilities, sets the
+    /// presentations and installs `plugin`.
     ///
     /// # Errors
     ///
@@ -87,8 +107,8 @@ impl HarnessBuilder {
         Ok(harness)
     }
 
-    /// Builds the pipeline, registers the tools and provides the
-    /// capabilities, but leaves `plugin` uninstalled: for a test that adds
+    /// Registers the tools, provides the capabilities and sets the
+    /// presentations, but leaves `plugin` uninstalled: for a test that adds
     /// its own listeners first, then calls [`Harness::install`].
     ///
     /// # Errors
@@ -96,7 +116,10 @@ impl HarnessBuilder {
     /// [`PluginError::Registration`] / [`PluginError::Definition`] for a fake
     /// tool the registry refused.
     pub fn uninstalled<P: Plugin>(self, plugin: P) -> Result<Harness<P>, PluginError> {
-        let harness = Harness::empty(plugin);
+        let harness = Harness::empty(plugin, self.driver);
+        for (agent, presentation) in self.presentations {
+            harness.set_presentation(agent.as_ref(), presentation);
+        }
         for (scope, tool) in self.tools {
             harness.register_in(scope, &tool)?.forget();
         }
@@ -142,7 +165,7 @@ impl HarnessBuilder {
 /// ```
 pub struct Harness<P> {
     plugin: P,
-    driver: Driver,
+    pub(crate) driver: Arc<Driver>,
     footprint: Option<Disposables>,
     records: Arc<Mutex<Vec<Arc<ExecutionRecord>>>>,
     started: Arc<Mutex<HashSet<CallId>>>,
@@ -175,8 +198,7 @@ impl<P: Plugin> Harness<P> {
         Harness::builder().install(plugin)
     }
 
-    fn empty(plugin: P) -> Self {
-        let driver = Driver::new();
+    fn empty(plugin: P, driver: Arc<Driver>) -> Self {
         let records: Arc<Mutex<Vec<Arc<ExecutionRecord>>>> = Arc::default();
         let sink = records.clone();
         let recorder = driver
@@ -238,6 +260,18 @@ impl<P: Plugin> Harness<P> {
         self.driver.capabilities()
     }
 
+    /// How the pipeline would schedule `call` now (see [`ExecutionModes`]).
+    pub fn execution_mode(&self, call: &Call) -> ExecutionMode {
+        self.driver
+            .execution_mode(&call.to_tool_call(call.id.as_deref().unwrap_or("call-mode")))
+    }
+
+    /// The pipeline's execution modes, for a classifier (see
+    /// [`ExecutionModes`]).
+    pub fn execution_modes(&self) -> ExecutionModes {
+        ExecutionModes::new(&self.driver)
+    }
+
     /// Registers another fake tool for every agent; the disposer removes it.
     ///
     /// # Errors
@@ -265,18 +299,34 @@ impl<P: Plugin> Harness<P> {
             .map_err(|error| PluginError::Registration { plugin, error })
     }
 
-    /// Runs `call` through the pipeline and reports what happened.
+    /// Runs `call` through the pipeline and reports what happened, with a
+    /// report of each nested call a composite tool made in it (see
+    /// [`Report::nested`]).
     pub async fn call(&self, call: Call) -> Report {
         let id = call
             .id
+            .clone()
             .unwrap_or_else(|| format!("call-{}", self.next_id.fetch_add(1, Ordering::Relaxed)));
-        let mut tool_call = ToolCall::new(id.clone(), call.name, call.arguments);
-        if let Some(agent) = call.agent {
-            tool_call = tool_call.with_agent(agent);
-        }
+        let tool_call = call.to_tool_call(&id);
         let cancel = call.cancel.unwrap_or_default();
         let outcome = self.driver.execute(tool_call, cancel).await;
         let call_id = CallId::from(id);
+        let nested = self
+            .driver
+            .nested()
+            .take(&call_id)
+            .into_iter()
+            .map(|outcome| {
+                let id = outcome.call_id.clone();
+                self.report(&id, outcome, Vec::new())
+            })
+            .collect();
+        self.report(&call_id, outcome, nested)
+    }
+
+    /// The report of the call `call_id` that ended in `outcome`: takes its
+    /// stages, its body's start and its record out of the harness's logs.
+    fn report(&self, call_id: &CallId, outcome: Arc<Outcome>, nested: Vec<Report>) -> Report {
         let record = {
             let mut records = self.records.lock();
             records
@@ -289,11 +339,12 @@ impl<P: Plugin> Harness<P> {
             .as_ref()
             .and_then(|p| stage_of_hook(&p.hook));
         Report {
-            stages: self.driver.take_stages(&call_id),
-            body_ran: self.started.lock().remove(&call_id),
+            stages: self.driver.take_stages(call_id),
+            body_ran: self.started.lock().remove(call_id),
             decided_at,
             record,
             outcome,
+            nested,
         }
     }
 

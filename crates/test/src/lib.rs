@@ -16,6 +16,21 @@
 //! * [`execution`], [`execution_for`]: an execution as hooks and guards get
 //!   it, for testing a listener, a guard or a rule on its own.
 //!
+//! For composite tools and code mode:
+//!
+//! * Nested calls: a tool body's `cx.dispatcher()` runs calls through the
+//!   same pipeline; each one's report is in its top-level call's
+//!   [`Report::nested`].
+//! * [`Presentation`]: per agent (or as the default), whether the model is
+//!   shown the native tools, only the `run_code` transport a code-mode plugin
+//!   registers, or both ([`HarnessBuilder::agent_presentation`],
+//!   [`Harness::set_presentation`], [`Harness::schemas`],
+//!   [`Harness::native_tools`]).
+//! * [`ExecutionModes`]: the pipeline's [`ExecutionMode`] of a call, and a
+//!   [`CallClassifier`] built from it for a plugin that takes one (code
+//!   mode's sub-call classifier), available from the builder before the
+//!   plugin is made.
+//!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! use tack_core::plugin::{Plugin, PluginContext, PluginError};
@@ -60,15 +75,20 @@
 mod call;
 mod driver;
 mod execution;
+mod execution_modes;
 mod fake_tool;
 mod harness;
+mod nested;
+mod presentation;
 mod report;
 
 pub use call::Call;
 pub use execution::{execution, execution_for};
+pub use execution_modes::{CallClassifier, ExecutionMode, ExecutionModes};
 pub use fake_tool::FakeTool;
 pub use harness::{Harness, HarnessBuilder, RECORDER};
-pub use report::{Report, Stage};
+pub use presentation::Presentation;
+pub use report::{INVALID_REWRITE, Report, Stage};
 
 // The plugin guide's code blocks compile and run as doctests here, where the
 // pipeline and the harness are at hand.

@@ -12,6 +12,11 @@ use tack_core::tool::{ContentBlock, ErrorCode, Failure, Outcome, ToolExecution, 
 /// pipeline's own [`Stage`](tack_pipeline::Stage).
 pub use tack_pipeline::Stage;
 
+/// The failure `kind` of a call whose arguments a `tools/pre-execute`
+/// rewrite broke (the pipeline fails it, naming the listener, and never runs
+/// it): the pipeline's own [`INVALID_REWRITE`](tack_pipeline::INVALID_REWRITE).
+pub use tack_pipeline::INVALID_REWRITE;
+
 /// What happened to one call: its outcome, the stages it went through, who
 /// decided (a denial, a block, a replacement, a timeout), whether the tool's
 /// body ran, and the record the `tools/result` observers saw.
@@ -55,6 +60,7 @@ pub struct Report {
     pub(crate) decided_at: Option<Stage>,
     pub(crate) record: Option<Arc<ExecutionRecord>>,
     pub(crate) body_ran: bool,
+    pub(crate) nested: Vec<Report>,
 }
 
 impl fmt::Debug for Report {
@@ -64,11 +70,22 @@ impl fmt::Debug for Report {
             .field("decided_at", &self.decided_at)
             .field("body_ran", &self.body_ran)
             .field("outcome", &self.outcome)
+            .field("nested", &self.nested)
             .finish_non_exhaustive()
     }
 }
 
 impl Report {
+    /// The call's id.
+    pub fn call_id(&self) -> &str {
+        self.outcome.call_id.as_str()
+    }
+
+    /// The name of the tool called.
+    pub fn tool(&self) -> &str {
+        &self.outcome.tool
+    }
+
     /// The call's one outcome, as the caller got it.
     pub fn outcome(&self) -> &Arc<Outcome> {
         &self.outcome
@@ -161,5 +178,53 @@ impl Report {
         self.record
             .as_ref()
             .is_some_and(|r| Arc::ptr_eq(&r.outcome, &self.outcome))
+    }
+
+    /// The calls a composite tool dispatched inside this one (through its
+    /// run context's dispatcher, made with `ToolRunContext::nested_call`),
+    /// at any depth, each with its own report, in the order they ended. Only
+    /// those that ended before this call did; empty for a plain tool.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use tack_core::plugin::{Plugin, PluginContext, PluginError};
+    /// use tack_core::serde_json::json;
+    /// use tack_core::tool::ErrorCode;
+    /// use tack_test::{Call, FakeTool, Harness, Stage};
+    ///
+    /// struct Nothing;
+    /// impl Plugin for Nothing {
+    ///     fn name(&self) -> &str { "nothing" }
+    ///     fn install(&self, _: &mut PluginContext<'_>) -> Result<(), PluginError> { Ok(()) }
+    /// }
+    ///
+    /// // A composite tool: calls `echo` twice, then a tool that is not there.
+    /// let twice = FakeTool::new("twice").body(|_args, cx| async move {
+    ///     let dispatcher = cx.dispatcher().expect("the harness provides one");
+    ///     for (n, tool) in ["echo", "echo", "nope"].into_iter().enumerate() {
+    ///         let call = cx.nested_call(format!("{}:{n}", cx.call_id().as_str()), tool, "{}");
+    ///         dispatcher.dispatch(call, cx.cancellation().clone()).await;
+    ///     }
+    ///     Ok(json!("done"))
+    /// });
+    /// let h = Harness::builder()
+    ///     .tool(twice)
+    ///     .tool(FakeTool::new("echo").returns(json!("hi")))
+    ///     .install(Nothing)
+    ///     .unwrap();
+    /// let report = h.call(Call::new("twice", json!({})).id("outer")).await;
+    /// assert_eq!(report.value(), Some(&json!("done")));
+    /// let nested = report.nested();
+    /// assert_eq!(nested.len(), 3);
+    /// assert_eq!(nested[0].call_id(), "outer:0");
+    /// assert_eq!(nested[0].value(), Some(&json!("hi")));
+    /// assert!(nested[0].reached(Stage::PostExecute) && nested[0].body_ran());
+    /// let parent = nested[1].execution().unwrap().parent().unwrap();
+    /// assert_eq!(parent.root_call_id().as_str(), "outer");
+    /// assert_eq!(nested[2].error_code(), Some(ErrorCode::UnknownTool));
+    /// # });
+    /// ```
+    pub fn nested(&self) -> &[Report] {
+        &self.nested
     }
 }

@@ -1,4 +1,6 @@
-//! run_code end to end through a real `ToolRegistry`.
+//! run_code end to end: the plugin installed by the `tack-test` harness over
+//! the real pipeline, with fake tools, `code` presentation for the agent, and
+//! the program's tool calls nested calls through the same pipeline.
 //!
 //! The reference harness's CODE cases, and where each is pinned:
 //!
@@ -6,7 +8,7 @@
 //! |---|---|
 //! | CODE-003 [CORE] pre-cancelled collapsed call → CANCELLED | `crates/pipeline/tests/all/transport.rs` (resolve step) |
 //! | CODE-004 [CORE] `both`: direct native calls execute | `both_mode_direct_call_executes`; the prompt states the only-`run_code` rule under `code` alone (`prompt_section(tools, code_only)`, doctest in `src/sdk.rs`; `tack-cli` passes `code_only` for `code`) |
-//! | CODE-006 [DETAIL] per-agent declaration, once per scope | restated: `ToolRegistry::set_presentation(Some(agent), ..)` is a host setting (last write wins), and `Presentation::Native` opts an agent out of a code default; there is no plugin-side declaration to conflict or dispose |
+//! | CODE-006 [DETAIL] per-agent declaration, once per scope | restated: the registry's presentation for an agent (`Harness::set_presentation(Some(agent), ..)` here) is a host setting (last write wins), and `Presentation::Native` opts an agent out of a code default; there is no plugin-side declaration to conflict or dispose |
 //! | CODE-007 [CORE] programs never see `run_code` | `run_code_is_not_bound_inside_programs` |
 //! | CODE-008 [CORE] ids `<outer>:code:<n>`, outer agent, opaque parent token | `sub_calls_carry_the_outer_agent_and_token`, `serial_by_default_in_submission_order` |
 //! | CODE-009 [CORE] one start + one settle per started sub-call, complete content; never a model message | `each_started_sub_call_logs_a_start_then_one_settle_with_complete_content`; the agent side in `crates/agent/tests/all/code_dispatch.rs` |
@@ -23,55 +25,51 @@
 //! | CODE-031 [DETAIL] log-record invariants (turn-enclosed, non-empty ids, one root) | by construction: the bridge makes every id from the outer call (`<outer>:code:<n>`, parent = outer); the agent emits them between the run's `tool/call` and `tool/result` (checked in `crates/agent/tests/all/code_dispatch.rs`) |
 #![allow(clippy::unwrap_used)]
 
+use std::ops::Deref;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tack_code_mode::{CodeModeConfig, run_code_definition, sdk_text};
-use tack_core::hook::AgentId;
+use tack_code_mode::{CodeModeConfig, CodeModePlugin, sdk_text};
+use tack_core::hook::{AgentId, Disposer};
 use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry};
-use tack_core::tool::{
-    ContentBlock, ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError,
-    ToolErrorCode,
-};
-use tack_pipeline::{ExecutionMode, Pipeline, Presentation, ToolRegistry};
+use tack_core::tool::{ContentBlock, ErrorCode, Tier, ToolError, ToolErrorCode};
+use tack_test::{Call, FakeTool, Harness, Presentation, Report};
 use tokio::sync::Barrier;
 use tokio_util::sync::CancellationToken;
 
 type Events = Arc<Mutex<Vec<String>>>;
 
-fn echo() -> ToolDefinition {
-    ToolDefinition::builder("echo")
-        .description("Echo the arguments.")
-        .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
-        .output(OutputSpec::new(json!({"type": "object"})))
-        .concurrency_safe(|_| true)
-        .handler(|args: Arc<Value>, _cx| async move { Ok((*args).clone()) })
-        .build()
-        .unwrap()
+/// A fake tool as a plain definition would be: described, of the cautious
+/// tier (`Executes`), and exclusive unless it says otherwise.
+fn tool(name: &str, description: &str) -> FakeTool {
+    FakeTool::new(name)
+        .description(description)
+        .tier(Tier::Executes)
 }
 
-fn failing() -> ToolDefinition {
-    ToolDefinition::builder("fail")
-        .description("Always fails.")
-        .input_schema(json!({"type": "object"}))
-        .output(OutputSpec::new(json!({})))
-        .handler(|_args: Arc<Value>, _cx| async move { Err::<Value, _>(ToolError::new("boom")) })
-        .build()
-        .unwrap()
+fn echo() -> FakeTool {
+    tool("echo", "Echo the arguments.")
+        .schema(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
+        .output_schema(json!({"type": "object"}))
+        .concurrency_safe(true)
+        .body(|args, _cx| async move { Ok((*args).clone()) })
+}
+
+fn failing() -> FakeTool {
+    tool("fail", "Always fails.").fails(ToolError::new("boom"))
 }
 
 /// Parallel: waits on a barrier of 5 (so 5 must overlap) and records start/end.
-fn reader(events: Events, barrier: Arc<Barrier>) -> ToolDefinition {
-    ToolDefinition::builder("read")
-        .description("A read-only call.")
-        .input_schema(
+fn reader(events: Events, barrier: Arc<Barrier>) -> FakeTool {
+    tool("read", "A read-only call.")
+        .schema(
             json!({"type": "object", "properties": {"i": {"type": "integer"}}, "required": ["i"]}),
         )
-        .output(OutputSpec::new(json!({"type": "integer"})))
-        .concurrency_safe(|_| true)
-        .handler(move |args: Arc<Value>, _cx| {
+        .output_schema(json!({"type": "integer"}))
+        .concurrency_safe(true)
+        .body(move |args, _cx| {
             let events = Arc::clone(&events);
             let barrier = Arc::clone(&barrier);
             async move {
@@ -82,16 +80,12 @@ fn reader(events: Events, barrier: Arc<Barrier>) -> ToolDefinition {
                 Ok(json!(i))
             }
         })
-        .build()
-        .unwrap()
 }
 
-fn writer(events: Events) -> ToolDefinition {
-    ToolDefinition::builder("write")
-        .description("An exclusive call.")
-        .input_schema(json!({"type": "object"}))
-        .output(OutputSpec::new(json!({"type": "string"})))
-        .handler(move |_args: Arc<Value>, _cx| {
+fn writer(events: Events) -> FakeTool {
+    tool("write", "An exclusive call.")
+        .output_schema(json!({"type": "string"}))
+        .body(move |_args, _cx| {
             let events = Arc::clone(&events);
             async move {
                 events.lock().unwrap().push("start write".to_owned());
@@ -100,72 +94,63 @@ fn writer(events: Events) -> ToolDefinition {
                 Ok(json!("written"))
             }
         })
-        .build()
-        .unwrap()
 }
 
 /// Waits until cancelled, then reports it.
-fn hang(events: Events, started: Arc<tokio::sync::Notify>) -> ToolDefinition {
-    ToolDefinition::builder("hang")
-        .description("Never finishes on its own.")
-        .input_schema(json!({"type": "object"}))
-        .output(OutputSpec::new(json!({})))
-        .handler(move |_args: Arc<Value>, cx| {
-            let events = Arc::clone(&events);
-            let started = Arc::clone(&started);
-            async move {
-                started.notify_one();
-                cx.cancellation().cancelled().await;
-                events.lock().unwrap().push("hang cancelled".to_owned());
-                Err::<Value, _>(ToolError::with_code(ToolErrorCode::Cancelled, "cancelled"))
-            }
-        })
-        .build()
-        .unwrap()
+fn hang(events: Events, started: Arc<tokio::sync::Notify>) -> FakeTool {
+    tool("hang", "Never finishes on its own.").body(move |_args, cx| {
+        let events = Arc::clone(&events);
+        let started = Arc::clone(&started);
+        async move {
+            started.notify_one();
+            cx.cancellation().cancelled().await;
+            events.lock().unwrap().push("hang cancelled".to_owned());
+            Err::<Value, _>(ToolError::with_code(ToolErrorCode::Cancelled, "cancelled"))
+        }
+    })
 }
 
 type DispatchLog = Arc<Mutex<Vec<CodeDispatchEvent>>>;
 
+/// The plugin in the harness, with what a host's session log would get.
 struct Host {
-    registry: ToolRegistry,
-    pipeline: Pipeline,
+    harness: Harness<CodeModePlugin>,
     agent: AgentId,
     /// What a host's session log would get (`tools/code-dispatch`).
     log: DispatchLog,
-    _keep: Vec<tack_core::hook::Disposer>,
+    _keep: Disposer,
 }
 
-fn host_with(config: CodeModeConfig, tools: Vec<ToolDefinition>, parallel: bool) -> Host {
-    let registry = ToolRegistry::new();
-    let pipeline = Pipeline::new(registry.clone());
-    let mut keep = Vec::new();
+impl Deref for Host {
+    type Target = Harness<CodeModePlugin>;
+    fn deref(&self) -> &Self::Target {
+        &self.harness
+    }
+}
+
+/// The plugin with `config` over `tools`; with `parallel`, its sub-call
+/// classifier is the pipeline's execution mode (what a host builds it from).
+fn host_with(config: CodeModeConfig, tools: Vec<FakeTool>, parallel: bool) -> Host {
+    let agent = AgentId::new("coder");
+    let mut builder = Harness::builder().agent_presentation(agent.clone(), Presentation::Code);
     for tool in tools {
-        keep.push(registry.register(tool).unwrap());
+        builder = builder.tool(tool);
     }
     let mut config = config;
     if parallel {
-        let weak = pipeline.clone();
-        config = config.classifier(Arc::new(move |call: &ToolCall| {
-            weak.execution_mode(call) == ExecutionMode::Parallel
-        }));
+        config = config.classifier(builder.execution_modes().classifier());
     }
-    let definition = run_code_definition(config, pipeline.hooks().clone()).unwrap();
-    keep.push(registry.register_code_transport(definition).unwrap());
+    let harness = builder.install(CodeModePlugin::new(config)).unwrap();
     let log: DispatchLog = Arc::default();
     let sink = Arc::clone(&log);
-    keep.push(
-        pipeline
-            .hooks()
-            .code_dispatch()
-            .tap("test-log", move |event: &Arc<CodeDispatchEvent>| {
-                sink.lock().unwrap().push((**event).clone())
-            }),
-    );
-    let agent = AgentId::new("coder");
-    registry.set_presentation(Some(&agent), Presentation::Code);
+    let keep = harness
+        .hooks()
+        .code_dispatch()
+        .tap("test-log", move |event: &Arc<CodeDispatchEvent>| {
+            sink.lock().unwrap().push((**event).clone())
+        });
     Host {
-        registry,
-        pipeline,
+        harness,
         agent,
         log,
         _keep: keep,
@@ -177,7 +162,7 @@ fn host() -> Host {
 }
 
 impl Host {
-    async fn run(&self, code: &str) -> Arc<Outcome> {
+    async fn run(&self, code: &str) -> Report {
         self.run_args(json!({"code": code}), CancellationToken::new())
             .await
     }
@@ -212,21 +197,19 @@ impl Host {
             .collect()
     }
 
-    async fn run_args(&self, args: Value, cancel: CancellationToken) -> Arc<Outcome> {
-        let call =
-            ToolCall::new("outer", "run_code", args.to_string()).with_agent(self.agent.clone());
-        self.pipeline.execute(call, cancel).await
+    async fn run_args(&self, args: Value, cancel: CancellationToken) -> Report {
+        let call = Call::new("run_code", args)
+            .id("outer")
+            .agent(self.agent.clone())
+            .cancellation(cancel);
+        self.call(call).await
     }
 }
 
-fn text(outcome: &Outcome) -> String {
-    tack_core::tool::joined_text(&outcome.content)
-}
-
-fn failure(outcome: &Outcome) -> (ErrorCode, Option<String>, String) {
-    let f = outcome
-        .failure_info()
-        .unwrap_or_else(|| panic!("expected failure: {outcome:?}"));
+fn failure(out: &Report) -> (ErrorCode, Option<String>, String) {
+    let f = out
+        .failure()
+        .unwrap_or_else(|| panic!("expected failure: {out:?}"));
     (f.code, f.kind.clone(), f.message.clone())
 }
 
@@ -239,14 +222,14 @@ async fn prints_and_returns() {
     assert!(out.is_success(), "{out:?}");
     assert_eq!(out.value().unwrap()["logs"], json!(["hello 1 {\"a\":2}"]));
     assert_eq!(out.value().unwrap()["result"], json!({"x": 1}));
-    assert_eq!(text(&out), "hello 1 {\"a\":2}\n{\n  \"x\": 1\n}");
+    assert_eq!(out.text(), "hello 1 {\"a\":2}\n{\n  \"x\": 1\n}");
 }
 
 #[tokio::test]
 async fn empty_run_says_so() {
     let h = host();
     let out = h.run("const a = 1;").await;
-    assert_eq!(text(&out), "(run_code completed with no output)");
+    assert_eq!(out.text(), "(run_code completed with no output)");
 }
 
 #[tokio::test]
@@ -280,11 +263,11 @@ async fn syntax_error_names_line_and_column() {
 }
 
 /// The line and column (1-based, in characters) of a failure's error data.
-fn position(outcome: &Outcome) -> (u64, u64) {
-    let data = outcome
-        .failure_info()
+fn position(out: &Report) -> (u64, u64) {
+    let data = out
+        .failure()
         .and_then(|f| f.data.clone())
-        .unwrap_or_else(|| panic!("expected error data: {outcome:?}"));
+        .unwrap_or_else(|| panic!("expected error data: {out:?}"));
     (
         data["line"].as_u64().unwrap_or_else(|| panic!("{data}")),
         data["column"].as_u64().unwrap_or_else(|| panic!("{data}")),
@@ -479,10 +462,10 @@ async fn sdk_call_goes_through_the_pipeline() {
 #[tokio::test]
 async fn direct_native_call_under_code_is_unknown_tool() {
     let h = host();
-    let call = ToolCall::new("d", "echo", "{}").with_agent(h.agent.clone());
-    let out = h.pipeline.execute(call, CancellationToken::new()).await;
+    let call = Call::raw("echo", "{}").id("d").agent(h.agent.clone());
+    let out = h.call(call).await;
     assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
-    assert!(out.failure_info().unwrap().message.contains("run_code"));
+    assert!(out.message().unwrap().contains("run_code"));
 }
 
 #[tokio::test]
@@ -615,7 +598,7 @@ async fn serial_by_default_in_submission_order() {
 #[tokio::test]
 async fn dispatch_log_rewrite_reaches_only_the_log() {
     let h = host();
-    let _listener = h.pipeline.hooks().code_dispatch_log().tap(
+    let _listener = h.hooks().code_dispatch_log().tap(
         "bound",
         |entry: CodeDispatchLogEntry, _next| async move {
             entry.with_content(vec![ContentBlock::text("[elided]")])
@@ -626,7 +609,7 @@ async fn dispatch_log_rewrite_reaches_only_the_log() {
         .await;
     assert!(out.is_success(), "{out:?}");
     assert_eq!(out.value().unwrap()["result"], json!("secret"));
-    assert_eq!(text(&out), "secret");
+    assert_eq!(out.text(), "secret");
     let settled = h.settled();
     assert_eq!(settled[0].content, [ContentBlock::text("[elided]")]);
     let who = settled[0].provenance.as_ref().unwrap();
@@ -635,11 +618,7 @@ async fn dispatch_log_rewrite_reaches_only_the_log() {
 
 /// Runs `code` on a host with `hang` (plus `tools`), cancelling the outer
 /// call once `hang` has started.
-async fn cancel_once_hanging(
-    events: &Events,
-    tools: Vec<ToolDefinition>,
-    code: &str,
-) -> (Host, Arc<Outcome>) {
+async fn cancel_once_hanging(events: &Events, tools: Vec<FakeTool>, code: &str) -> (Host, Report) {
     let started = Arc::new(tokio::sync::Notify::new());
     let mut all = vec![hang(Arc::clone(events), Arc::clone(&started))];
     all.extend(tools);
@@ -721,15 +700,15 @@ async fn timers_and_host_apis_are_absent() {
 
 #[test]
 fn sdk_is_deterministic_sorted_and_quotes_exotic_names() {
-    let odd = ToolDefinition::builder("mcp.server-x")
-        .description("Exotic.")
-        .input_schema(json!({"type": "object", "properties": {"q": {"not": {}}}}))
-        .output(OutputSpec::new(
-            json!({"type": "array", "items": {"type": "string"}}),
-        ))
-        .handler(|_a: Arc<Value>, _cx| async move { Ok(json!([])) })
-        .build();
-    let mut tools = vec![failing(), echo()];
+    let odd = tool("mcp.server-x", "Exotic.")
+        .schema(json!({"type": "object", "properties": {"q": {"not": {}}}}))
+        .output_schema(json!({"type": "array", "items": {"type": "string"}}))
+        .returns(json!([]))
+        .definition();
+    let mut tools = vec![
+        failing().definition().unwrap(),
+        echo().definition().unwrap(),
+    ];
     if let Ok(odd) = odd {
         tools.push(odd);
     }
@@ -757,41 +736,31 @@ fn sdk_is_deterministic_sorted_and_quotes_exotic_names() {
 #[tokio::test]
 async fn run_code_cannot_be_shadowed() {
     let h = host();
-    assert!(h.registry.register(echo_named("run_code")).is_err());
-    let _ = Duration::ZERO;
+    let err = h.register(&echo_named("run_code")).unwrap_err();
+    assert!(
+        matches!(err, tack_core::plugin::PluginError::Registration { .. }),
+        "{err}"
+    );
 }
 
-fn echo_named(name: &str) -> ToolDefinition {
-    ToolDefinition::builder(name)
-        .description("x")
-        .input_schema(json!({"type": "object"}))
-        .output(OutputSpec::new(json!({})))
-        .handler(|_a: Arc<Value>, _cx| async move { Ok(json!({})) })
-        .build()
-        .unwrap()
+fn echo_named(name: &str) -> FakeTool {
+    tool(name, "x").returns(json!({}))
 }
 
-fn deferring() -> ToolDefinition {
-    ToolDefinition::builder("note")
-        .description("Defers a context.")
-        .input_schema(json!({"type": "object", "properties": {"n": {"type": "integer"}}}))
-        .output(OutputSpec::new(json!({})))
-        .handler(
-            |args: Arc<Value>, cx: tack_core::context::ToolRunContext| async move {
-                cx.defer_context(format!("ctx {}", args["n"]));
-                Ok(json!({}))
-            },
-        )
-        .build()
-        .unwrap()
+fn deferring() -> FakeTool {
+    tool("note", "Defers a context.")
+        .schema(json!({"type": "object", "properties": {"n": {"type": "integer"}}}))
+        .body(|args, cx| async move {
+            cx.defer_context(format!("ctx {}", args["n"]));
+            Ok(json!({}))
+        })
 }
 
 /// CODE-007: a program can never re-enter run_code, even under `both`.
 #[tokio::test]
 async fn run_code_is_not_bound_inside_programs() {
     let h = host();
-    h.registry
-        .set_presentation(Some(&h.agent), Presentation::Both);
+    h.set_presentation(Some(&h.agent), Presentation::Both);
     let out = h
         .run("return [typeof tools.run_code, typeof tools.echo];")
         .await;
@@ -805,10 +774,9 @@ async fn run_code_is_not_bound_inside_programs() {
 #[tokio::test]
 async fn both_mode_direct_call_executes() {
     let h = host();
-    h.registry
-        .set_presentation(Some(&h.agent), Presentation::Both);
-    let call = ToolCall::new("d", "echo", "{}").with_agent(h.agent.clone());
-    let out = h.pipeline.execute(call, CancellationToken::new()).await;
+    h.set_presentation(Some(&h.agent), Presentation::Both);
+    let call = Call::raw("echo", "{}").id("d").agent(h.agent.clone());
+    let out = h.call(call).await;
     assert!(out.is_success(), "{out:?}");
 }
 
@@ -821,7 +789,7 @@ async fn sub_call_contexts_are_deferred_onto_the_outer_result() {
         .run("await tools.note({n: 1}); await tools.note({n: 2}); throw new Error('late');")
         .await;
     assert_eq!(out.error_code(), Some(ErrorCode::CodeRunFailed));
-    assert_eq!(out.deferred_context, ["ctx 1", "ctx 2"]);
+    assert_eq!(out.outcome().deferred_context, ["ctx 1", "ctx 2"]);
 }
 
 /// CODE-019: aborting the outer call aborts the in-flight sub-call and
@@ -872,7 +840,7 @@ async fn a_string_result_is_rendered_raw_after_the_logs() {
     let out = h
         .run("console.log('a'); console.log('b'); return 'raw \"text\"';")
         .await;
-    assert_eq!(text(&out), "a\nb\nraw \"text\"");
+    assert_eq!(out.text(), "a\nb\nraw \"text\"");
 }
 
 /// CODE-013: a panicking `tools/code-dispatch-log` listener is contained: the
@@ -881,7 +849,6 @@ async fn a_string_result_is_rendered_raw_after_the_logs() {
 async fn a_panicking_dispatch_log_listener_logs_the_original() {
     let h = host();
     let _listener = h
-        .pipeline
         .hooks()
         .code_dispatch_log()
         .tap("broken", |_entry: CodeDispatchLogEntry, _next| async move {
@@ -901,42 +868,41 @@ async fn a_panicking_dispatch_log_listener_logs_the_original() {
 }
 
 /// CODE-023: the sub-call cap must be a positive number; the plugin refuses 0
-/// at install, and installs (registering `run_code`) with a valid cap.
-#[test]
-fn a_zero_sub_call_cap_is_refused_at_install() {
-    use tack_code_mode::CodeModePlugin;
-    use tack_core::host::PluginHost;
-
-    let registry = ToolRegistry::new();
-    let pipeline = Pipeline::new(registry.clone());
-    let mut host = PluginHost::new(pipeline.hooks(), pipeline.capabilities(), &registry);
+/// at install (leaving nothing installed: `run_code` is unknown), and
+/// installs (registering `run_code`) with a valid cap.
+#[tokio::test]
+async fn a_zero_sub_call_cap_is_refused_at_install() {
     let zero = CodeModePlugin::new(CodeModeConfig::default().max_parallel_sub_calls(0));
-    let err = host.install(&zero).unwrap_err();
-    assert!(err.to_string().contains("at least 1"), "{err}");
-    host.install(&CodeModePlugin::new(CodeModeConfig::default()))
+    let mut refused = Harness::builder()
+        .presentation(Presentation::Code)
+        .uninstalled(zero)
         .unwrap();
-    registry.set_presentation(None, Presentation::Code);
-    let names: Vec<String> = registry.schemas(None).into_iter().map(|s| s.name).collect();
+    let err = refused.install().unwrap_err();
+    assert!(err.to_string().contains("at least 1"), "{err}");
+    assert!(!refused.is_installed());
+    assert!(refused.schemas(None).is_empty());
+    let call = Call::new("run_code", json!({"code": "return 1;"}));
+    let out = refused.call(call).await;
+    assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool), "{out:?}");
+
+    let h = Harness::new(CodeModePlugin::new(CodeModeConfig::default())).unwrap();
+    h.set_presentation(None, Presentation::Code);
+    let names: Vec<String> = h.schemas(None).into_iter().map(|s| s.name).collect();
     assert_eq!(names, ["run_code"]);
 }
 
 /// A tool whose content carries an image (rendered from its value).
-fn camera() -> ToolDefinition {
-    ToolDefinition::builder("snap")
-        .description("Returns a picture.")
-        .input_schema(json!({"type": "object"}))
-        .output(
-            OutputSpec::new(json!({"type": "object"})).render(|_args, _value| {
-                vec![
-                    ContentBlock::text("shot"),
-                    ContentBlock::image("iVBORw0KGgo=", "image/png"),
-                ]
-            }),
-        )
-        .concurrency_safe(|_| true)
-        .handler(|_args: Arc<Value>, _cx| async move { Ok(json!({"w": 1})) })
-        .build()
-        .unwrap()
+fn camera() -> FakeTool {
+    tool("snap", "Returns a picture.")
+        .output_schema(json!({"type": "object"}))
+        .render(|_args, _value| {
+            vec![
+                ContentBlock::text("shot"),
+                ContentBlock::image("iVBORw0KGgo=", "image/png"),
+            ]
+        })
+        .concurrency_safe(true)
+        .returns(json!({"w": 1}))
 }
 
 /// CODE-016: the whole final content of a successful sub-call that carries
@@ -949,15 +915,15 @@ async fn an_image_of_a_sub_call_is_deferred_as_context() {
         .run("const a = await tools.snap({}); await tools.echo({text: 'x'}); return a.w;")
         .await;
     assert!(out.is_success(), "{out:?}");
-    assert_eq!(text(&out), "1");
+    assert_eq!(out.text(), "1");
     assert!(
-        out.content
+        out.content()
             .iter()
             .all(|b| !matches!(b, ContentBlock::Image { .. })),
         "{out:?}"
     );
-    assert_eq!(out.deferred_context.len(), 1, "{out:?}");
-    let context = &out.deferred_context[0];
+    assert_eq!(out.outcome().deferred_context.len(), 1, "{out:?}");
+    let context = &out.outcome().deferred_context[0];
     assert_eq!(context.source(), Some("code-mode"));
     assert_eq!(
         context.content,
@@ -984,44 +950,38 @@ async fn an_image_removed_or_blocked_by_post_execute_is_not_deferred() {
         ),
     ] {
         let h = host_with(CodeModeConfig::default(), vec![camera()], false);
-        let _post = h.pipeline.hooks().post_execute().tap(
-            "no-pictures",
-            move |input: PostExecuteInput, next| {
-                let decision = decision.clone();
-                async move {
-                    if input.execution.as_ref().is_some_and(|e| e.name() == "snap") {
-                        return decision;
+        let _post =
+            h.hooks()
+                .post_execute()
+                .tap("no-pictures", move |input: PostExecuteInput, next| {
+                    let decision = decision.clone();
+                    async move {
+                        if input.execution.as_ref().is_some_and(|e| e.name() == "snap") {
+                            return decision;
+                        }
+                        next.run(input).await
                     }
-                    next.run(input).await
-                }
-            },
-        );
+                });
         let out = h
             .run("try { await tools.snap({}); return 'ok'; } catch (e) { return e.code; }")
             .await;
         assert!(out.is_success(), "{how}: {out:?}");
-        assert!(out.deferred_context.is_empty(), "{how}: {out:?}");
+        assert!(out.outcome().deferred_context.is_empty(), "{how}: {out:?}");
         let expected = if how == "block" { "DENIED" } else { "ok" };
         assert_eq!(out.value().unwrap()["result"], json!(expected), "{how}");
     }
 }
 
 /// A parallel tool that sleeps `ms` and then defers `ctx <n>`.
-fn slow_note() -> ToolDefinition {
-    ToolDefinition::builder("slow_note")
-        .description("Sleeps, then defers a context.")
-        .input_schema(json!({"type": "object", "properties": {"n": {"type": "integer"}, "ms": {"type": "integer"}}}))
-        .output(OutputSpec::new(json!({})))
-        .concurrency_safe(|_| true)
-        .handler(
-            |args: Arc<Value>, cx: tack_core::context::ToolRunContext| async move {
-                tokio::time::sleep(Duration::from_millis(args["ms"].as_u64().unwrap())).await;
-                cx.defer_context(format!("ctx {}", args["n"]));
-                Ok(json!({}))
-            },
-        )
-        .build()
-        .unwrap()
+fn slow_note() -> FakeTool {
+    tool("slow_note", "Sleeps, then defers a context.")
+        .schema(json!({"type": "object", "properties": {"n": {"type": "integer"}, "ms": {"type": "integer"}}}))
+        .concurrency_safe(true)
+        .body(|args, cx| async move {
+            tokio::time::sleep(Duration::from_millis(args["ms"].as_u64().unwrap())).await;
+            cx.defer_context(format!("ctx {}", args["n"]));
+            Ok(json!({}))
+        })
 }
 
 /// CODE-015: contexts keep submission order even when overlapping sub-calls
@@ -1041,7 +1001,7 @@ async fn sub_call_contexts_keep_submission_order_when_settling_out_of_order() {
         ["settle outer:code:2 ok", "settle outer:code:1 ok"],
         "the second settles first: {lines:?}"
     );
-    assert_eq!(out.deferred_context, ["ctx 1", "ctx 2"]);
+    assert_eq!(out.outcome().deferred_context, ["ctx 1", "ctx 2"]);
 }
 
 /// CODE-009: one start then exactly one settle per started sub-call, with
@@ -1061,7 +1021,7 @@ async fn each_started_sub_call_logs_a_start_then_one_settle_with_complete_conten
         ))
         .await;
     assert!(out.is_success(), "{out:?}");
-    assert_eq!(text(&out), "done");
+    assert_eq!(out.text(), "done");
     let events = h.log.lock().unwrap().clone();
     assert_eq!(events.len(), 6, "{:?}", h.log_lines());
     for n in 1..=3 {
@@ -1181,31 +1141,18 @@ async fn a_number_the_pipeline_would_round_is_refused_with_its_pointer() {
 #[tokio::test]
 async fn sub_calls_carry_the_outer_agent_and_token() {
     let h = host();
-    let records = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&records);
-    let _observer = h.pipeline.hooks().result().tap(
-        "records",
-        move |record: &Arc<tack_core::hooks::ExecutionRecord>| {
-            sink.lock().unwrap().push(Arc::clone(record));
-        },
-    );
     let out = h
         .run("await tools.echo({text: 'a'}); await tools.echo({text: 'b'});")
         .await;
     assert!(out.is_success(), "{out:?}");
-    let records = records.lock().unwrap().clone();
-    let outer = records
-        .iter()
-        .find(|r| r.outcome.call_id.as_str() == "outer")
-        .unwrap();
-    let outer_token = outer.execution.as_ref().unwrap().token().clone();
-    let nested: Vec<_> = records
-        .iter()
-        .filter(|r| r.outcome.call_id.as_str() != "outer")
-        .collect();
+    // What the `tools/result` observers saw of the run and of each sub-call.
+    assert!(out.observed(), "{out:?}");
+    let outer_token = out.execution().unwrap().token().clone();
+    let nested = out.nested();
     assert_eq!(nested.len(), 2);
     for (n, record) in nested.iter().enumerate() {
-        let execution = record.execution.as_ref().unwrap();
+        assert!(record.observed(), "{record:?}");
+        let execution = record.execution().unwrap();
         assert_eq!(
             execution.call_id().as_str(),
             format!("outer:code:{}", n + 1)
@@ -1227,7 +1174,7 @@ async fn an_exclusive_call_holds_its_barrier_through_post_execute() {
         true,
     );
     let sink = Arc::clone(&events);
-    let _post = h.pipeline.hooks().post_execute().tap(
+    let _post = h.hooks().post_execute().tap(
         "commit",
         move |input: tack_core::hooks::PostExecuteInput, next| {
             let sink = Arc::clone(&sink);
@@ -1242,7 +1189,7 @@ async fn an_exclusive_call_holds_its_barrier_through_post_execute() {
         },
     );
     let probe = Arc::clone(&events);
-    let _pre = h.pipeline.hooks().pre_execute().tap(
+    let _pre = h.hooks().pre_execute().tap(
         "probe",
         move |execution: Arc<tack_core::tool::ToolExecution>, next| {
             let probe = Arc::clone(&probe);
@@ -1270,15 +1217,15 @@ async fn an_exclusive_call_holds_its_barrier_through_post_execute() {
 #[tokio::test]
 async fn a_run_without_an_agent_dispatches_and_reports() {
     let h = host();
-    h.registry.set_presentation(None, Presentation::Code);
-    let call = ToolCall::new(
-        "outer",
+    h.set_presentation(None, Presentation::Code);
+    let call = Call::new(
         "run_code",
-        json!({"code": "return (await tools.echo({text: 'x'})).text;"}).to_string(),
-    );
-    let out = h.pipeline.execute(call, CancellationToken::new()).await;
+        json!({"code": "return (await tools.echo({text: 'x'})).text;"}),
+    )
+    .id("outer");
+    let out = h.call(call).await;
     assert!(out.is_success(), "{out:?}");
-    assert_eq!(text(&out), "x");
+    assert_eq!(out.text(), "x");
     assert_eq!(
         h.log_lines(),
         ["start outer:code:1", "settle outer:code:1 ok"]
@@ -1291,9 +1238,9 @@ async fn a_run_without_an_agent_dispatches_and_reports() {
 async fn results_render_as_logs_then_pretty_json_with_capped_indentation() {
     let h = host();
     let out = h.run("console.log('a'); return null;").await;
-    assert_eq!(text(&out), "a\nnull");
+    assert_eq!(out.text(), "a\nnull");
     let out = h.run("return {a: {b: {c: {d: {e: {f: {g: 1}}}}}}};").await;
-    let rendered = text(&out);
+    let rendered = out.text();
     let widest = rendered
         .lines()
         .map(|l| l.len() - l.trim_start().len())
@@ -1305,7 +1252,7 @@ async fn results_render_as_logs_then_pretty_json_with_capped_indentation() {
         out.value().unwrap()["result"]
     );
     assert_eq!(
-        **out.value().unwrap(),
+        *out.value().unwrap(),
         json!({"logs": [], "result": {"a": {"b": {"c": {"d": {"e": {"f": {"g": 1}}}}}}}})
     );
 }
@@ -1351,22 +1298,17 @@ fn the_documented_sdk_is_current() {
 
 /// Finishes the turn: asks to conclude it, then succeeds (or fails on
 /// `{"fail": true}`).
-fn finisher() -> ToolDefinition {
-    ToolDefinition::builder("finish")
-        .description("Concludes the turn.")
-        .input_schema(json!({"type": "object", "properties": {"fail": {"type": "boolean"}}}))
-        .output(OutputSpec::new(json!({"type": "string"})))
-        .handler(
-            |args: Arc<Value>, cx: tack_core::context::ToolRunContext| async move {
-                cx.conclude_turn();
-                if args.get("fail").is_some() {
-                    return Err(ToolError::new("could not finish"));
-                }
-                Ok(json!("finished"))
-            },
-        )
-        .build()
-        .unwrap()
+fn finisher() -> FakeTool {
+    tool("finish", "Concludes the turn.")
+        .schema(json!({"type": "object", "properties": {"fail": {"type": "boolean"}}}))
+        .output_schema(json!({"type": "string"}))
+        .body(|args, cx| async move {
+            cx.conclude_turn();
+            if args.get("fail").is_some() {
+                return Err(ToolError::new("could not finish"));
+            }
+            Ok(json!("finished"))
+        })
 }
 
 /// A sub-call that concludes the turn (and succeeds) concludes it for
@@ -1411,7 +1353,11 @@ async fn a_concluding_sub_call_concludes_the_run() {
     for (program, succeeds, concludes) in cases {
         let out = h.run(program).await;
         assert_eq!(out.is_success(), succeeds, "{program}: {out:?}");
-        assert_eq!(out.concluded_turn, concludes, "{program}: {out:?}");
+        assert_eq!(
+            out.outcome().concluded_turn,
+            concludes,
+            "{program}: {out:?}"
+        );
     }
 }
 
@@ -1420,7 +1366,7 @@ async fn a_concluding_sub_call_concludes_the_run() {
 #[tokio::test]
 async fn a_run_failed_by_post_execute_concludes_nothing() {
     let h = host_with(CodeModeConfig::default(), vec![finisher()], false);
-    let _block = h.pipeline.hooks().post_execute().tap(
+    let _block = h.hooks().post_execute().tap(
         "block-run-code",
         |input: tack_core::hooks::PostExecuteInput, next| {
             let outer = input.outcome.tool == "run_code";
@@ -1436,7 +1382,7 @@ async fn a_run_failed_by_post_execute_concludes_nothing() {
     );
     let out = h.run("await tools.finish({}); return 1;").await;
     assert!(!out.is_success(), "{out:?}");
-    assert!(!out.concluded_turn, "{out:?}");
+    assert!(!out.outcome().concluded_turn, "{out:?}");
 }
 
 /// Records `enter <what> <id>` / `exit <what> <id>` around each policy step of
@@ -1458,7 +1404,7 @@ impl PolicyLog {
 
 struct SlowApprover(PolicyLog);
 
-#[async_trait::async_trait]
+#[tack_core::async_trait]
 impl tack_core::policy::ApprovalService for SlowApprover {
     async fn request(
         &self,
@@ -1486,11 +1432,10 @@ async fn parallel_sub_calls_are_admitted_one_at_a_time_in_submission_order() {
     );
     let policy = PolicyLog::default();
     let _approver = h
-        .pipeline
         .capabilities()
         .provide_approval(Arc::new(SlowApprover(policy.clone())));
     let pre = policy.clone();
-    let _pre = h.pipeline.hooks().pre_execute().tap(
+    let _pre = h.hooks().pre_execute().tap(
         "slow-policy",
         move |execution: Arc<tack_core::tool::ToolExecution>, next| {
             let pre = pre.clone();
@@ -1537,7 +1482,7 @@ async fn a_denied_sub_call_ends_its_admission_and_the_next_follows() {
     let h = host_with(CodeModeConfig::default(), vec![echo()], true);
     let policy = PolicyLog::default();
     let pre = policy.clone();
-    let _pre = h.pipeline.hooks().pre_execute().tap(
+    let _pre = h.hooks().pre_execute().tap(
         "deny-second",
         move |execution: Arc<tack_core::tool::ToolExecution>, next| {
             let pre = pre.clone();

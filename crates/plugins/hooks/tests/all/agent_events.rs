@@ -22,10 +22,13 @@ else:
     let bed = Bed::new(&[("prompt.py", script)], |d| {
         one("UserPromptSubmit", "", format!("{}/prompt.py", d.display()))
     });
-    let check = bed.hooks.user_prompt_submit("plan the work").await;
+    let check = bed.hooks().user_prompt_submit("plan the work").await;
     assert_eq!(check.blocked, None);
     assert_eq!(check.context, ["The current sprint ends Friday."]);
-    let check = bed.hooks.user_prompt_submit("my password is hunter2").await;
+    let check = bed
+        .hooks()
+        .user_prompt_submit("my password is hunter2")
+        .await;
     assert_eq!(
         check.blocked.as_deref(),
         Some("prompts must not contain passwords")
@@ -35,14 +38,14 @@ else:
         one("UserPromptSubmit", "", "echo plain context".into())
     });
     assert_eq!(
-        bed.hooks.user_prompt_submit("x").await.context,
+        bed.hooks().user_prompt_submit("x").await.context,
         ["plain context"]
     );
     let bed = Bed::new(&[], |_| {
         one("UserPromptSubmit", "", "echo nope >&2; exit 2".into())
     });
     assert_eq!(
-        bed.hooks.user_prompt_submit("x").await.blocked.as_deref(),
+        bed.hooks().user_prompt_submit("x").await.blocked.as_deref(),
         Some("nope")
     );
 }
@@ -60,10 +63,10 @@ echo '{"decision": "block", "reason": "Run the tests before you finish."}'
         one("Stop", "", format!("{}/stop.sh", d.display()))
     });
     assert_eq!(
-        bed.hooks.stop(false).await.as_deref(),
+        bed.hooks().stop(false).await.as_deref(),
         Some("Run the tests before you finish.")
     );
-    assert_eq!(bed.hooks.stop(true).await, None);
+    assert_eq!(bed.hooks().stop(true).await, None);
 }
 
 #[tokio::test]
@@ -75,18 +78,18 @@ async fn session_start_end_and_notification_follow_the_protocol() {
             "Notification": [{"hooks": [{"type": "command", "command": "cat > \"$TACK_PROJECT_DIR/note.json\""}]}]
         }})
     });
-    assert_eq!(bed.hooks.session_start("startup").await, ["branch: main"]);
+    assert_eq!(bed.hooks().session_start("startup").await, ["branch: main"]);
     assert!(
-        bed.hooks.session_start("resume").await.is_empty(),
+        bed.hooks().session_start("resume").await.is_empty(),
         "the matcher is on the source"
     );
-    bed.hooks.session_end("exit").await;
+    bed.hooks().session_end("exit").await;
     let end: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(bed.path().join("end.json")).unwrap())
             .unwrap();
     assert_eq!(end["hook_event_name"], "SessionEnd");
     assert_eq!(end["reason"], "exit");
-    bed.hooks
+    bed.hooks()
         .notification("permission_prompt", "tack needs your approval to run bash")
         .await;
     let note: serde_json::Value =

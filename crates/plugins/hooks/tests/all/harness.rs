@@ -1,23 +1,23 @@
+//! The test bed: the hooks plugin installed by the `tack-test` harness over
+//! the real pipeline, next to fake `bash`, `write_file` and `edit_file` tools
+//! that record the arguments they ran with.
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tack_core::host::PluginHost;
-use tack_core::tool::{Outcome, OutputSpec, ToolCall, ToolDefinition};
+use tack_core::tool::Tier;
 use tack_hooks::{HookReport, HookSession, Hooks, HooksConfig, ToolNames};
-use tack_pipeline::{Pipeline, ToolRegistry};
+use tack_test::{Call, FakeTool, Harness, Report};
 use tempfile::TempDir;
-use tokio_util::sync::CancellationToken;
 
 pub struct Bed {
     pub dir: TempDir,
-    pub pipeline: Pipeline,
+    pub harness: Harness<Hooks>,
     pub runs: Arc<AtomicUsize>,
     pub seen: Arc<Mutex<Vec<Value>>>,
     pub reports: Arc<Mutex<Vec<HookReport>>>,
-    pub hooks: Hooks,
-    _footprint: Box<dyn std::any::Any>,
 }
 
 pub fn python() -> bool {
@@ -33,20 +33,18 @@ fn recording(
     schema: Value,
     runs: &Arc<AtomicUsize>,
     seen: &Arc<Mutex<Vec<Value>>>,
-) -> ToolDefinition {
+) -> FakeTool {
     let runs = runs.clone();
     let seen = seen.clone();
-    ToolDefinition::builder(name)
+    FakeTool::new(name)
         .description("Records its arguments.")
-        .input_schema(schema)
-        .output(OutputSpec::new(json!({})))
-        .handler(move |args: Arc<Value>, _cx| {
+        .tier(Tier::Executes)
+        .schema(schema)
+        .body(move |args, _cx| {
             runs.fetch_add(1, Ordering::SeqCst);
             seen.lock().unwrap().push((*args).clone());
             async move { Ok(json!({"ran": *args})) }
         })
-        .build()
-        .unwrap()
 }
 
 impl Bed {
@@ -76,7 +74,6 @@ impl Bed {
             session,
             Arc::new(move |r: &HookReport| sink.lock().unwrap().push(r.clone())),
         );
-        let registry = ToolRegistry::new();
         let runs = Arc::new(AtomicUsize::new(0));
         let seen = Arc::new(Mutex::new(Vec::new()));
         let bash = recording(
@@ -101,35 +98,33 @@ impl Bed {
             &runs,
             &seen,
         );
-        let d1 = registry.register(bash).unwrap();
-        let d2 = registry.register(write).unwrap();
-        let d3 = registry.register(edit).unwrap();
-        let pipeline = Pipeline::new(registry.clone());
-        let mut host = PluginHost::new(pipeline.hooks(), pipeline.capabilities(), &registry);
-        host.install(&hooks).unwrap();
-        let footprint = host.into_disposables();
+        let harness = Harness::builder()
+            .tool(bash)
+            .tool(write)
+            .tool(edit)
+            .install(hooks)
+            .unwrap();
         Self {
             dir,
-            pipeline,
+            harness,
             runs,
             seen,
             reports,
-            hooks,
-            _footprint: Box::new((footprint, d1, d2, d3)),
         }
+    }
+
+    /// The plugin, for the agent's hook points (prompt, stop, session).
+    pub fn hooks(&self) -> &Hooks {
+        self.harness.plugin()
     }
 
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
 
-    pub async fn call(&self, tool: &str, args: Value) -> Arc<Outcome> {
-        self.pipeline
-            .execute(
-                ToolCall::new("call-1", tool, args.to_string()),
-                CancellationToken::new(),
-            )
-            .await
+    /// Calls `tool` (id `call-1`) through every stage; what happened.
+    pub async fn call(&self, tool: &str, args: Value) -> Report {
+        self.harness.call(Call::new(tool, args).id("call-1")).await
     }
 
     pub fn runs(&self) -> usize {

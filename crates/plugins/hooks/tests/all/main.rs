@@ -1,5 +1,5 @@
 //! Integration tests of tack-hooks: real hook scripts (shell and Python)
-//! written to Claude Code's protocol, run on a real pipeline.
+//! written to Claude Code's protocol, run on the real pipeline through the `tack-test` harness.
 #![allow(clippy::unwrap_used)]
 #![allow(missing_docs)]
 

@@ -2,6 +2,7 @@
 
 use serde_json::json;
 use tack_core::tool::ErrorCode;
+use tack_test::Stage;
 
 use crate::harness::*;
 
@@ -16,12 +17,12 @@ echo '{"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext
     });
     let out = bed.call("bash", json!({"command": "make clean"})).await;
     assert!(out.is_success());
-    assert_eq!(out.deferred_context.len(), 1);
+    assert_eq!(out.outcome().deferred_context.len(), 1);
     assert_eq!(
-        out.deferred_context[0].text(),
+        out.outcome().deferred_context[0].text(),
         "The build cache was cleared."
     );
-    assert_eq!(out.deferred_context[0].source(), Some("hooks"));
+    assert_eq!(out.outcome().deferred_context[0].source(), Some("hooks"));
 }
 
 #[tokio::test]
@@ -36,7 +37,12 @@ async fn exit_2_and_decision_block_give_the_model_feedback_after_the_tool_ran() 
         let out = bed.call("bash", json!({"command": "git commit"})).await;
         assert_eq!(bed.runs(), 1, "the tool already ran");
         assert!(out.is_success(), "the result is kept: {out:?}");
-        let context: Vec<String> = out.deferred_context.iter().map(|c| c.text()).collect();
+        let context: Vec<String> = out
+            .outcome()
+            .deferred_context
+            .iter()
+            .map(|c| c.text())
+            .collect();
         assert_eq!(context.len(), 1, "{context:?}");
         assert!(
             context[0].contains("tests must pass before committing"),
@@ -114,7 +120,9 @@ async fn a_fail_closed_post_hook_that_errors_withholds_the_result() {
     });
     let out = bed.call("bash", json!({"command": "cat secrets"})).await;
     assert_eq!(bed.runs(), 1);
-    let f = out.failure_info().expect("blocked");
+    let f = out.failure().expect("blocked");
     assert!(f.message.contains("fail closed"), "{}", f.message);
+    assert!(out.body_ran());
+    assert_eq!(out.decided_at(), Some(Stage::PostExecute), "{out:?}");
     assert_ne!(f.code, ErrorCode::InvalidArguments);
 }

@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 use tack_core::hook::Decider;
 use tack_core::tool::ErrorCode;
 use tack_hooks::ToolNames;
+use tack_test::Stage;
 
 use crate::harness::*;
 
@@ -31,13 +32,15 @@ async fn a_python_bash_validator_blocks_with_exit_2_and_stderr_is_the_reason() {
         one("PreToolUse", "Bash", format!("{}/validate.py", d.display()))
     });
     let out = bed.call("bash", json!({"command": "grep -r foo ."})).await;
-    let f = out.failure_info().unwrap();
+    let f = out.failure().unwrap();
     assert_eq!(f.code, ErrorCode::Denied);
     assert!(f.message.contains("Use 'rg' (ripgrep)"), "{}", f.message);
     assert_eq!(
-        out.provenance.as_ref().unwrap().decider,
+        out.provenance().unwrap().decider,
         Decider::Listener("hooks".into())
     );
+    assert_eq!(out.decided_at(), Some(Stage::PreExecute));
+    assert!(!out.body_ran());
     assert_eq!(bed.runs(), 0);
     let ok = bed.call("bash", json!({"command": "rg foo"})).await;
     assert!(ok.is_success(), "{ok:?}");
@@ -72,7 +75,7 @@ async fn a_file_guard_denies_writes_to_env_files_by_absolute_file_path() {
             json!({"path": "config/.env", "content": "KEY=1"}),
         )
         .await;
-    let f = out.failure_info().unwrap();
+    let f = out.failure().unwrap();
     assert_eq!(f.code, ErrorCode::Denied);
     let absolute = bed.path().join("config/.env");
     assert_eq!(
@@ -108,7 +111,9 @@ exit 0
     let out = bed
         .call("write_file", json!({"path": "x.env", "content": ""}))
         .await;
-    assert_eq!(out.failure_info().unwrap().message, "no .env writes");
+    assert_eq!(out.failure().unwrap().message, "no .env writes");
+    assert_eq!(out.decided_at(), Some(Stage::PreExecute));
+    assert_eq!(out.decided_by_listener(), Some("hooks"));
     assert_eq!(bed.runs(), 0);
 }
 
@@ -139,7 +144,7 @@ async fn updated_input_rewrites_the_command_and_the_outcome_records_it() {
         ran,
         json!({"command": "ls -la --color=never", "timeout_ms": 5000})
     );
-    let rewrite = out.rewrite.as_ref().unwrap();
+    let rewrite = out.outcome().rewrite.as_ref().unwrap();
     assert_eq!(rewrite.original["command"], "ls -la");
     assert_eq!(rewrite.rewritten["command"], "ls -la --color=never");
     assert_eq!(
@@ -159,7 +164,8 @@ echo '{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionRe
     });
     // No approval service: an ask is denied, saying so.
     let out = bed.call("bash", json!({"command": "ls"})).await;
-    assert_eq!(out.failure_info().unwrap().code, ErrorCode::Denied);
+    assert_eq!(out.failure().unwrap().code, ErrorCode::Denied);
+    assert_eq!(out.decided_at(), Some(Stage::Approval), "{out:?}");
     assert_eq!(bed.runs(), 0);
 
     let block = "#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"block\", \"reason\": \"legacy says no\"}'\n";
@@ -167,7 +173,7 @@ echo '{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionRe
         one("PreToolUse", "", format!("{}/block.sh", d.display()))
     });
     let out = bed.call("bash", json!({"command": "ls"})).await;
-    assert_eq!(out.failure_info().unwrap().message, "legacy says no");
+    assert_eq!(out.failure().unwrap().message, "legacy says no");
     let approve = "#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"approve\"}'\n";
     let bed = Bed::new(&[("ok.sh", approve)], |d| {
         one("PreToolUse", "", format!("{}/ok.sh", d.display()))
