@@ -15,7 +15,8 @@
 //!
 //! Before the criterion groups it prints one timed round of registering and
 //! disposing 1,000, 10,000 and 30,000 listeners (at most
-//! `TACK_SCALE_CHURN_MAX`).
+//! `TACK_SCALE_CHURN_MAX`), in wall time and in time on a CPU (Linux; the
+//! figure that holds on a machine busy with other work).
 //!
 //! Every future here completes on its first poll, so each dispatch builds the
 //! future and polls it once with a no-op waker: no executor noise.
@@ -145,12 +146,9 @@ fn churn(c: &mut Criterion) {
                         if phase == "register" {
                             total += start.elapsed();
                         }
-                        // A dispatch between the phases, as a live host has (not
-                        // through 30,000 global listeners: a chain that long
-                        // recurses deeper than a thread's stack).
-                        if scoped {
-                            poll_once(hook.dispatch(ids.first(), 1)).expect("no panics here");
-                        }
+                        // A dispatch between the phases, as a live host has
+                        // (through all 30,000 when they are global).
+                        poll_once(hook.dispatch(ids.first(), 1)).expect("no panics here");
                         let start = Instant::now();
                         drop(keep);
                         if phase == "dispose" {
@@ -220,24 +218,35 @@ fn churn_report() {
         for (label, scoped) in [("scoped", true), ("global", false)] {
             let hook: Waterfall<u64, u64> = Waterfall::new("bench/churn", |x| async move { x + 1 });
             let _global = hook.tap("always", |x, next| next.run(x));
-            let start = Instant::now();
+            let (start, cpu) = (Instant::now(), on_cpu());
             let keep = register_n(&hook, scoped.then_some(&ids[..n]), n);
-            let registered = start.elapsed();
-            if scoped {
-                poll_once(hook.dispatch(ids.first(), 1)).expect("no panics here");
-            }
-            let start = Instant::now();
+            let (registered, registered_cpu) = (start.elapsed(), on_cpu() - cpu);
+            poll_once(hook.dispatch(ids.first(), 1)).expect("no panics here");
+            let (start, cpu) = (Instant::now(), on_cpu());
             drop(keep);
-            let disposed = start.elapsed();
+            let (disposed, disposed_cpu) = (start.elapsed(), on_cpu() - cpu);
+            let per = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
             println!(
-                "churn {n} {label}: register {:.2} µs/listener ({:.3} s), dispose {:.2} µs/listener ({:.3} s)",
-                registered.as_secs_f64() * 1e6 / n as f64,
+                "churn {n} {label}: register {:.2} µs/listener ({:.2} on CPU; {:.3} s), dispose {:.2} µs/listener ({:.2} on CPU; {:.3} s)",
+                per(registered),
+                per(registered_cpu),
                 registered.as_secs_f64(),
-                disposed.as_secs_f64() * 1e6 / n as f64,
+                per(disposed),
+                per(disposed_cpu),
                 disposed.as_secs_f64(),
             );
         }
     }
+}
+
+/// How long this thread has run on a CPU (from `/proc/thread-self/schedstat`;
+/// zero where that is missing): on a machine shared with other work, the
+/// time a measured stretch really took, without the time it waited.
+fn on_cpu() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .map_or(Duration::ZERO, Duration::from_nanos)
 }
 
 criterion_group!(benches, agents_round_robin, threads, churn, export);

@@ -1,7 +1,7 @@
 //! The run context a tool body executes with.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use tokio_util::sync::CancellationToken;
 
 use crate::capability::{
@@ -13,7 +13,7 @@ use crate::host::{NewRunContext, RunEffects};
 use crate::policy::ApprovalService;
 use crate::tool::{CallId, DeferredContext, ExecutionToken, ToolCall, ToolExecution};
 
-/// What every clone of one context shares (one allocation).
+/// What every clone of a context a host made shares (one allocation).
 pub(crate) struct Shared {
     execution: Arc<ToolExecution>,
     capabilities: Arc<Capabilities>,
@@ -63,9 +63,23 @@ impl Shared {
 /// ```
 #[derive(Clone)]
 pub struct ToolRunContext {
-    shared: Arc<Shared>,
+    run: Run,
     cancel: CancellationToken,
 }
+
+/// Where a context's execution, capabilities and effects live.
+#[derive(Clone)]
+enum Run {
+    /// In the execution's own allocation (its run slot): the pipeline's
+    /// context, which needs no allocation of its own.
+    Execution(Arc<ToolExecution>),
+    /// In an allocation of the context's own.
+    Shared(Arc<Shared>),
+}
+
+/// The capabilities of a context whose run slot was never filled (not made
+/// by this crate's constructors; kept total all the same).
+static NO_CAPABILITIES: LazyLock<Capabilities> = LazyLock::new(Capabilities::default);
 
 impl crate::host::build::sealed::Sealed for ToolRunContext {}
 
@@ -77,11 +91,11 @@ impl NewRunContext for ToolRunContext {
         effects: RunEffects,
     ) -> Self {
         Self {
-            shared: Arc::new(Shared {
+            run: Run::Shared(Arc::new(Shared {
                 execution,
                 capabilities,
                 effects: Effects::Host(effects),
-            }),
+            })),
             cancel,
         }
     }
@@ -91,13 +105,24 @@ impl NewRunContext for ToolRunContext {
         capabilities: Arc<Capabilities>,
         cancel: CancellationToken,
     ) -> (Self, RunEffects) {
+        // The first context of an execution lives in the execution's run
+        // slot (no allocation); any later one gets its own.
+        let capabilities = match execution.run().capabilities.set(capabilities) {
+            Ok(()) => {
+                let effects = RunEffects::in_execution(execution.clone());
+                let run = Run::Execution(execution);
+                return (Self { run, cancel }, effects);
+            }
+            Err(capabilities) => capabilities,
+        };
         let shared = Arc::new(Shared {
             execution,
             capabilities,
             effects: Effects::Inline(EffectsInner::default()),
         });
         let effects = RunEffects::in_context(shared.clone());
-        (Self { shared, cancel }, effects)
+        let run = Run::Shared(shared);
+        (Self { run, cancel }, effects)
     }
 }
 
@@ -108,7 +133,7 @@ impl ToolRunContext {
     /// reaches the body.
     pub fn with_cancellation(&self, cancel: CancellationToken) -> Self {
         Self {
-            shared: self.shared.clone(),
+            run: self.run.clone(),
             cancel,
         }
     }
@@ -126,22 +151,37 @@ impl ToolRunContext {
 
     /// The execution this context belongs to.
     pub fn execution(&self) -> &Arc<ToolExecution> {
-        &self.shared.execution
+        match &self.run {
+            Run::Execution(execution) => execution,
+            Run::Shared(shared) => &shared.execution,
+        }
+    }
+
+    /// The capabilities the body runs with.
+    fn capabilities(&self) -> &Capabilities {
+        match &self.run {
+            Run::Execution(execution) => execution
+                .run()
+                .capabilities
+                .get()
+                .map_or(&*NO_CAPABILITIES, |c| c),
+            Run::Shared(shared) => &shared.capabilities,
+        }
     }
 
     /// The call's id.
     pub fn call_id(&self) -> &CallId {
-        self.shared.execution.call_id()
+        self.execution().call_id()
     }
 
     /// The agent the call was made for.
     pub fn agent(&self) -> Option<&AgentId> {
-        self.shared.execution.agent()
+        self.execution().agent()
     }
 
     /// This execution's token: the parent token of the calls a composite tool makes.
     pub fn token(&self) -> &ExecutionToken {
-        self.shared.execution.token()
+        self.execution().token()
     }
 
     /// The filesystem capability.
@@ -150,8 +190,7 @@ impl ToolRunContext {
     ///
     /// [`CapabilityError::Missing`] when the host installed none.
     pub fn fs(&self) -> Result<&dyn FileSystem, CapabilityError> {
-        self.shared
-            .capabilities
+        self.capabilities()
             .fs
             .as_deref()
             .ok_or(CapabilityError::missing(CapabilityKind::Fs))
@@ -163,8 +202,7 @@ impl ToolRunContext {
     ///
     /// [`CapabilityError::Missing`] when the host installed none.
     pub fn shell(&self) -> Result<&dyn Shell, CapabilityError> {
-        self.shared
-            .capabilities
+        self.capabilities()
             .shell
             .as_deref()
             .ok_or(CapabilityError::missing(CapabilityKind::Shell))
@@ -176,8 +214,7 @@ impl ToolRunContext {
     ///
     /// [`CapabilityError::Missing`] when the host installed none.
     pub fn approval(&self) -> Result<&dyn ApprovalService, CapabilityError> {
-        self.shared
-            .capabilities
+        self.capabilities()
             .approval
             .as_deref()
             .ok_or(CapabilityError::missing(CapabilityKind::Approval))
@@ -189,8 +226,7 @@ impl ToolRunContext {
     ///
     /// [`CapabilityError::Missing`] when the host installed none.
     pub fn dispatcher(&self) -> Result<&dyn ToolDispatcher, CapabilityError> {
-        self.shared
-            .capabilities
+        self.capabilities()
             .dispatcher
             .as_deref()
             .ok_or(CapabilityError::missing(CapabilityKind::Dispatcher))
@@ -213,19 +249,22 @@ impl ToolRunContext {
     /// mid-call): text, or a [`DeferredContext`] of content blocks (images
     /// included). It survives a later failure of the same call.
     pub fn defer_context(&self, message: impl Into<DeferredContext>) {
-        self.shared.effects().defer_context(message.into());
+        self.effects().defer_context(message.into());
     }
 
     /// Asks the loop to end the turn after this call. It rides on this
     /// execution's own success: a failed call concludes nothing.
     pub fn conclude_turn(&self) {
-        self.shared.effects().conclude_turn();
+        self.effects().conclude_turn();
     }
 
     /// The effects this execution has asked for so far: the pipeline's, never
     /// handed to a tool body.
     pub(crate) fn effects(&self) -> &EffectsInner {
-        self.shared.effects()
+        match &self.run {
+            Run::Execution(execution) => &execution.run().effects,
+            Run::Shared(shared) => shared.effects(),
+        }
     }
 }
 
@@ -233,9 +272,9 @@ impl fmt::Debug for ToolRunContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolRunContext")
             .field("call_id", self.call_id())
-            .field("tool", &self.shared.execution.name())
+            .field("tool", &self.execution().name())
             .field("cancelled", &self.is_cancelled())
-            .field("capabilities", &self.shared.capabilities)
+            .field("capabilities", self.capabilities())
             .finish()
     }
 }

@@ -9,196 +9,35 @@
 //! * `pipeline_pre_listeners/N`: N no-op pre-execute listeners, for the cost
 //!   of one more.
 //!
-//! Before the criterion groups it prints allocations per call, the peak
-//! resident memory around 1,000,000 calls (it must stay flat), and the best
-//! on-CPU time per call over 30 batches (no listeners, set (c), and the cost
-//! of one more `async move { next.run(x).await }` pre-execute listener): on a
-//! loaded machine those move less than criterion's wall-clock figures.
-//! `TACK_BENCH_CRITERION_ONLY=1` skips the printed reports.
+//! Before the criterion groups it prints the best on-CPU time per call over
+//! 30 batches (no listeners, set (c), and the cost of one more `async move {
+//! next.run(x).await }` pre-execute listener): on a loaded machine those move
+//! less than criterion's wall-clock figures. `TACK_BENCH_CRITERION_ONLY=1`
+//! skips the printed report.
 //!
-//! Each call is what a host hands the pipeline: a `ToolCall` whose name and
-//! argument text it has just read (two allocations per call, counted; the id
-//! is shared) and a clone of the turn's cancellation token (made once per
-//! turn, not per call).
+//! It runs on the plain system allocator. Allocations per call and peak
+//! memory are counted by `--bench allocations`, whose instrumented allocator
+//! would otherwise add its counter updates to every timing here.
 //!
 //! Run: `cargo bench -p tack-pipeline --bench pipeline`
 
 // `criterion_group!` generates an undocumented function.
 #![allow(missing_docs)]
 
-use std::alloc::System;
-use std::future::Future;
-use std::hint::black_box;
-use std::pin::pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
 
 use criterion::{BenchmarkId, Criterion, criterion_group};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use tack_core::capability::Capabilities;
 use tack_core::context::ToolRunContext;
-use tack_core::hook::{Disposer, Scope};
-use tack_core::hooks::ExecutionRecord;
+use tack_core::hook::Disposer;
 use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution, RunEffects};
-use tack_core::policy::GuardVerdict;
-use tack_core::tool::{
-    CallId, ExecutionToken, Tier, Tool, ToolCall, ToolDefinition, ToolError, ToolExecution,
-};
-use tack_pipeline::{Pipeline, ToolRegistry};
+use tack_core::tool::{CallId, ExecutionToken, Tier, ToolDefinition, ToolExecution};
+use tack_pipeline::Pipeline;
 use tokio_util::sync::CancellationToken;
 
-#[global_allocator]
-static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+mod add_one_call;
 
-#[derive(Deserialize, JsonSchema)]
-struct AddArgs {
-    x: i64,
-}
-
-#[derive(Serialize, Deserialize, JsonSchema)]
-struct AddOut {
-    y: i64,
-}
-
-struct AddOne;
-
-impl Tool for AddOne {
-    const NAME: &'static str = "add_one";
-    type Args = AddArgs;
-    type Output = AddOut;
-    fn description(&self) -> &str {
-        "Add one to x."
-    }
-    fn tier(&self) -> Tier {
-        Tier::ReadOnly
-    }
-    async fn execute(&self, args: AddArgs, _cx: &ToolRunContext) -> Result<AddOut, ToolError> {
-        Ok(AddOut { y: args.x + 1 })
-    }
-}
-
-fn poll_once<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    match future.as_mut().poll(&mut cx) {
-        Poll::Ready(out) => out,
-        Poll::Pending => panic!("benchmark calls complete on their first poll"),
-    }
-}
-
-fn add_one_registry() -> (Pipeline, Disposer) {
-    let registry = ToolRegistry::new();
-    let tool = registry
-        .register(ToolDefinition::from_tool(AddOne).expect("valid tool"))
-        .expect("registers");
-    (Pipeline::new(registry), tool)
-}
-
-/// Set (c): 5 pre-execute listeners, 1 guard, 1 execute wrapper, 1
-/// post-execute listener, 1 result observer.
-fn with_listeners(registry: &Pipeline) -> Vec<Disposer> {
-    let hooks = registry.hooks();
-    let mut keep: Vec<Disposer> = (0..5)
-        .map(|i| {
-            hooks
-                .pre_execute()
-                .tap(format!("pre-{i}"), |exec, next| next.run(exec))
-        })
-        .collect();
-    keep.push(
-        hooks
-            .guards()
-            .add_sync(Scope::Global, "guard", |_| GuardVerdict::Pass),
-    );
-    keep.push(
-        hooks
-            .execute()
-            .tap("wrapper", |request, next| next.run(request)),
-    );
-    keep.push(
-        hooks
-            .post_execute()
-            .tap("post", |input, next| next.run(input)),
-    );
-    keep.push(
-        hooks
-            .result()
-            .tap("observer", |record: &Arc<ExecutionRecord>| {
-                black_box(record.outcome.is_success());
-            }),
-    );
-    keep
-}
-
-thread_local! {
-    /// The call, as a host holds it once it has read the model's message.
-    static CALL: ToolCall = ToolCall::new("c1", "add_one", r#"{"x": 41}"#);
-    /// The turn's cancellation signal: a host makes one per turn and hands
-    /// each call of the turn a clone.
-    static TURN: CancellationToken = CancellationToken::new();
-}
-
-/// A fresh call: a clone of [`CALL`] copies its name and argument text (two
-/// allocations, what reading them from the model's message costs) and shares
-/// its id (an `Arc<str>`, made once per call by the host's parser).
-fn call() -> ToolCall {
-    CALL.with(ToolCall::clone)
-}
-
-fn turn() -> CancellationToken {
-    TURN.with(CancellationToken::clone)
-}
-
-fn run(registry: &Pipeline) {
-    let outcome = poll_once(registry.execute(call(), turn()));
-    assert!(outcome.is_success(), "{outcome:?}");
-}
-
-/// Allocations per call and peak memory around 1,000,000 calls.
-fn report() {
-    {
-        let (registry, _tool) = add_one_registry();
-        let future = registry.execute(call(), turn());
-        println!(
-            "size of the future `Pipeline::execute` returns: {} bytes",
-            std::mem::size_of_val(&future)
-        );
-    }
-    for (label, listeners) in [("no listeners", false), ("set (c)", true)] {
-        let (registry, _tool) = add_one_registry();
-        let _keep = if listeners {
-            with_listeners(&registry)
-        } else {
-            Vec::new()
-        };
-        run(&registry);
-        let region = Region::new(GLOBAL);
-        const SAMPLE: usize = 1000;
-        for _ in 0..SAMPLE {
-            run(&registry);
-        }
-        let stats = region.change();
-        println!(
-            "pipeline ({label}): {:.1} allocations and {:.0} bytes allocated per call",
-            stats.allocations as f64 / SAMPLE as f64,
-            stats.bytes_allocated as f64 / SAMPLE as f64
-        );
-    }
-    let (registry, _tool) = add_one_registry();
-    let _keep = with_listeners(&registry);
-    let before = peak_rss_kib();
-    for _ in 0..1_000_000 {
-        run(&registry);
-    }
-    let after = peak_rss_kib();
-    println!(
-        "peak resident memory: {} KiB before, {} KiB after 1,000,000 calls with set (c)",
-        before.map_or("?".to_owned(), |k| k.to_string()),
-        after.map_or("?".to_owned(), |k| k.to_string())
-    );
-}
+use add_one_call::{AddOne, add_one_registry, poll_once, run, with_listeners};
 
 /// Nanoseconds this thread has spent on a CPU (`/proc/thread-self/schedstat`,
 /// Linux), so time the thread waited for a CPU while other work ran is not
@@ -260,12 +99,6 @@ fn report_best() {
     );
 }
 
-fn peak_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
 fn pipeline(c: &mut Criterion) {
     let mut group = c.benchmark_group("pipeline");
 
@@ -320,9 +153,8 @@ fn pipeline(c: &mut Criterion) {
 criterion_group!(benches, pipeline);
 
 fn main() {
-    // `TACK_BENCH_CRITERION_ONLY=1` skips the printed reports (for profiling).
+    // `TACK_BENCH_CRITERION_ONLY=1` skips the printed report (for profiling).
     if std::env::var_os("TACK_BENCH_CRITERION_ONLY").is_none() {
-        report();
         report_best();
     }
     benches();

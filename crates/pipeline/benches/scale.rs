@@ -9,8 +9,14 @@
 //!   per iteration is the inverse of the total throughput);
 //! * `scale_pipeline/export/10000_*`: the schemas of 10,000 registered tools
 //!   as the JSON text of a request's `tools` in OpenAI's shape: through a
-//!   copied `Value`, written straight from the registered schemas, and the
-//!   registry's cached export.
+//!   copied `Value`, written straight from the registered schemas, the
+//!   registry's export written fresh (from each schema's text, rendered at
+//!   registration) and its cached export.
+//!
+//! Before the criterion groups it prints rounds alternating 1 and 10,000
+//! agents (time on a CPU per call), then rounds of 1 and 2 workers calling
+//! through one shared pipeline: throughput, ratio and time on a CPU per call
+//! (`TACK_SCALE_CALLS`, `TACK_SCALE_ROUNDS`).
 //!
 //! Every call completes on its first poll, so each builds the future and
 //! polls it once with a no-op waker: no executor noise in the figures.
@@ -23,9 +29,9 @@
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -35,7 +41,7 @@ use tack_core::tool::{
     ExportedTool, OutputSpec, Tier, Tool, ToolCall, ToolDefinition, ToolError, ToolFormat,
     export_tools, tools_json,
 };
-use tack_pipeline::{Pipeline, ToolRegistry};
+use tack_pipeline::{Pipeline, Presentation, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Deserialize, JsonSchema)]
@@ -181,7 +187,7 @@ fn export(c: &mut Criterion) {
             serde_json::to_string(&export_tools(&schemas, ToolFormat::OpenAi)).expect("serializes")
         })
     });
-    // Written straight from the registered schemas, every time.
+    // Written straight from the registered schemas (serialized), every time.
     group.bench_function("10000_openai_written", |b| {
         b.iter(|| {
             let tools = registry.visible(None);
@@ -192,6 +198,14 @@ fn export(c: &mut Criterion) {
             )
         })
     });
+    // The registry's export written fresh: a presentation set (a change to
+    // the registry) before each, so the cached list is stale every time.
+    group.bench_function("10000_openai_fresh", |b| {
+        b.iter(|| {
+            registry.set_presentation(None, Presentation::Native);
+            registry.export_tools(None, ToolFormat::OpenAi)
+        })
+    });
     // The registry's export: kept until the tool set changes.
     group.bench_function("10000_openai_cached", |b| {
         b.iter(|| registry.export_tools(None, ToolFormat::OpenAi))
@@ -199,5 +213,109 @@ fn export(c: &mut Criterion) {
     group.finish();
 }
 
+/// How long this thread has run on a CPU (from `/proc/thread-self/schedstat`;
+/// zero where that is missing).
+fn on_cpu() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .map_or(Duration::ZERO, Duration::from_nanos)
+}
+
+/// Rounds of `TACK_SCALE_CALLS` calls (default 400,000) by 1 then 2
+/// workers on one shared pipeline (100 agents): the total throughput, its
+/// ratio, and each worker's time on a CPU per call. On a machine busy with
+/// other work the wall-clock ratio says how much CPU the workers got; the
+/// time on a CPU per call says whether sharing made each call dearer
+/// (contended cache lines show there).
+fn throughput_report() {
+    let calls: u64 = std::env::var("TACK_SCALE_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400_000);
+    let rounds: usize = std::env::var("TACK_SCALE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let ids = agents(100);
+    let (pipeline, _keep) = pipeline_for(&ids);
+    for _ in 0..rounds {
+        let mut rates = Vec::new();
+        for workers in [1u64, 2] {
+            let per_worker = calls / workers;
+            let start = Instant::now();
+            let cpu: Vec<Duration> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..workers)
+                    .map(|w| {
+                        let (pipeline, ids) = (&pipeline, &ids);
+                        s.spawn(move || {
+                            let cpu = on_cpu();
+                            for i in 0..per_worker {
+                                run(pipeline, &ids[(i + w * 50) as usize % ids.len()]);
+                            }
+                            on_cpu() - cpu
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("worker"))
+                    .collect()
+            });
+            let wall = start.elapsed();
+            let rate = (per_worker * workers) as f64 / wall.as_secs_f64();
+            let per_call: Vec<String> = cpu
+                .iter()
+                .map(|c| format!("{:.0}", c.as_secs_f64() * 1e9 / per_worker as f64))
+                .collect();
+            println!(
+                "throughput {workers} worker(s): {:.2} M calls/s, on CPU ns/call per worker [{}]",
+                rate / 1e6,
+                per_call.join(", ")
+            );
+            rates.push(rate);
+        }
+        println!("throughput 2 vs 1 workers: {:.2}x", rates[1] / rates[0]);
+    }
+}
+
+/// Rounds alternating 1 agent and 10,000 agents (`TACK_SCALE_ROUNDS`
+/// rounds of `TACK_SCALE_CALLS` calls each): time on a CPU per call, so
+/// both figures of a round see the same machine.
+fn agents_report() {
+    let calls: usize = std::env::var("TACK_SCALE_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400_000);
+    let rounds: usize = std::env::var("TACK_SCALE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let setups: Vec<(usize, Vec<AgentId>)> = [1, 10_000].map(|n| (n, agents(n))).into();
+    let pipelines: Vec<_> = setups.iter().map(|(_, ids)| pipeline_for(ids)).collect();
+    for _ in 0..rounds {
+        let mut line = Vec::new();
+        for ((n, ids), (pipeline, _)) in setups.iter().zip(&pipelines) {
+            let (start, cpu) = (Instant::now(), on_cpu());
+            for i in 0..calls {
+                run(pipeline, &ids[i % ids.len()]);
+            }
+            let (wall, cpu) = (start.elapsed(), on_cpu() - cpu);
+            line.push(format!(
+                "{n} agent(s) {:.0} ns/call on CPU ({:.0} wall)",
+                cpu.as_secs_f64() * 1e9 / calls as f64,
+                wall.as_secs_f64() * 1e9 / calls as f64
+            ));
+        }
+        println!("agents: {}", line.join(", "));
+    }
+}
+
 criterion_group!(benches, agents_round_robin, threads, export);
-criterion_main!(benches);
+
+fn main() {
+    agents_report();
+    throughput_report();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

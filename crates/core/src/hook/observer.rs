@@ -215,6 +215,6 @@ impl<T: Send + Sync + 'static> Observer<T> {
 
     /// Whether a notification for `agent` would reach any observer.
     pub fn has_listeners(&self, agent: Option<&AgentId>) -> bool {
-        !self.inner.list.view(agent).entries.is_empty()
+        self.inner.list.reaches_any(agent)
     }
 }

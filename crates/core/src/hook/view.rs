@@ -46,6 +46,15 @@ impl<L: ?Sized> Clone for Slot<L> {
 /// so it is copied on write.
 pub(crate) type Run<L> = Arc<[Slot<L>]>;
 
+/// Each agent's own listeners: a persistent map, hashed with a fast seeded
+/// hash (every dispatch for an agent looks its list up).
+pub(crate) type AgentRuns<L> = imbl::GenericHashMap<
+    AgentId,
+    Run<L>,
+    foldhash::fast::RandomState,
+    imbl::shared_ptr::DefaultSharedPtr,
+>;
+
 /// Every listener of a hook point at one moment, with the hook's shared data.
 pub(crate) struct Snapshot<L: ?Sized, M> {
     /// The global listeners, by rank (a persistent B-tree: O(log n) to
@@ -53,7 +62,7 @@ pub(crate) struct Snapshot<L: ?Sized, M> {
     pub(crate) global: imbl::OrdMap<Rank, Arc<Entry<L>>>,
     /// Each agent's own listeners, by rank (persistent map: O(log n) to
     /// change one agent's list).
-    pub(crate) agents: imbl::HashMap<AgentId, Run<L>>,
+    pub(crate) agents: AgentRuns<L>,
     /// How many listeners there are, across every scope.
     pub(crate) len: usize,
     /// The global listeners as a flat list, by rank, when there are at most
@@ -86,7 +95,7 @@ impl<L: ?Sized, M> Snapshot<L, M> {
     pub(crate) fn empty(meta: M) -> Self {
         Self {
             global: imbl::OrdMap::new(),
-            agents: imbl::HashMap::new(),
+            agents: AgentRuns::default(),
             flat: Some(Arc::from(Vec::new())),
             len: 0,
             version: 0,
@@ -184,11 +193,6 @@ impl<L: ?Sized, M> Entries<L, M> {
             entries: self,
             pos: Pos::default(),
         }
-    }
-
-    /// Whether there is no listener.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.at(Pos::default()).is_none()
     }
 }
 

@@ -1,7 +1,7 @@
 //! Waterfall hook points: a chain of around-listeners ending in a default.
 
 use std::any::{Any, TypeId};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -110,14 +110,37 @@ where
     }
 }
 
-type DefaultFn<In, Out> = dyn Fn(In) -> BoxFuture<'static, Out> + Send + Sync;
+/// A hook point's default: asynchronous (its future is boxed), or
+/// synchronous (run when its [`NextFuture`] is polled, without a future).
+enum DefaultFn<In, Out> {
+    Async(Arc<dyn Fn(In) -> BoxFuture<'static, Out> + Send + Sync>),
+    Sync(Arc<dyn Fn(In) -> Out + Send + Sync>),
+}
+
+impl<In, Out> Clone for DefaultFn<In, Out> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Async(f) => Self::Async(f.clone()),
+            Self::Sync(f) => Self::Sync(f.clone()),
+        }
+    }
+}
+
+/// What a [`NextFuture`] runs: a listener's or an asynchronous default's
+/// boxed future, or the input of a synchronous default, which runs when the
+/// future is first polled (no allocation; kept as the input, not the
+/// output, so every future in the chain stays small).
+enum Body<In, Out> {
+    Boxed(BoxFuture<'static, Out>),
+    Deferred(Option<In>),
+}
 type ProvenanceSlot<Out> = fn(&mut Out) -> Option<&mut Option<Provenance>>;
 
 /// What every dispatch of one waterfall shares: its name, its default and its
 /// provenance slot. Carried by each view, so a chain needs one pointer.
 struct Meta<In, Out> {
     hook: &'static str,
-    default: Arc<DefaultFn<In, Out>>,
+    default: DefaultFn<In, Out>,
     provenance: Option<ProvenanceSlot<Out>>,
 }
 
@@ -219,12 +242,25 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
         F: Fn(In) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Out> + Send + 'static,
     {
-        Self::build(name, Arc::new(move |input| Box::pin(default(input))), None)
+        Self::build(
+            name,
+            DefaultFn::Async(Arc::new(move |input| Box::pin(default(input)))),
+            None,
+        )
+    }
+
+    /// A hook point whose default is synchronous: a dispatch that reaches
+    /// the default builds no future for it (no allocation).
+    pub(crate) fn new_sync<F>(name: &'static str, default: F) -> Self
+    where
+        F: Fn(In) -> Out + Send + Sync + 'static,
+    {
+        Self::build(name, DefaultFn::Sync(Arc::new(default)), None)
     }
 
     fn build(
         hook: &'static str,
-        default: Arc<DefaultFn<In, Out>>,
+        default: DefaultFn<In, Out>,
         provenance: Option<ProvenanceSlot<Out>>,
     ) -> Self {
         let meta = Meta {
@@ -355,6 +391,43 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
         }
     }
 
+    /// [`dispatch`](Self::dispatch) when a listener reaches `agent`; else
+    /// the input back (the caller runs its default its own way). One
+    /// snapshot read for both the check and the dispatch.
+    ///
+    /// ```
+    /// use tack_core::hook::Waterfall;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let hook = Waterfall::new("demo/twice", |x: u32| async move { x * 2 });
+    /// assert_eq!(hook.try_dispatch(None, 3).err(), Some(3));
+    /// let _plus = hook.tap("plus", |x: u32, next| next.run(x + 1));
+    /// let dispatch = hook.try_dispatch(None, 3).ok().expect("a listener");
+    /// assert_eq!(dispatch.await.unwrap(), 8);
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The input, when no listener reaches `agent`.
+    pub fn try_dispatch(
+        &self,
+        agent: Option<&AgentId>,
+        input: In,
+    ) -> Result<Dispatch<In, Out>, In> {
+        if self.inner.list.len() == 0 {
+            return Err(input);
+        }
+        let view = self.inner.list.view(agent);
+        if view.entries.iter().next().is_none() {
+            return Err(input);
+        }
+        Ok(Dispatch {
+            hook: self.inner.hook,
+            state: DispatchState::Start { view, input },
+        })
+    }
+
     /// Names of the listeners a dispatch for `agent` would run now, outermost first.
     pub fn listener_names(&self, agent: Option<&AgentId>) -> Vec<Arc<str>> {
         self.inner.list.names_for(agent)
@@ -368,7 +441,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     /// Whether a dispatch for `agent` would run any listener (if not, it would
     /// return the default's output).
     pub fn has_listeners(&self, agent: Option<&AgentId>) -> bool {
-        !self.inner.list.view(agent).entries.is_empty()
+        self.inner.list.reaches_any(agent)
     }
 }
 
@@ -446,10 +519,56 @@ impl<In, Out> fmt::Debug for Next<In, Out> {
     }
 }
 
+thread_local! {
+    /// How many [`Next::run`] calls are on this thread's stack: a chain of
+    /// listeners that return `next.run(..)` themselves is called one inside
+    /// the other.
+    static RUN_DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The most [`Next::run`] calls nested on one stack; deeper, the rest of the
+/// chain is called when its future is first polled, on a fresh stretch of
+/// stack, so a chain of any length cannot overflow the stack.
+const MAX_RUN_DEPTH: u32 = 128;
+
+/// Counts one [`Next::run`] on the stack while it lives (unwinding too).
+struct RunDepth(u32);
+
+impl RunDepth {
+    /// `None` when the stack already holds [`MAX_RUN_DEPTH`] runs.
+    #[inline]
+    fn enter() -> Option<Self> {
+        let depth = RUN_DEPTH.get();
+        (depth < MAX_RUN_DEPTH).then(|| {
+            RUN_DEPTH.set(depth + 1);
+            Self(depth)
+        })
+    }
+}
+
+impl Drop for RunDepth {
+    #[inline]
+    fn drop(&mut self) {
+        RUN_DEPTH.set(self.0);
+    }
+}
+
 impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
     /// Runs the rest of the chain with `input` (possibly rewritten).
     pub fn run(self, input: In) -> NextFuture<In, Out> {
         let Next { view, pos } = self;
+        let Some(_depth) = RunDepth::enter() else {
+            // Deep in a chain of tail calls: go on from the first poll.
+            let rest = Next {
+                view: view.clone(),
+                pos,
+            };
+            return NextFuture {
+                inner: Body::Boxed(Box::pin(async move { rest.run(input).await })),
+                view,
+                pos,
+            };
+        };
         let witness = Witness::new(&view, pos);
         let inner = match view.entries.at(pos) {
             Some((entry, after)) => {
@@ -462,10 +581,13 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
                         witness.disarm();
                         return rest;
                     }
-                    Step::Boxed(fut) => fut,
+                    Step::Boxed(fut) => Body::Boxed(fut),
                 }
             }
-            None => (view.meta().default)(input),
+            None => match &view.meta().default {
+                DefaultFn::Async(default) => Body::Boxed(default(input)),
+                DefaultFn::Sync(_) => Body::Deferred(Some(input)),
+            },
         };
         witness.disarm();
         NextFuture { inner, view, pos }
@@ -480,10 +602,13 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
 /// The future returned by [`Next::run`]: the output of the rest of the chain.
 #[must_use = "futures do nothing unless awaited"]
 pub struct NextFuture<In, Out> {
-    inner: BoxFuture<'static, Out>,
+    inner: Body<In, Out>,
     view: Stages<In, Out>,
     pos: Pos,
 }
+
+// The input of a synchronous default is only ever moved out, never pinned.
+impl<In, Out> Unpin for NextFuture<In, Out> {}
 
 impl<In, Out> fmt::Debug for NextFuture<In, Out> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -500,7 +625,13 @@ impl<In, Out> Future for NextFuture<In, Out> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Out> {
         let this = self.get_mut();
         let witness = Witness::new(&this.view, this.pos);
-        let polled = this.inner.as_mut().poll(cx);
+        let polled = match &mut this.inner {
+            Body::Boxed(inner) => inner.as_mut().poll(cx),
+            Body::Deferred(input) => match (input.take(), &this.view.meta().default) {
+                (Some(input), DefaultFn::Sync(default)) => Poll::Ready(default(input)),
+                _ => panic!("a waterfall NextFuture was polled after it completed"),
+            },
+        };
         witness.disarm();
         match polled {
             Poll::Ready(mut out) => {
@@ -649,6 +780,33 @@ mod tests {
             decider_at(&fut.view, fut.pos),
             Decider::Listener("boxed".into())
         );
+    }
+
+    /// A chain far longer than a thread's stack could hold as nested calls
+    /// (30,000 listeners that return `next.run(..)` themselves, on a 2 MiB
+    /// thread, after an async one) runs to the end in order.
+    #[test]
+    fn a_chain_of_30000_listeners_does_not_overflow_the_stack() {
+        let hook: Waterfall<u64, u64> = Waterfall::new("unit/deep", |x| async move { x });
+        let keep: Vec<Disposer> = (0..30_000u64)
+            .map(|i| {
+                if i == 0 {
+                    hook.tap("async", |x: u64, next| async move { next.run(x).await })
+                } else {
+                    hook.tap("tail", |x: u64, next| next.run(x + 1))
+                }
+            })
+            .collect();
+        let expected = 30_000 - 1;
+        let out = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || block_on(hook.dispatch(None, 0)))
+            .expect("spawns")
+            .join()
+            .expect("no overflow")
+            .expect("no panic");
+        assert_eq!(out, expected);
+        drop(keep);
     }
 
     #[test]

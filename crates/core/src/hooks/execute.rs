@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -52,6 +53,19 @@ impl NewExecuteRequest for ExecuteRequest {
             timeout,
         }
     }
+
+    fn start_body(self) -> Result<BoxFuture<'static, Result<Value, ToolError>>, ExecuteOutput> {
+        if self.context.is_cancelled() {
+            let failure = cancelled_before_start(self.execution.name());
+            return Err(ExecuteOutput::err(ToolError::with_code(
+                ToolErrorCode::Cancelled,
+                failure.message,
+            )));
+        }
+        self.context.effects().mark_dispatched();
+        let arguments = self.execution.arguments().clone();
+        Ok(self.handler.call(arguments, self.context))
+    }
 }
 
 impl ExecuteRequest {
@@ -90,16 +104,10 @@ impl ExecuteRequest {
     /// body never starts: the output is a `CANCELLED` error and the run
     /// effects do not record a dispatch.
     pub async fn run_body(self) -> ExecuteOutput {
-        if self.context.is_cancelled() {
-            let failure = cancelled_before_start(self.execution.name());
-            return ExecuteOutput::err(ToolError::with_code(
-                ToolErrorCode::Cancelled,
-                failure.message,
-            ));
+        match NewExecuteRequest::start_body(self) {
+            Ok(body) => body.await.into(),
+            Err(output) => output,
         }
-        self.context.effects().mark_dispatched();
-        let arguments = self.execution.arguments().clone();
-        self.handler.call(arguments, self.context).await.into()
     }
 }
 

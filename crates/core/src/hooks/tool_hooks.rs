@@ -75,14 +75,14 @@ impl ToolHooks {
     /// Fresh hook points with no listeners.
     pub fn new() -> Self {
         Self {
-            pre_execute: Waterfall::new(PRE_EXECUTE, |_| async { PreDecision::allow() })
+            pre_execute: Waterfall::new_sync(PRE_EXECUTE, |_| PreDecision::allow())
                 .with_provenance(PreDecision::provenance_slot),
             execute: Waterfall::new(EXECUTE, ExecuteRequest::run_body)
                 .with_provenance(ExecuteOutput::provenance_slot),
-            post_execute: Waterfall::new(POST_EXECUTE, |_| async { PostDecision::accept() })
+            post_execute: Waterfall::new_sync(POST_EXECUTE, |_| PostDecision::accept())
                 .with_provenance(PostDecision::provenance_slot),
             result: Observer::new(RESULT),
-            code_dispatch_log: Waterfall::new(CODE_DISPATCH_LOG, |entry| async { entry })
+            code_dispatch_log: Waterfall::new_sync(CODE_DISPATCH_LOG, |entry| entry)
                 .with_provenance(|entry: &mut CodeDispatchLogEntry| Some(&mut entry.provenance)),
             code_dispatch: Observer::new(CODE_DISPATCH),
             guards: Guards::new(),

@@ -7,6 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
+
 use serde_json::Value;
 
 use super::RunEffects;
@@ -14,8 +16,10 @@ use crate::CancellationToken;
 use crate::capability::Capabilities;
 use crate::context::ToolRunContext;
 use crate::hook::{AgentId, Provenance};
+use crate::hooks::ExecuteOutput;
+use crate::tool::ToolError;
 use crate::tool::{
-    Arguments, CallId, ContentBlock, ErrorCode, ExecutionToken, Failure, Outcome, Tier,
+    Arguments, CallId, ContentBlock, ErrorCode, ExecutionToken, Failure, Outcome, Tier, ToolCall,
     ToolExecution, ToolHandler, ToolName,
 };
 
@@ -56,6 +60,18 @@ pub trait NewToolExecution: sealed::Sealed + Sized {
         token: ExecutionToken,
     ) -> Self;
 
+    /// The execution of `call` (its id, agent and parent) as `tool`, built
+    /// at once: what [`new`](Self::new) with
+    /// [`with_agent`](Self::with_agent) and [`with_parent`](Self::with_parent)
+    /// makes, without moving the value between the steps.
+    fn of_call(
+        call: &ToolCall,
+        tool: ToolName,
+        arguments: Arguments,
+        tier: Tier,
+        token: ExecutionToken,
+    ) -> Self;
+
     /// Records that these arguments replace others (the pipeline sets it
     /// when a `tools/pre-execute` decision rewrote them).
     fn with_rewrite(self, rewrite: Option<Arc<crate::policy::ArgumentRewrite>>) -> Self;
@@ -87,8 +103,10 @@ pub trait NewRunContext: sealed::Sealed + Sized {
 
     /// The context of `execution` with fresh effects, and the handle the
     /// host reads them through after the body: the same as
-    /// [`new`](Self::new) with [`RunEffects::new`], in one allocation
-    /// instead of two (the effects live inside the context).
+    /// [`new`](Self::new) with [`RunEffects::new`], without an allocation
+    /// of their own: the first context of an execution keeps its
+    /// capabilities and effects in the execution's own allocation (a later
+    /// one allocates once for both).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -170,6 +188,19 @@ pub trait NewExecuteRequest: sealed::Sealed + Sized {
         handler: Arc<dyn ToolHandler>,
         timeout: Option<Duration>,
     ) -> Self;
+
+    /// Starts the body as the hook's default
+    /// ([`run_body`](crate::hooks::ExecuteRequest::run_body)) does, without
+    /// awaiting it: the body's future, or (when the signal is already
+    /// cancelled) the `CANCELLED` output at once. What a pipeline runs when
+    /// no `tools/execute` wrapper reaches a call, so the call's future holds
+    /// the body's future alone; the caller contains panics of both the start
+    /// and the future.
+    ///
+    /// # Errors
+    ///
+    /// The output, when the body was not started.
+    fn start_body(self) -> Result<BoxFuture<'static, Result<Value, ToolError>>, ExecuteOutput>;
 }
 
 /// Building the input of `tools/post-execute`.

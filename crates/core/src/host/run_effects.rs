@@ -22,8 +22,9 @@ use crate::tool::DeferredContext;
 ///
 /// A host that builds the context with
 /// [`NewRunContext::with_fresh_effects`](super::NewRunContext::with_fresh_effects)
-/// gets the effects inside the context's own allocation (one allocation per
-/// execution for both).
+/// gets the effects, and the context, inside the execution's own allocation
+/// (the first context of an execution allocates nothing; a later one
+/// allocates once for both).
 #[derive(Clone, Default)]
 pub struct RunEffects {
     handle: Handle,
@@ -35,6 +36,7 @@ pub struct RunEffects {
 enum Handle {
     Own(Arc<EffectsInner>),
     InContext(Arc<crate::context::Shared>),
+    InExecution(Arc<crate::tool::ToolExecution>),
 }
 
 impl Default for Handle {
@@ -78,10 +80,18 @@ impl RunEffects {
         }
     }
 
+    /// The effects held in the run slot of `execution`.
+    pub(crate) fn in_execution(execution: Arc<crate::tool::ToolExecution>) -> Self {
+        Self {
+            handle: Handle::InExecution(execution),
+        }
+    }
+
     pub(crate) fn inner(&self) -> &EffectsInner {
         match &self.handle {
             Handle::Own(inner) => inner,
             Handle::InContext(shared) => shared.effects(),
+            Handle::InExecution(execution) => &execution.run().effects,
         }
     }
 

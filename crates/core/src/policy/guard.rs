@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use futures::FutureExt;
@@ -68,18 +68,21 @@ pub trait Guard: Send + Sync + 'static {
 }
 
 trait ErasedGuard: Send + Sync + 'static {
-    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>)
-    -> BoxFuture<'a, GuardVerdict>;
+    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> Check<'a>;
+}
+
+/// What checking one guard gave: a synchronous guard's verdict at once (no
+/// future, no allocation), or an asynchronous guard's future.
+enum Check<'a> {
+    Ready(GuardVerdict),
+    Boxed(BoxFuture<'a, GuardVerdict>),
 }
 
 struct TypedGuard<G>(G);
 
 impl<G: Guard> ErasedGuard for TypedGuard<G> {
-    fn check_erased<'a>(
-        &'a self,
-        execution: &'a Arc<ToolExecution>,
-    ) -> BoxFuture<'a, GuardVerdict> {
-        Box::pin(self.0.check(execution))
+    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> Check<'a> {
+        Check::Boxed(Box::pin(self.0.check(execution)))
     }
 }
 
@@ -90,11 +93,8 @@ where
     F: Fn(Arc<ToolExecution>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = GuardVerdict> + Send + 'static,
 {
-    fn check_erased<'a>(
-        &'a self,
-        execution: &'a Arc<ToolExecution>,
-    ) -> BoxFuture<'a, GuardVerdict> {
-        Box::pin((self.0)(execution.clone()))
+    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> Check<'a> {
+        Check::Boxed(Box::pin((self.0)(execution.clone())))
     }
 }
 
@@ -104,12 +104,8 @@ impl<F> ErasedGuard for SyncClosureGuard<F>
 where
     F: Fn(&ToolExecution) -> GuardVerdict + Send + Sync + 'static,
 {
-    fn check_erased<'a>(
-        &'a self,
-        execution: &'a Arc<ToolExecution>,
-    ) -> BoxFuture<'a, GuardVerdict> {
-        let verdict = (self.0)(execution);
-        Box::pin(std::future::ready(verdict))
+    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> Check<'a> {
+        Check::Ready((self.0)(execution))
     }
 }
 
@@ -227,9 +223,14 @@ impl Guards {
     ) -> Result<GuardOutcome, HookError> {
         let view = self.list.view(agent);
         for entry in view.entries.iter() {
-            let checked = AssertUnwindSafe(async { entry.listener.check_erased(execution).await })
-                .catch_unwind()
-                .await;
+            // A panic while checking (a synchronous guard, or an asynchronous
+            // one building or running its future) is contained alike.
+            let checked =
+                match catch_unwind(AssertUnwindSafe(|| entry.listener.check_erased(execution))) {
+                    Ok(Check::Ready(verdict)) => Ok(verdict),
+                    Ok(Check::Boxed(future)) => AssertUnwindSafe(future).catch_unwind().await,
+                    Err(payload) => Err(payload),
+                };
             match checked {
                 Ok(GuardVerdict::Pass) => {}
                 Ok(GuardVerdict::Deny { reason }) => {
@@ -260,7 +261,7 @@ impl Guards {
     /// Whether a dispatch for `agent` would run any guard now (what
     /// [`names`](Self::names) tells, without collecting them).
     pub fn has_listeners(&self, agent: Option<&AgentId>) -> bool {
-        !self.list.view(agent).entries.is_empty()
+        self.list.reaches_any(agent)
     }
 }
 

@@ -119,7 +119,10 @@ fn place(pointer: &str) -> String {
 }
 
 /// A call's arguments: the exact text the model sent, and the JSON object
-/// parsed from it. Cheap to clone (two `Arc`s).
+/// parsed from it. The pipeline takes the text over from the call rather than
+/// copying it, and shares the arguments inside the call's frozen
+/// [`ToolExecution`](super::ToolExecution); cloning copies the text and shares
+/// the value.
 ///
 /// Built by [`parse`](Self::parse), which guarantees that the two agree:
 ///
@@ -155,7 +158,7 @@ fn place(pointer: &str) -> String {
 /// ```
 #[derive(Clone)]
 pub struct Arguments {
-    text: Arc<str>,
+    text: String,
     value: Arc<Value>,
 }
 
@@ -171,9 +174,40 @@ impl Arguments {
     pub fn parse(text: &str) -> Result<Self, ArgumentsError> {
         let value = parse_value(text)?;
         Ok(Self {
-            text: Arc::from(text),
+            text: text.to_owned(),
             value: Arc::new(value),
         })
+    }
+
+    /// As [`parse`](Self::parse), taking the text over instead of copying
+    /// it: on success `text` is left empty (the arguments hold it); on error
+    /// it is left as it was.
+    ///
+    /// ```
+    /// use tack_core::tool::Arguments;
+    /// let mut text = String::from(r#"{"x": 1}"#);
+    /// let args = Arguments::parse_from(&mut text).unwrap();
+    /// assert_eq!((args.text(), text.as_str()), (r#"{"x": 1}"#, ""));
+    ///
+    /// let mut bad = String::from("[1]");
+    /// assert!(Arguments::parse_from(&mut bad).is_err());
+    /// assert_eq!(bad, "[1]");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`parse`](Self::parse).
+    pub fn parse_from(text: &mut String) -> Result<Self, ArgumentsError> {
+        let value = parse_value(text)?;
+        Ok(Self {
+            text: std::mem::take(text),
+            value: Arc::new(value),
+        })
+    }
+
+    /// The text, given back (what [`parse_from`](Self::parse_from) took).
+    pub fn into_text(self) -> String {
+        self.text
     }
 
     /// The text exactly as it was sent (blank text stays blank; it stands for
@@ -207,7 +241,7 @@ impl Default for Arguments {
     /// No arguments: `{}`.
     fn default() -> Self {
         Self {
-            text: Arc::from("{}"),
+            text: "{}".to_owned(),
             value: Arc::new(Value::Object(Default::default())),
         }
     }
@@ -218,7 +252,7 @@ impl From<Arc<Value>> for Arguments {
     /// JSON, which parses back to the same value.
     fn from(value: Arc<Value>) -> Self {
         Self {
-            text: Arc::from(value.to_string()),
+            text: value.to_string(),
             value,
         }
     }
@@ -233,7 +267,7 @@ impl From<Value> for Arguments {
 
 impl fmt::Debug for Arguments {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Arguments({})", &*self.text)
+        write!(f, "Arguments({})", self.text)
     }
 }
 

@@ -1,12 +1,15 @@
 //! The frozen view of one execution that hooks and guards see.
 
-use std::sync::Arc;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use super::{Arguments, CallId, ExecutionToken, Tier, ToolName};
+use super::{Arguments, CallId, ExecutionToken, Tier, ToolCall, ToolName};
+use crate::capability::Capabilities;
 use crate::hook::AgentId;
 use crate::host::NewToolExecution;
+use crate::host::run_effects::EffectsInner;
 use crate::policy::ArgumentRewrite;
 
 /// One execution as hooks see it: a resolved tool, valid frozen arguments and
@@ -36,6 +39,30 @@ pub struct ToolExecution {
     agent: Option<AgentId>,
     parent: Option<ExecutionToken>,
     rewrite: Option<Arc<ArgumentRewrite>>,
+    /// The run of the body, when the pipeline's context lives in this
+    /// execution's allocation (the context needs none of its own).
+    run: RunSlot,
+}
+
+/// What one run of an execution's body reads and writes, kept in the
+/// execution's own allocation: the capabilities it runs with (set once, when
+/// its context is made) and the effects it asks for. A clone starts empty.
+#[derive(Default)]
+pub(crate) struct RunSlot {
+    pub(crate) capabilities: OnceLock<Arc<Capabilities>>,
+    pub(crate) effects: EffectsInner,
+}
+
+impl Clone for RunSlot {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl fmt::Debug for RunSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RunSlot")
+    }
 }
 
 impl crate::host::build::sealed::Sealed for ToolExecution {}
@@ -57,6 +84,27 @@ impl NewToolExecution for ToolExecution {
             agent: None,
             parent: None,
             rewrite: None,
+            run: RunSlot::default(),
+        }
+    }
+
+    fn of_call(
+        call: &ToolCall,
+        tool: ToolName,
+        arguments: Arguments,
+        tier: Tier,
+        token: ExecutionToken,
+    ) -> Self {
+        Self {
+            call_id: call.call_id.clone(),
+            tool,
+            arguments,
+            tier,
+            token,
+            agent: call.agent.clone(),
+            parent: call.parent.clone(),
+            rewrite: None,
+            run: RunSlot::default(),
         }
     }
 
@@ -86,9 +134,21 @@ impl ToolExecution {
     /// the tool's schema before approval, guards or the body see it.
     pub fn with_rewritten_arguments(&self, arguments: impl Into<Arguments>) -> Self {
         Self {
+            call_id: self.call_id.clone(),
+            tool: self.tool.clone(),
             arguments: arguments.into(),
-            ..self.clone()
+            tier: self.tier,
+            token: self.token.clone(),
+            agent: self.agent.clone(),
+            parent: self.parent.clone(),
+            rewrite: self.rewrite.clone(),
+            run: RunSlot::default(),
         }
+    }
+
+    /// The run slot of the body (the pipeline's).
+    pub(crate) fn run(&self) -> &RunSlot {
+        &self.run
     }
 
     /// The rewrite these arguments came from, if a `tools/pre-execute`

@@ -44,8 +44,8 @@ pub use name::{MAX_TOOL_NAME_LEN, NameError, ToolName};
 pub use outcome::{ErrorCode, Failure, Outcome, Status, UnknownErrorCode};
 pub use render_error::RenderError;
 pub use schema::{
-    ExportedTool, ToolFormat, ToolSchema, UnknownFormat, export_tools, export_tools_json,
-    tools_json,
+    ExportedTool, RenderedTool, ToolFormat, ToolSchema, UnknownFormat, export_tools,
+    export_tools_json, tools_json,
 };
 pub use schema_depth::{MAX_SCHEMA_DEPTH, schema_depth};
 pub use tier::Tier;

@@ -186,7 +186,62 @@ pub struct ExportedTool<'a> {
     name: &'a str,
     description: &'a str,
     parameters: &'a Value,
+    /// The JSON text of `parameters`, when rendered beforehand.
+    rendered: Option<&'a RenderedTool>,
     format: ToolFormat,
+}
+
+/// The JSON texts of a tool's model-visible parts (name, description,
+/// argument schema), written once (when the tool is registered, say) so that
+/// exporting the tool copies text instead of escaping and serializing them
+/// again: see [`ExportedTool::with_rendered`].
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::tool::RenderedTool;
+/// let rendered = RenderedTool::of("echo", "Say \"hi\".", &json!({"type": "object"}));
+/// assert_eq!(rendered.name(), r#""echo""#);
+/// assert_eq!(rendered.description(), r#""Say \"hi\".""#);
+/// assert_eq!(rendered.parameters(), r#"{"type":"object"}"#);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RenderedTool {
+    name: Box<str>,
+    description: Box<str>,
+    parameters: Box<str>,
+}
+
+impl RenderedTool {
+    /// The compact JSON texts of the three parts, as `serde_json` writes them.
+    pub fn of(name: &str, description: &str, parameters: &Value) -> Self {
+        fn text<T: Serialize + ?Sized>(value: &T) -> Box<str> {
+            let mut out = Vec::new();
+            write_json(&mut out, value);
+            String::from_utf8(out)
+                .unwrap_or_else(|e| unreachable!("serde_json writes UTF-8: {e}"))
+                .into_boxed_str()
+        }
+        Self {
+            name: text(name),
+            description: text(description),
+            parameters: text(parameters),
+        }
+    }
+
+    /// The name as a JSON string.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The description as a JSON string.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The argument schema as JSON text.
+    pub fn parameters(&self) -> &str {
+        &self.parameters
+    }
 }
 
 impl<'a> ExportedTool<'a> {
@@ -201,7 +256,95 @@ impl<'a> ExportedTool<'a> {
             name,
             description,
             parameters,
+            rendered: None,
             format,
+        }
+    }
+
+    /// The same tool, written from `rendered` (which must be
+    /// [`RenderedTool::of`] the same three parts) instead of escaped and
+    /// serialized again: by [`tools_json`], the fast path of an export.
+    /// Serializing the tool through serde still writes the parts themselves.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tack_core::tool::{ExportedTool, RenderedTool, ToolFormat, tools_json};
+    /// let schema = json!({"type": "object"});
+    /// let rendered = RenderedTool::of("a", "A.", &schema);
+    /// let tool = ExportedTool::new("a", "A.", &schema, ToolFormat::Mcp);
+    /// assert_eq!(tools_json([tool.with_rendered(&rendered)]), tools_json([tool]));
+    /// ```
+    pub fn with_rendered(self, rendered: &'a RenderedTool) -> Self {
+        debug_assert_eq!(
+            rendered,
+            &RenderedTool::of(self.name, self.description, self.parameters),
+            "the texts of another tool"
+        );
+        Self {
+            rendered: Some(rendered),
+            ..self
+        }
+    }
+
+    /// About how long this tool's JSON text is (exact for a rendered schema
+    /// and strings without escapes).
+    fn estimated_len(&self) -> usize {
+        // `{"function":{"description":"","name":"","parameters":},"type":"function"}`
+        const SHAPE: usize = 76;
+        match self.rendered {
+            Some(r) => r.name.len() + r.description.len() + r.parameters.len() + SHAPE,
+            None => self.name.len() + self.description.len() + 256 + SHAPE,
+        }
+    }
+
+    /// Appends this tool's JSON text to `out`: the bytes serde writes for
+    /// it, with the schema copied from its text when there is one.
+    fn write_to(&self, out: &mut Vec<u8>) {
+        match self.format {
+            ToolFormat::Neutral => self.write_fields(out, "parameters"),
+            ToolFormat::OpenAi => {
+                out.extend_from_slice(br#"{"function":"#);
+                self.write_fields(out, "parameters");
+                out.extend_from_slice(br#","type":"function"}"#);
+            }
+            ToolFormat::Anthropic => self.write_fields(out, "input_schema"),
+            ToolFormat::Mcp => self.write_fields(out, "inputSchema"),
+        }
+    }
+
+    /// `{"description", "name", <schema key>}` in sorted key order, as
+    /// [`Fields`] serializes them.
+    fn write_fields(&self, out: &mut Vec<u8>, schema_key: &'static str) {
+        out.extend_from_slice(br#"{"description":"#);
+        match self.rendered {
+            Some(r) => out.extend_from_slice(r.description.as_bytes()),
+            None => write_json(out, self.description),
+        }
+        if schema_key < "name" {
+            self.write_schema(out, schema_key);
+            self.write_name(out);
+        } else {
+            self.write_name(out);
+            self.write_schema(out, schema_key);
+        }
+        out.push(b'}');
+    }
+
+    fn write_name(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(br#","name":"#);
+        match self.rendered {
+            Some(r) => out.extend_from_slice(r.name.as_bytes()),
+            None => write_json(out, self.name),
+        }
+    }
+
+    fn write_schema(&self, out: &mut Vec<u8>, schema_key: &'static str) {
+        out.extend_from_slice(b",\"");
+        out.extend_from_slice(schema_key.as_bytes());
+        out.extend_from_slice(b"\":");
+        match self.rendered {
+            Some(r) => out.extend_from_slice(r.parameters.as_bytes()),
+            None => write_json(out, self.parameters),
         }
     }
 
@@ -288,15 +431,28 @@ impl Serialize for ExportedTool<'_> {
 /// assert_eq!(parsed, export_tools(&tools, ToolFormat::Anthropic));
 /// ```
 pub fn tools_json<'a>(tools: impl IntoIterator<Item = ExportedTool<'a>>) -> String {
-    use serde::Serializer as _;
-    let mut out = Vec::new();
-    let mut serializer = serde_json::Serializer::new(&mut out);
+    let tools: Vec<ExportedTool<'a>> = tools.into_iter().collect();
+    // Room for the whole text at once (escapes aside): no copy as it grows.
+    let room: usize = tools.iter().map(ExportedTool::estimated_len).sum();
+    let mut out = Vec::with_capacity(room + 2);
+    out.push(b'[');
+    for (i, tool) in tools.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        tool.write_to(&mut out);
+    }
+    out.push(b']');
+    String::from_utf8(out).unwrap_or_else(|e| unreachable!("serde_json writes UTF-8: {e}"))
+}
+
+/// Appends the compact JSON text of `value` (a string or a `Value`).
+fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     // Writing strings and `Value`s (whose keys are strings) into memory
     // cannot fail.
-    if let Err(error) = (&mut serializer).collect_seq(tools) {
-        unreachable!("serializing tools into memory failed: {error}");
+    if let Err(error) = serde_json::to_writer(&mut *out, value) {
+        unreachable!("serializing into memory failed: {error}");
     }
-    String::from_utf8(out).unwrap_or_else(|e| unreachable!("serde_json writes UTF-8: {e}"))
 }
 
 /// The JSON text of `schemas` as one array in `format`: what
@@ -340,6 +496,39 @@ mod tests {
         ] {
             let value = serde_json::to_string(&export_tools(&tools, format)).unwrap();
             assert_eq!(export_tools_json(&tools, format), value, "{format}");
+        }
+    }
+
+    #[test]
+    fn rendered_text_and_serde_write_the_same_bytes() {
+        let tools = tools();
+        let texts: Vec<RenderedTool> = tools
+            .iter()
+            .map(|t| RenderedTool::of(&t.name, &t.description, &t.parameters))
+            .collect();
+        for format in [
+            ToolFormat::Neutral,
+            ToolFormat::OpenAi,
+            ToolFormat::Anthropic,
+            ToolFormat::Mcp,
+        ] {
+            let value = serde_json::to_string(&export_tools(&tools, format)).unwrap();
+            let rendered = tools_json(
+                tools
+                    .iter()
+                    .zip(&texts)
+                    .map(|(t, text)| ExportedTool::of(t, format).with_rendered(text)),
+            );
+            assert_eq!(rendered, value, "{format}");
+            let through_serde = serde_json::to_string(
+                &tools
+                    .iter()
+                    .zip(&texts)
+                    .map(|(t, text)| ExportedTool::of(t, format).with_rendered(text))
+                    .collect::<Vec<_>>(),
+            )
+            .unwrap();
+            assert_eq!(through_serde, value, "{format}");
         }
     }
 

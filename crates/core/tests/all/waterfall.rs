@@ -466,3 +466,58 @@ fn dispose_from_another_thread_while_dispatching_does_not_deadlock() {
     disposer_thread.join().unwrap();
     assert_eq!(hook.listener_count(), 0);
 }
+
+/// Runs `f` on its own thread and fails (instead of hanging the suite) if it
+/// has not returned within a minute: a deadlock guard, not a speed check.
+fn finishes(what: &str, f: impl FnOnce() + Send + 'static) {
+    let (done, finished) = std::sync::mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        f();
+        let _ = done.send(());
+    });
+    match finished.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(()) => {}
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("{what}: deadlocked"),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            // `f` panicked: report its panic.
+            if let Err(panic) = thread.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_listener_that_owns_a_disposer_of_its_own_hook_can_be_disposed() {
+    // A plugin keeps a companion listener exactly as long as its main one
+    // (the main listener owns the companion's disposer). Disposing the main
+    // listener drops it, which disposes the companion on the same hook.
+    finishes("disposing a listener that owns a disposer", || {
+        let log = log();
+        let hook = echo_hook(&log);
+        let companion = recorder(&hook, "companion", &log);
+        let owned = Arc::new(companion);
+        let main = hook.tap("main", move |input: String, next| {
+            let _owned = owned.clone();
+            next.run(input)
+        });
+        assert_eq!(hook.listener_count(), 2);
+        main.dispose();
+        assert_eq!(hook.listener_count(), 0, "the companion went with it");
+        // A refused ordered registration that owns a disposer drops it
+        // without hanging too.
+        let kept = recorder(&hook, "kept", &log);
+        let owned = Arc::new(recorder(&hook, "owned", &log));
+        let refused = hook.tap_with(
+            "refused",
+            tack_core::hook::Order::after("kept").and_before("kept"),
+            move |input: String, next| {
+                let _owned = owned.clone();
+                next.run(input)
+            },
+        );
+        assert!(refused.is_err());
+        assert_eq!(hook.listener_count(), 1, "only `kept` is left");
+        drop(kept);
+    });
+}

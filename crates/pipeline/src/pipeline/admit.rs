@@ -56,11 +56,14 @@ pub(crate) enum AskMode {
 }
 
 impl Pipeline {
-    /// Whether any policy (a `tools/pre-execute` listener or a guard) reaches
-    /// calls of `agent`.
+    /// Whether any policy (a `tools/pre-execute` listener or a guard) may
+    /// reach calls of `agent`. With `tools/pre-execute` listeners registered
+    /// at all, admission runs the policy stages and reads the listener list
+    /// once there (for an agent none of them reaches, it finds none and
+    /// allows: the same outcome), instead of reading it here too.
     pub(crate) fn has_policy(&self, agent: Option<&AgentId>) -> bool {
         let hooks = self.hooks();
-        hooks.pre_execute().has_listeners(agent) || hooks.guards().has_listeners(agent)
+        hooks.pre_execute().listener_count() != 0 || hooks.guards().has_listeners(agent)
     }
 
     /// Admission when no policy reaches the call ([`has_policy`](Self::has_policy)
@@ -75,11 +78,15 @@ impl Pipeline {
         if cancel.is_cancelled() {
             return admitted.cancelled();
         }
-        let call_id = &admitted.resolved.call.call_id;
-        self.record(call_id, Stage::PreExecute);
-        self.record(call_id, Stage::Guard);
-        if cancel.is_cancelled() {
-            return admitted.cancelled();
+        if let Some(recorder) = self.config().recorder() {
+            // A recorder runs code between the checks; without one, nothing
+            // on this task does, and the body's start checks again.
+            let call_id = &admitted.resolved.call.call_id;
+            recorder.record(call_id, Stage::PreExecute);
+            recorder.record(call_id, Stage::Guard);
+            if cancel.is_cancelled() {
+                return admitted.cancelled();
+            }
         }
         Admission::Allowed(admitted)
     }
@@ -90,7 +97,7 @@ impl Pipeline {
         cancel: &CancellationToken,
         ask: AskMode,
     ) -> Admission {
-        let admitted = freeze(parsed);
+        let mut admitted = freeze(parsed);
 
         // Valid arguments are settled first: a pre-cancelled call still reports
         // malformed arguments as such (they are the caller's to fix).
@@ -101,10 +108,12 @@ impl Pipeline {
         let call = &admitted.resolved.call;
         let agent = call.agent.as_ref();
         self.record(&call.call_id, Stage::PreExecute);
-        let pre = self.hooks().pre_execute();
-        let decision = if pre.has_listeners(agent) {
-            match pre
-                .dispatch(agent, admitted.execution.clone())
+        let decision = match self
+            .hooks()
+            .pre_execute()
+            .try_dispatch(agent, admitted.execution.clone())
+        {
+            Ok(dispatch) => match dispatch
                 .instrument(tracing::debug_span!("pre_execute"))
                 .await
             {
@@ -113,23 +122,19 @@ impl Pipeline {
                     let (failure, provenance) = listener_failure(&error, "the call was not run");
                     return Admission::Refused(admitted.refuse(failure, provenance));
                 }
-            }
-        } else {
-            PreDecision::allow()
+            },
+            Err(_) => PreDecision::allow(),
         };
         let pre_provenance = decision.provenance().cloned();
         // Rewritten arguments are checked again; approval, guards and the
         // body see them (rewrite.rs).
-        let admitted = match super::rewrite::apply(
+        match super::rewrite::apply(
             &admitted.resolved.tool,
             self.config(),
             &admitted.execution,
             &decision,
         ) {
-            Ok(execution) => Admitted {
-                execution,
-                ..admitted
-            },
+            Ok(execution) => admitted.execution = execution,
             Err(refusal) => {
                 return Admission::Refused(Executed::refused(
                     admitted.resolved,
@@ -152,10 +157,9 @@ impl Pipeline {
                 return Admission::Refused(admitted.refuse(failure, pre_provenance));
             }
             PreVerdict::Ask { reason } if ask == AskMode::Report => {
-                let admitted = match self.run_guards(admitted, cancel).await {
-                    Ok(admitted) => admitted,
-                    Err(refused) => return Admission::Refused(refused),
-                };
+                if let Err((failure, provenance)) = self.run_guards(&admitted, cancel).await {
+                    return Admission::Refused(admitted.refuse(failure, provenance));
+                }
                 return Admission::WouldAsk {
                     admitted,
                     reason: reason.clone(),
@@ -175,9 +179,9 @@ impl Pipeline {
         if cancel.is_cancelled() {
             return admitted.cancelled();
         }
-        match self.run_guards(admitted, cancel).await {
-            Ok(admitted) => Admission::Allowed(admitted),
-            Err(refused) => Admission::Refused(refused),
+        match self.run_guards(&admitted, cancel).await {
+            Ok(()) => Admission::Allowed(admitted),
+            Err((failure, provenance)) => Admission::Refused(admitted.refuse(failure, provenance)),
         }
     }
 }
@@ -195,17 +199,13 @@ fn freeze(parsed: Parsed) -> Admitted {
         .parent
         .as_ref()
         .map_or_else(|| call.call_id.clone(), |p| p.root_call_id().clone());
-    let execution = Arc::new(
-        ToolExecution::new(
-            call.call_id.clone(),
-            definition.name().clone(),
-            arguments,
-            definition.tier(),
-            ExecutionToken::issue(root),
-        )
-        .with_agent(call.agent.clone())
-        .with_parent(call.parent.clone()),
-    );
+    let execution = Arc::new(ToolExecution::of_call(
+        call,
+        definition.name().clone(),
+        arguments,
+        definition.tier(),
+        ExecutionToken::issue(root),
+    ));
     Admitted {
         resolved,
         execution,

@@ -2,13 +2,13 @@
 //! it returns turned into an outcome (a success value is checked and rendered
 //! by [`output`](super::output)) ([`Executed`]).
 
-use std::panic::AssertUnwindSafe;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use futures::FutureExt;
 use tack_core::context::ToolRunContext;
-use tack_core::hook::{Decider, HookError, Provenance, panic_message};
-use tack_core::hooks::{EXECUTE, ExecuteRequest};
+use tack_core::hook::{AgentId, Decider, HookError, Provenance, panic_message};
+use tack_core::hooks::{EXECUTE, ExecuteOutput, ExecuteRequest};
 use tack_core::host::{NewExecuteRequest, NewFailure, NewOutcome, NewRunContext};
 use tack_core::host::{RunEffects, cancelled_before_start};
 use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall, ToolExecution};
@@ -60,6 +60,10 @@ impl Executed {
 
 impl Pipeline {
     /// Runs the admitted call's body inside the `tools/execute` waterfall.
+    ///
+    /// Only the body's own future (or the waterfall's) is held across the
+    /// await; what the call needs before and after is built and read outside
+    /// it, so a call's future stays small (it is moved whole, every time).
     pub(crate) async fn execute_body(
         &self,
         admitted: Admitted,
@@ -70,18 +74,20 @@ impl Pipeline {
             execution,
         } = admitted;
         self.record(&call.call_id, Stage::Execute);
-        // The context and the effects the body asks for, in one allocation.
+        // The context and the effects the body asks for, in the execution's
+        // own allocation (no allocation of their own).
         let (context, effects) = ToolRunContext::with_fresh_effects(
             execution.clone(),
             self.capabilities().snapshot(),
             cancel.clone(),
         );
+        let output = self
+            .run_body(call.agent.as_ref(), &tool, &execution, context)
+            .await;
         // The outcome names the tool with the call's own string (the name the
         // call resolved by), moved rather than copied.
         let name = std::mem::take(&mut call.name);
-        let outcome = self
-            .run_body(&call, name, &tool, context, cancel, &effects)
-            .await;
+        let outcome = self.outcome_of(&call, name, &tool, &execution, cancel, &effects, output);
         Executed {
             call,
             tool,
@@ -91,44 +97,55 @@ impl Pipeline {
         }
     }
 
+    /// The `tools/execute` waterfall around the body; without a wrapper, the
+    /// hook's default (the body) alone, its panic still contained.
     async fn run_body(
         &self,
-        call: &ToolCall,
-        tool_name: String,
+        agent: Option<&AgentId>,
         tool: &RegisteredTool,
+        execution: &Arc<ToolExecution>,
         context: ToolRunContext,
-        cancel: &CancellationToken,
-        effects: &RunEffects,
-    ) -> Outcome {
+    ) -> Result<ExecuteOutput, HookError> {
         let definition = &tool.definition;
-        let name = definition.name().as_str();
-        let agent = call.agent.as_ref();
-        let fail = |failure: Failure| Outcome::failure(call.call_id.clone(), name, failure);
-        let succeed =
-            |value, content| Outcome::success(call.call_id.clone(), tool_name, value, content);
-
-        let execution = context.execution().clone();
         let request = ExecuteRequest::new(
             execution.clone(),
             context,
             definition.handler().clone(),
             definition.timeout(),
         );
-        let hook = self.hooks().execute();
-        let output = if hook.has_listeners(agent) {
-            hook.dispatch(agent, request)
-                .instrument(tracing::debug_span!("execute"))
-                .await
-        } else {
-            // No wrapper: the default alone, its panic still contained.
-            AssertUnwindSafe(request.run_body())
-                .catch_unwind()
-                .await
-                .map_err(|payload| HookError::DefaultPanicked {
-                    hook: EXECUTE,
-                    message: panic_message(&*payload),
-                })
-        };
+        match self.hooks().execute().try_dispatch(agent, request) {
+            Ok(dispatch) => dispatch.instrument(tracing::debug_span!("execute")).await,
+            Err(request) => {
+                let body = match catch_unwind(AssertUnwindSafe(|| request.start_body())) {
+                    Ok(Ok(body)) => body,
+                    Ok(Err(output)) => return Ok(output),
+                    Err(payload) => return Err(default_panicked(&*payload)),
+                };
+                AssertUnwindSafe(body)
+                    .catch_unwind()
+                    .await
+                    .map(ExecuteOutput::from)
+                    .map_err(|payload| default_panicked(&*payload))
+            }
+        }
+    }
+
+    /// The outcome of what the body (or a wrapper) returned: a failure as
+    /// it is, a success checked and rendered.
+    #[allow(clippy::too_many_arguments)]
+    fn outcome_of(
+        &self,
+        call: &ToolCall,
+        tool_name: String,
+        tool: &RegisteredTool,
+        execution: &ToolExecution,
+        cancel: &CancellationToken,
+        effects: &RunEffects,
+        output: Result<ExecuteOutput, HookError>,
+    ) -> Outcome {
+        let definition = &tool.definition;
+        let name = definition.name().as_str();
+        let fail = |failure: Failure| Outcome::failure(call.call_id.clone(), name, failure);
         let output = match output {
             Ok(output) => output,
             Err(HookError::DefaultPanicked { message, .. }) => {
@@ -158,7 +175,7 @@ impl Pipeline {
                 return fail(failure).with_provenance(provenance);
             }
         };
-        if cancel.is_cancelled() && !dispatched {
+        if !dispatched && cancel.is_cancelled() {
             // A wrapper answered for a body that never ran, after the caller gave up.
             return fail(cancelled_before_start(name)).with_provenance(provenance);
         }
@@ -166,8 +183,13 @@ impl Pipeline {
         self.record(&call.call_id, Stage::Output);
         match super::output::render(tool, execution.arguments(), value) {
             Ok(rendered) => {
-                let mut outcome =
-                    succeed(rendered.value, rendered.content).with_provenance(provenance);
+                let mut outcome = Outcome::success(
+                    call.call_id.clone(),
+                    tool_name,
+                    rendered.value,
+                    rendered.content,
+                );
+                outcome.provenance = provenance;
                 outcome.presentation = rendered.presentation;
                 if cancel.is_cancelled() {
                     outcome.notes.push(LATE_CANCELLATION_NOTE.to_owned());
@@ -176,5 +198,13 @@ impl Pipeline {
             }
             Err(failure) => fail(failure.with_dispatched(dispatched)).with_provenance(provenance),
         }
+    }
+}
+
+/// The error of a body (the hook's default) that panicked.
+fn default_panicked(payload: &(dyn std::any::Any + Send)) -> HookError {
+    HookError::DefaultPanicked {
+        hook: EXECUTE,
+        message: panic_message(payload),
     }
 }

@@ -3,14 +3,13 @@
 //! concluded turn), then the tool's `finalize_content`, once, for every
 //! outcome of a known tool ([`Finalized`]).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
-use tack_core::host::NewOutcome;
+use tack_core::hooks::{PostDecision, PostExecuteInput};
 use tack_core::host::RunEffects;
+use tack_core::host::{NewOutcome, NewPostExecuteInput};
 
-use tack_core::hook::AgentId;
+use tack_core::hook::{AgentId, Dispatch, HookError};
 use tack_core::tool::{Failure, Outcome, ToolCall, ToolExecution};
 use tokio_util::sync::CancellationToken;
 
@@ -26,20 +25,42 @@ pub(crate) struct Finalized {
     pub(crate) outcome: Outcome,
 }
 
-/// Finalization that waits for `tools/post-execute` listeners.
-pub(crate) type PendingFinalize<'a> = Pin<Box<dyn Future<Output = Finalized> + Send + 'a>>;
+/// Where finalization stands: done, or waiting for `tools/post-execute`.
+pub(crate) enum Finalizing {
+    /// Finalized at once (no `tools/post-execute` listener reaches the call).
+    Done(Finalized),
+    /// The listeners' dispatch to await, then [`Pipeline::resume_finalize`].
+    Pending(PendingFinalize),
+}
+
+/// Finalization that waits for `tools/post-execute` listeners: their
+/// dispatch (the one thing awaited), and what the call needs after it.
+pub(crate) struct PendingFinalize {
+    pub(crate) dispatch: Dispatch<PostExecuteInput, PostDecision>,
+    rest: PostRest,
+}
+
+/// What a call waiting for `tools/post-execute` needs afterwards.
+struct PostRest {
+    tool: Arc<RegisteredTool>,
+    agent: Option<AgentId>,
+    execution: Option<Arc<ToolExecution>>,
+    effects: Option<RunEffects>,
+    frozen: Arc<Outcome>,
+}
 
 impl Pipeline {
     /// Post-processes and finalizes `executed`: at once when no
-    /// `tools/post-execute` listener reaches the call (no future is built),
-    /// else as a boxed future to await. `cause` explains a cancellation the
-    /// call's turn made after a sibling failed.
-    pub(crate) fn finalize<'a>(
-        &'a self,
+    /// `tools/post-execute` listener reaches the call, else the listeners'
+    /// dispatch to await and hand to [`resume_finalize`](Self::resume_finalize).
+    /// `cause` explains a cancellation the call's turn made after a sibling
+    /// failed.
+    pub(crate) fn finalize(
+        &self,
         executed: Executed,
-        cancel: &'a CancellationToken,
+        cancel: &CancellationToken,
         cause: Option<&OnceLock<CancelCause>>,
-    ) -> Result<Finalized, PendingFinalize<'a>> {
+    ) -> Finalizing {
         let Executed {
             call,
             tool,
@@ -59,37 +80,54 @@ impl Pipeline {
         }
         let agent = call.agent;
         self.record(&outcome.call_id, Stage::PostExecute);
-        if !self.hooks().post_execute().has_listeners(agent.as_ref()) {
-            return Ok(self.conclude(tool, agent, execution, effects, outcome, cancel));
+        let hook = self.hooks().post_execute();
+        if hook.listener_count() != 0 {
+            let frozen = Arc::new(outcome);
+            let input = PostExecuteInput::new(execution.clone(), frozen.clone());
+            match hook.try_dispatch(agent.as_ref(), input) {
+                Ok(dispatch) => {
+                    return Finalizing::Pending(PendingFinalize {
+                        dispatch,
+                        rest: PostRest {
+                            tool,
+                            agent,
+                            execution,
+                            effects,
+                            frozen,
+                        },
+                    });
+                }
+                // Listeners, but none for this agent: the outcome back.
+                Err(input) => {
+                    drop(input);
+                    outcome = Arc::unwrap_or_clone(frozen);
+                }
+            }
         }
-        Err(Box::pin(async move {
-            let outcome = self
-                .post_process(&tool, agent.as_ref(), execution.as_ref(), outcome)
-                .await;
-            self.conclude(tool, agent, execution, effects, outcome, cancel)
-        }))
+        self.conclude(&tool, effects.as_ref(), &mut outcome, cancel);
+        Finalizing::Done(Finalized {
+            agent,
+            execution,
+            outcome,
+        })
     }
 
-    /// After `tools/post-execute`: the late-cancellation note, a concluded
-    /// turn, `finalize_content`.
-    fn conclude(
+    /// Finalization after the `tools/post-execute` listeners decided.
+    pub(crate) fn resume_finalize(
         &self,
-        tool: Arc<RegisteredTool>,
-        agent: Option<AgentId>,
-        execution: Option<Arc<ToolExecution>>,
-        effects: Option<RunEffects>,
-        mut outcome: Outcome,
+        pending: PendingFinalize,
+        decision: Result<PostDecision, HookError>,
         cancel: &CancellationToken,
     ) -> Finalized {
-        if outcome.is_success()
-            && cancel.is_cancelled()
-            && !outcome.notes.iter().any(|n| n == LATE_CANCELLATION_NOTE)
-        {
-            outcome.notes.push(LATE_CANCELLATION_NOTE.to_owned());
-        }
-        outcome.concluded_turn =
-            outcome.is_success() && effects.as_ref().is_some_and(|e| e.concluded());
-        let outcome = self.finalize_content(&tool, outcome);
+        let PostRest {
+            tool,
+            agent,
+            execution,
+            effects,
+            frozen,
+        } = pending.rest;
+        let mut outcome = self.post_processed(&tool, execution.as_ref(), frozen, decision);
+        self.conclude(&tool, effects.as_ref(), &mut outcome, cancel);
         Finalized {
             agent,
             execution,
@@ -97,13 +135,31 @@ impl Pipeline {
         }
     }
 
+    /// After `tools/post-execute`: the late-cancellation note, a concluded
+    /// turn, `finalize_content`.
+    fn conclude(
+        &self,
+        tool: &RegisteredTool,
+        effects: Option<&RunEffects>,
+        outcome: &mut Outcome,
+        cancel: &CancellationToken,
+    ) {
+        if outcome.is_success()
+            && cancel.is_cancelled()
+            && !outcome.notes.iter().any(|n| n == LATE_CANCELLATION_NOTE)
+        {
+            outcome.notes.push(LATE_CANCELLATION_NOTE.to_owned());
+        }
+        outcome.concluded_turn = outcome.is_success() && effects.is_some_and(|e| e.concluded());
+        self.finalize_content(tool, outcome);
+    }
+
     /// The tool's `finalize_content` (total: a panicking finalizer keeps the content).
-    fn finalize_content(&self, tool: &RegisteredTool, mut outcome: Outcome) -> Outcome {
+    fn finalize_content(&self, tool: &RegisteredTool, outcome: &mut Outcome) {
         self.record(&outcome.call_id, Stage::Finalize);
-        if let Some(content) = tool.definition.finalize_content(&outcome) {
+        if let Some(content) = tool.definition.finalize_content(outcome) {
             outcome.content = content;
         }
-        outcome
     }
 
     /// A call refused before any stage ran (a duplicate id in a batch):
@@ -112,7 +168,7 @@ impl Pipeline {
         self.record(&call.call_id, Stage::Resolve);
         let mut outcome = Outcome::failure(call.call_id.clone(), call.name.clone(), failure);
         if let Ok(tool) = self.lookup(&call) {
-            outcome = self.finalize_content(&tool, outcome);
+            self.finalize_content(&tool, &mut outcome);
         }
         self.publish(Finalized {
             agent: call.agent,

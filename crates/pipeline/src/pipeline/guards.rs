@@ -1,6 +1,7 @@
 //! The guards, the last step of admission: every guard of the caller's scope
 //! passes the call, or the first that denies ends it.
 
+use tack_core::hook::Provenance;
 use tack_core::host::NewFailure;
 use tack_core::policy::GuardOutcome;
 use tack_core::tool::{ErrorCode, Failure};
@@ -8,16 +9,18 @@ use tokio_util::sync::CancellationToken;
 
 use super::admit::Admitted;
 use super::fault::listener_failure;
-use super::{Executed, Pipeline, Stage};
+use super::{Pipeline, Stage};
 
 impl Pipeline {
     /// Runs the guards over `admitted`'s execution; then checks the caller's
-    /// cancellation once more (the last check before the body).
+    /// cancellation once more (the last check before the body). A refusal
+    /// is returned for the caller to end the call with (the call is
+    /// borrowed, so the guards' future does not hold it).
     pub(crate) async fn run_guards(
         &self,
-        admitted: Admitted,
+        admitted: &Admitted,
         cancel: &CancellationToken,
-    ) -> Result<Admitted, Box<Executed>> {
+    ) -> Result<(), Refusal> {
         let call = &admitted.resolved.call;
         self.record(&call.call_id, Stage::Guard);
         match self
@@ -37,17 +40,21 @@ impl Pipeline {
                     reason
                 };
                 let failure = Failure::new(ErrorCode::Denied, reason);
-                return Err(admitted.refuse(failure, Some(provenance)));
+                return Err((failure, Some(provenance)));
             }
             Err(error) => {
-                let (failure, provenance) = listener_failure(&error, "the call was not run");
-                return Err(admitted.refuse(failure, provenance));
+                return Err(listener_failure(&error, "the call was not run"));
             }
         }
         if cancel.is_cancelled() {
             let failure = tack_core::host::cancelled_before_start(admitted.execution.name());
-            return Err(admitted.refuse(failure, None));
+            return Err((failure, None));
         }
-        Ok(admitted)
+        Ok(())
     }
 }
+
+/// Why admission refused a call, and who decided.
+pub(crate) type Refusal = (Failure, Option<Provenance>);
+
+impl Pipeline {}

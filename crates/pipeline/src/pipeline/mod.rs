@@ -64,6 +64,7 @@ pub(crate) use resolve::Prepared;
 
 use crate::ToolRegistry;
 use admit::{Admission, AskMode};
+use finalize::Finalizing;
 
 struct Inner {
     registry: ToolRegistry,
@@ -371,7 +372,7 @@ impl Pipeline {
                     // Boxed: the policy stages' future is the largest part
                     // of a call's, and a call without policy should neither
                     // carry it nor move it.
-                    Box::pin(self.admit(parsed, &cancel, AskMode::Approve)).await
+                    self.admit(parsed, &cancel, AskMode::Approve).await
                 } else {
                     self.admit_without_policy(parsed, &cancel)
                 };
@@ -391,8 +392,13 @@ impl Pipeline {
             }
         };
         let finalized = match self.finalize(executed, &cancel, cause) {
-            Ok(finalized) => finalized,
-            Err(pending) => pending.await,
+            Finalizing::Done(finalized) => finalized,
+            Finalizing::Pending(mut pending) => {
+                let decision = (&mut pending.dispatch)
+                    .instrument(tracing::debug_span!("post_execute"))
+                    .await;
+                self.resume_finalize(pending, decision, &cancel)
+            }
         };
         self.publish(finalized)
     }

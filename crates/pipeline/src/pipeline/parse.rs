@@ -24,14 +24,17 @@ pub(crate) struct Parsed {
 impl Pipeline {
     /// Parses and validates the arguments of `resolved`; a refusal is the
     /// call's outcome (`INVALID_ARGUMENTS`, with the pointer when known).
-    pub(crate) fn parse(&self, resolved: Resolved) -> Result<Parsed, Box<Executed>> {
-        let call_id = &resolved.call.call_id;
-        self.record(call_id, Stage::Parse);
-        let arguments = match materialize(&resolved.call.arguments, self.config()) {
+    ///
+    /// The call's argument text moves into the [`Arguments`] (it is not
+    /// copied); [`Prepared::into_call`](super::Prepared::into_call) gives it
+    /// back.
+    pub(crate) fn parse(&self, mut resolved: Resolved) -> Result<Parsed, Box<Executed>> {
+        self.record(&resolved.call.call_id, Stage::Parse);
+        let arguments = match materialize(&mut resolved.call.arguments, self.config()) {
             Ok(arguments) => arguments,
             Err(failure) => return Err(Executed::refused(resolved, failure, None, None)),
         };
-        self.record(call_id, Stage::Validate);
+        self.record(&resolved.call.call_id, Stage::Validate);
         if let Some(violations) = check(&resolved.tool.input, arguments.value()) {
             let failure = Failure::new(
                 ErrorCode::InvalidArguments,
@@ -70,8 +73,9 @@ fn invalid(message: String) -> Failure {
 /// frozen JSON object that holds every number of the text exactly (a number
 /// an `i64`, `u64` or `f64` would round is refused, naming its pointer, as is
 /// a repeated key), size and depth bounded, an object required. Blank text is
-/// `{}`.
-pub(crate) fn materialize(raw: &str, config: &PipelineConfig) -> Result<Arguments, Failure> {
+/// `{}`. On success the arguments hold the text, taken from `raw` (left
+/// empty); on failure `raw` is unchanged.
+pub(crate) fn materialize(raw: &mut String, config: &PipelineConfig) -> Result<Arguments, Failure> {
     #[cfg(test)]
     tests::PARSES.with(|parses| parses.set(parses.get() + 1));
     if raw.len() > config.max_argument_bytes() {
@@ -81,7 +85,7 @@ pub(crate) fn materialize(raw: &str, config: &PipelineConfig) -> Result<Argument
             config.max_argument_bytes()
         )));
     }
-    let arguments = Arguments::parse(raw).map_err(|e| match e {
+    let arguments = Arguments::parse_from(raw).map_err(|e| match e {
         ArgumentsError::TooDeep { .. } => invalid(format!(
             "the arguments are nested more than {} levels deep: flatten them",
             config.max_depth()
@@ -96,6 +100,7 @@ pub(crate) fn materialize(raw: &str, config: &PipelineConfig) -> Result<Argument
     })?;
     let nesting = depth(arguments.value());
     if nesting > config.max_depth() {
+        *raw = arguments.into_text();
         return Err(invalid(format!(
             "the arguments are nested {nesting} levels deep, over the limit of {}: flatten them",
             config.max_depth()
@@ -136,10 +141,10 @@ pub(crate) mod tests {
     #[test]
     fn nesting_at_the_limit_passes_and_beyond_fails() {
         let config = PipelineConfig::default();
-        assert!(materialize(&nested(64), &config).is_ok());
-        let err = materialize(&nested(65), &config).unwrap_err();
+        assert!(materialize(&mut nested(64), &config).is_ok());
+        let err = materialize(&mut nested(65), &config).unwrap_err();
         assert!(err.message.contains("65 levels"), "{}", err.message);
-        let err = materialize(&nested(1000), &config).unwrap_err();
+        let err = materialize(&mut nested(1000), &config).unwrap_err();
         assert!(
             err.message.contains("nested more than 64"),
             "{}",
@@ -150,11 +155,11 @@ pub(crate) mod tests {
     #[test]
     fn the_text_is_kept_and_a_number_an_f64_would_round_is_refused() {
         let raw = r#"{"z": 1.50, "n": 18446744073709551615}"#;
-        let arguments = materialize(raw, &PipelineConfig::default()).unwrap();
+        let arguments = materialize(&mut raw.to_owned(), &PipelineConfig::default()).unwrap();
         assert_eq!(arguments.text(), raw);
         assert_eq!(arguments.value()["n"].as_u64(), Some(u64::MAX));
         let err = materialize(
-            r#"{"n": 123456789012345678901234567890}"#,
+            &mut r#"{"n": 123456789012345678901234567890}"#.to_owned(),
             &PipelineConfig::default(),
         )
         .unwrap_err();
@@ -169,8 +174,11 @@ pub(crate) mod tests {
 
     #[test]
     fn a_repeated_key_is_refused() {
-        let err =
-            materialize(r#"{"path": "a", "path": "b"}"#, &PipelineConfig::default()).unwrap_err();
+        let err = materialize(
+            &mut r#"{"path": "a", "path": "b"}"#.to_owned(),
+            &PipelineConfig::default(),
+        )
+        .unwrap_err();
         assert_eq!(err.pointer.as_deref(), Some(""));
         assert!(err.message.contains("more than once"), "{}", err.message);
     }
@@ -178,7 +186,7 @@ pub(crate) mod tests {
     proptest! {
         #[test]
         fn any_text_is_an_object_or_a_clear_error(raw in ".{0,64}") {
-            match materialize(&raw, &PipelineConfig::default()) {
+            match materialize(&mut raw.clone(), &PipelineConfig::default()) {
                 Ok(arguments) => prop_assert!(arguments.value().is_object()),
                 Err(failure) => {
                     prop_assert_eq!(failure.code, ErrorCode::InvalidArguments);

@@ -3,31 +3,25 @@
 
 use std::sync::Arc;
 
-use tack_core::hook::AgentId;
-use tack_core::hooks::{PostDecision, PostExecuteInput};
-use tack_core::host::{NewFailure, NewOutcome, NewPostExecuteInput};
+use tack_core::hook::HookError;
+use tack_core::hooks::PostDecision;
+use tack_core::host::{NewFailure, NewOutcome};
 use tack_core::tool::{ContentBlock, ErrorCode, Failure, Outcome, Status, ToolExecution};
-use tracing::Instrument;
 
 use super::Pipeline;
 use super::fault::listener_failure;
 use crate::registry::RegisteredTool;
 
 impl Pipeline {
-    pub(crate) async fn post_process(
+    /// The outcome after the `tools/post-execute` listeners decided over
+    /// `frozen` (the outcome they saw).
+    pub(crate) fn post_processed(
         &self,
         tool: &RegisteredTool,
-        agent: Option<&AgentId>,
         execution: Option<&Arc<ToolExecution>>,
-        outcome: Outcome,
+        frozen: Arc<Outcome>,
+        decision: Result<PostDecision, HookError>,
     ) -> Outcome {
-        let hook = self.hooks().post_execute();
-        let frozen = Arc::new(outcome);
-        let input = PostExecuteInput::new(execution.cloned(), frozen.clone());
-        let decision = hook
-            .dispatch(agent, input)
-            .instrument(tracing::debug_span!("post_execute"))
-            .await;
         let outcome = Arc::unwrap_or_clone(frozen);
         match decision {
             Ok(decision) if decision.is_accept() => outcome,

@@ -56,12 +56,16 @@ impl Prepared {
         }
     }
 
-    /// Takes the call back (to prepare it again).
+    /// Takes the call back (to prepare it again), with its argument text.
     pub(crate) fn into_call(self) -> ToolCall {
         match self {
             Prepared::Unresolved(u) => u.call,
             Prepared::Refused(e) => e.call,
-            Prepared::Parsed(p) => p.resolved.call,
+            Prepared::Parsed(p) => {
+                let mut call = p.resolved.call;
+                call.arguments = p.arguments.into_text();
+                call
+            }
         }
     }
 }

@@ -27,7 +27,10 @@ impl Pipeline {
         }
         let outcome = Arc::new(outcome);
         let observers = self.hooks().result();
-        if observers.has_listeners(agent.as_ref()) {
+        // The count only: without any observer, no record is built and no
+        // listener list is read; with observers, `notify` reads it once (and
+        // reaches none when none is this agent's).
+        if observers.listener_count() != 0 {
             let record = Arc::new(ExecutionRecord::new(
                 agent.clone(),
                 execution,

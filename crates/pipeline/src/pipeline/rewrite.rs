@@ -87,9 +87,9 @@ pub(crate) fn apply(
         })
     };
     // The same checks as the model's text: serialize, then parse within limits.
-    let text = serde_json::to_string(&**rewritten)
+    let mut text = serde_json::to_string(&**rewritten)
         .map_err(|e| refuse(format!("not serializable: {e}"), None))?;
-    let arguments = materialize(&text, config).map_err(|f| refuse(f.message, f.pointer))?;
+    let arguments = materialize(&mut text, config).map_err(|f| refuse(f.message, f.pointer))?;
     if let Some(violations) = check(&tool.input, arguments.value()) {
         return Err(refuse(violations.message, Some(violations.pointer)));
     }

@@ -2,28 +2,40 @@
 //! kept per presentation and format until the tool set changes.
 
 use std::collections::HashMap;
+use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use arc_swap::ArcSwap;
+use parking_lot::{Mutex, MutexGuard};
 use tack_core::hook::AgentId;
 use tack_core::tool::{ExportedTool, ToolFormat, tools_json};
 
 use super::{Presentation, ToolRegistry};
 
-/// A value behind a lock with a generation that every write access bumps:
-/// whatever was computed from the value at an older generation is stale.
-pub(crate) struct Versioned<T> {
-    value: RwLock<T>,
+/// A value published as an immutable snapshot, with a generation that every
+/// write access bumps: whatever was computed from an older generation is
+/// stale.
+///
+/// Readers load the published snapshot without a lock (an `arc-swap` load
+/// writes to nothing another thread's loads write), so lookups on many
+/// threads do not contend. Writers take the writers' lock, change a working
+/// copy, and publish a copy of it when the write access ends: the value is
+/// made of persistent maps, so that copy is a few pointers.
+pub(crate) struct Versioned<T: Clone> {
+    published: ArcSwap<T>,
+    /// The writers' copy, equal to the published one between writes.
+    working: Mutex<T>,
     generation: AtomicU64,
     /// Told the generation after every write access.
     changes: tokio::sync::watch::Sender<u64>,
 }
 
-impl<T> Versioned<T> {
+impl<T: Clone> Versioned<T> {
     pub(crate) fn new(value: T) -> Self {
         Self {
-            value: RwLock::new(value),
+            published: ArcSwap::from_pointee(value.clone()),
+            working: Mutex::new(value),
             generation: AtomicU64::new(0),
             changes: tokio::sync::watch::Sender::new(0),
         }
@@ -35,22 +47,64 @@ impl<T> Versioned<T> {
         self.changes.subscribe()
     }
 
-    pub(crate) fn read(&self) -> RwLockReadGuard<'_, T> {
-        self.value.read()
+    /// The published snapshot. Hold it briefly (it is meant for one lookup).
+    #[inline]
+    pub(crate) fn read(&self) -> arc_swap::Guard<Arc<T>> {
+        self.published.load()
     }
 
-    /// Write access; what was derived from the value before is stale from now.
-    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, T> {
-        let guard = self.value.write();
-        let generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
-        // Cheap without receivers; a woken receiver's read waits for this
-        // write to end.
-        self.changes.send_replace(generation);
-        guard
+    /// Write access to the writers' copy; it is published, and what was
+    /// derived from the value before is stale, when the access ends.
+    pub(crate) fn write(&self) -> Write<'_, T> {
+        Write {
+            working: Some(self.working.lock()),
+            versioned: self,
+        }
     }
 
     fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
+    }
+}
+
+/// Write access to a [`Versioned`] value; dropping it publishes the value.
+pub(crate) struct Write<'a, T: Clone> {
+    /// Always `Some` until dropped (taken then, to release the lock before
+    /// the replaced snapshot is dropped).
+    working: Option<MutexGuard<'a, T>>,
+    versioned: &'a Versioned<T>,
+}
+
+impl<T: Clone> Deref for Write<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.working.as_ref().expect("held until dropped")
+    }
+}
+
+impl<T: Clone> DerefMut for Write<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.working.as_mut().expect("held until dropped")
+    }
+}
+
+impl<T: Clone> Drop for Write<'_, T> {
+    fn drop(&mut self) {
+        let Some(working) = self.working.take() else {
+            return;
+        };
+        // Published before the generation moves: a reader that sees the new
+        // generation reads the new value (one that reads the old generation
+        // and the new value only rewrites its export once more).
+        let replaced = self.versioned.published.swap(Arc::new(T::clone(&working)));
+        let generation = self.versioned.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        // Cheap without receivers.
+        self.versioned.changes.send_replace(generation);
+        // The replaced snapshot may hold the last reference to a removed
+        // tool, and dropping that tool may run a disposer it owns (a mask, a
+        // companion tool) that writes here: the writers' lock goes first.
+        drop(working);
+        drop(replaced);
     }
 }
 
@@ -70,7 +124,9 @@ impl ToolRegistry {
     /// [`visible`](Self::visible), sorted by name), as one array in `format`:
     /// what a request's `tools` field carries.
     ///
-    /// Written straight from the registered schemas, copying none. The list
+    /// Written straight from the registered tools, serializing nothing: each
+    /// tool's name, description and argument schema are written as JSON text
+    /// once, when it is registered, and copied into the list from there. The list
     /// of every agent that has no tools, masks or presentation of its own is
     /// the same one, kept per presentation and format until a tool, a mask,
     /// the transport or a presentation changes; an agent with a layer of
@@ -130,11 +186,13 @@ impl ToolRegistry {
     }
 
     fn write_tools(&self, agent: Option<&AgentId>, format: ToolFormat) -> Arc<str> {
-        let tools = self.visible(agent);
+        let layers = self.inner.layers.read();
         Arc::from(tools_json(
-            tools
-                .iter()
-                .map(|t| ExportedTool::of_definition(&t.definition, format)),
+            ToolRegistry::visible_all_in(&layers, agent)
+                .into_iter()
+                .map(|t| {
+                    ExportedTool::of_definition(&t.definition, format).with_rendered(&t.rendered)
+                }),
         ))
     }
 }

@@ -5,7 +5,7 @@ mod presentation;
 mod registered;
 mod restrict;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,9 +20,12 @@ pub use presentation::{Presentation, RUN_CODE, UnknownPresentation};
 pub use registered::RegisteredTool;
 pub use restrict::{RestrictError, Restriction};
 
+/// A persistent map of tools by name: a copy is a pointer, a change O(log n).
+type Tools = imbl::OrdMap<String, Arc<RegisteredTool>>;
+
 #[derive(Clone, Default)]
 struct AgentLayer {
-    tools: BTreeMap<String, Arc<RegisteredTool>>,
+    tools: Tools,
     masks: Vec<(u64, Arc<Restriction>)>,
     presentation: Option<Presentation>,
 }
@@ -37,13 +40,35 @@ impl AgentLayer {
     }
 }
 
-#[derive(Default)]
+/// The whole catalogue at one moment. Made of persistent maps, so publishing
+/// a changed copy costs O(log n), not a copy of every tool.
+#[derive(Clone, Default)]
 struct Layers {
-    global: BTreeMap<String, Arc<RegisteredTool>>,
-    agents: HashMap<AgentId, AgentLayer>,
+    global: Tools,
+    /// Each agent's layer, shared between snapshots until changed.
+    agents: imbl::HashMap<AgentId, Arc<AgentLayer>>,
     presentation: Presentation,
     /// The code-mode transport (`run_code`), shown under code or both.
     transport: Option<Arc<RegisteredTool>>,
+}
+
+impl Layers {
+    /// `agent`'s layer for changing (made if missing).
+    fn agent_mut(&mut self, agent: &AgentId) -> &mut AgentLayer {
+        Arc::make_mut(self.agents.entry(agent.clone()).or_default())
+    }
+
+    /// Changes `agent`'s layer if it has one, and drops it once empty.
+    fn change_agent(&mut self, agent: &AgentId, change: impl FnOnce(&mut AgentLayer)) {
+        let Some(layer) = self.agents.get_mut(agent) else {
+            return;
+        };
+        let layer = Arc::make_mut(layer);
+        change(layer);
+        if layer.is_empty() {
+            self.agents.remove(agent);
+        }
+    }
 }
 
 struct Inner {
@@ -168,17 +193,23 @@ impl ToolRegistry {
         let tool = Arc::new(RegisteredTool::compile(id, scope.clone(), definition)?);
         {
             let mut layers = self.inner.layers.write();
-            let layer = match &scope {
-                Scope::Agent(agent) => &mut layers.agents.entry(agent.clone()).or_default().tools,
-                Scope::Global => &mut layers.global,
+            let taken = match &scope {
+                Scope::Agent(agent) => layers
+                    .agents
+                    .get(agent)
+                    .is_some_and(|l| l.tools.contains_key(&name)),
+                Scope::Global => layers.global.contains_key(&name),
             };
-            if layer.contains_key(&name) {
+            if taken {
                 return Err(RegistrationError::Duplicate {
                     name,
                     scope: scope.to_string(),
                 });
             }
-            layer.insert(name.clone(), tool);
+            match &scope {
+                Scope::Agent(agent) => layers.agent_mut(agent).tools.insert(name.clone(), tool),
+                Scope::Global => layers.global.insert(name.clone(), tool),
+            };
         }
         tracing::debug!(tool = %name, %scope, "tool registered");
         Ok(self.disposer(scope, name, id))
@@ -193,13 +224,15 @@ impl ToolRegistry {
                 let mut layers = inner.layers.write();
                 match &scope {
                     Scope::Agent(agent) => {
-                        if let Some(layer) = layers.agents.get_mut(agent) {
-                            if layer.tools.get(&name).is_some_and(|t| t.id == id) {
+                        let ours = layers
+                            .agents
+                            .get(agent)
+                            .and_then(|l| l.tools.get(&name))
+                            .is_some_and(|t| t.id == id);
+                        if ours {
+                            layers.change_agent(agent, |layer| {
                                 layer.tools.remove(&name);
-                            }
-                            if layer.is_empty() {
-                                layers.agents.remove(agent);
-                            }
+                            });
                         }
                     }
                     Scope::Global => {
@@ -280,29 +313,34 @@ impl ToolRegistry {
         }
         {
             let mut layers = self.inner.layers.write();
-            let layer = match &scope {
-                Scope::Agent(agent) => &mut layers.agents.entry(agent.clone()).or_default().tools,
-                Scope::Global => &mut layers.global,
+            let empty = Tools::new();
+            let current = match &scope {
+                Scope::Agent(agent) => layers.agents.get(agent).map_or(&empty, |l| &l.tools),
+                Scope::Global => &layers.global,
             };
             if let Some((name, _)) = compiled
                 .iter()
-                .find(|(name, _)| layer.contains_key(name) && !remove.contains(name))
+                .find(|(name, _)| current.contains_key(name) && !remove.contains(name))
             {
                 return Err(RegistrationError::Duplicate {
                     name: name.clone(),
                     scope: scope.to_string(),
                 });
             }
-            for name in remove {
-                layer.remove(name);
-            }
-            for (name, tool) in &compiled {
-                layer.insert(name.clone(), Arc::clone(tool));
-            }
-            if let Scope::Agent(agent) = &scope
-                && layers.agents.get(agent).is_some_and(AgentLayer::is_empty)
-            {
-                layers.agents.remove(agent);
+            let change = |layer: &mut Tools| {
+                for name in remove {
+                    layer.remove(name);
+                }
+                for (name, tool) in &compiled {
+                    layer.insert(name.clone(), Arc::clone(tool));
+                }
+            };
+            match &scope {
+                Scope::Agent(agent) => {
+                    layers.agent_mut(agent);
+                    layers.change_agent(agent, |layer| change(&mut layer.tools));
+                }
+                Scope::Global => change(&mut layers.global),
             }
         }
         tracing::debug!(%scope, removed = remove.len(), added = compiled.len(), "tools replaced");
@@ -368,9 +406,7 @@ impl ToolRegistry {
                 });
             }
             layers
-                .agents
-                .entry(agent.clone())
-                .or_default()
+                .agent_mut(agent)
                 .masks
                 .push((id, Arc::new(restriction)));
         }
@@ -378,13 +414,9 @@ impl ToolRegistry {
         let agent = agent.clone();
         Ok(Disposer::new(move || {
             if let Some(inner) = weak.upgrade() {
-                let mut layers = inner.layers.write();
-                if let Some(layer) = layers.agents.get_mut(&agent) {
+                inner.layers.write().change_agent(&agent, |layer| {
                     layer.masks.retain(|(mask, _)| *mask != id);
-                    if layer.is_empty() {
-                        layers.agents.remove(&agent);
-                    }
-                }
+                });
             }
         }))
     }
@@ -395,9 +427,7 @@ impl ToolRegistry {
         let mut layers = self.inner.layers.write();
         match agent {
             None => layers.presentation = presentation,
-            Some(agent) => {
-                layers.agents.entry(agent.clone()).or_default().presentation = Some(presentation)
-            }
+            Some(agent) => layers.agent_mut(agent).presentation = Some(presentation),
         }
     }
 
@@ -464,37 +494,47 @@ impl ToolRegistry {
     /// (presentation native), only the `run_code` transport (code), or both.
     pub fn visible(&self, agent: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
         let layers = self.inner.layers.read();
-        let presentation = Self::presentation_in(&layers, agent);
+        Self::visible_all_in(&layers, agent)
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
+    /// What [`visible`](Self::visible) lists, borrowed from `layers`.
+    fn visible_all_in<'a>(
+        layers: &'a Layers,
+        agent: Option<&AgentId>,
+    ) -> Vec<&'a Arc<RegisteredTool>> {
+        let presentation = Self::presentation_in(layers, agent);
         let transport = layers
             .transport
-            .clone()
+            .as_ref()
             .filter(|_| presentation != Presentation::Native);
         if presentation == Presentation::Code {
             return transport.into_iter().collect();
         }
-        let mut merged = Self::natives_in(&layers, agent);
-        if let Some(transport) = &transport {
-            merged.insert(RUN_CODE, transport);
+        let mut merged = Self::natives_in(layers, agent);
+        if let Some(transport) = transport {
+            let at = merged.partition_point(|t| t.definition.name().as_str() < RUN_CODE);
+            merged.insert(at, transport);
         }
-        merged.into_values().cloned().collect()
+        merged
     }
 
     /// `agent`'s own tools over the global ones its masks permit, by name.
-    fn natives_in<'a>(
-        layers: &'a Layers,
-        agent: Option<&AgentId>,
-    ) -> BTreeMap<&'a str, &'a Arc<RegisteredTool>> {
-        let layer = agent.and_then(|a| layers.agents.get(a));
+    fn natives_in<'a>(layers: &'a Layers, agent: Option<&AgentId>) -> Vec<&'a Arc<RegisteredTool>> {
+        let Some(layer) = agent.and_then(|a| layers.agents.get(a)) else {
+            // The shared case: the global layer, already in name order.
+            return layers.global.values().collect();
+        };
         let mut merged: BTreeMap<&str, &Arc<RegisteredTool>> = layers
             .global
             .iter()
-            .filter(|(name, _)| layer.is_none_or(|l| l.permits(name)))
+            .filter(|(name, _)| layer.permits(name))
             .map(|(name, tool)| (name.as_str(), tool))
             .collect();
-        if let Some(layer) = layer {
-            merged.extend(layer.tools.iter().map(|(name, tool)| (name.as_str(), tool)));
-        }
-        merged
+        merged.extend(layer.tools.iter().map(|(name, tool)| (name.as_str(), tool)));
+        merged.into_values().collect()
     }
 
     /// The native tools `agent` can call from inside a `run_code` program
@@ -503,7 +543,7 @@ impl ToolRegistry {
     pub fn native_tools(&self, agent: Option<&AgentId>) -> Vec<Arc<RegisteredTool>> {
         let layers = self.inner.layers.read();
         Self::natives_in(&layers, agent)
-            .into_values()
+            .into_iter()
             .cloned()
             .collect()
     }

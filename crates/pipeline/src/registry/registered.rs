@@ -5,7 +5,7 @@ use std::fmt;
 use jsonschema::Validator;
 use tack_core::hook::Scope;
 use tack_core::plugin::RegistrationError;
-use tack_core::tool::{MAX_SCHEMA_DEPTH, ToolDefinition, schema_depth};
+use tack_core::tool::{MAX_SCHEMA_DEPTH, RenderedTool, ToolDefinition, schema_depth};
 
 /// A registered tool: its definition, the layer it lives in, and its input and
 /// output validators, compiled once at registration.
@@ -15,6 +15,9 @@ pub struct RegisteredTool {
     pub(crate) definition: ToolDefinition,
     pub(crate) input: Validator,
     pub(crate) output: Validator,
+    /// The JSON texts of the name, description and argument schema, written
+    /// once here so that exports copy them rather than serialize again.
+    pub(crate) rendered: RenderedTool,
 }
 
 impl fmt::Debug for RegisteredTool {
@@ -51,7 +54,13 @@ impl RegisteredTool {
         };
         let input = compile(definition.input_schema(), "input")?;
         let output = compile(definition.output().schema(), "output")?;
+        let rendered = RenderedTool::of(
+            definition.name().as_str(),
+            definition.description(),
+            definition.input_schema(),
+        );
         Ok(Self {
+            rendered,
             id,
             scope,
             definition,

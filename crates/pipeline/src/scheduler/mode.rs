@@ -98,7 +98,7 @@ impl Pipeline {
             return ExecutionMode::Exclusive;
         };
         // Exactly the pipeline's own parse rule (limits, `""` is `{}`, an object).
-        let Ok(arguments) = materialize(&call.arguments, self.config()) else {
+        let Ok(arguments) = materialize(&mut call.arguments.clone(), self.config()) else {
             return ExecutionMode::Exclusive;
         };
         if !tool.input.is_valid(arguments.value()) {

@@ -1,5 +1,6 @@
 //! Registration and disposal (REG-*).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -300,4 +301,59 @@ async fn the_longest_allowed_ref_chain_registers_and_validates() {
         "{out:?}"
     );
     assert!(h.call("d", "chain", r#"{"a": "x"}"#).await.is_success());
+}
+
+/// Runs `f` on its own thread and fails (instead of hanging the suite) if it
+/// has not returned within a minute: a deadlock guard, not a speed check.
+fn finishes(what: &str, f: impl FnOnce() + Send + 'static) {
+    let (done, finished) = std::sync::mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        f();
+        let _ = done.send(());
+    });
+    match finished.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(()) => {}
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("{what}: deadlocked"),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            // `f` panicked: report its panic.
+            if let Err(panic) = thread.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_tool_that_owns_disposers_of_its_own_registry_can_be_unregistered() {
+    // A host keeps a mask and a companion tool alive exactly as long as a
+    // tool (the handler owns their disposers). Dropping that tool's last
+    // reference runs them, and they write to the same registry.
+    finishes("unregistering a tool that owns disposers", || {
+        let registry = ToolRegistry::new();
+        let agent = AgentId::new("a");
+        let _other = registry.register(echo("other")).unwrap();
+        let mask = registry
+            .restrict(&agent, Restriction::deny(["other"]))
+            .unwrap();
+        let companion = registry.register(echo("companion")).unwrap();
+        let owned = Arc::new((mask, companion));
+        let owner = raw_tool(
+            "owner",
+            echo_schema(),
+            json!({"type": "string"}),
+            move |args, _cx| {
+                let _owned = owned.clone();
+                async move { Ok(args["text"].clone()) }
+            },
+        );
+        let owner = registry.register(owner).unwrap();
+        owner.dispose();
+        assert!(registry.get("owner", None).is_none());
+        assert!(
+            registry.get("companion", None).is_none(),
+            "its disposer ran"
+        );
+        // The mask went with it: the agent sees `other` again.
+        assert!(registry.get("other", Some(&agent)).is_some());
+    });
 }
