@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tack_core::hook::Disposer;
+use tack_core::hook::{AgentId, Disposer};
 use tack_core::hooks::CodeDispatchEvent;
 use tack_core::tool::{ContentBlock, DeferredContext, Outcome, joined_text};
 use tack_pipeline::{Pipeline, TurnScheduler};
@@ -113,6 +113,7 @@ pub struct Agent {
     observer: Option<Arc<dyn ModelObserver>>,
     usage: Usage,
     hooks: AgentHooks,
+    agent: Option<AgentId>,
     /// Logs the sub-calls of `run_code` programs (`tools/code-dispatch`).
     _code_dispatch: Disposer,
 }
@@ -140,6 +141,7 @@ pub struct AgentBuilder {
     history: Vec<Message>,
     usage: Usage,
     hooks: AgentHooks,
+    agent: Option<AgentId>,
 }
 
 impl std::fmt::Debug for AgentBuilder {
@@ -197,6 +199,18 @@ impl AgentBuilder {
         self
     }
 
+    /// The agent's id in the registry (default: none, the unmasked view).
+    /// The model is offered the tools this agent sees, and every call the
+    /// model makes is tagged with this id — replacing any id the model put
+    /// there — so the registry's per-agent masks
+    /// (`ToolRegistry::restrict`) and presentation apply to the loop: a tool
+    /// masked for the agent is absent from its schemas and ends
+    /// `UNKNOWN_TOOL` if called.
+    pub fn agent(mut self, id: impl Into<AgentId>) -> Self {
+        self.agent = Some(id.into());
+        self
+    }
+
     /// The agent. It logs the sub-calls `run_code` programs make (the
     /// registry's `tools/code-dispatch` events) for as long as it lives.
     pub fn build(self) -> Agent {
@@ -221,6 +235,7 @@ impl AgentBuilder {
             observer: self.observer,
             usage: self.usage,
             hooks: self.hooks,
+            agent: self.agent,
         }
     }
 }
@@ -240,6 +255,7 @@ impl Agent {
             history: Vec::new(),
             usage: Usage::default(),
             hooks: AgentHooks::new(),
+            agent: None,
         }
     }
 
@@ -361,7 +377,11 @@ impl Agent {
         if self.cancel.is_cancelled() {
             return Ok(StepOutcome::Cancelled);
         }
-        let schemas = self.scheduler.pipeline().registry().schemas(None);
+        let schemas = self
+            .scheduler
+            .pipeline()
+            .registry()
+            .schemas(self.agent.as_ref());
         let mut messages = Vec::with_capacity(self.history.len() + 1);
         messages.push(Message::System(self.system_prompt.clone()));
         messages.extend(self.history.iter().cloned());
@@ -386,6 +406,14 @@ impl Agent {
             Reply::Text(text) => return self.answer(text),
             Reply::ToolCalls(calls) if calls.is_empty() => return Ok(StepOutcome::EmptyReply),
             Reply::ToolCalls(calls) => calls,
+        };
+        // The agent's identity is the host's to give, never the model's.
+        let calls: Vec<_> = match &self.agent {
+            Some(agent) => calls
+                .into_iter()
+                .map(|c| c.with_agent(agent.clone()))
+                .collect(),
+            None => calls,
         };
         // Text streamed before the calls was shown: keep it, in order.
         let note = std::mem::take(&mut *observer.streamed.lock());

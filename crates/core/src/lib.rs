@@ -38,6 +38,7 @@ pub mod hooks;
 pub mod host;
 pub mod plugin;
 pub mod policy;
+pub mod prelude;
 pub mod tool;
 
 // What a plugin's code needs from other crates, so `tack-core` is its only

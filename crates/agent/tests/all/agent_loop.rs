@@ -388,3 +388,65 @@ async fn duplicate_call_ids_stay_unambiguous_in_the_log() {
         }
     }
 }
+
+/// A model that records the tool names it is offered, then calls `note`.
+struct Offered(Mutex<Vec<Vec<String>>>);
+
+#[tack_core::async_trait]
+impl tack_agent::ChatModel for Offered {
+    fn name(&self) -> String {
+        "offered".into()
+    }
+    async fn complete(
+        &self,
+        messages: &[Message],
+        tools: &[tack_core::tool::ToolSchema],
+    ) -> Result<tack_agent::Reply, tack_agent::ModelError> {
+        self.0
+            .lock()
+            .push(tools.iter().map(|t| t.name.clone()).collect());
+        Ok(match messages.last() {
+            Some(Message::User(_)) => {
+                let call = tack_core::tool::ToolCall::new("c1", "note", r#"{"text": "hi"}"#);
+                // A model cannot choose another agent's view.
+                tack_agent::Reply::ToolCalls(vec![call.with_agent("other")])
+            }
+            _ => tack_agent::Reply::Text("done".into()),
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_agent_id_applies_the_registrys_masks_to_the_loop() {
+    let pipeline = registry();
+    let registry = pipeline.registry().clone();
+    let mask = registry
+        .restrict(
+            &tack_core::hook::AgentId::from("helper"),
+            tack_pipeline::Restriction::deny(["note"]),
+        )
+        .unwrap();
+    for (agent, offered, result) in [
+        (Some("helper"), Vec::<String>::new(), "UNKNOWN_TOOL"),
+        (Some("reviewer"), vec!["note".to_owned()], "hi"),
+        (None, vec!["note".to_owned()], "hi"),
+    ] {
+        let model = Arc::new(Offered(Mutex::new(Vec::new())));
+        let builder = Agent::builder(model.clone(), pipeline.clone());
+        let mut agent = match agent {
+            Some(id) => builder.agent(id).build(),
+            None => builder.build(),
+        };
+        assert_eq!(
+            agent.run("go").await.unwrap(),
+            RunEnd::Answered("done".into())
+        );
+        assert_eq!(model.0.lock()[0], offered, "agent {agent:?}");
+        let content = agent.history().iter().find_map(|m| match m {
+            Message::ToolResult { content, .. } => Some(content.clone()),
+            _ => None,
+        });
+        assert!(content.unwrap().contains(result), "agent {agent:?}");
+    }
+    drop(mask);
+}

@@ -190,6 +190,43 @@ pub enum FsError {
 }
 
 impl FsError {
+    /// [`FsError::NotFound`] for `path` as given.
+    ///
+    /// ```
+    /// # use std::path::Path;
+    /// # use tack_core::capability::FsError;
+    /// let error = FsError::not_found(Path::new("notes.txt"));
+    /// assert_eq!(error.kind_name(), "ENOENT");
+    /// assert!(error.to_string().contains("notes.txt"));
+    /// ```
+    pub fn not_found(path: &Path) -> Self {
+        FsError::NotFound {
+            path: path.display().to_string(),
+        }
+    }
+
+    /// [`FsError::Refused`] for `path` as given, with the reason the caller reads.
+    pub fn refused(path: &Path, reason: impl Into<String>) -> Self {
+        FsError::Refused {
+            path: path.display().to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    /// [`FsError::NotADirectory`] for `path` as given.
+    pub fn not_a_directory(path: &Path) -> Self {
+        FsError::NotADirectory {
+            path: path.display().to_string(),
+        }
+    }
+
+    /// [`FsError::IsADirectory`] for `path` as given.
+    pub fn is_a_directory(path: &Path) -> Self {
+        FsError::IsADirectory {
+            path: path.display().to_string(),
+        }
+    }
+
     /// A POSIX-style short name for the error (`ENOENT`, `EACCES` …), used as
     /// the outcome's `kind`.
     pub fn kind_name(&self) -> &'static str {
@@ -255,7 +292,7 @@ pub trait FileSystem: Send + Sync + 'static {
     /// # use std::path::{Path, PathBuf};
     /// # use async_trait::async_trait;
     /// # use tack_core::capability::{
-    /// #     Access, DirEntry, FileBytes, FileSystem, FsError, Metadata, WriteReport,
+    /// #     Access, DirEntry, FileBytes, FileSystem, FsError, Metadata,
     /// # };
     /// /// One file, `log.txt`, holding `0123456789`.
     /// struct OneFile;
@@ -270,11 +307,8 @@ pub trait FileSystem: Send + Sync + 'static {
     ///     // Everything else is refused: the file is read-only and alone.
     /// #   fn workspace_root(&self) -> &Path { Path::new("/ws") }
     /// #   fn resolve(&self, path: &Path, _: Access) -> Result<PathBuf, FsError> { Ok(path.into()) }
-    /// #   async fn write(&self, p: &Path, _: &[u8]) -> Result<WriteReport, FsError> { Err(refused(p)) }
     /// #   async fn list(&self, p: &Path) -> Result<Vec<DirEntry>, FsError> { Err(refused(p)) }
     /// #   async fn metadata(&self, p: &Path) -> Result<Metadata, FsError> { Err(refused(p)) }
-    /// #   async fn create_dir_all(&self, p: &Path) -> Result<(), FsError> { Err(refused(p)) }
-    /// #   async fn remove(&self, p: &Path, _: bool) -> Result<(), FsError> { Err(refused(p)) }
     /// }
     /// # fn refused(p: &Path) -> FsError {
     /// #     FsError::Refused { path: p.display().to_string(), reason: "a one-file example".into() }
@@ -300,7 +334,20 @@ pub trait FileSystem: Send + Sync + 'static {
     }
 
     /// Replaces (or creates) the file atomically with `contents`.
-    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, FsError>;
+    ///
+    /// The default refuses: a file system that does not override `write`,
+    /// [`create_dir_all`](Self::create_dir_all) and [`remove`](Self::remove)
+    /// is read-only, and every change is [`FsError::Refused`] with a reason
+    /// naming the method to implement. A file system that can write must
+    /// override all three.
+    ///
+    /// # Errors
+    ///
+    /// The default: always [`FsError::Refused`].
+    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, FsError> {
+        let _ = contents;
+        Err(read_only(path, "write"))
+    }
 
     /// Lists a directory, sorted by name.
     async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, FsError>;
@@ -309,10 +356,27 @@ pub trait FileSystem: Send + Sync + 'static {
     async fn metadata(&self, path: &Path) -> Result<Metadata, FsError>;
 
     /// Creates a directory and its missing parents.
-    async fn create_dir_all(&self, path: &Path) -> Result<(), FsError>;
+    ///
+    /// The default refuses, as for [`write`](Self::write).
+    ///
+    /// # Errors
+    ///
+    /// The default: always [`FsError::Refused`].
+    async fn create_dir_all(&self, path: &Path) -> Result<(), FsError> {
+        Err(read_only(path, "create_dir_all"))
+    }
 
     /// Removes a file, or a directory (with its contents when `recursive`).
-    async fn remove(&self, path: &Path, recursive: bool) -> Result<(), FsError>;
+    ///
+    /// The default refuses, as for [`write`](Self::write).
+    ///
+    /// # Errors
+    ///
+    /// The default: always [`FsError::Refused`].
+    async fn remove(&self, path: &Path, recursive: bool) -> Result<(), FsError> {
+        let _ = recursive;
+        Err(read_only(path, "remove"))
+    }
 
     /// Reads a whole file as UTF-8 text.
     ///
@@ -332,6 +396,13 @@ pub trait FileSystem: Send + Sync + 'static {
 /// from `offset` on: the range `read_at(offset, limit)` asks for. Whether
 /// bytes remain after the range is what the prefix read said: both end at
 /// the same byte.
+/// The refusal of the default write methods of a read-only [`FileSystem`].
+fn read_only(path: &Path, method: &str) -> FsError {
+    let reason =
+        format!("this file system is read-only (it does not implement `FileSystem::{method}`)");
+    FsError::refused(path, reason)
+}
+
 fn drop_prefix(prefix: FileBytes, offset: u64) -> FileBytes {
     let FileBytes {
         mut bytes,
@@ -356,6 +427,60 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    /// A file system that implements only the required methods.
+    struct Empty;
+
+    #[async_trait]
+    impl FileSystem for Empty {
+        fn workspace_root(&self) -> &Path {
+            Path::new("/ws")
+        }
+        fn resolve(&self, path: &Path, _: Access) -> Result<PathBuf, FsError> {
+            Ok(path.into())
+        }
+        async fn read(&self, path: &Path, _: Option<u64>) -> Result<FileBytes, FsError> {
+            Err(FsError::NotFound {
+                path: path.display().to_string(),
+            })
+        }
+        async fn list(&self, _: &Path) -> Result<Vec<DirEntry>, FsError> {
+            Ok(Vec::new())
+        }
+        async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
+            Err(FsError::NotFound {
+                path: path.display().to_string(),
+            })
+        }
+    }
+
+    #[test]
+    fn a_file_system_without_write_methods_refuses_every_change() {
+        futures::executor::block_on(async {
+            let path = Path::new("notes.txt");
+            let refusals = [
+                Empty.write(path, b"x").await.map(|_| ()),
+                Empty.create_dir_all(path).await,
+                Empty.remove(path, true).await,
+            ];
+            for (refusal, method) in refusals
+                .into_iter()
+                .zip(["write", "create_dir_all", "remove"])
+            {
+                let error = refusal.unwrap_err();
+                assert_eq!(error.kind_name(), "EACCES");
+                let FsError::Refused { path, reason } = &error else {
+                    panic!("{error}");
+                };
+                assert_eq!(path, "notes.txt");
+                assert!(reason.contains("read-only"), "{reason}");
+                assert!(
+                    reason.contains(&format!("`FileSystem::{method}`")),
+                    "{reason}"
+                );
+            }
+        });
+    }
 
     /// `read` of the first `limit` bytes of `contents`, as an implementation
     /// of the trait returns it.

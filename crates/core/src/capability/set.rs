@@ -3,7 +3,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use parking_lot::RwLock;
+use arc_swap::ArcSwap;
+use parking_lot::Mutex;
+use thread_local::ThreadLocal;
 
 use super::{FileSystem, Shell, ToolDispatcher};
 use crate::hook::Disposer;
@@ -102,7 +104,29 @@ impl fmt::Display for CapabilityKind {
 /// ```
 #[derive(Clone, Default)]
 pub struct CapabilitySlots {
-    current: Arc<RwLock<Arc<Capabilities>>>,
+    current: Arc<Slots>,
+}
+
+/// The published capabilities and each thread's copy of them.
+///
+/// Every execution takes a snapshot; reading it through a lock and cloning
+/// one shared `Arc` would write the lock's reader count and the `Arc`'s
+/// reference count, cache lines every thread's executions share. Instead
+/// the published value is loaded without a lock (`arc-swap`), and each
+/// thread hands out clones of its own copy, whose count only it writes.
+#[derive(Default)]
+struct Slots {
+    published: ArcSwap<Versioned>,
+    replicas: ThreadLocal<Mutex<Option<Versioned>>>,
+    /// Serializes changes.
+    writer: Mutex<()>,
+}
+
+/// The capabilities with the number of the change that made them.
+#[derive(Clone, Default)]
+struct Versioned {
+    version: u64,
+    capabilities: Arc<Capabilities>,
 }
 
 impl fmt::Debug for CapabilitySlots {
@@ -119,16 +143,42 @@ impl CapabilitySlots {
         Self::default()
     }
 
-    /// The capabilities as they are now (one shared, immutable value).
+    /// The capabilities as they are now (an immutable value; providers
+    /// changed later do not change it).
     pub fn snapshot(&self) -> Arc<Capabilities> {
-        self.current.read().clone()
+        let slots = &*self.current;
+        let current = slots.published.load();
+        let mut mine = slots.replicas.get_or_default().lock();
+        match &*mine {
+            Some(copy) if copy.version == current.version => copy.capabilities.clone(),
+            _ => {
+                // This thread's own copy (the providers are shared, the
+                // count of the copy is not).
+                let capabilities = Arc::new(Capabilities::clone(&current.capabilities));
+                *mine = Some(Versioned {
+                    version: current.version,
+                    capabilities: capabilities.clone(),
+                });
+                capabilities
+            }
+        }
     }
 
     fn set(&self, edit: impl FnOnce(&mut Capabilities)) {
-        let mut current = self.current.write();
-        let mut next = Capabilities::clone(&current);
+        let slots = &*self.current;
+        let _writer = slots.writer.lock();
+        let current = slots.published.load_full();
+        let mut next = Capabilities::clone(&current.capabilities);
         edit(&mut next);
-        *current = Arc::new(next);
+        slots.published.store(Arc::new(Versioned {
+            version: current.version + 1,
+            capabilities: Arc::new(next),
+        }));
+        // The threads' copies go now, so a removed provider is not kept
+        // alive by a thread that stopped executing.
+        for replica in slots.replicas.iter() {
+            *replica.lock() = None;
+        }
     }
 
     fn provide_with(

@@ -3,6 +3,7 @@
 mod context;
 mod error;
 pub(crate) mod factory;
+mod plugin_fn;
 mod plugin_hooks;
 mod registration;
 mod registration_error;
@@ -10,6 +11,7 @@ mod registration_error;
 pub use context::{PluginCapabilities, PluginContext};
 pub use error::PluginError;
 pub use factory::PluginFactory;
+pub use plugin_fn::{PluginFn, plugin_fn};
 pub use plugin_hooks::{PluginGuards, PluginHooks, PluginObserver, PluginWaterfall};
 pub use registration::Registration;
 pub use registration_error::{RUN_CODE, RegistrationError};

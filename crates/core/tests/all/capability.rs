@@ -126,6 +126,31 @@ fn a_replaced_provider_is_not_removed_by_the_old_disposer() {
     assert!(slots.snapshot().fs.is_some(), "the second provider stays");
 }
 
+/// Snapshots taken on other threads (each thread keeps its own copy) do not
+/// keep a removed provider alive, and a snapshot shows the providers of its
+/// moment.
+#[test]
+fn a_removed_provider_is_freed_though_threads_took_snapshots() {
+    let slots = CapabilitySlots::new();
+    let fs: Arc<dyn FileSystem> = Arc::new(OneFile);
+    let disposer = slots.provide_fs(fs.clone());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| assert!(slots.snapshot().fs.is_some()));
+        }
+    });
+    let before = slots.snapshot();
+    assert!(
+        Arc::strong_count(&fs) > 2,
+        "held by the slots and the snapshots"
+    );
+    disposer.dispose();
+    assert!(slots.snapshot().fs.is_none());
+    assert!(before.fs.is_some(), "a snapshot does not change");
+    drop(before);
+    assert_eq!(Arc::strong_count(&fs), 1, "no thread's copy keeps it");
+}
+
 #[test]
 fn a_child_cancellation_still_hears_the_caller() {
     let caller = CancellationToken::new();

@@ -1,6 +1,6 @@
 //! The permission gate: install, effect, disposal.
 //!
-//! Run with `cargo run -p tack-permission --example permission_gate`.
+//! Run with `cargo run -p tack-permission --example permission_tour`.
 //! The approver here is a channel answered by a scripted "UI"; in a terminal
 //! host use `TerminalApprover::stdio(gate.session_rules())` instead.
 

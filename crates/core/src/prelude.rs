@@ -1,0 +1,51 @@
+//! The plugin author's everyday names, in one import:
+//! `use tack_core::prelude::*;`.
+//!
+//! It holds what nearly every plugin touches — the [`Plugin`] trait and
+//! [`plugin_fn`], tools ([`Tool`], [`ToolDefinition`], [`ToolCall`],
+//! [`ToolError`]), the decisions hook listeners return ([`PreDecision`],
+//! [`PostDecision`], [`GuardVerdict`]), the values the execute and result hook
+//! points carry, and the re-exported `json!`, `async_trait`, serde and
+//! schemars names. Everything else stays in its module
+//! (`tack_core::capability`, `tack_core::policy`, ...).
+//!
+//! The derive macros [`Serialize`], [`Deserialize`] and [`JsonSchema`] come
+//! from tack-core's re-exports. A crate that depends on tack-core alone adds
+//! `#[serde(crate = "tack_core::serde")]` and
+//! `#[schemars(crate = "tack_core::schemars")]` to each derived type, so the
+//! generated code finds them; a crate that also depends on `serde` and
+//! `schemars` (same major versions) needs no attribute.
+//!
+//! ```
+//! use tack_core::prelude::*;
+//!
+//! let count = ToolDefinition::builder("count_words")
+//!     .description("Count the words in a text.")
+//!     .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}}))
+//!     .output(OutputSpec::new(json!({"type": "integer"})))
+//!     .tier(Tier::ReadOnly)
+//!     .handler(|args, _cx| async move {
+//!         let text = args["text"].as_str().unwrap_or_default();
+//!         Ok(json!(text.split_whitespace().count()))
+//!     })
+//!     .build()?;
+//! // Installed again after an unload, so the plugin registers a copy.
+//! let words = plugin_fn("words", move |cx| cx.register_tool(count.clone()));
+//! assert_eq!(words.name(), "words");
+//! # Ok::<(), tack_core::tool::DefinitionError>(())
+//! ```
+
+pub use crate::CancellationToken;
+pub use crate::async_trait;
+pub use crate::context::ToolRunContext;
+pub use crate::hook::{ListenerSpec, Priority, Scope};
+pub use crate::hooks::{ExecuteOutput, ExecuteRequest, ExecutionRecord, PostDecision};
+pub use crate::plugin::{Plugin, PluginContext, PluginError, plugin_fn};
+pub use crate::policy::{GuardVerdict, PreDecision};
+pub use crate::schemars::JsonSchema;
+pub use crate::serde::{Deserialize, Serialize};
+pub use crate::serde_json::{Value, json};
+pub use crate::tool::{
+    ContentBlock, ErrorCode, OutputSpec, Tier, Tool, ToolCall, ToolDefinition, ToolError,
+    ToolErrorCode, joined_text,
+};
