@@ -16,9 +16,11 @@
 
 use std::sync::Arc;
 
-use criterion::{Criterion, criterion_group, criterion_main};
-use rmcp::ServiceExt;
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main};
 use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tack_core::CancellationToken;
 use tack_core::capability::ToolDispatcher;
@@ -59,6 +61,39 @@ impl rmcp::ServerHandler for Floor {
     }
 }
 
+/// A bare rmcp client connected to `server` over an in-memory pipe, served
+/// on `rt`.
+fn connect<S>(rt: &tokio::runtime::Runtime, server: S) -> RunningService<RoleClient, ()>
+where
+    S: rmcp::ServerHandler + Send + 'static,
+{
+    rt.block_on(async {
+        let (client_side, server_side) = tokio::io::duplex(1 << 20);
+        tokio::spawn(async move {
+            let running = server.serve(server_side).await.unwrap();
+            let _ = running.waiting().await;
+        });
+        ().serve(client_side).await.unwrap()
+    })
+}
+
+/// Benchmarks `echo` called through `client` as `name`.
+fn bench_echo(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    rt: &tokio::runtime::Runtime,
+    client: &RunningService<RoleClient, ()>,
+) {
+    group.bench_function(name, |b| {
+        b.to_async(rt).iter(|| async {
+            let mut params = CallToolRequestParams::new("echo");
+            params.arguments = json!({"text": "hi"}).as_object().cloned();
+            let out = client.peer().call_tool(params).await.unwrap();
+            assert_ne!(out.is_error, Some(true));
+        });
+    });
+}
+
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -94,40 +129,10 @@ fn bench(c: &mut Criterion) {
         });
     });
 
-    let peer = rt.block_on(async {
-        let (client_side, server_side) = tokio::io::duplex(1 << 20);
-        let s = server.clone();
-        tokio::spawn(async move {
-            let running = s.serve(server_side).await.unwrap();
-            let _ = running.waiting().await;
-        });
-        ().serve(client_side).await.unwrap()
-    });
-    group.bench_function("server", |b| {
-        b.to_async(&rt).iter(|| async {
-            let mut params = CallToolRequestParams::new("echo");
-            params.arguments = json!({"text": "hi"}).as_object().cloned();
-            let out = peer.peer().call_tool(params).await.unwrap();
-            assert_ne!(out.is_error, Some(true));
-        });
-    });
-
-    let floor = rt.block_on(async {
-        let (client_side, server_side) = tokio::io::duplex(1 << 20);
-        tokio::spawn(async move {
-            let running = Floor.serve(server_side).await.unwrap();
-            let _ = running.waiting().await;
-        });
-        ().serve(client_side).await.unwrap()
-    });
-    group.bench_function("rmcp_floor", |b| {
-        b.to_async(&rt).iter(|| async {
-            let mut params = CallToolRequestParams::new("echo");
-            params.arguments = json!({"text": "hi"}).as_object().cloned();
-            let out = floor.peer().call_tool(params).await.unwrap();
-            assert_ne!(out.is_error, Some(true));
-        });
-    });
+    let peer = connect(&rt, server.clone());
+    bench_echo(&mut group, "server", &rt, &peer);
+    let floor = connect(&rt, Floor);
+    bench_echo(&mut group, "rmcp_floor", &rt, &floor);
 
     let client = ToolRegistry::new();
     let plugin = rt.block_on(McpPlugin::connect(
@@ -164,39 +169,10 @@ fn bench(c: &mut Criterion) {
         .build()
         .unwrap();
     let mut group = c.benchmark_group("mcp_bridge/one_thread");
-    let floor = one.block_on(async {
-        let (client_side, server_side) = tokio::io::duplex(1 << 20);
-        tokio::spawn(async move {
-            let running = Floor.serve(server_side).await.unwrap();
-            let _ = running.waiting().await;
-        });
-        ().serve(client_side).await.unwrap()
-    });
-    group.bench_function("rmcp_floor", |b| {
-        b.to_async(&one).iter(|| async {
-            let mut params = CallToolRequestParams::new("echo");
-            params.arguments = json!({"text": "hi"}).as_object().cloned();
-            let out = floor.peer().call_tool(params).await.unwrap();
-            assert_ne!(out.is_error, Some(true));
-        });
-    });
-    let peer = one.block_on(async {
-        let (client_side, server_side) = tokio::io::duplex(1 << 20);
-        let s = server.clone();
-        tokio::spawn(async move {
-            let running = s.serve(server_side).await.unwrap();
-            let _ = running.waiting().await;
-        });
-        ().serve(client_side).await.unwrap()
-    });
-    group.bench_function("server", |b| {
-        b.to_async(&one).iter(|| async {
-            let mut params = CallToolRequestParams::new("echo");
-            params.arguments = json!({"text": "hi"}).as_object().cloned();
-            let out = peer.peer().call_tool(params).await.unwrap();
-            assert_ne!(out.is_error, Some(true));
-        });
-    });
+    let floor = connect(&one, Floor);
+    bench_echo(&mut group, "rmcp_floor", &one, &floor);
+    let peer = connect(&one, server);
+    bench_echo(&mut group, "server", &one, &peer);
     group.finish();
 }
 

@@ -2,13 +2,15 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-use tack_core::tool::ErrorCode;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tack_core::tool::{ErrorCode, Outcome};
 use tack_mcp::{ClientOptions, HttpOptions, McpConfig, McpPlugin, ServerConfig};
 use tack_pipeline::{Pipeline, ToolRegistry};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::client_everything::{call, host, host_with};
+use crate::client_everything::{Host, call, host, host_with};
 use crate::fixture::{self, echo, serve};
 use crate::node;
 
@@ -21,36 +23,54 @@ fn bad_server(mode: &str, test: &str) -> Option<ServerConfig> {
     ))
 }
 
+/// Calls `tool` on `host`; the test fails if the call has not ended within
+/// `secs` seconds (a hang is what these tests look for).
+async fn call_within(host: &Host, tool: &str, arguments: Value, secs: u64) -> Arc<Outcome> {
+    tokio::time::timeout(
+        Duration::from_secs(secs),
+        call(&host.pipeline, tool, arguments),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("`{tool}` did not end within {secs} s"))
+}
+
+/// Asserts that `out` failed as EXECUTION_FAILED with a message naming every
+/// one of `parts`; returns the failure's kind.
+fn assert_failed_naming(out: &Outcome, parts: &[&str]) -> Option<String> {
+    assert_eq!(
+        out.error_code(),
+        Some(ErrorCode::ExecutionFailed),
+        "{out:?}"
+    );
+    let failure = out
+        .failure_info()
+        .expect("a failed call carries its failure");
+    for part in parts {
+        assert!(failure.message.contains(part), "{part} in {failure:?}");
+    }
+    failure.kind.clone()
+}
+
+/// Asserts that every configured server started.
+fn assert_started(host: &Host) {
+    assert!(
+        host.plugin.failures().is_empty(),
+        "{:?}",
+        host.plugin.failures()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_exits_mid_call_gives_a_clear_error_naming_it() {
     let Some(server) = bad_server("exit-mid-call", "exit_mid_call") else {
         return;
     };
     let host = host(McpConfig::new().with_server("flaky", server)).await;
-    let out = tokio::time::timeout(
-        Duration::from_secs(20),
-        call(&host.pipeline, "mcp__flaky__work", json!({})),
-    )
-    .await
-    .expect("the call ends");
-    assert_eq!(
-        out.error_code(),
-        Some(ErrorCode::ExecutionFailed),
-        "{out:?}"
-    );
-    let message = &out.failure_info().unwrap().message;
-    assert!(message.contains("`flaky`"), "{message}");
+    let out = call_within(&host, "mcp__flaky__work", json!({}), 20).await;
+    assert_failed_naming(&out, &["`flaky`"]);
     // The next call restarts it (and it exits again): still a clear error.
-    let again = tokio::time::timeout(
-        Duration::from_secs(20),
-        call(&host.pipeline, "mcp__flaky__work", json!({})),
-    )
-    .await
-    .expect("the call ends");
-    assert!(
-        again.failure_info().unwrap().message.contains("`flaky`"),
-        "{again:?}"
-    );
+    let again = call_within(&host, "mcp__flaky__work", json!({}), 20).await;
+    assert_failed_naming(&again, &["`flaky`"]);
     host.plugin.shutdown().await;
 }
 
@@ -106,12 +126,7 @@ async fn malformed_json_rpc_from_a_server_does_not_hang_the_client() {
     let host = host(McpConfig::new().with_server("noisy", server)).await;
     // Either it could not start (named) or its tools work: never a hang.
     if host.plugin.failures().is_empty() {
-        let out = tokio::time::timeout(
-            Duration::from_secs(20),
-            call(&host.pipeline, "mcp__noisy__work", json!({})),
-        )
-        .await
-        .expect("the call ends");
+        let out = call_within(&host, "mcp__noisy__work", json!({}), 20).await;
         assert!(
             out.is_success() || out.failure_info().unwrap().message.contains("`noisy`"),
             "{out:?}"
@@ -122,30 +137,15 @@ async fn malformed_json_rpc_from_a_server_does_not_hang_the_client() {
     host.plugin.shutdown().await;
 }
 
-fn text_of(out: &tack_core::tool::Outcome) -> String {
+fn text_of(out: &Outcome) -> String {
     assert!(out.is_success(), "{out:?}");
     out.content[0].as_text().unwrap().to_owned()
 }
 
-fn assert_too_large(out: &tack_core::tool::Outcome, server: &str, limit: &str) {
-    assert_eq!(
-        out.error_code(),
-        Some(ErrorCode::ExecutionFailed),
-        "{out:?}"
-    );
-    let failure = out.failure_info().unwrap();
-    assert_eq!(
-        failure.kind.as_deref(),
-        Some("mcp_message_too_large"),
-        "{failure:?}"
-    );
-    for part in [
-        format!("`{server}`"),
-        limit.to_owned(),
-        "max_message_bytes".to_owned(),
-    ] {
-        assert!(failure.message.contains(&part), "{part} in {failure:?}");
-    }
+fn assert_too_large(out: &Outcome, server: &str, limit: &str) {
+    let server = format!("`{server}`");
+    let kind = assert_failed_naming(out, &[&server, limit, "max_message_bytes"]);
+    assert_eq!(kind.as_deref(), Some("mcp_message_too_large"), "{out:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -154,30 +154,16 @@ async fn a_huge_answer_from_a_server_ends_the_call_and_the_server_still_serves()
         return;
     };
     let host = host(McpConfig::new().with_server("big", server)).await;
-    assert!(
-        host.plugin.failures().is_empty(),
-        "{:?}",
-        host.plugin.failures()
-    );
+    assert_started(&host);
     let first = text_of(&*call(&host.pipeline, "mcp__big__work", json!({"small": true})).await);
     for _ in 0..2 {
         // A 32 MiB text answer, over the 8 MiB default: the call ends with
         // an error naming the server, the limit and how to raise it ...
-        let out = tokio::time::timeout(
-            Duration::from_secs(60),
-            call(&host.pipeline, "mcp__big__work", json!({})),
-        )
-        .await
-        .expect("the call ends");
+        let out = call_within(&host, "mcp__big__work", json!({}), 60).await;
         assert_too_large(&out, "big", "8 MiB");
         // ... and the same server process answers the next call: the stream
         // is still in step, nothing was restarted.
-        let next = tokio::time::timeout(
-            Duration::from_secs(60),
-            call(&host.pipeline, "mcp__big__work", json!({"small": true})),
-        )
-        .await
-        .expect("the call ends");
+        let next = call_within(&host, "mcp__big__work", json!({"small": true}), 60).await;
         assert_eq!(text_of(&next), first);
     }
     host.plugin.shutdown().await;
@@ -189,22 +175,8 @@ async fn an_answer_nested_past_the_parsers_limit_fails_its_call_and_the_server_s
         return;
     };
     let host = host(McpConfig::new().with_server("nest", server)).await;
-    let out = tokio::time::timeout(
-        Duration::from_secs(20),
-        call(&host.pipeline, "mcp__nest__work", json!({})),
-    )
-    .await
-    .expect("the call ends");
-    assert_eq!(
-        out.error_code(),
-        Some(ErrorCode::ExecutionFailed),
-        "{out:?}"
-    );
-    let message = &out.failure_info().unwrap().message;
-    assert!(
-        message.contains("`nest`") && message.contains("not valid MCP"),
-        "{message}"
-    );
+    let out = call_within(&host, "mcp__nest__work", json!({}), 20).await;
+    assert_failed_naming(&out, &["`nest`", "not valid MCP"]);
     let next = call(&host.pipeline, "mcp__nest__work", json!({"small": true})).await;
     assert_eq!(text_of(&next), "worked");
     host.plugin.shutdown().await;
@@ -220,12 +192,7 @@ async fn a_raised_limit_lets_a_huge_answer_through() {
         ClientOptions::default().max_message_bytes(40 * 1024 * 1024),
     )
     .await;
-    let out = tokio::time::timeout(
-        Duration::from_secs(120),
-        call(&host.pipeline, "mcp__big__work", json!({})),
-    )
-    .await
-    .expect("the call ends");
+    let out = call_within(&host, "mcp__big__work", json!({}), 120).await;
     assert_eq!(text_of(&out).len(), 32 * 1024 * 1024);
     host.plugin.shutdown().await;
 }
@@ -236,14 +203,7 @@ async fn a_huge_unfinished_answer_then_an_exit_ends_the_call_and_the_next_restar
         return;
     };
     let host = host(McpConfig::new().with_server("dying", server)).await;
-    let ends = || async {
-        tokio::time::timeout(
-            Duration::from_secs(60),
-            call(&host.pipeline, "mcp__dying__work", json!({})),
-        )
-        .await
-        .expect("the call ends")
-    };
+    let ends = || call_within(&host, "mcp__dying__work", json!({}), 60);
     // Its start names the request it answers: the call fails as too large
     // as soon as the limit is passed.
     assert_too_large(&*ends().await, "dying", "8 MiB");
@@ -252,12 +212,8 @@ async fn a_huge_unfinished_answer_then_an_exit_ends_the_call_and_the_next_restar
     // naming it. The call after that starts the server again, which does the
     // same: too large again.
     let next = ends().await;
-    let message = &next.failure_info().unwrap().message;
     if next.failure_info().unwrap().kind.as_deref() == Some("mcp_transport") {
-        assert!(
-            message.contains("`dying`") && message.contains("restarted on the next call"),
-            "{message}"
-        );
+        assert_failed_naming(&next, &["`dying`", "restarted on the next call"]);
         assert_too_large(&*ends().await, "dying", "8 MiB");
     } else {
         assert_too_large(&next, "dying", "8 MiB");
@@ -275,24 +231,13 @@ async fn an_answer_that_never_ends_fails_its_call_at_the_limit_and_the_connectio
         ClientOptions::default().max_message_bytes(64 * 1024),
     )
     .await;
-    let out = tokio::time::timeout(
-        Duration::from_secs(60),
-        call(&host.pipeline, "mcp__tap__work", json!({})),
-    )
-    .await
-    .expect("the call ends");
+    let out = call_within(&host, "mcp__tap__work", json!({}), 60).await;
     // Failed as soon as 64 KiB of it had gone by, not when (never) it ends.
     assert_too_large(&out, "tap", "64 KiB");
     // Past 16 × the limit the connection is closed and the server stopped;
     // the next call restarts it (and gets the same treatment).
-    let again = tokio::time::timeout(
-        Duration::from_secs(60),
-        call(&host.pipeline, "mcp__tap__work", json!({})),
-    )
-    .await
-    .expect("the call ends");
-    let message = &again.failure_info().unwrap().message;
-    assert!(message.contains("`tap`"), "{message}");
+    let again = call_within(&host, "mcp__tap__work", json!({}), 60).await;
+    assert_failed_naming(&again, &["`tap`"]);
     host.plugin.shutdown().await;
 }
 
@@ -307,21 +252,8 @@ async fn noise_that_never_ends_closes_the_connection_and_the_call_says_why() {
     )
     .await;
     for _ in 0..2 {
-        let out = tokio::time::timeout(
-            Duration::from_secs(60),
-            call(&host.pipeline, "mcp__hiss__work", json!({})),
-        )
-        .await
-        .expect("the call ends");
-        assert_eq!(
-            out.error_code(),
-            Some(ErrorCode::ExecutionFailed),
-            "{out:?}"
-        );
-        let message = &out.failure_info().unwrap().message;
-        for part in ["`hiss`", "1 MiB", "without ending", "restarted"] {
-            assert!(message.contains(part), "{part} in {message}");
-        }
+        let out = call_within(&host, "mcp__hiss__work", json!({}), 60).await;
+        assert_failed_naming(&out, &["`hiss`", "1 MiB", "without ending", "restarted"]);
     }
     host.plugin.shutdown().await;
 }
@@ -334,33 +266,21 @@ async fn a_huge_answer_over_http_ends_the_call_and_the_server_still_serves() {
         ClientOptions::default().max_message_bytes(1024 * 1024),
     )
     .await;
-    assert!(
-        host.plugin.failures().is_empty(),
-        "{:?}",
-        host.plugin.failures()
-    );
+    assert_started(&host);
     for _ in 0..2 {
-        let out = tokio::time::timeout(
-            Duration::from_secs(60),
-            call(
-                &host.pipeline,
-                "mcp__far__big",
-                json!({"bytes": 2 * 1024 * 1024}),
-            ),
+        let out = call_within(
+            &host,
+            "mcp__far__big",
+            json!({"bytes": 2 * 1024 * 1024}),
+            60,
         )
-        .await
-        .expect("the call ends");
-        assert_eq!(
-            out.error_code(),
-            Some(ErrorCode::ExecutionFailed),
-            "{out:?}"
-        );
+        .await;
         // rmcp ends the answer's SSE stream at the limit: the call says so,
         // naming the server and the limit.
-        let message = &out.failure_info().unwrap().message;
-        for part in ["`far`", "1 MiB", "max_message_bytes", "still connected"] {
-            assert!(message.contains(part), "{part} in {message}");
-        }
+        assert_failed_naming(
+            &out,
+            &["`far`", "1 MiB", "max_message_bytes", "still connected"],
+        );
         let small = call(&host.pipeline, "mcp__far__big", json!({"bytes": 10})).await;
         assert_eq!(text_of(&small).len(), 10, "{small:?}");
     }
@@ -716,18 +636,9 @@ async fn a_huge_json_body_over_http_ends_the_call_and_the_server_still_serves() 
     let port = lines.next_line().await.unwrap().unwrap();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let host = host(McpConfig::new().with_server("json", ServerConfig::http(url))).await;
-    assert!(
-        host.plugin.failures().is_empty(),
-        "{:?}",
-        host.plugin.failures()
-    );
+    assert_started(&host);
     for _ in 0..2 {
-        let out = tokio::time::timeout(
-            Duration::from_secs(60),
-            call(&host.pipeline, "mcp__json__work", json!({})),
-        )
-        .await
-        .expect("the call ends");
+        let out = call_within(&host, "mcp__json__work", json!({}), 60).await;
         assert_too_large(&out, "json", "8 MiB");
         let small = call(&host.pipeline, "mcp__json__work", json!({"small": true})).await;
         assert_eq!(text_of(&small), "worked");
