@@ -6,6 +6,7 @@
 mod args;
 mod commands;
 mod exit;
+mod guard_plugins;
 mod hooks;
 mod interrupt;
 mod mcp;

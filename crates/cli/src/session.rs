@@ -15,13 +15,12 @@ use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
 use tack_core::policy::ApprovalService;
 use tack_core::tool::{ToolCall, ToolDefinition};
 use tack_hooks::{HookSession, ToolNames};
-use tack_permission::{Permission, PermissionConfig, RuleSet, SessionRules, TerminalApprover};
+use tack_permission::{Permission, SessionRules, TerminalApprover};
 use tack_pipeline::{ExecutionMode, Pipeline, Presentation, ToolRegistry};
-use tack_sandbox::{Sandbox, SandboxPolicy};
-use tack_timeout::{TimeoutConfig, TimeoutPolicy};
 use tack_tools::BuiltinTools;
 
 use crate::args::SessionArgs;
+use crate::guard_plugins;
 use crate::output::{EventPrinter, stdout_style};
 use crate::prompt::SystemPrompt;
 use crate::settings::Settings;
@@ -138,18 +137,8 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     let mode = settings.mode.value;
     let sandbox_mode = settings.sandbox.value;
     let model = model(&settings.model.value, settings.model_timeout.value)?;
-    let timeout = match settings.tool_timeout.value {
-        None => TimeoutPolicy::default(),
-        Some(budget) => TimeoutPolicy::new(
-            TimeoutConfig::default()
-                .default_budget(budget)
-                .ceiling(budget)
-                .grace(Duration::from_millis(500)),
-        )
-        .map_err(|e| format!("tool_timeout ({}): {e}", settings.tool_timeout.origin))?,
-    };
-    let sandbox = Sandbox::new(SandboxPolicy::new(sandbox_mode, &root))
-        .map_err(|e| format!("cannot set up the sandbox on {}: {e}", root.display()))?;
+    let timeout = guard_plugins::timeout(&settings)?;
+    let sandbox = guard_plugins::sandbox(&settings, &root)?;
     // Hooks and MCP servers run outside the sandbox: the workspace's files
     // that define them are used only as trusted (`tack trust`).
     crate::trust::Judge::new(&root).enforce(&settings.defining)?;
@@ -226,15 +215,8 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     } else {
         Arc::new(UnattendedApprover::new(unattended_reason(mode)))
     };
-    let mut rules = RuleSet::new();
-    for sourced in &settings.rules {
-        rules.push(sourced.rule.clone());
-    }
     let permission = Permission::new(
-        PermissionConfig::default()
-            .mode(mode)
-            .rules(rules)
-            .workspace_root(&root)
+        guard_plugins::permission(&settings, &root)
             .session_rules(session_rules)
             .approver(Arc::new(
                 LoggedApprover::new(inner, bus.clone()).with_notifications(agent_hooks.clone()),

@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::future::BoxFuture;
 use tack_agent::{
@@ -13,13 +12,12 @@ use tack_core::capability::ToolDispatcher;
 use tack_core::policy::ApprovalService;
 use tack_core::tool::{Outcome, ToolCall};
 use tack_mcp::{CallPeers, ElicitingApprover, HttpOptions, McpServer, serve_http};
-use tack_permission::{Permission, PermissionConfig, RuleSet};
+use tack_permission::Permission;
 use tack_pipeline::{Pipeline, ToolRegistry};
-use tack_sandbox::{Sandbox, SandboxPolicy};
-use tack_timeout::{TimeoutConfig, TimeoutPolicy};
 use tack_tools::BuiltinTools;
 
 use crate::args::ServeArgs;
+use crate::guard_plugins;
 use crate::session::workspace;
 use crate::settings::Settings;
 
@@ -77,22 +75,8 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     .map_err(|e| format!("{e}; refusing to serve: nothing would be recorded"))?;
     let log_path = log.path().to_owned();
     let bus = Arc::new(EventBus::new(Some(Arc::new(log))));
-    let timeout = match settings.tool_timeout.value {
-        None => TimeoutPolicy::default(),
-        Some(budget) => TimeoutPolicy::new(
-            TimeoutConfig::default()
-                .default_budget(budget)
-                .ceiling(budget)
-                .grace(Duration::from_millis(500)),
-        )
-        .map_err(|e| format!("tool_timeout ({}): {e}", settings.tool_timeout.origin))?,
-    };
-    let sandbox = Sandbox::new(SandboxPolicy::new(settings.sandbox.value, &root))
-        .map_err(|e| format!("cannot set up the sandbox on {}: {e}", root.display()))?;
-    let mut rules = RuleSet::new();
-    for sourced in &settings.rules {
-        rules.push(sourced.rule.clone());
-    }
+    let timeout = guard_plugins::timeout(&settings)?;
+    let sandbox = guard_plugins::sandbox(&settings, &root)?;
     let reason = format!(
         "the MCP client cannot be asked (it does not support elicitation) in mode `{}`; restart tack mcp serve with --mode accept-edits (file edits) or --mode allow-all (commands too), or add an allow rule",
         mode.as_str()
@@ -104,10 +88,7 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     let approver: Arc<dyn ApprovalService> =
         Arc::new(ElicitingApprover::new(peers.clone(), unattended));
     let permission = Permission::new(
-        PermissionConfig::default()
-            .mode(mode)
-            .rules(rules)
-            .workspace_root(&root)
+        guard_plugins::permission(&settings, &root)
             .approver(Arc::new(LoggedApprover::new(approver, bus.clone()))),
     );
     let registry = ToolRegistry::new();
