@@ -1,17 +1,20 @@
-//! What the MCP bridge costs per call, in process, for a trivial tool:
+//! What the MCP bridge costs per call, in process, for a trivial tool, on a
+//! two-thread and on a one-thread tokio runtime (`mcp_bridge/two_threads/*`,
+//! `mcp_bridge/one_thread/*`):
 //!
-//! * `direct`: the tool through a tack pipeline (`ToolRegistry::dispatch`);
-//! * `server`: a bare rmcp client calling it through tack's MCP server
-//!   (JSON-RPC over an in-memory pipe, then the same pipeline);
-//! * `client_and_server`: the tool as `mcp__a__echo` through tack's MCP
-//!   client (a second pipeline) to tack's server over the in-memory pipe;
-//! * `rmcp_floor`: a bare rmcp client calling a bare rmcp server whose
-//!   `call_tool` answers at once (no tack at all) over the same pipe — the
-//!   cost of rmcp's round trip, which `server` and `client_and_server`
-//!   include;
-//! * `one_thread/rmcp_floor` and `one_thread/server`: the same two on a
-//!   single-threaded runtime, where no message crosses threads — what the
-//!   round trip costs without cross-thread wake-ups.
+//! * `direct`: the tool through a tack pipeline (`Pipeline::dispatch`);
+//! * `pipe/server`: a bare rmcp client calling it through tack's MCP server
+//!   with JSON-RPC text over an in-memory pipe (as over a child's stdio),
+//!   then the same pipeline;
+//! * `channels/server`: the same with typed JSON-RPC messages over two
+//!   in-memory channels (no JSON text);
+//! * `channels/client_and_server`: the tool as `mcp__a__echo` through tack's
+//!   MCP client (a second pipeline) to tack's server, connected as
+//!   `ServerConfig::InProcess` is (channels);
+//! * `pipe/rmcp_floor`, `channels/rmcp_floor`: a bare rmcp client calling a
+//!   bare rmcp server whose `call_tool` answers at once (no tack at all) —
+//!   the cost of rmcp's own round trip over each link, which every bridged
+//!   figure includes.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::sync::Arc;
@@ -29,6 +32,7 @@ use tack_core::host::PluginHost;
 use tack_core::tool::{OutputSpec, Tier, ToolCall, ToolDefinition};
 use tack_mcp::{ClientOptions, McpConfig, McpPlugin, McpServer, ServerConfig};
 use tack_pipeline::{Pipeline, ToolRegistry};
+use tokio::runtime::Runtime;
 
 fn echo() -> ToolDefinition {
     ToolDefinition::builder("echo")
@@ -61,19 +65,41 @@ impl rmcp::ServerHandler for Floor {
     }
 }
 
-/// A bare rmcp client connected to `server` over an in-memory pipe, served
-/// on `rt`.
-fn connect<S>(rt: &tokio::runtime::Runtime, server: S) -> RunningService<RoleClient, ()>
+/// How a bare rmcp client reaches a server in process.
+#[derive(Clone, Copy)]
+enum Link {
+    /// JSON-RPC text over an in-memory pipe, as over a child's stdio.
+    Pipe,
+    /// Typed JSON-RPC messages over two channels (what
+    /// `ServerConfig::InProcess` uses).
+    Channels,
+}
+
+/// A bare rmcp client connected to `server` over `link`, served on `rt`.
+fn connect<S>(rt: &Runtime, link: Link, server: S) -> RunningService<RoleClient, ()>
 where
     S: rmcp::ServerHandler + Send + 'static,
 {
     rt.block_on(async {
-        let (client_side, server_side) = tokio::io::duplex(1 << 20);
-        tokio::spawn(async move {
-            let running = server.serve(server_side).await.unwrap();
-            let _ = running.waiting().await;
-        });
-        ().serve(client_side).await.unwrap()
+        match link {
+            Link::Pipe => {
+                let (client_side, server_side) = tokio::io::duplex(1 << 20);
+                tokio::spawn(async move {
+                    let running = server.serve(server_side).await.unwrap();
+                    let _ = running.waiting().await;
+                });
+                ().serve(client_side).await.unwrap()
+            }
+            Link::Channels => {
+                let (to_server, from_client) = futures::channel::mpsc::unbounded();
+                let (to_client, from_server) = futures::channel::mpsc::unbounded();
+                tokio::spawn(async move {
+                    let running = server.serve((to_client, from_client)).await.unwrap();
+                    let _ = running.waiting().await;
+                });
+                ().serve((to_server, from_server)).await.unwrap()
+            }
+        }
     })
 }
 
@@ -81,7 +107,7 @@ where
 fn bench_echo(
     group: &mut BenchmarkGroup<'_, WallTime>,
     name: &str,
-    rt: &tokio::runtime::Runtime,
+    rt: &Runtime,
     client: &RunningService<RoleClient, ()>,
 ) {
     group.bench_function(name, |b| {
@@ -94,12 +120,26 @@ fn bench_echo(
     });
 }
 
-fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+/// Benchmarks `tool` called through `pipeline` as `name`.
+fn bench_pipeline(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    rt: &Runtime,
+    pipeline: &Pipeline,
+    tool: &str,
+) {
+    let args = json!({"text": "hi"}).to_string();
+    group.bench_function(name, |b| {
+        b.to_async(rt).iter(|| async {
+            let call = ToolCall::new("c", tool, args.clone());
+            let out = pipeline.dispatch(call, CancellationToken::new()).await;
+            assert!(out.is_success(), "{out:?}");
+        });
+    });
+}
+
+/// Every case on one runtime, as the group `mcp_bridge/{runtime}`.
+fn bench_on(c: &mut Criterion, runtime: &str, rt: &Runtime) {
     let served = ToolRegistry::new();
     let _echo = served.register(echo()).unwrap();
     let tools = served.clone();
@@ -114,34 +154,20 @@ fn bench(c: &mut Criterion) {
                 .collect()
         }),
     );
-    let args = json!({"text": "hi"}).to_string();
 
-    let mut group = c.benchmark_group("mcp_bridge");
-    group.bench_function("direct", |b| {
-        b.to_async(&rt).iter(|| async {
-            let out = served
-                .dispatch(
-                    ToolCall::new("c", "echo", args.clone()),
-                    CancellationToken::new(),
-                )
-                .await;
-            assert!(out.is_success());
-        });
-    });
-
-    let peer = connect(&rt, server.clone());
-    bench_echo(&mut group, "server", &rt, &peer);
-    let floor = connect(&rt, Floor);
-    bench_echo(&mut group, "rmcp_floor", &rt, &floor);
+    let mut group = c.benchmark_group(format!("mcp_bridge/{runtime}"));
+    bench_pipeline(&mut group, "direct", rt, &served, "echo");
+    for (link, label) in [(Link::Pipe, "pipe"), (Link::Channels, "channels")] {
+        let floor = connect(rt, link, Floor);
+        bench_echo(&mut group, &format!("{label}/rmcp_floor"), rt, &floor);
+        let peer = connect(rt, link, server.clone());
+        bench_echo(&mut group, &format!("{label}/server"), rt, &peer);
+    }
 
     let client = ToolRegistry::new();
+    let in_process = ServerConfig::InProcess { server };
     let plugin = rt.block_on(McpPlugin::connect(
-        &McpConfig::new().with_server(
-            "a",
-            ServerConfig::InProcess {
-                server: server.clone(),
-            },
-        ),
+        &McpConfig::new().with_server("a", in_process),
         ClientOptions::default(),
         Arc::new(client.clone()),
     ));
@@ -149,31 +175,30 @@ fn bench(c: &mut Criterion) {
     let client = Pipeline::new(client_registry.clone());
     let mut host = PluginHost::new(client.hooks(), client.capabilities(), &client_registry);
     host.install(&plugin).unwrap();
-    group.bench_function("client_and_server", |b| {
-        b.to_async(&rt).iter(|| async {
-            let out = client
-                .dispatch(
-                    ToolCall::new("c", "mcp__a__echo", args.clone()),
-                    CancellationToken::new(),
-                )
-                .await;
-            assert!(out.is_success(), "{out:?}");
-        });
-    });
+    bench_pipeline(
+        &mut group,
+        "channels/client_and_server",
+        rt,
+        &client,
+        "mcp__a__echo",
+    );
     group.finish();
     rt.block_on(plugin.shutdown());
     drop(host);
+}
 
+fn bench(c: &mut Criterion) {
+    let two = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    bench_on(c, "two_threads", &two);
     let one = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let mut group = c.benchmark_group("mcp_bridge/one_thread");
-    let floor = connect(&one, Floor);
-    bench_echo(&mut group, "rmcp_floor", &one, &floor);
-    let peer = connect(&one, server);
-    bench_echo(&mut group, "server", &one, &peer);
-    group.finish();
+    bench_on(c, "one_thread", &one);
 }
 
 criterion_group!(benches, bench);

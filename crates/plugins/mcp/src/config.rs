@@ -37,7 +37,9 @@ pub enum ServerConfig {
         headers: BTreeMap<String, String>,
     },
     /// A tack [`McpServer`](crate::McpServer) in this process, reached over
-    /// an in-memory pipe (for tests and benchmarks; not in `.mcp.json`).
+    /// two in-memory channels of JSON-RPC messages — no JSON text is written
+    /// or parsed, so no message size limit applies (for tests, benchmarks and
+    /// hosts embedding a server; not in `.mcp.json`).
     InProcess {
         /// The server.
         server: crate::McpServer,

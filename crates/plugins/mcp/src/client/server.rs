@@ -351,24 +351,18 @@ impl Server {
                         .map_err(|e| self.start_error(format!("initialization failed: {e}")))
                 }
                 ServerConfig::InProcess { server } => {
-                    let (client_side, server_side) = tokio::io::duplex(1 << 20);
+                    // Typed JSON-RPC messages over two channels: no JSON
+                    // text to write, frame, limit and parse in one process.
+                    let (to_server, from_client) = futures::channel::mpsc::unbounded();
+                    let (to_client, from_server) = futures::channel::mpsc::unbounded();
                     let server = server.clone();
                     tokio::spawn(async move {
-                        if let Ok(running) = server.serve(server_side).await {
+                        if let Ok(running) = server.serve((to_client, from_client)).await {
                             let _ = running.waiting().await;
                         }
                     });
-                    let (read, write) = tokio::io::split(client_side);
-                    let transport = LineTransport::<RoleClient, _, _>::new(
-                        format!("MCP server `{}`", self.name),
-                        "ClientOptions::max_message_bytes",
-                        read,
-                        write,
-                        self.options.max_message_bytes,
-                        Arc::clone(&self.note),
-                    );
                     handler
-                        .serve(transport)
+                        .serve((to_server, from_server))
                         .await
                         .map_err(|e| self.start_error(format!("initialization failed: {e}")))
                 }
