@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use super::{Arguments, CallId, ExecutionToken, Tier, ToolCall, ToolName};
+use super::{Arguments, CallId, ExecutionToken, Tier, ToolName};
 use crate::capability::Capabilities;
 use crate::hook::AgentId;
 use crate::host::NewToolExecution;
@@ -83,26 +83,6 @@ impl NewToolExecution for ToolExecution {
             token,
             agent: None,
             parent: None,
-            rewrite: None,
-            run: RunSlot::default(),
-        }
-    }
-
-    fn of_call(
-        call: &ToolCall,
-        tool: ToolName,
-        arguments: Arguments,
-        tier: Tier,
-        token: ExecutionToken,
-    ) -> Self {
-        Self {
-            call_id: call.call_id.clone(),
-            tool,
-            arguments,
-            tier,
-            token,
-            agent: call.agent.clone(),
-            parent: call.parent.clone(),
             rewrite: None,
             run: RunSlot::default(),
         }
