@@ -64,6 +64,7 @@ pub trait NewToolExecution: sealed::Sealed + Sized {
     /// at once: what [`new`](Self::new) with
     /// [`with_agent`](Self::with_agent) and [`with_parent`](Self::with_parent)
     /// makes.
+    #[inline]
     fn of_call(
         call: &ToolCall,
         tool: ToolName,

@@ -68,6 +68,7 @@ impl fmt::Debug for RunSlot {
 impl crate::host::build::sealed::Sealed for ToolExecution {}
 
 impl NewToolExecution for ToolExecution {
+    #[inline]
     fn new(
         call_id: CallId,
         tool: ToolName,
@@ -88,16 +89,19 @@ impl NewToolExecution for ToolExecution {
         }
     }
 
+    #[inline]
     fn with_rewrite(mut self, rewrite: Option<Arc<ArgumentRewrite>>) -> Self {
         self.rewrite = rewrite;
         self
     }
 
+    #[inline]
     fn with_agent(mut self, agent: Option<AgentId>) -> Self {
         self.agent = agent;
         self
     }
 
+    #[inline]
     fn with_parent(mut self, parent: Option<ExecutionToken>) -> Self {
         self.parent = parent;
         self
