@@ -19,9 +19,9 @@ use super::{Pipeline, Stage};
 use crate::registry::RegisteredTool;
 
 /// A call's outcome in its final form, ready to be published. It is in the
-/// allocation the caller gets back: the outcome is put there once, when
-/// finalization starts (the frozen value `tools/post-execute` listeners see),
-/// and changed in place while nothing else holds it.
+/// allocation the caller gets back: the outcome is put there once, when it
+/// is made (the same value `tools/post-execute` listeners see frozen), and
+/// changed in place while nothing else holds it.
 pub(crate) struct Finalized {
     pub(crate) agent: Option<AgentId>,
     pub(crate) execution: Option<Arc<ToolExecution>>,
@@ -73,17 +73,19 @@ impl Pipeline {
         } = executed;
         if let Some(effects) = &effects {
             // Deferred context survives a failure of the same call.
-            outcome.deferred_context = effects.take_deferred();
+            let deferred = effects.take_deferred();
+            if !deferred.is_empty() {
+                Arc::make_mut(&mut outcome).deferred_context = deferred;
+            }
         }
         if let Some(content) = cause
             .and_then(OnceLock::get)
             .and_then(|cause| cause.explain(&outcome))
         {
-            outcome.content = content;
+            Arc::make_mut(&mut outcome).content = content;
         }
         let agent = call.agent;
         self.record(&outcome.call_id, Stage::PostExecute);
-        let mut outcome = Arc::new(outcome);
         let hook = self.hooks().post_execute();
         if hook.listener_count() != 0 {
             let input = PostExecuteInput::new(execution.clone(), outcome.clone());
