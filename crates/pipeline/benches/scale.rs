@@ -26,59 +26,24 @@
 // `criterion_group!` generates an undocumented function.
 #![allow(missing_docs)]
 
-use std::future::Future;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
+use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tack_core::context::ToolRunContext;
 use tack_core::hook::{AgentId, Disposer, ListenerSpec};
 use tack_core::tool::{
-    ExportedTool, OutputSpec, Tier, Tool, ToolCall, ToolDefinition, ToolError, ToolFormat,
-    export_tools, tools_json,
+    ExportedTool, OutputSpec, ToolCall, ToolDefinition, ToolFormat, export_tools, tools_json,
 };
 use tack_pipeline::{Pipeline, Presentation, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
-#[derive(Deserialize, JsonSchema)]
-struct AddArgs {
-    x: i64,
-}
+// This bench builds its own pipelines and listeners: it takes the tool and
+// the poll from the shared module and leaves the rest.
+#[allow(dead_code)]
+mod add_one_call;
 
-#[derive(Serialize, Deserialize, JsonSchema)]
-struct AddOut {
-    y: i64,
-}
-
-struct AddOne;
-
-impl Tool for AddOne {
-    const NAME: &'static str = "add_one";
-    type Args = AddArgs;
-    type Output = AddOut;
-    fn description(&self) -> &str {
-        "Add one to x."
-    }
-    fn tier(&self) -> Tier {
-        Tier::ReadOnly
-    }
-    async fn execute(&self, args: AddArgs, _cx: &ToolRunContext) -> Result<AddOut, ToolError> {
-        Ok(AddOut { y: args.x + 1 })
-    }
-}
-
-fn poll_once<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    match future.as_mut().poll(&mut cx) {
-        Poll::Ready(out) => out,
-        Poll::Pending => panic!("benchmark calls complete on their first poll"),
-    }
-}
+use add_one_call::{AddOne, poll_once};
 
 /// A pipeline over a registry with `add_one`, one global pre-execute listener
 /// and one scoped pre-execute listener per agent.
@@ -213,6 +178,15 @@ fn export(c: &mut Criterion) {
     group.finish();
 }
 
+/// The number in the environment variable `name`, or `default` when it is
+/// unset or not a number.
+fn env_number<T: FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// How long this thread has run on a CPU (from `/proc/thread-self/schedstat`;
 /// zero where that is missing).
 fn on_cpu() -> Duration {
@@ -229,14 +203,8 @@ fn on_cpu() -> Duration {
 /// time on a CPU per call says whether sharing made each call dearer
 /// (contended cache lines show there).
 fn throughput_report() {
-    let calls: u64 = std::env::var("TACK_SCALE_CALLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(400_000);
-    let rounds: usize = std::env::var("TACK_SCALE_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
+    let calls: u64 = env_number("TACK_SCALE_CALLS", 400_000);
+    let rounds: usize = env_number("TACK_SCALE_ROUNDS", 3);
     let ids = agents(100);
     let (pipeline, _keep) = pipeline_for(&ids);
     for _ in 0..rounds {
@@ -283,14 +251,8 @@ fn throughput_report() {
 /// rounds of `TACK_SCALE_CALLS` calls each): time on a CPU per call, so
 /// both figures of a round see the same machine.
 fn agents_report() {
-    let calls: usize = std::env::var("TACK_SCALE_CALLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(400_000);
-    let rounds: usize = std::env::var("TACK_SCALE_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
+    let calls: usize = env_number("TACK_SCALE_CALLS", 400_000);
+    let rounds: usize = env_number("TACK_SCALE_ROUNDS", 3);
     let setups: Vec<(usize, Vec<AgentId>)> = [1, 10_000].map(|n| (n, agents(n))).into();
     let pipelines: Vec<_> = setups.iter().map(|(_, ids)| pipeline_for(ids)).collect();
     for _ in 0..rounds {

@@ -63,14 +63,19 @@ pub trait NewToolExecution: sealed::Sealed + Sized {
     /// The execution of `call` (its id, agent and parent) as `tool`, built
     /// at once: what [`new`](Self::new) with
     /// [`with_agent`](Self::with_agent) and [`with_parent`](Self::with_parent)
-    /// makes, without moving the value between the steps.
+    /// makes.
+    #[inline]
     fn of_call(
         call: &ToolCall,
         tool: ToolName,
         arguments: Arguments,
         tier: Tier,
         token: ExecutionToken,
-    ) -> Self;
+    ) -> Self {
+        Self::new(call.call_id.clone(), tool, arguments, tier, token)
+            .with_agent(call.agent.clone())
+            .with_parent(call.parent.clone())
+    }
 
     /// Records that these arguments replace others (the pipeline sets it
     /// when a `tools/pre-execute` decision rewrote them).

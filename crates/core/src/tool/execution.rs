@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use super::{Arguments, CallId, ExecutionToken, Tier, ToolCall, ToolName};
+use super::{Arguments, CallId, ExecutionToken, Tier, ToolName};
 use crate::capability::Capabilities;
 use crate::hook::AgentId;
 use crate::host::NewToolExecution;
@@ -68,6 +68,7 @@ impl fmt::Debug for RunSlot {
 impl crate::host::build::sealed::Sealed for ToolExecution {}
 
 impl NewToolExecution for ToolExecution {
+    #[inline]
     fn new(
         call_id: CallId,
         tool: ToolName,
@@ -88,36 +89,19 @@ impl NewToolExecution for ToolExecution {
         }
     }
 
-    fn of_call(
-        call: &ToolCall,
-        tool: ToolName,
-        arguments: Arguments,
-        tier: Tier,
-        token: ExecutionToken,
-    ) -> Self {
-        Self {
-            call_id: call.call_id.clone(),
-            tool,
-            arguments,
-            tier,
-            token,
-            agent: call.agent.clone(),
-            parent: call.parent.clone(),
-            rewrite: None,
-            run: RunSlot::default(),
-        }
-    }
-
+    #[inline]
     fn with_rewrite(mut self, rewrite: Option<Arc<ArgumentRewrite>>) -> Self {
         self.rewrite = rewrite;
         self
     }
 
+    #[inline]
     fn with_agent(mut self, agent: Option<AgentId>) -> Self {
         self.agent = agent;
         self
     }
 
+    #[inline]
     fn with_parent(mut self, parent: Option<ExecutionToken>) -> Self {
         self.parent = parent;
         self

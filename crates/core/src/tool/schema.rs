@@ -485,16 +485,26 @@ mod tests {
         ]
     }
 
-    #[test]
-    fn the_text_is_byte_for_byte_that_of_the_value_in_every_format() {
-        let tools = tools();
-        for format in [
+    /// Every format with the text serde writes for `tools` in it.
+    fn formats_and_serde_text(tools: &[ToolSchema]) -> Vec<(ToolFormat, String)> {
+        [
             ToolFormat::Neutral,
             ToolFormat::OpenAi,
             ToolFormat::Anthropic,
             ToolFormat::Mcp,
-        ] {
-            let value = serde_json::to_string(&export_tools(&tools, format)).unwrap();
+        ]
+        .into_iter()
+        .map(|format| {
+            let value = serde_json::to_string(&export_tools(tools, format)).unwrap();
+            (format, value)
+        })
+        .collect()
+    }
+
+    #[test]
+    fn the_text_is_byte_for_byte_that_of_the_value_in_every_format() {
+        let tools = tools();
+        for (format, value) in formats_and_serde_text(&tools) {
             assert_eq!(export_tools_json(&tools, format), value, "{format}");
         }
     }
@@ -506,13 +516,7 @@ mod tests {
             .iter()
             .map(|t| RenderedTool::of(&t.name, &t.description, &t.parameters))
             .collect();
-        for format in [
-            ToolFormat::Neutral,
-            ToolFormat::OpenAi,
-            ToolFormat::Anthropic,
-            ToolFormat::Mcp,
-        ] {
-            let value = serde_json::to_string(&export_tools(&tools, format)).unwrap();
+        for (format, value) in formats_and_serde_text(&tools) {
             let rendered = tools_json(
                 tools
                     .iter()

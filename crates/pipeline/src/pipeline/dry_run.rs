@@ -54,7 +54,7 @@ impl Pipeline {
         };
         let parsed = match self.parse(resolved) {
             Ok(parsed) => parsed,
-            Err(refusal) => return refused(refusal),
+            Err(refusal) => return refused(*refusal),
         };
         match self
             .admit(parsed, &CancellationToken::new(), AskMode::Report)
@@ -72,15 +72,16 @@ impl Pipeline {
                 reason,
                 provenance,
             },
-            Admission::Refused(refusal) => refused(refusal),
+            Admission::Refused(refusal) => refused(*refusal),
         }
     }
 }
 
 /// A refusal, as a dry run reports it.
-fn refused(refused: Box<Executed>) -> DryRun {
-    let provenance = refused.outcome.provenance.clone();
-    let failure = match refused.outcome.status {
+fn refused(refused: Executed) -> DryRun {
+    let outcome = Arc::unwrap_or_clone(refused.outcome);
+    let provenance = outcome.provenance;
+    let failure = match outcome.status {
         Status::Error { error } => error,
         // A refusal is a failure; kept total all the same.
         _ => Failure::new(ErrorCode::Internal, "a refusal without a failure"),

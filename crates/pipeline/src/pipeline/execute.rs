@@ -34,7 +34,9 @@ pub(crate) struct Executed {
     pub(crate) execution: Option<Arc<ToolExecution>>,
     /// What the body left behind (deferred context, a concluded turn), when it ran.
     pub(crate) effects: Option<RunEffects>,
-    pub(crate) outcome: Outcome,
+    /// The outcome, in the allocation the caller gets back (finalization
+    /// changes it in place).
+    pub(crate) outcome: Arc<Outcome>,
 }
 
 impl Executed {
@@ -46,8 +48,10 @@ impl Executed {
         execution: Option<Arc<ToolExecution>>,
     ) -> Box<Self> {
         let Resolved { call, tool } = resolved;
-        let outcome = Outcome::failure(call.call_id.clone(), call.name.clone(), failure)
-            .with_provenance(provenance);
+        let outcome = Arc::new(
+            Outcome::failure(call.call_id.clone(), call.name.clone(), failure)
+                .with_provenance(provenance),
+        );
         Box::new(Self {
             call,
             tool,
@@ -87,7 +91,8 @@ impl Pipeline {
         // The outcome names the tool with the call's own string (the name the
         // call resolved by), moved rather than copied.
         let name = std::mem::take(&mut call.name);
-        let outcome = self.outcome_of(&call, name, &tool, &execution, cancel, &effects, output);
+        let outcome =
+            Arc::new(self.outcome_of(&call, name, &tool, &execution, cancel, &effects, output));
         Executed {
             call,
             tool,

@@ -18,11 +18,14 @@ use super::options::CancelCause;
 use super::{Pipeline, Stage};
 use crate::registry::RegisteredTool;
 
-/// A call's outcome in its final form, ready to be frozen and published.
+/// A call's outcome in its final form, ready to be published. It is in the
+/// allocation the caller gets back: the outcome is put there once, when it
+/// is made (the same value `tools/post-execute` listeners see frozen), and
+/// changed in place while nothing else holds it.
 pub(crate) struct Finalized {
     pub(crate) agent: Option<AgentId>,
     pub(crate) execution: Option<Arc<ToolExecution>>,
-    pub(crate) outcome: Outcome,
+    pub(crate) outcome: Arc<Outcome>,
 }
 
 /// Where finalization stands: done, or waiting for `tools/post-execute`.
@@ -70,20 +73,22 @@ impl Pipeline {
         } = executed;
         if let Some(effects) = &effects {
             // Deferred context survives a failure of the same call.
-            outcome.deferred_context = effects.take_deferred();
+            let deferred = effects.take_deferred();
+            if !deferred.is_empty() {
+                Arc::make_mut(&mut outcome).deferred_context = deferred;
+            }
         }
         if let Some(content) = cause
             .and_then(OnceLock::get)
             .and_then(|cause| cause.explain(&outcome))
         {
-            outcome.content = content;
+            Arc::make_mut(&mut outcome).content = content;
         }
         let agent = call.agent;
         self.record(&outcome.call_id, Stage::PostExecute);
         let hook = self.hooks().post_execute();
         if hook.listener_count() != 0 {
-            let frozen = Arc::new(outcome);
-            let input = PostExecuteInput::new(execution.clone(), frozen.clone());
+            let input = PostExecuteInput::new(execution.clone(), outcome.clone());
             match hook.try_dispatch(agent.as_ref(), input) {
                 Ok(dispatch) => {
                     return Finalizing::Pending(PendingFinalize {
@@ -93,15 +98,13 @@ impl Pipeline {
                             agent,
                             execution,
                             effects,
-                            frozen,
+                            frozen: outcome,
                         },
                     });
                 }
-                // Listeners, but none for this agent: the outcome back.
-                Err(input) => {
-                    drop(input);
-                    outcome = Arc::unwrap_or_clone(frozen);
-                }
+                // Listeners, but none for this agent: the input (and its
+                // share of the outcome) is dropped.
+                Err(input) => drop(input),
             }
         }
         self.conclude(&tool, effects.as_ref(), &mut outcome, cancel);
@@ -136,29 +139,35 @@ impl Pipeline {
     }
 
     /// After `tools/post-execute`: the late-cancellation note, a concluded
-    /// turn, `finalize_content`.
+    /// turn, `finalize_content`. The outcome is changed in place when nothing
+    /// else holds it (a `tools/post-execute` listener that kept the frozen
+    /// outcome keeps it unchanged: the change goes to a copy).
     fn conclude(
         &self,
         tool: &RegisteredTool,
         effects: Option<&RunEffects>,
-        outcome: &mut Outcome,
+        outcome: &mut Arc<Outcome>,
         cancel: &CancellationToken,
     ) {
-        if outcome.is_success()
+        let late = outcome.is_success()
             && cancel.is_cancelled()
-            && !outcome.notes.iter().any(|n| n == LATE_CANCELLATION_NOTE)
-        {
-            outcome.notes.push(LATE_CANCELLATION_NOTE.to_owned());
+            && !outcome.notes.iter().any(|n| n == LATE_CANCELLATION_NOTE);
+        let concluded = outcome.is_success() && effects.is_some_and(|e| e.concluded());
+        if late || concluded != outcome.concluded_turn {
+            let outcome = Arc::make_mut(outcome);
+            if late {
+                outcome.notes.push(LATE_CANCELLATION_NOTE.to_owned());
+            }
+            outcome.concluded_turn = concluded;
         }
-        outcome.concluded_turn = outcome.is_success() && effects.is_some_and(|e| e.concluded());
         self.finalize_content(tool, outcome);
     }
 
     /// The tool's `finalize_content` (total: a panicking finalizer keeps the content).
-    fn finalize_content(&self, tool: &RegisteredTool, outcome: &mut Outcome) {
+    fn finalize_content(&self, tool: &RegisteredTool, outcome: &mut Arc<Outcome>) {
         self.record(&outcome.call_id, Stage::Finalize);
         if let Some(content) = tool.definition.finalize_content(outcome) {
-            outcome.content = content;
+            Arc::make_mut(outcome).content = content;
         }
     }
 
@@ -166,7 +175,11 @@ impl Pipeline {
     /// finalized as its tool's when the name resolves, then published.
     pub(crate) fn refuse_unrun(&self, call: ToolCall, failure: Failure) -> Arc<Outcome> {
         self.record(&call.call_id, Stage::Resolve);
-        let mut outcome = Outcome::failure(call.call_id.clone(), call.name.clone(), failure);
+        let mut outcome = Arc::new(Outcome::failure(
+            call.call_id.clone(),
+            call.name.clone(),
+            failure,
+        ));
         if let Ok(tool) = self.lookup(&call) {
             self.finalize_content(&tool, &mut outcome);
         }

@@ -14,16 +14,19 @@ use crate::registry::RegisteredTool;
 
 impl Pipeline {
     /// The outcome after the `tools/post-execute` listeners decided over
-    /// `frozen` (the outcome they saw).
+    /// `frozen` (the outcome they saw): `frozen` itself when they accepted it.
     pub(crate) fn post_processed(
         &self,
         tool: &RegisteredTool,
         execution: Option<&Arc<ToolExecution>>,
         frozen: Arc<Outcome>,
         decision: Result<PostDecision, HookError>,
-    ) -> Outcome {
+    ) -> Arc<Outcome> {
+        if matches!(&decision, Ok(decision) if decision.is_accept()) {
+            return frozen;
+        }
         let outcome = Arc::unwrap_or_clone(frozen);
-        match decision {
+        Arc::new(match decision {
             Ok(decision) if decision.is_accept() => outcome,
             Ok(decision) => apply_post_decision(tool, execution, outcome, decision),
             Err(error) => {
@@ -38,7 +41,7 @@ impl Pipeline {
                 failed.deferred_context = outcome.deferred_context;
                 failed
             }
-        }
+        })
     }
 }
 

@@ -13,7 +13,7 @@ use super::resolve::Unresolved;
 use super::{Pipeline, Stage};
 
 impl Pipeline {
-    /// Freezes the outcome and notifies the `tools/result` observers.
+    /// Publishes the outcome: notifies the `tools/result` observers.
     pub(crate) fn publish(&self, finalized: Finalized) -> Arc<Outcome> {
         let Finalized {
             agent,
@@ -23,9 +23,8 @@ impl Pipeline {
         self.record(&outcome.call_id, Stage::Result);
         // A rewrite of the arguments is part of the record (rewrite.rs).
         if let Some(rewrite) = execution.as_ref().and_then(|e| e.rewrite()) {
-            outcome.rewrite = Some(rewrite.clone());
+            Arc::make_mut(&mut outcome).rewrite = Some(rewrite.clone());
         }
-        let outcome = Arc::new(outcome);
         let observers = self.hooks().result();
         // The count only: without any observer, no record is built and no
         // listener list is read; with observers, `notify` reads it once (and
@@ -55,7 +54,11 @@ impl Pipeline {
         cancel: &CancellationToken,
     ) -> Arc<Outcome> {
         let (call, failure) = self.unresolved_failure(unresolved, cancel);
-        let outcome = Outcome::failure(call.call_id.clone(), call.name.clone(), failure);
+        let outcome = Arc::new(Outcome::failure(
+            call.call_id.clone(),
+            call.name.clone(),
+            failure,
+        ));
         self.publish(Finalized {
             agent: call.agent,
             execution: None,
