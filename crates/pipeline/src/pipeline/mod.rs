@@ -369,9 +369,6 @@ impl Pipeline {
                 // future is large, and every future built inside it is
                 // moved).
                 let admission = if self.has_policy(parsed.resolved.call.agent.as_ref()) {
-                    // Boxed: the policy stages' future is the largest part
-                    // of a call's, and a call without policy should neither
-                    // carry it nor move it.
                     self.admit(parsed, &cancel, AskMode::Approve).await
                 } else {
                     self.admit_without_policy(parsed, &cancel)
