@@ -3,13 +3,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
-use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 use thread_local::ThreadLocal;
 
+use super::disposer::Undo;
 use super::order::{Conflict, arrange};
 use super::view::{Rank, Run, Slot, Snapshot, View, base_rank};
 use super::{AgentId, Disposer, Order, OrderError, Scope};
@@ -156,8 +156,6 @@ enum Change<L: ?Sized> {
 struct Registrations<L: ?Sized, M> {
     /// Every listener by base key (priority descending, then registration order).
     base: BTreeMap<Rank, Arc<Entry<L>>>,
-    /// How many listeners bear each name (for [`Order`] targets).
-    names: HashMap<Arc<str>, usize>,
     /// How many listeners have [`Order`] constraints.
     constrained: usize,
     /// The snapshot the next change is made in: up to date, and (unless a
@@ -169,11 +167,13 @@ struct Registrations<L: ?Sized, M> {
 
 /// The registered listeners of one hook point.
 ///
-/// * **Dispatch** reads the published [`Snapshot`] without a lock (an
-///   `arc-swap` load) through its thread's [`Replica`], so it writes to
-///   nothing another thread's dispatches write, then finds the agent's own
-///   list in a hash map: the same cost for one agent or 100,000, and no
-///   cache of views that could turn into a slow path.
+/// * **Dispatch** reads its thread's [`Replica`] of the published
+///   [`Snapshot`], checked against the published version (one atomic load
+///   of a line only a change writes), so it writes to nothing another
+///   thread's dispatches write, then finds the agent's own list in a hash
+///   map: the same cost for one agent or 100,000, and no cache of views
+///   that could turn into a slow path. A thread takes the lock of the
+///   published snapshot only to copy it after a change.
 /// * **Registration and disposal** change one list of a persistent
 ///   structure and publish a new snapshot: O(log n) in the number of
 ///   listeners (plus the size of the one agent's own list). While some
@@ -182,7 +182,14 @@ struct Registrations<L: ?Sized, M> {
 /// * A dispatch keeps the snapshot it started with: registering or disposing
 ///   during it changes later dispatches only.
 pub(crate) struct ListenerList<L: ?Sized + Send + Sync, M: Send + Sync = ()> {
-    published: ArcSwap<Snapshot<L, M>>,
+    /// The latest snapshot; its lock is taken by a change (to replace it)
+    /// and by a thread's first dispatch after a change (to copy it).
+    published: Mutex<Arc<Snapshot<L, M>>>,
+    /// The version of [`published`](Self::published): what a dispatch
+    /// compares its thread's copy against.
+    version: AtomicU64,
+    /// How many listeners the published snapshot holds.
+    len: AtomicUsize,
     /// Each thread's own copy of the published snapshot (see [`Replica`]).
     replicas: ThreadLocal<Replica<L, M>>,
     /// Whether a thread copied a snapshot since the last change emptied the
@@ -218,12 +225,13 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     pub(crate) fn with_meta(meta: M) -> Arc<Self> {
         let working = Snapshot::empty(meta);
         Arc::new(Self {
-            published: ArcSwap::from_pointee(working.clone()),
+            published: Mutex::new(Arc::new(working.clone())),
+            version: AtomicU64::new(0),
+            len: AtomicUsize::new(0),
             replicas: ThreadLocal::new(),
             copied: AtomicBool::new(false),
             registrations: Mutex::new(Registrations {
                 base: BTreeMap::new(),
-                names: HashMap::new(),
                 constrained: 0,
                 working,
                 next_id: 0,
@@ -237,11 +245,14 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         View::of(self.snapshot(), agent)
     }
 
-    /// Whether a dispatch for `agent` would run any listener: read from the
-    /// published snapshot without copying or counting anything.
+    /// Whether a dispatch for `agent` would run any listener: read from
+    /// this thread's copy of the published snapshot.
     #[inline]
     pub(crate) fn reaches_any(&self, agent: Option<&AgentId>) -> bool {
-        let snapshot = self.published.load();
+        if self.len.load(Ordering::Acquire) == 0 {
+            return false;
+        }
+        let snapshot = self.snapshot();
         // An agent's list is dropped once empty, so having one means having
         // a listener.
         !snapshot.global.is_empty()
@@ -251,17 +262,19 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     /// The published snapshot, as this thread's copy of it.
     #[inline]
     fn snapshot(&self) -> Arc<Snapshot<L, M>> {
-        let current = self.published.load();
+        let version = self.version.load(Ordering::Acquire);
         let replica = self.replicas.get_or(|| Replica {
             copy: Mutex::new(None),
         });
         let mut copy = replica.copy.lock();
         if let Some(mine) = &*copy
-            && mine.version == current.version
+            && mine.version == version
         {
             return mine.clone();
         }
-        let mine = Arc::new(Snapshot::clone(&current));
+        // Copied under the lock, so a change cannot free the snapshot
+        // while it is copied; the copy's own version says which it is.
+        let mine = Arc::new(Snapshot::clone(&self.published.lock()));
         self.copied.store(true, Ordering::Release);
         *copy = Some(mine.clone());
         mine
@@ -318,7 +331,8 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         let key = {
             let mut regs = self.registrations.lock();
             for (relation, target) in order.constraints() {
-                if !regs.names.contains_key(target) {
+                // Constrained registrations are rare and O(n) anyway.
+                if !regs.base.values().any(|e| e.name == *target) {
                     return Err(OrderError::UnknownListener {
                         hook,
                         listener: spec.name,
@@ -374,7 +388,6 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
 
     /// Adds `entry` to the indexes (not to the working snapshot).
     fn record(regs: &mut Registrations<L, M>, key: Rank, entry: Arc<Entry<L>>) {
-        *regs.names.entry(entry.name.clone()).or_default() += 1;
         regs.constrained += usize::from(entry.constrained());
         regs.base.insert(key, entry);
     }
@@ -508,11 +521,13 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         if global {
             regs.working.flatten();
         }
-        let placeholder = Snapshot::empty(regs.working.meta.clone());
+        let placeholder = Snapshot::placeholder(regs.working.meta.clone());
         let published = Arc::new(std::mem::replace(&mut regs.working, placeholder));
-        // `swap` returns the old snapshot once no lock-free reader still
-        // borrows it: from then on its count says who holds it.
-        let replaced = self.published.swap(published.clone());
+        self.len.store(published.len, Ordering::Release);
+        // Readers clone the published snapshot under its lock, so once it is
+        // swapped out its count says who holds it.
+        let replaced = std::mem::replace(&mut *self.published.lock(), published.clone());
+        self.version.store(version, Ordering::Release);
         // Each thread copies the new snapshot when it next dispatches; the
         // old copies go now, so a disposed listener is not kept alive by a
         // thread that stopped dispatching.
@@ -545,11 +560,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
 
     fn disposer(self: &Arc<Self>, key: Rank) -> Disposer {
         let list: Weak<Self> = Arc::downgrade(self);
-        Disposer::new(move || {
-            if let Some(list) = list.upgrade() {
-                list.remove(key);
-            }
-        })
+        Disposer::undo(list, key)
     }
 
     fn remove(&self, key: Rank) {
@@ -574,12 +585,6 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         key: Rank,
         entry: Arc<Entry<L>>,
     ) -> Stale<L, M> {
-        if let Some(count) = regs.names.get_mut(&entry.name) {
-            *count -= 1;
-            if *count == 0 {
-                regs.names.remove(&entry.name);
-            }
-        }
         let was_constrained = regs.constrained > 0;
         regs.constrained -= usize::from(entry.constrained());
         let change = if was_constrained {
@@ -609,13 +614,21 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
 
     /// How many listeners are registered, across every scope.
     pub(crate) fn len(&self) -> usize {
-        self.published.load().len
+        self.len.load(Ordering::Acquire)
+    }
+}
+
+impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Undo
+    for ListenerList<L, M>
+{
+    fn undo(&self, key: u128) {
+        self.remove(key);
     }
 }
 
 impl<L: ?Sized + Send + Sync, M: Send + Sync> fmt::Debug for ListenerList<L, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let chain = self.published.load().chain();
+        let chain = self.published.lock().chain();
         f.debug_list()
             .entries(chain.iter().map(|e| (&*e.name, &e.scope, e.priority)))
             .finish()
@@ -707,7 +720,7 @@ mod tests {
         assert_eq!(names(&after), ["g"]);
         assert_eq!(names(&first), ["g", "only-a"], "an old view is immutable");
         assert!(
-            list.published.load().agents.is_empty(),
+            list.published.lock().agents.is_empty(),
             "no empty agent list is kept"
         );
     }

@@ -76,7 +76,7 @@ pub(crate) struct Snapshot<L: ?Sized, M> {
 }
 
 /// The most global listeners a snapshot also keeps as a flat list.
-pub(crate) const FLAT_MAX: usize = 64;
+pub(crate) const FLAT_MAX: usize = 256;
 
 impl<L: ?Sized, M: Clone> Clone for Snapshot<L, M> {
     fn clone(&self) -> Self {
@@ -100,6 +100,15 @@ impl<L: ?Sized, M> Snapshot<L, M> {
             len: 0,
             version: 0,
             meta,
+        }
+    }
+
+    /// What stands in for the working snapshot while it is published: empty,
+    /// and built without allocating.
+    pub(crate) fn placeholder(meta: M) -> Self {
+        Self {
+            flat: None,
+            ..Self::empty(meta)
         }
     }
 
