@@ -397,14 +397,14 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     fn add_ranked(snapshot: &mut Snapshot<L, M>, rank: Rank, entry: Arc<Entry<L>>) {
         snapshot.len += 1;
         let scope = entry.scope.clone();
-        let slot = Slot { rank, entry };
         match scope {
             Scope::Global => {
-                snapshot.global.insert(rank, slot.entry);
+                snapshot.global.insert(rank, entry);
             }
             Scope::Agent(agent) => {
                 let run: Run<L> = match snapshot.agents.get(&agent) {
                     Some(run) => {
+                        let slot = Slot::new(rank, entry);
                         let at = run.partition_point(|s| s.rank < rank);
                         run[..at]
                             .iter()
@@ -413,7 +413,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
                             .chain(run[at..].iter().cloned())
                             .collect()
                     }
-                    None => Arc::new([slot]),
+                    None => Arc::new([Slot::new(rank, entry)]),
                 };
                 snapshot.agents.insert(agent, run);
             }
@@ -480,15 +480,14 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         ranked.sort_by_key(|(rank, _)| *rank);
         let mut agents: HashMap<AgentId, Vec<Slot<L>>> = HashMap::new();
         for (rank, entry) in ranked {
-            let slot = Slot {
-                rank,
-                entry: entry.clone(),
-            };
             match &entry.scope {
                 Scope::Global => {
-                    snapshot.global.insert(rank, slot.entry);
+                    snapshot.global.insert(rank, entry.clone());
                 }
-                Scope::Agent(agent) => agents.entry(agent.clone()).or_default().push(slot),
+                Scope::Agent(agent) => agents
+                    .entry(agent.clone())
+                    .or_default()
+                    .push(Slot::new(rank, entry.clone())),
             }
         }
         snapshot.agents = agents
