@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// assert_eq!(a.as_str(), "reviewer");
 /// assert_eq!(a, AgentId::from("reviewer"));
 /// ```
-#[derive(Clone, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Eq, PartialOrd, Ord)]
 pub struct AgentId(Arc<str>);
 
 // Text equality, with the shared pointers compared first: ids cloned from one
@@ -23,6 +23,13 @@ impl PartialEq for AgentId {
     #[inline]
     fn eq(&self, other: &Self) -> bool {
         self.same(other)
+    }
+}
+
+// Hashes the text, as equality compares it.
+impl std::hash::Hash for AgentId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
     }
 }
 
