@@ -1,7 +1,7 @@
 //! The listener list shared by every kind of hook point: registration,
 //! ordering, published snapshots and disposal.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
@@ -154,14 +154,15 @@ enum Change<L: ?Sized> {
 
 /// What only registration and disposal touch, under the writers' lock.
 struct Registrations<L: ?Sized, M> {
-    /// Every listener by base key (priority descending, then registration order).
-    base: BTreeMap<Rank, Arc<Entry<L>>>,
+    /// Every listener by base key (priority descending, then registration
+    /// order); sorted only when [`Order`] constraints rank them anew.
+    base: HashMap<Rank, Arc<Entry<L>>, foldhash::fast::RandomState>,
     /// How many listeners have [`Order`] constraints.
     constrained: usize,
     /// The snapshot the next change is made in: up to date, and (unless a
     /// dispatch still holds an older snapshot) sharing no node with the
     /// published one, so a change is made in place.
-    working: Snapshot<L, M>,
+    working: Arc<Snapshot<L, M>>,
     next_id: u64,
 }
 
@@ -226,14 +227,15 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         let working = Snapshot::empty(meta);
         Arc::new(Self {
             published: Mutex::new(Arc::new(working.clone())),
+            // Not shared with the published one: changed in place.
             version: AtomicU64::new(0),
             len: AtomicUsize::new(0),
             replicas: ThreadLocal::new(),
             copied: AtomicBool::new(false),
             registrations: Mutex::new(Registrations {
-                base: BTreeMap::new(),
+                base: HashMap::default(),
                 constrained: 0,
-                working,
+                working: Arc::new(working),
                 next_id: 0,
             }),
         })
@@ -288,7 +290,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
             let mut regs = self.registrations.lock();
             let (key, entry) = Self::entry(&mut regs, spec, None, listener);
             let change = if regs.constrained == 0 {
-                Self::add_ranked(&mut regs.working, key, entry.clone());
+                Self::add_ranked(Arc::make_mut(&mut regs.working), key, entry.clone());
                 Self::record(&mut regs, key, entry.clone());
                 Change::Added(key, entry)
             } else {
@@ -296,7 +298,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
                 // A plain registration cannot fail: a conflict it completes
                 // (a listener registered under a name older constraints
                 // disagree about) is resolved leniently and logged.
-                let ranks = Self::arranged(&regs.base, true).unwrap_or_default();
+                let ranks = Self::arranged(Self::ranked(&regs.base), true).unwrap_or_default();
                 Self::rebuild(&mut regs, &ranks);
                 Change::Rebuilt
             };
@@ -350,9 +352,9 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
             let name = spec.name.clone();
             let (key, entry) = Self::entry(&mut regs, spec, Some(order), listener);
             refused = entry.clone();
-            let mut base = regs.base.clone();
-            base.insert(key, entry.clone());
-            let ranks = Self::arranged(&base, false).map_err(|c| OrderError::Conflict {
+            let mut base = Self::ranked(&regs.base);
+            base.push((key, &entry));
+            let ranks = Self::arranged(base, false).map_err(|c| OrderError::Conflict {
                 hook,
                 listener: name,
                 placing: c.placing,
@@ -446,14 +448,21 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         }
     }
 
+    /// Every listener with its base key (in no particular order).
+    fn ranked(
+        base: &HashMap<Rank, Arc<Entry<L>>, foldhash::fast::RandomState>,
+    ) -> Vec<(Rank, &Arc<Entry<L>>)> {
+        base.iter().map(|(key, entry)| (*key, entry)).collect()
+    }
+
     /// The chain rank of every listener (by base key) when some have
     /// [`Order`] constraints: its place in the arranged order.
     fn arranged(
-        base: &BTreeMap<Rank, Arc<Entry<L>>>,
+        mut base: Vec<(Rank, &Arc<Entry<L>>)>,
         lenient: bool,
     ) -> Result<HashMap<Rank, Rank>, Conflict> {
-        let keys: Vec<Rank> = base.keys().copied().collect();
-        let entries: Vec<&Arc<Entry<L>>> = base.values().collect();
+        base.sort_unstable_by_key(|(key, _)| *key);
+        let (keys, entries): (Vec<Rank>, Vec<&Arc<Entry<L>>>) = base.into_iter().unzip();
         let at = arrange(
             entries.len(),
             |i| &entries[i].name,
@@ -495,7 +504,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
             .map(|(agent, run)| (agent, Run::from(run)))
             .collect();
         snapshot.len = regs.base.len();
-        regs.working = snapshot;
+        regs.working = Arc::new(snapshot);
     }
 
     /// Publishes the working snapshot, in which `change` was just made, and
@@ -512,21 +521,29 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     #[must_use = "dropped after the registrations' lock is released"]
     fn publish(&self, regs: &mut Registrations<L, M>, change: Change<L>) -> Stale<L, M> {
         let version = regs.working.version + 1;
-        regs.working.version = version;
         let global = match &change {
             Change::Added(_, entry) | Change::Removed(_, entry) => entry.scope == Scope::Global,
             Change::Rebuilt => true,
         };
+        let working = Arc::make_mut(&mut regs.working);
+        working.version = version;
         if global {
-            regs.working.flatten();
+            working.flatten();
         }
-        let placeholder = Snapshot::placeholder(regs.working.meta.clone());
-        let published = Arc::new(std::mem::replace(&mut regs.working, placeholder));
-        self.len.store(published.len, Ordering::Release);
-        // Readers clone the published snapshot under its lock, so once it is
-        // swapped out its count says who holds it.
-        let replaced = std::mem::replace(&mut *self.published.lock(), published.clone());
-        self.version.store(version, Ordering::Release);
+        let flat = working.flat.clone();
+        self.len.store(working.len, Ordering::Release);
+        // The working snapshot is published, and the one it replaces comes
+        // back as the working one. Readers clone the published snapshot under
+        // its lock, so once it is swapped out its count says who holds it.
+        {
+            let mut published = self.published.lock();
+            std::mem::swap(&mut *published, &mut regs.working);
+            if matches!(change, Change::Rebuilt) {
+                // Rebuilt from scratch: the replaced one is of no use.
+                regs.working = published.clone();
+            }
+            self.version.store(version, Ordering::Release);
+        }
         // Each thread copies the new snapshot when it next dispatches; the
         // old copies go now, so a disposed listener is not kept alive by a
         // thread that stopped dispatching.
@@ -536,24 +553,23 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
                 stale.extend(replica.copy.lock().take());
             }
         }
-        let mut next = match change {
-            Change::Rebuilt => Snapshot::clone(&published),
+        // Made up to date in place unless a dispatch still holds it (then
+        // copied first: a few pointers, the nodes shared until changed).
+        match change {
+            Change::Rebuilt => {}
             Change::Added(rank, entry) => {
-                let mut next =
-                    Arc::try_unwrap(replaced).unwrap_or_else(|held| Snapshot::clone(&held));
-                Self::add_ranked(&mut next, rank, entry);
-                next
+                let next = Arc::make_mut(&mut regs.working);
+                Self::add_ranked(next, rank, entry);
+                next.version = version;
+                next.flat = flat;
             }
             Change::Removed(rank, entry) => {
-                let mut next =
-                    Arc::try_unwrap(replaced).unwrap_or_else(|held| Snapshot::clone(&held));
-                Self::remove_ranked(&mut next, rank, &entry.scope);
-                next
+                let next = Arc::make_mut(&mut regs.working);
+                Self::remove_ranked(next, rank, &entry.scope);
+                next.version = version;
+                next.flat = flat;
             }
-        };
-        next.version = version;
-        next.flat = published.flat.clone();
-        regs.working = next;
+        }
         stale
     }
 
@@ -589,14 +605,14 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         let change = if was_constrained {
             // Back to base keys once no constraint is left.
             let ranks = if regs.constrained > 0 {
-                Self::arranged(&regs.base, true).unwrap_or_default()
+                Self::arranged(Self::ranked(&regs.base), true).unwrap_or_default()
             } else {
                 HashMap::new()
             };
             Self::rebuild(regs, &ranks);
             Change::Rebuilt
         } else {
-            Self::remove_ranked(&mut regs.working, key, &entry.scope);
+            Self::remove_ranked(Arc::make_mut(&mut regs.working), key, &entry.scope);
             Change::Removed(key, entry)
         };
         self.publish(regs, change)

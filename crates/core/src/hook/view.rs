@@ -120,15 +120,6 @@ impl<L: ?Sized, M> Snapshot<L, M> {
         }
     }
 
-    /// What stands in for the working snapshot while it is published: empty,
-    /// and built without allocating.
-    pub(crate) fn placeholder(meta: M) -> Self {
-        Self {
-            flat: None,
-            ..Self::empty(meta)
-        }
-    }
-
     /// Sets the flat list of the global listeners from the tree: a list when
     /// they are few (O(n) with n at most [`FLAT_MAX`]), none otherwise.
     pub(crate) fn flatten(&mut self) {
