@@ -11,7 +11,7 @@ use thread_local::ThreadLocal;
 
 use super::disposer::Undo;
 use super::order::{Conflict, arrange};
-use super::view::{Rank, Run, Slot, Snapshot, View, base_rank};
+use super::view::{FLAT_MAX, Rank, Run, Slot, Snapshot, View, base_rank};
 use super::{AgentId, Disposer, Order, OrderError, Scope};
 
 /// The relative order of listeners on one hook point. Higher runs first (outer).
@@ -276,7 +276,19 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         }
         // Copied under the lock, so a change cannot free the snapshot
         // while it is copied; the copy's own version says which it is.
-        let mine = Arc::new(Snapshot::clone(&self.published.lock()));
+        let mut published = self.published.lock();
+        let mut mine = Snapshot::clone(&published);
+        if mine.flat.is_none() && mine.global.len() <= FLAT_MAX {
+            // The first dispatch after a change of the global list builds
+            // its flat list, for every thread (unless a change holds the
+            // snapshot too: then for this thread's copy only).
+            mine.flatten();
+            if let Some(shared) = Arc::get_mut(&mut published) {
+                shared.flat = mine.flat.clone();
+            }
+        }
+        drop(published);
+        let mine = Arc::new(mine);
         self.copied.store(true, Ordering::Release);
         *copy = Some(mine.clone());
         mine
@@ -525,12 +537,17 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
             Change::Added(_, entry) | Change::Removed(_, entry) => entry.scope == Scope::Global,
             Change::Rebuilt => true,
         };
+        // A change of an agent's list leaves the global list as it was, so
+        // the flat list a dispatch may have built for the published snapshot
+        // still holds; after any other change the first dispatch builds it.
+        let flat = if global {
+            None
+        } else {
+            self.published.lock().flat.clone()
+        };
         let working = Arc::make_mut(&mut regs.working);
         working.version = version;
-        if global {
-            working.flatten();
-        }
-        let flat = working.flat.clone();
+        working.flat = flat.clone();
         self.len.store(working.len, Ordering::Release);
         // The working snapshot is published, and the one it replaces comes
         // back as the working one. Readers clone the published snapshot under

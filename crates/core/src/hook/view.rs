@@ -83,7 +83,8 @@ pub(crate) struct Snapshot<L: ?Sized, M> {
     /// How many listeners there are, across every scope.
     pub(crate) len: usize,
     /// The global listeners as a flat list, by rank, when there are at most
-    /// [`FLAT_MAX`] of them (set when the snapshot is published): a dispatch
+    /// [`FLAT_MAX`] of them (built by the first dispatch after a change of
+    /// the global list, so a run of registrations builds none): a dispatch
     /// then steps to the next listener by index instead of searching the
     /// tree. Past that size the tree is walked, so a change stays O(log n).
     pub(crate) flat: Option<Run<L>>,
