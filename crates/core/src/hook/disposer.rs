@@ -1,10 +1,38 @@
 //! Disposers: the handles that undo a registration.
 
 use std::fmt;
+use std::sync::Weak;
 
 use parking_lot::Mutex;
 
-type DisposeAction = Box<dyn FnOnce() + Send>;
+/// Something that can undo the registration it handed out under `key`.
+pub(crate) trait Undo: Send + Sync {
+    /// Undoes the registration `key`; nothing when it is already undone.
+    fn undo(&self, key: u128);
+}
+
+/// What a disposer runs.
+enum DisposeAction {
+    /// Any action.
+    Boxed(Box<dyn FnOnce() + Send>),
+    /// Undo registration `key` of a registry, if it still exists: no
+    /// allocation of its own (a listener list's disposers are made by the
+    /// thousand when sessions come and go).
+    Undo(Weak<dyn Undo>, u128),
+}
+
+impl DisposeAction {
+    fn run(self) {
+        match self {
+            Self::Boxed(action) => action(),
+            Self::Undo(registry, key) => {
+                if let Some(registry) = registry.upgrade() {
+                    registry.undo(key);
+                }
+            }
+        }
+    }
+}
 
 /// Undoes one registration (a listener, a guard, a tool, a capability).
 ///
@@ -40,7 +68,15 @@ impl Disposer {
     /// A disposer that runs `action` once, on the first [`dispose`](Self::dispose) or on drop.
     pub fn new(action: impl FnOnce() + Send + 'static) -> Self {
         Self {
-            action: Mutex::new(Some(Box::new(action))),
+            action: Mutex::new(Some(DisposeAction::Boxed(Box::new(action)))),
+        }
+    }
+
+    /// A disposer that undoes registration `key` of `registry` (if the
+    /// registry still exists then).
+    pub(crate) fn undo(registry: Weak<dyn Undo>, key: u128) -> Self {
+        Self {
+            action: Mutex::new(Some(DisposeAction::Undo(registry, key))),
         }
     }
 
@@ -57,7 +93,7 @@ impl Disposer {
         // action that (directly or not) disposes this disposer again finds `None`.
         let action = self.action.lock().take();
         if let Some(action) = action {
-            action();
+            action.run();
         }
     }
 
@@ -76,7 +112,7 @@ impl Disposer {
 impl Drop for Disposer {
     fn drop(&mut self) {
         if let Some(action) = self.action.get_mut().take() {
-            action();
+            action.run();
         }
     }
 }

@@ -1,17 +1,17 @@
 //! The listener list shared by every kind of hook point: registration,
 //! ordering, published snapshots and disposal.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
-use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 use thread_local::ThreadLocal;
 
+use super::disposer::Undo;
 use super::order::{Conflict, arrange};
-use super::view::{Rank, Run, Slot, Snapshot, View, base_rank};
+use super::view::{FLAT_MAX, Rank, Run, Slot, Snapshot, View, base_rank};
 use super::{AgentId, Disposer, Order, OrderError, Scope};
 
 /// The relative order of listeners on one hook point. Higher runs first (outer).
@@ -154,26 +154,27 @@ enum Change<L: ?Sized> {
 
 /// What only registration and disposal touch, under the writers' lock.
 struct Registrations<L: ?Sized, M> {
-    /// Every listener by base key (priority descending, then registration order).
-    base: BTreeMap<Rank, Arc<Entry<L>>>,
-    /// How many listeners bear each name (for [`Order`] targets).
-    names: HashMap<Arc<str>, usize>,
+    /// Every listener by base key (priority descending, then registration
+    /// order); sorted only when [`Order`] constraints rank them anew.
+    base: HashMap<Rank, Arc<Entry<L>>, foldhash::fast::RandomState>,
     /// How many listeners have [`Order`] constraints.
     constrained: usize,
     /// The snapshot the next change is made in: up to date, and (unless a
     /// dispatch still holds an older snapshot) sharing no node with the
     /// published one, so a change is made in place.
-    working: Snapshot<L, M>,
+    working: Arc<Snapshot<L, M>>,
     next_id: u64,
 }
 
 /// The registered listeners of one hook point.
 ///
-/// * **Dispatch** reads the published [`Snapshot`] without a lock (an
-///   `arc-swap` load) through its thread's [`Replica`], so it writes to
-///   nothing another thread's dispatches write, then finds the agent's own
-///   list in a hash map: the same cost for one agent or 100,000, and no
-///   cache of views that could turn into a slow path.
+/// * **Dispatch** reads its thread's [`Replica`] of the published
+///   [`Snapshot`], checked against the published version (one atomic load
+///   of a line only a change writes), so it writes to nothing another
+///   thread's dispatches write, then finds the agent's own list in a hash
+///   map: the same cost for one agent or 100,000, and no cache of views
+///   that could turn into a slow path. A thread takes the lock of the
+///   published snapshot only to copy it after a change.
 /// * **Registration and disposal** change one list of a persistent
 ///   structure and publish a new snapshot: O(log n) in the number of
 ///   listeners (plus the size of the one agent's own list). While some
@@ -182,7 +183,14 @@ struct Registrations<L: ?Sized, M> {
 /// * A dispatch keeps the snapshot it started with: registering or disposing
 ///   during it changes later dispatches only.
 pub(crate) struct ListenerList<L: ?Sized + Send + Sync, M: Send + Sync = ()> {
-    published: ArcSwap<Snapshot<L, M>>,
+    /// The latest snapshot; its lock is taken by a change (to replace it)
+    /// and by a thread's first dispatch after a change (to copy it).
+    published: Mutex<Arc<Snapshot<L, M>>>,
+    /// The version of [`published`](Self::published): what a dispatch
+    /// compares its thread's copy against.
+    version: AtomicU64,
+    /// How many listeners the published snapshot holds.
+    len: AtomicUsize,
     /// Each thread's own copy of the published snapshot (see [`Replica`]).
     replicas: ThreadLocal<Replica<L, M>>,
     /// Whether a thread copied a snapshot since the last change emptied the
@@ -218,14 +226,16 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     pub(crate) fn with_meta(meta: M) -> Arc<Self> {
         let working = Snapshot::empty(meta);
         Arc::new(Self {
-            published: ArcSwap::from_pointee(working.clone()),
+            published: Mutex::new(Arc::new(working.clone())),
+            // Not shared with the published one: changed in place.
+            version: AtomicU64::new(0),
+            len: AtomicUsize::new(0),
             replicas: ThreadLocal::new(),
             copied: AtomicBool::new(false),
             registrations: Mutex::new(Registrations {
-                base: BTreeMap::new(),
-                names: HashMap::new(),
+                base: HashMap::default(),
                 constrained: 0,
-                working,
+                working: Arc::new(working),
                 next_id: 0,
             }),
         })
@@ -237,11 +247,14 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         View::of(self.snapshot(), agent)
     }
 
-    /// Whether a dispatch for `agent` would run any listener: read from the
-    /// published snapshot without copying or counting anything.
+    /// Whether a dispatch for `agent` would run any listener: read from
+    /// this thread's copy of the published snapshot.
     #[inline]
     pub(crate) fn reaches_any(&self, agent: Option<&AgentId>) -> bool {
-        let snapshot = self.published.load();
+        if self.len.load(Ordering::Acquire) == 0 {
+            return false;
+        }
+        let snapshot = self.snapshot();
         // An agent's list is dropped once empty, so having one means having
         // a listener.
         !snapshot.global.is_empty()
@@ -251,17 +264,31 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     /// The published snapshot, as this thread's copy of it.
     #[inline]
     fn snapshot(&self) -> Arc<Snapshot<L, M>> {
-        let current = self.published.load();
+        let version = self.version.load(Ordering::Acquire);
         let replica = self.replicas.get_or(|| Replica {
             copy: Mutex::new(None),
         });
         let mut copy = replica.copy.lock();
         if let Some(mine) = &*copy
-            && mine.version == current.version
+            && mine.version == version
         {
             return mine.clone();
         }
-        let mine = Arc::new(Snapshot::clone(&current));
+        // Copied under the lock, so a change cannot free the snapshot
+        // while it is copied; the copy's own version says which it is.
+        let mut published = self.published.lock();
+        let mut mine = Snapshot::clone(&published);
+        if mine.flat.is_none() && mine.global.len() <= FLAT_MAX {
+            // The first dispatch after a change of the global list builds
+            // its flat list, for every thread (unless a change holds the
+            // snapshot too: then for this thread's copy only).
+            mine.flatten();
+            if let Some(shared) = Arc::get_mut(&mut published) {
+                shared.flat = mine.flat.clone();
+            }
+        }
+        drop(published);
+        let mine = Arc::new(mine);
         self.copied.store(true, Ordering::Release);
         *copy = Some(mine.clone());
         mine
@@ -275,7 +302,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
             let mut regs = self.registrations.lock();
             let (key, entry) = Self::entry(&mut regs, spec, None, listener);
             let change = if regs.constrained == 0 {
-                Self::add_ranked(&mut regs.working, key, entry.clone());
+                Self::add_ranked(Arc::make_mut(&mut regs.working), key, entry.clone());
                 Self::record(&mut regs, key, entry.clone());
                 Change::Added(key, entry)
             } else {
@@ -283,7 +310,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
                 // A plain registration cannot fail: a conflict it completes
                 // (a listener registered under a name older constraints
                 // disagree about) is resolved leniently and logged.
-                let ranks = Self::arranged(&regs.base, true).unwrap_or_default();
+                let ranks = Self::arranged(Self::ranked(&regs.base), true).unwrap_or_default();
                 Self::rebuild(&mut regs, &ranks);
                 Change::Rebuilt
             };
@@ -318,7 +345,8 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         let key = {
             let mut regs = self.registrations.lock();
             for (relation, target) in order.constraints() {
-                if !regs.names.contains_key(target) {
+                // Constrained registrations are rare and O(n) anyway.
+                if !regs.base.values().any(|e| e.name == *target) {
                     return Err(OrderError::UnknownListener {
                         hook,
                         listener: spec.name,
@@ -336,9 +364,9 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
             let name = spec.name.clone();
             let (key, entry) = Self::entry(&mut regs, spec, Some(order), listener);
             refused = entry.clone();
-            let mut base = regs.base.clone();
-            base.insert(key, entry.clone());
-            let ranks = Self::arranged(&base, false).map_err(|c| OrderError::Conflict {
+            let mut base = Self::ranked(&regs.base);
+            base.push((key, &entry));
+            let ranks = Self::arranged(base, false).map_err(|c| OrderError::Conflict {
                 hook,
                 listener: name,
                 placing: c.placing,
@@ -374,7 +402,6 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
 
     /// Adds `entry` to the indexes (not to the working snapshot).
     fn record(regs: &mut Registrations<L, M>, key: Rank, entry: Arc<Entry<L>>) {
-        *regs.names.entry(entry.name.clone()).or_default() += 1;
         regs.constrained += usize::from(entry.constrained());
         regs.base.insert(key, entry);
     }
@@ -384,14 +411,14 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     fn add_ranked(snapshot: &mut Snapshot<L, M>, rank: Rank, entry: Arc<Entry<L>>) {
         snapshot.len += 1;
         let scope = entry.scope.clone();
-        let slot = Slot { rank, entry };
         match scope {
             Scope::Global => {
-                snapshot.global.insert(rank, slot.entry);
+                snapshot.global.insert(rank, entry);
             }
             Scope::Agent(agent) => {
                 let run: Run<L> = match snapshot.agents.get(&agent) {
                     Some(run) => {
+                        let slot = Slot::new(rank, entry);
                         let at = run.partition_point(|s| s.rank < rank);
                         run[..at]
                             .iter()
@@ -400,7 +427,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
                             .chain(run[at..].iter().cloned())
                             .collect()
                     }
-                    None => Arc::new([slot]),
+                    None => Arc::new([Slot::new(rank, entry)]),
                 };
                 snapshot.agents.insert(agent, run);
             }
@@ -433,14 +460,21 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         }
     }
 
+    /// Every listener with its base key (in no particular order).
+    fn ranked(
+        base: &HashMap<Rank, Arc<Entry<L>>, foldhash::fast::RandomState>,
+    ) -> Vec<(Rank, &Arc<Entry<L>>)> {
+        base.iter().map(|(key, entry)| (*key, entry)).collect()
+    }
+
     /// The chain rank of every listener (by base key) when some have
     /// [`Order`] constraints: its place in the arranged order.
     fn arranged(
-        base: &BTreeMap<Rank, Arc<Entry<L>>>,
+        mut base: Vec<(Rank, &Arc<Entry<L>>)>,
         lenient: bool,
     ) -> Result<HashMap<Rank, Rank>, Conflict> {
-        let keys: Vec<Rank> = base.keys().copied().collect();
-        let entries: Vec<&Arc<Entry<L>>> = base.values().collect();
+        base.sort_unstable_by_key(|(key, _)| *key);
+        let (keys, entries): (Vec<Rank>, Vec<&Arc<Entry<L>>>) = base.into_iter().unzip();
         let at = arrange(
             entries.len(),
             |i| &entries[i].name,
@@ -467,15 +501,14 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         ranked.sort_by_key(|(rank, _)| *rank);
         let mut agents: HashMap<AgentId, Vec<Slot<L>>> = HashMap::new();
         for (rank, entry) in ranked {
-            let slot = Slot {
-                rank,
-                entry: entry.clone(),
-            };
             match &entry.scope {
                 Scope::Global => {
-                    snapshot.global.insert(rank, slot.entry);
+                    snapshot.global.insert(rank, entry.clone());
                 }
-                Scope::Agent(agent) => agents.entry(agent.clone()).or_default().push(slot),
+                Scope::Agent(agent) => agents
+                    .entry(agent.clone())
+                    .or_default()
+                    .push(Slot::new(rank, entry.clone())),
             }
         }
         snapshot.agents = agents
@@ -483,7 +516,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
             .map(|(agent, run)| (agent, Run::from(run)))
             .collect();
         snapshot.len = regs.base.len();
-        regs.working = snapshot;
+        regs.working = Arc::new(snapshot);
     }
 
     /// Publishes the working snapshot, in which `change` was just made, and
@@ -500,19 +533,34 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     #[must_use = "dropped after the registrations' lock is released"]
     fn publish(&self, regs: &mut Registrations<L, M>, change: Change<L>) -> Stale<L, M> {
         let version = regs.working.version + 1;
-        regs.working.version = version;
         let global = match &change {
             Change::Added(_, entry) | Change::Removed(_, entry) => entry.scope == Scope::Global,
             Change::Rebuilt => true,
         };
-        if global {
-            regs.working.flatten();
+        // A change of an agent's list leaves the global list as it was, so
+        // the flat list a dispatch may have built for the published snapshot
+        // still holds; after any other change the first dispatch builds it.
+        let flat = if global {
+            None
+        } else {
+            self.published.lock().flat.clone()
+        };
+        let working = Arc::make_mut(&mut regs.working);
+        working.version = version;
+        working.flat = flat.clone();
+        self.len.store(working.len, Ordering::Release);
+        // The working snapshot is published, and the one it replaces comes
+        // back as the working one. Readers clone the published snapshot under
+        // its lock, so once it is swapped out its count says who holds it.
+        {
+            let mut published = self.published.lock();
+            std::mem::swap(&mut *published, &mut regs.working);
+            if matches!(change, Change::Rebuilt) {
+                // Rebuilt from scratch: the replaced one is of no use.
+                regs.working = published.clone();
+            }
+            self.version.store(version, Ordering::Release);
         }
-        let placeholder = Snapshot::empty(regs.working.meta.clone());
-        let published = Arc::new(std::mem::replace(&mut regs.working, placeholder));
-        // `swap` returns the old snapshot once no lock-free reader still
-        // borrows it: from then on its count says who holds it.
-        let replaced = self.published.swap(published.clone());
         // Each thread copies the new snapshot when it next dispatches; the
         // old copies go now, so a disposed listener is not kept alive by a
         // thread that stopped dispatching.
@@ -522,34 +570,29 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
                 stale.extend(replica.copy.lock().take());
             }
         }
-        let mut next = match change {
-            Change::Rebuilt => Snapshot::clone(&published),
+        // Made up to date in place unless a dispatch still holds it (then
+        // copied first: a few pointers, the nodes shared until changed).
+        match change {
+            Change::Rebuilt => {}
             Change::Added(rank, entry) => {
-                let mut next =
-                    Arc::try_unwrap(replaced).unwrap_or_else(|held| Snapshot::clone(&held));
-                Self::add_ranked(&mut next, rank, entry);
-                next
+                let next = Arc::make_mut(&mut regs.working);
+                Self::add_ranked(next, rank, entry);
+                next.version = version;
+                next.flat = flat;
             }
             Change::Removed(rank, entry) => {
-                let mut next =
-                    Arc::try_unwrap(replaced).unwrap_or_else(|held| Snapshot::clone(&held));
-                Self::remove_ranked(&mut next, rank, &entry.scope);
-                next
+                let next = Arc::make_mut(&mut regs.working);
+                Self::remove_ranked(next, rank, &entry.scope);
+                next.version = version;
+                next.flat = flat;
             }
-        };
-        next.version = version;
-        next.flat = published.flat.clone();
-        regs.working = next;
+        }
         stale
     }
 
     fn disposer(self: &Arc<Self>, key: Rank) -> Disposer {
         let list: Weak<Self> = Arc::downgrade(self);
-        Disposer::new(move || {
-            if let Some(list) = list.upgrade() {
-                list.remove(key);
-            }
-        })
+        Disposer::undo(list, key)
     }
 
     fn remove(&self, key: Rank) {
@@ -574,25 +617,19 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         key: Rank,
         entry: Arc<Entry<L>>,
     ) -> Stale<L, M> {
-        if let Some(count) = regs.names.get_mut(&entry.name) {
-            *count -= 1;
-            if *count == 0 {
-                regs.names.remove(&entry.name);
-            }
-        }
         let was_constrained = regs.constrained > 0;
         regs.constrained -= usize::from(entry.constrained());
         let change = if was_constrained {
             // Back to base keys once no constraint is left.
             let ranks = if regs.constrained > 0 {
-                Self::arranged(&regs.base, true).unwrap_or_default()
+                Self::arranged(Self::ranked(&regs.base), true).unwrap_or_default()
             } else {
                 HashMap::new()
             };
             Self::rebuild(regs, &ranks);
             Change::Rebuilt
         } else {
-            Self::remove_ranked(&mut regs.working, key, &entry.scope);
+            Self::remove_ranked(Arc::make_mut(&mut regs.working), key, &entry.scope);
             Change::Removed(key, entry)
         };
         self.publish(regs, change)
@@ -609,13 +646,21 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
 
     /// How many listeners are registered, across every scope.
     pub(crate) fn len(&self) -> usize {
-        self.published.load().len
+        self.len.load(Ordering::Acquire)
+    }
+}
+
+impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Undo
+    for ListenerList<L, M>
+{
+    fn undo(&self, key: u128) {
+        self.remove(key);
     }
 }
 
 impl<L: ?Sized + Send + Sync, M: Send + Sync> fmt::Debug for ListenerList<L, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let chain = self.published.load().chain();
+        let chain = self.published.lock().chain();
         f.debug_list()
             .entries(chain.iter().map(|e| (&*e.name, &e.scope, e.priority)))
             .finish()
@@ -707,7 +752,7 @@ mod tests {
         assert_eq!(names(&after), ["g"]);
         assert_eq!(names(&first), ["g", "only-a"], "an old view is immutable");
         assert!(
-            list.published.load().agents.is_empty(),
+            list.published.lock().agents.is_empty(),
             "no empty agent list is kept"
         );
     }

@@ -13,8 +13,25 @@ use std::sync::Arc;
 /// assert_eq!(a.as_str(), "reviewer");
 /// assert_eq!(a, AgentId::from("reviewer"));
 /// ```
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Eq, PartialOrd, Ord)]
 pub struct AgentId(Arc<str>);
+
+// Text equality, with the shared pointers compared first: ids cloned from one
+// source (the common case when a host looks an agent's listeners up) are then
+// equal without reading the stored text, which may be out of cache.
+impl PartialEq for AgentId {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.same(other)
+    }
+}
+
+// Hashes the text, as equality compares it.
+impl std::hash::Hash for AgentId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
 
 impl AgentId {
     /// Creates an agent id from any string.
@@ -29,6 +46,7 @@ impl AgentId {
 
     /// Equality that first compares the shared pointers (the common case on a hot
     /// path: the same `AgentId` cloned around) and only then the text.
+    #[inline]
     pub(crate) fn same(&self, other: &AgentId) -> bool {
         Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
     }

@@ -22,15 +22,31 @@ use super::{AgentId, Priority};
 pub(crate) type Rank = u128;
 
 /// The base key of a listener: higher priority first, then registration order.
+///
+/// Below 2^96 (the descending priority takes 32 bits above the 64 of the
+/// registration number), so a [`Pos`] holds it with an agent index in 16 bytes.
 pub(crate) fn base_rank(priority: Priority, id: u64) -> Rank {
     let descending = (i64::from(i32::MAX) - i64::from(priority.0)) as u64;
     (Rank::from(descending) << 64) | Rank::from(id)
 }
 
-/// One listener in a list, with its rank.
+/// One listener in a list, with its rank, and its listener beside the
+/// entry: a dispatch calls the listener without reading the entry (for an
+/// agent's list, one cache line fewer when many agents take turns).
 pub(crate) struct Slot<L: ?Sized> {
     pub(crate) rank: Rank,
     pub(crate) entry: Arc<Entry<L>>,
+    listener: Arc<L>,
+}
+
+impl<L: ?Sized> Slot<L> {
+    pub(crate) fn new(rank: Rank, entry: Arc<Entry<L>>) -> Self {
+        Self {
+            rank,
+            listener: entry.listener.clone(),
+            entry,
+        }
+    }
 }
 
 impl<L: ?Sized> Clone for Slot<L> {
@@ -38,6 +54,7 @@ impl<L: ?Sized> Clone for Slot<L> {
         Self {
             rank: self.rank,
             entry: self.entry.clone(),
+            listener: self.listener.clone(),
         }
     }
 }
@@ -66,7 +83,8 @@ pub(crate) struct Snapshot<L: ?Sized, M> {
     /// How many listeners there are, across every scope.
     pub(crate) len: usize,
     /// The global listeners as a flat list, by rank, when there are at most
-    /// [`FLAT_MAX`] of them (set when the snapshot is published): a dispatch
+    /// [`FLAT_MAX`] of them (built by the first dispatch after a change of
+    /// the global list, so a run of registrations builds none): a dispatch
     /// then steps to the next listener by index instead of searching the
     /// tree. Past that size the tree is walked, so a change stays O(log n).
     pub(crate) flat: Option<Run<L>>,
@@ -76,7 +94,7 @@ pub(crate) struct Snapshot<L: ?Sized, M> {
 }
 
 /// The most global listeners a snapshot also keeps as a flat list.
-pub(crate) const FLAT_MAX: usize = 64;
+pub(crate) const FLAT_MAX: usize = 256;
 
 impl<L: ?Sized, M: Clone> Clone for Snapshot<L, M> {
     fn clone(&self) -> Self {
@@ -109,10 +127,7 @@ impl<L: ?Sized, M> Snapshot<L, M> {
         self.flat = (self.global.len() <= FLAT_MAX).then(|| {
             self.global
                 .iter()
-                .map(|(rank, entry)| Slot {
-                    rank: *rank,
-                    entry: entry.clone(),
-                })
+                .map(|(rank, entry)| Slot::new(*rank, entry.clone()))
                 .collect()
         });
     }
@@ -137,12 +152,18 @@ impl<L: ?Sized, M> Snapshot<L, M> {
 /// A position in a [`View`]: how far along the global list (an index into
 /// the flat list, or without one the lowest rank not yet passed) and the
 /// agent's list (an index) the walk is.
+///
+/// Packed in 16 bytes aligned to 8 (every future of a chain holds one, and
+/// a listener's boxed future that stays small is cheap to allocate): the
+/// global position in the low 96 bits (a rank is below 2^96), the agent
+/// index in the high 32.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Pos {
-    /// The global position as two halves, so a position (and every future
-    /// that holds one) is aligned to 8 bytes, not 16.
-    global: [u64; 2],
-    agent: usize,
+    /// The agent index (high 32 bits) and the top 32 bits of the global
+    /// position.
+    high: u64,
+    /// The low 64 bits of the global position.
+    low: u64,
 }
 
 /// The listeners one dispatch runs: the global list and the agent's own list
@@ -162,27 +183,30 @@ impl<L: ?Sized, M> Clone for Entries<L, M> {
 }
 
 impl<L: ?Sized, M> Entries<L, M> {
-    /// The listener at `pos` and the position after it; `None` past the last.
+    /// The listener at `pos` (its entry, and the listener itself) and the
+    /// position after it; `None` past the last.
     #[inline]
-    pub(crate) fn at(&self, pos: Pos) -> Option<(&Entry<L>, Pos)> {
+    pub(crate) fn at(&self, pos: Pos) -> Option<(&Entry<L>, &L, Pos)> {
         // `pos.global` is an index into the flat list when the snapshot has
         // one, else the lowest rank not yet passed.
         let global = match &self.snapshot.flat {
             Some(flat) => usize::try_from(pos.global())
                 .ok()
                 .and_then(|i| flat.get(i))
-                .map(|slot| (slot.rank, &slot.entry, pos.global() + 1)),
+                .map(|slot| (slot.rank, &*slot.entry, &*slot.listener, pos.global() + 1)),
             None => self
                 .snapshot
                 .global
                 .get_next(&pos.global())
-                .map(|(rank, entry)| (*rank, entry, *rank + 1)),
+                .map(|(rank, entry)| (*rank, &**entry, &*entry.listener, *rank + 1)),
         };
-        let own = self.agent.as_deref().and_then(|run| run.get(pos.agent));
+        let own = self.agent.as_deref().and_then(|run| run.get(pos.agent()));
         match (global, own) {
-            (Some((rank, _, _)), Some(a)) if a.rank < rank => Some((&a.entry, pos.next_agent())),
-            (Some((_, entry, next)), _) => Some((entry, pos.with_global(next))),
-            (None, Some(a)) => Some((&a.entry, pos.next_agent())),
+            (Some((rank, _, _, _)), Some(a)) if a.rank < rank => {
+                Some((&a.entry, &*a.listener, pos.next_agent()))
+            }
+            (Some((_, entry, listener, next)), _) => Some((entry, listener, pos.with_global(next))),
+            (None, Some(a)) => Some((&a.entry, &*a.listener, pos.next_agent())),
             (None, None) => None,
         }
     }
@@ -197,21 +221,34 @@ impl<L: ?Sized, M> Entries<L, M> {
 }
 
 impl Pos {
+    const GLOBAL_HIGH: u64 = u32::MAX as u64;
+
+    #[inline]
     fn global(self) -> Rank {
-        (Rank::from(self.global[0]) << 64) | Rank::from(self.global[1])
+        (Rank::from(self.high & Self::GLOBAL_HIGH) << 64) | Rank::from(self.low)
     }
 
+    #[inline]
+    fn agent(self) -> usize {
+        // At most 32 bits: fits any `usize` this crate builds for.
+        (self.high >> 32) as usize
+    }
+
+    #[inline]
     fn with_global(self, global: Rank) -> Self {
+        debug_assert!(global >> 96 == 0, "a rank is below 2^96");
         Self {
-            // The two halves of the rank; the truncations are the point.
-            global: [(global >> 64) as u64, global as u64],
-            ..self
+            // The two parts of the rank; the truncations are the point.
+            high: (self.high & !Self::GLOBAL_HIGH) | ((global >> 64) as u64 & Self::GLOBAL_HIGH),
+            low: global as u64,
         }
     }
 
+    #[inline]
     fn next_agent(self) -> Self {
+        // An agent has fewer than 2^32 listeners of one hook point.
         Self {
-            agent: self.agent + 1,
+            high: self.high + (1 << 32),
             ..self
         }
     }
@@ -227,7 +264,7 @@ impl<'a, L: ?Sized, M> Iterator for Iter<'a, L, M> {
     type Item = &'a Entry<L>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let (entry, next) = self.entries.at(self.pos)?;
+        let (entry, _, next) = self.entries.at(self.pos)?;
         self.pos = next;
         Some(entry)
     }

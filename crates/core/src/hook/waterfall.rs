@@ -457,9 +457,9 @@ fn take_culprit() -> Option<Decider> {
 
 /// Who sits at `pos` of a view: a listener, or (past the last) the default.
 fn decider_at<In, Out>(view: &Stages<In, Out>, pos: Pos) -> Decider {
-    view.entries
-        .at(pos)
-        .map_or(Decider::Default, |(e, _)| Decider::Listener(e.name.clone()))
+    view.entries.at(pos).map_or(Decider::Default, |(e, _, _)| {
+        Decider::Listener(e.name.clone())
+    })
 }
 
 /// Records who was running when a panic unwound through it. Innermost first:
@@ -571,12 +571,12 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
         };
         let witness = Witness::new(&view, pos);
         let inner = match view.entries.at(pos) {
-            Some((entry, after)) => {
+            Some((_, listener, after)) => {
                 let next = Next {
                     view: view.clone(),
                     pos: after,
                 };
-                match entry.listener.call_erased(input, next) {
+                match listener.call_erased(input, next) {
                     Step::Tail(rest) => {
                         witness.disarm();
                         return rest;
@@ -832,7 +832,7 @@ mod tests {
             decider_at(&view, Pos::default()),
             Decider::Listener("a".into())
         );
-        let (_, past) = view.entries.at(Pos::default()).expect("one listener");
+        let (_, _, past) = view.entries.at(Pos::default()).expect("one listener");
         assert_eq!(decider_at(&view, past), Decider::Default);
     }
 
@@ -953,5 +953,15 @@ mod tests {
         let hook: Waterfall<u32, u32> = Waterfall::new("unit/late", |x| async move { x });
         let _clone = hook.clone();
         let _ = hook.with_provenance(|_| None);
+    }
+
+    /// A listener's boxed future holds a [`Next`] and, while it waits, a
+    /// [`NextFuture`]; keeping both small keeps the box of a no-op async
+    /// listener within the allocator's cheapest size classes.
+    #[test]
+    fn chain_handles_stay_small() {
+        assert_eq!(std::mem::size_of::<Pos>(), 16);
+        assert!(std::mem::size_of::<Next<u64, u64>>() <= 40);
+        assert!(std::mem::size_of::<NextFuture<u64, u64>>() <= 64);
     }
 }
