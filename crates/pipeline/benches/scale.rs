@@ -16,7 +16,8 @@
 //! Before the criterion groups it prints rounds alternating 1 and 10,000
 //! agents (time on a CPU per call), then rounds of 1 and 2 workers calling
 //! through one shared pipeline: throughput, ratio and time on a CPU per call
-//! (`TACK_SCALE_CALLS`, `TACK_SCALE_ROUNDS`).
+//! (`TACK_SCALE_CALLS`, `TACK_SCALE_ROUNDS`; `TACK_SCALE_REPORT=agents` or
+//! `threads` prints only that report, `none` neither).
 //!
 //! Every call completes on its first poll, so each builds the future and
 //! polls it once with a no-op waker: no executor noise in the figures.
@@ -276,8 +277,15 @@ fn agents_report() {
 criterion_group!(benches, agents_round_robin, threads, export);
 
 fn main() {
-    agents_report();
-    throughput_report();
+    // `TACK_SCALE_REPORT=agents` or `threads` prints one report only (for a
+    // profiler); `none` skips both.
+    let report = std::env::var("TACK_SCALE_REPORT").unwrap_or_default();
+    if report.is_empty() || report == "agents" {
+        agents_report();
+    }
+    if report.is_empty() || report == "threads" {
+        throughput_report();
+    }
     benches();
     Criterion::default().configure_from_args().final_summary();
 }

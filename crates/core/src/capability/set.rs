@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
+use crossbeam_utils::CachePadded;
 use thread_local::ThreadLocal;
 
 use super::{FileSystem, Shell, ToolDispatcher};
@@ -117,7 +118,8 @@ pub struct CapabilitySlots {
 #[derive(Default)]
 struct Slots {
     published: ArcSwap<Versioned>,
-    replicas: ThreadLocal<Mutex<Option<Versioned>>>,
+    /// Each on its own cache line, so threads' locks do not false-share.
+    replicas: ThreadLocal<CachePadded<Mutex<Option<Versioned>>>>,
     /// Serializes changes.
     writer: Mutex<()>,
 }

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
+use crossbeam_utils::CachePadded;
 use thread_local::ThreadLocal;
 
 use super::disposer::Undo;
@@ -192,7 +193,8 @@ pub(crate) struct ListenerList<L: ?Sized + Send + Sync, M: Send + Sync = ()> {
     /// How many listeners the published snapshot holds.
     len: AtomicUsize,
     /// Each thread's own copy of the published snapshot (see [`Replica`]).
-    replicas: ThreadLocal<Replica<L, M>>,
+    /// Each on its own cache line: a thread's dispatches lock only theirs.
+    replicas: ThreadLocal<CachePadded<Replica<L, M>>>,
     /// Whether a thread copied a snapshot since the last change emptied the
     /// replicas (when none did, a change has none to empty).
     copied: AtomicBool,
@@ -265,8 +267,10 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     #[inline]
     fn snapshot(&self) -> Arc<Snapshot<L, M>> {
         let version = self.version.load(Ordering::Acquire);
-        let replica = self.replicas.get_or(|| Replica {
-            copy: Mutex::new(None),
+        let replica = self.replicas.get_or(|| {
+            CachePadded::new(Replica {
+                copy: Mutex::new(None),
+            })
         });
         let mut copy = replica.copy.lock();
         if let Some(mine) = &*copy
