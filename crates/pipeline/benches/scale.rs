@@ -6,7 +6,9 @@
 //!   round-robin (the per-call cost must not grow with N);
 //! * `scale_pipeline/threads/T`: T threads calling through one shared
 //!   registry at once (each iteration is one call; with T threads the time
-//!   per iteration is the inverse of the total throughput);
+//!   per iteration is the inverse of the total throughput); `2_apart`: two
+//!   threads on a pipeline each, sharing nothing (what the machine gives two
+//!   threads doing this work: the ceiling for `2`);
 //! * `scale_pipeline/export/10000_*`: the schemas of 10,000 registered tools
 //!   as the JSON text of a request's `tools` in OpenAI's shape: through a
 //!   copied `Value`, written straight from the registered schemas, the
@@ -14,8 +16,9 @@
 //!   registration) and its cached export.
 //!
 //! Before the criterion groups it prints rounds alternating 1 and 10,000
-//! agents (time on a CPU per call), then rounds of 1 and 2 workers calling
-//! through one shared pipeline: throughput, ratio and time on a CPU per call
+//! agents (time on a CPU per call), then rounds of 1 worker, 2 workers
+//! calling through one shared pipeline and 2 on a pipeline each: throughput,
+//! ratios and time on a CPU per call
 //! (`TACK_SCALE_CALLS`, `TACK_SCALE_ROUNDS`; `TACK_SCALE_REPORT=agents` or
 //! `threads` prints only that report, `none` neither).
 //!
@@ -98,14 +101,22 @@ fn threads(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     let ids = agents(100);
     let (pipeline, _keep) = pipeline_for(&ids);
-    for workers in [1usize, 2] {
-        group.bench_function(BenchmarkId::from_parameter(workers), |b| {
+    let (other, _keep_other) = pipeline_for(&ids);
+    // `2_apart`: two workers on a pipeline each, what the machine gives two
+    // workers that share nothing.
+    let setups: [(&str, Vec<&Pipeline>); 3] = [
+        ("1", vec![&pipeline]),
+        ("2", vec![&pipeline, &pipeline]),
+        ("2_apart", vec![&pipeline, &other]),
+    ];
+    for (name, pipelines) in &setups {
+        group.bench_function(*name, |b| {
             b.iter_custom(|iters| {
-                let per_worker = iters.div_ceil(workers as u64);
+                let per_worker = iters.div_ceil(pipelines.len() as u64);
                 let start = Instant::now();
                 std::thread::scope(|s| {
-                    for w in 0..workers {
-                        let (pipeline, ids) = (&pipeline, &ids);
+                    for (w, pipeline) in pipelines.iter().enumerate() {
+                        let ids = &ids;
                         s.spawn(move || {
                             for i in 0..per_worker {
                                 run(pipeline, &ids[(i as usize + w * 50) % ids.len()]);
@@ -197,55 +208,77 @@ fn on_cpu() -> Duration {
         .map_or(Duration::ZERO, Duration::from_nanos)
 }
 
-/// Rounds of `TACK_SCALE_CALLS` calls (default 400,000) by 1 then 2
-/// workers on one shared pipeline (100 agents): the total throughput, its
-/// ratio, and each worker's time on a CPU per call. On a machine busy with
-/// other work the wall-clock ratio says how much CPU the workers got; the
-/// time on a CPU per call says whether sharing made each call dearer
-/// (contended cache lines show there).
+/// Rounds of `TACK_SCALE_CALLS` calls (default 400,000) by 1 worker, by 2
+/// workers on one shared pipeline (100 agents), and by 2 workers on a
+/// pipeline each (nothing shared: what this machine gives two workers doing
+/// this work): the total throughput, the ratios, and each worker's time on a
+/// CPU per call. On a machine busy with other work the wall-clock ratio says
+/// how much CPU the workers got; the time on a CPU per call says whether
+/// sharing made each call dearer (contended cache lines show there).
 fn throughput_report() {
     let calls: u64 = env_number("TACK_SCALE_CALLS", 400_000);
     let rounds: usize = env_number("TACK_SCALE_ROUNDS", 3);
     let ids = agents(100);
-    let (pipeline, _keep) = pipeline_for(&ids);
+    let (shared, _keep) = pipeline_for(&ids);
+    let (other, _keep_other) = pipeline_for(&ids);
     for _ in 0..rounds {
-        let mut rates = Vec::new();
-        for workers in [1u64, 2] {
-            let per_worker = calls / workers;
-            let start = Instant::now();
-            let cpu: Vec<Duration> = std::thread::scope(|s| {
-                let handles: Vec<_> = (0..workers)
-                    .map(|w| {
-                        let (pipeline, ids) = (&pipeline, &ids);
-                        s.spawn(move || {
-                            let cpu = on_cpu();
-                            for i in 0..per_worker {
-                                run(pipeline, &ids[(i + w * 50) as usize % ids.len()]);
-                            }
-                            on_cpu() - cpu
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("worker"))
-                    .collect()
-            });
-            let wall = start.elapsed();
-            let rate = (per_worker * workers) as f64 / wall.as_secs_f64();
-            let per_call: Vec<String> = cpu
-                .iter()
-                .map(|c| format!("{:.0}", c.as_secs_f64() * 1e9 / per_worker as f64))
-                .collect();
-            println!(
-                "throughput {workers} worker(s): {:.2} M calls/s, on CPU ns/call per worker [{}]",
-                rate / 1e6,
-                per_call.join(", ")
-            );
-            rates.push(rate);
-        }
-        println!("throughput 2 vs 1 workers: {:.2}x", rates[1] / rates[0]);
+        let one = workers_round(&[&shared], 1, calls, &ids, "1 worker");
+        let two = workers_round(&[&shared], 2, calls, &ids, "2 workers, one pipeline");
+        let apart = workers_round(
+            &[&shared, &other],
+            2,
+            calls,
+            &ids,
+            "2 workers, a pipeline each",
+        );
+        println!(
+            "throughput 2 vs 1 workers: {:.2}x on one pipeline, {:.2}x on a pipeline each",
+            two / one,
+            apart / one
+        );
     }
+}
+
+/// `workers` threads making `calls` calls in all, worker `w` through
+/// `pipelines[w % len]`: prints and returns the throughput (calls a second).
+fn workers_round(
+    pipelines: &[&Pipeline],
+    workers: u64,
+    calls: u64,
+    ids: &[AgentId],
+    label: &str,
+) -> f64 {
+    let per_worker = calls / workers;
+    let start = Instant::now();
+    let cpu: Vec<Duration> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let pipeline = pipelines[w as usize % pipelines.len()];
+                s.spawn(move || {
+                    let cpu = on_cpu();
+                    for i in 0..per_worker {
+                        run(pipeline, &ids[(i + w * 50) as usize % ids.len()]);
+                    }
+                    on_cpu() - cpu
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker"))
+            .collect()
+    });
+    let rate = (per_worker * workers) as f64 / start.elapsed().as_secs_f64();
+    let per_call: Vec<String> = cpu
+        .iter()
+        .map(|c| format!("{:.0}", c.as_secs_f64() * 1e9 / per_worker as f64))
+        .collect();
+    println!(
+        "throughput {label}: {:.2} M calls/s, on CPU ns/call per worker [{}]",
+        rate / 1e6,
+        per_call.join(", ")
+    );
+    rate
 }
 
 /// Rounds alternating 1 agent and 10,000 agents (`TACK_SCALE_ROUNDS`

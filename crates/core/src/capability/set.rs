@@ -4,8 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use parking_lot::Mutex;
 use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
 use thread_local::ThreadLocal;
 
 use super::{FileSystem, Shell, ToolDispatcher};

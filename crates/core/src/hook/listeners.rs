@@ -6,8 +6,8 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
-use parking_lot::Mutex;
 use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
 use thread_local::ThreadLocal;
 
 use super::disposer::Undo;

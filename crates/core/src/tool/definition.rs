@@ -46,6 +46,33 @@ pub trait ToolHandler: Send + Sync + 'static {
         arguments: Arc<Value>,
         cx: ToolRunContext,
     ) -> BoxFuture<'static, Result<Value, ToolError>>;
+
+    /// A handler that runs the same body and shares nothing that
+    /// [`call`](Self::call) writes: for one thread's calls (see
+    /// [`ToolDefinition::thread_copy`]).
+    ///
+    /// A handler whose `call` clones a shared value into its future (a
+    /// reference count every thread's calls write) returns a copy holding a
+    /// count of its own. `None`, the default, means `call` writes nothing
+    /// shared (a closure handler only calls the closure).
+    fn thread_copy(&self) -> Option<Arc<dyn ToolHandler>> {
+        None
+    }
+}
+
+/// A shared handler behind a count of its own: what
+/// [`ToolDefinition::thread_copy`] uses for handlers without a
+/// [`thread_copy`](ToolHandler::thread_copy).
+struct SharedHandler(Arc<dyn ToolHandler>);
+
+impl ToolHandler for SharedHandler {
+    fn call(
+        &self,
+        arguments: Arc<Value>,
+        cx: ToolRunContext,
+    ) -> BoxFuture<'static, Result<Value, ToolError>> {
+        self.0.call(arguments, cx)
+    }
 }
 
 impl<F, Fut> ToolHandler for F
@@ -321,6 +348,37 @@ impl fmt::Debug for ToolDefinition {
 }
 
 impl ToolDefinition {
+    /// A copy for one thread's calls: the same tool in every respect, but
+    /// its name and handler are allocations of its own, so the reference
+    /// counts a call clones and drops (the name the execution carries, the
+    /// handler the execute stage holds) are written by that thread only.
+    /// Calls of one tool on several threads then write no shared cache line.
+    /// The pipeline keeps one per thread and tool; a host running calls
+    /// itself may do the same.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tack_core::tool::ToolDefinition;
+    /// let echo = ToolDefinition::builder("echo")
+    ///     .handler(|args, _cx| async move { Ok(args["text"].clone()) })
+    ///     .build()
+    ///     .unwrap();
+    /// let copy = echo.thread_copy();
+    /// assert_eq!(copy.name(), echo.name());
+    /// assert!(!std::sync::Arc::ptr_eq(copy.handler(), echo.handler()));
+    /// ```
+    pub fn thread_copy(&self) -> ToolDefinition {
+        let handler = self
+            .handler
+            .thread_copy()
+            .unwrap_or_else(|| Arc::new(SharedHandler(self.handler.clone())));
+        ToolDefinition {
+            name: self.name.detached(),
+            handler,
+            ..self.clone()
+        }
+    }
+
     /// Starts a definition named `name` (validated by [`build`](ToolDefinitionBuilder::build)).
     pub fn builder(name: impl Into<String>) -> ToolDefinitionBuilder {
         ToolDefinitionBuilder {

@@ -97,6 +97,12 @@ impl ToolName {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The same name in an allocation of its own (whose count clones of it
+    /// write, not the original's).
+    pub(crate) fn detached(&self) -> ToolName {
+        ToolName(Arc::from(&*self.0))
+    }
 }
 
 impl fmt::Debug for ToolName {

@@ -116,7 +116,12 @@ pub trait Tool: Send + Sync + 'static {
     }
 }
 
-struct TypedHandler<T>(Arc<T>);
+/// A typed tool's body. The future of each call holds the tool; it clones
+/// the outer `Arc`, so a [`thread_copy`](ToolHandler::thread_copy) (a new
+/// outer `Arc` around the same tool) gives each thread a count of its own.
+// The double `Arc` is the point: the outer one is per thread.
+#[allow(clippy::redundant_allocation)]
+struct TypedHandler<T>(Arc<Arc<T>>);
 
 impl<T: Tool> ToolHandler for TypedHandler<T> {
     fn call(
@@ -145,6 +150,10 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
                 )
             })
         })
+    }
+
+    fn thread_copy(&self) -> Option<Arc<dyn ToolHandler>> {
+        Some(Arc::new(TypedHandler(Arc::new(Arc::clone(&*self.0)))))
     }
 }
 
@@ -262,7 +271,7 @@ impl ToolDefinition {
                     .unwrap_or_else(|| super::default_present_call(T::NAME, args))
             })
             .finalize_content(move |outcome| finalize_tool.finalize_content(outcome))
-            .handler_impl(TypedHandler(tool.clone()));
+            .handler_impl(TypedHandler(Arc::new(tool.clone())));
         if let Some(timeout) = tool.timeout() {
             builder = builder.timeout(timeout);
         }

@@ -29,6 +29,8 @@ pub(crate) struct Versioned<T: Clone> {
     generation: AtomicU64,
     /// Told the generation after every write access.
     changes: tokio::sync::watch::Sender<u64>,
+    /// Run after every write access is published (outside the writers' lock).
+    after_publish: Option<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl<T: Clone> Versioned<T> {
@@ -38,6 +40,16 @@ impl<T: Clone> Versioned<T> {
             working: Mutex::new(value),
             generation: AtomicU64::new(0),
             changes: tokio::sync::watch::Sender::new(0),
+            after_publish: None,
+        }
+    }
+
+    /// The same, running `after` after every write access is published,
+    /// once the writers' lock is released.
+    pub(crate) fn with_after_publish(value: T, after: impl Fn() + Send + Sync + 'static) -> Self {
+        Self {
+            after_publish: Some(Box::new(after)),
+            ..Self::new(value)
         }
     }
 
@@ -62,7 +74,7 @@ impl<T: Clone> Versioned<T> {
         }
     }
 
-    fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
 }
@@ -104,6 +116,9 @@ impl<T: Clone> Drop for Write<'_, T> {
         // tool, and dropping that tool may run a disposer it owns (a mask, a
         // companion tool) that writes here: the writers' lock goes first.
         drop(working);
+        if let Some(after) = &self.versioned.after_publish {
+            after();
+        }
         drop(replaced);
     }
 }

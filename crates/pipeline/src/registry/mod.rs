@@ -4,6 +4,7 @@ mod export_cache;
 mod presentation;
 mod registered;
 mod restrict;
+mod thread_copies;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -19,6 +20,7 @@ use export_cache::{ExportCache, Versioned};
 pub use presentation::{Presentation, RUN_CODE, UnknownPresentation};
 pub use registered::RegisteredTool;
 pub use restrict::{RestrictError, Restriction};
+use thread_copies::ThreadCopies;
 
 /// A persistent map of tools by name: a copy is a pointer, a change O(log n).
 type Tools = imbl::OrdMap<String, Arc<RegisteredTool>>;
@@ -73,6 +75,8 @@ impl Layers {
 
 struct Inner {
     layers: Versioned<Layers>,
+    /// Each thread's copies of the tools it resolved calls to.
+    copies: Arc<ThreadCopies>,
     exports: ExportCache,
     next_id: AtomicU64,
 }
@@ -150,9 +154,12 @@ impl Default for ToolRegistry {
 impl ToolRegistry {
     /// An empty registry.
     pub fn new() -> Self {
+        let copies = Arc::new(ThreadCopies::default());
+        let emptied = copies.clone();
         Self {
             inner: Arc::new(Inner {
-                layers: Versioned::new(Layers::default()),
+                layers: Versioned::with_after_publish(Layers::default(), move || emptied.clear()),
+                copies,
                 exports: ExportCache::default(),
                 next_id: AtomicU64::new(1),
             }),
@@ -456,26 +463,41 @@ impl ToolRegistry {
         name: &str,
         agent: Option<&AgentId>,
     ) -> Option<Arc<RegisteredTool>> {
+        Self::visible_ref(layers, name, agent).cloned()
+    }
+
+    fn visible_ref<'a>(
+        layers: &'a Layers,
+        name: &str,
+        agent: Option<&AgentId>,
+    ) -> Option<&'a Arc<RegisteredTool>> {
         if name == RUN_CODE {
             let presented = Self::presentation_in(layers, agent) != Presentation::Native;
-            return layers.transport.clone().filter(|_| presented);
+            return layers.transport.as_ref().filter(|_| presented);
         }
         let layer = agent.and_then(|a| layers.agents.get(a));
         if let Some(own) = layer.and_then(|l| l.tools.get(name)) {
-            return Some(own.clone());
+            return Some(own);
         }
         let global = layers.global.get(name)?;
-        layer
-            .is_none_or(|l| l.permits(name))
-            .then(|| global.clone())
+        layer.is_none_or(|l| l.permits(name)).then_some(global)
     }
 
     /// Looks up `name` for `agent` together with the agent's presentation, in
     /// one read of the registry: the snapshot a call runs against.
+    ///
+    /// The tool is this thread's copy of the registered one (see
+    /// [`RegisteredTool::thread_copy`]).
     pub(crate) fn resolve(&self, name: &str, agent: Option<&AgentId>) -> Resolution {
-        let layers = self.inner.layers.read();
+        let versioned = &self.inner.layers;
+        let generation = versioned.generation();
+        let layers = versioned.read();
         Resolution {
-            tool: Self::visible_in(&layers, name, agent),
+            tool: Self::visible_ref(&layers, name, agent).map(|shared| {
+                self.inner
+                    .copies
+                    .copy_of(generation, shared, || versioned.generation())
+            }),
             presentation: Self::presentation_in(&layers, agent),
         }
     }

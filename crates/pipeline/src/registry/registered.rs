@@ -1,6 +1,7 @@
 //! A tool as the registry holds it: the definition and its compiled validators.
 
 use std::fmt;
+use std::sync::Arc;
 
 use jsonschema::Validator;
 use tack_core::hook::Scope;
@@ -13,11 +14,11 @@ pub struct RegisteredTool {
     pub(crate) id: u64,
     pub(crate) scope: Scope,
     pub(crate) definition: ToolDefinition,
-    pub(crate) input: Validator,
-    pub(crate) output: Validator,
+    pub(crate) input: Arc<Validator>,
+    pub(crate) output: Arc<Validator>,
     /// The JSON texts of the name, description and argument schema, written
     /// once here so that exports copy them rather than serialize again.
-    pub(crate) rendered: RenderedTool,
+    pub(crate) rendered: Arc<RenderedTool>,
 }
 
 impl fmt::Debug for RegisteredTool {
@@ -52,13 +53,13 @@ impl RegisteredTool {
                 reason: format!("its {which} schema does not compile: {e}"),
             })
         };
-        let input = compile(definition.input_schema(), "input")?;
-        let output = compile(definition.output().schema(), "output")?;
-        let rendered = RenderedTool::of(
+        let input = Arc::new(compile(definition.input_schema(), "input")?);
+        let output = Arc::new(compile(definition.output().schema(), "output")?);
+        let rendered = Arc::new(RenderedTool::of(
             definition.name().as_str(),
             definition.description(),
             definition.input_schema(),
-        );
+        ));
         Ok(Self {
             rendered,
             id,
@@ -67,6 +68,20 @@ impl RegisteredTool {
             input,
             output,
         })
+    }
+
+    /// A copy for one thread's calls: the same tool (the same registration,
+    /// definition and compiled validators), whose own reference count and
+    /// [`ToolDefinition::thread_copy`] only that thread's calls write.
+    pub(crate) fn thread_copy(&self) -> RegisteredTool {
+        RegisteredTool {
+            id: self.id,
+            scope: self.scope.clone(),
+            definition: self.definition.thread_copy(),
+            input: self.input.clone(),
+            output: self.output.clone(),
+            rendered: self.rendered.clone(),
+        }
     }
 
     /// The definition.

@@ -431,7 +431,8 @@ impl TurnScheduler {
         };
         let current = self.pipeline.lookup(prepared.call()).ok();
         let same = match (prepared.tool(), &current) {
-            (Some(was), Some(now)) => Arc::ptr_eq(was, now),
+            // The same registration (each thread calls through its own copy).
+            (Some(was), Some(now)) => was.id == now.id,
             (None, None) => true,
             _ => false,
         };

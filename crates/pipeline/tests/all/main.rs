@@ -25,5 +25,6 @@ mod replace;
 mod result;
 mod rewrite;
 mod stages;
+mod thread_copies;
 mod transport;
 mod visibility;
