@@ -358,8 +358,11 @@ impl ToolDefinition {
     ///
     /// ```
     /// use serde_json::json;
-    /// use tack_core::tool::ToolDefinition;
+    /// use tack_core::tool::{OutputSpec, ToolDefinition};
     /// let echo = ToolDefinition::builder("echo")
+    ///     .description("Repeat the text.")
+    ///     .input_schema(json!({"type": "object"}))
+    ///     .output(OutputSpec::new(json!({"type": "string"})))
     ///     .handler(|args, _cx| async move { Ok(args["text"].clone()) })
     ///     .build()
     ///     .unwrap();
