@@ -145,10 +145,20 @@ impl<L: ?Sized> Entry<L> {
 
 /// The change a publication carries, made again in the snapshot it replaces.
 enum Change<L: ?Sized> {
-    /// A listener added at its rank.
+    /// A global listener added at its rank.
     Added(Rank, Arc<Entry<L>>),
-    /// The listener at a rank removed.
-    Removed(Rank, Arc<Entry<L>>),
+    /// The global listener at a rank removed.
+    Removed(Rank),
+    /// An agent's list replaced by `run` (`None`: the agent has no listener
+    /// left), one listener `added` or removed. The new list is built once
+    /// and shared by both snapshots.
+    Agent {
+        agent: AgentId,
+        run: Option<Run<L>>,
+        added: bool,
+    },
+    /// Nothing in the lists (a listener they do not hold was removed).
+    Nothing,
     /// Every list built anew (ranks recomputed for [`Order`] constraints).
     Rebuilt,
 }
@@ -306,9 +316,9 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
             let mut regs = self.registrations.lock();
             let (key, entry) = Self::entry(&mut regs, spec, None, listener);
             let change = if regs.constrained == 0 {
-                Self::add_ranked(Arc::make_mut(&mut regs.working), key, entry.clone());
-                Self::record(&mut regs, key, entry.clone());
-                Change::Added(key, entry)
+                let change = Self::add_ranked(Arc::make_mut(&mut regs.working), key, entry.clone());
+                Self::record(&mut regs, key, entry);
+                change
             } else {
                 Self::record(&mut regs, key, entry);
                 // A plain registration cannot fail: a conflict it completes
@@ -412,55 +422,97 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
 
     /// Puts `entry` into its scope's list of `snapshot` at `rank`: O(log n)
     /// for a global listener, O(log n + k) for one of an agent with k.
-    fn add_ranked(snapshot: &mut Snapshot<L, M>, rank: Rank, entry: Arc<Entry<L>>) {
-        snapshot.len += 1;
-        let scope = entry.scope.clone();
+    fn add_ranked(snapshot: &mut Snapshot<L, M>, rank: Rank, entry: Arc<Entry<L>>) -> Change<L> {
+        let agent = match &entry.scope {
+            Scope::Global => {
+                snapshot.len += 1;
+                snapshot.global.insert(rank, entry.clone());
+                return Change::Added(rank, entry);
+            }
+            Scope::Agent(agent) => agent.clone(),
+        };
+        let slot = Slot::new(rank, entry);
+        let run: Run<L> = match snapshot.agents.get(&agent) {
+            Some(run) => {
+                let at = run.partition_point(|s| s.rank < rank);
+                run[..at]
+                    .iter()
+                    .cloned()
+                    .chain(std::iter::once(slot))
+                    .chain(run[at..].iter().cloned())
+                    .collect()
+            }
+            None => Arc::new([slot]),
+        };
+        let change = Change::Agent {
+            agent,
+            run: Some(run),
+            added: true,
+        };
+        Self::replay(snapshot, &change);
+        change
+    }
+
+    /// Takes the listener ranked `rank` out of its scope's list of `snapshot`.
+    fn remove_ranked(snapshot: &mut Snapshot<L, M>, rank: Rank, scope: &Scope) -> Change<L> {
         match scope {
             Scope::Global => {
-                snapshot.global.insert(rank, entry);
+                if snapshot.global.remove(&rank).is_none() {
+                    return Change::Nothing;
+                }
+                snapshot.len -= 1;
+                Change::Removed(rank)
             }
             Scope::Agent(agent) => {
-                let run: Run<L> = match snapshot.agents.get(&agent) {
-                    Some(run) => {
-                        let slot = Slot::new(rank, entry);
-                        let at = run.partition_point(|s| s.rank < rank);
-                        run[..at]
-                            .iter()
-                            .cloned()
-                            .chain(std::iter::once(slot))
-                            .chain(run[at..].iter().cloned())
-                            .collect()
-                    }
-                    None => Arc::new([Slot::new(rank, entry)]),
+                let Some(run) = snapshot.agents.get(agent) else {
+                    return Change::Nothing;
                 };
-                snapshot.agents.insert(agent, run);
+                if !run.iter().any(|s| s.rank == rank) {
+                    return Change::Nothing;
+                }
+                let kept = (run.len() > 1)
+                    .then(|| run.iter().filter(|s| s.rank != rank).cloned().collect());
+                let change = Change::Agent {
+                    agent: agent.clone(),
+                    run: kept,
+                    added: false,
+                };
+                Self::replay(snapshot, &change);
+                change
             }
         }
     }
 
-    /// Takes the listener ranked `rank` out of its scope's list of `snapshot`.
-    fn remove_ranked(snapshot: &mut Snapshot<L, M>, rank: Rank, scope: &Scope) {
-        match scope {
-            Scope::Global => {
-                if snapshot.global.remove(&rank).is_some() {
+    /// Makes `change` in `snapshot`: an agent's list set to the one the
+    /// change carries (shared, not rebuilt), a global listener added or
+    /// removed.
+    fn replay(snapshot: &mut Snapshot<L, M>, change: &Change<L>) {
+        match change {
+            Change::Added(rank, entry) => {
+                snapshot.len += 1;
+                snapshot.global.insert(*rank, entry.clone());
+            }
+            Change::Removed(rank) => {
+                if snapshot.global.remove(rank).is_some() {
                     snapshot.len -= 1;
                 }
             }
-            Scope::Agent(agent) => {
-                let Some(run) = snapshot.agents.get(agent) else {
-                    return;
-                };
-                let kept: Run<L> = run.iter().filter(|s| s.rank != rank).cloned().collect();
-                if kept.len() == run.len() {
-                    return;
+            Change::Agent { agent, run, added } => {
+                match run {
+                    Some(run) => {
+                        snapshot.agents.insert(agent.clone(), run.clone());
+                    }
+                    None => {
+                        snapshot.agents.remove(agent);
+                    }
                 }
-                snapshot.len -= 1;
-                if kept.is_empty() {
-                    snapshot.agents.remove(agent);
+                if *added {
+                    snapshot.len += 1;
                 } else {
-                    snapshot.agents.insert(agent.clone(), kept);
+                    snapshot.len -= 1;
                 }
             }
+            Change::Nothing | Change::Rebuilt => {}
         }
     }
 
@@ -538,8 +590,8 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     fn publish(&self, regs: &mut Registrations<L, M>, change: Change<L>) -> Stale<L, M> {
         let version = regs.working.version + 1;
         let global = match &change {
-            Change::Added(_, entry) | Change::Removed(_, entry) => entry.scope == Scope::Global,
-            Change::Rebuilt => true,
+            Change::Added(..) | Change::Removed(_) | Change::Rebuilt => true,
+            Change::Agent { .. } | Change::Nothing => false,
         };
         // A change of an agent's list leaves the global list as it was, so
         // the flat list a dispatch may have built for the published snapshot
@@ -578,15 +630,9 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         // copied first: a few pointers, the nodes shared until changed).
         match change {
             Change::Rebuilt => {}
-            Change::Added(rank, entry) => {
+            change => {
                 let next = Arc::make_mut(&mut regs.working);
-                Self::add_ranked(next, rank, entry);
-                next.version = version;
-                next.flat = flat;
-            }
-            Change::Removed(rank, entry) => {
-                let next = Arc::make_mut(&mut regs.working);
-                Self::remove_ranked(next, rank, &entry.scope);
+                Self::replay(next, &change);
                 next.version = version;
                 next.flat = flat;
             }
@@ -633,8 +679,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
             Self::rebuild(regs, &ranks);
             Change::Rebuilt
         } else {
-            Self::remove_ranked(Arc::make_mut(&mut regs.working), key, &entry.scope);
-            Change::Removed(key, entry)
+            Self::remove_ranked(Arc::make_mut(&mut regs.working), key, &entry.scope)
         };
         self.publish(regs, change)
     }
