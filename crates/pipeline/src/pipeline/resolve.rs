@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use tack_core::host::NewFailure;
-use tack_core::tool::{ErrorCode, Failure, ToolCall, ToolName};
+use tack_core::tool::{ErrorCode, Failure, ToolCall};
 use tokio_util::sync::CancellationToken;
 
 use super::{Executed, Parsed, Pipeline, Stage};
@@ -111,9 +111,9 @@ impl Pipeline {
 
     /// The lookup of [`resolve`](Self::resolve), without recording a stage.
     pub(crate) fn lookup(&self, call: &ToolCall) -> Result<Arc<RegisteredTool>, Failure> {
-        if ToolName::check(&call.name).is_err() {
-            return Err(unknown(&call.name));
-        }
+        // No tool has a name that is not a valid `ToolName` (registration
+        // checks), so such a name resolves to nothing like any unknown one:
+        // no separate check of the called name.
         let resolution = self.registry().resolve(&call.name, call.agent.as_ref());
         let tool = resolution.tool.ok_or_else(|| unknown(&call.name))?;
         if call.parent.is_none()

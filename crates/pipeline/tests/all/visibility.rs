@@ -255,6 +255,16 @@ async fn a_malformed_tool_name_is_unknown_like_any_missing_one() {
     );
     assert_eq!(h.stages("c"), UNRESOLVED);
     assert_eq!(h.observed("c").len(), 1);
+    // A huge hostile name: unknown too, and quoted short.
+    let huge = format!("`{}", "x".repeat(100_000));
+    let out = h.call("d", &huge, "{}").await;
+    assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
+    assert!(
+        failure(&out).message.len() < 400,
+        "{}",
+        failure(&out).message
+    );
+    assert_eq!(h.stages("d"), UNRESOLVED);
 }
 
 #[tokio::test]
