@@ -81,28 +81,39 @@ fn holding(name: &str, answer: &str, held: Arc<()>) -> ToolDefinition {
     )
 }
 
-#[test]
-fn a_tool_called_on_other_threads_is_released_when_unregistered() {
+/// Registers `definition` (named `name`, answering `answer`, its body holding
+/// the value `weak` points to); two threads call it (each makes its copy) and
+/// stay idle, then it is unregistered: nothing may keep it alive, and the
+/// name is gone on every thread.
+fn released_when_unregistered(
+    definition: ToolDefinition,
+    name: &str,
+    answer: &str,
+    weak: Weak<()>,
+) {
     let registry = ToolRegistry::new();
     let pipeline = Pipeline::new(registry.clone());
-    let held = Arc::new(());
-    let weak: Weak<()> = Arc::downgrade(&held);
-    let kept = registry.register(holding("t", "one", held)).unwrap();
-    // Two threads call it (each makes its copy) and then stay idle.
+    let kept = registry.register(definition).unwrap();
     let callers = [Caller::new(&pipeline), Caller::new(&pipeline)];
     for caller in &callers {
-        assert_eq!(caller.call("t"), "one");
+        assert_eq!(caller.call(name), answer);
     }
-    assert_eq!(call_here(&pipeline, "t"), "one");
+    assert_eq!(call_here(&pipeline, name), answer);
     kept.dispose();
     assert!(
         weak.upgrade().is_none(),
         "an idle thread's copy kept the unregistered tool alive"
     );
-    // The name is gone on every thread.
     for caller in &callers {
-        assert_eq!(caller.call("t"), "UNKNOWN_TOOL");
+        assert_eq!(caller.call(name), "UNKNOWN_TOOL");
     }
+}
+
+#[test]
+fn a_tool_called_on_other_threads_is_released_when_unregistered() {
+    let held = Arc::new(());
+    let weak = Arc::downgrade(&held);
+    released_when_unregistered(holding("t", "one", held), "t", "one", weak);
 }
 
 #[test]
@@ -162,20 +173,8 @@ impl Tool for Dropped {
 
 #[test]
 fn a_typed_tool_called_on_other_threads_is_dropped_when_unregistered() {
-    let registry = ToolRegistry::new();
-    let pipeline = Pipeline::new(registry.clone());
     let held = Arc::new(());
     let weak = Arc::downgrade(&held);
-    let kept = registry
-        .register(ToolDefinition::from_tool(Dropped(held)).unwrap())
-        .unwrap();
-    let callers = [Caller::new(&pipeline), Caller::new(&pipeline)];
-    for caller in &callers {
-        assert_eq!(caller.call("dropped"), "kept");
-    }
-    kept.dispose();
-    assert!(
-        weak.upgrade().is_none(),
-        "a thread's copy kept the typed tool alive"
-    );
+    let definition = ToolDefinition::from_tool(Dropped(held)).unwrap();
+    released_when_unregistered(definition, "dropped", "kept", weak);
 }
