@@ -32,7 +32,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             };
             // Replace the value: the model's content is rendered from it.
             match serde_json::from_str(&redact(&value.to_string())) {
-                Ok(clean) if clean != **value => decision.replace_value(clean),
+                Ok(clean) if clean != *value => decision.replace_value(clean),
                 Ok(_) => decision,
                 Err(_) => decision.block("a secret could not be redacted"),
             }

@@ -240,7 +240,6 @@ impl Tool for Bash {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
 
     use pretty_assertions::assert_eq;
     use serde_json::json;
@@ -290,14 +289,14 @@ mod tests {
         let short = Outcome::success(
             CallId::from("c"),
             "bash",
-            Arc::new(json!({})),
+            json!({}),
             vec![ContentBlock::text("0123456789")],
         );
         assert_eq!(bash.finalize_content(&short), None);
         let long = Outcome::success(
             CallId::from("c"),
             "bash",
-            Arc::new(json!({})),
+            json!({}),
             vec![ContentBlock::text("x".repeat(100))],
         );
         let capped = bash.finalize_content(&long).unwrap();

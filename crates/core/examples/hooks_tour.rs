@@ -148,7 +148,7 @@ async fn main() {
     let outcome = Outcome::success(
         CallId::from("call-1"),
         "read_file",
-        Arc::new(json!("…")),
+        json!("…"),
         vec![],
     );
     hooks.result().notify(

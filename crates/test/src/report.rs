@@ -98,7 +98,7 @@ impl Report {
 
     /// The value of a success.
     pub fn value(&self) -> Option<&Value> {
-        self.outcome.value().map(|v| &**v)
+        self.outcome.value()
     }
 
     /// The failure of a failed call.

@@ -115,7 +115,7 @@ async fn a_typed_tool_with_the_hosts_types_runs_through_the_pipeline() {
         .await;
     assert!(outcome.is_success(), "{outcome:?}");
     assert_eq!(
-        Request::deserialize(&**outcome.value().unwrap()).unwrap(),
+        Request::deserialize(outcome.value().unwrap()).unwrap(),
         request()
     );
     assert_eq!(

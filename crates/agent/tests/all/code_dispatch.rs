@@ -733,7 +733,7 @@ fn sub_calls_render_under_their_parent_result() {
     let ok = Outcome::success(
         CallId::from("c1"),
         "run_code",
-        Arc::new(json!({"logs": []})),
+        json!({"logs": []}),
         vec![ContentBlock::text("(run_code completed with no output)")],
     );
     let result = Event::ToolResult {
@@ -785,7 +785,7 @@ fn sub_calls_of_another_parent_stay_with_it() {
     let ok = Outcome::success(
         CallId::from("p2"),
         "run_code",
-        Arc::new(json!({"logs": []})),
+        json!({"logs": []}),
         vec![],
     );
     assert_eq!(

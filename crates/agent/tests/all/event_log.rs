@@ -17,7 +17,7 @@ fn events() -> Vec<Event> {
     let ok = Outcome::success(
         CallId::from("c2"),
         "read_file",
-        Arc::new(serde_json::json!({"content": "x", "lines": 12, "ratio": 0.5})),
+        serde_json::json!({"content": "x", "lines": 12, "ratio": 0.5}),
         vec![tack_core::tool::ContentBlock::text("x")],
     );
     vec![

@@ -35,7 +35,7 @@ fn render(event: Event) -> String {
 #[test]
 fn a_tool_name_never_breaks_the_line() {
     let name = format!("bash{FAKE}");
-    let ok = Outcome::success(CallId::from("c1"), &name, Arc::new(json!(null)), vec![]);
+    let ok = Outcome::success(CallId::from("c1"), &name, json!(null), vec![]);
     let text = render(Event::ToolResult {
         outcome: Arc::new(ok),
         index: 0,

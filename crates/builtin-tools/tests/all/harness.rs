@@ -117,7 +117,7 @@ impl Workspace {
             Ok(value) => {
                 let content = def.output().render_value(&args, &value).unwrap();
                 let presentation = def.output().presentation_value(&args, &value).unwrap();
-                let mut ok = Outcome::success(CallId::from("c1"), name, Arc::new(value), content);
+                let mut ok = Outcome::success(CallId::from("c1"), name, value, content);
                 ok.presentation = presentation;
                 ok
             }

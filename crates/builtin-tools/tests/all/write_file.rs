@@ -14,7 +14,7 @@ async fn creates_a_file_and_its_parents_then_replaces_it() {
     let args = json!({"path": "docs/new/notes.md", "content": "one\ntwo\n"});
     let outcome = ws.outcome(&def, args.clone()).await;
     assert_eq!(
-        **outcome.value().unwrap(),
+        *outcome.value().unwrap(),
         json!({"path": "docs/new/notes.md", "bytes_written": 8, "created": true})
     );
     assert_eq!(

@@ -65,7 +65,7 @@ pub trait ToolDispatcher: Send + Sync + 'static {
     ///         let log = self.0.clone();
     ///         Box::pin(async move {
     ///             log.lock().unwrap().push("ran");
-    ///             Arc::new(Outcome::success(call.call_id, call.name, Arc::new(serde_json::Value::Null), vec![]))
+    ///             Arc::new(Outcome::success(call.call_id, call.name, serde_json::Value::Null, vec![]))
     ///         })
     ///     }
     /// }

@@ -147,7 +147,7 @@ pub trait NewRunContext: sealed::Sealed + Sized {
 /// use tack_core::host::{NewFailure, NewOutcome};
 /// use tack_core::tool::{CallId, ContentBlock, ErrorCode, Failure, Outcome};
 ///
-/// let ok = Outcome::success(CallId::from("c1"), "echo", Arc::new(json!("hi")), vec![ContentBlock::text("hi")]);
+/// let ok = Outcome::success(CallId::from("c1"), "echo", json!("hi"), vec![ContentBlock::text("hi")]);
 /// assert!(ok.is_success());
 ///
 /// let err = Outcome::failure(CallId::from("c2"), "nope", Failure::new(ErrorCode::UnknownTool, "unknown tool `nope`"));
@@ -159,7 +159,7 @@ pub trait NewOutcome: sealed::Sealed + Sized {
     fn success(
         call_id: CallId,
         tool: impl Into<String>,
-        value: Arc<Value>,
+        value: Value,
         content: Vec<ContentBlock>,
     ) -> Self;
 

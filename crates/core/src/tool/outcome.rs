@@ -163,8 +163,10 @@ impl From<ToolError> for Failure {
 pub enum Status {
     /// The tool produced a value that matches its output schema.
     Ok {
-        /// The canonical value (validated, frozen).
-        value: Arc<Value>,
+        /// The canonical value (validated, frozen). Kept in the outcome's own
+        /// allocation: share the outcome (it is handed around as an
+        /// `Arc<Outcome>`) rather than the value.
+        value: Value,
     },
     /// The call failed.
     Error {
@@ -227,7 +229,7 @@ impl NewOutcome for Outcome {
     fn success(
         call_id: CallId,
         tool: impl Into<String>,
-        value: Arc<Value>,
+        value: Value,
         content: Vec<ContentBlock>,
     ) -> Self {
         Self::with_status(call_id, tool.into(), Status::Ok { value }, content)
@@ -279,7 +281,7 @@ impl Outcome {
     }
 
     /// The value of a success.
-    pub fn value(&self) -> Option<&Arc<Value>> {
+    pub fn value(&self) -> Option<&Value> {
         match &self.status {
             Status::Ok { value } => Some(value),
             Status::Error { .. } => None,

@@ -1,7 +1,6 @@
 //! The tool model: names, schemas and their exporters, definitions, outcomes.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
@@ -282,7 +281,7 @@ fn a_panicking_finalizer_or_presenter_keeps_the_original() {
     let outcome = Outcome::success(
         CallId::from("c"),
         "f",
-        Arc::new(json!(1)),
+        json!(1),
         vec![ContentBlock::text("1")],
     );
     assert_eq!(def.finalize_content(&outcome), None);
@@ -307,7 +306,7 @@ fn outcomes_serialize_for_the_log_and_round_trip() {
     let ok = Outcome::success(
         CallId::from("c1"),
         "echo",
-        Arc::new(json!("hi")),
+        json!("hi"),
         vec![ContentBlock::text("hi")],
     );
     assert_eq!(

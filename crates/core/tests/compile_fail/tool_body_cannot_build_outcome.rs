@@ -7,7 +7,7 @@ use tack_core::serde_json::{Value, json};
 use tack_core::tool::{CallId, ErrorCode, Failure, Outcome};
 
 fn main() {
-    let _ok = Outcome::success(CallId::from("c1"), "echo", Arc::new(json!(1)), Vec::new());
+    let _ok = Outcome::success(CallId::from("c1"), "echo", json!(1), Vec::new());
     let _denied = Failure::new(ErrorCode::Denied, "pretend policy refused this");
     let _: Option<Value> = None;
 }

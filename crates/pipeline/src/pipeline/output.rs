@@ -3,8 +3,6 @@
 //! against the output schema of the tool the call resolved to, then render
 //! its content and presentation meta in one pass.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 use tack_core::host::NewFailure;
 use tack_core::tool::{ContentBlock, ErrorCode, Failure};
@@ -14,7 +12,7 @@ use crate::registry::RegisteredTool;
 
 /// A value that passed the output schema, with its content and presentation meta.
 pub(crate) struct Rendered {
-    pub(crate) value: Arc<Value>,
+    pub(crate) value: Value,
     pub(crate) content: Vec<ContentBlock>,
     pub(crate) presentation: Option<Value>,
 }
@@ -51,7 +49,7 @@ pub(crate) fn render(
             ))
         })?;
     Ok(Rendered {
-        value: Arc::new(value),
+        value,
         content,
         presentation,
     })

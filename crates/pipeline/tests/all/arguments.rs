@@ -77,7 +77,7 @@ async fn empty_argument_text_is_an_empty_object() {
     }));
     for (id, args) in [("a", ""), ("b", "  \n")] {
         let out = h.call(id, "noargs", args).await;
-        assert_eq!(out.value().unwrap().as_ref(), &json!({}), "{out:?}");
+        assert_eq!(out.value().unwrap(), &json!({}), "{out:?}");
     }
 }
 
@@ -186,7 +186,7 @@ async fn open_schema_accepts_extra_keys_and_defaults_are_not_injected() {
         |args, _c| async move { Ok((*args).clone()) },
     ));
     let out = h.call("c", "open", r#"{"extra": true}"#).await;
-    assert_eq!(out.value().unwrap().as_ref(), &json!({"extra": true}));
+    assert_eq!(out.value().unwrap(), &json!({"extra": true}));
 }
 
 // ARG-006 / SCH-005: several violations are reported together.

@@ -139,7 +139,7 @@ async fn success_completed_before_cancellation_is_kept_with_a_note() {
     ));
     let out = h.call_with("c", "work", "{}", cancel).await;
     assert!(out.is_success(), "{out:?}");
-    assert_eq!(out.value().unwrap().as_ref(), &json!("done"));
+    assert_eq!(out.value().unwrap(), &json!("done"));
     assert_eq!(out.notes, [LATE_CANCELLATION_NOTE]);
     assert_eq!(out.deferred_context, ["wrote 3 files"]);
 }

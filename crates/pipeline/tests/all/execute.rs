@@ -63,7 +63,7 @@ async fn wrapper_short_circuit_is_validated_and_rendered_from_the_value() {
     let (h, runs) = Harness::with_counted_echo("echo");
     let _cache = answer_execute(&h, "cache", json!("short-circuited"));
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
-    assert_eq!(out.value().unwrap().as_ref(), &json!("short-circuited"));
+    assert_eq!(out.value().unwrap(), &json!("short-circuited"));
     assert_eq!(text(&out), "short-circuited");
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     let provenance = out.provenance.as_ref().unwrap();
@@ -256,7 +256,7 @@ async fn hung_body_ends_in_timeout_from_the_wrapper() {
     assert_eq!(h.stages("c"), BODY_FAILED);
     // TMO-002: a fast tool keeps its own result.
     let fast = h.call("f", "fast", r#"{"text": "ok"}"#).await;
-    assert_eq!(fast.value().unwrap().as_ref(), &json!("ok"));
+    assert_eq!(fast.value().unwrap(), &json!("ok"));
 }
 
 // TMO-007 / CAN-010: a timeout that fired first stands when the caller cancels later.

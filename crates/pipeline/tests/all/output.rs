@@ -12,7 +12,7 @@ async fn success_value_is_validated_and_rendered() {
     let h = Harness::with_tool(echo("echo"));
     let out = h.call("c", "echo", r#"{"text": "hi"}"#).await;
     assert!(out.is_success());
-    assert_eq!(out.value().unwrap().as_ref(), &json!("hi"));
+    assert_eq!(out.value().unwrap(), &json!("hi"));
     assert_eq!(out.content, [ContentBlock::text("hi")]);
 }
 

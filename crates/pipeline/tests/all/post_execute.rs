@@ -39,7 +39,7 @@ async fn replaced_value_is_revalidated_and_re_rendered_and_context_appended() {
             .add_context("from policy"),
     );
     let out = h.call("c", "echo", r#"{"text": "original"}"#).await;
-    assert_eq!(out.value().unwrap().as_ref(), &json!("policy value"));
+    assert_eq!(out.value().unwrap(), &json!("policy value"));
     assert_eq!(text(&out), "render:policy value");
     assert_eq!(out.presentation, Some(json!({"projected": "policy value"})));
     assert_eq!(out.deferred_context, ["from policy"]);
@@ -186,7 +186,7 @@ async fn value_replacement_after_the_tool_was_unregistered_uses_the_snapshot() {
     });
     let out = h.call("c", "echo", r#"{"text": "x"}"#).await;
     assert!(out.is_success(), "{out:?}");
-    assert_eq!(out.value().map(|v| v.as_ref()), Some(&json!("v")));
+    assert_eq!(out.value(), Some(&json!("v")));
     assert_eq!(out.presentation, Some(json!({"projected": "v"})));
 }
 

@@ -125,7 +125,7 @@ async fn listeners_see_the_validated_arguments() {
         entry
     });
     let out = h.call("c", "echo", r#"{"text": "hi"}"#).await;
-    assert_eq!(out.value().unwrap().as_ref(), &json!("hi"));
+    assert_eq!(out.value().unwrap(), &json!("hi"));
     assert_eq!(log.entries(), [r#"{"text":"hi"}"#]);
 }
 

@@ -143,12 +143,12 @@ async fn root_call_id_defaults_to_the_call_and_nested_calls_inherit_it() {
             let nested = cx.nested_call("inner-1", "echo", r#"{"text": "nested"}"#);
             let out = dispatcher.dispatch(nested, cx.cancellation().clone()).await;
             out.value()
-                .map(|v| (**v).clone())
+                .map(|v| v.clone())
                 .ok_or_else(|| ToolError::new("nested call failed"))
         },
     ));
     let out = h.call("call-1", "outer", "{}").await;
-    assert_eq!(out.value().unwrap().as_ref(), &json!("nested"));
+    assert_eq!(out.value().unwrap(), &json!("nested"));
     assert_eq!(*roots.lock(), ["call-1<call-1", "inner-1<call-1"]);
     // An explicit parent from another root.
     let parent = ExecutionToken::issue("root-9".into());

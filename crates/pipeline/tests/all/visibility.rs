@@ -65,9 +65,9 @@ async fn scoped_tool_shadows_a_global_one_in_either_order() {
         }
         assert_eq!(h.names(Some(&a)), ["echo"], "listed exactly once");
         let in_scope = h.call_as("a", "echo", r#"{"text": "global"}"#, "a").await;
-        assert_eq!(in_scope.value().unwrap().as_ref(), &json!("scoped"));
+        assert_eq!(in_scope.value().unwrap(), &json!("scoped"));
         let outside = h.call("g", "echo", r#"{"text": "global"}"#).await;
-        assert_eq!(outside.value().unwrap().as_ref(), &json!("global"));
+        assert_eq!(outside.value().unwrap(), &json!("global"));
     }
 }
 

@@ -458,7 +458,7 @@ fn settle_of(id: u64, call: &ToolCall, outcome: &Outcome) -> Settle {
         return Settle {
             id,
             ok: true,
-            payload: serde_json::to_string(&**value).unwrap_or_else(|_| "null".to_owned()),
+            payload: serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned()),
         };
     }
     let (code, message) = outcome.failure_info().map_or_else(

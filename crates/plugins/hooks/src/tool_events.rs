@@ -223,7 +223,7 @@ impl Hooks {
         let mut fields = Map::new();
         fields.insert("tool_name".into(), shown.clone().into());
         fields.insert("tool_input".into(), tool_input);
-        fields.insert("tool_response".into(), (**value).clone());
+        fields.insert("tool_response".into(), value.clone());
         fields.insert("tool_use_id".into(), exec.call_id().to_string().into());
         let answers = self.inner.fire(HookEvent::PostToolUse, hooks, fields).await;
         let mut post = PostAnswer::default();

@@ -83,7 +83,7 @@ pub fn outcome_result(outcome: &Outcome, structured: bool) -> Value {
     let content: Vec<Value> = outcome.content.iter().map(content_json).collect();
     let mut result = json!({"content": content, "isError": !outcome.is_success()});
     if structured && let Some(value) = outcome.value() {
-        result["structuredContent"] = (**value).clone();
+        result["structuredContent"] = value.clone();
     }
     result
 }
@@ -115,7 +115,7 @@ pub(crate) fn typed_result(
         && outcome.is_success()
         && let Some(value) = outcome.value()
     {
-        result.structured_content = Some((**value).clone());
+        result.structured_content = Some(value.clone());
     }
     Ok(result)
 }

@@ -42,7 +42,7 @@ async fn tools_round_trip_over_http_with_values_tiers_and_errors() {
     assert_eq!(sleep_tool.definition().tier(), Tier::Writes);
     let out = call(&host.pipeline, "mcp__tack__echo", json!({"text": "héllo"})).await;
     assert_eq!(
-        out.value().map(|v| (**v).clone()),
+        out.value().cloned(),
         Some(json!({"text": "héllo"})),
         "{out:?}"
     );

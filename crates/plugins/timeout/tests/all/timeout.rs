@@ -144,7 +144,7 @@ async fn outer_stages_see_the_callers_token_not_the_deadline() {
 async fn fast_tool_with_budget_keeps_its_result() {
     let r = timed_registry([tool("fast", Some(10_000), |_cx| async { Ok(json!("ok")) })]);
     let out = call(&r, "fast").await;
-    assert_eq!(out.value().unwrap().as_ref(), &json!("ok"));
+    assert_eq!(out.value().unwrap(), &json!("ok"));
     assert_eq!(out.provenance, None, "the body's own result");
 }
 
@@ -156,7 +156,7 @@ async fn body_finishing_just_before_the_deadline_keeps_its_result() {
         Ok(json!("made it"))
     })]);
     let out = call(&r, "edge").await;
-    assert_eq!(out.value().unwrap().as_ref(), &json!("made it"), "{out:?}");
+    assert_eq!(out.value().unwrap(), &json!("made it"), "{out:?}");
 }
 
 // Ceiling clamps a declared budget (and a default one).
@@ -314,7 +314,7 @@ async fn approval_wait_does_not_count_against_the_budget() {
     r.install().unwrap();
     let start = Instant::now();
     let out = call(&r, "work").await;
-    assert_eq!(out.value().unwrap().as_ref(), &json!("done"), "{out:?}");
+    assert_eq!(out.value().unwrap(), &json!("done"), "{out:?}");
     assert_eq!(start.elapsed(), Duration::from_secs(30) + ms(800));
 }
 
