@@ -6,7 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tack_core::capability::CommandRequest;
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ContentBlock, Outcome, Tier, Tool, ToolError, ToolErrorCode, joined_text};
+use tack_core::tool::{
+    Content, ContentBlock, Outcome, Tier, Tool, ToolError, ToolErrorCode, joined_text,
+};
 
 use crate::text::clip_line;
 use crate::truncate::cap_middle;
@@ -166,7 +168,7 @@ impl Tool for Bash {
         })
     }
 
-    fn render(&self, args: &BashArgs, out: &BashOutput) -> Vec<ContentBlock> {
+    fn render(&self, args: &BashArgs, out: &BashOutput) -> Content {
         let mut text = String::new();
         text.push_str(&out.stdout);
         if !out.stderr.is_empty() {
@@ -200,7 +202,7 @@ impl Tool for Bash {
                 "\n[the shell kept only the start of the output: it was over its output limit]",
             );
         }
-        vec![ContentBlock::text(text)]
+        Content::text(text)
     }
 
     fn present_call(&self, args: &BashArgs) -> Option<String> {
@@ -215,7 +217,7 @@ impl Tool for Bash {
 
     /// Caps what the model reads at the content cap, keeping head and tail;
     /// the logged value stays whole.
-    fn finalize_content(&self, outcome: &Outcome) -> Option<Vec<ContentBlock>> {
+    fn finalize_content(&self, outcome: &Outcome) -> Option<Content> {
         let total: usize = outcome
             .content
             .iter()
@@ -226,7 +228,7 @@ impl Tool for Bash {
             return None;
         }
         let text = joined_text(&outcome.content);
-        let mut content = vec![ContentBlock::text(cap_middle(&text, self.content_cap))];
+        let mut content = Content::text(cap_middle(&text, self.content_cap));
         content.extend(
             outcome
                 .content

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use similar::TextDiff;
 use tack_core::capability::EntryKind;
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ContentBlock, Tier, Tool, ToolError, ToolErrorCode};
+use tack_core::tool::{Content, Tier, Tool, ToolError, ToolErrorCode};
 
 use crate::text::{NotText, decode_text};
 
@@ -191,16 +191,16 @@ impl Tool for EditFile {
         })
     }
 
-    fn render(&self, _args: &EditFileArgs, out: &EditFileOutput) -> Vec<ContentBlock> {
+    fn render(&self, _args: &EditFileArgs, out: &EditFileOutput) -> Content {
         let what = if out.replacements == 1 {
             "1 replacement".to_owned()
         } else {
             format!("{} replacements", out.replacements)
         };
-        vec![ContentBlock::text(format!(
+        Content::text(format!(
             "Edited {}: {what}, the first at line {}.",
             out.path, out.first_line
-        ))]
+        ))
     }
 
     fn presentation_meta(&self, _args: &EditFileArgs, out: &EditFileOutput) -> Option<Value> {

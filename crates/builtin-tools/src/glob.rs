@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ContentBlock, Tier, Tool, ToolError};
+use tack_core::tool::{Content, Tier, Tool, ToolError};
 
 use crate::glob_pattern::compile_glob;
 
@@ -147,7 +147,7 @@ impl Tool for Glob {
         })
     }
 
-    fn render(&self, _args: &GlobArgs, out: &GlobOutput) -> Vec<ContentBlock> {
+    fn render(&self, _args: &GlobArgs, out: &GlobOutput) -> Content {
         let mut text = if out.matches.is_empty() {
             format!("No files below {} match {}.", out.path, out.pattern)
         } else {
@@ -168,7 +168,7 @@ impl Tool for Glob {
             ));
         }
         push_incomplete_note(&mut text, out.incomplete.as_deref());
-        vec![ContentBlock::text(text)]
+        Content::text(text)
     }
 
     fn present_call(&self, args: &GlobArgs) -> Option<String> {

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tack_core::capability::EntryKind;
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ContentBlock, Tier, Tool, ToolError, ToolErrorCode};
+use tack_core::tool::{Content, Tier, Tool, ToolError, ToolErrorCode};
 
 use crate::glob::search_base;
 use crate::glob_pattern::compile_glob;
@@ -317,7 +317,7 @@ impl Tool for Grep {
         })
     }
 
-    fn render(&self, _args: &GrepArgs, out: &GrepOutput) -> Vec<ContentBlock> {
+    fn render(&self, _args: &GrepArgs, out: &GrepOutput) -> Content {
         let mut text = String::new();
         if out.matches.is_empty() {
             text.push_str(&format!(
@@ -357,7 +357,7 @@ impl Tool for Grep {
             ));
         }
         push_incomplete_note(&mut text, out.incomplete.as_deref());
-        vec![ContentBlock::text(text)]
+        Content::text(text)
     }
 
     fn present_call(&self, args: &GrepArgs) -> Option<String> {

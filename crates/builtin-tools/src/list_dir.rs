@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tack_core::capability::EntryKind;
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ContentBlock, Tier, Tool, ToolError, ToolErrorCode};
+use tack_core::tool::{Content, Tier, Tool, ToolError, ToolErrorCode};
 
 use crate::walk::{SkippedPath, join};
 
@@ -204,7 +204,7 @@ impl Tool for ListDir {
         })
     }
 
-    fn render(&self, _args: &ListDirArgs, out: &ListDirOutput) -> Vec<ContentBlock> {
+    fn render(&self, _args: &ListDirArgs, out: &ListDirOutput) -> Content {
         let mut text = String::new();
         if out.entries.is_empty() {
             text.push_str(&format!("{} is empty.", out.path));
@@ -234,7 +234,7 @@ impl Tool for ListDir {
                 skipped.path, skipped.reason
             ));
         }
-        vec![ContentBlock::text(text)]
+        Content::text(text)
     }
 
     fn present_call(&self, args: &ListDirArgs) -> Option<String> {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use tack_core::capability::{EntryKind, FileSystem};
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ContentBlock, Tier, Tool, ToolError, ToolErrorCode};
+use tack_core::tool::{Content, Tier, Tool, ToolError, ToolErrorCode};
 
 use crate::line_scan::PageScan;
 use crate::text::{NotText, TextCheck, count_lines, decode_text};
@@ -364,9 +364,9 @@ impl Tool for ReadFile {
         ))
     }
 
-    fn render(&self, _args: &ReadFileArgs, out: &ReadFileOutput) -> Vec<ContentBlock> {
+    fn render(&self, _args: &ReadFileArgs, out: &ReadFileOutput) -> Content {
         if out.total_lines == 0 {
-            return vec![ContentBlock::text(format!("{} is empty.", out.path))];
+            return Content::text(format!("{} is empty.", out.path));
         }
         let mut text = String::with_capacity(out.content.len() + out.content.len() / 8);
         let mut last = out.start_line;
@@ -392,7 +392,7 @@ impl Tool for ReadFile {
         } else {
             text.push_str(&notes.join("\n"));
         }
-        vec![ContentBlock::text(text)]
+        Content::text(text)
     }
 
     fn present_call(&self, args: &ReadFileArgs) -> Option<String> {

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ContentBlock, Tier, Tool, ToolError};
+use tack_core::tool::{Content, Tier, Tool, ToolError};
 
 use crate::text::count_lines;
 
@@ -78,12 +78,12 @@ impl Tool for WriteFile {
         })
     }
 
-    fn render(&self, _args: &WriteFileArgs, out: &WriteFileOutput) -> Vec<ContentBlock> {
+    fn render(&self, _args: &WriteFileArgs, out: &WriteFileOutput) -> Content {
         let verb = if out.created { "Created" } else { "Replaced" };
-        vec![ContentBlock::text(format!(
+        Content::text(format!(
             "{verb} {} ({} bytes written).",
             out.path, out.bytes_written
-        ))]
+        ))
     }
 
     fn presentation_meta(&self, args: &WriteFileArgs, out: &WriteFileOutput) -> Option<Value> {

@@ -145,12 +145,7 @@ async fn main() {
     buggy.dispose();
 
     println!("\nobservers:");
-    let outcome = Outcome::success(
-        CallId::from("call-1"),
-        "read_file",
-        json!("…"),
-        vec![],
-    );
+    let outcome = Outcome::success(CallId::from("call-1"), "read_file", json!("…"), vec![]);
     hooks.result().notify(
         None,
         &Arc::new(ExecutionRecord::new(None, None, Arc::new(outcome))),

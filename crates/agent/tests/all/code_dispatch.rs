@@ -782,12 +782,7 @@ fn sub_calls_of_another_parent_stay_with_it() {
         .as_deref(),
         Some("[tool:run_code] -> ERR CODE_RUN_FAILED: run_code failed (exception): x")
     );
-    let ok = Outcome::success(
-        CallId::from("p2"),
-        "run_code",
-        json!({"logs": []}),
-        vec![],
-    );
+    let ok = Outcome::success(CallId::from("p2"), "run_code", json!({"logs": []}), vec![]);
     assert_eq!(
         r.render(&rec(
             3,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::hook::Provenance;
-use crate::tool::{ContentBlock, DeferredContext, Outcome, ToolExecution};
+use crate::tool::{Content, ContentBlock, DeferredContext, Outcome, ToolExecution};
 
 /// The input of `tools/post-execute`: the outcome so far, and the execution
 /// when the call got far enough to have one (an unknown tool or invalid
@@ -49,7 +49,7 @@ impl crate::host::NewPostExecuteInput for PostExecuteInput {
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PostDecision {
-    content: Option<Vec<ContentBlock>>,
+    content: Option<Content>,
     value: Option<Value>,
     block: Option<String>,
     context: Vec<DeferredContext>,
@@ -63,8 +63,8 @@ impl PostDecision {
     }
 
     /// Replace the model content.
-    pub fn replace_content(mut self, content: Vec<ContentBlock>) -> Self {
-        self.content = Some(content);
+    pub fn replace_content(mut self, content: impl Into<Content>) -> Self {
+        self.content = Some(content.into());
         self.provenance = None;
         self
     }

@@ -19,7 +19,7 @@ use crate::hook::{AgentId, Provenance};
 use crate::hooks::ExecuteOutput;
 use crate::tool::ToolError;
 use crate::tool::{
-    Arguments, CallId, ContentBlock, ErrorCode, ExecutionToken, Failure, Outcome, Tier, ToolCall,
+    Arguments, CallId, Content, ErrorCode, ExecutionToken, Failure, Outcome, Tier, ToolCall,
     ToolExecution, ToolHandler, ToolName,
 };
 
@@ -160,7 +160,7 @@ pub trait NewOutcome: sealed::Sealed + Sized {
         call_id: CallId,
         tool: impl Into<String>,
         value: Value,
-        content: Vec<ContentBlock>,
+        content: impl Into<Content>,
     ) -> Self;
 
     /// A failure, with the model content `"<CODE>: <message>"`.

@@ -11,26 +11,26 @@ use serde_json::Value;
 
 use super::schema_depth::within_limit;
 use super::{
-    ContentBlock, DefinitionError, MAX_SCHEMA_DEPTH, Outcome, RenderError, Tier, ToolError,
-    ToolName, ToolSchema,
+    Content, DefinitionError, MAX_SCHEMA_DEPTH, Outcome, RenderError, Tier, ToolError, ToolName,
+    ToolSchema,
 };
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
 
 /// Renders a success value for the model: `(arguments, value) -> content`.
-pub type RenderFn = dyn Fn(&Value, &Value) -> Result<Vec<ContentBlock>, RenderError> + Send + Sync;
+pub type RenderFn = dyn Fn(&Value, &Value) -> Result<Content, RenderError> + Send + Sync;
 /// Projects UI-only data from a success: `(arguments, value) -> meta`.
 pub type PresentationMetaFn =
     dyn Fn(&Value, &Value) -> Result<Option<Value>, RenderError> + Send + Sync;
 /// Renders and projects in one pass: `(arguments, value) -> (content, meta)`.
 pub type ProjectionFn =
-    dyn Fn(&Value, &Value) -> Result<(Vec<ContentBlock>, Option<Value>), RenderError> + Send + Sync;
+    dyn Fn(&Value, &Value) -> Result<(Content, Option<Value>), RenderError> + Send + Sync;
 /// A one-line description of a call for UIs: `arguments -> text`.
 pub type PresentCallFn = dyn Fn(&Value) -> String + Send + Sync;
 /// A one-line description of an outcome for UIs: `(arguments, outcome) -> text`.
 pub type PresentResultFn = dyn Fn(&Value, &Outcome) -> String + Send + Sync;
 /// Adjusts the final model content of any outcome; `None` keeps it.
-pub type FinalizeContentFn = dyn Fn(&Outcome) -> Option<Vec<ContentBlock>> + Send + Sync;
+pub type FinalizeContentFn = dyn Fn(&Outcome) -> Option<Content> + Send + Sync;
 /// Decides whether a call may run in parallel with others: `arguments -> bool`.
 pub type ConcurrencyFn = dyn Fn(&Value) -> bool + Send + Sync;
 
@@ -136,14 +136,14 @@ impl OutputSpec {
     /// pass, for outputs where both need the same expensive preparation (typed
     /// tools deserialize their arguments and output once for both). It must
     /// agree with the renderer and the meta projector.
-    pub fn projection<F>(mut self, project: F) -> Self
+    pub fn projection<F, C>(mut self, project: F) -> Self
     where
-        F: Fn(&Value, &Value) -> Result<(Vec<ContentBlock>, Option<Value>), RenderError>
-            + Send
-            + Sync
-            + 'static,
+        F: Fn(&Value, &Value) -> Result<(C, Option<Value>), RenderError> + Send + Sync + 'static,
+        C: Into<Content>,
     {
-        self.projection = Some(Arc::new(project));
+        self.projection = Some(Arc::new(move |args, value| {
+            project(args, value).map(|(content, meta)| (content.into(), meta))
+        }));
         self
     }
 
@@ -157,7 +157,7 @@ impl OutputSpec {
         &self,
         args: &Value,
         value: &Value,
-    ) -> Result<(Vec<ContentBlock>, Option<Value>), RenderError> {
+    ) -> Result<(Content, Option<Value>), RenderError> {
         match &self.projection {
             Some(project) => catch_unwind(AssertUnwindSafe(|| project(args, value)))
                 .unwrap_or_else(|p| {
@@ -174,20 +174,22 @@ impl OutputSpec {
     }
 
     /// Sets an infallible renderer.
-    pub fn render<F>(mut self, render: F) -> Self
+    pub fn render<F, C>(mut self, render: F) -> Self
     where
-        F: Fn(&Value, &Value) -> Vec<ContentBlock> + Send + Sync + 'static,
+        F: Fn(&Value, &Value) -> C + Send + Sync + 'static,
+        C: Into<Content>,
     {
-        self.render = Arc::new(move |args, value| Ok(render(args, value)));
+        self.render = Arc::new(move |args, value| Ok(render(args, value).into()));
         self
     }
 
     /// Sets a renderer that may fail (its error becomes `OUTPUT_INVALID`).
-    pub fn try_render<F>(mut self, render: F) -> Self
+    pub fn try_render<F, C>(mut self, render: F) -> Self
     where
-        F: Fn(&Value, &Value) -> Result<Vec<ContentBlock>, RenderError> + Send + Sync + 'static,
+        F: Fn(&Value, &Value) -> Result<C, RenderError> + Send + Sync + 'static,
+        C: Into<Content>,
     {
-        self.render = Arc::new(render);
+        self.render = Arc::new(move |args, value| render(args, value).map(Into::into));
         self
     }
 
@@ -210,11 +212,7 @@ impl OutputSpec {
     /// # Errors
     ///
     /// The renderer's error, or [`RenderError::Panicked`] (`output.render panicked: …`).
-    pub fn render_value(
-        &self,
-        args: &Value,
-        value: &Value,
-    ) -> Result<Vec<ContentBlock>, RenderError> {
+    pub fn render_value(&self, args: &Value, value: &Value) -> Result<Content, RenderError> {
         catch_unwind(AssertUnwindSafe(|| (self.render)(args, value))).unwrap_or_else(|p| {
             Err(RenderError::Panicked {
                 stage: "render",
@@ -265,10 +263,10 @@ impl fmt::Debug for OutputSpec {
 /// assert_eq!(default_render(&json!("hi")), vec![ContentBlock::text("hi")]);
 /// assert_eq!(default_render(&json!({"n": 1})), vec![ContentBlock::text(r#"{"n":1}"#)]);
 /// ```
-pub fn default_render(value: &Value) -> Vec<ContentBlock> {
+pub fn default_render(value: &Value) -> Content {
     match value {
-        Value::String(text) => vec![ContentBlock::text(text.clone())],
-        other => vec![ContentBlock::text(other.to_string())],
+        Value::String(text) => Content::text(text.clone()),
+        other => Content::text(other.to_string()),
     }
 }
 
@@ -486,7 +484,7 @@ impl ToolDefinition {
     /// The final model content for `outcome`: the finalizer's replacement, or
     /// `None` to keep the content. Total: a panicking finalizer keeps the
     /// content (and is logged).
-    pub fn finalize_content(&self, outcome: &Outcome) -> Option<Vec<ContentBlock>> {
+    pub fn finalize_content(&self, outcome: &Outcome) -> Option<Content> {
         let finalize = self.finalize_content.as_ref()?;
         match catch_unwind(AssertUnwindSafe(|| finalize(outcome))) {
             Ok(replacement) => replacement,
@@ -615,11 +613,11 @@ impl ToolDefinitionBuilder {
     }
 
     /// The content finalizer, run exactly once for every outcome of this tool.
-    pub fn finalize_content(
+    pub fn finalize_content<C: Into<Content>>(
         mut self,
-        finalize: impl Fn(&Outcome) -> Option<Vec<ContentBlock>> + Send + Sync + 'static,
+        finalize: impl Fn(&Outcome) -> Option<C> + Send + Sync + 'static,
     ) -> Self {
-        self.finalize_content = Some(Arc::new(finalize));
+        self.finalize_content = Some(Arc::new(move |outcome| finalize(outcome).map(Into::into)));
         self
     }
 

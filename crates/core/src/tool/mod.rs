@@ -30,7 +30,7 @@ mod typed;
 
 pub use arguments::{Arguments, ArgumentsError};
 pub use call::{CallId, ExecutionToken, ToolCall};
-pub use content::{ContentBlock, joined_text};
+pub use content::{Content, ContentBlock, joined_text};
 pub use deferred::DeferredContext;
 pub use definition::{
     ConcurrencyFn, FinalizeContentFn, OutputSpec, PresentCallFn, PresentResultFn,

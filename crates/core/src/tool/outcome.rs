@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{CallId, ContentBlock, DeferredContext, ToolError};
+use super::{CallId, Content, DeferredContext, ToolError};
 use crate::hook::Provenance;
 use crate::host::{NewFailure, NewOutcome};
 use crate::policy::ArgumentRewrite;
@@ -199,7 +199,7 @@ pub struct Outcome {
     #[serde(flatten)]
     pub status: Status,
     /// What the model reads.
-    pub content: Vec<ContentBlock>,
+    pub content: Content,
     /// UI-only data (e.g. an edit's diff), never shown to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub presentation: Option<Value>,
@@ -230,16 +230,13 @@ impl NewOutcome for Outcome {
         call_id: CallId,
         tool: impl Into<String>,
         value: Value,
-        content: Vec<ContentBlock>,
+        content: impl Into<Content>,
     ) -> Self {
-        Self::with_status(call_id, tool.into(), Status::Ok { value }, content)
+        Self::with_status(call_id, tool.into(), Status::Ok { value }, content.into())
     }
 
     fn failure(call_id: CallId, tool: impl Into<String>, failure: Failure) -> Self {
-        let content = vec![ContentBlock::text(format!(
-            "{}: {}",
-            failure.code, failure.message
-        ))];
+        let content = Content::text(format!("{}: {}", failure.code, failure.message));
         Self::with_status(
             call_id,
             tool.into(),
@@ -255,12 +252,7 @@ impl NewOutcome for Outcome {
 }
 
 impl Outcome {
-    fn with_status(
-        call_id: CallId,
-        tool: String,
-        status: Status,
-        content: Vec<ContentBlock>,
-    ) -> Self {
+    fn with_status(call_id: CallId, tool: String, status: Status, content: Content) -> Self {
         Self {
             call_id,
             tool,

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{
-    ContentBlock, DefinitionError, ErrorCode, Outcome, OutputSpec, Tier, ToolDefinition, ToolError,
+    Content, DefinitionError, ErrorCode, Outcome, OutputSpec, Tier, ToolDefinition, ToolError,
     ToolErrorCode, ToolHandler,
 };
 use crate::context::ToolRunContext;
@@ -95,7 +95,7 @@ pub trait Tool: Send + Sync + 'static {
     /// Renders a success for the model. Must be pure: a replay renders the
     /// logged value with it. Default: what [`default_render`](super::default_render) makes of the JSON
     /// value (a string as itself, anything else as compact JSON).
-    fn render(&self, _args: &Self::Args, output: &Self::Output) -> Vec<ContentBlock> {
+    fn render(&self, _args: &Self::Args, output: &Self::Output) -> Content {
         render_serialized(output)
     }
 
@@ -111,7 +111,7 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Adjusts the final model content of any outcome (`None` keeps it), e.g.
     /// to cap a large output while the log keeps the whole value.
-    fn finalize_content(&self, _outcome: &Outcome) -> Option<Vec<ContentBlock>> {
+    fn finalize_content(&self, _outcome: &Outcome) -> Option<Content> {
         None
     }
 }
@@ -159,16 +159,16 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
 
 /// [`default_render`](super::default_render) of `output`'s JSON form, written straight to text
 /// instead of building a JSON value first.
-fn render_serialized<O: Serialize>(output: &O) -> Vec<ContentBlock> {
+fn render_serialized<O: Serialize>(output: &O) -> Content {
     let Ok(json) = serde_json::to_string(output) else {
-        return Vec::new();
+        return Content::new();
     };
     if json.starts_with('"') {
         if let Ok(text) = serde_json::from_str::<String>(&json) {
-            return vec![ContentBlock::text(text)];
+            return Content::text(text);
         }
     }
-    vec![ContentBlock::text(json)]
+    Content::text(json)
 }
 
 fn not_fitting<T: Tool>(error: &serde_json::Error) -> ToolError {

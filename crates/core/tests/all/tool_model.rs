@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use tack_core::host::{NewFailure, NewOutcome};
 use tack_core::policy::ApprovalOutcome;
 use tack_core::tool::{
-    CallId, ContentBlock, DefinitionError, ErrorCode, Failure, NameError, Outcome, OutputSpec,
-    Tier, ToolDefinition, ToolFormat, ToolName, ToolSchema, export_tools,
+    CallId, Content, ContentBlock, DefinitionError, ErrorCode, Failure, NameError, Outcome,
+    OutputSpec, Tier, ToolDefinition, ToolFormat, ToolName, ToolSchema, export_tools,
 };
 
 fn echo() -> ToolDefinition {
@@ -27,7 +27,7 @@ fn echo() -> ToolDefinition {
         .timeout(Duration::from_secs(5))
         .concurrency_safe(|_| true)
         .present_call(|args| format!("echo {}", args["text"]))
-        .finalize_content(|_| None)
+        .finalize_content(|_| None::<Content>)
         .handler(|args, _cx| async move { Ok(args["text"].clone()) })
         .build()
         .unwrap()
@@ -272,8 +272,8 @@ fn a_panicking_finalizer_or_presenter_keeps_the_original() {
     let def = ToolDefinition::builder("f")
         .description("d")
         .input_schema(json!({"type": "object"}))
-        .output(OutputSpec::new(json!({})).render(|_, _| panic!("render bug")))
-        .finalize_content(|_| panic!("finalize bug"))
+        .output(OutputSpec::new(json!({})).render(|_, _| -> Content { panic!("render bug") }))
+        .finalize_content(|_| -> Option<Content> { panic!("finalize bug") })
         .present_call(|_| panic!("present bug"))
         .handler(|_, _| async { Ok(json!(null)) })
         .build()

@@ -13,7 +13,7 @@ use tack_core::host::{
     NewExecutionToken, NewFailure, NewOutcome, NewRunContext, NewToolExecution, RunEffects,
 };
 use tack_core::tool::{
-    CallId, ContentBlock, DefinitionError, ErrorCode, ExecutionToken, Outcome, Tier, Tool,
+    CallId, Content, ContentBlock, DefinitionError, ErrorCode, ExecutionToken, Outcome, Tier, Tool,
     ToolDefinition, ToolError, ToolExecution,
 };
 use tokio_util::sync::CancellationToken;
@@ -62,11 +62,8 @@ impl Tool for FakeRead {
             lines: 1 + args.offset.unwrap_or(0),
         })
     }
-    fn render(&self, args: &ReadArgs, output: &ReadOut) -> Vec<ContentBlock> {
-        vec![ContentBlock::text(format!(
-            "{}: {}",
-            args.path, output.content
-        ))]
+    fn render(&self, args: &ReadArgs, output: &ReadOut) -> Content {
+        Content::text(format!("{}: {}", args.path, output.content))
     }
     fn presentation_meta(&self, _args: &ReadArgs, output: &ReadOut) -> Option<Value> {
         Some(json!({"lines": output.lines}))
@@ -74,10 +71,10 @@ impl Tool for FakeRead {
     fn present_call(&self, args: &ReadArgs) -> Option<String> {
         Some(format!("read {}", args.path))
     }
-    fn finalize_content(&self, outcome: &Outcome) -> Option<Vec<ContentBlock>> {
+    fn finalize_content(&self, outcome: &Outcome) -> Option<Content> {
         outcome
             .failure_info()
-            .map(|f| vec![ContentBlock::text(format!("read failed: {}", f.message))])
+            .map(|f| Content::text(format!("read failed: {}", f.message)))
     }
 }
 
@@ -183,7 +180,7 @@ fn classifier_and_finalizer_come_from_the_typed_tool() {
     );
     assert_eq!(
         def.finalize_content(&failed),
-        Some(vec![ContentBlock::text("read failed: boom")])
+        Some(Content::text("read failed: boom"))
     );
 }
 

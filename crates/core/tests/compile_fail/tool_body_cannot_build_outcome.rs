@@ -1,8 +1,6 @@
 // A tool body returns a value or a `ToolError`; only the pipeline builds the
 // call's `Outcome` (or a `Failure` with a pipeline code such as DENIED).
 // From the plugin surface, neither constructor exists.
-use std::sync::Arc;
-
 use tack_core::serde_json::{Value, json};
 use tack_core::tool::{CallId, ErrorCode, Failure, Outcome};
 

@@ -82,7 +82,7 @@ impl Pipeline {
             .and_then(OnceLock::get)
             .and_then(|cause| cause.explain(&outcome))
         {
-            Arc::make_mut(&mut outcome).content = content;
+            Arc::make_mut(&mut outcome).content = content.into();
         }
         let agent = call.agent;
         self.record(&outcome.call_id, Stage::PostExecute);

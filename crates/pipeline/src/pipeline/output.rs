@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 use tack_core::host::NewFailure;
-use tack_core::tool::{ContentBlock, ErrorCode, Failure};
+use tack_core::tool::{Content, ErrorCode, Failure};
 
 use super::schema::check;
 use crate::registry::RegisteredTool;
@@ -13,7 +13,7 @@ use crate::registry::RegisteredTool;
 /// A value that passed the output schema, with its content and presentation meta.
 pub(crate) struct Rendered {
     pub(crate) value: Value,
-    pub(crate) content: Vec<ContentBlock>,
+    pub(crate) content: Content,
     pub(crate) presentation: Option<Value>,
 }
 

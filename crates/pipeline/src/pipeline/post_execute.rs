@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tack_core::hook::HookError;
 use tack_core::hooks::PostDecision;
 use tack_core::host::{NewFailure, NewOutcome};
-use tack_core::tool::{ContentBlock, ErrorCode, Failure, Outcome, Status, ToolExecution};
+use tack_core::tool::{Content, ErrorCode, Failure, Outcome, Status, ToolExecution};
 
 use super::Pipeline;
 use super::fault::listener_failure;
@@ -86,7 +86,7 @@ fn apply_post_decision(
                     Failure::new(ErrorCode::Denied, feedback.clone()).with_dispatched(true);
                 let mut blocked = Outcome::failure(outcome.call_id, outcome.tool, failure)
                     .with_provenance(provenance);
-                blocked.content = vec![ContentBlock::text(feedback)];
+                blocked.content = Content::text(feedback);
                 blocked.deferred_context = outcome.deferred_context;
                 return blocked;
             }
@@ -113,12 +113,12 @@ fn apply_post_decision(
                 }
             }
             if let Some(content) = decision.content() {
-                outcome.content = content.to_vec();
+                outcome.content = Content::from(content);
             }
         }
         _ => {
             if let Some(content) = decision.content() {
-                outcome.content = content.to_vec();
+                outcome.content = Content::from(content);
             }
             if decision.value().is_some() || decision.blocked().is_some() {
                 outcome.notes.push(format!(

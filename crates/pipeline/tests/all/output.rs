@@ -1,7 +1,7 @@
 //! Output schema validation and render (OUT-*).
 
 use serde_json::json;
-use tack_core::tool::{ContentBlock, ErrorCode, OutputSpec, ToolDefinition};
+use tack_core::tool::{Content, ContentBlock, ErrorCode, OutputSpec, ToolDefinition};
 
 use crate::harness::*;
 use crate::stage_paths::*;
@@ -68,7 +68,7 @@ async fn panicking_renderer_or_meta_is_output_invalid() {
     };
     h.add(with(
         "render",
-        OutputSpec::new(json!({})).render(|_a, _v| panic!("render broke")),
+        OutputSpec::new(json!({})).render(|_a, _v| -> Content { panic!("render broke") }),
     ));
     h.add(with(
         "meta",

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use tack_core::hook::{AgentId, Scope};
 use tack_core::plugin::RegistrationError;
 use tack_core::tool::{
-    DefinitionError, ErrorCode, MAX_SCHEMA_DEPTH, OutputSpec, ToolDefinition, schema_depth,
+    Content, DefinitionError, ErrorCode, MAX_SCHEMA_DEPTH, OutputSpec, ToolDefinition, schema_depth,
 };
 use tack_pipeline::{RUN_CODE, RestrictError, Restriction, ToolRegistry};
 
@@ -25,7 +25,7 @@ fn schemas_expose_exactly_name_description_and_parameters() {
         .timeout(Duration::from_secs(5))
         .concurrency_safe(|_| true)
         .present_call(|_| "echo".to_owned())
-        .finalize_content(|_| None)
+        .finalize_content(|_| None::<Content>)
         .build()
         .unwrap();
     let _kept = registry.register(def).unwrap();

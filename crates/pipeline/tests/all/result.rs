@@ -143,7 +143,7 @@ async fn root_call_id_defaults_to_the_call_and_nested_calls_inherit_it() {
             let nested = cx.nested_call("inner-1", "echo", r#"{"text": "nested"}"#);
             let out = dispatcher.dispatch(nested, cx.cancellation().clone()).await;
             out.value()
-                .map(|v| v.clone())
+                .cloned()
                 .ok_or_else(|| ToolError::new("nested call failed"))
         },
     ));

@@ -510,7 +510,7 @@ impl Bridge<'_> {
                 .any(|block| matches!(block, ContentBlock::Image { .. }))
         {
             contexts
-                .push(DeferredContext::blocks(outcome.content.clone()).with_source(PLUGIN_NAME));
+                .push(DeferredContext::blocks(outcome.content.to_vec()).with_source(PLUGIN_NAME));
         }
         contexts.extend(outcome.deferred_context.iter().cloned());
         if !contexts.is_empty() {
@@ -529,7 +529,7 @@ impl Bridge<'_> {
             call.name.clone(),
             call.arguments.clone(),
             outcome.error_code(),
-            outcome.content.clone(),
+            outcome.content.to_vec(),
         );
         // A failing rewrite is contained: the original record is logged.
         let entry = match self
