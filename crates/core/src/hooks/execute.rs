@@ -4,14 +4,15 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::ToolRunContext;
 use crate::hook::Provenance;
 use crate::host::{NewExecuteRequest, NewFailure};
-use crate::tool::{ErrorCode, Failure, ToolError, ToolErrorCode, ToolExecution, ToolHandler};
+use crate::tool::{
+    BodyFuture, ErrorCode, Failure, ToolError, ToolErrorCode, ToolExecution, ToolHandler,
+};
 
 /// The input of `tools/execute`: the execution, the run context the body will
 /// get, and the body itself (the hook's default runs it).
@@ -54,7 +55,7 @@ impl NewExecuteRequest for ExecuteRequest {
         }
     }
 
-    fn start_body(self) -> Result<BoxFuture<'static, Result<Value, ToolError>>, ExecuteOutput> {
+    fn start_body(self) -> Result<BodyFuture, ExecuteOutput> {
         if self.context.is_cancelled() {
             let failure = cancelled_before_start(self.execution.name());
             return Err(ExecuteOutput::err(ToolError::with_code(

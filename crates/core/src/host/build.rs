@@ -7,8 +7,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
-
 use serde_json::Value;
 
 use super::RunEffects;
@@ -17,10 +15,9 @@ use crate::capability::Capabilities;
 use crate::context::ToolRunContext;
 use crate::hook::{AgentId, Provenance};
 use crate::hooks::ExecuteOutput;
-use crate::tool::ToolError;
 use crate::tool::{
-    Arguments, CallId, Content, ErrorCode, ExecutionToken, Failure, Outcome, Tier, ToolCall,
-    ToolExecution, ToolHandler, ToolName,
+    Arguments, BodyFuture, CallId, Content, ErrorCode, ExecutionToken, Failure, Outcome, Tier,
+    ToolCall, ToolExecution, ToolHandler, ToolName,
 };
 
 /// Keeps the traits of this module implemented by tack-core's own types only.
@@ -205,7 +202,7 @@ pub trait NewExecuteRequest: sealed::Sealed + Sized {
     /// # Errors
     ///
     /// The output, when the body was not started.
-    fn start_body(self) -> Result<BoxFuture<'static, Result<Value, ToolError>>, ExecuteOutput>;
+    fn start_body(self) -> Result<BodyFuture, ExecuteOutput>;
 }
 
 /// Building the input of `tools/post-execute`.

@@ -6,13 +6,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::schema_depth::within_limit;
 use super::{
-    Content, DefinitionError, MAX_SCHEMA_DEPTH, Outcome, RenderError, Tier, ToolError, ToolName,
-    ToolSchema,
+    BodyFuture, Content, DefinitionError, MAX_SCHEMA_DEPTH, Outcome, RenderError, Tier, ToolError,
+    ToolName, ToolSchema,
 };
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
@@ -41,11 +40,7 @@ pub type ConcurrencyFn = dyn Fn(&Value) -> bool + Send + Sync;
 /// Result<Value, ToolError>>` implement it.
 pub trait ToolHandler: Send + Sync + 'static {
     /// Runs the body once.
-    fn call(
-        &self,
-        arguments: Arc<Value>,
-        cx: ToolRunContext,
-    ) -> BoxFuture<'static, Result<Value, ToolError>>;
+    fn call(&self, arguments: Arc<Value>, cx: ToolRunContext) -> BodyFuture;
 
     /// A handler that runs the same body and shares nothing that
     /// [`call`](Self::call) writes: for one thread's calls (see
@@ -66,11 +61,7 @@ pub trait ToolHandler: Send + Sync + 'static {
 struct SharedHandler(Arc<dyn ToolHandler>);
 
 impl ToolHandler for SharedHandler {
-    fn call(
-        &self,
-        arguments: Arc<Value>,
-        cx: ToolRunContext,
-    ) -> BoxFuture<'static, Result<Value, ToolError>> {
+    fn call(&self, arguments: Arc<Value>, cx: ToolRunContext) -> BodyFuture {
         self.0.call(arguments, cx)
     }
 }
@@ -80,12 +71,8 @@ where
     F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
 {
-    fn call(
-        &self,
-        arguments: Arc<Value>,
-        cx: ToolRunContext,
-    ) -> BoxFuture<'static, Result<Value, ToolError>> {
-        Box::pin(self(arguments, cx))
+    fn call(&self, arguments: Arc<Value>, cx: ToolRunContext) -> BodyFuture {
+        BodyFuture::reusing(self(arguments, cx))
     }
 }
 

@@ -13,6 +13,7 @@
 //! one [`Outcome`], whose failures carry an [`ErrorCode`].
 
 mod arguments;
+mod body_future;
 mod call;
 mod content;
 mod deferred;
@@ -29,6 +30,7 @@ mod tier;
 mod typed;
 
 pub use arguments::{Arguments, ArgumentsError};
+pub use body_future::{BodyFuture, BodyResult};
 pub use call::{CallId, ExecutionToken, ToolCall};
 pub use content::{Content, ContentBlock, joined_text};
 pub use deferred::DeferredContext;

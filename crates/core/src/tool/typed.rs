@@ -6,7 +6,6 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde::Serialize;
@@ -14,8 +13,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{
-    Content, DefinitionError, ErrorCode, Outcome, OutputSpec, Tier, ToolDefinition, ToolError,
-    ToolErrorCode, ToolHandler,
+    BodyFuture, Content, DefinitionError, ErrorCode, Outcome, OutputSpec, Tier, ToolDefinition,
+    ToolError, ToolErrorCode, ToolHandler,
 };
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
@@ -124,13 +123,9 @@ pub trait Tool: Send + Sync + 'static {
 struct TypedHandler<T>(Arc<Arc<T>>);
 
 impl<T: Tool> ToolHandler for TypedHandler<T> {
-    fn call(
-        &self,
-        arguments: Arc<Value>,
-        cx: ToolRunContext,
-    ) -> BoxFuture<'static, Result<Value, ToolError>> {
+    fn call(&self, arguments: Arc<Value>, cx: ToolRunContext) -> BodyFuture {
         let tool = self.0.clone();
-        Box::pin(async move {
+        BodyFuture::reusing(async move {
             // The exact text the model sent, when these are the execution's
             // own arguments (always, in the pipeline): the arguments type sees
             // the model's key order and number spelling.
