@@ -61,7 +61,6 @@ impl Pipeline {
     pub(crate) fn finalize(
         &self,
         executed: Executed,
-        cancel: &CancellationToken,
         cause: Option<&OnceLock<CancelCause>>,
     ) -> Finalizing {
         let Executed {
@@ -107,7 +106,9 @@ impl Pipeline {
                 Err(input) => drop(input),
             }
         }
-        self.conclude(&tool, effects.as_ref(), &mut outcome, cancel);
+        // Nothing waited since the execute stage looked for a late
+        // cancellation: no need to look again.
+        self.conclude(&tool, effects.as_ref(), &mut outcome, None);
         Finalizing::Done(Finalized {
             agent,
             execution,
@@ -130,7 +131,7 @@ impl Pipeline {
             frozen,
         } = pending.rest;
         let mut outcome = self.post_processed(&tool, execution.as_ref(), frozen, decision);
-        self.conclude(&tool, effects.as_ref(), &mut outcome, cancel);
+        self.conclude(&tool, effects.as_ref(), &mut outcome, Some(cancel));
         Finalized {
             agent,
             execution,
@@ -138,19 +139,21 @@ impl Pipeline {
         }
     }
 
-    /// After `tools/post-execute`: the late-cancellation note, a concluded
-    /// turn, `finalize_content`. The outcome is changed in place when nothing
-    /// else holds it (a `tools/post-execute` listener that kept the frozen
-    /// outcome keeps it unchanged: the change goes to a copy).
+    /// After `tools/post-execute`: the late-cancellation note (when `cancel`
+    /// is given: the call waited for listeners since the execute stage
+    /// looked), a concluded turn, `finalize_content`. The outcome is changed
+    /// in place when nothing else holds it (a `tools/post-execute` listener
+    /// that kept the frozen outcome keeps it unchanged: the change goes to a
+    /// copy).
     fn conclude(
         &self,
         tool: &RegisteredTool,
         effects: Option<&RunEffects>,
         outcome: &mut Arc<Outcome>,
-        cancel: &CancellationToken,
+        cancel: Option<&CancellationToken>,
     ) {
         let late = outcome.is_success()
-            && cancel.is_cancelled()
+            && cancel.is_some_and(CancellationToken::is_cancelled)
             && !outcome.notes.iter().any(|n| n == LATE_CANCELLATION_NOTE);
         let concluded = outcome.is_success() && effects.is_some_and(|e| e.concluded());
         if late || concluded != outcome.concluded_turn {

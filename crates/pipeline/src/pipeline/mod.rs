@@ -388,7 +388,7 @@ impl Pipeline {
                 }
             }
         };
-        let finalized = match self.finalize(executed, &cancel, cause) {
+        let finalized = match self.finalize(executed, cause) {
             Finalizing::Done(finalized) => finalized,
             Finalizing::Pending(mut pending) => {
                 let decision = (&mut pending.dispatch)
