@@ -15,7 +15,7 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group};
 use tack_core::hook::{AgentId, Disposer, ListenerSpec, Observer, Waterfall};
 
 fn poll_once<F: Future>(future: F) -> F::Output {
