@@ -15,7 +15,7 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group};
 use tack_core::hook::{AgentId, Disposer, ListenerSpec, Observer, Waterfall};
 
 fn poll_once<F: Future>(future: F) -> F::Output {
@@ -97,5 +97,31 @@ fn dispatch(c: &mut Criterion) {
     group.finish();
 }
 
+/// Fixed-work mode for instruction counts: with `DISPATCH_FIXED=kind:n:iters`
+/// (`kind` is `tail` or `async_block`), runs `iters` dispatches through `n`
+/// listeners and exits, without criterion. Under `valgrind --tool=callgrind`
+/// the difference between two `n` divided by the iterations and the
+/// difference in `n` is the instruction cost of one extra listener.
+fn fixed_work(spec: &str) {
+    let mut parts = spec.split(':');
+    let kind = parts.next().expect("kind");
+    let listeners: usize = parts.next().expect("n").parse().expect("a number");
+    let iters: u64 = parts.next().expect("iters").parse().expect("a number");
+    let (hook, _keep) = hook_with(listeners, kind == "tail");
+    let mut sum = 0u64;
+    for _ in 0..iters {
+        sum += poll_once(hook.dispatch(None, black_box(1))).expect("no panics here");
+    }
+    black_box(sum);
+}
+
 criterion_group!(benches, dispatch);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(spec) = std::env::var("DISPATCH_FIXED") {
+        fixed_work(&spec);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

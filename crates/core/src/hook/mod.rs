@@ -14,6 +14,7 @@
 
 mod disposer;
 mod error;
+mod future_pool;
 mod listeners;
 mod observer;
 mod order;

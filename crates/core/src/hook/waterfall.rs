@@ -11,6 +11,7 @@ use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
 
+use super::future_pool::Pooled;
 use super::listeners::ListenerList;
 use super::view::{Pos, View};
 use super::{
@@ -58,6 +59,8 @@ pub(crate) enum Step<In, Out> {
     Tail(NextFuture<In, Out>),
     /// Any other future, boxed.
     Boxed(BoxFuture<'static, Out>),
+    /// A closure listener's future, in a box of this thread's pool.
+    Pooled(Pooled<Out>),
 }
 
 /// The object-safe form every listener is stored as.
@@ -89,8 +92,9 @@ where
                 None => unreachable!("the future's type is `NextFuture`"),
             };
         }
-        // Any other future goes straight into its box.
-        Step::Boxed(Box::pin((self.0)(input, next)))
+        // Any other future goes into a box of the pool for its type (see
+        // `future_pool`): no allocation once the thread has run one.
+        Step::Pooled(Pooled::new((self.0)(input, next)))
     }
 }
 
@@ -132,6 +136,7 @@ impl<In, Out> Clone for DefaultFn<In, Out> {
 /// output, so every future in the chain stays small).
 enum Body<In, Out> {
     Boxed(BoxFuture<'static, Out>),
+    Pooled(Pooled<Out>),
     Deferred(Option<In>),
 }
 type ProvenanceSlot<Out> = fn(&mut Out) -> Option<&mut Option<Provenance>>;
@@ -582,6 +587,7 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
                         return rest;
                     }
                     Step::Boxed(fut) => Body::Boxed(fut),
+                    Step::Pooled(fut) => Body::Pooled(fut),
                 }
             }
             None => match &view.meta().default {
@@ -627,6 +633,7 @@ impl<In, Out> Future for NextFuture<In, Out> {
         let witness = Witness::new(&this.view, this.pos);
         let polled = match &mut this.inner {
             Body::Boxed(inner) => inner.as_mut().poll(cx),
+            Body::Pooled(inner) => Pin::new(inner).poll(cx),
             Body::Deferred(input) => match (input.take(), &this.view.meta().default) {
                 (Some(input), DefaultFn::Sync(default)) => Poll::Ready(default(input)),
                 _ => panic!("a waterfall NextFuture was polled after it completed"),
