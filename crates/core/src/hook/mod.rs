@@ -14,7 +14,6 @@
 
 mod disposer;
 mod error;
-mod future_pool;
 mod listeners;
 mod observer;
 mod order;

@@ -9,9 +9,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use futures::future::BoxFuture;
+use crate::future_pool::Pooled;
 
-use super::future_pool::Pooled;
 use super::listeners::ListenerList;
 use super::view::{Pos, View};
 use super::{
@@ -57,9 +56,8 @@ pub(crate) enum Step<In, Out> {
     /// The listener returned `next.run(input)` itself: a tail call. Its future
     /// *is* the rest of the chain, so it needs no box and no level of its own.
     Tail(NextFuture<In, Out>),
-    /// Any other future, boxed.
-    Boxed(BoxFuture<'static, Out>),
-    /// A closure listener's future, in a box of this thread's pool.
+    /// Any other future, in a box of this thread's pool (see
+    /// `future_pool`): no allocation once the thread has run one of its type.
     Pooled(Pooled<Out>),
 }
 
@@ -110,14 +108,14 @@ where
         // The typed future borrows the listener; owning an `Arc` of it makes the
         // boxed future `'static` without asking the author for `'static` futures.
         let listener = self.0.clone();
-        Step::Boxed(Box::pin(async move { listener.call(input, next).await }))
+        Step::Pooled(Pooled::new(async move { listener.call(input, next).await }))
     }
 }
 
 /// A hook point's default: asynchronous (its future is boxed), or
 /// synchronous (run when its [`NextFuture`] is polled, without a future).
 enum DefaultFn<In, Out> {
-    Async(Arc<dyn Fn(In) -> BoxFuture<'static, Out> + Send + Sync>),
+    Async(Arc<dyn Fn(In) -> Pooled<Out> + Send + Sync>),
     Sync(Arc<dyn Fn(In) -> Out + Send + Sync>),
 }
 
@@ -135,7 +133,6 @@ impl<In, Out> Clone for DefaultFn<In, Out> {
 /// future is first polled (no allocation; kept as the input, not the
 /// output, so every future in the chain stays small).
 enum Body<In, Out> {
-    Boxed(BoxFuture<'static, Out>),
     Pooled(Pooled<Out>),
     Deferred(Option<In>),
 }
@@ -249,7 +246,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     {
         Self::build(
             name,
-            DefaultFn::Async(Arc::new(move |input| Box::pin(default(input)))),
+            DefaultFn::Async(Arc::new(move |input| Pooled::new(default(input)))),
             None,
         )
     }
@@ -569,7 +566,7 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
                 pos,
             };
             return NextFuture {
-                inner: Body::Boxed(Box::pin(async move { rest.run(input).await })),
+                inner: Body::Pooled(Pooled::new(async move { rest.run(input).await })),
                 view,
                 pos,
             };
@@ -586,12 +583,11 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
                         witness.disarm();
                         return rest;
                     }
-                    Step::Boxed(fut) => Body::Boxed(fut),
                     Step::Pooled(fut) => Body::Pooled(fut),
                 }
             }
             None => match &view.meta().default {
-                DefaultFn::Async(default) => Body::Boxed(default(input)),
+                DefaultFn::Async(default) => Body::Pooled(default(input)),
                 DefaultFn::Sync(_) => Body::Deferred(Some(input)),
             },
         };
@@ -632,7 +628,6 @@ impl<In, Out> Future for NextFuture<In, Out> {
         let this = self.get_mut();
         let witness = Witness::new(&this.view, this.pos);
         let polled = match &mut this.inner {
-            Body::Boxed(inner) => inner.as_mut().poll(cx),
             Body::Pooled(inner) => Pin::new(inner).poll(cx),
             Body::Deferred(input) => match (input.take(), &this.view.meta().default) {
                 (Some(input), DefaultFn::Sync(default)) => Poll::Ready(default(input)),

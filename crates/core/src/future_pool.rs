@@ -1,9 +1,11 @@
-//! Thread-local pools of the boxes a closure listener's future lives in, by
-//! the future's type.
+//! Thread-local pools of the boxes type-erased futures live in, by the
+//! future's type: a hook listener's future (one that does not return
+//! `next.run(..)` itself), a hook point's asynchronous default, and a tool
+//! body ([`BodyFuture`](crate::tool::BodyFuture)).
 //!
-//! Why: every listener that does not return `next.run(..)` itself gets its
-//! future boxed once per dispatch. A chain of such listeners allocates one box
-//! per level and frees them all as it unwinds; past the allocator's small
+//! Why: each of those futures is boxed once per dispatch or call. A chain of
+//! listeners allocates one box per level and frees them all as it unwinds;
+//! past the allocator's small
 //! per-thread cache (7 blocks of a size in glibc) each allocation and each
 //! free goes to the slower shared bins, about 180 instructions a level. A box
 //! is `Pin<Box<Option<F>>>`: when its future is done (or dropped unfinished)
