@@ -27,7 +27,6 @@ use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -37,32 +36,9 @@ const POOL_BYTES: usize = 32 << 10;
 /// The fewest boxes a pool keeps, however big the future.
 const POOL_MIN: usize = 4;
 
-/// A `TypeId` is already a hash: its bits are used as they are.
-#[derive(Default)]
-struct TypeIdHasher(u64);
-
-impl Hasher for TypeIdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 ^= n;
-    }
-
-    fn write_u128(&mut self, n: u128) {
-        // The truncation is the point: the low half is random enough.
-        self.0 ^= n as u64 ^ (n >> 64) as u64;
-    }
-}
-
-type Pools = HashMap<TypeId, Box<dyn Any>, BuildHasherDefault<TypeIdHasher>>;
+/// Pools by future type, hashed with foldhash's fixed-seed hasher: the keys
+/// are `TypeId`s, not input an attacker chooses, so no random seed is needed.
+type Pools = HashMap<TypeId, Box<dyn Any>, foldhash::fast::FixedState>;
 
 thread_local! {
     /// Per future type, a `Vec<Pin<Box<Option<F>>>>` of empty boxes.
@@ -231,12 +207,18 @@ mod tests {
         WaitOnce { first: true, held }
     }
 
-    #[test]
-    fn a_dropped_unfinished_future_leaves_no_capture_in_the_pool() {
-        let held = Arc::new(());
+    /// A pooled [`WaitOnce`] holding `held`, polled once (it waits).
+    fn started(held: &Arc<()>) -> Pooled<usize> {
         let mut future = Pooled::new(waits(held.clone()));
         let mut cx = Context::from_waker(Waker::noop());
         assert!(Pin::new(&mut future).poll(&mut cx).is_pending());
+        future
+    }
+
+    #[test]
+    fn a_dropped_unfinished_future_leaves_no_capture_in_the_pool() {
+        let held = Arc::new(());
+        let future = started(&held);
         assert_eq!(Arc::strong_count(&held), 2);
         let pooled = pooled_count::<WaitOnce>();
         drop(future);
@@ -274,9 +256,7 @@ mod tests {
     #[test]
     fn a_pooled_future_polled_on_another_thread_completes_and_is_pooled_there() {
         let held = Arc::new(());
-        let mut future = Pooled::new(waits(held.clone()));
-        let mut cx = Context::from_waker(Waker::noop());
-        assert!(Pin::new(&mut future).poll(&mut cx).is_pending());
+        let mut future = started(&held);
         let (count, pooled_there) = std::thread::spawn(move || {
             let mut cx = Context::from_waker(Waker::noop());
             let count = match Pin::new(&mut future).poll(&mut cx) {
