@@ -8,11 +8,17 @@
 //! past the allocator's small
 //! per-thread cache (7 blocks of a size in glibc) each allocation and each
 //! free goes to the slower shared bins, about 180 instructions a level. A box
-//! is `Pin<Box<Option<F>>>`: when its future is done (or dropped unfinished)
+//! holds an `Option<F>` and its pool key: when its future is done (or dropped unfinished)
 //! the box is emptied in place with [`Pin::set`] (which drops the future and
 //! everything it captured at once) and kept on this thread for the next future
 //! of the same type, which is written into it with `Pin::set` again.
 //!
+//! * Each future type has a [`PoolKey`], a small number given once per type
+//!   for the whole program: a thread's pools are a table indexed by it, so
+//!   taking a box and giving it back index that table instead of hashing the
+//!   type. Whoever builds such futures over and over (a listener, a hook
+//!   point's default, a typed tool's handler) looks its key up once, when
+//!   it is made.
 //! * A box is given back to the pool of the thread that drops it, whichever
 //!   thread filled it: a future may move between threads between polls.
 //! * A pool keeps only empty boxes, so it never keeps a listener's captures
@@ -30,24 +36,88 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use parking_lot::Mutex;
+
 /// How many bytes of empty boxes one thread keeps for one future type.
 const POOL_BYTES: usize = 32 << 10;
 
 /// The fewest boxes a pool keeps, however big the future.
 const POOL_MIN: usize = 4;
 
-/// Pools by future type, hashed with foldhash's fixed-seed hasher: the keys
-/// are `TypeId`s, not input an attacker chooses, so no random seed is needed.
-type Pools = HashMap<TypeId, Box<dyn Any>, foldhash::fast::FixedState>;
+/// Type ids hashed with foldhash's fixed-seed hasher: the keys are
+/// `TypeId`s, not input an attacker chooses, so no random seed is needed.
+type ByType<V> = HashMap<TypeId, V, foldhash::fast::FixedState>;
+
+/// The key of every future type that has one, for the whole program. Only
+/// read when a key is looked up the first time on a thread.
+static KEYS: Mutex<Option<ByType<PoolKey>>> = Mutex::new(None);
 
 thread_local! {
-    /// Per future type, a `Vec<Pin<Box<Option<F>>>>` of empty boxes.
-    static POOLS: RefCell<Pools> = RefCell::new(Pools::default());
+    /// By [`PoolKey`], a `Vec<Pin<Box<Keyed<F>>>>` of empty boxes of the
+    /// key's future type `F`.
+    static POOLS: RefCell<Vec<Option<Box<dyn Any>>>> = const { RefCell::new(Vec::new()) };
+    /// The keys this thread has looked up, so a thread takes the program's
+    /// lock once per type.
+    static KNOWN: RefCell<Option<ByType<PoolKey>>> = const { RefCell::new(None) };
+}
+
+/// A future type's index in every thread's pool table: the same number on
+/// every thread, given the first time the type is looked up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PoolKey(u32);
+
+impl PoolKey {
+    /// The key of the future type `F`.
+    pub(crate) fn of<F: 'static>() -> Self {
+        let id = TypeId::of::<F>();
+        let known = KNOWN
+            .try_with(|known| known.try_borrow().ok()?.as_ref()?.get(&id).copied())
+            .ok()
+            .flatten();
+        if let Some(key) = known {
+            return key;
+        }
+        let key = {
+            let mut keys = KEYS.lock();
+            let keys = keys.get_or_insert_with(ByType::default);
+            let next = u32::try_from(keys.len()).unwrap_or(u32::MAX);
+            *keys.entry(id).or_insert(PoolKey(next))
+        };
+        let _ = KNOWN.try_with(|known| {
+            if let Ok(mut known) = known.try_borrow_mut() {
+                known.get_or_insert_with(ByType::default).insert(id, key);
+            }
+        });
+        key
+    }
+
+    /// The key of the future a function of three arguments returns: a way
+    /// to name the type of an `async fn`'s or `-> impl Future` function's
+    /// future (`PoolKey::returned_by(body::<T>)`).
+    pub(crate) fn returned_by<A, B, C, R: 'static>(_: fn(A, B, C) -> R) -> Self {
+        Self::of::<R>()
+    }
+
+    fn index(self) -> usize {
+        // A `u32` fits every `usize` this crate builds for.
+        self.0 as usize
+    }
 }
 
 /// The most boxes of a future type `F` a thread keeps.
 fn capacity<F>() -> usize {
-    (POOL_BYTES / size_of::<Option<F>>().max(1)).max(POOL_MIN)
+    (POOL_BYTES / size_of::<Keyed<F>>().max(1)).max(POOL_MIN)
+}
+
+pin_project_lite::pin_project! {
+    /// What a pooled box holds: a future of type `F` or nothing, and the
+    /// key of the pool the box goes back to (kept in the box, so a handle
+    /// to it is one pointer and its vtable).
+    pub(crate) struct Keyed<F> {
+        key: PoolKey,
+        #[pin]
+        future: Option<F>,
+    }
 }
 
 /// A future in a box that goes back to a pool when it is dropped.
@@ -59,13 +129,13 @@ pub(crate) trait PooledFuture<Out>: Send {
     fn recycle(self: Pin<Box<Self>>);
 }
 
-impl<F> PooledFuture<F::Output> for Option<F>
+impl<F> PooledFuture<F::Output> for Keyed<F>
 where
     F: Future + Send + 'static,
 {
     #[inline]
     fn poll_pooled(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        match self.as_pin_mut() {
+        match self.project().future.as_pin_mut() {
             Some(future) => future.poll(cx),
             None => panic!("a pooled future was polled after it was recycled"),
         }
@@ -75,34 +145,38 @@ where
     fn recycle(mut self: Pin<Box<Self>>) {
         // The captures go now, before the box is pooled (and outside the
         // pool's borrow: their drop may dispatch again).
-        self.set(None);
+        self.as_mut().project().future.set(None);
         give_back::<F>(self);
     }
 }
 
 /// A box with `future` in it: an empty one of this thread's pool, or a new one.
 #[inline]
-fn boxed<F>(future: F) -> Pin<Box<Option<F>>>
+fn boxed<F>(key: PoolKey, future: F) -> Pin<Box<Keyed<F>>>
 where
     F: Future + Send + 'static,
 {
-    match take::<F>() {
+    match take::<F>(key) {
         Some(mut slot) => {
-            slot.set(Some(future));
+            slot.as_mut().project().future.set(Some(future));
             slot
         }
-        None => Box::pin(Some(future)),
+        None => Box::pin(Keyed {
+            key,
+            future: Some(future),
+        }),
     }
 }
 
 #[inline]
-fn take<F: 'static>() -> Option<Pin<Box<Option<F>>>> {
+fn take<F: 'static>(key: PoolKey) -> Option<Pin<Box<Keyed<F>>>> {
     POOLS
         .try_with(|pools| {
             let mut pools = pools.try_borrow_mut().ok()?;
             pools
-                .get_mut(&TypeId::of::<F>())?
-                .downcast_mut::<Vec<Pin<Box<Option<F>>>>>()?
+                .get_mut(key.index())?
+                .as_mut()?
+                .downcast_mut::<Vec<Pin<Box<Keyed<F>>>>>()?
                 .pop()
         })
         .ok()
@@ -110,16 +184,22 @@ fn take<F: 'static>() -> Option<Pin<Box<Option<F>>>> {
 }
 
 #[inline]
-fn give_back<F: 'static>(slot: Pin<Box<Option<F>>>) {
+fn give_back<F: 'static>(slot: Pin<Box<Keyed<F>>>) {
+    let key = slot.key;
     let refused = POOLS.try_with(|pools| {
         let Ok(mut pools) = pools.try_borrow_mut() else {
             return Some(slot);
         };
+        if pools.len() <= key.index() {
+            pools.resize_with(key.index() + 1, || None);
+        }
         let Some(pool) = pools
-            .entry(TypeId::of::<F>())
-            .or_insert_with(|| Box::new(Vec::<Pin<Box<Option<F>>>>::new()))
-            .downcast_mut::<Vec<Pin<Box<Option<F>>>>>()
+            .get_mut(key.index())?
+            .get_or_insert_with(|| Box::new(Vec::<Pin<Box<Keyed<F>>>>::new()))
+            .downcast_mut::<Vec<Pin<Box<Keyed<F>>>>>()
         else {
+            // A key given for another type (a bug, but not unsound): the
+            // box is freed instead of pooled.
             return Some(slot);
         };
         if pool.len() < capacity::<F>() {
@@ -138,13 +218,27 @@ fn give_back<F: 'static>(slot: Pin<Box<Option<F>>>) {
 pub(crate) struct Pooled<Out>(Option<Pin<Box<dyn PooledFuture<Out>>>>);
 
 impl<Out> Pooled<Out> {
-    /// `future`, in a pooled box.
+    /// `future`, in a pooled box (its type's key looked up now: where
+    /// futures of one type are built over and over, keep the key and use
+    /// [`keyed`](Self::keyed)).
     #[inline]
     pub(crate) fn new<F>(future: F) -> Self
     where
         F: Future<Output = Out> + Send + 'static,
     {
-        Self(Some(boxed(future)))
+        Self::keyed(PoolKey::of::<F>(), future)
+    }
+
+    /// `future`, in a pooled box of the pool `key`, which is
+    /// [`PoolKey::of::<F>()`](PoolKey::of). A key of another type is not
+    /// unsound: the box is then allocated and freed as any box.
+    #[inline]
+    pub(crate) fn keyed<F>(key: PoolKey, future: F) -> Self
+    where
+        F: Future<Output = Out> + Send + 'static,
+    {
+        debug_assert_eq!(key, PoolKey::of::<F>(), "a pool key of another type");
+        Self(Some(boxed(key, future)))
     }
 }
 
@@ -168,7 +262,6 @@ impl<Out> Drop for Pooled<Out> {
         }
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,8 +272,9 @@ mod tests {
         POOLS.with(|pools| {
             pools
                 .borrow()
-                .get(&TypeId::of::<F>())
-                .and_then(|pool| pool.downcast_ref::<Vec<Pin<Box<Option<F>>>>>())
+                .get(PoolKey::of::<F>().index())
+                .and_then(Option::as_ref)
+                .and_then(|pool| pool.downcast_ref::<Vec<Pin<Box<Keyed<F>>>>>())
                 .map_or(0, Vec::len)
         })
     }
@@ -271,5 +365,35 @@ mod tests {
         assert_eq!(count, 2);
         assert_eq!(pooled_there, 1, "pooled by the thread that dropped it");
         assert_eq!(Arc::strong_count(&held), 1);
+    }
+
+    async fn three(_: u8, _: u16, _: u32) -> u64 {
+        1
+    }
+
+    #[test]
+    fn a_type_has_one_key_on_every_thread_and_types_have_their_own() {
+        type A = std::future::Ready<u8>;
+        type B = std::future::Ready<u16>;
+        let (a, b) = (PoolKey::of::<A>(), PoolKey::of::<B>());
+        assert_ne!(a, b);
+        assert_eq!(PoolKey::of::<A>(), a, "looked up again");
+        let there = std::thread::spawn(|| (PoolKey::of::<B>(), PoolKey::of::<A>()))
+            .join()
+            .expect("no panic");
+        assert_eq!(there, (b, a), "the same keys on another thread");
+    }
+
+    #[test]
+    fn returned_by_names_the_future_a_function_returns() {
+        let key = PoolKey::returned_by(three);
+        let future = three(1, 2, 3);
+        assert_eq!(key, pool_key_of_value(&future));
+        let pooled = Pooled::keyed(key, future);
+        drop(pooled);
+    }
+
+    fn pool_key_of_value<F: 'static>(_: &F) -> PoolKey {
+        PoolKey::of::<F>()
     }
 }

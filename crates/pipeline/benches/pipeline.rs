@@ -19,7 +19,9 @@
 //! memory are counted by `--bench allocations`, whose instrumented allocator
 //! would otherwise add its counter updates to every timing here.
 //!
-//! Run: `cargo bench -p tack-pipeline --bench pipeline`
+//! Run: `cargo bench -p tack-pipeline --bench pipeline`; for exact
+//! instruction counts, the fixed-work mode (`PIPELINE_FIXED`, see
+//! `fixed_work`) under callgrind.
 
 // `criterion_group!` generates an undocumented function.
 #![allow(missing_docs)]
@@ -150,9 +152,51 @@ fn pipeline(c: &mut Criterion) {
     group.finish();
 }
 
+/// Fixed-work mode for instruction counts: with
+/// `PIPELINE_FIXED=kind:iters` (`kind`: `none`, `set` for set (c), or
+/// `asyncN` for N `async move { next.run(x).await }` pre-execute
+/// listeners), runs `iters` calls and exits, without criterion. Under
+/// `valgrind --tool=callgrind` the total divided by the calls is the
+/// instruction cost of one (less the setup, which two iteration counts
+/// take apart).
+fn fixed_work(spec: &str) {
+    let (kind, iters) = spec.split_once(':').expect("kind:iters");
+    let iters: u64 = iters.parse().expect("a number of calls");
+    let (registry, _tool) = add_one_registry();
+    let mut keep = Vec::new();
+    match kind {
+        "none" => {}
+        "set" => keep = with_listeners(&registry),
+        _ => {
+            let n: usize = kind
+                .strip_prefix("async")
+                .and_then(|n| n.parse().ok())
+                .expect("none, set or asyncN");
+            for i in 0..n {
+                keep.push(
+                    registry
+                        .hooks()
+                        .pre_execute()
+                        .tap(format!("pre-{i}"), |exec, next| async move {
+                            next.run(exec).await
+                        }),
+                );
+            }
+        }
+    }
+    for _ in 0..iters {
+        run(&registry);
+    }
+    drop(keep);
+}
+
 criterion_group!(benches, pipeline);
 
 fn main() {
+    if let Ok(spec) = std::env::var("PIPELINE_FIXED") {
+        fixed_work(&spec);
+        return;
+    }
     // `TACK_BENCH_CRITERION_ONLY=1` skips the printed report (for profiling).
     if std::env::var_os("TACK_BENCH_CRITERION_ONLY").is_none() {
         report_best();

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use arc_swap::ArcSwap;
 use crossbeam_utils::CachePadded;
@@ -113,11 +114,15 @@ pub struct CapabilitySlots {
 /// Every execution takes a snapshot; reading it through a lock and cloning
 /// one shared `Arc` would write the lock's reader count and the `Arc`'s
 /// reference count, cache lines every thread's executions share. Instead
-/// the published value is loaded without a lock (`arc-swap`), and each
-/// thread hands out clones of its own copy, whose count only it writes.
+/// each thread hands out clones of its own copy, whose count only it
+/// writes, and compares the copy's version with `version` (a plain load):
+/// the published value is loaded (without a lock, `arc-swap`) only when
+/// it changed.
 #[derive(Default)]
 struct Slots {
     published: ArcSwap<Versioned>,
+    /// The version of `published`, stored after it is.
+    version: AtomicU64,
     /// Each on its own cache line, so threads' locks do not false-share.
     replicas: ThreadLocal<CachePadded<Mutex<Option<Versioned>>>>,
     /// Serializes changes.
@@ -149,11 +154,12 @@ impl CapabilitySlots {
     /// changed later do not change it).
     pub fn snapshot(&self) -> Arc<Capabilities> {
         let slots = &*self.current;
-        let current = slots.published.load();
+        let version = slots.version.load(Ordering::Acquire);
         let mut mine = slots.replicas.get_or_default().lock();
         match &*mine {
-            Some(copy) if copy.version == current.version => copy.capabilities.clone(),
+            Some(copy) if copy.version == version => copy.capabilities.clone(),
             _ => {
+                let current = slots.published.load();
                 // This thread's own copy (the providers are shared, the
                 // count of the copy is not).
                 let capabilities = Arc::new(Capabilities::clone(&current.capabilities));
@@ -176,6 +182,7 @@ impl CapabilitySlots {
             version: current.version + 1,
             capabilities: Arc::new(next),
         }));
+        slots.version.store(current.version + 1, Ordering::Release);
         // The threads' copies go now, so a removed provider is not kept
         // alive by a thread that stopped executing.
         for replica in slots.replicas.iter() {

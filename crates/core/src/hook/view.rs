@@ -185,27 +185,53 @@ impl<L: ?Sized, M> Clone for Entries<L, M> {
 impl<L: ?Sized, M> Entries<L, M> {
     /// The listener at `pos` (its entry, and the listener itself) and the
     /// position after it; `None` past the last.
+    // Called at every level of every chain: a call would cost more than
+    // the walk (its tuple goes back through memory).
     #[inline]
     pub(crate) fn at(&self, pos: Pos) -> Option<(&Entry<L>, &L, Pos)> {
-        // `pos.global` is an index into the flat list when the snapshot has
-        // one, else the lowest rank not yet passed.
-        let global = match &self.snapshot.flat {
-            Some(flat) => usize::try_from(pos.global())
-                .ok()
-                .and_then(|i| flat.get(i))
-                .map(|slot| (slot.rank, &*slot.entry, &*slot.listener, pos.global() + 1)),
-            None => self
-                .snapshot
-                .global
-                .get_next(&pos.global())
-                .map(|(rank, entry)| (*rank, &**entry, &*entry.listener, *rank + 1)),
-        };
         let own = self.agent.as_deref().and_then(|run| run.get(pos.agent()));
+        let Some(flat) = &self.snapshot.flat else {
+            return self.at_in_tree(pos, own);
+        };
+        // With a flat list the global position is an index into it, below
+        // `FLAT_MAX`: all in `low`.
+        let global = usize::try_from(pos.low).ok().and_then(|i| flat.get(i));
         match (global, own) {
-            (Some((rank, _, _, _)), Some(a)) if a.rank < rank => {
+            (Some(g), Some(a)) if a.rank < g.rank => {
                 Some((&a.entry, &*a.listener, pos.next_agent()))
             }
-            (Some((_, entry, listener, next)), _) => Some((entry, listener, pos.with_global(next))),
+            (Some(g), _) => Some((
+                &g.entry,
+                &*g.listener,
+                Pos {
+                    low: pos.low + 1,
+                    ..pos
+                },
+            )),
+            (None, Some(a)) => Some((&a.entry, &*a.listener, pos.next_agent())),
+            (None, None) => None,
+        }
+    }
+
+    /// [`at`](Self::at) without a flat list: the global position is the
+    /// lowest rank not yet passed.
+    fn at_in_tree<'a>(
+        &'a self,
+        pos: Pos,
+        own: Option<&'a Slot<L>>,
+    ) -> Option<(&'a Entry<L>, &'a L, Pos)> {
+        let global = self
+            .snapshot
+            .global
+            .get_next(&pos.global())
+            .map(|(rank, entry)| (*rank, &**entry, &*entry.listener));
+        match (global, own) {
+            (Some((rank, _, _)), Some(a)) if a.rank < rank => {
+                Some((&a.entry, &*a.listener, pos.next_agent()))
+            }
+            (Some((rank, entry, listener)), _) => {
+                Some((entry, listener, pos.with_global(rank + 1)))
+            }
             (None, Some(a)) => Some((&a.entry, &*a.listener, pos.next_agent())),
             (None, None) => None,
         }

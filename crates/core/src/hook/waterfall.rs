@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use crate::future_pool::Pooled;
+use crate::future_pool::{PoolKey, Pooled};
 
 use super::listeners::ListenerList;
 use super::view::{Pos, View};
@@ -66,7 +66,24 @@ pub(crate) trait ErasedListener<In, Out>: Send + Sync + 'static {
     fn call_erased(&self, input: In, next: Next<In, Out>) -> Step<In, Out>;
 }
 
-struct ClosureListener<F>(F);
+/// A closure listener, with the pool key of the futures it returns.
+struct ClosureListener<F> {
+    listener: F,
+    key: PoolKey,
+}
+
+impl<F> ClosureListener<F> {
+    fn new<In, Out, Fut>(listener: F) -> Self
+    where
+        F: Fn(In, Next<In, Out>) -> Fut,
+        Fut: 'static,
+    {
+        Self {
+            listener,
+            key: PoolKey::of::<Fut>(),
+        }
+    }
+}
 
 impl<In, Out, F, Fut> ErasedListener<In, Out> for ClosureListener<F>
 where
@@ -80,7 +97,7 @@ where
         // Resolved at compile time: when the closure's future type is
         // `NextFuture`, it returned `next.run(..)` directly.
         if TypeId::of::<Fut>() == TypeId::of::<NextFuture<In, Out>>() {
-            let mut returned = Some((self.0)(input, next));
+            let mut returned = Some((self.listener)(input, next));
             let any: &mut dyn Any = &mut returned;
             return match any
                 .downcast_mut::<Option<NextFuture<In, Out>>>()
@@ -92,11 +109,44 @@ where
         }
         // Any other future goes into a box of the pool for its type (see
         // `future_pool`): no allocation once the thread has run one.
-        Step::Pooled(Pooled::new((self.0)(input, next)))
+        Step::Pooled(Pooled::keyed(self.key, (self.listener)(input, next)))
     }
 }
 
-struct TypedListener<L>(Arc<L>);
+/// A typed listener, with the pool key of its futures.
+struct TypedListener<L> {
+    listener: Arc<L>,
+    key: PoolKey,
+}
+
+impl<L> TypedListener<L> {
+    fn new<In, Out>(listener: L) -> Self
+    where
+        In: Send + 'static,
+        Out: Send + 'static,
+        L: WaterfallListener<In, Out>,
+    {
+        Self {
+            listener: Arc::new(listener),
+            key: PoolKey::returned_by(typed_call::<In, Out, L>),
+        }
+    }
+}
+
+/// A typed listener's future: it owns an `Arc` of the listener, so it is
+/// `'static` without asking the author for `'static` futures.
+fn typed_call<In, Out, L>(
+    listener: Arc<L>,
+    input: In,
+    next: Next<In, Out>,
+) -> impl Future<Output = Out> + Send + 'static
+where
+    In: Send + 'static,
+    Out: Send + 'static,
+    L: WaterfallListener<In, Out>,
+{
+    async move { listener.call(input, next).await }
+}
 
 impl<In, Out, L> ErasedListener<In, Out> for TypedListener<L>
 where
@@ -105,10 +155,8 @@ where
     L: WaterfallListener<In, Out>,
 {
     fn call_erased(&self, input: In, next: Next<In, Out>) -> Step<In, Out> {
-        // The typed future borrows the listener; owning an `Arc` of it makes the
-        // boxed future `'static` without asking the author for `'static` futures.
-        let listener = self.0.clone();
-        Step::Pooled(Pooled::new(async move { listener.call(input, next).await }))
+        let listener = self.listener.clone();
+        Step::Pooled(Pooled::keyed(self.key, typed_call(listener, input, next)))
     }
 }
 
@@ -246,7 +294,10 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     {
         Self::build(
             name,
-            DefaultFn::Async(Arc::new(move |input| Pooled::new(default(input)))),
+            {
+                let key = PoolKey::of::<Fut>();
+                DefaultFn::Async(Arc::new(move |input| Pooled::keyed(key, default(input))))
+            },
             None,
         )
     }
@@ -315,7 +366,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     {
         self.inner
             .list
-            .insert(spec.into(), Arc::new(ClosureListener(listener)))
+            .insert(spec.into(), Arc::new(ClosureListener::new(listener)))
     }
 
     /// Registers a typed listener.
@@ -325,7 +376,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     {
         self.inner
             .list
-            .insert(spec.into(), Arc::new(TypedListener(Arc::new(listener))))
+            .insert(spec.into(), Arc::new(TypedListener::new(listener)))
     }
 
     /// Registers a closure listener placed by `order`: before or after
@@ -349,7 +400,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
             self.inner.hook,
             spec.into(),
             order,
-            Arc::new(ClosureListener(listener)),
+            Arc::new(ClosureListener::new(listener)),
         )
     }
 
@@ -371,7 +422,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
             self.inner.hook,
             spec.into(),
             order,
-            Arc::new(TypedListener(Arc::new(listener))),
+            Arc::new(TypedListener::new(listener)),
         )
     }
 

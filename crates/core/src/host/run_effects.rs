@@ -49,13 +49,28 @@ impl Default for Handle {
 #[derive(Default)]
 pub(crate) struct EffectsInner {
     deferred: Mutex<Vec<DeferredContext>>,
+    /// Whether `deferred` may hold anything: set (under its lock) by each
+    /// push, so taking from an execution that deferred nothing (most)
+    /// takes no lock.
+    any_deferred: AtomicBool,
     concluded: AtomicBool,
     dispatched: AtomicBool,
 }
 
 impl EffectsInner {
     pub(crate) fn defer_context(&self, message: DeferredContext) {
-        self.deferred.lock().push(message);
+        let mut deferred = self.deferred.lock();
+        deferred.push(message);
+        self.any_deferred.store(true, Ordering::Release);
+    }
+
+    fn take_deferred(&self) -> Vec<DeferredContext> {
+        if !self.any_deferred.load(Ordering::Acquire) {
+            return Vec::new();
+        }
+        let mut deferred = self.deferred.lock();
+        self.any_deferred.store(false, Ordering::Relaxed);
+        std::mem::take(&mut *deferred)
     }
 
     pub(crate) fn conclude_turn(&self) {
@@ -108,7 +123,7 @@ impl RunEffects {
 
     /// Takes the queued contexts.
     pub fn take_deferred(&self) -> Vec<DeferredContext> {
-        std::mem::take(&mut *self.inner().deferred.lock())
+        self.inner().take_deferred()
     }
 
     /// Whether the body asked to conclude the turn.

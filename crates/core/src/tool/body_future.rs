@@ -18,7 +18,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::ToolError;
-use crate::future_pool::Pooled;
+use crate::future_pool::{PoolKey, Pooled};
 
 /// What a body returns: its success value or its error.
 pub type BodyResult = Result<Value, ToolError>;
@@ -60,6 +60,17 @@ impl BodyFuture {
     {
         Self {
             inner: Inner::Reused(Pooled::new(future)),
+        }
+    }
+
+    /// [`reusing`](Self::reusing) with the pool key of `F`, looked up
+    /// once by whoever builds futures of that type over and over.
+    pub(crate) fn reusing_keyed<F>(key: PoolKey, future: F) -> Self
+    where
+        F: Future<Output = BodyResult> + Send + 'static,
+    {
+        Self {
+            inner: Inner::Reused(Pooled::keyed(key, future)),
         }
     }
 

@@ -17,7 +17,9 @@ use super::{
     ToolError, ToolErrorCode, ToolHandler,
 };
 use crate::context::ToolRunContext;
+use crate::future_pool::PoolKey;
 use crate::hook::panic_message;
+use crate::tool::BodyResult;
 
 /// A tool with typed arguments and output. Its input and output JSON Schemas
 /// are generated from the types (schemars) once, when it is turned into a
@@ -118,37 +120,63 @@ pub trait Tool: Send + Sync + 'static {
 /// A typed tool's body. The future of each call holds the tool; it clones
 /// the outer `Arc`, so a [`thread_copy`](ToolHandler::thread_copy) (a new
 /// outer `Arc` around the same tool) gives each thread a count of its own.
-// The double `Arc` is the point: the outer one is per thread.
-#[allow(clippy::redundant_allocation)]
-struct TypedHandler<T>(Arc<Arc<T>>);
+/// `key`: the pool of its futures' boxes.
+struct TypedHandler<T> {
+    // The double `Arc` is the point: the outer one is per thread.
+    #[allow(clippy::redundant_allocation)]
+    tool: Arc<Arc<T>>,
+    key: PoolKey,
+}
+
+impl<T: Tool> TypedHandler<T> {
+    #[allow(clippy::redundant_allocation)]
+    fn new(tool: Arc<Arc<T>>) -> Self {
+        Self {
+            tool,
+            key: PoolKey::returned_by(typed_body::<T>),
+        }
+    }
+}
 
 impl<T: Tool> ToolHandler for TypedHandler<T> {
     fn call(&self, arguments: Arc<Value>, cx: ToolRunContext) -> BodyFuture {
-        let tool = self.0.clone();
-        BodyFuture::reusing(async move {
-            // The exact text the model sent, when these are the execution's
-            // own arguments (always, in the pipeline): the arguments type sees
-            // the model's key order and number spelling.
-            let parsed = cx.execution().parsed_arguments();
-            let args = if Arc::ptr_eq(parsed.value(), &arguments) {
-                parsed
-                    .deserialize::<T::Args>()
-                    .map_err(|e| not_fitting::<T>(&e))
-            } else {
-                deserialize_args::<T>(&arguments)
-            }?;
-            let output = tool.execute(args, &cx).await?;
-            serde_json::to_value(output).map_err(|e| {
-                ToolError::with_wire_code(
-                    ErrorCode::OutputInvalid,
-                    format!("tool `{}` returned a value that is not JSON: {e}", T::NAME),
-                )
-            })
-        })
+        BodyFuture::reusing_keyed(self.key, typed_body(self.tool.clone(), arguments, cx))
     }
 
     fn thread_copy(&self) -> Option<Arc<dyn ToolHandler>> {
-        Some(Arc::new(TypedHandler(Arc::new(Arc::clone(&*self.0)))))
+        Some(Arc::new(TypedHandler::new(Arc::new(Arc::clone(
+            &*self.tool,
+        )))))
+    }
+}
+
+/// One run of a typed tool's body: its arguments deserialized, the tool
+/// run, its output made a JSON value.
+#[allow(clippy::redundant_allocation)]
+fn typed_body<T: Tool>(
+    tool: Arc<Arc<T>>,
+    arguments: Arc<Value>,
+    cx: ToolRunContext,
+) -> impl Future<Output = BodyResult> + Send + 'static {
+    async move {
+        // The exact text the model sent, when these are the execution's
+        // own arguments (always, in the pipeline): the arguments type sees
+        // the model's key order and number spelling.
+        let parsed = cx.execution().parsed_arguments();
+        let args = if Arc::ptr_eq(parsed.value(), &arguments) {
+            parsed
+                .deserialize::<T::Args>()
+                .map_err(|e| not_fitting::<T>(&e))
+        } else {
+            deserialize_args::<T>(&arguments)
+        }?;
+        let output = tool.execute(args, &cx).await?;
+        serde_json::to_value(output).map_err(|e| {
+            ToolError::with_wire_code(
+                ErrorCode::OutputInvalid,
+                format!("tool `{}` returned a value that is not JSON: {e}", T::NAME),
+            )
+        })
     }
 }
 
@@ -266,7 +294,7 @@ impl ToolDefinition {
                     .unwrap_or_else(|| super::default_present_call(T::NAME, args))
             })
             .finalize_content(move |outcome| finalize_tool.finalize_content(outcome))
-            .handler_impl(TypedHandler(Arc::new(tool.clone())));
+            .handler_impl(TypedHandler::new(Arc::new(tool.clone())));
         if let Some(timeout) = tool.timeout() {
             builder = builder.timeout(timeout);
         }
