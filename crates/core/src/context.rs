@@ -11,6 +11,7 @@ use crate::hook::AgentId;
 use crate::host::run_effects::EffectsInner;
 use crate::host::{NewRunContext, RunEffects};
 use crate::policy::ApprovalService;
+use crate::tool::execution::RunParts;
 use crate::tool::{CallId, DeferredContext, ExecutionToken, ToolCall, ToolExecution};
 
 /// What every clone of a context a host made shares (one allocation).
@@ -64,7 +65,9 @@ impl Shared {
 #[derive(Clone)]
 pub struct ToolRunContext {
     run: Run,
-    cancel: CancellationToken,
+    /// The signal, unless it is the one kept in the execution's run slot
+    /// (the first context of an execution moves its signal there).
+    cancel: Option<CancellationToken>,
 }
 
 /// Where a context's execution, capabilities and effects live.
@@ -81,6 +84,10 @@ enum Run {
 /// by this crate's constructors; kept total all the same).
 static NO_CAPABILITIES: LazyLock<Capabilities> = LazyLock::new(Capabilities::default);
 
+/// The signal of a context whose run slot was never filled (kept total, as
+/// [`NO_CAPABILITIES`]): never cancelled.
+static NO_CANCELLATION: LazyLock<CancellationToken> = LazyLock::new(CancellationToken::new);
+
 impl crate::host::build::sealed::Sealed for ToolRunContext {}
 
 impl NewRunContext for ToolRunContext {
@@ -96,7 +103,7 @@ impl NewRunContext for ToolRunContext {
                 capabilities,
                 effects: Effects::Host(effects),
             })),
-            cancel,
+            cancel: Some(cancel),
         }
     }
 
@@ -106,14 +113,22 @@ impl NewRunContext for ToolRunContext {
         cancel: CancellationToken,
     ) -> (Self, RunEffects) {
         // The first context of an execution lives in the execution's run
-        // slot (no allocation); any later one gets its own.
-        let capabilities = match execution.run().capabilities.set(capabilities) {
+        // slot (no allocation, the signal moved there); any later one gets
+        // its own.
+        let parts = RunParts {
+            capabilities,
+            cancel,
+        };
+        let RunParts {
+            capabilities,
+            cancel,
+        } = match execution.run().parts.set(parts) {
             Ok(()) => {
                 let effects = RunEffects::in_execution(execution.clone());
                 let run = Run::Execution(execution);
-                return (Self { run, cancel }, effects);
+                return (Self { run, cancel: None }, effects);
             }
-            Err(capabilities) => capabilities,
+            Err(parts) => parts,
         };
         let shared = Arc::new(Shared {
             execution,
@@ -122,6 +137,7 @@ impl NewRunContext for ToolRunContext {
         });
         let effects = RunEffects::in_context(shared.clone());
         let run = Run::Shared(shared);
+        let cancel = Some(cancel);
         (Self { run, cancel }, effects)
     }
 }
@@ -134,19 +150,25 @@ impl ToolRunContext {
     pub fn with_cancellation(&self, cancel: CancellationToken) -> Self {
         Self {
             run: self.run.clone(),
-            cancel,
+            cancel: Some(cancel),
         }
     }
 
     /// The cancellation signal. A body that runs for long should watch it
     /// (`tokio::select!` on [`CancellationToken::cancelled`]).
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.cancel
+        match (&self.cancel, &self.run) {
+            (Some(cancel), _) => cancel,
+            (None, Run::Execution(execution)) => {
+                execution.slot_cancellation().unwrap_or(&*NO_CANCELLATION)
+            }
+            (None, Run::Shared(_)) => &NO_CANCELLATION,
+        }
     }
 
     /// Whether cancellation has been requested.
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        self.cancellation().is_cancelled()
     }
 
     /// The execution this context belongs to.
@@ -162,9 +184,9 @@ impl ToolRunContext {
         match &self.run {
             Run::Execution(execution) => execution
                 .run()
-                .capabilities
+                .parts
                 .get()
-                .map_or(&*NO_CAPABILITIES, |c| c),
+                .map_or(&*NO_CAPABILITIES, |parts| &parts.capabilities),
             Run::Shared(shared) => &shared.capabilities,
         }
     }

@@ -135,17 +135,13 @@ impl<L> TypedListener<L> {
 
 /// A typed listener's future: it owns an `Arc` of the listener, so it is
 /// `'static` without asking the author for `'static` futures.
-fn typed_call<In, Out, L>(
-    listener: Arc<L>,
-    input: In,
-    next: Next<In, Out>,
-) -> impl Future<Output = Out> + Send + 'static
+async fn typed_call<In, Out, L>(listener: Arc<L>, input: In, next: Next<In, Out>) -> Out
 where
     In: Send + 'static,
     Out: Send + 'static,
     L: WaterfallListener<In, Out>,
 {
-    async move { listener.call(input, next).await }
+    listener.call(input, next).await
 }
 
 impl<In, Out, L> ErasedListener<In, Out> for TypedListener<L>

@@ -14,15 +14,15 @@ use crate::tool::{
     BodyFuture, ErrorCode, Failure, ToolError, ToolErrorCode, ToolExecution, ToolHandler,
 };
 
-/// The input of `tools/execute`: the execution, the run context the body will
-/// get, and the body itself (the hook's default runs it).
+/// The input of `tools/execute`: the run context the body will get (and
+/// through it the execution), and the body itself (the hook's default runs
+/// it).
 ///
 /// A wrapper may replace the cancellation signal — the only stage allowed to —
 /// with [`child_cancellation`](Self::child_cancellation), which keeps the
 /// caller's cancellation reaching the body.
 #[derive(Clone)]
 pub struct ExecuteRequest {
-    execution: Arc<ToolExecution>,
     context: ToolRunContext,
     handler: Arc<dyn ToolHandler>,
     timeout: Option<Duration>,
@@ -31,8 +31,8 @@ pub struct ExecuteRequest {
 impl fmt::Debug for ExecuteRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ExecuteRequest")
-            .field("call_id", self.execution.call_id())
-            .field("tool", &self.execution.name())
+            .field("call_id", self.execution().call_id())
+            .field("tool", &self.execution().name())
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
@@ -42,13 +42,11 @@ impl crate::host::build::sealed::Sealed for ExecuteRequest {}
 
 impl NewExecuteRequest for ExecuteRequest {
     fn new(
-        execution: Arc<ToolExecution>,
         context: ToolRunContext,
         handler: Arc<dyn ToolHandler>,
         timeout: Option<Duration>,
     ) -> Self {
         Self {
-            execution,
             context,
             handler,
             timeout,
@@ -57,14 +55,14 @@ impl NewExecuteRequest for ExecuteRequest {
 
     fn start_body(self) -> Result<BodyFuture, ExecuteOutput> {
         if self.context.is_cancelled() {
-            let failure = cancelled_before_start(self.execution.name());
+            let failure = cancelled_before_start(self.execution().name());
             return Err(ExecuteOutput::err(ToolError::with_code(
                 ToolErrorCode::Cancelled,
                 failure.message,
             )));
         }
         self.context.effects().mark_dispatched();
-        let arguments = self.execution.arguments().clone();
+        let arguments = self.execution().arguments().clone();
         Ok(self.handler.call(arguments, self.context))
     }
 }
@@ -72,7 +70,7 @@ impl NewExecuteRequest for ExecuteRequest {
 impl ExecuteRequest {
     /// The execution.
     pub fn execution(&self) -> &Arc<ToolExecution> {
-        &self.execution
+        self.context.execution()
     }
 
     /// The context the body will run with.

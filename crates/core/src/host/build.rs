@@ -83,6 +83,40 @@ pub trait NewToolExecution: sealed::Sealed + Sized {
 
     /// Sets the token of the execution that made this (nested) call.
     fn with_parent(self, parent: Option<ExecutionToken>) -> Self;
+
+    /// The cancellation signal this execution's first run context was made
+    /// with: [`NewRunContext::with_fresh_effects`] moves it into the
+    /// execution (no clone), where the host reads it after the body. `None`
+    /// before such a context is made.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tack_core::capability::Capabilities;
+    /// use tack_core::context::ToolRunContext;
+    /// use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution};
+    /// use tack_core::serde_json::json;
+    /// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// let execution = Arc::new(ToolExecution::new(
+    ///     CallId::from("c1"),
+    ///     ToolName::new("demo").unwrap(),
+    ///     json!({}),
+    ///     Tier::ReadOnly,
+    ///     ExecutionToken::issue(CallId::from("c1")),
+    /// ));
+    /// assert!(execution.run_cancellation().is_none());
+    /// let cancel = CancellationToken::new();
+    /// let (cx, _effects) = ToolRunContext::with_fresh_effects(
+    ///     execution.clone(),
+    ///     Arc::new(Capabilities::default()),
+    ///     cancel.clone(),
+    /// );
+    /// cancel.cancel();
+    /// assert!(cx.is_cancelled());
+    /// assert!(execution.run_cancellation().is_some_and(CancellationToken::is_cancelled));
+    /// ```
+    fn run_cancellation(&self) -> Option<&CancellationToken>;
 }
 
 /// Issuing an [`ExecutionToken`]: every execution gets a fresh one.
@@ -182,10 +216,9 @@ pub trait NewFailure: sealed::Sealed + Sized {
 
 /// Building the input of `tools/execute`.
 pub trait NewExecuteRequest: sealed::Sealed + Sized {
-    /// The request to run `handler` for `execution` with `context`, within
-    /// the tool's declared `timeout`.
+    /// The request to run `handler` with `context` (for the context's
+    /// execution), within the tool's declared `timeout`.
     fn new(
-        execution: Arc<ToolExecution>,
         context: ToolRunContext,
         handler: Arc<dyn ToolHandler>,
         timeout: Option<Duration>,

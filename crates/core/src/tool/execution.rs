@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::{Arguments, CallId, ExecutionToken, Tier, ToolName};
 use crate::capability::Capabilities;
@@ -45,12 +46,21 @@ pub struct ToolExecution {
 }
 
 /// What one run of an execution's body reads and writes, kept in the
-/// execution's own allocation: the capabilities it runs with (set once, when
-/// its context is made) and the effects it asks for. A clone starts empty.
+/// execution's own allocation: the capabilities and the cancellation signal
+/// it runs with (set once, when its context is made) and the effects it asks
+/// for. A clone starts empty.
 #[derive(Default)]
 pub(crate) struct RunSlot {
-    pub(crate) capabilities: OnceLock<Arc<Capabilities>>,
+    pub(crate) parts: OnceLock<RunParts>,
     pub(crate) effects: EffectsInner,
+}
+
+/// What a body's first context keeps in its execution's run slot: moved
+/// there, so making the context copies neither (a cancellation token's
+/// clone takes a lock).
+pub(crate) struct RunParts {
+    pub(crate) capabilities: Arc<Capabilities>,
+    pub(crate) cancel: CancellationToken,
 }
 
 impl Clone for RunSlot {
@@ -106,6 +116,11 @@ impl NewToolExecution for ToolExecution {
         self.parent = parent;
         self
     }
+
+    #[inline]
+    fn run_cancellation(&self) -> Option<&CancellationToken> {
+        self.slot_cancellation()
+    }
 }
 
 impl ToolExecution {
@@ -133,6 +148,12 @@ impl ToolExecution {
     /// The run slot of the body (the pipeline's).
     pub(crate) fn run(&self) -> &RunSlot {
         &self.run
+    }
+
+    /// The cancellation signal of the body's first context, kept in this
+    /// execution since that context was made.
+    pub(crate) fn slot_cancellation(&self) -> Option<&CancellationToken> {
+        self.run.parts.get().map(|parts| &parts.cancel)
     }
 
     /// The rewrite these arguments came from, if a `tools/pre-execute`

@@ -20,7 +20,7 @@ mod deferred;
 mod definition;
 mod definition_error;
 mod error;
-mod execution;
+pub(crate) mod execution;
 mod name;
 mod outcome;
 mod render_error;

@@ -153,31 +153,29 @@ impl<T: Tool> ToolHandler for TypedHandler<T> {
 /// One run of a typed tool's body: its arguments deserialized, the tool
 /// run, its output made a JSON value.
 #[allow(clippy::redundant_allocation)]
-fn typed_body<T: Tool>(
+async fn typed_body<T: Tool>(
     tool: Arc<Arc<T>>,
     arguments: Arc<Value>,
     cx: ToolRunContext,
-) -> impl Future<Output = BodyResult> + Send + 'static {
-    async move {
-        // The exact text the model sent, when these are the execution's
-        // own arguments (always, in the pipeline): the arguments type sees
-        // the model's key order and number spelling.
-        let parsed = cx.execution().parsed_arguments();
-        let args = if Arc::ptr_eq(parsed.value(), &arguments) {
-            parsed
-                .deserialize::<T::Args>()
-                .map_err(|e| not_fitting::<T>(&e))
-        } else {
-            deserialize_args::<T>(&arguments)
-        }?;
-        let output = tool.execute(args, &cx).await?;
-        serde_json::to_value(output).map_err(|e| {
-            ToolError::with_wire_code(
-                ErrorCode::OutputInvalid,
-                format!("tool `{}` returned a value that is not JSON: {e}", T::NAME),
-            )
-        })
-    }
+) -> BodyResult {
+    // The exact text the model sent, when these are the execution's own
+    // arguments (always, in the pipeline): the arguments type sees the
+    // model's key order and number spelling.
+    let parsed = cx.execution().parsed_arguments();
+    let args = if Arc::ptr_eq(parsed.value(), &arguments) {
+        parsed
+            .deserialize::<T::Args>()
+            .map_err(|e| not_fitting::<T>(&e))
+    } else {
+        deserialize_args::<T>(&arguments)
+    }?;
+    let output = tool.execute(args, &cx).await?;
+    serde_json::to_value(output).map_err(|e| {
+        ToolError::with_wire_code(
+            ErrorCode::OutputInvalid,
+            format!("tool `{}` returned a value that is not JSON: {e}", T::NAME),
+        )
+    })
 }
 
 /// [`default_render`](super::default_render) of `output`'s JSON form, written straight to text

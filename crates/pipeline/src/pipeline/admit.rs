@@ -75,12 +75,15 @@ impl Pipeline {
         cancel: &CancellationToken,
     ) -> Admission {
         let admitted = freeze(parsed);
-        if cancel.is_cancelled() {
-            return admitted.cancelled();
-        }
         if let Some(recorder) = self.config().recorder() {
-            // A recorder runs code between the checks; without one, nothing
-            // on this task does, and the body's start checks again.
+            // A recorder runs code between the stages: the checks are made
+            // as `admit` makes them. Without one, nothing on this task runs
+            // before the body's start, which looks for a cancellation (with
+            // the same outcome: cancelled before the tool started), so
+            // admission need not look first.
+            if cancel.is_cancelled() {
+                return admitted.cancelled();
+            }
             let call_id = &admitted.resolved.call.call_id;
             recorder.record(call_id, Stage::PreExecute);
             recorder.record(call_id, Stage::Guard);

@@ -9,7 +9,7 @@ use futures::FutureExt;
 use tack_core::context::ToolRunContext;
 use tack_core::hook::{AgentId, Decider, HookError, Provenance, panic_message};
 use tack_core::hooks::{EXECUTE, ExecuteOutput, ExecuteRequest};
-use tack_core::host::{NewExecuteRequest, NewFailure, NewOutcome, NewRunContext};
+use tack_core::host::{NewExecuteRequest, NewFailure, NewOutcome, NewRunContext, NewToolExecution};
 use tack_core::host::{RunEffects, cancelled_before_start};
 use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall, ToolExecution};
 use tokio_util::sync::CancellationToken;
@@ -65,41 +65,50 @@ impl Executed {
 impl Pipeline {
     /// Runs the admitted call's body inside the `tools/execute` waterfall.
     ///
+    /// `cancel` is moved into the execution with the body's context (a
+    /// token's clone takes a lock); the rest of the call reads it there
+    /// ([`NewToolExecution::run_cancellation`]). Returned when it could not
+    /// be kept there (an execution whose run slot was already taken).
+    ///
     /// Only the body's own future (or the waterfall's) is held across the
     /// await; what the call needs before and after is built and read outside
     /// it, so a call's future stays small (it is moved whole, every time).
     pub(crate) async fn execute_body(
         &self,
         admitted: Admitted,
-        cancel: &CancellationToken,
-    ) -> Executed {
+        cancel: CancellationToken,
+    ) -> (Executed, Option<CancellationToken>) {
         let Admitted {
             resolved: Resolved { mut call, tool },
             execution,
         } = admitted;
         self.record(&call.call_id, Stage::Execute);
+        let kept = execution
+            .run_cancellation()
+            .is_some()
+            .then(|| cancel.clone());
         // The context and the effects the body asks for, in the execution's
         // own allocation (no allocation of their own).
         let (context, effects) = ToolRunContext::with_fresh_effects(
             execution.clone(),
             self.capabilities().snapshot(),
-            cancel.clone(),
+            cancel,
         );
-        let output = self
-            .run_body(call.agent.as_ref(), &tool, &execution, context)
-            .await;
+        let output = self.run_body(call.agent.as_ref(), &tool, context).await;
         // The outcome names the tool with the call's own string (the name the
         // call resolved by), moved rather than copied.
         let name = std::mem::take(&mut call.name);
+        let cancel = kept.as_ref().or_else(|| execution.run_cancellation());
         let outcome =
             Arc::new(self.outcome_of(&call, name, &tool, &execution, cancel, &effects, output));
-        Executed {
+        let executed = Executed {
             call,
             tool,
             execution: Some(execution),
             effects: Some(effects),
             outcome,
-        }
+        };
+        (executed, kept)
     }
 
     /// The `tools/execute` waterfall around the body; without a wrapper, the
@@ -108,16 +117,11 @@ impl Pipeline {
         &self,
         agent: Option<&AgentId>,
         tool: &RegisteredTool,
-        execution: &Arc<ToolExecution>,
         context: ToolRunContext,
     ) -> Result<ExecuteOutput, HookError> {
         let definition = &tool.definition;
-        let request = ExecuteRequest::new(
-            execution.clone(),
-            context,
-            definition.handler().clone(),
-            definition.timeout(),
-        );
+        let request =
+            ExecuteRequest::new(context, definition.handler().clone(), definition.timeout());
         match self.hooks().execute().try_dispatch(agent, request) {
             Ok(dispatch) => dispatch.instrument(tracing::debug_span!("execute")).await,
             Err(request) => {
@@ -144,7 +148,7 @@ impl Pipeline {
         tool_name: String,
         tool: &RegisteredTool,
         execution: &ToolExecution,
-        cancel: &CancellationToken,
+        cancel: Option<&CancellationToken>,
         effects: &RunEffects,
         output: Result<ExecuteOutput, HookError>,
     ) -> Outcome {
@@ -180,7 +184,8 @@ impl Pipeline {
                 return fail(failure).with_provenance(provenance);
             }
         };
-        if !dispatched && cancel.is_cancelled() {
+        let cancelled = || cancel.is_some_and(CancellationToken::is_cancelled);
+        if !dispatched && cancelled() {
             // A wrapper answered for a body that never ran, after the caller gave up.
             return fail(cancelled_before_start(name)).with_provenance(provenance);
         }
@@ -196,7 +201,7 @@ impl Pipeline {
                 );
                 outcome.provenance = provenance;
                 outcome.presentation = rendered.presentation;
-                if cancel.is_cancelled() {
+                if cancelled() {
                     outcome.notes.push(LATE_CANCELLATION_NOTE.to_owned());
                 }
                 outcome

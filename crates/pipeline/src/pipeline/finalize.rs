@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use tack_core::hooks::{PostDecision, PostExecuteInput};
 use tack_core::host::RunEffects;
-use tack_core::host::{NewOutcome, NewPostExecuteInput};
+use tack_core::host::{NewOutcome, NewPostExecuteInput, NewToolExecution};
 
 use tack_core::hook::{AgentId, Dispatch, HookError};
 use tack_core::tool::{Failure, Outcome, ToolCall, ToolExecution};
@@ -117,11 +117,13 @@ impl Pipeline {
     }
 
     /// Finalization after the `tools/post-execute` listeners decided.
+    /// `kept`: the caller's signal, unless the body's run took it into the
+    /// execution.
     pub(crate) fn resume_finalize(
         &self,
         pending: PendingFinalize,
         decision: Result<PostDecision, HookError>,
-        cancel: &CancellationToken,
+        kept: Option<&CancellationToken>,
     ) -> Finalized {
         let PostRest {
             tool,
@@ -131,7 +133,8 @@ impl Pipeline {
             frozen,
         } = pending.rest;
         let mut outcome = self.post_processed(&tool, execution.as_ref(), frozen, decision);
-        self.conclude(&tool, effects.as_ref(), &mut outcome, Some(cancel));
+        let cancel = kept.or_else(|| execution.as_ref()?.run_cancellation());
+        self.conclude(&tool, effects.as_ref(), &mut outcome, cancel);
         Finalized {
             agent,
             execution,

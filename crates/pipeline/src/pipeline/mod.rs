@@ -355,14 +355,16 @@ impl Pipeline {
         options: CallOptions<'_, A>,
     ) -> Arc<Outcome> {
         let CallOptions { admitted, cause } = options;
-        let executed = match prepared {
+        // The caller's signal, while the pipeline holds it: a body's run
+        // takes it into the execution (`execute_body`).
+        let (executed, kept) = match prepared {
             Prepared::Unresolved(unresolved) => {
                 admitted();
                 return self.publish_unresolved(*unresolved, &cancel);
             }
             Prepared::Refused(refused) => {
                 admitted();
-                *refused
+                (*refused, Some(cancel))
             }
             Prepared::Parsed(parsed) => {
                 // Without policy, admission builds no future (a call's
@@ -375,15 +377,15 @@ impl Pipeline {
                 };
                 admitted();
                 match admission {
-                    Admission::Allowed(admitted) => self.execute_body(admitted, &cancel).await,
-                    Admission::Refused(refused) => *refused,
+                    Admission::Allowed(admitted) => self.execute_body(admitted, cancel).await,
+                    Admission::Refused(refused) => (*refused, Some(cancel)),
                     Admission::WouldAsk { admitted, .. } => {
                         // `Approve` asks instead of reporting; kept total all the same.
                         let failure = Failure::new(
                             ErrorCode::Internal,
                             "the call needed approval but none was asked",
                         );
-                        *admitted.refuse(failure, None)
+                        (*admitted.refuse(failure, None), Some(cancel))
                     }
                 }
             }
@@ -394,7 +396,7 @@ impl Pipeline {
                 let decision = (&mut pending.dispatch)
                     .instrument(tracing::debug_span!("post_execute"))
                     .await;
-                self.resume_finalize(pending, decision, &cancel)
+                self.resume_finalize(pending, decision, kept.as_ref())
             }
         };
         self.publish(finalized)

@@ -37,6 +37,97 @@ async fn pre_cancelled_call_runs_no_policy_and_publishes_once() {
     assert_eq!(h.observed("c").len(), 1);
 }
 
+/// Without policy and without a stage recorder admission decides without
+/// looking at the signal (the body's start looks): a pre-cancelled call still
+/// never runs its body, ends `CANCELLED` as not dispatched with the same
+/// message, and is published once, its late-cancellation note absent.
+#[tokio::test]
+async fn pre_cancelled_call_without_policy_or_recorder_never_runs() {
+    use std::sync::{Arc, Mutex};
+    use tack_core::tool::ToolCall;
+    use tack_pipeline::{Pipeline, ToolRegistry};
+
+    let (definition, runs) = counted_echo("echo");
+    let registry = ToolRegistry::new();
+    let _echo = registry.register(definition).unwrap();
+    let pipeline = Pipeline::new(registry);
+    let published = Arc::new(Mutex::new(Vec::new()));
+    let seen = published.clone();
+    let _observer = pipeline.hooks().result().tap("log", move |record| {
+        seen.lock().unwrap().push(record.outcome.clone());
+    });
+    let out = pipeline
+        .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancelled())
+        .await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Cancelled);
+    assert!(!f.dispatched);
+    assert_eq!(
+        f.message,
+        "the call of tool `echo` was cancelled before the tool started; nothing was done"
+    );
+    assert!(out.notes.is_empty(), "{:?}", out.notes);
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    {
+        let published = published.lock().unwrap();
+        assert_eq!(published.len(), 1);
+        assert!(
+            Arc::ptr_eq(&published[0], &out),
+            "observers saw the outcome the caller got"
+        );
+    }
+
+    // The same pipeline runs the next, uncancelled call.
+    let ok = pipeline
+        .execute(
+            ToolCall::new("d", "echo", r#"{"text": "b"}"#),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(ok.is_success(), "{ok:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(published.lock().unwrap().len(), 2);
+}
+
+/// A body sees the caller's signal through its context (moved into the
+/// execution, not copied): a cancellation during the body reaches it, and the
+/// pipeline reads the same signal after it.
+#[tokio::test]
+async fn the_body_and_the_pipeline_see_one_signal() {
+    use tack_core::tool::ToolCall;
+    use tack_pipeline::{Pipeline, ToolRegistry};
+
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let registry = ToolRegistry::new();
+    let _tool = registry
+        .register(raw_tool(
+            "waits",
+            echo_schema(),
+            json!({"type": "string"}),
+            move |_args, cx| {
+                let trigger = trigger.clone();
+                async move {
+                    assert!(!cx.is_cancelled());
+                    trigger.cancel();
+                    cx.cancellation().cancelled().await;
+                    Ok(json!("saw it"))
+                }
+            },
+        ))
+        .unwrap();
+    let pipeline = Pipeline::new(registry);
+    let out = pipeline
+        .execute(ToolCall::new("c", "waits", r#"{"text": "a"}"#), cancel)
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(
+        out.notes,
+        [LATE_CANCELLATION_NOTE],
+        "the pipeline saw it too"
+    );
+}
+
 // CAN-002
 #[tokio::test]
 async fn cancellation_during_an_async_pre_gate_prevents_dispatch() {
