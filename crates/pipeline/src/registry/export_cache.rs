@@ -65,6 +65,11 @@ impl<T: Clone> Versioned<T> {
         self.published.load()
     }
 
+    /// The published snapshot, owned.
+    pub(crate) fn read_full(&self) -> Arc<T> {
+        self.published.load_full()
+    }
+
     /// Write access to the writers' copy; it is published, and what was
     /// derived from the value before is stale, when the access ends.
     pub(crate) fn write(&self) -> Write<'_, T> {

@@ -490,16 +490,18 @@ impl ToolRegistry {
     /// [`RegisteredTool::thread_copy`]).
     pub(crate) fn resolve(&self, name: &str, agent: Option<&AgentId>) -> Resolution {
         let versioned = &self.inner.layers;
-        let generation = versioned.generation();
-        let layers = versioned.read();
-        Resolution {
-            tool: Self::visible_ref(&layers, name, agent).map(|shared| {
-                self.inner
-                    .copies
-                    .copy_of(generation, shared, || versioned.generation())
-            }),
-            presentation: Self::presentation_in(&layers, agent),
-        }
+        let (tool, presentation) = self.inner.copies.resolve(
+            versioned.generation(),
+            || versioned.read_full(),
+            || versioned.generation(),
+            |layers| {
+                (
+                    Self::visible_ref(layers, name, agent),
+                    Self::presentation_in(layers, agent),
+                )
+            },
+        );
+        Resolution { tool, presentation }
     }
 
     /// The model-visible schemas of the tools `agent` sees, sorted by name
