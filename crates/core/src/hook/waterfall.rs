@@ -674,7 +674,7 @@ impl<In, Out> Future for NextFuture<In, Out> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Out> {
         let this = self.get_mut();
         let witness = Witness::new(&this.view, this.pos);
-        let polled = match &mut this.inner {
+        let mut polled = match &mut this.inner {
             Body::Pooled(inner) => Pin::new(inner).poll(cx),
             Body::Deferred(input) => match (input.take(), &this.view.meta().default) {
                 (Some(input), DefaultFn::Sync(default)) => Poll::Ready(default(input)),
@@ -682,21 +682,19 @@ impl<In, Out> Future for NextFuture<In, Out> {
             },
         };
         witness.disarm();
-        match polled {
-            Poll::Ready(mut out) => {
-                if let Some(slot_of) = this.view.meta().provenance
-                    && let Some(slot) = slot_of(&mut out)
-                    && slot.is_none()
-                {
-                    *slot = Some(Provenance {
-                        hook: this.view.meta().hook.into(),
-                        decider: decider_at(&this.view, this.pos),
-                    });
-                }
-                Poll::Ready(out)
-            }
-            Poll::Pending => Poll::Pending,
+        // Stamped where it is (an output moved out and back at every level
+        // of a chain is copied at every level).
+        if let Poll::Ready(out) = &mut polled
+            && let Some(slot_of) = this.view.meta().provenance
+            && let Some(slot) = slot_of(out)
+            && slot.is_none()
+        {
+            *slot = Some(Provenance {
+                hook: this.view.meta().hook.into(),
+                decider: decider_at(&this.view, this.pos),
+            });
         }
+        polled
     }
 }
 

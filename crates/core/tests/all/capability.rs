@@ -184,3 +184,33 @@ fn effects_and_nested_calls() {
     assert_eq!(nested.agent.as_ref().map(|a| a.as_str()), Some("agent-a"));
     assert_eq!(cx.token().root_call_id().as_str(), "c1");
 }
+
+/// The first context made for an execution keeps its signal in the execution
+/// (where the host reads it after the body); a later context of the same
+/// execution keeps its own, and neither hears the other's.
+#[test]
+fn each_context_of_an_execution_hears_its_own_signal() {
+    let execution = Arc::new(ToolExecution::new(
+        CallId::from("c1"),
+        ToolName::new("demo").unwrap(),
+        json!({}),
+        Tier::ReadOnly,
+        ExecutionToken::issue(CallId::from("c1")),
+    ));
+    let slots = CapabilitySlots::new();
+    let (first, second) = (CancellationToken::new(), CancellationToken::new());
+    let (first_cx, _) =
+        ToolRunContext::with_fresh_effects(execution.clone(), slots.snapshot(), first.clone());
+    let (second_cx, _) =
+        ToolRunContext::with_fresh_effects(execution.clone(), slots.snapshot(), second.clone());
+    second.cancel();
+    assert!(second_cx.is_cancelled() && second_cx.clone().is_cancelled());
+    assert!(!first_cx.is_cancelled() && !first_cx.clone().is_cancelled());
+    assert!(
+        !execution.run_cancellation().unwrap().is_cancelled(),
+        "the execution keeps the first context's signal"
+    );
+    first.cancel();
+    assert!(first_cx.is_cancelled());
+    assert!(execution.run_cancellation().unwrap().is_cancelled());
+}
