@@ -54,8 +54,9 @@ static KEYS: Mutex<Option<ByType<PoolKey>>> = Mutex::new(None);
 
 thread_local! {
     /// By [`PoolKey`], a `Vec<Pin<Box<Keyed<F>>>>` of empty boxes of the
-    /// key's future type `F`.
-    static POOLS: RefCell<Vec<Option<Box<dyn Any>>>> = const { RefCell::new(Vec::new()) };
+    /// key's future type `F`. Lazily initialized: measured a little faster
+    /// per box than a `const` initializer.
+    static POOLS: RefCell<Vec<Option<Box<dyn Any>>>> = RefCell::new(Vec::new());
     /// The keys this thread has looked up, so a thread takes the program's
     /// lock once per type.
     static KNOWN: RefCell<Option<ByType<PoolKey>>> = const { RefCell::new(None) };
