@@ -8,6 +8,7 @@ use crate::capability::{
     Capabilities, CapabilityError, CapabilityKind, FileSystem, Shell, ToolDispatcher,
 };
 use crate::hook::AgentId;
+use crate::host::NewToolExecution;
 use crate::host::run_effects::EffectsInner;
 use crate::host::{NewRunContext, RunEffects};
 use crate::policy::ApprovalService;
@@ -160,7 +161,7 @@ impl ToolRunContext {
         match (&self.cancel, &self.run) {
             (Some(cancel), _) => cancel,
             (None, Run::Execution(execution)) => {
-                execution.slot_cancellation().unwrap_or(&*NO_CANCELLATION)
+                execution.run_cancellation().unwrap_or(&*NO_CANCELLATION)
             }
             (None, Run::Shared(_)) => &NO_CANCELLATION,
         }

@@ -74,6 +74,20 @@ fn best_per_call_ns(registry: &Pipeline) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// `n` no-op pre-execute listeners written as `async move { next.run(x).await }`.
+fn async_pre_listeners(registry: &Pipeline, n: usize) -> Vec<Disposer> {
+    (0..n)
+        .map(|i| {
+            registry
+                .hooks()
+                .pre_execute()
+                .tap(format!("pre-{i}"), |exec, next| async move {
+                    next.run(exec).await
+                })
+        })
+        .collect()
+}
+
 /// Best-of-batches figures: no listeners, set (c), and the cost of one more
 /// no-op pre-execute listener (`async move { next.run(x).await }`).
 fn report_best() {
@@ -82,17 +96,7 @@ fn report_best() {
     let _keep = with_listeners(&registry);
     let set = best_per_call_ns(&registry);
     let (registry, _tool) = add_one_registry();
-    let mut keep = Vec::new();
-    for i in 0..50 {
-        keep.push(
-            registry
-                .hooks()
-                .pre_execute()
-                .tap(format!("pre-{i}"), |exec, next| async move {
-                    next.run(exec).await
-                }),
-        );
-    }
+    let _fifty = async_pre_listeners(&registry, 50);
     let fifty = best_per_call_ns(&registry);
     println!(
         "best of 30 batches of 100,000 calls (on-CPU time): no listeners {none:.0} ns/call, set (c) {set:.0} ns/call, \
@@ -163,31 +167,20 @@ fn fixed_work(spec: &str) {
     let (kind, iters) = spec.split_once(':').expect("kind:iters");
     let iters: u64 = iters.parse().expect("a number of calls");
     let (registry, _tool) = add_one_registry();
-    let mut keep = Vec::new();
-    match kind {
-        "none" => {}
-        "set" => keep = with_listeners(&registry),
+    let _keep = match kind {
+        "none" => Vec::new(),
+        "set" => with_listeners(&registry),
         _ => {
             let n: usize = kind
                 .strip_prefix("async")
                 .and_then(|n| n.parse().ok())
                 .expect("none, set or asyncN");
-            for i in 0..n {
-                keep.push(
-                    registry
-                        .hooks()
-                        .pre_execute()
-                        .tap(format!("pre-{i}"), |exec, next| async move {
-                            next.run(exec).await
-                        }),
-                );
-            }
+            async_pre_listeners(&registry, n)
         }
-    }
+    };
     for _ in 0..iters {
         run(&registry);
     }
-    drop(keep);
 }
 
 criterion_group!(benches, pipeline);

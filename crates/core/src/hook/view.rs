@@ -185,8 +185,6 @@ impl<L: ?Sized, M> Clone for Entries<L, M> {
 impl<L: ?Sized, M> Entries<L, M> {
     /// The listener at `pos` (its entry, and the listener itself) and the
     /// position after it; `None` past the last.
-    // Called at every level of every chain: a call would cost more than
-    // the walk (its tuple goes back through memory).
     #[inline]
     pub(crate) fn at(&self, pos: Pos) -> Option<(&Entry<L>, &L, Pos)> {
         let own = self.agent.as_deref().and_then(|run| run.get(pos.agent()));

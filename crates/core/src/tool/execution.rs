@@ -119,7 +119,7 @@ impl NewToolExecution for ToolExecution {
 
     #[inline]
     fn run_cancellation(&self) -> Option<&CancellationToken> {
-        self.slot_cancellation()
+        self.run.parts.get().map(|parts| &parts.cancel)
     }
 }
 
@@ -148,12 +148,6 @@ impl ToolExecution {
     /// The run slot of the body (the pipeline's).
     pub(crate) fn run(&self) -> &RunSlot {
         &self.run
-    }
-
-    /// The cancellation signal of the body's first context, kept in this
-    /// execution since that context was made.
-    pub(crate) fn slot_cancellation(&self) -> Option<&CancellationToken> {
-        self.run.parts.get().map(|parts| &parts.cancel)
     }
 
     /// The rewrite these arguments came from, if a `tools/pre-execute`
