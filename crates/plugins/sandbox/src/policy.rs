@@ -132,6 +132,7 @@ pub struct SandboxPolicy {
     writable_roots: Vec<PathBuf>,
     denied: Vec<String>,
     protected: Vec<String>,
+    home: Option<PathBuf>,
     network: bool,
     namespaces: Namespaces,
     require_os_isolation: bool,
@@ -140,11 +141,55 @@ pub struct SandboxPolicy {
     output_limit: usize,
 }
 
-/// Paths read-only to the tools in every writable preset, unless lifted with
-/// [`SandboxPolicy::without_protected`]: the repository's own files (a
-/// planted `.git/config` fsmonitor or `.git/hooks/*` script would run at the
-/// user's next `git status`, outside any sandbox) and tack's own directory.
-pub const DEFAULT_PROTECTED: &[&str] = &[".git/**", ".tack/**"];
+/// Paths read-only to the tools in every writable preset, unless lifted
+/// one by one with [`SandboxPolicy::without_protected`]: what programs
+/// outside the sandbox execute from later.
+///
+/// - **At any depth** of every writable root, as a directory, a file or a
+///   symlink: `.git` (a planted `config` fsmonitor or hook runs at the user's
+///   next `git status`; a `.git` *file* redirects git to another directory),
+///   `.gitmodules`, tack's own `.tack`, and the configuration other tools run
+///   programs from: `.mcp.json`, `.claude`, `.codex`, `.agents`, `.vscode`,
+///   `.idea`, `.envrc`, `.direnv`.
+/// - **In the home directory**, when a writable root contains it: the shell
+///   start-up files, git's and ssh's configuration, the desktop's autostart
+///   and user services, and tack's own configuration and state.
+///
+/// The file tools refuse to write, create or remove these paths, present
+/// or not. Commands find the existing ones mounted read-only (namespace
+/// layer only), and a protected entry a command creates is removed when the
+/// command ends, with a note in its output (both layers).
+pub const DEFAULT_PROTECTED: &[&str] = &[
+    "**/.git",
+    "**/.gitmodules",
+    "**/.tack",
+    "**/.mcp.json",
+    "**/.claude",
+    "**/.codex",
+    "**/.agents",
+    "**/.vscode",
+    "**/.idea",
+    "**/.envrc",
+    "**/.direnv",
+    "~/.bashrc",
+    "~/.bash_profile",
+    "~/.bash_login",
+    "~/.bash_logout",
+    "~/.profile",
+    "~/.zshrc",
+    "~/.zshenv",
+    "~/.zprofile",
+    "~/.zlogin",
+    "~/.zlogout",
+    "~/.config/fish",
+    "~/.gitconfig",
+    "~/.config/git",
+    "~/.ssh",
+    "~/.config/autostart",
+    "~/.config/systemd",
+    "~/.config/tack",
+    "~/.local/state/tack",
+];
 
 /// Bytes kept of stdout and of stderr each when a request sets no limit.
 pub const DEFAULT_OUTPUT_LIMIT: usize = 64 * 1024;
@@ -160,6 +205,7 @@ impl SandboxPolicy {
             writable_roots: Vec::new(),
             denied: Vec::new(),
             protected: DEFAULT_PROTECTED.iter().map(|g| (*g).to_owned()).collect(),
+            home: None,
             network: mode == SandboxMode::FullAccess,
             namespaces: Namespaces::Auto,
             require_os_isolation: true,
@@ -207,11 +253,23 @@ impl SandboxPolicy {
         self
     }
 
-    /// Makes paths that match `glob` (relative to their root, with the
-    /// semantics of [`with_denied`](Self::with_denied)) read-only to the
-    /// tools: the fs capability refuses to write, create or remove them, and
-    /// commands inside bubblewrap see them mounted read-only. Readable as
-    /// before. [`DEFAULT_PROTECTED`] is protected from the start.
+    /// Protects `entry`: a glob relative to each root (with the semantics of
+    /// [`with_denied`](Self::with_denied); `**/name` for a name at any
+    /// depth), `~/path` under the home directory, or an absolute `/path`.
+    /// Protected paths stay readable; the fs capability refuses to write,
+    /// create or remove them, commands inside bubblewrap see the existing
+    /// ones mounted read-only, and one a command creates is removed when it
+    /// ends. [`DEFAULT_PROTECTED`] is protected from the start.
+    ///
+    /// ```
+    /// use tack_sandbox::SandboxPolicy;
+    /// let policy = SandboxPolicy::workspace_write("/srv/project")
+    ///     .with_protected("**/Makefile")
+    ///     .with_protected("/srv/project-secrets")
+    ///     .without_protected("**/.vscode");
+    /// assert!(policy.protected().iter().any(|p| p == "**/Makefile"));
+    /// assert!(!policy.protected().iter().any(|p| p == "**/.vscode"));
+    /// ```
     pub fn with_protected(mut self, glob: &str) -> Self {
         if !self.protected.iter().any(|g| g == glob) {
             self.protected.push(glob.to_owned());
@@ -219,11 +277,23 @@ impl SandboxPolicy {
         self
     }
 
-    /// Lifts the protection of `glob` (e.g. `".git/**"` to let the tools
-    /// commit, or edit hooks): the user's explicit choice.
+    /// Lifts the protection of `glob`, an entry as listed (e.g. `"**/.git"`
+    /// to let the tools commit or edit hooks): the user's explicit choice.
     pub fn without_protected(mut self, glob: &str) -> Self {
         self.protected.retain(|g| g != glob);
         self
+    }
+
+    /// The home directory `~/` protected entries name (default: `$HOME` when
+    /// the sandbox is built).
+    pub fn with_home_dir(mut self, home: impl Into<PathBuf>) -> Self {
+        self.home = Some(home.into());
+        self
+    }
+
+    /// The home directory set with [`with_home_dir`](Self::with_home_dir).
+    pub fn home_dir(&self) -> Option<&Path> {
+        self.home.as_deref()
     }
 
     /// Whether commands may use the network. When not, commands run in a
@@ -365,8 +435,9 @@ mod tests {
     #[test]
     fn git_and_tack_are_protected_until_lifted() {
         let policy = SandboxPolicy::workspace_write("/x");
-        assert_eq!(policy.protected(), [".git/**", ".tack/**"]);
-        let lifted = policy.without_protected(".git/**").with_protected("ci/**");
-        assert_eq!(lifted.protected(), [".tack/**", "ci/**"]);
+        assert_eq!(policy.protected(), DEFAULT_PROTECTED);
+        let lifted = policy.without_protected("**/.git").with_protected("ci/**");
+        assert!(!lifted.protected().iter().any(|p| p == "**/.git"));
+        assert_eq!(lifted.protected().last().map(String::as_str), Some("ci/**"));
     }
 }

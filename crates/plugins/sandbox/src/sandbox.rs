@@ -85,7 +85,7 @@ impl Sandbox {
         if applied.protected == Enforcement::Unavailable {
             tracing::warn!(
                 protected = ?policy.protected(),
-                "commands run without bubblewrap: the protected paths are read-only to the fs capability only"
+                "commands run without bubblewrap: existing protected paths are read-only to the file tools only (a protected entry a command creates is still removed when it ends)"
             );
         }
         let shell = SandboxShell {
@@ -177,11 +177,6 @@ fn launch(
             plan: BwrapPlan {
                 path: path.clone(),
                 readable,
-                protected: if policy.mode() == SandboxMode::WorkspaceWrite {
-                    confinement.protected_dirs()
-                } else {
-                    Vec::new()
-                },
                 writable,
                 unshare_net: !policy.network_allowed(),
                 read_only: policy.mode() == SandboxMode::ReadOnly,

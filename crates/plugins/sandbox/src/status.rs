@@ -104,12 +104,14 @@ pub struct PolicyIsolation {
     /// scopes signals (ABI 6+, so the command cannot stop the watchdog that
     /// kills the group when the host dies); `Partial` otherwise.
     pub lifetime: Enforcement,
-    /// The protected paths ([`SandboxPolicy::protected`]) read-only to
-    /// commands: `Enforced` inside bubblewrap (paths that exist when a
-    /// command starts are mounted read-only); `Unavailable` on the floor,
+    /// The protected paths ([`SandboxPolicy::protected`]) kept from
+    /// commands: `Enforced` inside bubblewrap (those that exist when a
+    /// command starts, at any depth, are mounted read-only, and one the
+    /// command creates is removed when it ends); `Partial` on the floor,
     /// whose Landlock rules cannot make part of a writable root read-only
-    /// (the fs capability refuses writes to them in every case, and this
-    /// alone never refuses commands).
+    /// (what a command creates is still removed when it ends; the fs
+    /// capability refuses writes to them in every case, and this alone never
+    /// refuses commands).
     pub protected: Enforcement,
     /// Whether commands run.
     pub commands: CommandAdmission,
@@ -309,7 +311,9 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &Kernel) -> IsolationStatus {
     } else if bwrap_used {
         Enforcement::Enforced
     } else {
-        Enforcement::Unavailable
+        // The floor cannot make a path under a writable root read-only
+        // (Landlock only grants); what a command creates is still removed.
+        Enforcement::Partial
     };
     let lifetime = if bwrap_used
         || (!full_access

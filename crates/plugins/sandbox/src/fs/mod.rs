@@ -284,13 +284,14 @@ impl FileSystem for SandboxFs {
             });
         }
         if recursive {
-            if let Some(glob) = self.confinement.protected_below(&resolved.path) {
+            if let Some((found, entry)) = self.confinement.protected_inside(&resolved.path) {
                 return Err(FsError::Refused {
                     path: path.display().to_string(),
                     reason: format!(
-                        "removing it recursively could remove protected paths (`{glob}`); \
-                         remove the entries one by one, or lift the protection with \
-                         SandboxPolicy::without_protected(\"{glob}\")"
+                        "removing it recursively would remove the protected path {} (`{entry}`); \
+                         remove the other entries one by one, or lift the protection with \
+                         SandboxPolicy::without_protected(\"{entry}\")",
+                        self.confinement.display(&found)
                     ),
                 });
             }

@@ -130,9 +130,6 @@ pub(crate) struct BwrapPlan {
     pub(crate) readable: Vec<PathBuf>,
     /// Bound read-write.
     pub(crate) writable: Vec<PathBuf>,
-    /// Bound read-only over the writable ones, where they exist (not as a
-    /// symlink) when the command starts: the protected paths.
-    pub(crate) protected: Vec<PathBuf>,
     /// A new network namespace (no network at all, loopback included).
     pub(crate) unshare_net: bool,
     /// `/tmp` and `/dev` read-only too (read-only mode).
@@ -142,8 +139,14 @@ pub(crate) struct BwrapPlan {
 impl BwrapPlan {
     /// bubblewrap's arguments up to the command: `seccomp_fds` are the file
     /// descriptors holding the filter programs; `cwd` is where the command
-    /// starts.
-    pub(crate) fn args(&self, seccomp_fds: &[i32], cwd: &Path) -> Vec<OsString> {
+    /// starts; `protected` are bound read-only over the writable roots where
+    /// they exist (not as a symlink) when the command starts.
+    pub(crate) fn args(
+        &self,
+        seccomp_fds: &[i32],
+        cwd: &Path,
+        protected: &[PathBuf],
+    ) -> Vec<OsString> {
         let mut args: Vec<OsString> = Vec::new();
         let mut push = |items: &[&str]| args.extend(items.iter().map(OsString::from));
         push(&[
@@ -181,7 +184,7 @@ impl BwrapPlan {
                 args.push(path.into());
             }
         }
-        for path in &self.protected {
+        for path in protected {
             let exists = std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_symlink());
             if exists {
                 args.push("--ro-bind".into());
@@ -213,12 +216,15 @@ mod tests {
             path: PathBuf::from("/usr/bin/bwrap"),
             readable: vec![PathBuf::from("/tmp/docs")],
             writable: vec![PathBuf::from("/tmp/ws")],
-            protected: vec![PathBuf::from("/"), PathBuf::from("/nonexistent/.git")],
             unshare_net: true,
             read_only: true,
         };
         let args: Vec<String> = plan
-            .args(&[7], Path::new("/tmp/ws/sub"))
+            .args(
+                &[7],
+                Path::new("/tmp/ws/sub"),
+                &[PathBuf::from("/"), PathBuf::from("/nonexistent/.git")],
+            )
             .into_iter()
             .map(|a| a.into_string().unwrap())
             .collect();
@@ -246,12 +252,11 @@ mod tests {
             path: PathBuf::from("/usr/bin/bwrap"),
             readable: vec![],
             writable: vec![PathBuf::from("/")],
-            protected: vec![],
             unshare_net: false,
             read_only: false,
         };
         let joined = plan
-            .args(&[], Path::new("/"))
+            .args(&[], Path::new("/"), &[])
             .into_iter()
             .map(|a| a.into_string().unwrap())
             .collect::<Vec<_>>()

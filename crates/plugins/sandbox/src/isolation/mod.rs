@@ -28,7 +28,7 @@ pub(crate) mod seccomp;
 use std::ffi::OsString;
 use std::io::{Seek, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ::landlock::RulesetStatus;
@@ -220,6 +220,7 @@ pub(crate) async fn spawn(
     shell: &Path,
     shell_args: Vec<OsString>,
     cwd: &Path,
+    protected: Vec<PathBuf>,
     make: impl FnOnce(&Path, Vec<OsString>) -> Command + Send + 'static,
     required: bool,
 ) -> Result<(Child, SpawnerLease), ShellError> {
@@ -244,8 +245,9 @@ pub(crate) async fn spawn(
     std::thread::Builder::new()
         .name("tack-sandbox-spawn".to_owned())
         .spawn(move || {
-            let result =
-                spawn_on_this_thread(&launch, &shell, shell_args, &cwd, make, required, &runtime);
+            let result = spawn_on_this_thread(
+                &launch, &shell, shell_args, &cwd, &protected, make, required, &runtime,
+            );
             // Live as long as the command: until the lease is dropped. (A
             // caller that stopped waiting drops what was started, which
             // kills its group.)
@@ -280,11 +282,13 @@ fn refused(reason: &str) -> ShellError {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn spawn_on_this_thread(
     launch: &Launch,
     shell: &Path,
     shell_args: Vec<OsString>,
     cwd: &Path,
+    protected: &[PathBuf],
     make: impl FnOnce(&Path, Vec<OsString>) -> Command,
     required: bool,
     runtime: &tokio::runtime::Handle,
@@ -352,7 +356,7 @@ fn spawn_on_this_thread(
                 .collect::<Result<Vec<OwnedFd>, String>>()
                 .map_err(|reason| refused(&reason))?;
             let raw: Vec<i32> = fds.iter().map(AsRawFd::as_raw_fd).collect();
-            let mut args = plan.args(&raw, cwd);
+            let mut args = plan.args(&raw, cwd, protected);
             args.push(shell.into());
             args.extend(shell_args);
             let mut command = make(&plan.path, args);

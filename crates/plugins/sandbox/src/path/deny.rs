@@ -45,28 +45,20 @@ impl DenyList {
         Ok(Self { set, sources })
     }
 
-    /// The globs as configured.
-    pub(crate) fn sources(&self) -> impl Iterator<Item = &str> {
-        let mut seen: Vec<&str> = Vec::new();
-        self.sources.iter().map(String::as_str).filter(move |g| {
-            let new = !seen.contains(g);
-            seen.push(g);
-            new
-        })
+    /// Whether there are no globs.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.sources.is_empty()
     }
 
-    /// Whether a path under `relative` could match: some glob's literal
-    /// leading directories lie under it, or the glob starts with a wildcard.
-    /// (Used before removing a directory recursively.)
-    pub(crate) fn may_match_below(&self, relative: &Path) -> Option<&str> {
-        self.sources.iter().map(String::as_str).find(|glob| {
-            let literal: Vec<&str> = glob
-                .trim_start_matches("./")
-                .split('/')
-                .take_while(|part| !part.contains(['*', '?', '[', '{']))
-                .collect();
-            literal.is_empty() || Path::new(&literal.join("/")).starts_with(relative)
-        })
+    /// The glob that matches `relative` itself (not through a parent).
+    pub(crate) fn matching(&self, relative: &Path) -> Option<&str> {
+        if self.sources.is_empty() {
+            return None;
+        }
+        self.set
+            .matches(relative)
+            .first()
+            .map(|&i| self.sources[i].as_str())
     }
 
     /// The glob that denies `relative` (a path relative to its root), or one

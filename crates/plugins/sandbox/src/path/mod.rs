@@ -2,6 +2,7 @@
 //! canonical result against the roots, the mode and the denied globs.
 
 mod deny;
+mod protect;
 mod resolve;
 mod roots;
 
@@ -12,6 +13,7 @@ use tack_core::capability::{Access, FsError};
 
 use crate::error::SandboxError;
 use crate::policy::{SandboxMode, SandboxPolicy};
+pub(crate) use protect::{ProtectedScan, Removed, describe_removed};
 pub(crate) use resolve::Resolved;
 use resolve::{MAX_SYMLINKS, ResolveError, resolve};
 use roots::{Root, RootAccess, Roots, canonical_root};
@@ -27,7 +29,7 @@ pub(crate) struct Confinement {
     mode: SandboxMode,
     roots: Roots,
     deny: deny::DenyList,
-    protect: deny::DenyList,
+    protect: protect::ProtectList,
 }
 
 /// The most characters of a refused path repeated in the error.
@@ -113,7 +115,15 @@ impl Confinement {
             mode: policy.mode(),
             roots: Roots::new(workspace, access, extra),
             deny: deny::DenyList::new(policy.denied())?,
-            protect: deny::DenyList::new(policy.protected())?,
+            protect: protect::ProtectList::new(
+                policy.protected(),
+                policy
+                    .home_dir()
+                    .map(Path::to_path_buf)
+                    .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+                    .filter(|h| h.is_absolute())
+                    .as_deref(),
+            )?,
         })
     }
 
@@ -175,33 +185,40 @@ impl Confinement {
         Ok(resolved)
     }
 
-    /// The protected glob a recursive removal of `path` could reach.
-    pub(crate) fn protected_below(&self, path: &Path) -> Option<&str> {
+    /// A protected entry under `path` (a directory about to be removed
+    /// recursively), found on disk, with the entry it matches.
+    pub(crate) fn protected_inside(&self, path: &Path) -> Option<(PathBuf, String)> {
         let root = self.roots.containing(path)?;
-        let relative = path.strip_prefix(&root.path).unwrap_or(path);
-        self.protect.may_match_below(relative)
+        if let Some(entry) = self.protect.protecting(&root.path, path) {
+            return Some((path.to_path_buf(), entry.to_owned()));
+        }
+        let scan = self.protect.scan_below(&root.path, path);
+        scan.found
+            .into_iter()
+            .next()
+            .map(|(found, f)| (found, f.entry))
     }
 
-    /// The paths under the writable roots that the protected globs name
-    /// literally (`.git/**` → `<root>/.git`), for mounting them read-only
-    /// where they exist when a command starts.
-    pub(crate) fn protected_dirs(&self) -> Vec<PathBuf> {
-        let mut dirs = Vec::new();
-        for root in self.roots.writable() {
-            for glob in self.protect.sources() {
-                let Some(dir) = glob.trim_start_matches("./").strip_suffix("/**") else {
-                    continue;
-                };
-                if dir.is_empty() || dir.contains(['*', '?', '[', '{']) {
-                    continue;
-                }
-                let path = root.join(dir);
-                if !dirs.contains(&path) {
-                    dirs.push(path);
-                }
-            }
+    /// Every protected entry under the writable roots now (see
+    /// [`protect::ProtectList::scan`]).
+    pub(crate) fn scan_protected(&self) -> ProtectedScan {
+        if self.mode != SandboxMode::WorkspaceWrite {
+            return ProtectedScan::default();
         }
-        dirs
+        self.protect.scan(&self.writable_roots())
+    }
+
+    /// Removes the protected entries created since `before`.
+    pub(crate) fn sweep_protected(&self, before: &ProtectedScan) -> Vec<Removed> {
+        if self.mode != SandboxMode::WorkspaceWrite || self.protect.is_empty() {
+            return Vec::new();
+        }
+        self.protect.sweep(&self.writable_roots(), before)
+    }
+
+    /// `path` as messages show it: relative to the workspace when inside.
+    pub(crate) fn display(&self, path: &Path) -> String {
+        self.shown(path)
     }
 
     /// Whether `path` is one of the sandbox's roots.
@@ -267,7 +284,7 @@ impl Confinement {
                 ));
             }
             if wants_write {
-                if let Some(glob) = self.protect.denying(relative) {
+                if let Some(glob) = self.protect.protecting(&root.path, path) {
                     return Err(refused(
                         given,
                         format!(

@@ -3,6 +3,7 @@
 mod capture;
 mod env;
 mod limits;
+mod sweep;
 mod tempdir;
 
 use std::ffi::OsString;
@@ -29,6 +30,7 @@ use crate::policy::SandboxPolicy;
 use crate::status::CommandAdmission;
 use capture::{Captured, Shared, capture, take};
 use env::scrubbed_env;
+use sweep::SweepGuard;
 
 /// How long output readers may take after the process group was killed
 /// (a process that left the group could still hold a pipe open); then they
@@ -182,6 +184,7 @@ impl Shell for SandboxShell {
         }
 
         let started = Instant::now();
+        let mut protected = SweepGuard::start(self.confinement.clone()).await;
         let (program, args) = self.shell_args(&request);
         let make = self.command_builder(&request, &resolved.path);
         // The lease keeps the spawning thread (the parent bubblewrap's
@@ -191,6 +194,7 @@ impl Shell for SandboxShell {
             &program,
             args,
             &resolved.path,
+            protected.mountable(),
             make,
             self.policy.os_isolation_required(),
         )
@@ -204,6 +208,7 @@ impl Shell for SandboxShell {
                 .and_then(|id| i32::try_from(id).ok())
                 .map(Pid::from_raw),
         );
+        protected.watch(group.0.map(Pid::as_raw));
 
         if let (Some(text), Some(mut stdin)) = (request.stdin.clone(), child.stdin.take()) {
             tokio::spawn(async move {
@@ -240,6 +245,10 @@ impl Shell for SandboxShell {
                 for task in [stdout, stderr].into_iter().flatten() {
                     task.abort();
                 }
+                let note = protected.finish().await;
+                if !note.is_empty() {
+                    tracing::warn!(%note, "a cancelled command created protected paths");
+                }
                 return Err(ShellError::Cancelled);
             }
         };
@@ -254,8 +263,15 @@ impl Shell for SandboxShell {
                 None => (String::new(), false),
             }
         };
-        let ((out, out_cut), (err, err_cut)) =
+        let ((out, out_cut), (mut err, err_cut)) =
             tokio::join!(read(stdout, out_buf), read(stderr, err_buf));
+        let note = protected.finish().await;
+        if !note.is_empty() {
+            if !err.is_empty() && !err.ends_with('\n') {
+                err.push('\n');
+            }
+            err.push_str(&note);
+        }
         output.exit_code = status.code();
         output.signal = status.signal();
         output.stdout = out;

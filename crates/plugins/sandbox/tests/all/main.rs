@@ -13,3 +13,4 @@ mod isolation;
 mod plugin;
 mod property;
 mod protected;
+mod protected_depth;

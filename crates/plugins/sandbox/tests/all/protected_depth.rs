@@ -1,0 +1,315 @@
+//! Every protected name, at depth 0, 1 and 3, as a directory, as a file and
+//! missing: the file tools cannot change or create it, commands cannot
+//! change an existing one inside bubblewrap, and one a command creates is
+//! gone when the command ends (both layers).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tack_core::capability::{CommandOutput, CommandRequest, FsError};
+use tack_sandbox::{DEFAULT_PROTECTED, Sandbox, SandboxPolicy};
+use tokio_util::sync::CancellationToken;
+
+use crate::fixture::{Fixture, in_bwrap, runs_commands, sandbox, snapshot};
+
+const DEPTHS: [&str; 3] = ["", "a/", "a/b/c/"];
+
+/// The protected names that apply at any depth (`**/name`).
+fn names() -> Vec<&'static str> {
+    let names: Vec<&str> = DEFAULT_PROTECTED
+        .iter()
+        .filter_map(|entry| entry.strip_prefix("**/"))
+        .collect();
+    assert!(names.contains(&".git") && names.contains(&".tack"));
+    names
+}
+
+/// Every protected path of the matrix, relative to the workspace.
+fn paths() -> Vec<String> {
+    let mut all = Vec::new();
+    for depth in DEPTHS {
+        for name in names() {
+            all.push(format!("{depth}{name}"));
+        }
+    }
+    all
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Form {
+    Dir,
+    File,
+    Missing,
+}
+
+/// A workspace with every protected path in `form` (parents always exist).
+fn workspace(form: Form) -> Fixture {
+    let fx = Fixture::new();
+    let ws = fx.ws.path();
+    std::fs::create_dir_all(ws.join("a/b/c")).unwrap();
+    std::fs::create_dir_all(ws.join("planted")).unwrap();
+    for path in paths() {
+        let path = ws.join(path);
+        match form {
+            Form::Dir => {
+                std::fs::create_dir(&path).unwrap();
+                std::fs::write(path.join("inner"), "original\n").unwrap();
+            }
+            // A `.git` file redirects git elsewhere: the test's own target.
+            Form::File if path.ends_with(".git") => {
+                std::fs::write(&path, format!("gitdir: {}\n", ws.join("planted").display()))
+                    .unwrap();
+            }
+            Form::File => std::fs::write(&path, "original\n").unwrap(),
+            Form::Missing => {}
+        }
+    }
+    fx
+}
+
+fn refused<T: std::fmt::Debug>(result: Result<T, FsError>, what: &str) {
+    match result {
+        Err(FsError::Refused { reason, .. }) => {
+            assert!(reason.contains("protected"), "{what}: {reason}");
+        }
+        other => panic!("{what}: expected a refusal, got {other:?}"),
+    }
+}
+
+async fn run(sb: &Sandbox, command: &str) -> CommandOutput {
+    sb.shell()
+        .run(
+            CommandRequest::new(command).with_timeout(Duration::from_secs(60)),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_file_tools_cannot_change_or_create_any_protected_name_at_any_depth() {
+    for form in [Form::Dir, Form::File, Form::Missing] {
+        let fx = workspace(form);
+        let sb = sandbox(SandboxPolicy::workspace_write(fx.ws.path())).unwrap();
+        let fs = sb.fs();
+        let before = snapshot(fx.ws.path());
+        for path in paths() {
+            let p = Path::new(&path);
+            let what = format!("{form:?} {path}");
+            match form {
+                Form::Dir => {
+                    refused(fs.write(&p.join("inner"), b"evil").await, &what);
+                    refused(fs.write(&p.join("new"), b"evil").await, &what);
+                    refused(fs.create_dir_all(&p.join("hooks")).await, &what);
+                    refused(fs.remove(p, true).await, &what);
+                    assert_eq!(
+                        fs.read_to_string(&p.join("inner")).await.unwrap(),
+                        "original\n",
+                        "{what}: stays readable"
+                    );
+                }
+                Form::File => {
+                    refused(fs.write(p, b"gitdir: /elsewhere\n").await, &what);
+                    refused(fs.remove(p, false).await, &what);
+                }
+                Form::Missing => {
+                    refused(fs.write(p, b"gitdir: /elsewhere\n").await, &what);
+                    refused(fs.create_dir_all(p).await, &what);
+                    refused(fs.write(&p.join("config"), b"evil").await, &what);
+                }
+            }
+        }
+        if form != Form::Missing {
+            // A directory holding a protected entry cannot go recursively.
+            refused(fs.remove(Path::new("a"), true).await, "remove a/");
+        }
+        assert_eq!(
+            snapshot(fx.ws.path()),
+            before,
+            "{form:?}: the workspace changed"
+        );
+    }
+}
+
+#[tokio::test]
+async fn commands_cannot_change_existing_protected_names_inside_bubblewrap() {
+    for form in [Form::Dir, Form::File] {
+        let fx = workspace(form);
+        let sb = sandbox(SandboxPolicy::workspace_write(fx.ws.path())).unwrap();
+        if !runs_commands(&sb, "commands_cannot_change_existing_protected_names") {
+            return;
+        }
+        if !in_bwrap(&sb) {
+            println!(
+                "commands_cannot_change_existing_protected_names: floor: existing entries are \
+                 not read-only to commands (documented)"
+            );
+            return;
+        }
+        let before = snapshot(fx.ws.path());
+        let mut script = String::new();
+        for path in paths() {
+            match form {
+                Form::Dir => script.push_str(&format!(
+                    "echo evil >> '{path}/inner'; touch '{path}/new'; mv '{path}' '{path}.moved'; \
+                     rm -rf '{path}';\n"
+                )),
+                Form::File => script.push_str(&format!(
+                    "echo evil >> '{path}'; mv '{path}' '{path}.moved'; rm -f '{path}';\n"
+                )),
+                Form::Missing => unreachable!(),
+            }
+        }
+        if form == Form::File {
+            // The directory a `.git` file points to is protected with it.
+            script.push_str("mkdir -p planted/hooks; echo evil > planted/config; ");
+        }
+        script.push_str("true");
+        let out = run(&sb, &script).await;
+        assert_eq!(out.exit_code, Some(0), "{out:?}");
+        assert_eq!(
+            snapshot(fx.ws.path()),
+            before,
+            "{form:?}: a protected path changed"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_protected_name_a_command_creates_is_gone_when_it_ends() {
+    for as_dir in [true, false] {
+        let fx = workspace(Form::Missing);
+        let sb = sandbox(SandboxPolicy::workspace_write(fx.ws.path())).unwrap();
+        if !runs_commands(&sb, "a_protected_name_a_command_creates_is_gone") {
+            return;
+        }
+        let outside = fx.outside_snapshot();
+        let before = snapshot(fx.ws.path());
+        let mut script = String::new();
+        for path in paths() {
+            if as_dir {
+                script.push_str(&format!(
+                    "mkdir '{path}' && printf '[core]\\n\\tfsmonitor = touch {}/pwned\\n' > '{path}/config';\n",
+                    fx.outside().display()
+                ));
+            } else {
+                script.push_str(&format!("echo 'gitdir: ../planted' > '{path}';\n"));
+            }
+        }
+        script.push_str("echo made");
+        let out = run(&sb, &script).await;
+        assert!(out.stdout.contains("made"), "{out:?}");
+        for path in paths() {
+            assert!(
+                std::fs::symlink_metadata(fx.ws.path().join(&path)).is_err(),
+                "{path} survived the command: {out:?}"
+            );
+            assert!(
+                out.stderr
+                    .contains(&format!("tack: removed {path}, which this command created")),
+                "{path} not reported: {}",
+                out.stderr
+            );
+        }
+        assert_eq!(snapshot(fx.ws.path()), before, "the workspace changed");
+        assert_eq!(fx.outside_snapshot(), outside, "the world outside changed");
+    }
+}
+
+#[tokio::test]
+async fn a_background_process_cannot_plant_a_repository_after_its_command_ends() {
+    let fx = Fixture::new();
+    let sb = sandbox(SandboxPolicy::workspace_write(fx.ws.path())).unwrap();
+    if !runs_commands(&sb, "a_background_process_cannot_plant_a_repository") {
+        return;
+    }
+    std::fs::create_dir(fx.ws.path().join("sub")).unwrap();
+    // Loops that keep making `sub/.git` while the command is torn down,
+    // with their output closed so that nothing waits for them to end.
+    let out = run(
+        &sb,
+        "for i in 1 2 3 4; do (exec >/dev/null 2>&1 </dev/null; \
+         while :; do mkdir -p sub/.git/hooks; done) & done; \
+         sleep 0.2; echo started",
+    )
+    .await;
+    assert!(out.stdout.contains("started"), "{out:?}");
+    // Nothing of the command runs any more, so nothing can make it again.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        std::fs::symlink_metadata(fx.ws.path().join("sub/.git")).is_err(),
+        "sub/.git survived: {out:?}"
+    );
+}
+
+#[tokio::test]
+async fn git_does_not_run_a_planted_fsmonitor_after_a_command() {
+    let Ok(git) = which_git() else {
+        println!("git_does_not_run_a_planted_fsmonitor_after_a_command: skipped, no git");
+        return;
+    };
+    let fx = Fixture::new();
+    let ws = fx.ws();
+    let pwned = fx.outside().join("pwned");
+    let sb = sandbox(SandboxPolicy::workspace_write(fx.ws.path())).unwrap();
+    if !runs_commands(&sb, "git_does_not_run_a_planted_fsmonitor") {
+        return;
+    }
+    std::fs::create_dir_all(ws.join("vendor/lib")).unwrap();
+    let out = run(
+        &sb,
+        &format!(
+            "git init -q vendor/lib 2>&1; git -C vendor/lib config core.fsmonitor 'touch {}' 2>&1; \
+             mkdir -p evil sub && git init -q evil 2>&1; echo 'gitdir: ../evil/.git' > sub/.git; echo done",
+            pwned.display()
+        ),
+    )
+    .await;
+    assert!(out.stdout.contains("done"), "{out:?}");
+    // The user's next `git status` in that folder, outside any sandbox.
+    for dir in [ws.join("vendor/lib"), ws.join("evil"), ws.join("sub")] {
+        let _ = std::process::Command::new(&git)
+            .arg("status")
+            .current_dir(&dir)
+            .env("GIT_CEILING_DIRECTORIES", ws.parent().unwrap_or(&ws))
+            .output()
+            .unwrap();
+    }
+    assert!(!pwned.exists(), "the planted fsmonitor ran: {out:?}");
+    for planted in ["vendor/lib/.git", "evil/.git", "sub/.git"] {
+        assert!(
+            std::fs::symlink_metadata(ws.join(planted)).is_err(),
+            "{planted} survived: {out:?}"
+        );
+    }
+}
+
+fn which_git() -> Result<PathBuf, ()> {
+    ["/usr/bin/git", "/usr/local/bin/git", "/bin/git"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .ok_or(())
+}
+
+#[tokio::test]
+async fn the_users_own_repository_is_never_swept() {
+    let fx = Fixture::new();
+    let ws = fx.ws.path();
+    std::fs::create_dir_all(ws.join("lib/.git/objects")).unwrap();
+    std::fs::write(ws.join("lib/.git/config"), "[core]\n").unwrap();
+    let sb = sandbox(SandboxPolicy::workspace_write(ws)).unwrap();
+    if !runs_commands(&sb, "the_users_own_repository_is_never_swept") {
+        return;
+    }
+    // Writes inside it (refused in bubblewrap, allowed on the floor) and a
+    // change of its mode leave it the same entry.
+    let out = run(
+        &sb,
+        "touch lib/.git/objects/new; chmod 700 lib/.git; echo x >> lib/.git/config; echo done",
+    )
+    .await;
+    assert!(out.stdout.contains("done"), "{out:?}");
+    assert!(!out.stderr.contains("tack: removed"), "{out:?}");
+    assert!(ws.join("lib/.git/config").is_file());
+}
