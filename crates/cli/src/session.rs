@@ -138,7 +138,7 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     let sandbox_mode = settings.sandbox.value;
     let model = model(&settings.model.value, settings.model_timeout.value)?;
     let timeout = guard_plugins::timeout(&settings)?;
-    let sandbox = guard_plugins::sandbox(&settings, &root)?;
+    let sandbox = guard_plugins::sandbox(&settings, &root, args)?;
     // Hooks and MCP servers run outside the sandbox: the workspace's files
     // that define them are used only as trusted (`tack trust`).
     crate::trust::Judge::new(&root).enforce(&settings.defining)?;

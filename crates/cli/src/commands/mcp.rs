@@ -63,6 +63,8 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     let root = workspace(args.session.workspace.as_deref())?;
     let settings = Settings::load(&root, &args.session)?;
     let mode = settings.mode.value;
+    let timeout = guard_plugins::timeout(&settings)?;
+    let sandbox = guard_plugins::sandbox(&settings, &root, &args.session)?;
     let log = match &args.session.log {
         Some(path) => SessionLog::create(path),
         None => {
@@ -75,8 +77,6 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     .map_err(|e| format!("{e}; refusing to serve: nothing would be recorded"))?;
     let log_path = log.path().to_owned();
     let bus = Arc::new(EventBus::new(Some(Arc::new(log))));
-    let timeout = guard_plugins::timeout(&settings)?;
-    let sandbox = guard_plugins::sandbox(&settings, &root)?;
     let reason = format!(
         "the MCP client cannot be asked (it does not support elicitation) in mode `{}`; restart tack mcp serve with --mode accept-edits (file edits) or --mode allow-all (commands too), or add an allow rule",
         mode.as_str()

@@ -242,6 +242,43 @@ async fn a_background_process_cannot_plant_a_repository_after_its_command_ends()
     );
 }
 
+/// Plants repositories with an fsmonitor through a command, then runs the
+/// user's `git status` in each folder outside any sandbox; whether the
+/// planted fsmonitor ran.
+async fn plant_and_run_git(fx: &Fixture, git: &Path, policy: SandboxPolicy) -> Option<bool> {
+    let ws = fx.ws();
+    let pwned = fx.outside().join("pwned");
+    let _ = std::fs::remove_file(&pwned);
+    let sb = sandbox(policy).unwrap();
+    if !runs_commands(&sb, "git_does_not_run_a_planted_fsmonitor") {
+        return None;
+    }
+    for dir in ["vendor/lib", "evil", "sub"] {
+        let _ = std::fs::remove_dir_all(ws.join(dir));
+        std::fs::create_dir_all(ws.join(dir)).unwrap();
+    }
+    let monitor = format!("touch {}; false", pwned.display());
+    let out = run(
+        &sb,
+        &format!(
+            "git init -q vendor/lib && git -C vendor/lib config core.fsmonitor '{monitor}'; \
+             git init -q evil && git -C evil config core.fsmonitor '{monitor}'; \
+             echo 'gitdir: ../evil/.git' > sub/.git; echo done"
+        ),
+    )
+    .await;
+    assert!(out.stdout.contains("done"), "{out:?}");
+    for dir in ["vendor/lib", "evil", "sub"] {
+        let _ = std::process::Command::new(git)
+            .arg("status")
+            .current_dir(ws.join(dir))
+            .env("GIT_CEILING_DIRECTORIES", ws.parent().unwrap_or(&ws))
+            .output()
+            .unwrap();
+    }
+    Some(pwned.exists())
+}
+
 #[tokio::test]
 async fn git_does_not_run_a_planted_fsmonitor_after_a_command() {
     let Ok(git) = which_git() else {
@@ -249,39 +286,25 @@ async fn git_does_not_run_a_planted_fsmonitor_after_a_command() {
         return;
     };
     let fx = Fixture::new();
-    let ws = fx.ws();
-    let pwned = fx.outside().join("pwned");
-    let sb = sandbox(SandboxPolicy::workspace_write(fx.ws.path())).unwrap();
-    if !runs_commands(&sb, "git_does_not_run_a_planted_fsmonitor") {
+    let policy = SandboxPolicy::workspace_write(fx.ws.path());
+    // The control: with `.git` unprotected the plant works.
+    let Some(ran) = plant_and_run_git(&fx, &git, policy.clone().without_protected("**/.git")).await
+    else {
         return;
-    }
-    std::fs::create_dir_all(ws.join("vendor/lib")).unwrap();
-    let out = run(
-        &sb,
-        &format!(
-            "git init -q vendor/lib 2>&1; git -C vendor/lib config core.fsmonitor 'touch {}' 2>&1; \
-             mkdir -p evil sub && git init -q evil 2>&1; echo 'gitdir: ../evil/.git' > sub/.git; echo done",
-            pwned.display()
-        ),
-    )
-    .await;
-    assert!(out.stdout.contains("done"), "{out:?}");
-    // The user's next `git status` in that folder, outside any sandbox.
-    for dir in [ws.join("vendor/lib"), ws.join("evil"), ws.join("sub")] {
-        let _ = std::process::Command::new(&git)
-            .arg("status")
-            .current_dir(&dir)
-            .env("GIT_CEILING_DIRECTORIES", ws.parent().unwrap_or(&ws))
-            .output()
-            .unwrap();
-    }
-    assert!(!pwned.exists(), "the planted fsmonitor ran: {out:?}");
+    };
+    assert!(
+        ran,
+        "the control plant did not run: the test proves nothing"
+    );
+    let ran = plant_and_run_git(&fx, &git, policy).await;
+    assert_eq!(ran, Some(false), "the planted fsmonitor ran");
     for planted in ["vendor/lib/.git", "evil/.git", "sub/.git"] {
         assert!(
-            std::fs::symlink_metadata(ws.join(planted)).is_err(),
-            "{planted} survived: {out:?}"
+            std::fs::symlink_metadata(fx.ws().join(planted)).is_err(),
+            "{planted} survived"
         );
     }
+    assert!(fx.outside().join("secret.txt").is_file());
 }
 
 fn which_git() -> Result<PathBuf, ()> {
@@ -312,4 +335,66 @@ async fn the_users_own_repository_is_never_swept() {
     assert!(out.stdout.contains("done"), "{out:?}");
     assert!(!out.stderr.contains("tack: removed"), "{out:?}");
     assert!(ws.join("lib/.git/config").is_file());
+}
+
+#[tokio::test]
+async fn a_workspace_that_is_the_home_directory_keeps_the_start_up_files() {
+    let fx = Fixture::new();
+    let home = fx.ws();
+    std::fs::write(home.join(".bashrc"), "# mine\n").unwrap();
+    std::fs::create_dir_all(home.join(".config/tack")).unwrap();
+    std::fs::create_dir_all(home.join("project")).unwrap();
+    let sb = sandbox(SandboxPolicy::workspace_write(&home).with_home_dir(&home)).unwrap();
+    let fs = sb.fs();
+    for path in [
+        ".bashrc",
+        ".profile",
+        ".config/tack/settings.json",
+        ".local/state/tack/trust.json",
+        ".ssh/authorized_keys",
+    ] {
+        refused(fs.write(Path::new(path), b"evil").await, path);
+    }
+    fs.write(Path::new("project/main.rs"), b"fn main() {}")
+        .await
+        .unwrap();
+    if !runs_commands(&sb, "a_workspace_that_is_the_home_directory") {
+        return;
+    }
+    let before = snapshot(&home);
+    let out = run(
+        &sb,
+        "echo 'rm -rf ~' >> .bashrc; echo '{\"mode\":\"allow-all\"}' > .config/tack/settings.json; \
+         echo evil > .profile; mkdir -p .local/state/tack && echo forged > .local/state/tack/trust.json; \
+         echo done",
+    )
+    .await;
+    assert!(out.stdout.contains("done"), "{out:?}");
+    let mut after = snapshot(&home);
+    if !in_bwrap(&sb) {
+        // The floor cannot keep existing files read-only: only what the
+        // command created is gone.
+        after.remove(&home.join(".bashrc"));
+        after.remove(&home.join(".config/tack/settings.json"));
+    }
+    // `mkdir -p` made the parents; only the protected entry went.
+    after.remove(&home.join(".local"));
+    after.remove(&home.join(".local/state"));
+    let mut expected = before;
+    expected.remove(&home.join(".bashrc"));
+    after.remove(&home.join(".bashrc"));
+    assert_eq!(after, expected, "{out:?}");
+    if in_bwrap(&sb) {
+        assert_eq!(
+            std::fs::read_to_string(home.join(".bashrc")).unwrap(),
+            "# mine\n"
+        );
+    }
+    for created in [".profile", ".local/state/tack"] {
+        assert!(
+            out.stderr.contains(&format!("tack: removed {created}")),
+            "{created}: {}",
+            out.stderr
+        );
+    }
 }
