@@ -11,6 +11,7 @@ mod hooks;
 mod interrupt;
 mod mcp;
 mod models;
+mod persistence;
 mod policy;
 mod replay;
 mod resume;
