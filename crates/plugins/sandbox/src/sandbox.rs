@@ -180,6 +180,7 @@ fn launch(
                 writable,
                 unshare_net: !policy.network_allowed(),
                 read_only: policy.mode() == SandboxMode::ReadOnly,
+                tmpfs_bytes: policy.limits().tmpfs_bytes,
             },
             seccomp: Arc::new(
                 programs

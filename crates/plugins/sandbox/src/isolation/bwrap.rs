@@ -134,6 +134,8 @@ pub(crate) struct BwrapPlan {
     pub(crate) unshare_net: bool,
     /// `/tmp` and `/dev` read-only too (read-only mode).
     pub(crate) read_only: bool,
+    /// The size of the private `/tmp` and `/dev/shm` (memory-backed).
+    pub(crate) tmpfs_bytes: Option<u64>,
 }
 
 impl BwrapPlan {
@@ -174,9 +176,17 @@ impl BwrapPlan {
             "/dev",
             "--proc",
             "/proc",
-            "--tmpfs",
-            "/tmp",
         ]);
+        // Memory-backed: each gets a size, or it could hold half the
+        // host's memory, counted by no limit.
+        for dir in ["/tmp", "/dev/shm"] {
+            if let Some(bytes) = self.tmpfs_bytes {
+                args.push("--size".into());
+                args.push(bytes.to_string().into());
+            }
+            args.push("--tmpfs".into());
+            args.push(dir.into());
+        }
         for (flag, paths) in [("--ro-bind", &self.readable), ("--bind", &self.writable)] {
             for path in paths.iter().filter(|p| p.as_path() != root) {
                 args.push(flag.into());
@@ -193,7 +203,17 @@ impl BwrapPlan {
             }
         }
         if self.read_only {
-            args.extend(["--remount-ro", "/tmp", "--remount-ro", "/dev"].map(OsString::from));
+            args.extend(
+                [
+                    "--remount-ro",
+                    "/tmp",
+                    "--remount-ro",
+                    "/dev/shm",
+                    "--remount-ro",
+                    "/dev",
+                ]
+                .map(OsString::from),
+            );
         }
         for fd in seccomp_fds {
             args.push("--add-seccomp-fd".into());
@@ -218,6 +238,7 @@ mod tests {
             writable: vec![PathBuf::from("/tmp/ws")],
             unshare_net: true,
             read_only: true,
+            tmpfs_bytes: Some(1 << 20),
         };
         let args: Vec<String> = plan
             .args(
@@ -229,7 +250,11 @@ mod tests {
             .map(|a| a.into_string().unwrap())
             .collect();
         let joined = args.join(" ");
-        let tmpfs = joined.find("--tmpfs /tmp").unwrap();
+        let tmpfs = joined.find("--size 1048576 --tmpfs /tmp").unwrap();
+        assert!(
+            joined.contains("--size 1048576 --tmpfs /dev/shm"),
+            "{joined}"
+        );
         let ro = joined.find("--ro-bind /tmp/docs /tmp/docs").unwrap();
         let rw = joined.find("--bind /tmp/ws /tmp/ws").unwrap();
         let protected = joined.find("--ro-bind / / --remount").unwrap();
@@ -254,6 +279,7 @@ mod tests {
             writable: vec![PathBuf::from("/")],
             unshare_net: false,
             read_only: false,
+            tmpfs_bytes: None,
         };
         let joined = plan
             .args(&[], Path::new("/"), &[])

@@ -29,6 +29,11 @@ pub struct ResourceLimits {
     pub file_size_bytes: Option<u64>,
     /// Processes of the user (`ulimit -u`; `fork` fails). Default 4096.
     pub processes: Option<u64>,
+    /// Size of each memory-backed filesystem a command gets inside
+    /// bubblewrap (its private `/tmp` and `/dev/shm`), in bytes: what they
+    /// hold is host memory that no other limit counts. Default 1 GiB;
+    /// `None` leaves the kernel's default (half the host's memory each).
+    pub tmpfs_bytes: Option<u64>,
 }
 
 impl Default for ResourceLimits {
@@ -38,6 +43,7 @@ impl Default for ResourceLimits {
             address_space_bytes: Some(8 << 30),
             file_size_bytes: Some(4 << 30),
             processes: Some(4096),
+            tmpfs_bytes: Some(1 << 30),
         }
     }
 }
@@ -50,6 +56,7 @@ impl ResourceLimits {
             address_space_bytes: None,
             file_size_bytes: None,
             processes: None,
+            tmpfs_bytes: None,
         }
     }
 
@@ -68,6 +75,13 @@ impl ResourceLimits {
     /// Sets the file-size limit.
     pub fn with_file_size_bytes(mut self, bytes: Option<u64>) -> Self {
         self.file_size_bytes = bytes;
+        self
+    }
+
+    /// Sets the size of each private memory-backed filesystem (`/tmp`,
+    /// `/dev/shm`) inside bubblewrap.
+    pub fn with_tmpfs_bytes(mut self, bytes: Option<u64>) -> Self {
+        self.tmpfs_bytes = bytes;
         self
     }
 

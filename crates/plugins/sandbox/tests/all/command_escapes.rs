@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tack_core::capability::{CommandOutput, CommandRequest};
-use tack_sandbox::{Enforcement, Sandbox, SandboxPolicy};
+use tack_sandbox::{Enforcement, ResourceLimits, Sandbox, SandboxPolicy};
 use tokio_util::sync::CancellationToken;
 
 use crate::fixture::{Fixture, in_bwrap, marker, runs_commands, sandbox, survivors};
@@ -522,4 +522,36 @@ async fn a_new_process_group_does_not_outlive_the_call() {
         assert_ne!(status, "0", "{out:?}");
     }
     assert_eq!(survivors(&m).await, Vec::<i32>::new());
+}
+
+#[tokio::test]
+async fn memory_backed_directories_are_sized() {
+    let fx = Fixture::new();
+    let sb = sandbox(
+        SandboxPolicy::workspace_write(fx.ws.path())
+            .with_limits(ResourceLimits::default().with_tmpfs_bytes(Some(16 << 20))),
+    )
+    .unwrap();
+    if !runs_commands(&sb, "memory_backed_directories_are_sized") || !in_bwrap(&sb) {
+        println!("memory_backed_directories_are_sized: no namespace layer (no private tmpfs)");
+        return;
+    }
+    // 64 MiB into each of the 16 MiB filesystems: the write stops at the size.
+    let out = run(
+        &sb,
+        "for d in /tmp /dev/shm; do head -c 67108864 /dev/zero > $d/fill; \
+         echo \"$d=$? $(stat -c %s $d/fill)\"; done"
+            .to_owned(),
+    )
+    .await;
+    for dir in ["/tmp", "/dev/shm"] {
+        let line = out
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{dir}=")))
+            .unwrap_or_else(|| panic!("{dir} not reported: {out:?}"));
+        let size: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(!line.starts_with(&format!("{dir}=0 ")), "{line}");
+        assert!(size <= 16 << 20, "{line}");
+    }
 }
