@@ -38,6 +38,7 @@ struct Examined {
     sha256: String,
     starts: Vec<String>,
     commands: Vec<String>,
+    servers: BTreeMap<String, Value>,
 }
 
 /// Reads `path` as a settings file or an `.mcp.json` (the `hooks` and
@@ -70,6 +71,7 @@ fn examine(path: &Path) -> Result<Examined, String> {
         sha256: sha256_hex(text.as_bytes()),
         starts: describe(hooks.as_ref(), &servers),
         commands: crate::trust::hook_commands(hooks.as_ref()),
+        servers,
     })
 }
 
@@ -124,7 +126,6 @@ pub fn trust(args: &TrustArgs) -> Result<ExitCode, String> {
         args.paths.clone()
     };
     let mut trusted = Vec::new();
-    let mut scripts = Vec::new();
     for path in &paths {
         let file = examine(path)?;
         print_text(&format!(
@@ -141,37 +142,35 @@ pub fn trust(args: &TrustArgs) -> Result<ExitCode, String> {
         if !inside(path, &root) {
             print_text("  (outside the workspace: yours, used without trust anyway)");
         }
-        // The scripts its hooks run from inside the workspace, trusted with it.
-        for script in crate::trust::scripts_inside(&file.commands, &root) {
-            let bytes = std::fs::read(&script)
-                .map_err(|e| format!("cannot read {}: {e}", script.display()))?;
-            let sha256 = sha256_hex(&bytes);
-            print_text(&format!(
-                "  and the script it runs {} (sha256 {})",
-                script.display(),
-                &sha256[..16]
-            ));
-            scripts.push((script, sha256));
+        // What its commands run from inside the workspace, trusted with it.
+        let runs = crate::trust::runs_of(&file.commands, &file.servers, &root);
+        for (path, state) in &runs.files {
+            match state {
+                Some(sha256) => print_text(&format!(
+                    "  and the file it runs {} (sha256 {})",
+                    path.display(),
+                    sha256.get(..16).unwrap_or(sha256)
+                )),
+                None => print_text(&format!(
+                    "  NOTE: it would run {}, which does not exist: recorded as missing; if it appears, sessions refuse to start and its hooks refuse to run until you review it and run `tack trust` again",
+                    path.display()
+                )),
+            }
         }
-        trusted.push(file);
+        for caveat in &runs.caveats {
+            print_text(&format!("  cannot know: {caveat}"));
+        }
+        trusted.push((file, runs.files));
     }
     let at = store::now();
     store.update(|files| {
-        for file in &trusted {
+        for (file, runs) in &trusted {
             files.insert(
                 file.canonical.clone(),
                 Entry {
                     sha256: file.sha256.clone(),
                     trusted_at: at,
-                },
-            );
-        }
-        for (script, sha256) in &scripts {
-            files.insert(
-                script.clone(),
-                Entry {
-                    sha256: sha256.clone(),
-                    trusted_at: at,
+                    runs: runs.clone(),
                 },
             );
         }
@@ -202,6 +201,15 @@ fn list(store: &TrustStore) -> Result<ExitCode, String> {
             entry.sha256.get(..16).unwrap_or(&entry.sha256),
             entry.trusted_at
         ));
+        for (file, then) in &entry.runs {
+            let now = crate::trust::command_files::state_of(file);
+            let state = match crate::trust::difference(Some(then), &now) {
+                None if then.is_none() => "missing, as when trusted",
+                None => "unchanged",
+                Some(why) => why,
+            };
+            print_text(&format!("  runs {}  {state}", file.display()));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

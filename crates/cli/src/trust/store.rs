@@ -1,5 +1,7 @@
 //! The trust store: which files defining hooks or MCP servers the user
-//! reviewed, by canonical path and the SHA-256 of their exact contents.
+//! reviewed, by canonical path and the SHA-256 of their exact contents,
+//! with the files inside the workspace their commands run (see
+//! [`super::command_files`]) and the state each was in.
 //!
 //! It lives in the user's state directory (`$XDG_STATE_HOME/tack/trust.json`,
 //! or `~/.local/state/tack/trust.json`), outside the workspace the tools
@@ -41,7 +43,15 @@ pub struct Entry {
     pub sha256: String,
     /// When it was trusted (seconds since the Unix epoch).
     pub trusted_at: u64,
+    /// The files inside the workspace its commands run, with the SHA-256
+    /// each had (`null`: it did not exist, and must not appear).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub runs: BTreeMap<PathBuf, Option<String>>,
 }
+
+/// The store's format: version 2 added [`Entry::runs`]; a version 1 store
+/// is read as one whose files record nothing they run.
+const VERSION: u32 = 2;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -86,7 +96,7 @@ impl TrustStore {
                 path.display()
             )
         })?;
-        if shape.version != 1 {
+        if !(1..=VERSION).contains(&shape.version) {
             return Err(format!(
                 "the trust store {} has version {}, which this tack does not know; upgrade tack, or delete the file and trust your files again with `tack trust`",
                 path.display(),
@@ -150,7 +160,7 @@ impl TrustStore {
         let mut fresh = Self::load(&self.path)?;
         change(&mut fresh.files);
         let text = serde_json::to_string_pretty(&Shape {
-            version: 1,
+            version: VERSION,
             files: fresh.files.clone(),
         })
         .map_err(|e| format!("cannot write the trust store {name}: {e}"))?;
@@ -196,6 +206,7 @@ mod tests {
         let entry = |s: &str| Entry {
             sha256: s.to_owned(),
             trusted_at: 1,
+            runs: BTreeMap::new(),
         };
         store
             .update(|f| {
