@@ -15,8 +15,9 @@
 //! sandbox `full-access` (put those in the user's file, a `--settings` file,
 //! or pass the flag). Nor can their allow rules act as those would: an
 //! allow rule there must name one tool (no glob), a command pattern must
-//! name its program (not a wildcard, nor a shell or interpreter followed by
-//! a wildcard), a path pattern must not be only wildcards, and an allow of
+//! name its program (not a wildcard or only the start of a name, nor a
+//! shell, interpreter or launcher followed by only options and a wildcard),
+//! a path pattern must not be only wildcards, and an allow of
 //! `bash` must have a command pattern (see [`widening`]). Their narrow
 //! allow rules, asks and denies and `accept-edits` do apply, inside the
 //! sandbox.
@@ -400,18 +401,8 @@ pub fn widening(rule: &Rule) -> Option<String> {
         let pattern = arg.pattern();
         match arg.kind() {
             ArgKind::Command => {
-                let mut words = pattern.split_whitespace();
-                let program = words.next().unwrap_or_default();
-                if program.is_empty() || has_wildcard(program) {
-                    return Some(format!(
-                        "its command pattern `{pattern}` does not name the program, so it allows any command"
-                    ));
-                }
-                let base = program.rsplit('/').next().unwrap_or(program);
-                if LAUNCHERS.contains(&base) && words.any(has_wildcard) {
-                    return Some(format!(
-                        "its command pattern `{pattern}` lets `{base}` run whatever follows, so it allows any command"
-                    ));
+                if let Some(why) = command_widening(pattern) {
+                    return Some(format!("its command pattern `{pattern}` {why}"));
                 }
             }
             _ => {
@@ -433,6 +424,52 @@ pub fn widening(rule: &Rule) -> Option<String> {
         ));
     }
     None
+}
+
+/// Why the command pattern `pattern` of an allow rule allows any command.
+/// A pattern is literal words, with one `*` at the end for a prefix
+/// (`git status*`); when the text before that `*` ends in a character other
+/// than a letter, digit or space, its last word is a prefix of a word too.
+fn command_widening(pattern: &str) -> Option<&'static str> {
+    let trimmed = pattern.trim();
+    let (body, prefix) = match trimmed.strip_suffix('*') {
+        Some(body) => (body, true),
+        None => (trimmed, false),
+    };
+    let words: Vec<&str> = body.split_whitespace().collect();
+    let Some(program) = words.first() else {
+        return Some("does not name the program, so it allows any command");
+    };
+    if has_wildcard(program) {
+        return Some("does not name the program, so it allows any command");
+    }
+    let partial = body
+        .chars()
+        .last()
+        .is_some_and(|c| !c.is_alphanumeric() && !c.is_whitespace());
+    if prefix && partial && words.len() == 1 {
+        return Some(
+            "names only the start of the program, so it allows any program that starts so",
+        );
+    }
+    let base = program.rsplit('/').next().unwrap_or(program);
+    // A launcher followed only by options, assignments or numbers, then
+    // anything: it runs whatever follows.
+    let open = words[1..].iter().all(|w| {
+        w.starts_with('-') || is_env_assignment(w) || w.chars().all(|c| c.is_ascii_digit())
+    });
+    if prefix && LAUNCHERS.contains(&base) && open {
+        return Some(
+            "lets a shell, interpreter or launcher run whatever follows, so it allows any command",
+        );
+    }
+    None
+}
+
+fn is_env_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 /// The refusal of a widening allow rule of a workspace's own file, in the
@@ -808,7 +845,12 @@ mod tests {
             r#"bash(command: "*")"#,
             r#"bash(command: "* status")"#,
             r#"bash(command: "sh -c *")"#,
+            r#"bash(command: "sh*")"#,
             r#"bash(command: "/usr/bin/env *")"#,
+            r#"bash(command: "env FOO=1 *")"#,
+            r#"bash(command: "timeout 10 *")"#,
+            r#"bash(command: "/*")"#,
+            r#"bash(command: "./*")"#,
             r#"write_file(path: "**")"#,
             r#"edit_file(path: "**/*")"#,
         ] {
@@ -817,6 +859,10 @@ mod tests {
         for narrow in [
             r#"bash(command: "git status*")"#,
             r#"bash(command: "cargo test")"#,
+            r#"bash(command: "ls*")"#,
+            r#"bash(command: "ls -*")"#,
+            r#"bash(command: "python3 -m pytest*")"#,
+            r#"bash(command: "timeout 10 cargo test*")"#,
             r#"bash(command: "sh scripts/check.sh")"#,
             "read_file",
             "write_file",
