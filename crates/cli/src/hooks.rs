@@ -14,8 +14,8 @@
 //! appeared since, and the hook does not run (it blocks, as a fail-closed
 //! hook would).
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
 use std::sync::Arc;
 
 use tack_agent::{AgentHooks, Event, EventBus, PromptDecision, StopDecision};
@@ -114,50 +114,39 @@ pub fn session_hooks(config: HooksConfig, session: HookSession, bus: Arc<EventBu
     hooks.with_pre_run(check)
 }
 
-/// What `tack trust` recorded a workspace-defined command runs (by
-/// command line; the union of its files' records), or why it cannot be
-/// checked.
-type Recorded = HashMap<String, Result<BTreeMap<PathBuf, Option<String>>, String>>;
-
 /// The check before each hook command runs: a command defined by a file
 /// inside the workspace `root` runs only if every file it runs from the
-/// workspace is as `tack trust` recorded it (present with the same
-/// contents, or still missing). Commands from files outside are the
-/// user's own and are not checked.
+/// workspace is as the trust store recorded it when the session started
+/// (present with the same contents, or still missing). Commands from files
+/// outside are the user's own and are not checked.
 fn recheck(config: &HooksConfig, root: &Path) -> tack_hooks::PreRun {
-    let mut judge = crate::trust::Judge::new(root);
-    let mut recorded: Recorded = HashMap::new();
+    let mut checked = HashSet::new();
     for event in tack_hooks::HookEvent::ALL {
         for group in config.groups(event) {
-            let Some(source) = &group.source else {
-                continue;
-            };
-            if !crate::trust::inside(source, root) {
-                continue;
-            }
-            let runs = judge.recorded_runs(source);
-            for hook in &group.hooks {
-                let slot = recorded
-                    .entry(hook.command.clone())
-                    .or_insert_with(|| Ok(BTreeMap::new()));
-                match (&runs, slot.as_mut()) {
-                    (Ok(files), Ok(all)) => all.extend(files.clone()),
-                    (Err(e), _) => *slot = Err(e.clone()),
-                    (Ok(_), Err(_)) => {}
-                }
+            if group
+                .source
+                .as_ref()
+                .is_some_and(|source| crate::trust::inside(source, root))
+            {
+                checked.extend(group.hooks.iter().map(|hook| hook.command.clone()));
             }
         }
     }
+    let recorded = if checked.is_empty() {
+        Ok(BTreeMap::new())
+    } else {
+        crate::trust::Judge::new(root).recorded()
+    };
     let root = root.to_owned();
     Arc::new(move |hook: &tack_hooks::HookCommand| {
-        let Some(expected) = recorded.get(&hook.command) else {
+        if !checked.contains(&hook.command) {
             return Ok(());
-        };
-        let expected = expected.as_ref().map_err(|e| {
-            format!("what it runs cannot be checked against what you trusted ({e}); review it and run `tack trust`, then start a new session")
+        }
+        let recorded = recorded.as_ref().map_err(|e| {
+            format!("what it runs cannot be checked against what you trusted ({e}); fix that, then start a new session")
         })?;
         let now = crate::trust::command_files::of_hook(&hook.command, &root);
-        match crate::trust::first_difference(expected, &now) {
+        match crate::trust::first_difference(|path| recorded.get(path).cloned(), &now) {
             None => Ok(()),
             Some((file, why)) => Err(format!(
                 "{} {why}; it runs outside the sandbox and is defined inside the workspace, where a model could have written it. Review it, then run `tack trust` and start a new session",

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::output::print_text;
 use crate::session::workspace;
-use crate::trust::store::{self, Entry, TrustStore, sha256_hex};
+use crate::trust::store::{self, Entry, MISSING, TrustStore, sha256_hex};
 use crate::trust::{describe, inside};
 
 /// `tack trust`.
@@ -170,9 +170,17 @@ pub fn trust(args: &TrustArgs) -> Result<ExitCode, String> {
                 Entry {
                     sha256: file.sha256.clone(),
                     trusted_at: at,
-                    runs: runs.clone(),
                 },
             );
+            for (path, state) in runs {
+                files.insert(
+                    path.clone(),
+                    Entry {
+                        sha256: state.clone().unwrap_or_else(|| MISSING.to_owned()),
+                        trusted_at: at,
+                    },
+                );
+            }
         }
     })?;
     print_text(&format!(
@@ -190,26 +198,23 @@ fn list(store: &TrustStore) -> Result<ExitCode, String> {
         print_text(&format!("no trusted files ({})", store.path().display()));
     }
     for (path, entry) in store.entries() {
-        let now = match std::fs::read(path) {
-            Ok(bytes) if sha256_hex(&bytes) == entry.sha256 => "unchanged",
-            Ok(_) => "CHANGED since trusted: not used until trusted again",
-            Err(_) => "missing",
+        let then = store.recorded(path);
+        let now = crate::trust::command_files::state_of(path);
+        let state = match (crate::trust::difference(then.as_ref(), &now), &now) {
+            (None, None) => "missing, as recorded: it must not appear",
+            (None, Some(_)) => "unchanged",
+            (Some(_), None) => "missing",
+            (Some(_), Some(_)) if entry.sha256 == MISSING => {
+                "APPEARED since recorded as missing: refused until trusted again"
+            }
+            (Some(_), Some(_)) => "CHANGED since trusted: not used until trusted again",
         };
         print_text(&format!(
-            "{}  sha256 {}  trusted at {} (Unix time)  {now}",
+            "{}  sha256 {}  trusted at {} (Unix time)  {state}",
             path.display(),
             entry.sha256.get(..16).unwrap_or(&entry.sha256),
             entry.trusted_at
         ));
-        for (file, then) in &entry.runs {
-            let now = crate::trust::command_files::state_of(file);
-            let state = match crate::trust::difference(Some(then), &now) {
-                None if then.is_none() => "missing, as when trusted",
-                None => "unchanged",
-                Some(why) => why,
-            };
-            print_text(&format!("  runs {}  {state}", file.display()));
-        }
     }
     Ok(ExitCode::SUCCESS)
 }

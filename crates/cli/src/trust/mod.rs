@@ -116,14 +116,15 @@ pub fn difference(recorded: Option<&FileState>, now: &FileState) -> Option<&'sta
     }
 }
 
-/// The first file of `runs` that differs from `recorded`, and how.
+/// The first file of `runs` that differs from what `recorded` says of it
+/// (see [`TrustStore::recorded`]), and how.
 pub fn first_difference(
-    recorded: &BTreeMap<PathBuf, FileState>,
+    recorded: impl Fn(&Path) -> Option<FileState>,
     runs: &Runs,
 ) -> Option<(PathBuf, &'static str)> {
-    runs.files
-        .iter()
-        .find_map(|(path, now)| difference(recorded.get(path), now).map(|why| (path.clone(), why)))
+    runs.files.iter().find_map(|(path, now)| {
+        difference(recorded(path).as_ref(), now).map(|why| (path.clone(), why))
+    })
 }
 
 /// One line per hook command and MCP server.
@@ -288,7 +289,7 @@ impl Judge {
         let store = self.store()?;
         Ok(match store.get(&canonical) {
             Some(entry) if entry.sha256 == file.sha256 => {
-                match first_difference(&entry.runs, &file.runs(&root)) {
+                match first_difference(|path| store.recorded(path), &file.runs(&root)) {
                     Some((file, why)) => State::Runs { file, why },
                     None => State::Trusted,
                 }
@@ -298,20 +299,14 @@ impl Judge {
         })
     }
 
-    /// What `tack trust` recorded that the commands of the file `path`
-    /// (inside the workspace) run.
+    /// Every state the trust store records of the files commands run (see
+    /// [`TrustStore::recorded`]).
     ///
     /// # Errors
     ///
-    /// The file is not trusted, or as [`Judge::state`].
-    pub fn recorded_runs(&mut self, path: &Path) -> Result<BTreeMap<PathBuf, FileState>, String> {
-        let canonical = path
-            .canonicalize()
-            .map_err(|e| format!("cannot resolve {}: {e}", path.display()))?;
-        self.store()?
-            .get(&canonical)
-            .map(|entry| entry.runs.clone())
-            .ok_or_else(|| format!("{} is no longer trusted", path.display()))
+    /// As [`Judge::state`].
+    pub fn recorded(&mut self) -> Result<BTreeMap<PathBuf, FileState>, String> {
+        Ok(self.store()?.all_recorded())
     }
 
     /// `Ok(Some(refusal))` for the first file inside the workspace whose

@@ -1,7 +1,9 @@
 //! The trust store: which files defining hooks or MCP servers the user
 //! reviewed, by canonical path and the SHA-256 of their exact contents,
-//! with the files inside the workspace their commands run (see
-//! [`super::command_files`]) and the state each was in.
+//! and the files inside the workspace their commands run (see
+//! [`super::command_files`]), each an entry of its own: its SHA-256, or
+//! [`MISSING`] for one that did not exist and must not appear. (Older
+//! `tack`s read the same shape.)
 //!
 //! It lives in the user's state directory (`$XDG_STATE_HOME/tack/trust.json`,
 //! or `~/.local/state/tack/trust.json`), outside the workspace the tools
@@ -35,6 +37,10 @@ pub fn default_path() -> Result<PathBuf, String> {
         })
 }
 
+/// The `sha256` of a file recorded as missing: it did not exist when
+/// trusted, and its appearing is refused. (No SHA-256 is written so.)
+pub const MISSING: &str = "missing";
+
 /// One trusted file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -43,15 +49,7 @@ pub struct Entry {
     pub sha256: String,
     /// When it was trusted (seconds since the Unix epoch).
     pub trusted_at: u64,
-    /// The files inside the workspace its commands run, with the SHA-256
-    /// each had (`null`: it did not exist, and must not appear).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub runs: BTreeMap<PathBuf, Option<String>>,
 }
-
-/// The store's format: version 2 added [`Entry::runs`]; a version 1 store
-/// is read as one whose files record nothing they run.
-const VERSION: u32 = 2;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -96,7 +94,7 @@ impl TrustStore {
                 path.display()
             )
         })?;
-        if !(1..=VERSION).contains(&shape.version) {
+        if shape.version != 1 {
             return Err(format!(
                 "the trust store {} has version {}, which this tack does not know; upgrade tack, or delete the file and trust your files again with `tack trust`",
                 path.display(),
@@ -117,6 +115,22 @@ impl TrustStore {
     /// The entry of `canonical`, if trusted.
     pub fn get(&self, canonical: &Path) -> Option<&Entry> {
         self.files.get(canonical)
+    }
+
+    /// The state recorded for the file `path` a command runs: `None` when
+    /// nothing is recorded, `Some(None)` when it was recorded missing.
+    pub fn recorded(&self, path: &Path) -> Option<Option<String>> {
+        self.files
+            .get(path)
+            .map(|entry| (entry.sha256 != MISSING).then(|| entry.sha256.clone()))
+    }
+
+    /// Every recorded state (see [`TrustStore::recorded`]), by path.
+    pub fn all_recorded(&self) -> BTreeMap<PathBuf, Option<String>> {
+        self.files
+            .keys()
+            .filter_map(|path| self.recorded(path).map(|state| (path.clone(), state)))
+            .collect()
     }
 
     /// Every entry, by canonical path.
@@ -160,7 +174,7 @@ impl TrustStore {
         let mut fresh = Self::load(&self.path)?;
         change(&mut fresh.files);
         let text = serde_json::to_string_pretty(&Shape {
-            version: VERSION,
+            version: 1,
             files: fresh.files.clone(),
         })
         .map_err(|e| format!("cannot write the trust store {name}: {e}"))?;
@@ -206,7 +220,6 @@ mod tests {
         let entry = |s: &str| Entry {
             sha256: s.to_owned(),
             trusted_at: 1,
-            runs: BTreeMap::new(),
         };
         store
             .update(|f| {
