@@ -7,11 +7,15 @@
 //! exact contents trusted. Under `full-access` the tools can write
 //! anything, the user's own settings and the trust store included: the
 //! hooks are read all the same, with a loud warning (the user chose to lift
-//! the confinement). A hook command that names a script the tools could
-//! write gets the same loud warning: trust covers the settings file, not
-//! the scripts its commands run.
+//! the confinement). A hook command that runs a file the tools could
+//! write gets a loud warning too. For a hook defined inside the workspace,
+//! the files its command runs are checked against what `tack trust`
+//! recorded right before every run: one that changed, disappeared or
+//! appeared since, and the hook does not run (it blocks, as a fail-closed
+//! hook would).
 
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
 use std::sync::Arc;
 
 use tack_agent::{AgentHooks, Event, EventBus, PromptDecision, StopDecision};
@@ -33,25 +37,6 @@ pub fn tools_can_write(path: &Path, workspace: &Path, mode: SandboxMode) -> bool
         SandboxMode::WorkspaceWrite => crate::trust::inside(path, workspace),
         _ => true,
     }
-}
-
-/// The scripts a hook command names (words that are existing files, with
-/// `$CLAUDE_PROJECT_DIR`/`$TACK_PROJECT_DIR` expanded, relative to the
-/// workspace).
-pub fn named_files(command: &str, workspace: &Path) -> Vec<PathBuf> {
-    let root = workspace.to_string_lossy();
-    command
-        .split_whitespace()
-        .map(|word| {
-            word.trim_matches(|c| c == '"' || c == '\'')
-                .replace("${CLAUDE_PROJECT_DIR}", &root)
-                .replace("$CLAUDE_PROJECT_DIR", &root)
-                .replace("${TACK_PROJECT_DIR}", &root)
-                .replace("$TACK_PROJECT_DIR", &root)
-        })
-        .map(|word| workspace.join(word))
-        .filter(|path| path.is_file())
-        .collect()
 }
 
 /// Checks every file that defines hooks and merges them. Returns the
@@ -81,15 +66,22 @@ pub fn checked(
         }
         for event in tack_hooks::HookEvent::ALL {
             for group in file.config.groups(event) {
+                let checked = crate::trust::inside(&file.path, workspace);
                 for hook in &group.hooks {
-                    for script in named_files(&hook.command, workspace) {
-                        if tools_can_write(&script, workspace, mode) {
+                    let runs = crate::trust::command_files::of_hook(&hook.command, workspace);
+                    let present = runs.files.iter().filter(|(_, state)| state.is_some());
+                    for (script, _) in present {
+                        if tools_can_write(script, workspace, mode) {
                             warnings.push(format!(
-                                "WARNING: the {event} hook `{}` in {} runs {}, which the tools can write: a model \
-                                 could change what runs outside the sandbox (trusting the settings file does not cover its scripts); keep hook scripts outside the workspace",
+                                "WARNING: the {event} hook `{}` in {} runs {}, which the tools can write: {}; keep hook scripts outside the workspace",
                                 hook.command,
                                 file.path.display(),
-                                script.display()
+                                script.display(),
+                                if checked {
+                                    "it is checked against what you trusted before every run, and a change stops the hook"
+                                } else {
+                                    "a model could change what runs outside the sandbox (your own settings are not checked)"
+                                }
                             ));
                         }
                     }
@@ -105,7 +97,8 @@ pub fn checked(
 /// The hooks of a session, reporting as `hook/report` events (shown like
 /// the session's other events, and logged).
 pub fn session_hooks(config: HooksConfig, session: HookSession, bus: Arc<EventBus>) -> Hooks {
-    Hooks::with_reporter(
+    let check = recheck(&config, &session.project_dir);
+    let hooks = Hooks::with_reporter(
         config,
         session,
         Arc::new(move |report: &HookReport| {
@@ -117,7 +110,50 @@ pub fn session_hooks(config: HooksConfig, session: HookSession, bus: Arc<EventBu
                 message: report.message.clone(),
             });
         }),
-    )
+    );
+    hooks.with_pre_run(check)
+}
+
+/// The check before each hook command runs: a command defined by a file
+/// inside the workspace `root` runs only if every file it runs from the
+/// workspace is as the trust store recorded it when the session started
+/// (present with the same contents, or still missing). Commands from files
+/// outside are the user's own and are not checked.
+fn recheck(config: &HooksConfig, root: &Path) -> tack_hooks::PreRun {
+    let mut checked = HashSet::new();
+    for event in tack_hooks::HookEvent::ALL {
+        for group in config.groups(event) {
+            if group
+                .source
+                .as_ref()
+                .is_some_and(|source| crate::trust::inside(source, root))
+            {
+                checked.extend(group.hooks.iter().map(|hook| hook.command.clone()));
+            }
+        }
+    }
+    let recorded = if checked.is_empty() {
+        Ok(BTreeMap::new())
+    } else {
+        crate::trust::Judge::new(root).recorded()
+    };
+    let root = root.to_owned();
+    Arc::new(move |hook: &tack_hooks::HookCommand| {
+        if !checked.contains(&hook.command) {
+            return Ok(());
+        }
+        let recorded = recorded.as_ref().map_err(|e| {
+            format!("what it runs cannot be checked against what you trusted ({e}); fix that, then start a new session")
+        })?;
+        let now = crate::trust::command_files::of_hook(&hook.command, &root);
+        match crate::trust::first_difference(|path| recorded.get(path).cloned(), &now) {
+            None => Ok(()),
+            Some((file, why)) => Err(format!(
+                "{} {why}; it runs outside the sandbox and is defined inside the workspace, where a model could have written it. Review it, then run `tack trust` and start a new session",
+                file.display()
+            )),
+        }
+    })
 }
 
 /// Attaches `hooks` to the agent's hook points. The listeners stay as long
@@ -228,15 +264,5 @@ mod tests {
         let link = ws.join(".git/hooks.json");
         std::os::unix::fs::symlink(&inside, &link).unwrap();
         assert!(tools_can_write(&link, &ws, w));
-    }
-
-    #[test]
-    fn scripts_named_by_commands_are_found() {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = dir.path().canonicalize().unwrap();
-        std::fs::write(ws.join("check.sh"), "").unwrap();
-        let found = named_files("python3 \"$CLAUDE_PROJECT_DIR/check.sh\" --x", &ws);
-        assert_eq!(found, [ws.join("check.sh")]);
-        assert!(named_files("true", &ws).is_empty());
     }
 }

@@ -13,8 +13,14 @@
 //! The workspace's own files come with the code being worked on, so they
 //! cannot switch the confinement off: they cannot set mode `allow-all` or
 //! sandbox `full-access` (put those in the user's file, a `--settings` file,
-//! or pass the flag). Their allow rules and `accept-edits` do apply, inside
-//! the sandbox.
+//! or pass the flag). Nor can their allow rules act as those would: an
+//! allow rule there must name one tool (no glob), a command pattern must
+//! name its program (not a wildcard or only the start of a name, nor a
+//! shell, interpreter or launcher followed by only options and a wildcard),
+//! a path pattern must not be only wildcards, and an allow of
+//! `bash` must have a command pattern (see [`widening`]). Their narrow
+//! allow rules, asks and denies and `accept-edits` do apply, inside the
+//! sandbox.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -22,7 +28,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 use tack_agent::DEFAULT_MAX_STEPS;
-use tack_permission::{Action, Mode, PermissionFile, Rule};
+use tack_permission::{Action, ArgKind, Mode, PermissionFile, Rule};
 use tack_sandbox::SandboxMode;
 
 use crate::args::{SessionArgs, parse_max_steps, parse_seconds};
@@ -362,6 +368,122 @@ fn read_optional(path: &Path, optional: bool) -> Result<Option<String>, String> 
     }
 }
 
+/// Tools whose allow rules need a command pattern in a workspace's own
+/// file: they run programs.
+const EXECUTING_TOOLS: &[&str] = &["bash"];
+
+/// Programs that run whatever their arguments say: a command pattern of
+/// one of them followed by a wildcard allows any command.
+const LAUNCHERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "fish", "env", "exec", "eval", "command", "builtin",
+    "xargs", "sudo", "doas", "nohup", "nice", "timeout", "time", "stdbuf", "setsid", "python",
+    "python3", "node", "perl", "ruby", "php", "lua", "deno", "bun", "npx", "uv", "uvx",
+];
+
+fn has_wildcard(text: &str) -> bool {
+    text.contains(['*', '?', '[', '{'])
+}
+
+/// Why `rule`, in a workspace's own permission rules, would widen the
+/// confinement the way mode `allow-all` would (`None`: it does not; only
+/// allow rules can).
+pub fn widening(rule: &Rule) -> Option<String> {
+    if rule.action() != Action::Allow {
+        return None;
+    }
+    let tool = rule.tool();
+    if has_wildcard(tool) {
+        return Some(format!(
+            "its tool pattern `{tool}` is not one tool's name, so it allows every tool it matches"
+        ));
+    }
+    for arg in rule.args() {
+        let pattern = arg.pattern();
+        match arg.kind() {
+            ArgKind::Command => {
+                if let Some(why) = command_widening(pattern) {
+                    return Some(format!("its command pattern `{pattern}` {why}"));
+                }
+            }
+            _ => {
+                if pattern
+                    .chars()
+                    .all(|c| matches!(c, '*' | '?' | '/' | '.' | ' '))
+                {
+                    return Some(format!(
+                        "its path pattern `{pattern}` is only wildcards, so it allows every path"
+                    ));
+                }
+            }
+        }
+    }
+    if EXECUTING_TOOLS.contains(&tool) && !rule.args().iter().any(|a| a.kind() == ArgKind::Command)
+    {
+        return Some(format!(
+            "`{tool}` runs commands and the rule names none, so it allows any command"
+        ));
+    }
+    None
+}
+
+/// Why the command pattern `pattern` of an allow rule allows any command.
+/// A pattern is literal words, with one `*` at the end for a prefix
+/// (`git status*`); when the text before that `*` ends in a character other
+/// than a letter, digit or space, its last word is a prefix of a word too.
+fn command_widening(pattern: &str) -> Option<&'static str> {
+    let trimmed = pattern.trim();
+    let (body, prefix) = match trimmed.strip_suffix('*') {
+        Some(body) => (body, true),
+        None => (trimmed, false),
+    };
+    let words: Vec<&str> = body.split_whitespace().collect();
+    let Some(program) = words.first() else {
+        return Some("does not name the program, so it allows any command");
+    };
+    if has_wildcard(program) {
+        return Some("does not name the program, so it allows any command");
+    }
+    let partial = body
+        .chars()
+        .last()
+        .is_some_and(|c| !c.is_alphanumeric() && !c.is_whitespace());
+    if prefix && partial && words.len() == 1 {
+        return Some(
+            "names only the start of the program, so it allows any program that starts so",
+        );
+    }
+    let base = program.rsplit('/').next().unwrap_or(program);
+    // A launcher followed only by options, assignments or numbers, then
+    // anything: it runs whatever follows.
+    let open = words[1..].iter().all(|w| {
+        w.starts_with('-') || is_env_assignment(w) || w.chars().all(|c| c.is_ascii_digit())
+    });
+    if prefix && LAUNCHERS.contains(&base) && open {
+        return Some(
+            "lets a shell, interpreter or launcher run whatever follows, so it allows any command",
+        );
+    }
+    None
+}
+
+fn is_env_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// The refusal of a widening allow rule of a workspace's own file, in the
+/// words of the `mode = "allow-all"` refusal.
+fn refuse_allow(place: &str, key: &str, rule: &Rule, why: &str) -> String {
+    format!(
+        "{place}: key `{key}`: a workspace's own permission rules cannot {rule}: {why}, which acts like mode `allow-all` (it would loosen the confinement for anyone running tack here); allow specific commands or paths instead (e.g. `bash(command: \"git status*\")`), or put the rule in your user settings ({}) or a --permissions file, or pass --mode allow-all",
+        user_settings_path().map_or_else(
+            || "$XDG_CONFIG_HOME/tack/settings.json".to_owned(),
+            |p| p.display().to_string()
+        ),
+    )
+}
+
 impl Settings {
     /// The effective settings for a session in `workspace` with `args`.
     ///
@@ -462,6 +584,18 @@ impl Settings {
         }
         self.mcp_servers.extend(raw.mcp_servers);
         if let Some(p) = raw.permissions {
+            if layer == "workspace" {
+                for (i, rule) in p.allow.iter().enumerate() {
+                    if let Some(why) = widening(&rule.0) {
+                        return Err(refuse_allow(
+                            &format!("{name}:{}", key_line(&text, "allow", true)),
+                            &format!("permissions.allow[{i}]"),
+                            &rule.0,
+                            &why,
+                        ));
+                    }
+                }
+            }
             let lists = [
                 (
                     "allow",
@@ -506,6 +640,23 @@ impl Settings {
                 ));
             }
             self.mode.set(mode, origin.clone());
+        }
+        if layer == "workspace" {
+            for rule in file.rules.rules() {
+                if let Some(why) = widening(rule) {
+                    // `FILE line N` → `FILE:N`, and the key it was written under.
+                    let line = rule
+                        .origin()
+                        .and_then(|o| o.rsplit_once(" line "))
+                        .and_then(|(_, n)| n.parse::<usize>().ok());
+                    let key = match line.and_then(|n| text.lines().nth(n.saturating_sub(1))) {
+                        Some(l) if l.trim_start().starts_with("action") => "rule",
+                        _ => "allow",
+                    };
+                    let place = line.map_or_else(|| name.clone(), |n| format!("{name}:{n}"));
+                    return Err(refuse_allow(&place, key, rule, &why));
+                }
+            }
         }
         for rule in file.rules.rules() {
             self.rules.push(SourcedRule {
@@ -681,6 +832,49 @@ mod tests {
         let p = raw.permissions.unwrap();
         assert_eq!(p.allow.len(), 1);
         assert_eq!(p.deny[0].0.to_string(), r#"deny bash(command: "rm *")"#);
+    }
+
+    #[test]
+    fn only_narrow_allows_are_not_widening() {
+        let widens = |text: &str| widening(&Rule::parse(Action::Allow, text).unwrap());
+        for wide in [
+            "*",
+            "bash",
+            "b*",
+            "mcp__*",
+            r#"bash(command: "*")"#,
+            r#"bash(command: "* status")"#,
+            r#"bash(command: "sh -c *")"#,
+            r#"bash(command: "sh*")"#,
+            r#"bash(command: "/usr/bin/env *")"#,
+            r#"bash(command: "env FOO=1 *")"#,
+            r#"bash(command: "timeout 10 *")"#,
+            r#"bash(command: "/*")"#,
+            r#"bash(command: "./*")"#,
+            r#"write_file(path: "**")"#,
+            r#"edit_file(path: "**/*")"#,
+        ] {
+            assert!(widens(wide).is_some(), "{wide}");
+        }
+        for narrow in [
+            r#"bash(command: "git status*")"#,
+            r#"bash(command: "cargo test")"#,
+            r#"bash(command: "ls*")"#,
+            r#"bash(command: "ls -*")"#,
+            r#"bash(command: "python3 -m pytest*")"#,
+            r#"bash(command: "timeout 10 cargo test*")"#,
+            r#"bash(command: "sh scripts/check.sh")"#,
+            "read_file",
+            "write_file",
+            r#"write_file(path: "src/**")"#,
+        ] {
+            assert_eq!(widens(narrow), None, "{narrow}");
+        }
+        assert_eq!(
+            widening(&Rule::parse(Action::Deny, "*").unwrap()),
+            None,
+            "denies only narrow"
+        );
     }
 
     proptest::proptest! {

@@ -50,6 +50,9 @@ pub fn config(args: &SessionArgs) -> Result<ExitCode, String> {
             "starts programs outside the sandbox: {} ({state})",
             file.path.display()
         ));
+        for caveat in file.runs(&root).caveats {
+            print_text(&format!("  cannot know: {caveat}"));
+        }
     }
     match crate::hooks::checked(&settings.hooks, &root, settings.sandbox.value) {
         Ok((_, warnings)) => warnings.iter().for_each(|w| print_text(w)),

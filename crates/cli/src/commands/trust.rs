@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::output::print_text;
 use crate::session::workspace;
-use crate::trust::store::{self, Entry, TrustStore, sha256_hex};
+use crate::trust::store::{self, Entry, MISSING, TrustStore, sha256_hex};
 use crate::trust::{describe, inside};
 
 /// `tack trust`.
@@ -38,6 +38,7 @@ struct Examined {
     sha256: String,
     starts: Vec<String>,
     commands: Vec<String>,
+    servers: BTreeMap<String, Value>,
 }
 
 /// Reads `path` as a settings file or an `.mcp.json` (the `hooks` and
@@ -70,6 +71,7 @@ fn examine(path: &Path) -> Result<Examined, String> {
         sha256: sha256_hex(text.as_bytes()),
         starts: describe(hooks.as_ref(), &servers),
         commands: crate::trust::hook_commands(hooks.as_ref()),
+        servers,
     })
 }
 
@@ -124,7 +126,6 @@ pub fn trust(args: &TrustArgs) -> Result<ExitCode, String> {
         args.paths.clone()
     };
     let mut trusted = Vec::new();
-    let mut scripts = Vec::new();
     for path in &paths {
         let file = examine(path)?;
         print_text(&format!(
@@ -141,23 +142,29 @@ pub fn trust(args: &TrustArgs) -> Result<ExitCode, String> {
         if !inside(path, &root) {
             print_text("  (outside the workspace: yours, used without trust anyway)");
         }
-        // The scripts its hooks run from inside the workspace, trusted with it.
-        for script in crate::trust::scripts_inside(&file.commands, &root) {
-            let bytes = std::fs::read(&script)
-                .map_err(|e| format!("cannot read {}: {e}", script.display()))?;
-            let sha256 = sha256_hex(&bytes);
-            print_text(&format!(
-                "  and the script it runs {} (sha256 {})",
-                script.display(),
-                &sha256[..16]
-            ));
-            scripts.push((script, sha256));
+        // What its commands run from inside the workspace, trusted with it.
+        let runs = crate::trust::runs_of(&file.commands, &file.servers, &root);
+        for (path, state) in &runs.files {
+            match state {
+                Some(sha256) => print_text(&format!(
+                    "  and the file it runs {} (sha256 {})",
+                    path.display(),
+                    sha256.get(..16).unwrap_or(sha256)
+                )),
+                None => print_text(&format!(
+                    "  NOTE: it would run {}, which does not exist: recorded as missing; if it appears, sessions refuse to start and its hooks refuse to run until you review it and run `tack trust` again",
+                    path.display()
+                )),
+            }
         }
-        trusted.push(file);
+        for caveat in &runs.caveats {
+            print_text(&format!("  cannot know: {caveat}"));
+        }
+        trusted.push((file, runs.files));
     }
     let at = store::now();
     store.update(|files| {
-        for file in &trusted {
+        for (file, runs) in &trusted {
             files.insert(
                 file.canonical.clone(),
                 Entry {
@@ -165,15 +172,15 @@ pub fn trust(args: &TrustArgs) -> Result<ExitCode, String> {
                     trusted_at: at,
                 },
             );
-        }
-        for (script, sha256) in &scripts {
-            files.insert(
-                script.clone(),
-                Entry {
-                    sha256: sha256.clone(),
-                    trusted_at: at,
-                },
-            );
+            for (path, state) in runs {
+                files.insert(
+                    path.clone(),
+                    Entry {
+                        sha256: state.clone().unwrap_or_else(|| MISSING.to_owned()),
+                        trusted_at: at,
+                    },
+                );
+            }
         }
     })?;
     print_text(&format!(
@@ -191,13 +198,19 @@ fn list(store: &TrustStore) -> Result<ExitCode, String> {
         print_text(&format!("no trusted files ({})", store.path().display()));
     }
     for (path, entry) in store.entries() {
-        let now = match std::fs::read(path) {
-            Ok(bytes) if sha256_hex(&bytes) == entry.sha256 => "unchanged",
-            Ok(_) => "CHANGED since trusted: not used until trusted again",
-            Err(_) => "missing",
+        let then = store.recorded(path);
+        let now = crate::trust::command_files::state_of(path);
+        let state = match (crate::trust::difference(then.as_ref(), &now), &now) {
+            (None, None) => "missing, as recorded: it must not appear",
+            (None, Some(_)) => "unchanged",
+            (Some(_), None) => "missing",
+            (Some(_), Some(_)) if entry.sha256 == MISSING => {
+                "APPEARED since recorded as missing: refused until trusted again"
+            }
+            (Some(_), Some(_)) => "CHANGED since trusted: not used until trusted again",
         };
         print_text(&format!(
-            "{}  sha256 {}  trusted at {} (Unix time)  {now}",
+            "{}  sha256 {}  trusted at {} (Unix time)  {state}",
             path.display(),
             entry.sha256.get(..16).unwrap_or(&entry.sha256),
             entry.trusted_at

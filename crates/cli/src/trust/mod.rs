@@ -19,6 +19,8 @@
 //! outside it still counts as the workspace's. The trust is recorded for
 //! the file's canonical path (symlinks resolved).
 
+pub mod command_files;
+pub mod shell_words;
 pub mod store;
 
 use std::collections::BTreeMap;
@@ -29,6 +31,7 @@ use serde_json::Value;
 
 use crate::args::SessionArgs;
 use crate::settings::Settings;
+use command_files::{FileState, Runs};
 use store::{TrustStore, sha256_hex};
 
 /// A file that defines hooks or MCP servers, as read for a session.
@@ -40,9 +43,10 @@ pub struct Defining {
     pub sha256: String,
     /// What it starts: `hook EVENT [MATCHER] `COMMAND``, `MCP server …`.
     pub starts: Vec<String>,
-    /// Its hook commands (the scripts they name inside the workspace need
-    /// trust too).
+    /// Its hook commands.
     pub commands: Vec<String>,
+    /// Its MCP servers (`.mcp.json`'s shape).
+    pub servers: BTreeMap<String, Value>,
 }
 
 impl Defining {
@@ -60,8 +64,28 @@ impl Defining {
             sha256: sha256_hex(text.as_bytes()),
             starts,
             commands: hook_commands(hooks),
+            servers: servers.clone(),
         })
     }
+
+    /// What its hook commands and stdio servers run from inside the
+    /// workspace `root`, now.
+    pub fn runs(&self, root: &Path) -> Runs {
+        runs_of(&self.commands, &self.servers, root)
+    }
+}
+
+/// What `commands` (hook commands) and `servers` run from inside the
+/// workspace `root`, now.
+pub fn runs_of(commands: &[String], servers: &BTreeMap<String, Value>, root: &Path) -> Runs {
+    let mut runs = Runs::default();
+    for command in commands {
+        runs.extend(command_files::of_hook(command, root));
+    }
+    for (name, server) in servers {
+        runs.extend(command_files::of_server(name, server, root));
+    }
+    runs
 }
 
 /// Every hook command of `hooks`.
@@ -77,19 +101,30 @@ pub fn hook_commands(hooks: Option<&tack_hooks::HooksConfig>) -> Vec<String> {
     commands
 }
 
-/// The scripts `commands` name that lie inside the workspace `root`
-/// (canonical paths, sorted, once each). Trusting a hooks file trusts them
-/// with it; one of them changed is refused like the file.
-pub fn scripts_inside(commands: &[String], root: &Path) -> Vec<PathBuf> {
-    let mut scripts: Vec<PathBuf> = commands
-        .iter()
-        .flat_map(|command| crate::hooks::named_files(command, root))
-        .filter(|script| inside(script, root))
-        .filter_map(|script| script.canonicalize().ok())
-        .collect();
-    scripts.sort();
-    scripts.dedup();
-    scripts
+/// How a file a command runs differs from what was trusted: `None` when
+/// it is as recorded.
+pub fn difference(recorded: Option<&FileState>, now: &FileState) -> Option<&'static str> {
+    match (recorded, now) {
+        (Some(then), now) if then == now => None,
+        (None, _) => Some("was not trusted with it (it is new to what the command runs)"),
+        (Some(Some(_)), Some(_)) => Some("changed since it was trusted"),
+        (Some(Some(_)), None) => Some("is missing, though it existed when trusted"),
+        (Some(None), Some(_)) => Some(
+            "appeared since it was trusted (it did not exist then, and was recorded as one that must not appear)",
+        ),
+        (Some(None), None) => None,
+    }
+}
+
+/// The first file of `runs` that differs from what `recorded` says of it
+/// (see [`TrustStore::recorded`]), and how.
+pub fn first_difference(
+    recorded: impl Fn(&Path) -> Option<FileState>,
+    runs: &Runs,
+) -> Option<(PathBuf, &'static str)> {
+    runs.files.iter().find_map(|(path, now)| {
+        difference(recorded(path).as_ref(), now).map(|why| (path.clone(), why))
+    })
 }
 
 /// One line per hook command and MCP server.
@@ -173,25 +208,30 @@ pub enum State {
     New,
     /// Inside, trusted with other contents.
     Changed,
-    /// Inside and trusted, but a script a hook of it runs is not: never
-    /// trusted, or changed since.
-    Script(PathBuf),
+    /// Inside and trusted, but a file one of its commands runs is not as
+    /// trusted: changed, missing, appeared, or never trusted with it.
+    Runs {
+        /// The file.
+        file: PathBuf,
+        /// How it differs.
+        why: &'static str,
+    },
 }
 
 impl State {
     /// For `tack config`.
     pub fn describe(&self) -> String {
-        if let State::Script(script) = self {
+        if let State::Runs { file, why } = self {
             return format!(
-                "NOT trusted: the script {} it runs changed since trusted, or was never trusted; run `tack trust` after reviewing it",
-                script.display()
+                "NOT trusted: {}, which one of its commands runs, {why}; run `tack trust` after reviewing it",
+                file.display()
             );
         }
         match self {
             State::Outside => "outside the workspace (yours)",
             State::Trusted => "trusted",
             State::New => "NOT trusted (never reviewed): run `tack trust` after reviewing it",
-            State::Changed | State::Script(_) => {
+            State::Changed | State::Runs { .. } => {
                 "NOT trusted (changed since trusted): run `tack trust` after reviewing it"
             }
         }
@@ -249,17 +289,24 @@ impl Judge {
         let store = self.store()?;
         Ok(match store.get(&canonical) {
             Some(entry) if entry.sha256 == file.sha256 => {
-                for script in scripts_inside(&file.commands, &root) {
-                    let now = std::fs::read(&script).map(|b| sha256_hex(&b)).ok();
-                    if store.get(&script).map(|e| &e.sha256) != now.as_ref() {
-                        return Ok(State::Script(script));
-                    }
+                match first_difference(|path| store.recorded(path), &file.runs(&root)) {
+                    Some((file, why)) => State::Runs { file, why },
+                    None => State::Trusted,
                 }
-                State::Trusted
             }
             Some(_) => State::Changed,
             None => State::New,
         })
+    }
+
+    /// Every state the trust store records of the files commands run (see
+    /// [`TrustStore::recorded`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Judge::state`].
+    pub fn recorded(&mut self) -> Result<BTreeMap<PathBuf, FileState>, String> {
+        Ok(self.store()?.all_recorded())
     }
 
     /// `Ok(Some(refusal))` for the first file inside the workspace whose
@@ -277,14 +324,14 @@ impl Judge {
                 State::Outside | State::Trusted => continue,
                 State::New => "it has not been trusted".to_owned(),
                 State::Changed => "it changed since it was trusted".to_owned(),
-                State::Script(script) => format!(
-                    "the script {} one of its hooks runs changed since it was trusted, or was never trusted",
-                    script.display()
+                State::Runs { file, why } => format!(
+                    "the file {}, which one of its commands runs, {why}",
+                    file.display()
                 ),
             };
             let path = file.path.display();
             let mut message = format!(
-                "refusing to start: {path} defines hooks or MCP servers, which start programs outside the sandbox with your rights, and {why}. It is inside the workspace, where a model could have written it. Review it, then run `tack trust {path}` (or `tack trust` for all of the workspace's files). It starts:"
+                "refusing to start: {path} defines hooks or MCP servers, which start programs outside the sandbox with your rights, and {why}. It is inside the workspace, where a model could have written it. Review it and what its commands run, then run `tack trust {path}` (or `tack trust` for all of the workspace's files). It starts:"
             );
             for line in &file.starts {
                 message.push_str("\n  ");

@@ -1,5 +1,9 @@
 //! The trust store: which files defining hooks or MCP servers the user
-//! reviewed, by canonical path and the SHA-256 of their exact contents.
+//! reviewed, by canonical path and the SHA-256 of their exact contents,
+//! and the files inside the workspace their commands run (see
+//! [`super::command_files`]), each an entry of its own: its SHA-256, or
+//! [`MISSING`] for one that did not exist and must not appear. (Older
+//! `tack`s read the same shape.)
 //!
 //! It lives in the user's state directory (`$XDG_STATE_HOME/tack/trust.json`,
 //! or `~/.local/state/tack/trust.json`), outside the workspace the tools
@@ -32,6 +36,10 @@ pub fn default_path() -> Result<PathBuf, String> {
                 .to_owned()
         })
 }
+
+/// The `sha256` of a file recorded as missing: it did not exist when
+/// trusted, and its appearing is refused. (No SHA-256 is written so.)
+pub const MISSING: &str = "missing";
 
 /// One trusted file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,6 +115,22 @@ impl TrustStore {
     /// The entry of `canonical`, if trusted.
     pub fn get(&self, canonical: &Path) -> Option<&Entry> {
         self.files.get(canonical)
+    }
+
+    /// The state recorded for the file `path` a command runs: `None` when
+    /// nothing is recorded, `Some(None)` when it was recorded missing.
+    pub fn recorded(&self, path: &Path) -> Option<Option<String>> {
+        self.files
+            .get(path)
+            .map(|entry| (entry.sha256 != MISSING).then(|| entry.sha256.clone()))
+    }
+
+    /// Every recorded state (see [`TrustStore::recorded`]), by path.
+    pub fn all_recorded(&self) -> BTreeMap<PathBuf, Option<String>> {
+        self.files
+            .keys()
+            .filter_map(|path| self.recorded(path).map(|state| (path.clone(), state)))
+            .collect()
     }
 
     /// Every entry, by canonical path.

@@ -345,3 +345,64 @@ fn no_color_turns_colour_off() {
     // An empty NO_COLOR does not count (no-color.org).
     assert!(run(Some(""), "c3").contains("\x1b["));
 }
+
+#[test]
+fn a_workspace_allow_that_acts_as_allow_all_is_refused_and_narrow_ones_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let log = log_in(&dir, "wide");
+    dot_tack(&ws, "permissions.toml", "# widen\nallow = [\"*\"]\n");
+    let err = tack(&ws)
+        .args(["run", "run touch pwned", "--log"])
+        .arg(&log)
+        .assert()
+        .code(1);
+    let err = String::from_utf8(err.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("permissions.toml:2: key `allow`"), "{err}");
+    assert!(err.contains("acts like mode `allow-all`"), "{err}");
+    assert!(err.contains("user settings"), "{err}");
+    assert!(!ws.join("pwned").exists());
+    assert!(!log.exists(), "nothing ran");
+    for wide in [
+        "allow = ['bash']",
+        "allow = ['bash(command: \"*\")']",
+        "[[rule]]\naction = \"allow\"\ntool = \"*\"\n",
+    ] {
+        std::fs::write(ws.join(".tack/permissions.toml"), wide).unwrap();
+        let err = tack(&ws).args(["config"]).assert().code(1);
+        let err = String::from_utf8(err.get_output().stderr.clone()).unwrap();
+        assert!(err.contains("acts like mode `allow-all`"), "{wide}: {err}");
+    }
+    std::fs::remove_file(ws.join(".tack/permissions.toml")).unwrap();
+    dot_tack(
+        &ws,
+        "settings.json",
+        "{\n \"permissions\": {\n  \"allow\": [\"read_file\", \"bash\"]\n }\n}",
+    );
+    let err = tack(&ws).args(["config"]).assert().code(1);
+    let err = String::from_utf8(err.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("settings.json:3: key `permissions.allow[1]`"),
+        "{err}"
+    );
+    // Narrow allows load.
+    std::fs::remove_file(ws.join(".tack/settings.json")).unwrap();
+    dot_tack(
+        &ws,
+        "permissions.toml",
+        "allow = ['bash(command: \"git status*\")', 'write_file(path: \"src/**\")']\n",
+    );
+    let out = stdout_of(tack(&ws).args(["config"]));
+    assert!(
+        out.contains("allow bash(command: \"git status*\")"),
+        "{out}"
+    );
+    // The user's own file may allow everything.
+    std::fs::remove_file(ws.join(".tack/permissions.toml")).unwrap();
+    let home = config_home(&dir, Some(r#"{"permissions": {"allow": ["*"]}}"#));
+    tack(&ws)
+        .env("XDG_CONFIG_HOME", &home)
+        .args(["config"])
+        .assert()
+        .success();
+}

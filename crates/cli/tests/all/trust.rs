@@ -373,7 +373,7 @@ fn a_script_a_trusted_hook_runs_is_trusted_with_it_and_refused_once_changed() {
     );
     let out = stdout_of(case.tack().arg("trust"));
     assert!(
-        out.contains(&format!("and the script it runs {}", script.display())),
+        out.contains(&format!("and the file it runs {}", script.display())),
         "{out}"
     );
     case.run()
@@ -396,4 +396,172 @@ fn a_script_a_trusted_hook_runs_is_trusted_with_it_and_refused_once_changed() {
     case.tack().arg("trust").assert().success();
     case.run().success();
     assert!(case.marker.exists());
+}
+
+impl Case {
+    /// A scripted model of `turns`, outside the workspace.
+    fn model(&self, turns: &serde_json::Value) -> String {
+        let path = self.dir.path().join("model.json");
+        std::fs::write(&path, json!({ "turns": turns }).to_string()).unwrap();
+        format!("script:{}", path.display())
+    }
+
+    /// `tack trust`'s output.
+    fn trust(&self) -> String {
+        stdout_of(self.tack().arg("trust"))
+    }
+}
+
+#[test]
+fn an_mcp_servers_script_changed_after_trust_is_refused_naming_it() {
+    let case = Case::new();
+    let script = case.plant("server.py", "print('reviewed')\n");
+    let file = case.plant(
+        ".mcp.json",
+        &json!({"mcpServers": {"py": {"command": "python3", "args": ["server.py"]}}}).to_string(),
+    );
+    let out = case.trust();
+    assert!(
+        out.contains(&format!("and the file it runs {}", script.display())),
+        "{out}"
+    );
+    // What Python imports from the workspace is beyond tack: it says so.
+    assert!(out.contains("cannot know: MCP server `py`"), "{out}");
+    assert!(out.contains("imports modules"), "{out}");
+    let config = stdout_of(case.tack().arg("config"));
+    assert!(config.contains("cannot know: MCP server `py`"), "{config}");
+    // The model rewrites the script the trusted file starts.
+    std::fs::write(
+        &script,
+        format!(
+            "import pathlib\npathlib.Path({:?}).touch()\n",
+            case.marker.display().to_string()
+        ),
+    )
+    .unwrap();
+    let err = case.refused(case.run(), &file, "changed since it was trusted");
+    assert!(
+        err.contains(&format!("the file {}", script.display())),
+        "{err}"
+    );
+    // Deleting it is refused too.
+    std::fs::remove_file(&script).unwrap();
+    case.refused(case.run(), &script, "is missing");
+}
+
+#[test]
+fn an_npx_server_planted_into_node_modules_after_trust_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let case = Case::new();
+    let file = case.plant(
+        ".mcp.json",
+        &json!({"mcpServers": {"fs": {"command": "npx", "args": ["-y", "some-server", "."]}}})
+            .to_string(),
+    );
+    let out = case.trust();
+    let bin = case.ws.join("node_modules/.bin/some-server");
+    assert!(
+        out.contains(&format!(
+            "NOTE: it would run {}, which does not exist",
+            bin.display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("package registry"), "{out}");
+    // The model plants the program npx would pick up from the workspace.
+    let planted = case.plant(
+        "node_modules/.bin/some-server",
+        &format!("#!/bin/sh\ntouch {}\n", case.marker.display()),
+    );
+    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let err = case.refused(case.run(), &file, "appeared since it was trusted");
+    assert!(err.contains(&bin.display().to_string()), "{err}");
+    let config = stdout_of(case.tack().arg("config"));
+    assert!(config.contains("NOT trusted"), "{config}");
+    assert!(config.contains(&bin.display().to_string()), "{config}");
+}
+
+/// `.tack/settings.json` with a Stop hook running `sh scripts/on-stop.sh`.
+fn on_stop(case: &Case) -> PathBuf {
+    std::fs::create_dir_all(case.ws.join("scripts")).unwrap();
+    case.plant(
+        ".tack/settings.json",
+        &json!({"hooks": {"Stop": [{"hooks": [
+            {"type": "command", "command": "sh scripts/on-stop.sh"}
+        ]}]}})
+        .to_string(),
+    )
+}
+
+#[test]
+fn a_hook_script_missing_when_trusted_is_refused_once_it_appears() {
+    let case = Case::new();
+    let file = on_stop(&case);
+    let script = case.ws.join("scripts/on-stop.sh");
+    let out = case.trust();
+    assert!(
+        out.contains(&format!(
+            "NOTE: it would run {}, which does not exist: recorded as missing",
+            script.display()
+        )),
+        "{out}"
+    );
+    // Absent, the session starts (the hook fails as the missing script would).
+    case.run().success();
+    case.plant(
+        "scripts/on-stop.sh",
+        &format!("touch {}\n", case.marker.display()),
+    );
+    let err = case.refused(case.run(), &file, "appeared since it was trusted");
+    assert!(err.contains(&script.display().to_string()), "{err}");
+    let list = stdout_of(case.tack().args(["trust", "--list"]));
+    let line = list
+        .lines()
+        .find(|l| l.starts_with(&script.display().to_string()))
+        .unwrap_or_default();
+    assert!(
+        line.contains("APPEARED since recorded as missing"),
+        "{list}"
+    );
+    // Reviewed and trusted again, it runs.
+    case.trust();
+    case.run().success();
+    assert!(case.marker.exists());
+}
+
+#[test]
+fn a_hook_script_the_model_writes_during_the_session_is_not_run() {
+    let case = Case::new();
+    on_stop(&case);
+    case.trust();
+    let log = case.dir.path().join("session.jsonl");
+    let script = case.ws.join("scripts/on-stop.sh");
+    let turns = json!([
+        {"tool_calls": [{"id": "c1", "name": "write_file", "arguments": json!({
+            "path": "scripts/on-stop.sh",
+            "content": format!("touch {}\n", case.marker.display()),
+        }).to_string()}]},
+        {"text": "done"},
+        {"text": "done again"},
+    ]);
+    case.tack()
+        .args(["run", "hello", "--mode", "accept-edits", "--max-steps", "3"])
+        .arg("--model")
+        .arg(case.model(&turns))
+        .arg("--log")
+        .arg(&log)
+        .assert()
+        .success();
+    assert!(script.is_file(), "the model wrote the script");
+    assert!(!case.marker.exists(), "the hook ran the model's script");
+    let reports = of_type(&log, "hook/report");
+    assert!(!reports.is_empty(), "no hook report");
+    let message = reports[0]["message"].as_str().unwrap();
+    assert_eq!(reports[0]["blocked"], true, "{reports:?}");
+    assert!(
+        message.contains(&script.display().to_string())
+            && message.contains("appeared since it was trusted")
+            && message.contains("tack trust"),
+        "{message}"
+    );
 }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::config::{HookCommand, HookEvent, HooksConfig};
 use crate::report::{HookReport, ReportLevel, Reporter};
-use crate::runner::{HookExit, HookRun, MAX_OUTPUT_BYTES, run};
+use crate::runner::{HookExit, HookRun, MAX_OUTPUT_BYTES, PreRun, refused, run};
 use crate::session::HookSession;
 
 /// One command's answer, interpreted by Claude Code's rules.
@@ -49,6 +49,8 @@ pub(crate) struct Inner {
     pub(crate) config: HooksConfig,
     pub(crate) session: RwLock<HookSession>,
     pub(crate) reporter: Option<Reporter>,
+    /// Checked right before each command runs.
+    pub(crate) pre_run: Option<PreRun>,
 }
 
 impl Inner {
@@ -130,11 +132,18 @@ impl Inner {
             ("TACK_PROJECT_DIR", project),
             ("TACK_HOOK_EVENT", event.as_str().to_owned()),
         ];
-        let runs = futures::future::join_all(
-            hooks
-                .iter()
-                .map(|hook| run(hook, &input, &session.cwd, &env)),
-        )
+        let runs = futures::future::join_all(hooks.iter().map(|hook| {
+            let check = self.pre_run.as_ref().map_or(Ok(()), |check| check(hook));
+            let input = &input;
+            let cwd = &session.cwd;
+            let env = &env;
+            async move {
+                match check {
+                    Ok(()) => run(hook, input, cwd, env).await,
+                    Err(why) => refused(hook, why),
+                }
+            }
+        }))
         .await;
         runs.into_iter().map(|r| self.interpret(event, r)).collect()
     }
@@ -148,6 +157,20 @@ impl Inner {
             failed_closed: false,
         };
         let stderr = run.stderr.trim();
+        if let HookExit::Refused(why) = &run.exit {
+            self.report(
+                event,
+                &run.command,
+                ReportLevel::Blocked,
+                format!("not run: {why}"),
+            );
+            answer.failed_closed = true;
+            answer.blocking = Some(format!(
+                "the {event} hook `{}` was not run: {why}",
+                run.command
+            ));
+            return answer;
+        }
         let failure = match &run.exit {
             HookExit::Code(0) => None,
             HookExit::Code(2) => {
@@ -176,7 +199,9 @@ impl Inner {
                 "timed out after {} s; its process group was killed",
                 after.as_secs_f64()
             )),
-            HookExit::SpawnFailed(why) => Some(format!("could not run: {why}")),
+            HookExit::SpawnFailed(why) | HookExit::Refused(why) => {
+                Some(format!("could not run: {why}"))
+            }
         };
         if run.truncated {
             self.report(

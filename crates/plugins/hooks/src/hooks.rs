@@ -71,6 +71,21 @@ impl Hooks {
                 config,
                 session: RwLock::new(session),
                 reporter,
+                pre_run: None,
+            }),
+        }
+    }
+
+    /// These hooks with `check` run right before each command: a command
+    /// it refuses does not run, and blocks as a fail-closed error would
+    /// (the refusal is reported and is the reason given).
+    pub fn with_pre_run(self, check: crate::runner::PreRun) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                config: self.inner.config.clone(),
+                session: RwLock::new(self.inner.session()),
+                reporter: self.inner.reporter.clone(),
+                pre_run: Some(check),
             }),
         }
     }

@@ -42,6 +42,6 @@ pub use config::{ConfigError, DEFAULT_TIMEOUT, HookCommand, HookEvent, HooksConf
 pub use hooks::{Hooks, PromptCheck};
 pub use names::{ToolNames, claude_name, tack_name};
 pub use report::{HookReport, ReportLevel, Reporter};
-pub use runner::{HookExit, HookRun, MAX_OUTPUT_BYTES};
+pub use runner::{HookExit, HookRun, MAX_OUTPUT_BYTES, PreRun};
 pub use session::HookSession;
 pub use tool_events::{CONTEXT_SOURCE, LISTENER_NAME, PLUGIN_NAME};

@@ -28,6 +28,28 @@ pub enum HookExit {
     TimedOut(Duration),
     /// It could not be started.
     SpawnFailed(String),
+    /// The host's check before running it ([`PreRun`]) refused it: it did
+    /// not run, and this blocks whatever `failClosed` says.
+    Refused(String),
+}
+
+/// A host's check right before a hook command runs (e.g. that the files it
+/// runs are still the ones the user reviewed): `Err(why)` and the command
+/// does not run; the hook blocks as if it had failed closed, and `why` is
+/// reported.
+pub type PreRun = std::sync::Arc<dyn Fn(&HookCommand) -> Result<(), String> + Send + Sync>;
+
+/// The run of `hook` that a [`PreRun`] check refused.
+pub(crate) fn refused(hook: &HookCommand, why: String) -> HookRun {
+    HookRun {
+        command: hook.command.clone(),
+        exit: HookExit::Refused(why),
+        stdout: String::new(),
+        stderr: String::new(),
+        truncated: false,
+        elapsed: Duration::ZERO,
+        fail_closed: true,
+    }
 }
 
 /// What one hook command did.

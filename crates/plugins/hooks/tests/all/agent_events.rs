@@ -97,3 +97,30 @@ async fn session_start_end_and_notification_follow_the_protocol() {
             .unwrap();
     assert_eq!(note["message"], "tack needs your approval to run bash");
 }
+
+#[tokio::test]
+async fn a_command_the_pre_run_check_refuses_does_not_run_and_blocks() {
+    let bed = Bed::new(&[], |d| {
+        one("UserPromptSubmit", "", format!("touch {}/ran", d.display()))
+    });
+    let refusing =
+        bed.hooks()
+            .clone()
+            .with_pre_run(std::sync::Arc::new(|hook: &tack_hooks::HookCommand| {
+                Err(format!("`{}` is not as reviewed", hook.command))
+            }));
+    let check = refusing.user_prompt_submit("x").await;
+    let blocked = check.blocked.unwrap();
+    assert!(
+        blocked.contains("was not run") && blocked.contains("is not as reviewed"),
+        "{blocked}"
+    );
+    assert!(!bed.path().join("ran").exists(), "the refused command ran");
+    // A check that passes lets it run.
+    let passing = bed
+        .hooks()
+        .clone()
+        .with_pre_run(std::sync::Arc::new(|_: &tack_hooks::HookCommand| Ok(())));
+    assert_eq!(passing.user_prompt_submit("x").await.blocked, None);
+    assert!(bed.path().join("ran").exists());
+}
