@@ -29,8 +29,8 @@ const LISTENER: &str = "hooks";
 
 /// Whether the tools could write `path` (an existing file) in `workspace`
 /// (canonical) under `mode`.
-/// `.tack/` and `.git/` count as writable: the sandbox keeps commands out
-/// of them only where bubblewrap runs, and only once they exist.
+/// Protected paths (`.tack/`, `.git/`) count as writable: without
+/// bubblewrap, commands can change the ones that exist.
 pub fn tools_can_write(path: &Path, workspace: &Path, mode: SandboxMode) -> bool {
     match mode {
         SandboxMode::ReadOnly => false,

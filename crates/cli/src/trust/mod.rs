@@ -3,9 +3,9 @@
 //! Hooks (a settings file's `hooks`) and MCP stdio servers (`.mcp.json`,
 //! the `mcpServers` settings key, `--mcp-config`) run as the user, outside
 //! the tools' sandbox. A file inside the workspace may have been written by
-//! a model in an earlier session (the workspace is the tools' to write;
-//! `.tack/` is protected from commands only where bubblewrap runs and only
-//! once it exists). So a file inside the workspace that defines hooks or
+//! a model in an earlier session, or by a tack older than its protected
+//! paths, or under full access, or, on the floor (no bubblewrap), by a
+//! command where `.tack/` already existed. So a file inside the workspace that defines hooks or
 //! MCP servers is used only if its exact current contents were trusted
 //! with `tack trust` (see [`store`]); otherwise `tack run`, `tack chat` and
 //! `tack mcp serve` refuse to start. This holds under every sandbox mode,
