@@ -84,9 +84,10 @@ pub async fn client(
             );
         }
     }
+    let check = recheck(root, files.iter().chain(&settings.defining));
     let plugin = McpPlugin::connect(
         &config,
-        ClientOptions::default(),
+        ClientOptions::default().before_start(check),
         Arc::new(registry.clone()),
     )
     .await;
@@ -97,4 +98,41 @@ pub async fn client(
         );
     }
     Ok(Some(plugin))
+}
+
+/// The check before each start of a stdio server (restarts after a crash
+/// included): a server defined by a file inside the workspace `root` starts
+/// only if every file it runs from the workspace is as the trust store
+/// recorded it when the session began (present with the same contents, or
+/// still missing). Servers from files outside are the user's own.
+fn recheck<'a>(
+    root: &Path,
+    files: impl Iterator<Item = &'a Defining>,
+) -> impl Fn(&str, &tack_mcp::ServerConfig) -> Result<(), String> + Send + Sync + 'static {
+    let servers: BTreeMap<String, serde_json::Value> = files
+        .filter(|file| crate::trust::inside(&file.path, root))
+        .flat_map(|file| file.servers.clone())
+        .collect();
+    let recorded = if servers.is_empty() {
+        Ok(BTreeMap::new())
+    } else {
+        Judge::new(root).recorded()
+    };
+    let root = root.to_owned();
+    move |name: &str, _: &tack_mcp::ServerConfig| {
+        let Some(server) = servers.get(name) else {
+            return Ok(());
+        };
+        let recorded = recorded.as_ref().map_err(|e| {
+            format!("what it runs cannot be checked against what you trusted ({e})")
+        })?;
+        let now = crate::trust::command_files::of_server(name, server, &root);
+        match crate::trust::first_difference(|path| recorded.get(path).cloned(), &now) {
+            None => Ok(()),
+            Some((file, why)) => Err(format!(
+                "{} {why}; the server is defined inside the workspace and runs outside the sandbox. Review it, then run `tack trust` and start a new session",
+                file.display()
+            )),
+        }
+    }
 }

@@ -305,3 +305,99 @@ fn sandbox_has_namespaces(ws: &Path) -> bool {
         .policy
         .is_some_and(|p| p.namespaces == tack_sandbox::Enforcement::Enforced)
 }
+
+/// A stdio MCP server with one tool, `echo`, that exits after answering
+/// its first call (a crash, as far as the client knows).
+const ONE_CALL_SERVER: &str = r#"import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, mid = msg.get("method"), msg.get("id")
+    if mid is None:
+        continue
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "one-call", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "echo", "description": "Echo.",
+                             "inputSchema": {"type": "object", "properties": {}}}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": "echoed"}]}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}), flush=True)
+    if method == "tools/call":
+        sys.exit(0)
+"#;
+
+#[test]
+fn a_trusted_mcp_servers_script_rewritten_mid_session_is_not_restarted() {
+    if !Path::new("/usr/bin/python3").is_file() && !Path::new("/usr/local/bin/python3").is_file() {
+        println!("a_trusted_mcp_servers_script_rewritten_mid_session: skipped, no python3");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir).canonicalize().unwrap();
+    let state = dir.path().join("state");
+    let pwned = dir.path().join("pwned");
+    std::fs::write(ws.join("server.py"), ONE_CALL_SERVER).unwrap();
+    std::fs::write(
+        ws.join(".mcp.json"),
+        serde_json::json!({"mcpServers": {"py": {"command": "python3", "args": ["server.py"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    tack(&ws)
+        .env("XDG_STATE_HOME", &state)
+        .arg("trust")
+        .assert()
+        .success();
+    let evil = format!(
+        "import pathlib\npathlib.Path({:?}).touch()\n{ONE_CALL_SERVER}",
+        pwned.display().to_string()
+    );
+    let model = script(
+        &dir,
+        &[
+            ("mcp__py__echo", serde_json::json!({})),
+            (
+                "write_file",
+                serde_json::json!({"path": "server.py", "content": evil}),
+            ),
+            // The client learns of the exit here, and restarts on the next.
+            ("mcp__py__echo", serde_json::json!({})),
+            ("mcp__py__echo", serde_json::json!({})),
+        ],
+    );
+    let log = log_in(&dir, "mcp-restart");
+    tack(&ws)
+        .env("XDG_STATE_HOME", &state)
+        .args([
+            "run",
+            "go",
+            "--mode",
+            "allow-all",
+            "--model",
+            &model,
+            "--log",
+        ])
+        .arg(&log)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success();
+    let seen = results(&log);
+    assert!(
+        seen.contains("echoed"),
+        "the first call did not run: {seen}"
+    );
+    assert!(
+        std::fs::read_to_string(ws.join("server.py"))
+            .unwrap()
+            .contains("pwned"),
+        "the model's rewrite did not land, so this proves nothing: {seen}"
+    );
+    assert!(!pwned.exists(), "the rewritten server ran: {seen}");
+    assert!(
+        seen.contains("server.py changed since it was trusted"),
+        "{seen}"
+    );
+}

@@ -9,7 +9,7 @@ use tack_core::plugin::{Plugin, PluginContext, PluginError};
 
 use super::progress::{McpProgress, ProgressListener};
 use super::server::Server;
-use crate::config::McpConfig;
+use crate::config::{McpConfig, ServerConfig};
 use crate::error::McpError;
 
 /// The plugin's name.
@@ -41,6 +41,21 @@ pub struct ClientOptions {
     pub max_message_bytes: usize,
     /// Who hears the servers' progress notifications (besides tracing).
     pub(crate) progress: Option<ProgressListener>,
+    /// Asked before every start of a stdio server, restarts included.
+    pub(crate) before_start: Option<StartCheck>,
+}
+
+/// A host's check before a stdio server's program starts (see
+/// [`ClientOptions::before_start`]).
+#[derive(Clone)]
+pub(crate) struct StartCheck(
+    pub(crate) Arc<dyn Fn(&str, &ServerConfig) -> Result<(), String> + Send + Sync>,
+);
+
+impl std::fmt::Debug for StartCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StartCheck(..)")
+    }
 }
 
 impl Default for ClientOptions {
@@ -51,6 +66,7 @@ impl Default for ClientOptions {
             backoff_max: Duration::from_secs(30),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             progress: None,
+            before_start: None,
         }
     }
 }
@@ -103,6 +119,31 @@ impl ClientOptions {
     /// ```
     pub fn on_progress(mut self, listener: impl Fn(McpProgress) + Send + Sync + 'static) -> Self {
         self.progress = Some(ProgressListener(Arc::new(listener)));
+        self
+    }
+
+    /// Asks `check` before every start of a stdio server, the restarts after
+    /// a crash included, with the server's name and configuration; an
+    /// `Err(reason)` keeps the program from starting, and the start fails
+    /// with the reason (the server's tools are missing until a later start
+    /// is allowed). A host that vouched for what a server runs when the
+    /// session began checks here that it has not changed since.
+    ///
+    /// ```
+    /// use tack_mcp::{ClientOptions, ServerConfig};
+    /// let options = ClientOptions::default().before_start(|name, config| match config {
+    ///     ServerConfig::Stdio { command, .. } if command.starts_with("./") => {
+    ///         Err(format!("{name}: programs inside the workspace are not started"))
+    ///     }
+    ///     _ => Ok(()),
+    /// });
+    /// # drop(options);
+    /// ```
+    pub fn before_start(
+        mut self,
+        check: impl Fn(&str, &ServerConfig) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.before_start = Some(StartCheck(Arc::new(check)));
         self
     }
 

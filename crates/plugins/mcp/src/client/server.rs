@@ -313,6 +313,11 @@ impl Server {
                     env,
                     cwd,
                 } => {
+                    if let Some(check) = &self.options.before_start {
+                        (check.0)(&self.name, &self.config).map_err(|why| {
+                            self.start_error(format!("`{command}` was not started: {why}"))
+                        })?;
+                    }
                     let mut cmd = tokio::process::Command::new(command);
                     cmd.args(args).envs(env);
                     if let Some(cwd) = cwd {
