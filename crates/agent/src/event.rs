@@ -156,6 +156,10 @@ pub enum Event {
         /// Whether this continues an earlier session of the same log.
         #[serde(default)]
         resumed: bool,
+        /// How the host confines commands, and why (e.g. which sandbox
+        /// layer runs them), when the host says.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<String>,
     },
     /// Context an agent hook added: after the prompt (`UserPromptSubmit`),
     /// at the start of a session (`SessionStart`), or the reason a `Stop`

@@ -100,6 +100,11 @@ pub struct SessionArgs {
     /// Sandbox: read-only, workspace-write (default), full-access.
     #[arg(long)]
     pub sandbox: Option<String>,
+    /// Which layer confines commands: auto (default: the namespace layer,
+    /// bubblewrap, where it works, else the floor), namespaces (require it:
+    /// refuse to start without it), floor (the kernel-only layer).
+    #[arg(long, value_name = "auto|namespaces|floor")]
+    pub sandbox_layer: Option<String>,
     /// The system prompt, as text or `@FILE` (default: tack's own). The
     /// workspace's AGENTS.md is appended to it.
     #[arg(long, value_name = "TEXT|@FILE", allow_hyphen_values = true)]

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tack_permission::{PermissionConfig, RuleSet};
-use tack_sandbox::{Enforcement, Sandbox, SandboxMode, SandboxPolicy};
+use tack_sandbox::{CommandAdmission, Enforcement, Sandbox, SandboxMode, SandboxPolicy};
 use tack_timeout::{TimeoutConfig, TimeoutPolicy};
 
 use crate::args::SessionArgs;
+use crate::sandbox_layer::SandboxLayer;
 use crate::settings::{Settings, user_settings_path};
 
 /// The `tool_timeout` setting as a policy: no setting, the plugin's default
@@ -62,12 +63,22 @@ pub fn own_paths(args: &SessionArgs) -> Vec<PathBuf> {
 /// the ways out.
 pub fn sandbox(settings: &Settings, root: &Path, args: &SessionArgs) -> Result<Sandbox, String> {
     let own = own_paths(args);
-    let mut policy = SandboxPolicy::new(settings.sandbox.value, root);
+    let mut policy = SandboxPolicy::new(settings.sandbox.value, root)
+        .with_namespaces(settings.sandbox_layer.value.namespaces());
     for path in &own {
         policy = policy.with_protected(&path.to_string_lossy());
     }
     let sandbox = Sandbox::new(policy)
         .map_err(|e| format!("cannot set up the sandbox on {}: {e}", root.display()))?;
+    if let (SandboxLayer::Namespaces, Some(CommandAdmission::Refused { reason })) = (
+        settings.sandbox_layer.value,
+        sandbox.status().policy.map(|p| p.commands),
+    ) {
+        return Err(format!(
+            "refusing to start: sandbox_layer = namespaces ({}) requires the namespace layer, and commands cannot run in it here: {reason}",
+            settings.sandbox_layer.origin
+        ));
+    }
     own_files_kept(&sandbox, &own)?;
     Ok(sandbox)
 }

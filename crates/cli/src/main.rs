@@ -13,6 +13,7 @@ mod mcp;
 mod output;
 mod prompt;
 mod prompter;
+mod sandbox_layer;
 mod session;
 mod settings;
 mod spinner;

@@ -139,6 +139,7 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     let model = model(&settings.model.value, settings.model_timeout.value)?;
     let timeout = guard_plugins::timeout(&settings)?;
     let sandbox = guard_plugins::sandbox(&settings, &root, args)?;
+    let layer = crate::sandbox_layer::describe(&sandbox, settings.sandbox_layer.value);
     // Hooks and MCP servers run outside the sandbox: the workspace's files
     // that define them are used only as trusted (`tack trust`).
     crate::trust::Judge::new(&root).enforce(&settings.defining)?;
@@ -258,6 +259,7 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
         sources,
         system_prompt: system_prompt.clone(),
         resumed: resumed.is_some(),
+        sandbox: Some(layer),
     })
     .map_err(|e| format!("{e}; refusing to start: nothing would be recorded"))?;
     // A spinner only where someone watches: stderr a terminal, text output.

@@ -32,6 +32,7 @@ use tack_permission::{Action, ArgKind, Mode, PermissionFile, Rule};
 use tack_sandbox::SandboxMode;
 
 use crate::args::{SessionArgs, parse_max_steps, parse_seconds};
+use crate::sandbox_layer::SandboxLayer;
 
 /// The default request timeout of the HTTP models.
 pub const DEFAULT_MODEL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -103,6 +104,8 @@ pub struct Settings {
     pub mode: Sourced<Mode>,
     /// The sandbox mode.
     pub sandbox: Sourced<SandboxMode>,
+    /// Which layer confines commands.
+    pub sandbox_layer: Sourced<SandboxLayer>,
     /// Model calls per turn.
     pub max_steps: Sourced<usize>,
     /// Every tool call's deadline (`None`: each tool's own).
@@ -143,6 +146,7 @@ impl Default for Settings {
             model: Sourced::default("mock".to_owned()),
             mode: Sourced::default(Mode::Ask),
             sandbox: Sourced::default(SandboxMode::WorkspaceWrite),
+            sandbox_layer: Sourced::default(SandboxLayer::Auto),
             max_steps: Sourced::default(DEFAULT_MAX_STEPS),
             tool_timeout: Sourced::default(None),
             model_timeout: Sourced::default(DEFAULT_MODEL_TIMEOUT),
@@ -167,6 +171,8 @@ struct RawSettings {
     mode: Option<Mode>,
     #[serde(default, deserialize_with = "parsed")]
     sandbox: Option<SandboxMode>,
+    #[serde(default, deserialize_with = "parsed")]
+    sandbox_layer: Option<SandboxLayer>,
     #[serde(default, deserialize_with = "steps")]
     max_steps: Option<usize>,
     #[serde(default, deserialize_with = "seconds")]
@@ -540,6 +546,9 @@ impl Settings {
             if raw.sandbox == Some(SandboxMode::FullAccess) {
                 return Err(refuse("sandbox", "full-access"));
             }
+            if raw.sandbox_layer == Some(SandboxLayer::Floor) {
+                return Err(refuse("sandbox_layer", "floor"));
+            }
         }
         let mut hooks = None;
         if let Some(value) = raw.hooks {
@@ -566,6 +575,9 @@ impl Settings {
         }
         if let Some(v) = raw.sandbox {
             self.sandbox.set(v, origin.clone());
+        }
+        if let Some(v) = raw.sandbox_layer {
+            self.sandbox_layer.set(v, origin.clone());
         }
         if let Some(v) = raw.max_steps {
             self.max_steps.set(v, origin.clone());
@@ -677,6 +689,11 @@ impl Settings {
             let mode = mode.parse().map_err(|e| format!("--mode: {e}"))?;
             self.mode.set(mode, Origin::Flag("--mode"));
         }
+        if let Some(layer) = &args.sandbox_layer {
+            let layer = layer.parse().map_err(|e| format!("--sandbox-layer: {e}"))?;
+            self.sandbox_layer
+                .set(layer, Origin::Flag("--sandbox-layer"));
+        }
         if let Some(sandbox) = &args.sandbox {
             let sandbox = sandbox.parse().map_err(|e| format!("--sandbox: {e}"))?;
             self.sandbox.set(sandbox, Origin::Flag("--sandbox"));
@@ -713,6 +730,11 @@ impl Settings {
                 "sandbox",
                 self.sandbox.value.as_str().to_owned(),
                 &self.sandbox.origin,
+            ),
+            (
+                "sandbox_layer",
+                self.sandbox_layer.value.as_str().to_owned(),
+                &self.sandbox_layer.origin,
             ),
             (
                 "max_steps",

@@ -16,6 +16,13 @@ pub fn config(args: &SessionArgs) -> Result<ExitCode, String> {
     for line in settings.describe() {
         print_text(&line);
     }
+    match crate::guard_plugins::sandbox(&settings, &root, args) {
+        Ok(sandbox) => print_text(&crate::sandbox_layer::describe(
+            &sandbox,
+            settings.sandbox_layer.value,
+        )),
+        Err(refusal) => print_text(&format!("commands: {refusal}")),
+    }
     for file in &settings.hooks {
         for event in tack_hooks::HookEvent::ALL {
             for group in file.config.groups(event) {

@@ -401,3 +401,89 @@ fn a_trusted_mcp_servers_script_rewritten_mid_session_is_not_restarted() {
         "{seen}"
     );
 }
+
+#[test]
+fn on_the_floor_tack_refuses_a_workspace_that_holds_its_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = workspace(&dir);
+    let out = tack(&home)
+        .env("HOME", &home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .args(["run", "list dir .", "--sandbox-layer", "floor"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("refusing to start: tack's own file"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(".config/tack"), "{stderr}");
+    assert!(stderr.contains("install bubblewrap"), "{stderr}");
+    // Nothing was written into the workspace, not even a session log.
+    assert!(std::fs::read_dir(&home).unwrap().next().is_none());
+    // With its files elsewhere, the floor runs.
+    tack(&home)
+        .args(["run", "list dir .", "--sandbox-layer", "floor"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn the_layer_is_chosen_shown_and_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let shown = stdout_of(tack(&ws).args(["config", "--sandbox-layer", "floor"]));
+    assert!(
+        shown.contains("sandbox_layer = floor  (flag --sandbox-layer)")
+            || shown.contains("sandbox_layer = floor"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("commands: floor") && shown.contains("chosen by sandbox_layer = floor"),
+        "{shown}"
+    );
+    let log = log_in(&dir, "layer");
+    tack(&ws)
+        .args(["run", "list dir .", "--sandbox-layer", "floor", "--log"])
+        .arg(&log)
+        .assert()
+        .success();
+    let start = &of_type(&log, "session/start")[0];
+    assert!(
+        start["sandbox"]
+            .as_str()
+            .unwrap()
+            .starts_with("commands: floor"),
+        "{start}"
+    );
+    tack(&ws)
+        .args(["run", "x", "--sandbox-layer", "bwrap"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(
+            "--sandbox-layer: unknown sandbox layer `bwrap`: use one of auto, namespaces, floor",
+        ));
+    // A workspace cannot choose the weaker layer for whoever runs tack there.
+    std::fs::create_dir_all(ws.join(".tack")).unwrap();
+    std::fs::write(
+        ws.join(".tack/settings.json"),
+        r#"{"sandbox_layer": "floor"}"#,
+    )
+    .unwrap();
+    tack(&ws)
+        .arg("config")
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(
+            "a workspace's own settings cannot set sandbox_layer `floor`",
+        ));
+    std::fs::write(
+        ws.join(".tack/settings.json"),
+        r#"{"sandbox_layer": "namespaces"}"#,
+    )
+    .unwrap();
+    let shown = stdout_of(tack(&ws).arg("config"));
+    assert!(shown.contains("sandbox_layer = namespaces"), "{shown}");
+}

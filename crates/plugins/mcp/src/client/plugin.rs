@@ -48,9 +48,10 @@ pub struct ClientOptions {
 /// A host's check before a stdio server's program starts (see
 /// [`ClientOptions::before_start`]).
 #[derive(Clone)]
-pub(crate) struct StartCheck(
-    pub(crate) Arc<dyn Fn(&str, &ServerConfig) -> Result<(), String> + Send + Sync>,
-);
+pub(crate) struct StartCheck(pub(crate) Arc<StartCheckFn>);
+
+/// The function behind a [`StartCheck`].
+type StartCheckFn = dyn Fn(&str, &ServerConfig) -> Result<(), String> + Send + Sync;
 
 impl std::fmt::Debug for StartCheck {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
