@@ -95,6 +95,15 @@ impl Walker<'_> {
     fn piece(&mut self, piece: &WordPiece, quoted: bool, state: &mut WordState) {
         match piece {
             WordPiece::Text(text) => {
+                if text.contains("$[") {
+                    // `$[ … ]`, bash's old arithmetic expansion.
+                    state.dynamic = true;
+                    self.out.unreadable(|| {
+                        format!(
+                            "the arithmetic `{text}` (`$[…]`) can run code through array subscripts"
+                        )
+                    });
+                }
                 state.text.push_str(text);
                 if !quoted {
                     state.unquoted.push_str(text);
