@@ -349,7 +349,6 @@ fn controls_stay_allowed_next_to_deny_rules() {
         "git status && git diff --stat",
         "git log --oneline | head -5",
         "git pull --rebase",
-        "curlie x",
         "rmdir t",
         "echo rm -rf t",
         "echo 'curl x'",
