@@ -405,7 +405,10 @@ impl<'a> Walker<'a> {
                         };
                         *allowable &= harmless;
                         if reads && is_stdin(fd, true) {
-                            *stdin = Stdin::Unknown(format!("the file `{}`", word.value));
+                            *stdin = match tok.lit() {
+                                Some("/dev/null") => Stdin::Text(String::new()),
+                                _ => Stdin::Unknown(format!("the file `{}`", word.value)),
+                            };
                         }
                     }
                     IoFileRedirectTarget::Fd(_) => {}

@@ -57,6 +57,14 @@ impl Walker<'_> {
         if !raw.is_empty() && !raw.contains(SPECIAL) {
             return Tok::Lit(raw.to_owned());
         }
+        if raw.contains("$[") {
+            // `$[ … ]`, bash's old arithmetic expansion (the parser takes it
+            // for text); also flagged inside single quotes, to be safe.
+            self.out.unreadable(|| {
+                format!("the arithmetic `{raw}` (`$[…]`) can run code through array subscripts")
+            });
+            return self.dynamic(raw);
+        }
         let pieces = match brush_parser::word::parse(raw, &self.options) {
             Ok(pieces) => pieces,
             Err(error) => {
