@@ -101,7 +101,10 @@ mod tests {
             head_and_tail("abcdefghij", 4),
             "ab … (6 characters not shown) … ij"
         );
-        assert_eq!(head_and_tail("ééééé", 2), "é … (3 characters not shown) … é");
+        assert_eq!(
+            head_and_tail("ééééé", 2),
+            "é … (3 characters not shown) … é"
+        );
     }
 
     #[test]
@@ -122,7 +125,10 @@ mod tests {
         assert_eq!(runs("bash -c 'git status && ls'"), "runs: git, ls, bash");
         assert_eq!(runs(""), "runs: nothing");
         let unread = runs("$(echo rm) x | sh");
-        assert!(unread.starts_with("runs: echo, $(echo rm), sh (and a part"), "{unread}");
+        assert!(
+            unread.starts_with("runs: echo, $(echo rm), sh (and a part"),
+            "{unread}"
+        );
         assert!(shown_programs(&request(json!({ "path": "x" }))).is_none());
         assert_eq!(
             shown_programs(&request(json!({ "cmd": "ls\u{1b}[2K" }))).unwrap(),

@@ -286,7 +286,10 @@ mod tests {
         let shown = shown_arguments(&request(json!({"command": "x".repeat(5000)})));
         assert!(shown.starts_with(r#"{"command":"xxx"#), "{shown}");
         assert!(shown.ends_with(r#"xxx"}"#), "{shown}");
-        assert!(shown.contains(" … (3014 characters not shown) … "), "{shown}");
+        assert!(
+            shown.contains(" … (3014 characters not shown) … "),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -99,10 +99,15 @@ impl ArgPattern {
     }
 
     fn matches_path(&self, action: Action, value: &str, cache: &mut Prepared<'_>) -> bool {
+        let path = cache.path(&self.arg, value);
+        self.matches_normalized(action, path)
+    }
+
+    fn matches_normalized(&self, action: Action, path: &NormalizedPath) -> bool {
         let ArgMatcher::Path(matcher) = &self.matcher else {
             return false;
         };
-        match cache.path(&self.arg, value) {
+        match path {
             NormalizedPath::Inside(p) => matcher.is_match(p),
             // `..` out of the workspace never matches an allow glob.
             NormalizedPath::Escaping(p) => action != Action::Allow && matcher.is_match(p),
@@ -414,14 +419,15 @@ impl Rule {
         {
             return None;
         }
-        let root = exec.arg_str("path").unwrap_or(".");
         let include = search.include_arg().and_then(|arg| exec.arg_str(arg));
+        // `glob(pattern: "src/*.rs")` searches only `src`.
+        let (root, include) = search::narrowed(exec.arg_str("path").unwrap_or("."), include);
+        let normalized = normalize_path(&root, cache.root);
         let mut could = None;
         for pattern in &self.args {
-            if pattern.matches_path(self.action, root, cache) {
+            if pattern.matches_normalized(self.action, &normalized) {
                 continue;
             }
-            let normalized = cache.path("path", root).clone();
             match search::reach(&pattern.pattern, &normalized, search, include) {
                 Reach::All => {}
                 Reach::Could(why) => {
@@ -604,7 +610,10 @@ impl RuleBuilder {
 
 /// Ordered rules, decided together: a matching deny rule denies; else a
 /// matching ask rule asks, and so does a deny or ask rule that might match a
-/// command string that cannot be fully read; else the call is allowed when
+/// command string that cannot be fully read (or that runs a program not on
+/// the reader's closed list, unless allow command rules name that simple
+/// command), or a `grep`/`glob` that may reach a file a path rule on
+/// `read_file` protects; else the call is allowed when
 /// an allow rule matches, or when allow command rules together cover every
 /// simple command of it (`git status && ls` under `git status*` and `ls*`).
 /// Among equally strict matches the first one is named.
@@ -632,7 +641,11 @@ impl RuleBuilder {
 /// let unread = rules.evaluate(&call("git $(echo push)"), None).unwrap();
 /// assert_eq!(unread.action(), Action::Ask);
 /// assert!(unread.unread().unwrap().contains("$(echo push)"));
-/// assert!(rules.evaluate(&call("cargo build"), None).is_none());
+/// assert!(rules.evaluate(&call("cat README.md | wc -l"), None).is_none());
+/// // `cargo` is not a program the reader understands: it may run `git push`.
+/// let opaque = rules.evaluate(&call("cargo build"), None).unwrap();
+/// assert_eq!(opaque.action(), Action::Ask);
+/// assert!(opaque.unread().unwrap().contains("`cargo`"));
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct RuleSet {

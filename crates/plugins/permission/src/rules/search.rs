@@ -70,6 +70,30 @@ fn component_matches(glob: &str, part: &str) -> bool {
     Glob::new(glob).map_or(true, |g| g.compile_matcher().is_match(part))
 }
 
+/// The root a search really starts from and the rest of its file-name
+/// filter: the filter's leading literal directories move into the root
+/// (`path: "."` with `pattern: "src/*.rs"` searches `src` for `*.rs`).
+pub(crate) fn narrowed<'i>(root: &str, include: Option<&'i str>) -> (String, Option<&'i str>) {
+    let Some(include) = include else {
+        return (root.to_owned(), None);
+    };
+    let mut root = root.trim_end_matches('/').to_owned();
+    let mut rest = include;
+    while let Some((dir, tail)) = rest.split_once('/') {
+        if dir.is_empty() || dir == "." {
+            rest = tail;
+            continue;
+        }
+        if is_glob(dir) || dir == ".." {
+            break;
+        }
+        root.push('/');
+        root.push_str(dir);
+        rest = tail;
+    }
+    (root, Some(rest))
+}
+
 /// Whether a search rooted at `root` (that `glob` does not match itself)
 /// reads or lists a path `glob` matches. `include` is the search's own
 /// file-name filter.
@@ -192,5 +216,23 @@ mod tests {
             Search::Grep,
             Some("*.rs")
         )));
+    }
+
+    #[test]
+    fn literal_directories_of_a_filter_narrow_the_root() {
+        assert_eq!(
+            narrowed(".", Some("src/*.rs")),
+            ("./src".to_owned(), Some("*.rs"))
+        );
+        assert_eq!(
+            narrowed("a/", Some("b/c/**/*.rs")),
+            ("a/b/c".to_owned(), Some("**/*.rs"))
+        );
+        assert_eq!(narrowed(".", Some("**/x")), (".".to_owned(), Some("**/x")));
+        assert_eq!(
+            narrowed("a", Some("../b/x")),
+            ("a".to_owned(), Some("../b/x"))
+        );
+        assert_eq!(narrowed("a", None), ("a".to_owned(), None));
     }
 }
