@@ -560,11 +560,11 @@ pub(super) fn git(sub: &str, args: &[Tok]) -> GitSub {
         return GitSub::Unknown;
     }
     let runs = |what: &str| GitSub::RunsCode(format!("`git {sub} {what}` can run a program"));
-    let args: Vec<&str> = args.iter().filter_map(Tok::lit).collect();
+    let args = args.iter().filter_map(Tok::lit);
     if sub == "config" {
         let reads = args
-            .iter()
-            .any(|a| matches!(*a, "-l" | "--list" | "get" | "list") || a.starts_with("--get"));
+            .clone()
+            .any(|a| matches!(a, "-l" | "--list" | "get" | "list") || a.starts_with("--get"));
         return if reads {
             GitSub::Understood
         } else {
@@ -573,36 +573,25 @@ pub(super) fn git(sub: &str, args: &[Tok]) -> GitSub {
             )
         };
     }
-    let mut long: Vec<&str> = vec!["exec", "upload-pack", "receive-pack"];
-    let mut short = "";
-    match sub {
-        "rebase" => {
-            long.push("strategy");
-            short = "xs";
-        }
-        "merge" | "pull" | "cherry-pick" | "revert" => {
-            long.push("strategy");
-            short = "s";
-        }
-        "grep" => {
-            long.push("open-files-in-pager");
-            short = "O";
-        }
-        "clone" => {
-            long.extend(["template", "config"]);
-            short = "uc";
-        }
-        "init" => long.push("template"),
-        "bisect" if args.first() == Some(&"run") => return runs("run"),
-        _ => {}
+    const ALWAYS: [&str; 3] = ["exec", "upload-pack", "receive-pack"];
+    let (long, short): (&[&str], &str) = match sub {
+        "rebase" => (&["strategy"], "xs"),
+        "merge" | "pull" | "cherry-pick" | "revert" => (&["strategy"], "s"),
+        "grep" => (&["open-files-in-pager"], "O"),
+        "clone" => (&["template", "config"], "uc"),
+        "init" => (&["template"], ""),
+        _ => (&[], ""),
+    };
+    if sub == "bisect" && args.clone().next() == Some("run") {
+        return runs("run");
     }
-    for arg in &args {
-        if *arg == "--" {
+    for arg in args {
+        if arg == "--" {
             break;
         }
-        if long.iter().any(|o| abbreviates(arg, o))
-            || (!short.is_empty() && cluster_has(arg, short))
-        {
+        let option = ALWAYS.iter().chain(long).any(|o| abbreviates(arg, o))
+            || (!short.is_empty() && cluster_has(arg, short));
+        if option {
             return runs(arg);
         }
     }

@@ -265,7 +265,7 @@ impl<'a> Walker<'a> {
                 match item {
                     CommandPrefixOrSuffixItem::AssignmentWord(assignment, _) => {
                         assigns = true;
-                        self.assignment(assignment);
+                        self.assignment(assignment, command.word_or_name.is_some());
                     }
                     other => self.item(other, &mut words, &mut allowable, &mut stdin),
                 }
@@ -334,7 +334,9 @@ impl<'a> Walker<'a> {
         Tok::Dyn(source.to_owned())
     }
 
-    fn assignment(&mut self, assignment: &Assignment) {
+    /// An assignment; `scoped` when it prefixes a command (`IFS= read`), so
+    /// that it changes only that command's environment.
+    fn assignment(&mut self, assignment: &Assignment, scoped: bool) {
         let name = match &assignment.name {
             AssignmentName::VariableName(name) => name,
             AssignmentName::ArrayElementName(name, index) => {
@@ -342,7 +344,10 @@ impl<'a> Walker<'a> {
                 name
             }
         };
-        self.code_variable(name);
+        // `IFS=… cmd` splits no later word of this command string.
+        if !(scoped && name == "IFS") {
+            self.code_variable(name);
+        }
         match &assignment.value {
             AssignmentValue::Scalar(word) => {
                 self.word(&word.value);

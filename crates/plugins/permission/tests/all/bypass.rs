@@ -366,6 +366,7 @@ fn controls_stay_allowed_next_to_deny_rules() {
         "tar -czf a.tgz src",
         "git log --oneline -5",
         "f() { ls; }; f",
+        "while IFS= read -r line; do echo \"$line\"; done < x",
         "",
     ] {
         assert_eq!(decide(&gate, form), Action::Allow, "{form:?}");
