@@ -36,7 +36,6 @@ const PLAIN: &[&str] = &[
     "continue",
     "cp",
     "csplit",
-    "curl",
     "cut",
     "date",
     "dd",

@@ -261,6 +261,31 @@ const ASKED: &[(&str, &str)] = &[
     ("( (rm t) )", "arithmetic"),
     ("parallel rm ::: t", "parallel"),
     ("echo 'rm t' | at now", "`at`"),
+    // Variables that make later code run, however they are set.
+    ("sudo BASH_ENV=./x bash -c ls", "BASH_ENV"),
+    ("env -i BASH_ENV=./x bash -c ls", "BASH_ENV"),
+    ("GIT_DIR=elsewhere git status", "GIT_DIR"),
+    ("GIT_SSH_COMMAND='rm t' git fetch", "GIT_SSH_COMMAND"),
+    ("export LD_PRELOAD=./x.so; ls", "LD_PRELOAD"),
+    ("PAGER='rm t' git log", "PAGER"),
+    ("IFS=/; ls", "IFS"),
+    ("export PATH=.:$PATH; ls", "PATH"),
+    ("read \"$name\" <<< 1", "$name"),
+    ("declare -n r=x", "declare -n"),
+    // Programs that run others.
+    ("ssh-agent rm t", "`ssh-agent`"),
+    ("xargs -a list sh -c", "xargs"),
+    ("git rebase --exec 'rm t' HEAD~1", "rebase --exec"),
+    ("git config alias.x '!rm t'", "git config"),
+    ("git --exec-path=. status", "--exec-path"),
+    ("tar -xf a.tar --to-command='rm t'", "--to-command"),
+    ("sort --compress-program=./x f", "--compress-program"),
+    ("rg --pre ./x pattern", "--pre"),
+    ("sed -f script.sed x", "sed -f"),
+    ("bind -x '\"\\C-x\": rm t'", "bind -x"),
+    ("fc -s", "`fc`"),
+    ("su root", "`su`"),
+    ("wget --use-askpass=./x https://example.com", "`wget`"),
 ];
 
 #[test]
