@@ -47,16 +47,52 @@ const BYPASS_FORMS: &[&str] = &[
     "trap 'rm victim' EXIT",
 ];
 
+/// One form of each family where bash or a program evaluates text the
+/// reader could take for plain words (arithmetic subscripts, builtin
+/// callbacks, hook variables, functions from the environment, scripts from
+/// file descriptors, programs that run programs from their configuration or
+/// arguments). Each really deletes `victim` when run by bash (the
+/// permission crate's tests run them); here none may run.
+const EVALUATED_FORMS: &[&str] = &[
+    "declare -i x='a[$(rm victim)]'",
+    "x='a[$(rm victim)]'; echo $[x]",
+    "test -v 'a[$(rm victim)]'",
+    "compgen -C 'rm victim' x",
+    "mapfile -C 'rm victim' -c 1 a <<< line",
+    "export BASH_ENV=./hook.sh; bash -c :",
+    "printf -v PS4 %s '$(rm victim)'; set -x; :",
+    "env 'BASH_FUNC_x%%=() { rm victim; }' bash -c x",
+    "echo 'rm victim' | sh /dev/./stdin",
+    "sh /dev/fd/3 3<<'EOF'\nrm victim\nEOF",
+    "bash --rcfile hook.sh -i < /dev/null",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm victim' git x",
+    "script -qc 'rm victim' /dev/null",
+    "setarch x86_64 rm victim",
+    "echo | sed 'e rm victim'",
+    "tar -cf a.tar --checkpoint=1 --checkpoint-action=exec='rm victim' hook.sh",
+    "printf 'rm victim' | xargs -0 sh -c",
+    "python3 -c 'import os; os.remove(\"victim\")'",
+];
+
 /// A script that calls `bash` once per command, in one batch, then answers.
 fn script(dir: &Path, commands: &[&str]) -> std::path::PathBuf {
-    let calls: Vec<Value> = commands
+    let calls: Vec<(&str, Value)> = commands
+        .iter()
+        .map(|command| ("bash", json!({ "command": command })))
+        .collect();
+    script_calls(dir, &calls)
+}
+
+/// A script that makes the given tool calls in one batch, then answers.
+fn script_calls(dir: &Path, calls: &[(&str, Value)]) -> std::path::PathBuf {
+    let calls: Vec<Value> = calls
         .iter()
         .enumerate()
-        .map(|(i, command)| {
+        .map(|(i, (tool, arguments))| {
             json!({
                 "id": format!("c{i}"),
-                "name": "bash",
-                "arguments": json!({ "command": command }).to_string(),
+                "name": tool,
+                "arguments": arguments.to_string(),
             })
         })
         .collect();
@@ -103,6 +139,88 @@ fn every_bypass_form_is_refused_and_the_file_survives() {
         "keep me",
         "a bypass form deleted the file"
     );
+}
+
+#[test]
+fn every_family_of_evaluated_text_is_refused_and_the_file_survives() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    std::fs::write(ws.join("victim"), "keep me").unwrap();
+    std::fs::write(ws.join("hook.sh"), "rm victim\n").unwrap();
+    permissions(&ws, "deny = ['bash(command: \"rm *\")']\n");
+    let script = script(dir.path(), EVALUATED_FORMS);
+    let log = log_in(&dir, "evaluated");
+    stdout_of(
+        tack(&ws)
+            .args(["run", "--mode", "allow-all", "--model"])
+            .arg(format!("script:{}", script.display()))
+            .arg("--log")
+            .arg(&log)
+            .arg("go"),
+    );
+    let results = of_type(&log, "tool/result");
+    assert_eq!(results.len(), EVALUATED_FORMS.len());
+    for (form, result) in EVALUATED_FORMS.iter().zip(&results) {
+        assert_eq!(
+            result["error"]["code"], "DENIED",
+            "{form:?} was not refused: {result}"
+        );
+        let message = result["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("needs approval") || message.contains("denied by"),
+            "{form:?}: {message}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.join("victim")).unwrap(),
+        "keep me",
+        "a form deleted the file"
+    );
+}
+
+/// A path rule on `read_file` is about the file: `grep` cannot return a
+/// protected file's content (a search that may reach one asks, and no one
+/// can be asked here), and a search narrowed away from it by a file-name
+/// filter runs.
+#[test]
+fn a_read_rule_keeps_grep_and_glob_away_from_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    std::fs::write(ws.join(".env"), "API_KEY=hunter2\n").unwrap();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join("src/a.txt"), "hunter2 is not here\n").unwrap();
+    permissions(&ws, "deny = ['read_file(path: \"**/.env\")']\n");
+    let calls = [
+        ("grep", json!({"pattern": "hunter2"})),
+        ("grep", json!({"pattern": "hunter2", "path": ".env"})),
+        ("glob", json!({"pattern": "**/.env"})),
+        ("read_file", json!({"path": ".env"})),
+        (
+            "grep",
+            json!({"pattern": "hunter2", "path": "src", "glob": "*.txt"}),
+        ),
+        ("grep", json!({"pattern": "hunter2", "glob": "*.txt"})),
+    ];
+    let script = script_calls(dir.path(), &calls);
+    let log = log_in(&dir, "grep");
+    stdout_of(
+        tack(&ws)
+            .args(["run", "--mode", "allow-all", "--model"])
+            .arg(format!("script:{}", script.display()))
+            .arg("--log")
+            .arg(&log)
+            .arg("go"),
+    );
+    let results = of_type(&log, "tool/result");
+    assert_eq!(results.len(), calls.len());
+    for result in &results[..4] {
+        assert_eq!(result["error"]["code"], "DENIED", "{result}");
+        assert!(!result.to_string().contains("API_KEY"), "{result}");
+    }
+    for result in &results[4..] {
+        assert_eq!(result["status"], "ok", "{result}");
+        assert!(!result.to_string().contains("API_KEY"), "{result}");
+    }
 }
 
 #[test]

@@ -27,6 +27,15 @@ pub enum Basis {
         /// Why the command cannot be fully read.
         why: String,
     },
+    /// A deny or ask path rule on `read_file` may apply to a `grep` or
+    /// `glob` call whose search could reach a matching file, so the call
+    /// asks (even in `allow-all` mode) unless it is narrowed.
+    MayReach {
+        /// The rule that may apply, described.
+        rule: String,
+        /// Which files and where.
+        why: String,
+    },
     /// No rule matched: the mode's baseline.
     Mode(Mode),
     /// A rule allowed the call, but `read-only` mode refuses its tier.
@@ -60,6 +69,11 @@ impl Evaluation {
             (Basis::Unreadable { rule, why }, _) => format!(
                 "permission {rule} may apply to this `{tool}` call, but its command cannot be \
                  fully read ({why}), so it requires approval"
+            ),
+            (Basis::MayReach { rule, why }, _) => format!(
+                "permission {rule} may apply to this `{tool}` call ({why}), so it requires \
+                 approval; narrow the search (its `path`, or a file-name filter) so it cannot \
+                 reach those files"
             ),
             (Basis::Mode(mode) | Basis::ModeFloor(mode), Action::Deny) => format!(
                 "tool `{tool}` ({tier}) is not allowed in permission mode `{mode}`, which permits read-only tools only"
@@ -95,15 +109,22 @@ impl GateState {
         // Configured rules first: among equally strict rules they are named.
         let rules = self.rules.rules().iter().chain(session.rules());
         let (action, basis) = match decide(rules, exec, &mut cache) {
-            Some(decision) => match decision.unread() {
-                Some(why) => (
+            Some(decision) => match (decision.unread(), decision.reach()) {
+                (Some(why), _) => (
                     decision.action(),
                     Basis::Unreadable {
                         rule: decision.describe(),
                         why: why.to_owned(),
                     },
                 ),
-                None => (decision.action(), Basis::Rule(decision.describe())),
+                (None, Some(why)) => (
+                    decision.action(),
+                    Basis::MayReach {
+                        rule: decision.describe(),
+                        why: why.to_owned(),
+                    },
+                ),
+                (None, None) => (decision.action(), Basis::Rule(decision.describe())),
             },
             None => (mode.baseline(exec.tier()), Basis::Mode(mode)),
         };

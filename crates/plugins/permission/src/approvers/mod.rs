@@ -15,34 +15,18 @@
 
 mod channel;
 mod none;
+mod shown;
 mod terminal;
 
 pub use channel::{ApprovalInbox, ChannelApprover, PendingApproval};
 pub use none::NoApprover;
 pub use terminal::TerminalApprover;
 
-use tack_core::policy::{ApprovalOutcome, ApprovalRequest, escape_control};
+use tack_core::policy::{ApprovalOutcome, ApprovalRequest};
+
+pub(crate) use shown::{shown_arguments, shown_programs};
 
 use crate::SessionRules;
-
-/// The most characters of the arguments a prompt or a log line shows; longer arguments are
-/// cut, and the text says how much was left out.
-pub(crate) const SHOWN_ARGUMENT_CHARS: usize = 2000;
-
-/// The arguments as one escaped line of compact JSON, cut after
-/// [`SHOWN_ARGUMENT_CHARS`] characters with a count of the rest.
-pub(crate) fn shown_arguments(request: &ApprovalRequest) -> String {
-    let json = escape_control(&request.arguments.to_string());
-    let total = json.chars().count();
-    if total <= SHOWN_ARGUMENT_CHARS {
-        return json;
-    }
-    let kept: String = json.chars().take(SHOWN_ARGUMENT_CHARS).collect();
-    format!(
-        "{kept}… ({} more characters not shown)",
-        total - SHOWN_ARGUMENT_CHARS
-    )
-}
 
 /// A person's answer to an approval request.
 #[derive(Clone, Debug, PartialEq, Eq)]

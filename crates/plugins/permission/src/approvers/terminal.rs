@@ -8,7 +8,7 @@ use parking_lot::Mutex;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, escape_control};
 use tokio_util::sync::CancellationToken;
 
-use super::{Answer, settle, shown_arguments};
+use super::{Answer, settle, shown_arguments, shown_programs};
 use crate::SessionRules;
 
 /// How many unreadable answers before the prompt gives up (and denies).
@@ -20,13 +20,18 @@ const ATTEMPTS: usize = 3;
 /// tack: tool `bash` (executes) asks to run — call c1
 ///   call: bash: ls -la
 ///   arguments: {"command":"ls -la"}
+///   runs: ls
 ///   why: permission mode `ask` requires approval for executes tools like `bash`
 /// Allow? [y] yes, once  [n] no  [a] always for this session: _
 /// ```
 ///
-/// The summary and the arguments (compact JSON, at most 2000 characters, the
-/// rest counted) are shown with every control character escaped, so text the
-/// model chose cannot drive the terminal or fake other lines.
+/// The summary and the arguments (compact JSON; longer than 2000 characters,
+/// its first and last 1000 with the number left out between them, so nothing
+/// can hide past a cut) are shown with every control character escaped, so
+/// text the model chose cannot drive the terminal or fake other lines. For a
+/// shell command (an argument named `command`, `cmd` or `script`) the
+/// `runs:` line lists the programs it runs, as the permission rules read
+/// them, and names a part that cannot be read.
 ///
 /// `y` allows this call (`allowed_once`), `a` allows it and records a session
 /// rule for the tool (and agent) (`allowed_always`), anything starting with
@@ -133,8 +138,11 @@ pub(crate) fn prompt_text(request: &ApprovalRequest) -> String {
     } else {
         escape_control(&request.summary)
     };
+    let runs = shown_programs(request)
+        .map(|runs| format!("\n  {runs}"))
+        .unwrap_or_default();
     format!(
-        "tack: tool `{}` ({}) asks to run{agent} — call {}\n  call: {summary}\n  arguments: {}\n  why: {}\nAllow? [y] yes, once  [n] no  [a] always for this session: ",
+        "tack: tool `{}` ({}) asks to run{agent} — call {}\n  call: {summary}\n  arguments: {}{runs}\n  why: {}\nAllow? [y] yes, once  [n] no  [a] always for this session: ",
         escape_control(&request.tool),
         request.tier,
         escape_control(request.call_id.as_str()),
@@ -274,13 +282,22 @@ mod tests {
     }
 
     #[test]
-    fn long_arguments_are_cut_and_say_how_much_is_missing() {
+    fn long_arguments_show_head_and_tail_and_say_how_much_is_missing() {
         let shown = shown_arguments(&request(json!({"command": "x".repeat(5000)})));
         assert!(shown.starts_with(r#"{"command":"xxx"#), "{shown}");
+        assert!(shown.ends_with(r#"xxx"}"#), "{shown}");
         assert!(
-            shown.ends_with("… (3014 more characters not shown)"),
+            shown.contains(" … (3014 characters not shown) … "),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn nothing_hides_past_the_cut_of_a_long_command() {
+        let command = format!("ls{}; rm victim", " ".repeat(3000));
+        let prompt = prompt_text(&request(json!({ "command": command })));
+        assert!(prompt.contains(r#"; rm victim"}"#), "{prompt}");
+        assert!(prompt.contains("\n  runs: ls, rm\n  why: "), "{prompt}");
     }
 
     #[test]

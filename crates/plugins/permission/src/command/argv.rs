@@ -3,6 +3,8 @@
 //! run code out of sight (`source`, `find -exec`, a shell fed by a pipe)
 //! marked unreadable.
 
+use super::programs::{self, GitSub};
+use super::variables::assigned_name;
 use super::walk::{Stdin, Walker};
 use super::{Tok, View};
 
@@ -405,7 +407,7 @@ impl Wrapper {
                 i = next;
                 continue;
             }
-            if self.assignments && is_assignment(word) {
+            if self.assignments && word.split_once('=').is_some_and(|(n, _)| !n.is_empty()) {
                 i += 1;
                 continue;
             }
@@ -424,15 +426,95 @@ impl Wrapper {
     }
 }
 
-fn is_assignment(word: &str) -> bool {
-    match word.split_once('=') {
-        Some((name, _)) => {
-            !name.is_empty()
-                && !name.starts_with(|c: char| c.is_ascii_digit())
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+/// Whether `text` starts with a literal variable name followed by `=`,
+/// `+=` or `[` (the name of an assignment word whose value is dynamic).
+fn literal_name_prefix(text: &str) -> bool {
+    let name = assigned_name(text);
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && text.len() > name.len()
+}
+
+/// Whether an explicit path names a program in a system directory
+/// (`/usr/bin/rm`), where its basename says what it is.
+fn system_path(path: &str) -> bool {
+    const DIRS: [&str; 6] = [
+        "/bin",
+        "/sbin",
+        "/usr/bin",
+        "/usr/sbin",
+        "/usr/local/bin",
+        "/usr/local/sbin",
+    ];
+    !path.split('/').any(|part| part == "..")
+        && path
+            .rsplit_once('/')
+            .is_some_and(|(dir, _)| DIRS.contains(&lexical(dir).as_str()))
+}
+
+/// A path with `//`, `/./` and `..` resolved lexically.
+fn lexical(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            other => parts.push(other),
         }
-        None => false,
     }
+    let joined = parts.join("/");
+    if path.starts_with('/') {
+        format!("/{joined}")
+    } else {
+        joined
+    }
+}
+
+/// Bash builtins' arguments that name variables (or are `NAME=value`).
+fn name_args<'t>(name: &str, args: &'t [Tok]) -> Vec<&'t Tok> {
+    let mut names = Vec::new();
+    let mut i = 0;
+    let mut positional = 0;
+    // Option letters whose value is a name, and those whose value is other text.
+    let (name_options, value_options) = match name {
+        "read" => ("a", "dinNptu"),
+        "mapfile" | "readarray" => ("", "dnOsuCc"),
+        "printf" | "wait" => ("vp", ""),
+        _ => ("", ""),
+    };
+    while i < args.len() {
+        let tok = &args[i];
+        i += 1;
+        if let Some(word) = tok.lit() {
+            if word == "--" {
+                continue;
+            }
+            if word.len() > 1 && (word.starts_with('-') || word.starts_with('+')) {
+                if let Some(last) = word.chars().last() {
+                    if name_options.contains(last) {
+                        names.extend(args.get(i));
+                        i += 1;
+                    } else if value_options.contains(last) {
+                        i += 1;
+                    }
+                }
+                continue;
+            }
+        }
+        positional += 1;
+        let is_name = match name {
+            "printf" | "wait" => false,
+            "getopts" => positional > 1,
+            _ => true,
+        };
+        if is_name {
+            names.push(tok);
+        }
+    }
+    names
 }
 
 fn basename(tok: &mut Tok) {
@@ -454,7 +536,18 @@ impl Walker<'_> {
         let mut more = false;
         for _ in 0..MAX_UNWRAP {
             if current.is_empty() {
-                break;
+                return views;
+            }
+            if let Some(path) = current[0]
+                .lit()
+                .filter(|w| w.contains('/') && !system_path(w))
+            {
+                let path = path.to_owned();
+                self.set_opaque(|| {
+                    format!(
+                        "`{path}` is a program named by its path, which this reader cannot see into"
+                    )
+                });
             }
             basename(&mut current[0]);
             views.push(View {
@@ -462,11 +555,20 @@ impl Walker<'_> {
                 more,
             });
             let Some(name) = current[0].lit().map(str::to_owned) else {
-                break;
+                return views;
             };
             if let Some(wrapper) = WRAPPERS.iter().find(|w| w.name == name) {
                 match wrapper.skip(&current) {
                     Unwrap::At(at) => {
+                        if wrapper.assignments {
+                            for word in current[1..at].iter().filter_map(Tok::lit) {
+                                if let Some((name, _)) =
+                                    word.split_once('=').filter(|_| !word.starts_with('-'))
+                                {
+                                    self.code_variable(name);
+                                }
+                            }
+                        }
                         current.drain(..at);
                         more |= wrapper.more;
                         if name == "xargs" {
@@ -474,17 +576,27 @@ impl Walker<'_> {
                         }
                         continue;
                     }
-                    Unwrap::Nothing => break,
+                    Unwrap::Nothing => return views,
                     Unwrap::Unknown(why) => {
                         self.out.unreadable(|| why);
-                        break;
+                        return views;
                     }
                 }
             }
             self.special(&name, &current, more, stdin, &mut views);
-            break;
+            return views;
+        }
+        if !current.is_empty() {
+            self.out
+                .unreadable(|| "wrappers are nested too deeply to read".to_owned());
         }
         views
+    }
+
+    pub(super) fn set_opaque(&mut self, why: impl FnOnce() -> String) {
+        if self.opaque.is_none() {
+            self.opaque = Some(why());
+        }
     }
 
     /// `xargs -I R cmd R`: the replace string stands for input words.
@@ -515,7 +627,8 @@ impl Walker<'_> {
         }
     }
 
-    /// Commands that run code given as text, or out of sight.
+    /// Commands that run code given as text, or out of sight; and every
+    /// program not on the closed list of understood programs is opaque.
     fn special(
         &mut self,
         name: &str,
@@ -526,8 +639,10 @@ impl Walker<'_> {
     ) {
         let args = &words[1..];
         if SHELLS.contains(&name) {
-            self.shell(name, args, stdin);
-        } else if INTERPRETERS.contains(&name)
+            self.shell(name, args, more, stdin);
+            return;
+        }
+        if INTERPRETERS.contains(&name)
             || name
                 .strip_prefix("python")
                 .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
@@ -542,39 +657,131 @@ impl Walker<'_> {
                     format!("`{name}` reads its program from standard input ({from})")
                 });
             }
-        } else {
-            match name {
-                "eval" => self.joined_script("eval", args),
-                "source" | "." => self.out.unreadable(|| {
-                    format!("`{name}` runs the commands of a file this reader cannot see")
-                }),
-                "trap" => self.trap(args),
-                "alias" | "hash" | "enable" => self
-                    .out
-                    .unreadable(|| format!("`{name}` changes what a command name runs")),
-                "find" => self.find(args, stdin, views),
-                "git" => self.git(words, more, views),
-                "su" | "runuser" | "script" => self.dash_c(name, args),
-                "parallel" | "at" | "batch" => self.out.unreadable(|| {
-                    format!("`{name}` runs commands it reads from its arguments or input")
-                }),
-                "watch" => self.watch(words, stdin, views),
-                _ => {}
+            self.set_opaque(|| {
+                format!("`{name}` runs a program of its own (`-c`, `-e`, a script file) that this reader does not read")
+            });
+            return;
+        }
+        let hard = match name {
+            "eval" => {
+                self.joined_script("eval", args);
+                None
             }
-            if NAME_BUILTINS.contains(&name) {
-                let subscript = args.iter().any(|a| {
-                    let text = a.source();
-                    text.contains('[')
-                        && (name != "printf" || args.iter().any(|a| a.lit() == Some("-v")))
-                });
-                let let_names = name == "let"
-                    && args
-                        .iter()
-                        .any(|a| a.source().chars().any(|c| c.is_alphabetic() || c == '$'));
-                if subscript || let_names {
+            "source" | "." => Some(format!(
+                "`{name}` runs the commands of a file this reader cannot see"
+            )),
+            "trap" => {
+                self.trap(args);
+                None
+            }
+            "alias" | "hash" | "enable" => {
+                Some(format!("`{name}` changes what a command name runs"))
+            }
+            "find" => {
+                self.find(args, stdin, views);
+                None
+            }
+            "git" => {
+                self.git(words, more, views);
+                None
+            }
+            "su" => {
+                self.dash_c(name, args, "gGsw");
+                None
+            }
+            "runuser" => {
+                self.dash_c(name, args, "ugGsw");
+                None
+            }
+            "script" => {
+                self.dash_c(name, args, "BEIOTmo");
+                None
+            }
+            "parallel" | "at" | "batch" => Some(format!(
+                "`{name}` runs commands it reads from its arguments or input"
+            )),
+            "watch" => {
+                self.watch(words, stdin, views);
+                None
+            }
+            "sed" => programs::sed(args),
+            "tar" => programs::tar(args),
+            "sort" => programs::sort(args),
+            "rg" => programs::rg(args),
+            "test" | "[" => programs::test(name, args),
+            "compgen" | "complete" | "mapfile" | "readarray" | "bind" | "fc" => {
+                programs::callbacks(name, args)
+            }
+            _ => {
+                let understood = programs::plain(name)
+                    || NAME_BUILTINS.contains(&name)
+                    || self.functions.iter().any(|f| f == name);
+                if !understood {
+                    self.set_opaque(|| {
+                        format!(
+                            "`{name}` is not among the programs whose arguments this reader understands, and it can run other programs"
+                        )
+                    });
+                }
+                None
+            }
+        };
+        if let Some(why) = hard {
+            self.out.unreadable(|| why);
+        }
+        if NAME_BUILTINS.contains(&name) {
+            self.variable_names(name, args);
+        }
+    }
+
+    /// Builtins that take variable names: subscripts and `let` expressions
+    /// are arithmetic; the integer and nameref attributes make later
+    /// assignments arithmetic; some names make later code run.
+    fn variable_names(&mut self, name: &str, args: &[Tok]) {
+        let subscript = args.iter().any(|a| {
+            let text = a.source();
+            text.contains('[') && (name != "printf" || args.iter().any(|a| a.lit() == Some("-v")))
+        });
+        let let_names = name == "let"
+            && args
+                .iter()
+                .any(|a| a.source().chars().any(|c| c.is_alphabetic() || c == '$'));
+        if subscript || let_names {
+            self.out.unreadable(|| {
+                format!(
+                    "`{name}` is given a variable name or expression that bash evaluates as arithmetic, which can run code"
+                )
+            });
+        }
+        if name == "let" {
+            return;
+        }
+        if matches!(
+            name,
+            "declare" | "typeset" | "local" | "readonly" | "export"
+        ) {
+            for arg in args.iter().filter_map(Tok::lit) {
+                let option = arg.len() > 1 && (arg.starts_with('-') || arg.starts_with('+'));
+                if option && arg[1..].contains(['i', 'n']) {
+                    let arg = arg.to_owned();
                     self.out.unreadable(|| {
                         format!(
-                            "`{name}` is given a variable name or expression that bash evaluates as arithmetic, which can run code"
+                            "`{name} {arg}` gives a variable the integer or name-reference attribute, so later assignments are evaluated as arithmetic, which can run code"
+                        )
+                    });
+                }
+            }
+        }
+        for tok in name_args(name, args) {
+            let text = tok.source();
+            match tok {
+                Tok::Lit(word) => self.code_variable(assigned_name(word)),
+                _ if literal_name_prefix(text) => self.code_variable(assigned_name(text)),
+                _ => {
+                    let text = text.to_owned();
+                    self.out.unreadable(|| {
+                        format!(
+                            "`{name}` is given the variable name `{text}`, which is built at run time (bash evaluates subscripts in names as arithmetic)"
                         )
                     });
                 }
@@ -582,8 +789,9 @@ impl Walker<'_> {
         }
     }
 
-    /// `sh -c 'script'`, `bash` fed by a here-document, `sh` fed by a pipe.
-    fn shell(&mut self, name: &str, args: &[Tok], stdin: &Stdin) {
+    /// `sh -c 'script'`, `bash` fed by a here-document, `sh` fed by a pipe,
+    /// `sh /dev/stdin`; a script file or `--rcfile` is opaque.
+    fn shell(&mut self, name: &str, args: &[Tok], more: bool, stdin: &Stdin) {
         let mut dash_c = false;
         let mut from_stdin = false;
         let mut i = 0;
@@ -600,11 +808,16 @@ impl Walker<'_> {
                 break;
             }
             if word.starts_with("--") {
-                i += if matches!(word, "--rcfile" | "--init-file") {
-                    2
+                if matches!(word, "--rcfile" | "--init-file") {
+                    let file = args.get(i + 1).map(|t| t.source().to_owned());
+                    let file = file.unwrap_or_default();
+                    self.set_opaque(|| {
+                        format!("`{name} {word}` runs the commands of `{file}`, which this reader cannot see")
+                    });
+                    i += 2;
                 } else {
-                    1
-                };
+                    i += 1;
+                }
                 continue;
             }
             if word.len() > 1 && (word.starts_with('-') || word.starts_with('+')) {
@@ -635,36 +848,64 @@ impl Walker<'_> {
                         format!("`{name} -c` runs `{source}`, which is built at run time")
                     });
                 }
+                None if more => self.out.unreadable(|| {
+                    format!("`{name} -c` runs the words `xargs` gives it as a script")
+                }),
                 None => {}
             }
             return;
         }
-        let script_file = rest.first().filter(|_| !from_stdin);
-        match script_file {
-            Some(Tok::Lit(path))
-                if !matches!(
-                    path.as_str(),
-                    "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0"
-                ) =>
-            {
-                // A script file: what it does is out of sight, as for any program.
-            }
-            Some(Tok::Lit(_)) | None => match stdin {
-                Stdin::Text(text) => {
-                    let text = text.clone();
-                    self.nested_script(&text);
-                }
-                _ => {
-                    let from = stdin_source(stdin);
+        if more && rest.is_empty() && !from_stdin {
+            self.out.unreadable(|| {
+                format!("`{name}` runs a script named by the words `xargs` gives it")
+            });
+            return;
+        }
+        match rest.first().filter(|_| !from_stdin) {
+            Some(Tok::Lit(path)) => {
+                let path = path.clone();
+                let normalized = lexical(&path);
+                if matches!(
+                    normalized.as_str(),
+                    "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "/proc/thread-self/fd/0"
+                ) {
+                    self.shell_stdin(name, stdin);
+                } else if normalized.starts_with("/dev/") || normalized.starts_with("/proc/") {
                     self.out.unreadable(|| {
-                        format!("`{name}` reads its commands from standard input ({from})")
+                        format!(
+                            "`{name}` reads its script from `{path}`, a device or file descriptor"
+                        )
+                    });
+                } else {
+                    self.set_opaque(|| {
+                        format!(
+                            "`{name}` runs the script file `{path}`, which this reader cannot see"
+                        )
                     });
                 }
-            },
+            }
+            None => self.shell_stdin(name, stdin),
             Some(other) => {
                 let source = other.source().to_owned();
                 self.out.unreadable(|| {
                     format!("`{name}` runs the script `{source}`, which is built at run time")
+                });
+            }
+        }
+    }
+
+    /// A shell reading its script from standard input: read when it is a
+    /// known here-document or here-string, unreadable otherwise.
+    fn shell_stdin(&mut self, name: &str, stdin: &Stdin) {
+        match stdin {
+            Stdin::Text(text) => {
+                let text = text.clone();
+                self.nested_script(&text);
+            }
+            _ => {
+                let from = stdin_source(stdin);
+                self.out.unreadable(|| {
+                    format!("`{name}` reads its commands from standard input ({from})")
                 });
             }
         }
@@ -742,23 +983,67 @@ impl Walker<'_> {
         }
     }
 
-    /// `su -c 'script' user`, `runuser -c …`.
-    fn dash_c(&mut self, name: &str, args: &[Tok]) {
-        for (i, arg) in args.iter().enumerate() {
-            let command = match arg.lit() {
-                Some("-c") | Some("--command") => args.get(i + 1),
-                Some(word) if word.starts_with("--command=") => {
-                    let script = word["--command=".len()..].to_owned();
-                    self.nested_script(&script);
-                    continue;
-                }
-                _ => continue,
+    /// `su -c 'script' user`, `runuser -c …`, `script -qc …`: the `-c`
+    /// string is a script (also inside an option cluster); without `-c`
+    /// they run an interactive shell, which is opaque. `takes` lists the
+    /// short options that take a value.
+    fn dash_c(&mut self, name: &str, args: &[Tok], takes: &str) {
+        let mut scripts: Vec<Option<Tok>> = Vec::new();
+        let mut i = 0;
+        while i < args.len() {
+            let Some(word) = args[i].lit() else {
+                i += 1;
+                continue;
             };
-            match command {
-                Some(Tok::Lit(script)) => {
-                    let script = script.clone();
-                    self.nested_script(&script);
+            i += 1;
+            if word == "--" {
+                break;
+            }
+            if let Some(long) = word.strip_prefix("--") {
+                let (option, value) = match long.split_once('=') {
+                    Some((o, v)) => (o, Some(v)),
+                    None => (long, None),
+                };
+                if option.len() >= 2 && "command".starts_with(option) {
+                    match value {
+                        Some(v) => scripts.push(Some(Tok::Lit(v.to_owned()))),
+                        None => {
+                            scripts.push(args.get(i).cloned());
+                            i += 1;
+                        }
+                    }
                 }
+                continue;
+            }
+            if word.len() > 1 && word.starts_with('-') {
+                for (at, c) in word.char_indices().skip(1) {
+                    let rest = &word[at + c.len_utf8()..];
+                    if c == 'c' {
+                        if rest.is_empty() {
+                            scripts.push(args.get(i).cloned());
+                            i += 1;
+                        } else {
+                            scripts.push(Some(Tok::Lit(rest.to_owned())));
+                        }
+                        break;
+                    }
+                    if takes.contains(c) {
+                        if rest.is_empty() {
+                            i += 1;
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        if scripts.is_empty() {
+            self.set_opaque(|| {
+                format!("`{name}` without `-c` runs an interactive shell this reader cannot see")
+            });
+        }
+        for script in scripts {
+            match script {
+                Some(Tok::Lit(script)) => self.nested_script(&script),
                 Some(other) => {
                     let source = other.source().to_owned();
                     self.out.unreadable(|| {
@@ -770,18 +1055,23 @@ impl Walker<'_> {
         }
     }
 
-    /// `trap 'handler' SIGNAL…`: the handler is a script.
+    /// `trap 'handler' SIGNAL…`: the handler is a script. Listing (`-l`,
+    /// `-p`) and resetting (`-`, a number first) run nothing; anything else
+    /// is read as a handler.
     fn trap(&mut self, args: &[Tok]) {
-        let args: Vec<&Tok> = args
-            .iter()
-            .skip_while(|a| matches!(a.lit(), Some("-l" | "-p" | "-P" | "--")))
-            .collect();
-        if args.len() < 2 {
+        let mut rest = args;
+        match rest.first().and_then(Tok::lit) {
+            Some("-l" | "-p" | "-P") => return,
+            Some("--") => rest = &rest[1..],
+            _ => {}
+        }
+        if rest.len() < 2 {
             return; // listing, or resetting one signal
         }
-        match args[0] {
+        match &rest[0] {
             Tok::Lit(handler) => {
-                if handler != "-" {
+                let number = !handler.is_empty() && handler.chars().all(|c| c.is_ascii_digit());
+                if handler != "-" && !number {
                     let handler = handler.clone();
                     self.nested_script(&handler);
                 }
@@ -900,6 +1190,11 @@ impl Walker<'_> {
                     }
                 }
                 i += if attached.is_some() { 1 } else { 2 };
+            } else if name == "--exec-path" && attached.is_some() {
+                self.out.unreadable(|| {
+                    "`git --exec-path=…` changes where git finds the programs it runs".to_owned()
+                });
+                i += 1;
             } else if FLAGS.contains(&name) || name.starts_with("--list-cmds") {
                 i += 1;
             } else if word.starts_with('-') {
@@ -910,6 +1205,24 @@ impl Walker<'_> {
                 return;
             } else {
                 break;
+            }
+        }
+        let aliased = words
+            .get(i)
+            .and_then(Tok::lit)
+            .is_some_and(|sub| aliases.iter().any(|(a, _)| a == sub));
+        if let (Some(sub), false) = (words.get(i).and_then(Tok::lit), aliased) {
+            match programs::git(sub, &words[i + 1..]) {
+                GitSub::Understood => {}
+                GitSub::RunsCode(why) => self.out.unreadable(|| why),
+                GitSub::Unknown => {
+                    let sub = sub.to_owned();
+                    self.set_opaque(|| {
+                        format!(
+                            "`git {sub}` is not a git command this reader understands (an alias or another program may run)"
+                        )
+                    });
+                }
             }
         }
         if i == 1 {

@@ -12,11 +12,18 @@
 //! `sudo` or `timeout` unwrapped, git's global options skipped.
 //!
 //! What cannot be read is recorded, never guessed: a parse failure, a word
-//! built at run time (`$x`, `$(…)`, globs), a shell fed from a pipe, `find
-//! -exec`, `source`, code-running expansions (`${x@P}`, array subscripts).
+//! built at run time (`$x`, `$(…)`, globs), a shell fed from a pipe or a file
+//! descriptor, `find -exec`, `source`, code-running expansions (`${x@P}`,
+//! array subscripts in any arithmetic context), builtin options that take
+//! code (`compgen -C`), variables that make later programs run code
+//! (`BASH_ENV`, `PS4`, `LD_PRELOAD`, `GIT_SSH_COMMAND`). And a program that
+//! is not on the closed list of programs whose argv the reader understands
+//! ([`programs`]) is *opaque*: it may run anything.
 
 mod argv;
 mod pattern;
+mod programs;
+mod variables;
 mod walk;
 mod word;
 
@@ -41,6 +48,11 @@ pub(crate) struct SubCommand {
     pub(crate) literal: Option<Vec<Tok>>,
     /// The argv and each unwrapped form of it, for deny and ask rules.
     pub(crate) views: Vec<View>,
+    /// Why the program it runs may run other programs out of sight (it is
+    /// not on the closed list of understood programs), if so. Unlike
+    /// [`PreparedCommand::unread`], an allow rule that names the command
+    /// vouches for it.
+    pub(crate) opaque: Option<String>,
 }
 
 /// A command argument analyzed once per call, for every rule to match against.
@@ -69,6 +81,11 @@ impl PreparedCommand {
     /// is built at run time.
     pub(crate) fn allowable(&self) -> bool {
         self.unread.is_none() && self.dynamic.is_none() && !self.allow_blocked
+    }
+
+    /// The first opaque simple command's reason, if any.
+    pub(crate) fn opaque(&self) -> Option<&str> {
+        self.commands.iter().find_map(|c| c.opaque.as_deref())
     }
 
     pub(crate) fn unreadable(&mut self, why: impl FnOnce() -> String) {

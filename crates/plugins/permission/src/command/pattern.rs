@@ -15,6 +15,10 @@ pub(crate) enum Match {
     No,
     /// It might: part of the command cannot be read (the reason).
     Maybe(String),
+    /// None does, but a simple command runs an opaque program, which may
+    /// run a matching one (the reason); an allow rule naming that simple
+    /// command vouches for it.
+    Opaque(String),
 }
 
 /// A shell command pattern: words compared with a simple command's argv.
@@ -125,7 +129,7 @@ impl CommandPattern {
             for view in &sub.views {
                 match self.match_view(view) {
                     Match::Yes => return Match::Yes,
-                    Match::Maybe(why) => {
+                    Match::Maybe(why) | Match::Opaque(why) => {
                         maybe.get_or_insert(why);
                     }
                     Match::No => {}
@@ -135,7 +139,12 @@ impl CommandPattern {
         if let Some(why) = &command.unread {
             return Match::Maybe(why.clone());
         }
-        maybe.map_or(Match::No, Match::Maybe)
+        if let Some(why) = maybe {
+            return Match::Maybe(why);
+        }
+        command
+            .opaque()
+            .map_or(Match::No, |why| Match::Opaque(why.to_owned()))
     }
 
     /// An allow pattern against one simple command as written.

@@ -222,7 +222,8 @@ fn patterns_are_words() {
     let p = CommandPattern::new("git push*").unwrap();
     let m = |c: &str| p.match_command(&PreparedCommand::new(c));
     assert_eq!(m("git push"), Match::Yes);
-    assert_eq!(m("git pushx"), Match::No);
+    // `pushx` is no git command: an alias or a `git-pushx` program may run.
+    assert!(matches!(m("git pushx"), Match::Opaque(_)));
     assert_eq!(m("git status"), Match::No);
     assert!(matches!(m("git $x"), Match::Maybe(_)));
     assert!(matches!(m("$x push"), Match::Maybe(_)));

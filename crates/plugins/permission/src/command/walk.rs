@@ -7,6 +7,7 @@ use brush_parser::ast::{
 };
 use brush_parser::{Parser, ParserOptions, SourceInfo};
 
+use super::variables::runs_code;
 use super::{PreparedCommand, SubCommand, Tok};
 
 /// How deep shells nest in shells (`sh -c "sh -c '…'"`, `$( $( ) )`) before
@@ -34,6 +35,11 @@ pub(crate) struct Walker<'a> {
     pub(super) out: &'a mut PreparedCommand,
     pub(super) depth: usize,
     pub(super) options: ParserOptions,
+    /// Why the simple command being read runs an opaque program, if so.
+    pub(super) opaque: Option<String>,
+    /// The functions the command string defines (their bodies are read, so
+    /// calling one is understood).
+    pub(super) functions: Vec<String>,
 }
 
 impl<'a> Walker<'a> {
@@ -42,6 +48,8 @@ impl<'a> Walker<'a> {
             out,
             depth: 0,
             options: ParserOptions::default(),
+            opaque: None,
+            functions: Vec::new(),
         }
     }
 
@@ -126,6 +134,7 @@ impl<'a> Walker<'a> {
                 self.compound(compound, &stdin);
             }
             Command::Function(function) => {
+                self.functions.push(function.fname.clone());
                 let body = &function.body;
                 let mut stdin = stdin.clone();
                 if let Some(redirects) = &body.1 {
@@ -201,8 +210,21 @@ impl<'a> Walker<'a> {
             ExtendedTestExpr::Not(inner) | ExtendedTestExpr::Parenthesized(inner) => {
                 self.extended_test(inner);
             }
-            ExtendedTestExpr::UnaryTest(_, word) => {
-                self.word(&word.value);
+            ExtendedTestExpr::UnaryTest(predicate, word) => {
+                let tok = self.word(&word.value);
+                let names_variable = matches!(
+                    predicate,
+                    brush_parser::ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                        | brush_parser::ast::UnaryPredicate::ShellVariableIsSetAndNameRef
+                );
+                if names_variable && (word.value.contains('[') || !matches!(tok, Tok::Lit(_))) {
+                    self.out.unreadable(|| {
+                        format!(
+                            "`[[ -v {} ]]` evaluates an array subscript as arithmetic, which can run code",
+                            word.value
+                        )
+                    });
+                }
             }
             ExtendedTestExpr::BinaryTest(predicate, left, right) => {
                 let arithmetic = matches!(
@@ -243,7 +265,7 @@ impl<'a> Walker<'a> {
                 match item {
                     CommandPrefixOrSuffixItem::AssignmentWord(assignment, _) => {
                         assigns = true;
-                        self.assignment(assignment);
+                        self.assignment(assignment, command.word_or_name.is_some());
                     }
                     other => self.item(other, &mut words, &mut allowable, &mut stdin),
                 }
@@ -266,12 +288,19 @@ impl<'a> Walker<'a> {
                 Tok::Dyn(_) => false,
             }))
         .then(|| words.clone());
+        // Nested commands read on the way keep their own opaque reason.
+        let outer = self.opaque.take();
         let views = if words.is_empty() {
             Vec::new()
         } else {
             self.views(words, &stdin)
         };
-        self.out.commands.push(SubCommand { literal, views });
+        let opaque = std::mem::replace(&mut self.opaque, outer);
+        self.out.commands.push(SubCommand {
+            literal,
+            views,
+            opaque,
+        });
     }
 
     fn item(
@@ -305,16 +334,19 @@ impl<'a> Walker<'a> {
         Tok::Dyn(source.to_owned())
     }
 
-    fn assignment(&mut self, assignment: &Assignment) {
-        match &assignment.name {
-            AssignmentName::VariableName(name) => {
-                if CODE_VARIABLES.contains(&name.as_str()) {
-                    self.out.unreadable(|| {
-                        format!("it assigns `{name}`, whose value bash runs or expands as code")
-                    });
-                }
+    /// An assignment; `scoped` when it prefixes a command (`IFS= read`), so
+    /// that it changes only that command's environment.
+    fn assignment(&mut self, assignment: &Assignment, scoped: bool) {
+        let name = match &assignment.name {
+            AssignmentName::VariableName(name) => name,
+            AssignmentName::ArrayElementName(name, index) => {
+                self.arithmetic(index);
+                name
             }
-            AssignmentName::ArrayElementName(_, index) => self.arithmetic(index),
+        };
+        // `IFS=… cmd` splits no later word of this command string.
+        if !(scoped && name == "IFS") {
+            self.code_variable(name);
         }
         match &assignment.value {
             AssignmentValue::Scalar(word) => {
@@ -323,11 +355,32 @@ impl<'a> Walker<'a> {
             AssignmentValue::Array(items) => {
                 for (key, value) in items {
                     if let Some(key) = key {
-                        self.word(&key.value);
+                        // `y=([k]=v)`: an indexed array's key is arithmetic.
+                        match self.word(&key.value) {
+                            Tok::Lit(text) => self.arithmetic(&text),
+                            _ => self.out.unreadable(|| {
+                                format!(
+                                    "the array key `[{}]` is evaluated as arithmetic, which can run code",
+                                    key.value
+                                )
+                            }),
+                        }
                     }
                     self.word(&value.value);
                 }
             }
+        }
+    }
+
+    /// Records an assignment or export of a variable that makes later code
+    /// run (`BASH_ENV`, `PS4`, `BASH_FUNC_f%%`, `LD_PRELOAD`, `GIT_SSH_COMMAND`).
+    pub(super) fn code_variable(&mut self, name: &str) {
+        if runs_code(name) {
+            self.out.unreadable(|| {
+                format!(
+                    "it sets `{name}`, which makes bash or a later program run code or changes what later words mean"
+                )
+            });
         }
     }
 
@@ -357,7 +410,10 @@ impl<'a> Walker<'a> {
                         };
                         *allowable &= harmless;
                         if reads && is_stdin(fd, true) {
-                            *stdin = Stdin::Unknown(format!("the file `{}`", word.value));
+                            *stdin = match tok.lit() {
+                                Some("/dev/null") => Stdin::Text(String::new()),
+                                _ => Stdin::Unknown(format!("the file `{}`", word.value)),
+                            };
                         }
                     }
                     IoFileRedirectTarget::Fd(_) => {}
@@ -409,19 +465,6 @@ impl<'a> Walker<'a> {
         }
     }
 }
-
-/// Variables bash runs or prompt-expands (running their `$( )`).
-const CODE_VARIABLES: [&str; 9] = [
-    "PS0",
-    "PS1",
-    "PS2",
-    "PS4",
-    "PROMPT_COMMAND",
-    "BASH_ENV",
-    "ENV",
-    "SHELLOPTS",
-    "BASHOPTS",
-];
 
 /// Whether `text` has a `<<` that is not part of `<<<`.
 fn has_here_document(text: &str) -> bool {

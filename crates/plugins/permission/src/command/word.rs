@@ -57,6 +57,14 @@ impl Walker<'_> {
         if !raw.is_empty() && !raw.contains(SPECIAL) {
             return Tok::Lit(raw.to_owned());
         }
+        if raw.contains("$[") {
+            // `$[ … ]`, bash's old arithmetic expansion (the parser takes it
+            // for text); also flagged inside single quotes, to be safe.
+            self.out.unreadable(|| {
+                format!("the arithmetic `{raw}` (`$[…]`) can run code through array subscripts")
+            });
+            return self.dynamic(raw);
+        }
         let pieces = match brush_parser::word::parse(raw, &self.options) {
             Ok(pieces) => pieces,
             Err(error) => {
@@ -95,6 +103,15 @@ impl Walker<'_> {
     fn piece(&mut self, piece: &WordPiece, quoted: bool, state: &mut WordState) {
         match piece {
             WordPiece::Text(text) => {
+                if text.contains("$[") {
+                    // `$[ … ]`, bash's old arithmetic expansion.
+                    state.dynamic = true;
+                    self.out.unreadable(|| {
+                        format!(
+                            "the arithmetic `{text}` (`$[…]`) can run code through array subscripts"
+                        )
+                    });
+                }
                 state.text.push_str(text);
                 if !quoted {
                     state.unquoted.push_str(text);

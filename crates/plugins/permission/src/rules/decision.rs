@@ -12,6 +12,7 @@ pub struct Decision<'a> {
     action: Action,
     rules: Vec<&'a Rule>,
     unread: Option<String>,
+    reach: Option<String>,
 }
 
 impl<'a> Decision<'a> {
@@ -37,6 +38,13 @@ impl<'a> Decision<'a> {
         self.unread.as_deref()
     }
 
+    /// When the decision is an ask because a deny or ask path rule on
+    /// `read_file` may apply to a `grep` or `glob` call that could reach a
+    /// matching file: which files and where.
+    pub fn reach(&self) -> Option<&str> {
+        self.reach.as_deref()
+    }
+
     /// The rules and their origins, for reasons:
     /// ``rule `deny bash(…)` (file line 3)``, ``rules `…` and `…` ``.
     pub fn describe(&self) -> String {
@@ -56,12 +64,15 @@ impl<'a> Decision<'a> {
 
 /// Decides `exec` from `rules` in order (see [`RuleSet`](super::RuleSet)).
 pub(crate) fn decide<'a>(
-    rules: impl Iterator<Item = &'a Rule>,
+    rules: impl Iterator<Item = &'a Rule> + Clone,
     exec: &ToolExecution,
     cache: &mut Prepared<'_>,
 ) -> Option<Decision<'a>> {
+    let all = rules.clone();
     let mut ask: Option<&Rule> = None;
     let mut maybe: Option<(&Rule, String)> = None;
+    let mut opaque: Option<(&Rule, String, String)> = None;
+    let mut reach: Option<(&Rule, String)> = None;
     let mut allow: Option<&Rule> = None;
     let mut partial: Vec<(String, Vec<bool>, Vec<&Rule>)> = Vec::new();
     for rule in rules {
@@ -82,6 +93,7 @@ pub(crate) fn decide<'a>(
                         action: Action::Deny,
                         rules: vec![rule],
                         unread: None,
+                        reach: None,
                     });
                 }
                 Action::Ask => ask = Some(rule),
@@ -90,6 +102,16 @@ pub(crate) fn decide<'a>(
             Check::Maybe(why) => {
                 if maybe.is_none() {
                     maybe = Some((rule, why));
+                }
+            }
+            Check::Opaque { arg, why } => {
+                if opaque.is_none() {
+                    opaque = Some((rule, arg, why));
+                }
+            }
+            Check::Reach(why) => {
+                if reach.is_none() {
+                    reach = Some((rule, why));
                 }
             }
             Check::Partial { arg, covered } => {
@@ -111,6 +133,7 @@ pub(crate) fn decide<'a>(
             action,
             rules,
             unread,
+            reach: None,
         })
     };
     if let Some(rule) = ask {
@@ -119,6 +142,19 @@ pub(crate) fn decide<'a>(
     if let Some((rule, why)) = maybe {
         return decision(Action::Ask, vec![rule], Some(why));
     }
+    if let Some((rule, arg, why)) = opaque {
+        if !vouched(all, exec, cache, &arg) {
+            return decision(Action::Ask, vec![rule], Some(why));
+        }
+    }
+    if let Some((rule, why)) = reach {
+        return Some(Decision {
+            action: Action::Ask,
+            rules: vec![rule],
+            unread: None,
+            reach: Some(why),
+        });
+    }
     if let Some(rule) = allow {
         return decision(Action::Allow, vec![rule], None);
     }
@@ -126,4 +162,28 @@ pub(crate) fn decide<'a>(
         .into_iter()
         .find(|(_, covered, _)| covered.iter().all(|c| *c))
         .and_then(|(_, _, rules)| decision(Action::Allow, rules, None))
+}
+
+/// Whether allow command rules name every simple command of `arg` that
+/// runs an opaque program (the user's explicit choice vouches for it).
+fn vouched<'a>(
+    rules: impl Iterator<Item = &'a Rule>,
+    exec: &ToolExecution,
+    cache: &mut Prepared<'_>,
+    arg: &str,
+) -> bool {
+    let Some(value) = exec.arg_str(arg) else {
+        return false;
+    };
+    let opaque: Vec<bool> = cache
+        .command(arg, value)
+        .commands
+        .iter()
+        .map(|c| c.opaque.is_some())
+        .collect();
+    let mut covered = vec![false; opaque.len()];
+    for rule in rules {
+        rule.vouch(exec, arg, cache, &mut covered);
+    }
+    opaque.iter().zip(&covered).all(|(o, c)| !o || *c)
 }

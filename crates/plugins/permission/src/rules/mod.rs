@@ -2,6 +2,7 @@
 
 mod decision;
 pub(crate) mod matcher;
+mod search;
 mod spec;
 pub(crate) mod toml;
 
@@ -17,6 +18,7 @@ use crate::command::{CommandPattern, Match, PreparedCommand};
 pub use decision::Decision;
 pub(crate) use decision::decide;
 use matcher::{NormalizedPath, normalize_path};
+use search::{Reach, Search};
 
 /// Argument names whose patterns are shell command patterns in the compact
 /// rule syntax; every other argument name takes a path glob.
@@ -97,10 +99,15 @@ impl ArgPattern {
     }
 
     fn matches_path(&self, action: Action, value: &str, cache: &mut Prepared<'_>) -> bool {
+        let path = cache.path(&self.arg, value);
+        self.matches_normalized(action, path)
+    }
+
+    fn matches_normalized(&self, action: Action, path: &NormalizedPath) -> bool {
         let ArgMatcher::Path(matcher) = &self.matcher else {
             return false;
         };
-        match cache.path(&self.arg, value) {
+        match path {
             NormalizedPath::Inside(p) => matcher.is_match(p),
             // `..` out of the workspace never matches an allow glob.
             NormalizedPath::Escaping(p) => action != Action::Allow && matcher.is_match(p),
@@ -178,6 +185,13 @@ pub(crate) enum Check {
     Maybe(String),
     /// An allow command pattern covers some of the simple commands of `arg`.
     Partial { arg: String, covered: Vec<bool> },
+    /// A deny or ask command pattern matches no simple command of `arg`,
+    /// but one runs an opaque program that may run a matching one (why),
+    /// unless allow rules name every such simple command.
+    Opaque { arg: String, why: String },
+    /// A deny or ask path rule on `read_file` may apply to a search that
+    /// could read or list a matching file (why).
+    Reach(String),
 }
 
 /// Per-call memo of normalized path and prepared command arguments, so a
@@ -296,6 +310,11 @@ impl Rule {
     }
 
     fn head_matches(&self, exec: &ToolExecution) -> bool {
+        self.head_matches_name(exec, exec.name())
+    }
+
+    /// Tier and agent as for `exec`, and the tool-name glob against `name`.
+    fn head_matches_name(&self, exec: &ToolExecution, name: &str) -> bool {
         if self.tier.is_some_and(|t| t != exec.tier()) {
             return false;
         }
@@ -305,13 +324,18 @@ impl Rule {
             }
         }
         match &self.tool_matcher {
-            ToolMatcher::Literal => self.tool == exec.name(),
-            ToolMatcher::Glob(glob) => glob.is_match(exec.name()),
+            ToolMatcher::Literal => self.tool == name,
+            ToolMatcher::Glob(glob) => glob.is_match(name),
         }
     }
 
     /// How the rule relates to `exec`.
     pub(crate) fn check(&self, exec: &ToolExecution, cache: &mut Prepared<'_>) -> Check {
+        if let Some(search) = Search::of(exec.name()) {
+            if let Some(check) = self.check_search(exec, search, cache) {
+                return check;
+            }
+        }
         if !self.head_matches(exec) {
             return Check::No;
         }
@@ -333,6 +357,7 @@ impl Rule {
             return Check::Yes;
         }
         let mut maybe = None;
+        let mut opaque = None;
         let mut partial = None;
         for pattern in &self.args {
             let Some(command_pattern) = pattern.command_pattern() else {
@@ -361,13 +386,92 @@ impl Rule {
                     Match::Maybe(why) => {
                         maybe.get_or_insert(why);
                     }
+                    Match::Opaque(why) => {
+                        opaque.get_or_insert((pattern.arg().to_owned(), why));
+                    }
                 }
             }
         }
-        match (maybe, partial) {
-            (Some(why), _) => Check::Maybe(why),
-            (None, Some((arg, covered))) => Check::Partial { arg, covered },
-            (None, None) => Check::Yes,
+        match (maybe, opaque, partial) {
+            (Some(why), _, _) => Check::Maybe(why),
+            (None, Some((arg, why)), _) => Check::Opaque { arg, why },
+            (None, None, Some((arg, covered))) => Check::Partial { arg, covered },
+            (None, None, None) => Check::Yes,
+        }
+    }
+
+    /// A deny or ask rule on `read_file` whose patterns are path globs on
+    /// `path`, against a `grep`, `glob` or `list_dir` call; `None` when the
+    /// rule is not such a rule (it is then checked as any other).
+    fn check_search(
+        &self,
+        exec: &ToolExecution,
+        search: Search,
+        cache: &mut Prepared<'_>,
+    ) -> Option<Check> {
+        if self.action == Action::Allow
+            || self.args.is_empty()
+            || !self
+                .args
+                .iter()
+                .all(|a| a.kind() == ArgKind::Path && a.arg() == "path")
+            || !self.head_matches_name(exec, "read_file")
+        {
+            return None;
+        }
+        let include = search.include_arg().and_then(|arg| exec.arg_str(arg));
+        // `glob(pattern: "src/*.rs")` searches only `src`.
+        let (root, include) = search::narrowed(exec.arg_str("path").unwrap_or("."), include);
+        let normalized = normalize_path(&root, cache.root);
+        let mut could = None;
+        for pattern in &self.args {
+            if pattern.matches_normalized(self.action, &normalized) {
+                continue;
+            }
+            match search::reach(&pattern.pattern, &normalized, search, include) {
+                Reach::All => {}
+                Reach::Could(why) => {
+                    could.get_or_insert(why);
+                }
+                // Checked as any other rule (a `*` rule on `path` may still match).
+                Reach::No => return None,
+            }
+        }
+        Some(could.map_or(Check::Yes, Check::Reach))
+    }
+
+    /// For an allow rule with a command pattern on `arg`: marks in
+    /// `covered` the simple commands it names as written, vouching for the
+    /// opaque programs among them. A pattern of `*` vouches for nothing.
+    fn vouch(
+        &self,
+        exec: &ToolExecution,
+        arg: &str,
+        cache: &mut Prepared<'_>,
+        covered: &mut [bool],
+    ) {
+        if self.action != Action::Allow || !self.head_matches(exec) {
+            return;
+        }
+        let mut on_arg = None;
+        for pattern in &self.args {
+            let Some(value) = exec.arg_str(pattern.arg()) else {
+                return;
+            };
+            match pattern.command_pattern() {
+                None => {
+                    if !pattern.matches_path(self.action, value, cache) {
+                        return;
+                    }
+                }
+                Some(command) if pattern.arg() == arg && !command.matches_everything() => {
+                    on_arg = Some((command, value));
+                }
+                Some(_) => return,
+            }
+        }
+        if let Some((command, value)) = on_arg {
+            command.cover(cache.command(arg, value), covered);
         }
     }
 
@@ -506,7 +610,10 @@ impl RuleBuilder {
 
 /// Ordered rules, decided together: a matching deny rule denies; else a
 /// matching ask rule asks, and so does a deny or ask rule that might match a
-/// command string that cannot be fully read; else the call is allowed when
+/// command string that cannot be fully read (or that runs a program not on
+/// the reader's closed list, unless allow command rules name that simple
+/// command), or a `grep`/`glob` that may reach a file a path rule on
+/// `read_file` protects; else the call is allowed when
 /// an allow rule matches, or when allow command rules together cover every
 /// simple command of it (`git status && ls` under `git status*` and `ls*`).
 /// Among equally strict matches the first one is named.
@@ -534,7 +641,11 @@ impl RuleBuilder {
 /// let unread = rules.evaluate(&call("git $(echo push)"), None).unwrap();
 /// assert_eq!(unread.action(), Action::Ask);
 /// assert!(unread.unread().unwrap().contains("$(echo push)"));
-/// assert!(rules.evaluate(&call("cargo build"), None).is_none());
+/// assert!(rules.evaluate(&call("cat README.md | wc -l"), None).is_none());
+/// // `cargo` is not a program the reader understands: it may run `git push`.
+/// let opaque = rules.evaluate(&call("cargo build"), None).unwrap();
+/// assert_eq!(opaque.action(), Action::Ask);
+/// assert!(opaque.unread().unwrap().contains("`cargo`"));
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct RuleSet {

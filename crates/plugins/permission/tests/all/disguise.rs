@@ -61,6 +61,55 @@ pub enum Layer {
     HereDoc,
     Background,
     Assign,
+    /// A place where bash or a program evaluates text: the command runs
+    /// from an arithmetic subscript, a callback, a hook variable, a
+    /// function from the environment, a program's configuration.
+    Evaluated(Evaluated),
+}
+
+/// The families of forms where text is evaluated as code.
+#[derive(Clone, Copy, Debug)]
+pub enum Evaluated {
+    ArithmeticSubscript,
+    DeclareInteger,
+    TestV,
+    OldArithmetic,
+    ArrayKey,
+    Compgen,
+    Mapfile,
+    Ps4,
+    BashFunc,
+    ShellStdinFd,
+    GitConfigEnv,
+    Script,
+    SedE,
+    XargsShell,
+    Opaque(&'static str),
+}
+
+pub fn evaluated() -> impl Strategy<Value = Evaluated> {
+    prop_oneof![
+        Just(Evaluated::ArithmeticSubscript),
+        Just(Evaluated::DeclareInteger),
+        Just(Evaluated::TestV),
+        Just(Evaluated::OldArithmetic),
+        Just(Evaluated::ArrayKey),
+        Just(Evaluated::Compgen),
+        Just(Evaluated::Mapfile),
+        Just(Evaluated::Ps4),
+        Just(Evaluated::BashFunc),
+        Just(Evaluated::ShellStdinFd),
+        Just(Evaluated::GitConfigEnv),
+        Just(Evaluated::Script),
+        Just(Evaluated::SedE),
+        Just(Evaluated::XargsShell),
+        prop_oneof![
+            Just("setarch x86_64 "),
+            Just("setpriv "),
+            Just("prlimit --nofile=256 "),
+        ]
+        .prop_map(Evaluated::Opaque),
+    ]
 }
 
 pub fn layer() -> impl Strategy<Value = Layer> {
@@ -113,7 +162,42 @@ pub fn layer() -> impl Strategy<Value = Layer> {
         Just(Layer::HereDoc),
         Just(Layer::Background),
         Just(Layer::Assign),
+        evaluated().prop_map(Layer::Evaluated),
     ]
+}
+
+/// `command` run from a place where text is evaluated.
+fn evaluate(command: &str, how: Evaluated) -> String {
+    let in_subscript = single_quote(&format!("a[$({command})]"));
+    match how {
+        Evaluated::ArithmeticSubscript => format!("x={in_subscript}; (( x ))"),
+        Evaluated::DeclareInteger => format!("declare -i x={in_subscript}"),
+        Evaluated::TestV => format!("test -v {in_subscript}"),
+        Evaluated::OldArithmetic => format!("x={in_subscript}; echo $[x]"),
+        Evaluated::ArrayKey => format!("x={in_subscript}; y=([x]=1)"),
+        Evaluated::Compgen => format!("compgen -C {} x", single_quote(command)),
+        Evaluated::Mapfile => format!(
+            "mapfile -c 1 -C {} a <<< line",
+            single_quote(&format!("{command};:"))
+        ),
+        Evaluated::Ps4 => format!("PS4={}; set -x; :", single_quote(&format!("$({command})"))),
+        Evaluated::BashFunc => format!(
+            "env {} bash -c f",
+            single_quote(&format!("BASH_FUNC_f%%=() {{ {command}\n}}"))
+        ),
+        Evaluated::ShellStdinFd => format!("sh /dev/fd/3 3<<< {}", single_quote(command)),
+        Evaluated::GitConfigEnv => format!(
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0={} git x",
+            single_quote(&format!("!{command}"))
+        ),
+        Evaluated::Script => format!("script -qc {} typescript", single_quote(command)),
+        Evaluated::SedE => format!(
+            "echo | sed {}",
+            single_quote(&format!("e {}", command.replace('\n', " ")))
+        ),
+        Evaluated::XargsShell => format!("printf %s {} | xargs -0 sh -c", single_quote(command)),
+        Evaluated::Opaque(prefix) => format!("{prefix}{command}"),
+    }
 }
 
 pub fn wrap(command: String, layer: &Layer) -> String {
@@ -158,6 +242,7 @@ pub fn wrap(command: String, layer: &Layer) -> String {
         Layer::HereDoc => format!("bash -c {}", single_quote(&command)),
         Layer::Background => format!("{command} &"),
         Layer::Assign => format!("x=$({command})"),
+        Layer::Evaluated(how) => evaluate(&command, *how),
     }
 }
 

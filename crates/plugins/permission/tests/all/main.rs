@@ -4,6 +4,7 @@
 mod approvers;
 mod bypass;
 mod disguise;
+mod evaluated;
 mod executed;
 mod harness;
 mod modes;

@@ -194,3 +194,92 @@ fn a_deny_command_pattern_matches_any_segment_or_substitution() {
     assert!(!r.matches(&bash("rmdir x"), None));
     assert!(!r.matches(&bash("echo rm"), None));
 }
+
+/// A path rule on `read_file` is about the file, not the tool: it also
+/// covers `grep` (which reads contents), `glob` (which lists paths) and
+/// `list_dir` (which lists one directory's names).
+#[test]
+fn read_path_rules_cover_the_tools_that_search_and_list() {
+    use tack_core::tool::Tier;
+    use tack_permission::{Basis, Mode, PermissionFile};
+    let file = PermissionFile::parse(
+        "mode = \"allow-all\"\ndeny = ['read_file(path: \"**/.env\")', 'read_file(path: \"secrets/**\")']",
+        "perm.toml",
+    )
+    .unwrap();
+    let gate = Permission::new(
+        PermissionConfig::default()
+            .file(file)
+            .mode(Mode::AllowAll)
+            .workspace_root("/ws/repo"),
+    );
+    let grep = |args: serde_json::Value| exec("grep", Tier::ReadOnly, args);
+    let glob = |args: serde_json::Value| exec("glob", Tier::ReadOnly, args);
+    let list = |args: serde_json::Value| exec("list_dir", Tier::ReadOnly, args);
+    use serde_json::json;
+    // The search root is a protected file, or everything under it is: denied.
+    for call in [
+        grep(json!({"pattern": "KEY", "path": ".env"})),
+        grep(json!({"pattern": "KEY", "path": "/ws/repo/config/.env"})),
+        grep(json!({"pattern": "x", "path": "secrets"})),
+        grep(json!({"pattern": "x", "path": "secrets/sub"})),
+        glob(json!({"pattern": "*", "path": "secrets"})),
+        list(json!({"path": "secrets"})),
+        list(json!({"path": "secrets/a"})),
+    ] {
+        let ev = gate.evaluate(&call);
+        assert_eq!(
+            ev.action,
+            Action::Deny,
+            "{:?}: {:?}",
+            call.arguments(),
+            ev.basis
+        );
+    }
+    // A protected file may lie under the root: asked, naming the rule and
+    // how to narrow the search (even in allow-all mode).
+    for call in [
+        grep(json!({"pattern": "KEY"})),
+        grep(json!({"pattern": "KEY", "path": "."})),
+        grep(json!({"pattern": "KEY", "path": "config", "glob": "*"})),
+        grep(json!({"pattern": "KEY", "glob": ".e*"})),
+        glob(json!({"pattern": "**/*"})),
+        glob(json!({"pattern": "**/.env"})),
+    ] {
+        let ev = gate.evaluate(&call);
+        let reason = ev.reason(&call);
+        assert_eq!(ev.action, Action::Ask, "{:?}: {reason}", call.arguments());
+        assert!(matches!(ev.basis, Basis::MayReach { .. }), "{reason}");
+        assert!(
+            reason.contains("read_file(path: \"**/.env\")")
+                && reason.contains("narrow the search")
+                && reason.contains("files matching `**/.env`"),
+            "{reason}"
+        );
+    }
+    // `secrets/**` may hold any file: a search of the root may reach it.
+    let ev = gate.evaluate(&grep(json!({"pattern": "KEY", "glob": "*.rs"})));
+    assert!(matches!(ev.basis, Basis::MayReach { ref rule, .. } if rule.contains("secrets/**")));
+    // Narrowed searches, listings of names and other roots pass.
+    for call in [
+        grep(json!({"pattern": "KEY", "path": "src", "glob": "*.rs"})),
+        grep(json!({"pattern": "KEY", "path": "src", "glob": "**/*.toml"})),
+        grep(json!({"pattern": "KEY", "glob": "src/**/*.rs"})),
+        glob(json!({"pattern": "src/**/*.rs"})),
+        glob(json!({"pattern": "*.toml", "path": "crates"})),
+        list(json!({"path": "."})),
+        list(json!({"path": "src", "depth": 3})),
+        read("src/main.rs"),
+    ] {
+        let ev = gate.evaluate(&call);
+        assert_eq!(
+            ev.action,
+            Action::Allow,
+            "{:?}: {:?}",
+            call.arguments(),
+            ev.basis
+        );
+    }
+    // The docs' own example: `read_file` itself is denied, as before.
+    assert_eq!(gate.evaluate(&read("config/.env")).action, Action::Deny);
+}
