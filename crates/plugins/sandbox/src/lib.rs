@@ -94,7 +94,8 @@ pub use error::SandboxError;
 pub use path::{MAX_NAME_BYTES, MAX_PATH_BYTES};
 pub use plugin::PLUGIN_NAME;
 pub use policy::{
-    DEFAULT_OUTPUT_LIMIT, DEFAULT_PROTECTED, Namespaces, ParseModeError, SandboxMode, SandboxPolicy,
+    DEFAULT_HIDDEN, DEFAULT_OUTPUT_LIMIT, DEFAULT_PROTECTED, Namespaces, ParseModeError,
+    SandboxMode, SandboxPolicy,
 };
 pub use sandbox::Sandbox;
 pub use shell::{ALLOWED_ENV, ResourceLimits, SECRET_SUFFIXES, is_secret_name};

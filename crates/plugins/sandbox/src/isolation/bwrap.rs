@@ -60,6 +60,7 @@ pub(crate) fn probe() -> KernelBwrap {
     // bubblewrap too old for `--add-seccomp-fd` is found here.
     let filters = crate::isolation::seccomp::compile(crate::isolation::seccomp::FilterSpec {
         network: true,
+        unix: true,
         floor: true,
         deny_metadata: false,
         deny_setsid: false,
@@ -136,6 +137,18 @@ pub(crate) struct BwrapPlan {
     pub(crate) read_only: bool,
     /// The size of the private `/tmp` and `/dev/shm` (memory-backed).
     pub(crate) tmpfs_bytes: Option<u64>,
+    /// Hidden paths: those that exist when a command starts are covered,
+    /// a directory by an empty read-only tmpfs, anything else by
+    /// `/dev/null`.
+    pub(crate) hidden: Vec<PathBuf>,
+    /// `Some` when Unix sockets are allowed (the seccomp filter lets them
+    /// be created): these are bound in, and every other socket under
+    /// [`SOCKET_DIRS`](super::sockets::SOCKET_DIRS) is covered by
+    /// `/dev/null`. `None`: the filter refuses them, nothing to mount.
+    pub(crate) unix_sockets: Option<Vec<PathBuf>>,
+    /// Where sockets to cover are looked for
+    /// ([`SOCKET_DIRS`](super::sockets::SOCKET_DIRS)).
+    pub(crate) socket_dirs: Vec<PathBuf>,
 }
 
 impl BwrapPlan {
@@ -202,6 +215,43 @@ impl BwrapPlan {
                 args.push(path.into());
             }
         }
+        // Hidden paths last, so that they are hidden inside the writable
+        // roots and the protected paths too; only existing ones (a mount
+        // point made in a writable root would be made on the host).
+        let mut emptied = Vec::new();
+        for path in &self.hidden {
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                args.extend(["--perms".into(), "0111".into(), "--tmpfs".into()]);
+                args.push(path.into());
+                emptied.push(path);
+            } else if !meta.file_type().is_symlink() {
+                args.extend(["--ro-bind".into(), "/dev/null".into()]);
+                args.push(path.into());
+            }
+        }
+        if let Some(allowed) = &self.unix_sockets {
+            let allowed = crate::isolation::sockets::allowed_now(allowed);
+            for socket in crate::isolation::sockets::sockets_under(&self.socket_dirs) {
+                let own = self.writable.iter().any(|w| socket.starts_with(w));
+                if !allowed.contains(&socket) && !own {
+                    args.extend(["--ro-bind".into(), "/dev/null".into()]);
+                    args.push(socket.into());
+                }
+            }
+            // After the private /tmp and the hidden paths, which may hold them.
+            for socket in allowed {
+                args.push("--bind".into());
+                args.push(socket.clone().into());
+                args.push(socket.into());
+            }
+        }
+        for path in emptied {
+            args.push("--remount-ro".into());
+            args.push(path.into());
+        }
         if self.read_only {
             args.extend(
                 [
@@ -239,6 +289,9 @@ mod tests {
             unshare_net: true,
             read_only: true,
             tmpfs_bytes: Some(1 << 20),
+            hidden: Vec::new(),
+            unix_sockets: None,
+            socket_dirs: Vec::new(),
         };
         let args: Vec<String> = plan
             .args(
@@ -280,6 +333,9 @@ mod tests {
             unshare_net: false,
             read_only: false,
             tmpfs_bytes: None,
+            hidden: Vec::new(),
+            unix_sockets: None,
+            socket_dirs: Vec::new(),
         };
         let joined = plan
             .args(&[], Path::new("/"), &[])
