@@ -346,4 +346,68 @@ mod tests {
         assert!(joined.contains("--bind / / --dev /dev"), "{joined}");
         assert_eq!(joined.matches(" / /").count(), 1, "{joined}");
     }
+
+    /// With an allowed socket, another socket under the socket directories
+    /// is covered by `/dev/null` (connecting is refused) and the allowed one
+    /// reaches its listener: real bubblewrap, real listeners.
+    #[test]
+    fn other_sockets_are_covered_and_the_allowed_one_is_bound() {
+        let KernelBwrap::Available { path, .. } = crate::status::kernel().bwrap.clone() else {
+            println!("skipped: no working bubblewrap here");
+            return;
+        };
+        let Some(python) = ["/usr/bin/python3", "/usr/local/bin/python3"]
+            .into_iter()
+            .find(|p| Path::new(p).is_file())
+        else {
+            println!("skipped: no python3");
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("run/docker")).unwrap();
+        let docker = base.join("run/docker/docker.sock");
+        let agent = base.join("run/agent.sock");
+        let docker_listener = std::os::unix::net::UnixListener::bind(&docker).unwrap();
+        docker_listener.set_nonblocking(true).unwrap();
+        let agent_listener = std::os::unix::net::UnixListener::bind(&agent).unwrap();
+        let plan = BwrapPlan {
+            path,
+            readable: vec![base.clone()],
+            writable: vec![],
+            unshare_net: true,
+            read_only: false,
+            tmpfs_bytes: None,
+            hidden: vec![],
+            unix_sockets: Some(vec![agent.clone()]),
+            socket_dirs: vec![base.join("run")],
+        };
+        let script = "import socket, sys\n\
+                      for p in sys.argv[1:]:\n\
+                      \x20   s = socket.socket(socket.AF_UNIX)\n\
+                      \x20   try:\n\
+                      \x20       s.connect(p); s.sendall(b'hi'); print('ok')\n\
+                      \x20   except OSError as e:\n\
+                      \x20       print('refused', e.errno)\n";
+        let mut args = plan.args(&[], &base, &[]);
+        args.extend([python.into(), "-c".into(), script.into()]);
+        args.extend([docker.clone().into_os_string(), agent.into_os_string()]);
+        let out = std::process::Command::new(&plan.path)
+            .args(args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            stdout,
+            "refused 111\nok\n",
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            docker_listener.accept().is_err(),
+            "the covered socket was reached"
+        );
+        assert!(agent_listener.accept().is_ok());
+        assert!(docker.exists(), "the host's socket was touched");
+    }
 }
