@@ -36,6 +36,14 @@ pub enum SandboxError {
         /// What is wrong with it.
         message: String,
     },
+    /// A hidden entry is neither absolute nor under the home directory.
+    #[error(
+        "hidden path `{entry}` is neither absolute nor under the home directory: name it as /path or ~/path"
+    )]
+    InvalidHidden {
+        /// The entry as configured.
+        entry: String,
+    },
     /// The private temporary directory for commands could not be created.
     #[error("could not create the sandbox's private temporary directory under {parent}: {message}")]
     TempDir {

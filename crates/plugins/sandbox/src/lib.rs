@@ -6,7 +6,8 @@
 //!
 //! * **Policy** ([`SandboxPolicy`]): a preset ([`SandboxMode`]: `read-only`,
 //!   `workspace-write` (default), `full-access`), extra readable and writable
-//!   roots, denied globs inside the roots, network on or off for commands,
+//!   roots, denied globs inside the roots, hidden paths, allowed Unix
+//!   sockets, network on or off for commands,
 //!   resource limits, and whether commands require OS isolation.
 //! * **Filesystem**: every path is resolved like the kernel would (symlinks
 //!   followed, `..` applied after them, the deepest existing ancestor of a
@@ -41,11 +42,14 @@
 //! another program, is followed.
 //!
 //! *Commands.* Commands may read and execute anything on the machine (the fs
-//! capability may not) except, inside bubblewrap, the host's `/tmp`, and may
-//! write only under the writable roots, a private temp dir (workspace-write)
-//! and `/dev/null`. Denied globs apply to the fs capability only. With the
-//! network off, no TCP or UDP socket can be made (a new network namespace, or
-//! the seccomp filter); Unix sockets with a path stay reachable. Root keeps
+//! capability may not) except the hidden paths ([`DEFAULT_HIDDEN`]: the
+//! user's credentials and tack's state; on the floor not those inside a
+//! root) and, inside bubblewrap, the host's `/tmp`, and may write only under
+//! the writable roots, a private temp dir (workspace-write) and `/dev/null`.
+//! Denied globs apply to the fs capability only. With the network off, no
+//! TCP or UDP socket can be made (a new network namespace, or the seccomp
+//! filter). No Unix socket can be created (`socketpair` aside) unless the
+//! host allows one with [`SandboxPolicy::with_unix_socket`]. Root keeps
 //! no capability. Without bubblewrap, `chmod`/`touch` on files the user owns
 //! outside the workspace are not stopped; the cookbook's threat model lists
 //! each case.
@@ -94,7 +98,8 @@ pub use error::SandboxError;
 pub use path::{MAX_NAME_BYTES, MAX_PATH_BYTES};
 pub use plugin::PLUGIN_NAME;
 pub use policy::{
-    DEFAULT_OUTPUT_LIMIT, DEFAULT_PROTECTED, Namespaces, ParseModeError, SandboxMode, SandboxPolicy,
+    DEFAULT_HIDDEN, DEFAULT_OUTPUT_LIMIT, DEFAULT_PROTECTED, Namespaces, ParseModeError,
+    SandboxMode, SandboxPolicy,
 };
 pub use sandbox::Sandbox;
 pub use shell::{ALLOWED_ENV, ResourceLimits, SECRET_SUFFIXES, is_secret_name};

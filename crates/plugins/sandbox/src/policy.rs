@@ -132,6 +132,8 @@ pub struct SandboxPolicy {
     writable_roots: Vec<PathBuf>,
     denied: Vec<String>,
     protected: Vec<String>,
+    hidden: Vec<String>,
+    unix_sockets: Vec<PathBuf>,
     home: Option<PathBuf>,
     network: bool,
     namespaces: Namespaces,
@@ -191,6 +193,45 @@ pub const DEFAULT_PROTECTED: &[&str] = &[
     "~/.local/state/tack",
 ];
 
+/// Paths hidden from the tools and from commands unless lifted one by one
+/// with [`SandboxPolicy::without_hidden`]: the user's credentials, other
+/// agents' credentials, browser profiles, and tack's own configuration and
+/// state. Each is `~/…` (under the home directory) or absolute; one that
+/// does not exist hides nothing.
+///
+/// The file tools refuse to read, list or write them. Commands find an
+/// existing hidden directory empty and an existing hidden file empty
+/// (namespace layer), or cannot open either (the floor, through Landlock);
+/// see [`SandboxPolicy::with_hidden`] for what each layer leaves out.
+pub const DEFAULT_HIDDEN: &[&str] = &[
+    "~/.ssh",
+    "~/.aws",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.gnupg",
+    "~/.config/gh",
+    "~/.docker",
+    "~/.kube",
+    "~/.netrc",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.git-credentials",
+    "~/.config/git/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.claude",
+    "~/.claude.json",
+    "~/.codex",
+    "~/.mozilla",
+    "~/.config/google-chrome",
+    "~/.config/chromium",
+    "~/.config/BraveSoftware",
+    "~/.config/microsoft-edge",
+    "~/.config/vivaldi",
+    "~/snap/firefox",
+    "~/.config/tack",
+    "~/.local/state/tack",
+];
+
 /// Bytes kept of stdout and of stderr each when a request sets no limit.
 pub const DEFAULT_OUTPUT_LIMIT: usize = 64 * 1024;
 
@@ -205,6 +246,8 @@ impl SandboxPolicy {
             writable_roots: Vec::new(),
             denied: Vec::new(),
             protected: DEFAULT_PROTECTED.iter().map(|g| (*g).to_owned()).collect(),
+            hidden: DEFAULT_HIDDEN.iter().map(|g| (*g).to_owned()).collect(),
+            unix_sockets: Vec::new(),
             home: None,
             network: mode == SandboxMode::FullAccess,
             namespaces: Namespaces::Auto,
@@ -284,8 +327,89 @@ impl SandboxPolicy {
         self
     }
 
-    /// The home directory `~/` protected entries name (default: `$HOME` when
-    /// the sandbox is built).
+    /// Hides `entry` (`~/path` under the home directory, or an absolute
+    /// `/path`) and everything under it from the tools and from commands.
+    /// [`DEFAULT_HIDDEN`] is hidden from the start.
+    ///
+    /// - The file tools refuse to read, list, write or remove it, in every
+    ///   mode.
+    /// - Commands inside bubblewrap find an existing hidden directory as an
+    ///   empty read-only directory and an existing hidden file as an empty
+    ///   one (`/dev/null`), at any place, inside the writable roots too.
+    /// - Commands on the floor cannot open, read, list or execute it
+    ///   (Landlock, read-only and workspace-write modes). Landlock only
+    ///   grants, so the floor grants reading every entry next to a hidden
+    ///   path and next to each directory on the way to it, instead of that
+    ///   directory: those directories (`/`, `/home`, `~`) cannot be listed,
+    ///   and an entry created in them after a command started cannot be
+    ///   read by that command. A hidden path inside a sandbox root is not
+    ///   hidden from commands on the floor (the root itself would become
+    ///   unlistable); the status says `partially enforced`.
+    ///
+    /// A hidden entry that contains a sandbox root (a workspace inside
+    /// `~/.ssh`) is not hidden at all: the user chose to work there.
+    /// Entries are compared after symlinks are resolved. Under
+    /// [`SandboxMode::FullAccess`] only the file tools refuse them.
+    ///
+    /// ```
+    /// use tack_sandbox::{SandboxPolicy, DEFAULT_HIDDEN};
+    /// let policy = SandboxPolicy::workspace_write("/srv/project")
+    ///     .with_hidden("/srv/project-secrets")
+    ///     .without_hidden("~/.npmrc");
+    /// assert!(policy.hidden().iter().any(|p| p == "/srv/project-secrets"));
+    /// assert!(!policy.hidden().iter().any(|p| p == "~/.npmrc"));
+    /// assert!(DEFAULT_HIDDEN.contains(&"~/.ssh"));
+    /// ```
+    pub fn with_hidden(mut self, entry: &str) -> Self {
+        if !self.hidden.iter().any(|g| g == entry) {
+            self.hidden.push(entry.to_owned());
+        }
+        self
+    }
+
+    /// Lifts the hiding of `entry`, as listed (e.g. `"~/.npmrc"`). This is
+    /// the user's choice: a host must not take it from a workspace's own
+    /// configuration, which the agent may have written.
+    pub fn without_hidden(mut self, entry: &str) -> Self {
+        self.hidden.retain(|g| g != entry);
+        self
+    }
+
+    /// Lets commands reach the Unix socket at `path` (an ssh agent, a
+    /// database), the host's explicit choice. Without any, commands cannot
+    /// create Unix sockets at all (`socket(AF_UNIX, …)` fails with
+    /// `EAFNOSUPPORT`, "address family not supported", and the command's
+    /// output gets a note saying why); `socketpair` stays allowed.
+    ///
+    /// With one or more, commands may create Unix sockets. Inside
+    /// bubblewrap each allowed socket is bound into the sandbox (also where
+    /// `/tmp` is private or the path is hidden) and every other socket found
+    /// under `/run`, `/var/run` and LXD's directories when a command starts
+    /// is covered by `/dev/null`; sockets elsewhere stay reachable. On the
+    /// floor every path-named socket the user can reach is then reachable
+    /// (seccomp cannot see the path `connect` is given); abstract sockets
+    /// outside the sandbox are not (Landlock ABI 6+). The status says
+    /// `partially enforced`. Commands get the socket's path only through an
+    /// environment variable passed with [`with_env_var`](Self::with_env_var)
+    /// (`SSH_AUTH_SOCK`) or on their command line.
+    ///
+    /// ```
+    /// use tack_sandbox::SandboxPolicy;
+    /// let policy = SandboxPolicy::workspace_write("/srv/project")
+    ///     .with_unix_socket("/run/user/1000/ssh-agent.socket")
+    ///     .with_env_var("SSH_AUTH_SOCK");
+    /// assert_eq!(policy.unix_sockets().len(), 1);
+    /// ```
+    pub fn with_unix_socket(mut self, path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        if !self.unix_sockets.contains(&path) {
+            self.unix_sockets.push(path);
+        }
+        self
+    }
+
+    /// The home directory `~/` protected and hidden entries name (default:
+    /// `$HOME` when the sandbox is built).
     pub fn with_home_dir(mut self, home: impl Into<PathBuf>) -> Self {
         self.home = Some(home.into());
         self
@@ -369,6 +493,16 @@ impl SandboxPolicy {
         &self.protected
     }
 
+    /// The hidden entries (unreadable to the tools and to commands).
+    pub fn hidden(&self) -> &[String] {
+        &self.hidden
+    }
+
+    /// The Unix sockets commands may reach, as given.
+    pub fn unix_sockets(&self) -> &[PathBuf] {
+        &self.unix_sockets
+    }
+
     /// Whether commands may use the network.
     pub fn network_allowed(&self) -> bool {
         self.network
@@ -439,5 +573,24 @@ mod tests {
         let lifted = policy.without_protected("**/.git").with_protected("ci/**");
         assert!(!lifted.protected().iter().any(|p| p == "**/.git"));
         assert_eq!(lifted.protected().last().map(String::as_str), Some("ci/**"));
+    }
+
+    #[test]
+    fn credentials_are_hidden_until_lifted_and_sockets_are_listed_once() {
+        let policy = SandboxPolicy::read_only("/x");
+        assert_eq!(policy.hidden(), DEFAULT_HIDDEN);
+        let lifted = policy
+            .without_hidden("~/.ssh")
+            .with_hidden("/srv/keys")
+            .with_hidden("/srv/keys")
+            .with_unix_socket("/run/a.sock")
+            .with_unix_socket("/run/a.sock");
+        assert!(!lifted.hidden().iter().any(|p| p == "~/.ssh"));
+        assert_eq!(
+            lifted.hidden().last().map(String::as_str),
+            Some("/srv/keys")
+        );
+        assert_eq!(lifted.hidden().len(), DEFAULT_HIDDEN.len());
+        assert_eq!(lifted.unix_sockets(), [PathBuf::from("/run/a.sock")]);
     }
 }

@@ -1,7 +1,7 @@
 //! The sandbox: one policy, its confined capabilities and its status.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tack_core::capability::{Capabilities, FileSystem, Shell};
@@ -9,6 +9,7 @@ use tack_core::capability::{Capabilities, FileSystem, Shell};
 use crate::error::SandboxError;
 use crate::fs::SandboxFs;
 use crate::isolation::seccomp::{self, FilterSpec};
+use crate::isolation::sockets::SOCKET_DIRS;
 use crate::isolation::{BwrapPlan, KernelBwrap, LandlockRules, Launch};
 use crate::path::Confinement;
 use crate::policy::{SandboxMode, SandboxPolicy};
@@ -95,6 +96,7 @@ impl Sandbox {
             launch,
             tmpdir,
             wrapper: policy.limits().wrapper_script(&kernel.shell),
+            unix_refused: applied.unix_sockets == Enforcement::Enforced,
         };
         Ok(Sandbox {
             inner: Arc::new(Inner {
@@ -149,8 +151,10 @@ fn launch(
 ) -> Result<Launch, SandboxError> {
     let applies = |e: Enforcement| matches!(e, Enforcement::Enforced | Enforcement::Partial);
     let full_access = policy.mode() == SandboxMode::FullAccess;
+    let unix = full_access || !policy.unix_sockets().is_empty();
     let spec = FilterSpec {
         network: policy.network_allowed(),
+        unix,
         floor: !full_access,
         deny_metadata: policy.mode() == SandboxMode::ReadOnly && !uses_bwrap(policy, kernel),
         deny_setsid: !full_access && !uses_bwrap(policy, kernel),
@@ -181,6 +185,10 @@ fn launch(
                 unshare_net: !policy.network_allowed(),
                 read_only: policy.mode() == SandboxMode::ReadOnly,
                 tmpfs_bytes: policy.limits().tmpfs_bytes,
+                hidden: confinement.hidden(),
+                unix_sockets: (unix || !applies(applied.seccomp))
+                    .then(|| policy.unix_sockets().to_vec()),
+                socket_dirs: SOCKET_DIRS.iter().map(PathBuf::from).collect(),
             },
             seccomp: Arc::new(
                 programs
@@ -199,6 +207,7 @@ fn launch(
                 writable
             }),
             deny_tcp: applies(applied.network),
+            hidden: confinement.hidden_outside_roots(),
         })
         .filter(|_| kernel.landlock_abi().is_some());
     if full_access && landlock.is_none() && programs.is_none() {

@@ -113,6 +113,24 @@ pub struct PolicyIsolation {
     /// capability refuses writes to them in every case, and this alone never
     /// refuses commands).
     pub protected: Enforcement,
+    /// Unix sockets ([`SandboxPolicy::with_unix_socket`]): `Enforced` when
+    /// the seccomp filter refuses to create them (`EAFNOSUPPORT`, named in
+    /// the command's output), which keeps every path-named and abstract
+    /// socket out of reach (`socketpair` stays allowed); `Partial` when the
+    /// host allows some: inside bubblewrap the others under `/run`,
+    /// `/var/run` and LXD's directories are covered when a command starts
+    /// and sockets elsewhere stay reachable; on the floor every path-named
+    /// socket is reachable and only abstract sockets are kept out (Landlock
+    /// ABI 6+).
+    pub unix_sockets: Enforcement,
+    /// The hidden paths ([`SandboxPolicy::hidden`]) kept from commands:
+    /// `Enforced` inside bubblewrap (each existing one covered by an empty
+    /// unreadable directory or `/dev/null`); `Partial` on the floor, where
+    /// Landlock grants read around them: the directories on the way to a
+    /// hidden path cannot be listed, and hidden paths inside a sandbox root
+    /// are not hidden from commands (the fs capability refuses them in
+    /// every case).
+    pub hidden: Enforcement,
     /// Whether commands run.
     pub commands: CommandAdmission,
 }
@@ -315,6 +333,24 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &Kernel) -> IsolationStatus {
         // (Landlock only grants); what a command creates is still removed.
         Enforcement::Partial
     };
+    let unix_sockets = if full_access {
+        Enforcement::NotRequested
+    } else if !seccomp_ok {
+        Enforcement::Unavailable
+    } else if policy.unix_sockets().is_empty() {
+        Enforcement::Enforced
+    } else {
+        Enforcement::Partial
+    };
+    let hidden = if full_access || policy.hidden().is_empty() {
+        Enforcement::NotRequested
+    } else if bwrap_used {
+        Enforcement::Enforced
+    } else if abi >= 1 {
+        Enforcement::Partial
+    } else {
+        Enforcement::Unavailable
+    };
     let lifetime = if bwrap_used
         || (!full_access
             && seccomp == Enforcement::Enforced
@@ -393,6 +429,8 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &Kernel) -> IsolationStatus {
         capabilities,
         lifetime,
         protected,
+        unix_sockets,
+        hidden,
         commands,
     });
     status
@@ -454,6 +492,17 @@ impl fmt::Display for IsolationStatus {
                 "commands, protected paths read-only: {}",
                 policy.protected
             )?;
+            writeln!(
+                f,
+                "commands, Unix sockets refused: {}{}",
+                policy.unix_sockets,
+                if policy.unix_sockets == Enforcement::Partial {
+                    " (the allowed ones are reachable, and inside bubblewrap sockets outside /run and /var/run, on the floor every path-named socket)"
+                } else {
+                    ""
+                }
+            )?;
+            writeln!(f, "commands, hidden paths unreadable: {}", policy.hidden)?;
             match &policy.commands {
                 CommandAdmission::Run => writeln!(f, "commands: run")?,
                 CommandAdmission::RunWithWarning { missing } => {
@@ -602,6 +651,41 @@ mod tests {
     }
 
     #[test]
+    fn sockets_and_hidden_paths_say_what_each_layer_leaves_out() {
+        let allowed = SandboxPolicy::workspace_write("/ws").with_unix_socket("/run/agent.sock");
+        let floor = plan_for(allowed.clone(), machine(Some(7), true, false));
+        assert_eq!(floor.unix_sockets, Enforcement::Partial);
+        assert_eq!(floor.hidden, Enforcement::Partial);
+        let bwrap = plan_for(allowed, machine(Some(7), true, true));
+        assert_eq!(bwrap.unix_sockets, Enforcement::Partial);
+        assert_eq!(bwrap.hidden, Enforcement::Enforced);
+        let no_seccomp = plan_for(
+            SandboxPolicy::workspace_write("/ws"),
+            machine(Some(7), false, true),
+        );
+        assert_eq!(no_seccomp.unix_sockets, Enforcement::Unavailable);
+        let full = plan_for(
+            SandboxPolicy::full_access("/ws"),
+            machine(Some(7), true, true),
+        );
+        assert_eq!(full.unix_sockets, Enforcement::NotRequested);
+        assert_eq!(full.hidden, Enforcement::NotRequested);
+        let shown = plan(
+            &SandboxPolicy::workspace_write("/ws"),
+            &machine(Some(7), true, true),
+        )
+        .to_string();
+        assert!(
+            shown.contains("commands, Unix sockets refused: enforced\n"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("commands, hidden paths unreadable: enforced\n"),
+            "{shown}"
+        );
+    }
+
+    #[test]
     fn full_access_with_network_needs_nothing() {
         let p = plan_for(
             SandboxPolicy::full_access("/ws"),
@@ -629,6 +713,8 @@ mod tests {
             p.seccomp,
             p.capabilities,
             p.lifetime,
+            p.unix_sockets,
+            p.hidden,
         ] {
             assert_eq!(e, Enforcement::Enforced);
         }

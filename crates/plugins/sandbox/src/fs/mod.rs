@@ -284,6 +284,17 @@ impl FileSystem for SandboxFs {
             });
         }
         if recursive {
+            if let Some((found, entry)) = self.confinement.hidden_inside(&resolved.path) {
+                return Err(FsError::Refused {
+                    path: path.display().to_string(),
+                    reason: format!(
+                        "removing it recursively would remove the hidden path {} (`{entry}`); \
+                         remove the other entries one by one, or lift the hiding with \
+                         SandboxPolicy::without_hidden(\"{entry}\")",
+                        self.confinement.display(&found)
+                    ),
+                });
+            }
             if let Some((found, entry)) = self.confinement.protected_inside(&resolved.path) {
                 return Err(FsError::Refused {
                     path: path.display().to_string(),

@@ -60,6 +60,7 @@ pub(crate) fn probe() -> KernelBwrap {
     // bubblewrap too old for `--add-seccomp-fd` is found here.
     let filters = crate::isolation::seccomp::compile(crate::isolation::seccomp::FilterSpec {
         network: true,
+        unix: true,
         floor: true,
         deny_metadata: false,
         deny_setsid: false,
@@ -136,6 +137,18 @@ pub(crate) struct BwrapPlan {
     pub(crate) read_only: bool,
     /// The size of the private `/tmp` and `/dev/shm` (memory-backed).
     pub(crate) tmpfs_bytes: Option<u64>,
+    /// Hidden paths: those that exist when a command starts are covered,
+    /// a directory by an empty read-only tmpfs, anything else by
+    /// `/dev/null`.
+    pub(crate) hidden: Vec<PathBuf>,
+    /// `Some` when Unix sockets are allowed (the seccomp filter lets them
+    /// be created): these are bound in, and every other socket under
+    /// [`SOCKET_DIRS`](super::sockets::SOCKET_DIRS) is covered by
+    /// `/dev/null`. `None`: the filter refuses them, nothing to mount.
+    pub(crate) unix_sockets: Option<Vec<PathBuf>>,
+    /// Where sockets to cover are looked for
+    /// ([`SOCKET_DIRS`](super::sockets::SOCKET_DIRS)).
+    pub(crate) socket_dirs: Vec<PathBuf>,
 }
 
 impl BwrapPlan {
@@ -202,6 +215,43 @@ impl BwrapPlan {
                 args.push(path.into());
             }
         }
+        // Hidden paths last, so that they are hidden inside the writable
+        // roots and the protected paths too; only existing ones (a mount
+        // point made in a writable root would be made on the host).
+        let mut emptied = Vec::new();
+        for path in &self.hidden {
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                args.extend(["--perms".into(), "0111".into(), "--tmpfs".into()]);
+                args.push(path.into());
+                emptied.push(path);
+            } else if !meta.file_type().is_symlink() {
+                args.extend(["--ro-bind".into(), "/dev/null".into()]);
+                args.push(path.into());
+            }
+        }
+        if let Some(allowed) = &self.unix_sockets {
+            let allowed = crate::isolation::sockets::allowed_now(allowed);
+            for socket in crate::isolation::sockets::sockets_under(&self.socket_dirs) {
+                let own = self.writable.iter().any(|w| socket.starts_with(w));
+                if !allowed.contains(&socket) && !own {
+                    args.extend(["--ro-bind".into(), "/dev/null".into()]);
+                    args.push(socket.into());
+                }
+            }
+            // After the private /tmp and the hidden paths, which may hold them.
+            for socket in allowed {
+                args.push("--bind".into());
+                args.push(socket.clone().into());
+                args.push(socket.into());
+            }
+        }
+        for path in emptied {
+            args.push("--remount-ro".into());
+            args.push(path.into());
+        }
         if self.read_only {
             args.extend(
                 [
@@ -239,6 +289,9 @@ mod tests {
             unshare_net: true,
             read_only: true,
             tmpfs_bytes: Some(1 << 20),
+            hidden: Vec::new(),
+            unix_sockets: None,
+            socket_dirs: Vec::new(),
         };
         let args: Vec<String> = plan
             .args(
@@ -280,6 +333,9 @@ mod tests {
             unshare_net: false,
             read_only: false,
             tmpfs_bytes: None,
+            hidden: Vec::new(),
+            unix_sockets: None,
+            socket_dirs: Vec::new(),
         };
         let joined = plan
             .args(&[], Path::new("/"), &[])
@@ -289,5 +345,69 @@ mod tests {
             .join(" ");
         assert!(joined.contains("--bind / / --dev /dev"), "{joined}");
         assert_eq!(joined.matches(" / /").count(), 1, "{joined}");
+    }
+
+    /// With an allowed socket, another socket under the socket directories
+    /// is covered by `/dev/null` (connecting is refused) and the allowed one
+    /// reaches its listener: real bubblewrap, real listeners.
+    #[test]
+    fn other_sockets_are_covered_and_the_allowed_one_is_bound() {
+        let KernelBwrap::Available { path, .. } = crate::status::kernel().bwrap.clone() else {
+            println!("skipped: no working bubblewrap here");
+            return;
+        };
+        let Some(python) = ["/usr/bin/python3", "/usr/local/bin/python3"]
+            .into_iter()
+            .find(|p| Path::new(p).is_file())
+        else {
+            println!("skipped: no python3");
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(base.join("run/docker")).unwrap();
+        let docker = base.join("run/docker/docker.sock");
+        let agent = base.join("run/agent.sock");
+        let docker_listener = std::os::unix::net::UnixListener::bind(&docker).unwrap();
+        docker_listener.set_nonblocking(true).unwrap();
+        let agent_listener = std::os::unix::net::UnixListener::bind(&agent).unwrap();
+        let plan = BwrapPlan {
+            path,
+            readable: vec![base.clone()],
+            writable: vec![],
+            unshare_net: true,
+            read_only: false,
+            tmpfs_bytes: None,
+            hidden: vec![],
+            unix_sockets: Some(vec![agent.clone()]),
+            socket_dirs: vec![base.join("run")],
+        };
+        let script = "import socket, sys\n\
+                      for p in sys.argv[1:]:\n\
+                      \x20   s = socket.socket(socket.AF_UNIX)\n\
+                      \x20   try:\n\
+                      \x20       s.connect(p); s.sendall(b'hi'); print('ok')\n\
+                      \x20   except OSError as e:\n\
+                      \x20       print('refused', e.errno)\n";
+        let mut args = plan.args(&[], &base, &[]);
+        args.extend([python.into(), "-c".into(), script.into()]);
+        args.extend([docker.clone().into_os_string(), agent.into_os_string()]);
+        let out = std::process::Command::new(&plan.path)
+            .args(args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            stdout,
+            "refused 111\nok\n",
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            docker_listener.accept().is_err(),
+            "the covered socket was reached"
+        );
+        assert!(agent_listener.accept().is_ok());
+        assert!(docker.exists(), "the host's socket was touched");
     }
 }

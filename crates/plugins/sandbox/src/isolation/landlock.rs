@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::carve::readable_around;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, LandlockStatus, RestrictionStatus, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetError, Scope, path_beneath_rules,
@@ -26,9 +27,12 @@ pub(crate) struct LandlockRules {
     /// Directories the command may write (everything stays readable and
     /// executable). `None` leaves the filesystem unrestricted.
     pub(crate) writable: Option<Vec<PathBuf>>,
-    /// Deny TCP bind and connect, and connecting to abstract Unix sockets
-    /// created outside the sandbox.
+    /// Deny TCP bind and connect.
     pub(crate) deny_tcp: bool,
+    /// Paths the command may not read, list or execute (with `writable`):
+    /// read is granted around them (see [`readable_around`]), computed when
+    /// each command starts.
+    pub(crate) hidden: Vec<PathBuf>,
 }
 
 fn abi_number(abi: ABI) -> u32 {
@@ -87,16 +91,20 @@ pub(crate) fn restrict_current_thread(
         ruleset = ruleset.handle_access(AccessFs::from_all(TARGET_ABI))?;
     }
     if rules.deny_tcp {
-        ruleset = ruleset
-            .handle_access(AccessNet::from_all(TARGET_ABI))?
-            .scope(Scope::AbstractUnixSocket)?;
+        ruleset = ruleset.handle_access(AccessNet::from_all(TARGET_ABI))?;
     }
-    // No signals to processes outside the sandbox (the host included);
-    // silently absent before ABI 6, which the status reports.
-    ruleset = ruleset.scope(Scope::Signal)?;
+    // No signals to processes outside the sandbox (the host included), and
+    // no connecting to abstract Unix sockets made outside it; silently
+    // absent before ABI 6, which the status reports.
+    ruleset = ruleset
+        .scope(Scope::Signal)?
+        .scope(Scope::AbstractUnixSocket)?;
     let mut created = ruleset.create()?;
     if let Some(writable) = &rules.writable {
-        created = created.add_rules(path_beneath_rules(["/"], AccessFs::from_read(TARGET_ABI)))?;
+        created = created.add_rules(path_beneath_rules(
+            readable_around(&rules.hidden),
+            AccessFs::from_read(TARGET_ABI),
+        ))?;
         let mut paths = writable.clone();
         paths.push(PathBuf::from("/dev/null"));
         // Every right but making device nodes: a character or block device

@@ -22,8 +22,10 @@
 
 pub(crate) mod bwrap;
 pub(crate) mod capabilities;
+pub(crate) mod carve;
 pub(crate) mod landlock;
 pub(crate) mod seccomp;
+pub(crate) mod sockets;
 
 use std::ffi::OsString;
 use std::io::{Seek, Write};

@@ -1,6 +1,7 @@
 //! The seccomp filter of the floor: system calls a confined command never
 //! needs, refused with `EPERM` (`clone3` with `ENOSYS`, so the C library
-//! falls back to `clone`, whose flags the filter can see).
+//! falls back to `clone`, whose flags the filter can see; Unix sockets with
+//! `EAFNOSUPPORT`, which the shell recognizes in a command's output).
 //!
 //! It is a deny-list on purpose: commands run arbitrary programs, and an
 //! allow-list would break them. Each rule below names what it stops.
@@ -15,8 +16,13 @@ use seccompiler::{
 /// What the filter refuses beyond the fixed list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct FilterSpec {
-    /// AF_INET and AF_INET6 sockets are allowed (AF_UNIX always is).
+    /// AF_INET and AF_INET6 sockets are allowed.
     pub(crate) network: bool,
+    /// `socket(AF_UNIX, …)` is allowed; when not, it fails with
+    /// `EAFNOSUPPORT`, which stops `connect` and `bind` to every path-named
+    /// and abstract Unix socket. `socketpair(AF_UNIX, …)` is always allowed
+    /// (programs use it as a pipe; it reaches nothing outside).
+    pub(crate) unix: bool,
     /// The whole floor (privileged and cross-process calls); `false` keeps
     /// only the socket rules (full-access with the network off).
     pub(crate) floor: bool,
@@ -251,6 +257,11 @@ fn rules(spec: FilterSpec) -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompile
 /// architectures).
 const CLONE_FLAGS_ARG: u8 = 0;
 
+/// What `socket(AF_UNIX, …)` fails with when Unix sockets are refused:
+/// "Address family not supported by protocol", rare enough in a command's
+/// output to name the refusal there.
+pub(crate) const UNIX_SOCKET_ERRNO: i32 = libc::EAFNOSUPPORT;
+
 /// Compiles the filter for this architecture. `clone3` is answered with
 /// `ENOSYS` by a second, tiny filter (a filter has one match action).
 pub(crate) fn compile(spec: FilterSpec) -> Result<Vec<BpfProgram>, String> {
@@ -266,6 +277,25 @@ pub(crate) fn compile(spec: FilterSpec) -> Result<Vec<BpfProgram>, String> {
     .and_then(BpfProgram::try_from)
     .map_err(|e| format!("the seccomp filter does not compile: {e}"))?;
     let mut programs = vec![main];
+    if !spec.unix {
+        // A filter of its own: its action is a different errno.
+        let family = dword(0, SeccompCmpOp::Eq, libc::AF_UNIX as u64)
+            .and_then(|c| SeccompRule::new(vec![c]))
+            .map_err(|e| format!("the seccomp rules do not compile: {e}"))?;
+        let mut unix = BTreeMap::new();
+        unix.insert(libc::SYS_socket, vec![family.clone()]);
+        #[cfg(target_arch = "x86_64")]
+        unix.insert(libc::SYS_socket | X32_SYSCALL_BIT, vec![family]);
+        let program = SeccompFilter::new(
+            unix,
+            SeccompAction::Allow,
+            SeccompAction::Errno(UNIX_SOCKET_ERRNO as u32),
+            arch,
+        )
+        .and_then(BpfProgram::try_from)
+        .map_err(|e| format!("the seccomp filter does not compile: {e}"))?;
+        programs.push(program);
+    }
     if spec.floor {
         let mut clone3 = BTreeMap::new();
         clone3.insert(libc::SYS_clone3, Vec::new());
@@ -312,6 +342,7 @@ pub(crate) fn to_bytes(program: &BpfProgram) -> Vec<u8> {
 pub(crate) fn probe() -> Result<(), String> {
     let programs = compile(FilterSpec {
         network: true,
+        unix: true,
         floor: true,
         deny_metadata: false,
         deny_setsid: false,
@@ -335,18 +366,20 @@ mod tests {
 
     #[test]
     fn every_variant_compiles() {
-        for network in [false, true] {
+        for (network, unix) in [(false, false), (true, true), (false, true)] {
             for floor in [false, true] {
                 for deny_setsid in [false, true] {
                     let spec = FilterSpec {
                         network,
+                        unix,
                         floor,
                         deny_metadata: deny_setsid,
                         deny_setsid,
                         group: deny_setsid.then_some(4242),
                     };
                     let programs = compile(spec).unwrap();
-                    assert_eq!(programs.len(), if floor { 2 } else { 1 });
+                    let expected = 1 + usize::from(floor) + usize::from(!unix);
+                    assert_eq!(programs.len(), expected);
                     assert!(programs.iter().all(|p| !p.is_empty()));
                     assert_eq!(to_bytes(&programs[0]).len(), programs[0].len() * 8);
                 }

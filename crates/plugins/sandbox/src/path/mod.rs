@@ -2,6 +2,7 @@
 //! canonical result against the roots, the mode and the denied globs.
 
 mod deny;
+mod hide;
 mod protect;
 mod resolve;
 mod roots;
@@ -30,6 +31,7 @@ pub(crate) struct Confinement {
     roots: Roots,
     deny: deny::DenyList,
     protect: protect::ProtectList,
+    hide: hide::HideList,
 }
 
 /// The most characters of a refused path repeated in the error.
@@ -111,19 +113,19 @@ impl Confinement {
                 access,
             });
         }
+        let home = policy
+            .home_dir()
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+            .filter(|h| h.is_absolute());
+        let roots = Roots::new(workspace, access, extra);
+        let all: Vec<PathBuf> = roots.all().iter().map(|r| r.path.clone()).collect();
         Ok(Self {
             mode: policy.mode(),
-            roots: Roots::new(workspace, access, extra),
             deny: deny::DenyList::new(policy.denied())?,
-            protect: protect::ProtectList::new(
-                policy.protected(),
-                policy
-                    .home_dir()
-                    .map(Path::to_path_buf)
-                    .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
-                    .filter(|h| h.is_absolute())
-                    .as_deref(),
-            )?,
+            protect: protect::ProtectList::new(policy.protected(), home.as_deref())?,
+            hide: hide::HideList::new(policy.hidden(), home.as_deref(), &all)?,
+            roots,
         })
     }
 
@@ -140,6 +142,30 @@ impl Confinement {
     /// Every canonical root, readable or writable.
     pub(crate) fn all_roots(&self) -> Vec<PathBuf> {
         self.roots.all().iter().map(|r| r.path.clone()).collect()
+    }
+
+    /// Every hidden path (existing or not), `~/` expanded.
+    pub(crate) fn hidden(&self) -> Vec<PathBuf> {
+        self.hide.paths()
+    }
+
+    /// The hidden paths outside every root: those the floor can hide from
+    /// commands without making a root unlistable.
+    pub(crate) fn hidden_outside_roots(&self) -> Vec<PathBuf> {
+        self.hide
+            .paths()
+            .into_iter()
+            .filter(|p| self.roots.containing(p).is_none())
+            .collect()
+    }
+
+    /// A hidden path below `path` (a directory about to be removed
+    /// recursively), with the entry it comes from.
+    pub(crate) fn hidden_inside(&self, path: &Path) -> Option<(PathBuf, String)> {
+        self.hide
+            .hidden_below(path)
+            .filter(|(p, _)| std::fs::symlink_metadata(p).is_ok())
+            .map(|(p, entry)| (p.to_path_buf(), entry.to_owned()))
     }
 
     /// `path` relative to the workspace when it is inside, else absolute.
@@ -295,6 +321,16 @@ impl Confinement {
                     ));
                 }
             }
+        }
+        if let Some(entry) = self.hide.hiding(path) {
+            return Err(refused(
+                given,
+                format!(
+                    "{} is hidden (`{entry}`): neither the tools nor commands may read it; \
+                     the user can lift this with SandboxPolicy::without_hidden(\"{entry}\")",
+                    self.shown(path)
+                ),
+            ));
         }
         Ok(())
     }

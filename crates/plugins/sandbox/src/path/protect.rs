@@ -34,7 +34,7 @@ pub(crate) struct ProtectList {
 
 /// Expands `~/x` against `home` and resolves the symlinks of the longest
 /// existing parent, so that the path compares with canonical paths.
-fn absolute(entry: &str, home: Option<&Path>) -> Option<PathBuf> {
+pub(super) fn absolute(entry: &str, home: Option<&Path>) -> Option<PathBuf> {
     let path = if let Some(rest) = entry.strip_prefix("~/") {
         home?.join(rest)
     } else if entry.starts_with('/') {

@@ -3,6 +3,7 @@
 mod capture;
 mod env;
 mod limits;
+mod notes;
 mod sweep;
 mod tempdir;
 
@@ -51,6 +52,9 @@ pub(crate) struct SandboxShell {
     pub(crate) launch: Launch,
     pub(crate) tmpdir: Option<Arc<PrivateTempDir>>,
     pub(crate) wrapper: String,
+    /// The seccomp filter refuses Unix sockets: a command whose output
+    /// shows the refusal gets a note saying why.
+    pub(crate) unix_refused: bool,
 }
 
 enum Ended {
@@ -265,7 +269,17 @@ impl Shell for SandboxShell {
         };
         let ((out, out_cut), (mut err, err_cut)) =
             tokio::join!(read(stdout, out_buf), read(stderr, err_buf));
-        let note = protected.finish().await;
+        let mut note = protected.finish().await;
+        if let Some(unix) = self
+            .unix_refused
+            .then(|| notes::unix_socket_note(&out, &err))
+            .flatten()
+        {
+            if !note.is_empty() && !note.ends_with('\n') {
+                note.push('\n');
+            }
+            note.push_str(unix);
+        }
         if !note.is_empty() {
             if !err.is_empty() && !err.ends_with('\n') {
                 err.push('\n');

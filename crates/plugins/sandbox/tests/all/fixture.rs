@@ -187,3 +187,20 @@ pub async fn survivors(marker: &str) -> Vec<i32> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A scratch directory outside `/tmp`, so that the namespace layer's
+/// private `/tmp` does not hide it by itself (an unprivileged run gets a
+/// `TMPDIR` outside `/tmp`).
+pub fn scratch_outside_tmp() -> TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .or_else(|_| tempfile::tempdir())
+        .unwrap()
+}
+
+/// The system's Python 3, when installed (not a shim under a home
+/// directory another user cannot enter).
+pub fn python() -> Option<&'static str> {
+    ["/usr/bin/python3", "/usr/local/bin/python3"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file())
+}
