@@ -107,12 +107,26 @@ impl UnattendedApprover {
 
 #[async_trait]
 impl ApprovalService for UnattendedApprover {
-    async fn request(&self, _: ApprovalRequest, cancel: CancellationToken) -> ApprovalOutcome {
+    async fn request(
+        &self,
+        request: ApprovalRequest,
+        cancel: CancellationToken,
+    ) -> ApprovalOutcome {
         if cancel.is_cancelled() {
             return ApprovalOutcome::Cancelled;
         }
+        // Why it needed asking (the rule, the part that cannot be read)
+        // tells the model what to change.
+        let reason = if request.reason.is_empty() {
+            self.reason.clone()
+        } else {
+            format!(
+                "{}; it needed asking because {}",
+                self.reason, request.reason
+            )
+        };
         ApprovalOutcome::Unavailable {
-            reason: Some(self.reason.clone()),
+            reason: Some(reason),
         }
     }
 }

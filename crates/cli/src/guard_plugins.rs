@@ -34,14 +34,7 @@ pub fn timeout(settings: &Settings) -> Result<TimeoutPolicy, String> {
 /// a model that rewrote them would set the next session's confinement, or
 /// the record of this one.
 pub fn own_paths(args: &SessionArgs) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = Vec::new();
-    paths.extend(
-        user_settings_path()
-            .as_deref()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf),
-    );
-    paths.extend(tack_agent::state_home_from_env().map(|state| state.join("tack")));
+    let mut paths = own_dirs();
     paths.extend(args.settings.iter().cloned());
     paths.extend(args.permissions.iter().cloned());
     paths.extend(args.log.iter().cloned());
@@ -50,6 +43,21 @@ pub fn own_paths(args: &SessionArgs) -> Vec<PathBuf> {
         .into_iter()
         .map(|p| std::path::absolute(&p).unwrap_or(p))
         .collect()
+}
+
+/// tack's configuration and state directories (`$XDG_CONFIG_HOME/tack`,
+/// `$XDG_STATE_HOME/tack`, or their places under the home directory):
+/// commands may not read them either (session logs, the trust store).
+fn own_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    dirs.extend(
+        user_settings_path()
+            .as_deref()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf),
+    );
+    dirs.extend(tack_agent::state_home_from_env().map(|state| state.join("tack")));
+    dirs
 }
 
 /// The `sandbox` setting over the workspace `root`, with tack's own files
@@ -67,6 +75,10 @@ pub fn sandbox(settings: &Settings, root: &Path, args: &SessionArgs) -> Result<S
         .with_namespaces(settings.sandbox_layer.value.namespaces());
     for path in &own {
         policy = policy.with_protected(&path.to_string_lossy());
+    }
+    for dir in own_dirs() {
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
+        policy = policy.with_hidden(&dir.to_string_lossy());
     }
     let sandbox = Sandbox::new(policy)
         .map_err(|e| format!("cannot set up the sandbox on {}: {e}", root.display()))?;

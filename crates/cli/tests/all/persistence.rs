@@ -50,6 +50,23 @@ fn results(log: &Path) -> String {
         .join("\n")
 }
 
+/// `tack run` with the scripted `model` in mode allow-all, logging to `log`.
+fn run_allow_all(ws: &Path, model: &str, log: &Path) {
+    tack(ws)
+        .args([
+            "run",
+            "plant",
+            "--mode",
+            "allow-all",
+            "--model",
+            model,
+            "--log",
+        ])
+        .arg(log)
+        .assert()
+        .success();
+}
+
 fn fsmonitor(pwned: &Path) -> String {
     format!("[core]\n\tfsmonitor = touch {}; false\n", pwned.display())
 }
@@ -92,19 +109,7 @@ fn a_nested_repository_cannot_be_given_an_fsmonitor() {
         ],
     );
     let log = log_in(&dir, "nested");
-    tack(&ws)
-        .args([
-            "run",
-            "plant",
-            "--mode",
-            "allow-all",
-            "--model",
-            &model,
-            "--log",
-        ])
-        .arg(&log)
-        .assert()
-        .success();
+    run_allow_all(&ws, &model, &log);
     let seen = results(&log);
     assert!(seen.contains("is protected (`**/.git`)"), "{seen}");
     git_status(git, &lib, dir.path());
@@ -146,19 +151,7 @@ fn a_gitdir_redirect_cannot_be_planted() {
         ],
     );
     let log = log_in(&dir, "gitdir");
-    tack(&ws)
-        .args([
-            "run",
-            "plant",
-            "--mode",
-            "allow-all",
-            "--model",
-            &model,
-            "--log",
-        ])
-        .arg(&log)
-        .assert()
-        .success();
+    run_allow_all(&ws, &model, &log);
     let seen = results(&log);
     assert!(seen.contains("is protected (`**/.git`)"), "{seen}");
     assert!(seen.contains("tack: removed sub/.git"), "{seen}");
@@ -197,19 +190,7 @@ fn a_workspace_without_a_repository_cannot_get_one() {
         ],
     );
     let log = log_in(&dir, "missing");
-    tack(&ws)
-        .args([
-            "run",
-            "plant",
-            "--mode",
-            "allow-all",
-            "--model",
-            &model,
-            "--log",
-        ])
-        .arg(&log)
-        .assert()
-        .success();
+    run_allow_all(&ws, &model, &log);
     let seen = results(&log);
     assert!(seen.contains("tack: removed .git"), "{seen}");
     assert!(seen.contains("tack: removed .tack"), "{seen}");
