@@ -13,7 +13,8 @@
 //! namespace layer), and whatever protected entry a command created is
 //! removed when the command ends ([`ProtectList::sweep`]), on every layer.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -30,6 +31,13 @@ pub(crate) struct ProtectList {
     /// Absolute paths (`~/` expanded, symlinks in existing parents
     /// resolved), each with the entry it came from.
     paths: Vec<(PathBuf, String)>,
+    /// What a walk looks at first, by an entry's name: the names of the
+    /// `**/name` globs and the last names of the absolute paths. A walk
+    /// matches other entries' paths against the globs only when some glob
+    /// is not of that form.
+    names: HashSet<OsString>,
+    /// Whether some glob is not `**/name`.
+    other_globs: bool,
 }
 
 /// Expands `~/x` against `home` and resolves the symlinks of the longest
@@ -121,9 +129,26 @@ impl ProtectList {
                 globs.push(entry.clone());
             }
         }
+        let mut names = HashSet::new();
+        let mut other_globs = false;
+        for glob in &globs {
+            match glob.strip_prefix("**/") {
+                Some(name) if !name.contains(['*', '?', '[', '{', '/', '\\']) => {
+                    names.insert(OsString::from(name));
+                }
+                _ => other_globs = true,
+            }
+        }
+        names.extend(
+            paths
+                .iter()
+                .filter_map(|(p, _)| p.file_name().map(ToOwned::to_owned)),
+        );
         Ok(Self {
             globs: DenyList::new(&globs)?,
             paths,
+            names,
+            other_globs,
         })
     }
 
@@ -183,6 +208,14 @@ impl ProtectList {
                 continue;
             };
             for entry in entries.flatten() {
+                // Most entries are neither named like a protected one nor
+                // matched by another glob: no path built, no `stat`.
+                if !self.other_globs && !self.names.contains(&entry.file_name()) {
+                    if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                        pending.push(entry.path());
+                    }
+                    continue;
+                }
                 let path = entry.path();
                 let Ok(meta) = std::fs::symlink_metadata(&path) else {
                     continue;
