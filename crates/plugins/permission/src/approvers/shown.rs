@@ -76,23 +76,27 @@ pub(crate) fn shown_programs(request: &ApprovalRequest) -> Option<String> {
     (!lines.is_empty()).then(|| lines.join("\n  "))
 }
 
+/// A `bash` approval request with `arguments`, for the approvers' tests.
+#[cfg(test)]
+pub(super) fn test_request(arguments: serde_json::Value) -> ApprovalRequest {
+    use tack_core::tool::{CallId, Tier};
+    ApprovalRequest::new(
+        CallId::from("c1"),
+        "bash",
+        Tier::Executes,
+        None,
+        arguments,
+        "commands ask",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
-    use tack_core::tool::{CallId, Tier};
 
     use super::*;
 
-    fn request(arguments: serde_json::Value) -> ApprovalRequest {
-        ApprovalRequest::new(
-            CallId::from("c1"),
-            "bash",
-            Tier::Executes,
-            None,
-            arguments,
-            "commands ask",
-        )
-    }
+    use super::test_request as request;
 
     #[test]
     fn short_text_is_whole_and_long_text_keeps_head_and_tail() {

@@ -246,20 +246,10 @@ impl ApprovalService for TerminalApprover {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
-    use tack_core::tool::{CallId, Tier};
 
     use super::*;
 
-    fn request(arguments: serde_json::Value) -> ApprovalRequest {
-        ApprovalRequest::new(
-            CallId::from("c1"),
-            "bash",
-            Tier::Executes,
-            None,
-            arguments,
-            "commands ask",
-        )
-    }
+    use super::super::shown::test_request as request;
 
     #[test]
     fn the_prompt_shows_the_summary_and_the_arguments_escaped() {
