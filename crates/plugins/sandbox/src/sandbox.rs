@@ -13,7 +13,7 @@ use crate::isolation::sockets::SOCKET_DIRS;
 use crate::isolation::{BwrapPlan, KernelBwrap, LandlockRules, Launch};
 use crate::path::Confinement;
 use crate::policy::{SandboxMode, SandboxPolicy};
-use crate::shell::{PrivateTempDir, SandboxShell};
+use crate::shell::{PrivateTempDir, SandboxShell, WarmPool, supervisor_script};
 use crate::status::{
     Enforcement, IsolationStatus, Kernel, PolicyIsolation, kernel, plan, uses_bwrap,
 };
@@ -89,14 +89,17 @@ impl Sandbox {
                 "commands run without bubblewrap: existing protected paths are read-only to the file tools only (a protected entry a command creates is still removed when it ends)"
             );
         }
+        let wrapper = policy.limits().wrapper_script(&kernel.shell);
         let shell = SandboxShell {
             confinement: confinement.clone(),
             policy: policy.clone(),
             admission: applied.commands.clone(),
             launch,
             tmpdir,
-            wrapper: policy.limits().wrapper_script(&kernel.shell),
+            supervisor: supervisor_script(&wrapper),
+            wrapper,
             unix_refused: applied.unix_sockets == Enforcement::Enforced,
+            warm: WarmPool::default(),
         };
         Ok(Sandbox {
             inner: Arc::new(Inner {

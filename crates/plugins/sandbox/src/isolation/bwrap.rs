@@ -155,12 +155,16 @@ impl BwrapPlan {
     /// bubblewrap's arguments up to the command: `seccomp_fds` are the file
     /// descriptors holding the filter programs; `cwd` is where the command
     /// starts; `protected` are bound read-only over the writable roots where
-    /// they exist (not as a symlink) when the command starts.
+    /// they exist (not as a symlink) when the command starts. With
+    /// `supervisor`, the command is a warm environment's supervisor: it is
+    /// the namespace's PID 1 and that directory (its FIFOs) is bound
+    /// read-only.
     pub(crate) fn args(
         &self,
         seccomp_fds: &[i32],
         cwd: &Path,
         protected: &[PathBuf],
+        supervisor: Option<&Path>,
     ) -> Vec<OsString> {
         let mut args: Vec<OsString> = Vec::new();
         let mut push = |items: &[&str]| args.extend(items.iter().map(OsString::from));
@@ -175,6 +179,9 @@ impl BwrapPlan {
         ]);
         if self.unshare_net {
             push(&["--unshare-net"]);
+        }
+        if supervisor.is_some() {
+            push(&["--as-pid-1"]);
         }
         // A writable root of `/` (a workspace at the filesystem root) makes
         // the root mount writable; binding it again later would cover the
@@ -214,6 +221,11 @@ impl BwrapPlan {
                 args.push(path.into());
                 args.push(path.into());
             }
+        }
+        if let Some(dir) = supervisor {
+            args.push("--ro-bind".into());
+            args.push(dir.into());
+            args.push(dir.into());
         }
         // Hidden paths last, so that they are hidden inside the writable
         // roots and the protected paths too; only existing ones (a mount
@@ -298,6 +310,7 @@ mod tests {
                 &[7],
                 Path::new("/tmp/ws/sub"),
                 &[PathBuf::from("/"), PathBuf::from("/nonexistent/.git")],
+                None,
             )
             .into_iter()
             .map(|a| a.into_string().unwrap())
@@ -338,7 +351,7 @@ mod tests {
             socket_dirs: Vec::new(),
         };
         let joined = plan
-            .args(&[], Path::new("/"), &[])
+            .args(&[], Path::new("/"), &[], None)
             .into_iter()
             .map(|a| a.into_string().unwrap())
             .collect::<Vec<_>>()
@@ -389,7 +402,7 @@ mod tests {
                       \x20       s.connect(p); s.sendall(b'hi'); print('ok')\n\
                       \x20   except OSError as e:\n\
                       \x20       print('refused', e.errno)\n";
-        let mut args = plan.args(&[], &base, &[]);
+        let mut args = plan.args(&[], &base, &[], None);
         args.extend([python.into(), "-c".into(), script.into()]);
         args.extend([docker.clone().into_os_string(), agent.into_os_string()]);
         let out = std::process::Command::new(&plan.path)

@@ -217,6 +217,7 @@ impl Drop for Started {
 /// that stays alive until the returned lease is dropped. `make` builds the
 /// command from a program and its leading arguments. With `required`, a
 /// command whose isolation could not be applied is not started.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn spawn(
     launch: &Launch,
     shell: &Path,
@@ -225,6 +226,7 @@ pub(crate) async fn spawn(
     protected: Vec<PathBuf>,
     make: impl FnOnce(&Path, Vec<OsString>) -> Command + Send + 'static,
     required: bool,
+    supervisor: Option<PathBuf>,
 ) -> Result<(Child, SpawnerLease), ShellError> {
     if let Launch::Plain = launch {
         let mut command = make(shell, shell_args);
@@ -248,7 +250,15 @@ pub(crate) async fn spawn(
         .name("tack-sandbox-spawn".to_owned())
         .spawn(move || {
             let result = spawn_on_this_thread(
-                &launch, &shell, shell_args, &cwd, &protected, make, required, &runtime,
+                &launch,
+                &shell,
+                shell_args,
+                &cwd,
+                &protected,
+                make,
+                required,
+                &runtime,
+                supervisor.as_deref(),
             );
             // Live as long as the command: until the lease is dropped. (A
             // caller that stopped waiting drops what was started, which
@@ -294,6 +304,7 @@ fn spawn_on_this_thread(
     make: impl FnOnce(&Path, Vec<OsString>) -> Command,
     required: bool,
     runtime: &tokio::runtime::Handle,
+    supervisor: Option<&Path>,
 ) -> Spawned {
     let _runtime = runtime.enter();
     match launch {
@@ -358,7 +369,7 @@ fn spawn_on_this_thread(
                 .collect::<Result<Vec<OwnedFd>, String>>()
                 .map_err(|reason| refused(&reason))?;
             let raw: Vec<i32> = fds.iter().map(AsRawFd::as_raw_fd).collect();
-            let mut args = plan.args(&raw, cwd, protected);
+            let mut args = plan.args(&raw, cwd, protected, supervisor);
             args.push(shell.into());
             args.extend(shell_args);
             let mut command = make(&plan.path, args);

@@ -6,6 +6,7 @@ mod limits;
 mod notes;
 mod sweep;
 mod tempdir;
+mod warm;
 
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
@@ -25,13 +26,15 @@ pub use env::{ALLOWED_ENV, SECRET_SUFFIXES, is_secret_name};
 pub use limits::ResourceLimits;
 pub(crate) use tempdir::PrivateTempDir;
 
-use crate::isolation::{Launch, spawn};
+use crate::isolation::{BwrapPlan, Launch, spawn};
 use crate::path::Confinement;
 use crate::policy::SandboxPolicy;
 use crate::status::CommandAdmission;
 use capture::{Captured, Shared, capture, take};
 use env::scrubbed_env;
 use sweep::SweepGuard;
+use warm::{EnvKey, WarmEnd, WarmEnv, make_fifos};
+pub(crate) use warm::{WarmPool, supervisor_script};
 
 /// How long output readers may take after the process group was killed
 /// (a process that left the group could still hold a pipe open); then they
@@ -55,6 +58,10 @@ pub(crate) struct SandboxShell {
     /// The seccomp filter refuses Unix sockets: a command whose output
     /// shows the refusal gets a note saying why.
     pub(crate) unix_refused: bool,
+    /// Idle warm environments (bubblewrap only).
+    pub(crate) warm: WarmPool,
+    /// The warm environments' supervisor script.
+    pub(crate) supervisor: String,
 }
 
 enum Ended {
@@ -189,6 +196,20 @@ impl Shell for SandboxShell {
 
         let started = Instant::now();
         let mut protected = SweepGuard::start(self.confinement.clone()).await;
+        if let Launch::Bwrap { plan, .. } = &self.launch {
+            let cwd_fits = !resolved.path.to_string_lossy().contains('\n');
+            if self.warm.enabled() && cwd_fits {
+                if let Some(result) = self
+                    .run_warm(plan, &request, &resolved.path, &cancel, &mut protected)
+                    .await
+                {
+                    return result.map(|mut output| {
+                        output.duration = started.elapsed();
+                        output
+                    });
+                }
+            }
+        }
         let (program, args) = self.shell_args(&request);
         let make = self.command_builder(&request, &resolved.path);
         // The lease keeps the spawning thread (the parent bubblewrap's
@@ -201,6 +222,7 @@ impl Shell for SandboxShell {
             protected.mountable(),
             make,
             self.policy.os_isolation_required(),
+            None,
         )
         .await?;
         // The group is led by the watchdog on the floor; otherwise
@@ -223,15 +245,7 @@ impl Shell for SandboxShell {
         let limit = request
             .output_limit
             .unwrap_or(self.policy.default_output_limit());
-        let (out_buf, err_buf) = (Shared::default(), Shared::default());
-        let stdout = child
-            .stdout
-            .take()
-            .map(|s| tokio::spawn(capture(s, limit, out_buf.clone())));
-        let stderr = child
-            .stderr
-            .take()
-            .map(|s| tokio::spawn(capture(s, limit, err_buf.clone())));
+        let readers = Readers::start(child.stdout.take(), child.stderr.take(), limit);
 
         let ended = tokio::select! {
             status = child.wait() => Ended::Exited(status),
@@ -246,29 +260,83 @@ impl Shell for SandboxShell {
             Ended::TimedOut => (child.wait().await, true),
             Ended::Cancelled => {
                 let _ = child.wait().await;
-                for task in [stdout, stderr].into_iter().flatten() {
-                    task.abort();
-                }
-                let note = protected.finish().await;
-                if !note.is_empty() {
-                    tracing::warn!(%note, "a cancelled command created protected paths");
-                }
+                readers.abort();
+                warn_cancelled(protected.finish().await);
                 return Err(ShellError::Cancelled);
             }
         };
         let status = status.map_err(|e| ShellError::Io {
             message: e.to_string(),
         })?;
+        let mut output = self
+            .output(readers, protected, status.code(), status.signal())
+            .await;
+        output.timed_out = timed_out;
+        output.duration = started.elapsed();
+        Ok(output)
+    }
+}
 
-        let mut output = CommandOutput::default();
+/// The readers of a command's two output streams.
+struct Readers {
+    stdout: Option<tokio::task::JoinHandle<()>>,
+    stderr: Option<tokio::task::JoinHandle<()>>,
+    out: Shared,
+    err: Shared,
+}
+
+impl Readers {
+    /// Starts reading both streams, each kept up to `limit` bytes.
+    fn start(
+        stdout: Option<impl tokio::io::AsyncRead + Unpin + Send + 'static>,
+        stderr: Option<impl tokio::io::AsyncRead + Unpin + Send + 'static>,
+        limit: usize,
+    ) -> Self {
+        let (out, err) = (Shared::default(), Shared::default());
+        Self {
+            stdout: stdout.map(|s| tokio::spawn(capture(s, limit, out.clone()))),
+            stderr: stderr.map(|s| tokio::spawn(capture(s, limit, err.clone()))),
+            out,
+            err,
+        }
+    }
+
+    /// Stops both readers.
+    fn abort(self) {
+        for task in [self.stdout, self.stderr].into_iter().flatten() {
+            task.abort();
+        }
+    }
+
+    /// Both texts, each with whether it was cut.
+    async fn texts(self) -> ((String, bool), (String, bool)) {
         let read = |task: Option<tokio::task::JoinHandle<()>>, shared: Shared| async move {
             match task {
                 Some(task) => collect(task, &shared).await.into_text(),
                 None => (String::new(), false),
             }
         };
-        let ((out, out_cut), (mut err, err_cut)) =
-            tokio::join!(read(stdout, out_buf), read(stderr, err_buf));
+        tokio::join!(read(self.stdout, self.out), read(self.stderr, self.err))
+    }
+}
+
+fn warn_cancelled(note: String) {
+    if !note.is_empty() {
+        tracing::warn!(%note, "a cancelled command created protected paths");
+    }
+}
+
+impl SandboxShell {
+    /// The output of a command that ended: both streams, then the notes
+    /// (protected paths it created, a refused Unix socket) on stderr.
+    async fn output(
+        &self,
+        readers: Readers,
+        protected: SweepGuard,
+        exit_code: Option<i32>,
+        signal: Option<i32>,
+    ) -> CommandOutput {
+        let ((out, out_cut), (mut err, err_cut)) = readers.texts().await;
         let mut note = protected.finish().await;
         if let Some(unix) = self
             .unix_refused
@@ -286,13 +354,154 @@ impl Shell for SandboxShell {
             }
             err.push_str(&note);
         }
-        output.exit_code = status.code();
-        output.signal = status.signal();
+        let mut output = CommandOutput::default();
+        output.exit_code = exit_code;
+        output.signal = signal;
         output.stdout = out;
         output.stderr = err;
         output.truncated = out_cut || err_cut;
+        output
+    }
+
+    /// Runs the command in a warm environment (see [`warm`]); `None` when
+    /// none could be had, and the command was not started.
+    async fn run_warm(
+        &self,
+        plan: &BwrapPlan,
+        request: &CommandRequest,
+        cwd: &Path,
+        cancel: &CancellationToken,
+        protected: &mut SweepGuard,
+    ) -> Option<Result<CommandOutput, ShellError>> {
+        let env = scrubbed_env(
+            std::env::vars_os(),
+            self.policy.extra_env(),
+            self.tmpdir.as_ref().map(|t| t.path().as_os_str()),
+        );
+        let mountable = protected.mountable();
+        let key = EnvKey::now(plan, &mountable, env);
+        let mut warm = match self.warm.take(&key) {
+            Some(warm) => warm,
+            None => match self.start_env(key, mountable).await {
+                Ok(warm) => warm,
+                Err(reason) => {
+                    self.warm.disable(&reason);
+                    return None;
+                }
+            },
+        };
+        let io = |e: std::io::Error| ShellError::Io {
+            message: format!("the command's environment: {e}"),
+        };
+        if let Some(text) = &request.stdin {
+            if let Err(e) = std::fs::write(warm.dir().join("in"), text) {
+                return Some(Err(io(e)));
+            }
+        }
+        let open = |name: &str| {
+            tokio::net::unix::pipe::OpenOptions::new().open_receiver(warm.dir().join(name))
+        };
+        let (stdout, stderr) = match (open("out"), open("err")) {
+            (Ok(out), Ok(err)) => (out, err),
+            (Err(e), _) | (_, Err(e)) => return Some(Err(io(e))),
+        };
+        // A supervisor that does not take the request has not started the
+        // command: the classic way runs it.
+        let nonce = match warm
+            .start(cwd, &request.command, request.stdin.is_some())
+            .await
+        {
+            Ok(nonce) => nonce,
+            Err(reason) => {
+                tracing::debug!(%reason, "a warm environment failed; starting the command the classic way");
+                return None;
+            }
+        };
+        protected.watch(None);
+        let limit = request
+            .output_limit
+            .unwrap_or(self.policy.default_output_limit());
+        let readers = Readers::start(Some(stdout), Some(stderr), limit);
+        let ended = tokio::select! {
+            end = warm.end(nonce) => Some(end),
+            () = deadline(request.timeout) => None,
+            () = cancel.cancelled() => {
+                let _ = warm.reap().await;
+                readers.abort();
+                warn_cancelled(std::mem::replace(protected, SweepGuard::empty(self.confinement.clone())).finish().await);
+                return Some(Err(ShellError::Cancelled));
+            }
+        };
+        let protected = std::mem::replace(protected, SweepGuard::empty(self.confinement.clone()));
+        let (code, signal, timed_out) = match ended {
+            Some(WarmEnd::Exited { status, reusable }) => {
+                if reusable {
+                    let output = self.output(readers, protected, Some(status), None).await;
+                    self.warm.put(warm);
+                    return Some(Ok(output));
+                }
+                let _ = warm.reap().await;
+                (Some(status), None, false)
+            }
+            Some(WarmEnd::Broken(reason)) => {
+                let _ = warm.reap().await;
+                readers.abort();
+                let _ = protected.finish().await;
+                return Some(Err(ShellError::Io {
+                    message: format!("the command's sandbox failed: {reason}"),
+                }));
+            }
+            None => {
+                let status = warm.reap().await.ok();
+                (
+                    status.and_then(|s| s.code()),
+                    status.map_or(Some(9), |s| s.signal()),
+                    true,
+                )
+            }
+        };
+        let mut output = self.output(readers, protected, code, signal).await;
         output.timed_out = timed_out;
-        output.duration = started.elapsed();
-        Ok(output)
+        Some(Ok(output))
+    }
+
+    /// Starts a warm environment for commands keyed `key`.
+    async fn start_env(&self, key: EnvKey, mountable: Vec<PathBuf>) -> Result<WarmEnv, String> {
+        let dir = PrivateTempDir::create().map_err(|e| e.to_string())?;
+        make_fifos(dir.path())?;
+        let args = vec![
+            OsString::from("-c"),
+            self.supervisor.clone().into(),
+            "tack-sandbox-supervisor".into(),
+            dir.path().into(),
+        ];
+        let vars = key.env.clone();
+        let make = move |program: &Path, args: Vec<OsString>| {
+            let mut command = tokio::process::Command::new(program);
+            command
+                .args(args)
+                .current_dir("/")
+                .env_clear()
+                .envs(vars)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .process_group(0)
+                .kill_on_drop(true);
+            command
+        };
+        let (child, lease) = spawn(
+            &self.launch,
+            Path::new(WRAPPER_SHELL),
+            args,
+            Path::new("/"),
+            mountable,
+            make,
+            self.policy.os_isolation_required(),
+            Some(dir.path().to_path_buf()),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        WarmEnv::new(key, child, lease, dir).await
     }
 }

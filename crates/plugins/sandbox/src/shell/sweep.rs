@@ -91,6 +91,15 @@ impl SweepGuard {
         }
     }
 
+    /// A guard with nothing to sweep (what is left where one was taken).
+    pub(crate) fn empty(confinement: Arc<Confinement>) -> Self {
+        Self {
+            confinement,
+            before: None,
+            group: None,
+        }
+    }
+
     /// The existing protected entries to mount read-only.
     pub(crate) fn mountable(&self) -> Vec<std::path::PathBuf> {
         self.before

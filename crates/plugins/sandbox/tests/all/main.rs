@@ -16,3 +16,4 @@ mod property;
 mod protected;
 mod protected_depth;
 mod unix_sockets;
+mod warm;

@@ -1,0 +1,422 @@
+//! Warm environments: bubblewrap's namespaces built once and reused,
+//! command after command.
+//!
+//! Building the namespaces is most of what a confined command costs under
+//! bubblewrap. A warm environment is one bubblewrap sandbox whose first
+//! process (its PID 1) is a small `sh` supervisor. It reads one request at
+//! a time from the host (a working directory and a command), forks the
+//! command with the call's resource limits, waits for it, kills every other
+//! process of the PID namespace (`kill -9 -1`, which spares only PID 1),
+//! waits until none of them runs, and answers with the exit status.
+//!
+//! Reuse keeps each call isolated from the others:
+//! * one command at a time per environment: idle environments wait in a
+//!   pool, and calls that run at the same time get one each;
+//! * nothing of a command outlives it: the supervisor kills the
+//!   namespace's other processes, and the host then checks from outside
+//!   (`/proc/<supervisor>/task/<supervisor>/children`) that the supervisor
+//!   has no child left, not even a zombie;
+//! * an environment a command left anything in (a file in its private
+//!   `/tmp` or `/dev/shm`, a System V IPC object, a process) is thrown away,
+//!   never reused;
+//! * its mounts are those a fresh bubblewrap would get: the environment is
+//!   keyed by bubblewrap's arguments (which protected and hidden paths
+//!   exist, which sockets are covered) and the command's environment
+//!   variables, and a command whose key differs gets a fresh one;
+//! * a timeout, a cancellation or anything unexpected in the supervisor's
+//!   answers ends the environment: killing its PID 1 makes the kernel kill
+//!   every process of the namespace.
+//!
+//! The supervisor's answers carry a nonce the command never sees, and the
+//! host does not take the supervisor's word that the namespace is clean: it
+//! looks itself.
+
+use std::ffi::OsString;
+use std::hash::{BuildHasher, RandomState};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::PoisonError;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+use crate::isolation::{BwrapPlan, SpawnerLease};
+
+use super::PrivateTempDir;
+
+/// How long a new environment's supervisor may take to say it is ready.
+const READY_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How many idle environments a shell keeps.
+const IDLE_LIMIT: usize = 4;
+
+/// How many rounds the supervisor waits for killed processes to be gone
+/// before it answers anyway (the host then throws the environment away).
+const SETTLE_ROUNDS: u32 = 10_000;
+
+/// The supervisor: `$1` is the environment's directory (the `out` and
+/// `err` FIFOs, the `in` file). `@LIMITS@` is replaced by the resource-limit
+/// wrapper, which runs `"$1"` with `exec <shell> -c "$1"`.
+///
+/// It first answers `ready`. A request is: the nonce, the working directory, each line of the
+/// command prefixed with `>`, then `+` (stdin from `in`) or `-` (none).
+/// The answers: `started <nonce>` once the command was forked, then
+/// `exit <nonce> <status> <ipc> <busy>`, where `ipc` is 1 when System V IPC
+/// objects are left and `busy` non-empty when processes still ran after
+/// the settling rounds.
+const SUPERVISOR: &str = r#"d=$1
+echo ready
+while IFS= read -r n && IFS= read -r w; do
+  c= s=
+  while IFS= read -r l; do
+    case $l in
+      '>'*) c="$c$s${l#?}"; s='
+';;
+      *) break;;
+    esac
+  done
+  case $l in '+') i=$d/in;; *) i=/dev/null;; esac
+  exec 3>"$d/out" 4>"$d/err"
+  (
+    cd -- "$w" || exit 126
+    set -- "$c"
+@LIMITS@
+  ) <"$i" >&3 2>&4 3>&- 4>&- &
+  p=$!
+  exec 3>&- 4>&-
+  echo "started $n"
+  wait "$p"; r=$?
+  kill -9 -1 2>/dev/null
+  k=0
+  while :; do
+    b=
+    for f in /proc/[0-9]*; do
+      [ "$f" = /proc/1 ] && continue
+      IFS= read -r t 2>/dev/null <"$f/stat" || continue
+      t=${t##*) }
+      case $t in Z*|X*) ;; *) b=1; break;; esac
+    done
+    [ -z "$b" ] && break
+    k=$((k+1))
+    [ $k -ge @ROUNDS@ ] && break
+    kill -9 -1 2>/dev/null
+  done
+  v=0
+  for f in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do
+    { IFS= read -r t && IFS= read -r t && v=1; } 2>/dev/null <"$f"
+  done
+  echo "exit $n $r $v $b"
+done
+"#;
+
+/// The supervisor's script with the shell's resource-limit wrapper.
+pub(crate) fn supervisor_script(wrapper: &str) -> String {
+    SUPERVISOR
+        .replace("@LIMITS@", wrapper.trim_end())
+        .replace("@ROUNDS@", &SETTLE_ROUNDS.to_string())
+}
+
+/// What makes two environments interchangeable: bubblewrap's arguments
+/// (mounts, namespaces) and the command's environment variables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct EnvKey {
+    pub(crate) args: Vec<OsString>,
+    pub(crate) env: Vec<(OsString, OsString)>,
+}
+
+impl EnvKey {
+    /// The key of commands started now under `plan` with `protected`
+    /// mounted read-only and `env` set.
+    pub(crate) fn now(
+        plan: &BwrapPlan,
+        protected: &[PathBuf],
+        env: Vec<(OsString, OsString)>,
+    ) -> Self {
+        Self {
+            args: plan.args(&[], Path::new("/"), protected, None),
+            env,
+        }
+    }
+}
+
+/// One bubblewrap sandbox with its supervisor.
+pub(crate) struct WarmEnv {
+    key: EnvKey,
+    /// bubblewrap itself (outside the namespaces).
+    bwrap: Child,
+    /// The supervisor, PID 1 of the namespace, as the host sees it.
+    supervisor: Pid,
+    requests: ChildStdin,
+    answers: Lines<BufReader<ChildStdout>>,
+    dir: PrivateTempDir,
+    /// What the private `/tmp` and `/dev/shm` held when the environment
+    /// started (the mount points of the roots bound inside them).
+    memory: Vec<PathBuf>,
+    /// Keeps the spawning thread (bubblewrap's `--die-with-parent`) alive.
+    _lease: SpawnerLease,
+}
+
+impl std::fmt::Debug for WarmEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WarmEnv")
+            .field("supervisor", &self.supervisor)
+            .field("dir", &self.dir.path())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for WarmEnv {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// How a command in a warm environment ended.
+pub(crate) enum WarmEnd {
+    /// It exited (the shell's status: 128 + N for a signal N), and whether
+    /// the environment can run another command.
+    Exited { status: i32, reusable: bool },
+    /// The supervisor's answer was missing or wrong; the environment is
+    /// gone, and the command with it.
+    Broken(String),
+}
+
+/// The nonce of one request: unpredictable to the command.
+fn nonce() -> u64 {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    RandomState::new().hash_one(COUNT.fetch_add(1, Ordering::Relaxed))
+}
+
+impl WarmEnv {
+    /// An environment from a spawned bubblewrap running the supervisor,
+    /// once the supervisor said it is ready.
+    pub(crate) async fn new(
+        key: EnvKey,
+        mut bwrap: Child,
+        lease: SpawnerLease,
+        dir: PrivateTempDir,
+    ) -> Result<Self, String> {
+        let requests = bwrap.stdin.take().ok_or("no pipe to the supervisor")?;
+        let answers = bwrap.stdout.take().ok_or("no pipe from the supervisor")?;
+        let mut answers = BufReader::new(answers).lines();
+        let ready = tokio::time::timeout(READY_LIMIT, answers.next_line()).await;
+        if !matches!(&ready, Ok(Ok(Some(line))) if line == "ready") {
+            let _ = bwrap.start_kill();
+            return Err(format!("the supervisor did not start: {ready:?}"));
+        }
+        let Some(bwrap_pid) = bwrap.id() else {
+            return Err("bubblewrap ended at once".to_owned());
+        };
+        let supervisor = supervisor_of(bwrap_pid)?;
+        let memory = memory_filesystems(supervisor)
+            .ok_or("the namespace's /tmp and /dev/shm are not visible from outside")?;
+        Ok(Self {
+            key,
+            bwrap,
+            supervisor,
+            requests,
+            answers,
+            dir,
+            memory,
+            _lease: lease,
+        })
+    }
+
+    /// The directory of the FIFOs.
+    pub(crate) fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Kills the supervisor (the kernel then kills every process of the
+    /// namespace) and bubblewrap.
+    pub(crate) fn kill(&mut self) {
+        let _ = kill(self.supervisor, Signal::SIGKILL);
+        let _ = self.bwrap.start_kill();
+    }
+
+    /// Waits for bubblewrap to be gone after [`kill`](Self::kill); its
+    /// status (killed by `SIGKILL`).
+    pub(crate) async fn reap(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        self.kill();
+        self.bwrap.wait().await
+    }
+
+    /// Sends a request and waits for the supervisor to have forked it.
+    pub(crate) async fn start(
+        &mut self,
+        cwd: &Path,
+        command: &str,
+        stdin: bool,
+    ) -> Result<u64, String> {
+        let nonce = nonce();
+        let mut request = format!("{nonce}\n");
+        request.push_str(&cwd.to_string_lossy());
+        request.push('\n');
+        for line in command.split('\n') {
+            request.push('>');
+            request.push_str(line);
+            request.push('\n');
+        }
+        request.push_str(if stdin { "+\n" } else { "-\n" });
+        self.requests
+            .write_all(request.as_bytes())
+            .await
+            .map_err(|e| format!("the supervisor does not take requests: {e}"))?;
+        match self.answers.next_line().await {
+            Ok(Some(line)) if line == format!("started {nonce}") => Ok(nonce),
+            Ok(Some(line)) => Err(format!("unexpected answer from the supervisor: {line:?}")),
+            Ok(None) => Err("the supervisor ended".to_owned()),
+            Err(e) => Err(format!("no answer from the supervisor: {e}")),
+        }
+    }
+
+    /// Waits for the end of the command started with `nonce`.
+    pub(crate) async fn end(&mut self, nonce: u64) -> WarmEnd {
+        let line = match self.answers.next_line().await {
+            Ok(Some(line)) => line,
+            Ok(None) => return WarmEnd::Broken("the supervisor ended".to_owned()),
+            Err(e) => return WarmEnd::Broken(format!("no answer from the supervisor: {e}")),
+        };
+        let mut fields = line.split(' ');
+        let parsed = (|| {
+            (fields.next()? == "exit").then_some(())?;
+            (fields.next()?.parse::<u64>().ok()? == nonce).then_some(())?;
+            let status = fields.next()?.parse::<i32>().ok()?;
+            let ipc_left = fields.next()? != "0";
+            let busy = fields.next().is_some_and(|b| !b.is_empty());
+            Some((status, ipc_left, busy))
+        })();
+        match parsed {
+            Some((status, ipc_left, busy)) => WarmEnd::Exited {
+                status,
+                reusable: !ipc_left && !busy && self.is_clean(),
+            },
+            None => WarmEnd::Broken(format!("unexpected answer from the supervisor: {line:?}")),
+        }
+    }
+
+    /// Whether, seen from outside, the namespace holds nothing of the last
+    /// command: the supervisor has no child (not even a zombie), and the
+    /// private `/tmp` and `/dev/shm` hold what they held at the start.
+    fn is_clean(&self) -> bool {
+        let pid = self.supervisor.as_raw();
+        let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"));
+        if !children.is_ok_and(|c| c.trim().is_empty()) {
+            return false;
+        }
+        memory_filesystems(self.supervisor).is_some_and(|now| now == self.memory)
+    }
+
+    /// Whether the environment serves commands keyed `key`.
+    pub(crate) fn serves(&self, key: &EnvKey) -> bool {
+        &self.key == key
+    }
+}
+
+/// Every entry of the namespace's memory-backed `/tmp` and `/dev/shm`, seen
+/// through the supervisor's root, not descending into what is mounted on
+/// them (the roots and directories bound in); `None` when unreadable.
+fn memory_filesystems(supervisor: Pid) -> Option<Vec<PathBuf>> {
+    use std::os::unix::fs::MetadataExt;
+    let root = PathBuf::from(format!("/proc/{}/root", supervisor.as_raw()));
+    let mut found = Vec::new();
+    for top in ["tmp", "dev/shm"] {
+        let start = root.join(top);
+        let device = std::fs::symlink_metadata(&start).ok()?.dev();
+        let mut pending = vec![start];
+        while let Some(dir) = pending.pop() {
+            for entry in std::fs::read_dir(&dir).ok()? {
+                let entry = entry.ok()?;
+                let meta = entry.metadata().ok()?;
+                let path = entry.path();
+                if meta.is_dir() && meta.dev() == device {
+                    pending.push(path.clone());
+                }
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    Some(found)
+}
+
+/// The supervisor's pid: bubblewrap's only child.
+fn supervisor_of(bwrap: u32) -> Result<Pid, String> {
+    let children = std::fs::read_to_string(format!("/proc/{bwrap}/task/{bwrap}/children"))
+        .map_err(|e| format!("the supervisor's process is not visible: {e}"))?;
+    let mut pids = children.split_whitespace();
+    match (pids.next().map(str::parse::<i32>), pids.next()) {
+        (Some(Ok(pid)), None) => Ok(Pid::from_raw(pid)),
+        _ => Err(format!(
+            "bubblewrap has not exactly one child: {children:?}"
+        )),
+    }
+}
+
+/// Idle environments of one shell.
+#[derive(Debug, Default)]
+pub(crate) struct WarmPool {
+    idle: Mutex<Vec<WarmEnv>>,
+    /// Set once starting an environment failed: commands then start the
+    /// classic way (a fresh bubblewrap each).
+    disabled: AtomicBool,
+}
+
+impl WarmPool {
+    /// Whether warm environments are tried at all.
+    pub(crate) fn enabled(&self) -> bool {
+        !self.disabled.load(Ordering::Relaxed)
+    }
+
+    /// Stops trying warm environments (one could not start here).
+    pub(crate) fn disable(&self, reason: &str) {
+        if !self.disabled.swap(true, Ordering::Relaxed) {
+            tracing::info!(%reason, "warm sandbox environments are off; each command starts its own bubblewrap");
+        }
+    }
+
+    /// An idle environment serving `key`; those keyed otherwise are ended.
+    pub(crate) fn take(&self, key: &EnvKey) -> Option<WarmEnv> {
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        idle.retain(|env| env.serves(key));
+        idle.pop()
+    }
+
+    /// Keeps an environment for the next command.
+    pub(crate) fn put(&self, env: WarmEnv) {
+        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < IDLE_LIMIT {
+            idle.push(env);
+        }
+    }
+}
+
+/// Makes the FIFOs of a new environment's directory.
+pub(crate) fn make_fifos(dir: &Path) -> Result<(), String> {
+    for name in ["out", "err"] {
+        nix::unistd::mkfifo(
+            &dir.join(name),
+            nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+        )
+        .map_err(|e| format!("could not make the FIFO {name}: {e}"))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_holds_the_limits_inside_the_commands_subshell() {
+        let script = supervisor_script("ulimit -t 5 2>/dev/null\nexec /bin/sh -c \"$1\"\n");
+        let subshell = script.find("set -- \"$c\"").unwrap();
+        let limits = script.find("ulimit -t 5").unwrap();
+        let close = script.find(") <\"$i\"").unwrap();
+        assert!(subshell < limits && limits < close, "{script}");
+        assert!(!script.contains('@'), "{script}");
+    }
+}
