@@ -89,15 +89,16 @@ impl Sandbox {
                 "commands run without bubblewrap: existing protected paths are read-only to the file tools only (a protected entry a command creates is still removed when it ends)"
             );
         }
-        let wrapper = policy.limits().wrapper_script(&kernel.shell);
+        let wrapper = policy.limits().wrapper_script(&kernel.shell, true);
         let shell = SandboxShell {
             confinement: confinement.clone(),
             policy: policy.clone(),
             admission: applied.commands.clone(),
             launch,
             tmpdir,
-            supervisor: supervisor_script(&wrapper),
+            supervisor: supervisor_script(&policy.limits().wrapper_script(&kernel.shell, false)),
             wrapper,
+            shell: kernel.shell.clone(),
             unix_refused: applied.unix_sockets == Enforcement::Enforced,
             warm: WarmPool::default(),
         };
@@ -222,5 +223,6 @@ fn launch(
         // Compiled again for each command, with its process group.
         seccomp: programs.is_some().then_some(spec),
         watchdog: !full_access,
+        ready: Arc::default(),
     })
 }

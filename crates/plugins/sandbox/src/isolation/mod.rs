@@ -24,6 +24,7 @@ pub(crate) mod bwrap;
 pub(crate) mod capabilities;
 pub(crate) mod carve;
 pub(crate) mod landlock;
+mod ready;
 pub(crate) mod seccomp;
 pub(crate) mod sockets;
 
@@ -59,6 +60,8 @@ pub(crate) enum Launch {
         seccomp: Option<FilterSpec>,
         /// Lead each command's process group with a watchdog.
         watchdog: bool,
+        /// The next command's spawning thread, prepared ahead.
+        ready: Arc<ready::Ready>,
     },
     /// bubblewrap, which applies the filter itself.
     Bwrap {
@@ -82,6 +85,17 @@ impl SpawnerLease {
     /// The command's process group, when it is not the command's own pid.
     pub(crate) fn group(&self) -> Option<u32> {
         self.group
+    }
+
+    /// Kills the watchdog (once the command's group was killed) and waits
+    /// until it is gone, so that nothing of the group is left, not even
+    /// the watchdog as a zombie.
+    pub(crate) async fn end(&mut self) {
+        if let Some(mut watchdog) = self.watchdog.take() {
+            let _ = watchdog.child.start_kill();
+            let _ = watchdog.child.wait().await;
+            drop(watchdog.pipe.take());
+        }
     }
 }
 
@@ -240,6 +254,22 @@ pub(crate) async fn spawn(
             },
         ));
     }
+    if let Launch::Floor {
+        drop_capabilities,
+        landlock,
+        seccomp,
+        watchdog,
+        ready,
+    } = launch
+    {
+        let parts = FloorParts {
+            drop_capabilities: *drop_capabilities,
+            landlock: landlock.clone(),
+            seccomp: *seccomp,
+            watchdog: *watchdog,
+        };
+        return spawn_on_floor(parts, ready, shell, shell_args, make, required).await;
+    }
     let launch = launch.clone();
     let shell = shell.to_path_buf();
     let cwd = cwd.to_path_buf();
@@ -256,7 +286,6 @@ pub(crate) async fn spawn(
                 &cwd,
                 &protected,
                 make,
-                required,
                 &runtime,
                 supervisor.as_deref(),
             );
@@ -270,6 +299,120 @@ pub(crate) async fn spawn(
         .map_err(|e| ShellError::Spawn {
             message: format!("could not start the spawning thread: {e}"),
         })?;
+    let mut started = receive.await.map_err(|_| ShellError::Spawn {
+        message: "the spawning thread ended without a result".to_owned(),
+    })??;
+    let child = started.child.take().ok_or_else(|| ShellError::Spawn {
+        message: "the spawning thread returned no process".to_owned(),
+    })?;
+    Ok((
+        child,
+        SpawnerLease {
+            _alive: Some(alive),
+            watchdog: started.watchdog.take(),
+            group: started.group,
+        },
+    ))
+}
+
+/// The floor as one command's spawning thread applies it.
+#[derive(Clone, Debug)]
+struct FloorParts {
+    drop_capabilities: bool,
+    landlock: Option<LandlockRules>,
+    seccomp: Option<FilterSpec>,
+    watchdog: bool,
+}
+
+/// Starts the watchdog, compiles the filter for its group and applies the
+/// floor to the calling thread: what the command spawned next from this
+/// thread inherits. With `required`, a layer that fails is an error;
+/// otherwise a warning.
+fn prepare_floor(
+    parts: &FloorParts,
+    required: bool,
+) -> Result<(Option<Watchdog>, Option<u32>), ShellError> {
+    // The watchdog first: it leads the group the command joins, and is
+    // started before this thread is restricted.
+    let (watchdog, group) = if parts.watchdog {
+        match start_watchdog() {
+            Ok((watchdog, group)) => (Some(watchdog), Some(group)),
+            Err(reason) if required => return Err(refused(&reason)),
+            Err(reason) => {
+                tracing::warn!(%reason, "running a command WITHOUT its watchdog");
+                (None, None)
+            }
+        }
+    } else {
+        (None, None)
+    };
+    let programs = match parts.seccomp.map(|spec| {
+        self::seccomp::compile(FilterSpec {
+            group: group.or(spec.group),
+            ..spec
+        })
+    }) {
+        Some(Ok(programs)) => Some(programs),
+        Some(Err(reason)) if required => return Err(refused(&reason)),
+        Some(Err(reason)) => {
+            tracing::warn!(%reason, "running a command WITHOUT its seccomp filter");
+            None
+        }
+        None => None,
+    };
+    if let Err(reason) = apply_floor(
+        parts.drop_capabilities,
+        parts.landlock.as_ref(),
+        programs.as_deref(),
+    ) {
+        if required {
+            return Err(refused(&reason));
+        }
+        tracing::warn!(%reason, "running a command WITHOUT full OS isolation");
+    }
+    Ok((watchdog, group))
+}
+
+/// Starts the command from the floor's prepared thread (preparing one now
+/// when none waits), and prepares the next command's.
+async fn spawn_on_floor(
+    parts: FloorParts,
+    ready: &ready::Ready,
+    shell: &Path,
+    shell_args: Vec<OsString>,
+    make: impl FnOnce(&Path, Vec<OsString>) -> Command + Send + 'static,
+    required: bool,
+) -> Result<(Child, SpawnerLease), ShellError> {
+    let runtime = tokio::runtime::Handle::current();
+    let (send, receive) = tokio::sync::oneshot::channel::<Spawned>();
+    let (alive, released) = std::sync::mpsc::channel::<()>();
+    let mut job = Some(ready::Job {
+        shell: shell.to_path_buf(),
+        shell_args,
+        make: Box::new(make),
+        reply: send,
+        alive: released,
+    });
+    // A prepared thread that ended (its runtime went away) hands the job
+    // back; a fresh one then takes it.
+    if let Some(prepared) = ready.take() {
+        if let Some(taken) = job.take() {
+            if let Err(back) = prepared.run(taken) {
+                job = Some(back);
+            }
+        }
+    }
+    if let Some(job) = job {
+        ready::Prepared::start(parts.clone(), required, runtime.clone())?
+            .run(job)
+            .map_err(|_| ShellError::Spawn {
+                message: "the spawning thread ended before its command".to_owned(),
+            })?;
+    }
+    match ready::Prepared::start(parts, required, runtime) {
+        Ok(next) => ready.keep(next),
+        Err(e) => tracing::debug!(%e, "could not prepare the next command's thread"),
+    }
     let mut started = receive.await.map_err(|_| ShellError::Spawn {
         message: "the spawning thread ended without a result".to_owned(),
     })??;
@@ -302,7 +445,6 @@ fn spawn_on_this_thread(
     cwd: &Path,
     protected: &[PathBuf],
     make: impl FnOnce(&Path, Vec<OsString>) -> Command,
-    required: bool,
     runtime: &tokio::runtime::Handle,
     supervisor: Option<&Path>,
 ) -> Spawned {
@@ -313,55 +455,9 @@ fn spawn_on_this_thread(
             let child = command.spawn().map_err(|e| spawn_error(shell, e))?;
             Ok(Started::new(child, None, None))
         }
-        Launch::Floor {
-            drop_capabilities,
-            landlock,
-            seccomp,
-            watchdog,
-        } => {
-            // The watchdog first: it leads the group the command joins, and
-            // is started before this thread is restricted.
-            let (watchdog, group) = if *watchdog {
-                match start_watchdog() {
-                    Ok((watchdog, group)) => (Some(watchdog), Some(group)),
-                    Err(reason) if required => return Err(refused(&reason)),
-                    Err(reason) => {
-                        tracing::warn!(%reason, "running a command WITHOUT its watchdog");
-                        (None, None)
-                    }
-                }
-            } else {
-                (None, None)
-            };
-            let programs = match seccomp.map(|spec| {
-                self::seccomp::compile(FilterSpec {
-                    group: group.or(spec.group),
-                    ..spec
-                })
-            }) {
-                Some(Ok(programs)) => Some(programs),
-                Some(Err(reason)) if required => return Err(refused(&reason)),
-                Some(Err(reason)) => {
-                    tracing::warn!(%reason, "running a command WITHOUT its seccomp filter");
-                    None
-                }
-                None => None,
-            };
-            if let Err(reason) =
-                apply_floor(*drop_capabilities, landlock.as_ref(), programs.as_deref())
-            {
-                if required {
-                    return Err(refused(&reason));
-                }
-                tracing::warn!(%reason, "running a command WITHOUT full OS isolation");
-            }
-            let mut command = make(shell, shell_args);
-            if let Some(group) = group.and_then(|g| i32::try_from(g).ok()) {
-                command.process_group(group);
-            }
-            let child = command.spawn().map_err(|e| spawn_error(shell, e))?;
-            Ok(Started::new(child, watchdog, group))
-        }
+        Launch::Floor { .. } => Err(ShellError::Spawn {
+            message: "the floor starts commands from a prepared thread".to_owned(),
+        }),
         Launch::Bwrap { plan, seccomp } => {
             let fds = seccomp
                 .iter()

@@ -91,10 +91,14 @@ impl ResourceLimits {
         self
     }
 
-    /// The `sh` script that sets the limits and then runs `"$1"` with
-    /// `exec <shell> -c "$1"`. Values are in `ulimit` units (seconds, KiB,
-    /// 512-byte blocks) and clamped to the host's hard limits.
-    pub(crate) fn wrapper_script(&self, shell: &std::path::Path) -> String {
+    /// The script that sets the limits and then runs the command `"$1"`:
+    /// with `exec <shell> -c "$1"`, or, with `in_place` (the script already
+    /// runs in `shell`), with `eval` in the same process, which saves an
+    /// `exec` (`$1` is cleared first, and the one variable the script sets
+    /// is unset before the command runs). Without `in_place` the script is
+    /// run by `/bin/sh`. Values are in `ulimit` units (seconds, KiB, blocks
+    /// of the running shell) and clamped to the host's hard limits.
+    pub(crate) fn wrapper_script(&self, shell: &std::path::Path, in_place: bool) -> String {
         let mut script = String::new();
         let mut limit = |flags: &str,
                          what: &str,
@@ -126,12 +130,15 @@ impl ResourceLimits {
             Resource::RLIMIT_AS,
             1024,
         );
+        // The shell running this script counts `ulimit -f` in its own
+        // blocks: bash in 1024 bytes, dash (POSIX) in 512.
+        let runner_is_bash = in_place && shell.file_name().is_some_and(|n| n == "bash");
         limit(
             "-f",
             "file size",
             self.file_size_bytes,
             Resource::RLIMIT_FSIZE,
-            512,
+            if runner_is_bash { 1024 } else { 512 },
         );
         limit(
             "-u|-p",
@@ -140,7 +147,13 @@ impl ResourceLimits {
             Resource::RLIMIT_NPROC,
             1,
         );
-        let _ = writeln!(script, "exec {} -c \"$1\"", shell.display());
+        if in_place {
+            script.push_str(
+                "__tack_command=$1; set --; eval \"unset __tack_command; $__tack_command\"\n",
+            );
+        } else {
+            let _ = writeln!(script, "exec {} -c \"$1\"", shell.display());
+        }
         script
     }
 }
@@ -154,7 +167,7 @@ mod tests {
         let limits = ResourceLimits::none()
             .with_file_size_bytes(Some(1024))
             .with_address_space_bytes(Some(1 << 30));
-        let script = limits.wrapper_script(std::path::Path::new("/bin/sh"));
+        let script = limits.wrapper_script(std::path::Path::new("/bin/sh"), false);
         assert!(script.contains("ulimit -f 2 2>/dev/null"), "{script}");
         assert!(script.contains("ulimit -v 1048576 2>/dev/null"), "{script}");
         assert!(!script.contains("ulimit -t"), "{script}");
@@ -164,8 +177,41 @@ mod tests {
     #[test]
     fn no_limits_is_just_the_exec() {
         assert_eq!(
-            ResourceLimits::none().wrapper_script(std::path::Path::new("/bin/bash")),
+            ResourceLimits::none().wrapper_script(std::path::Path::new("/bin/bash"), false),
             "exec /bin/bash -c \"$1\"\n"
         );
+    }
+
+    /// In place, the command runs in the wrapper's own shell: it sees no
+    /// positional parameter and no variable of the wrapper's, and `$$` is
+    /// the process the host started.
+    #[test]
+    fn in_place_the_command_sees_nothing_of_the_wrapper() {
+        for shell in ["/bin/sh", "/bin/bash"] {
+            if !std::path::Path::new(shell).exists() {
+                continue;
+            }
+            let script = ResourceLimits::none()
+                .with_file_size_bytes(Some(1 << 20))
+                .wrapper_script(std::path::Path::new(shell), true);
+            let child = std::process::Command::new(shell)
+                .args(["-c", &script, shell])
+                .arg("echo \"[$#][$1][${__tack_command-unset}]\"; ulimit -f; echo $$; exit 7")
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let pid = child.id();
+            let output = child.wait_with_output().unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&output.stdout),
+                // 1 MiB in the shell's own blocks.
+                format!(
+                    "[0][][unset]\n{}\n{pid}\n",
+                    if shell.ends_with("bash") { 1024 } else { 2048 }
+                ),
+                "{shell}"
+            );
+            assert_eq!(output.status.code(), Some(7));
+        }
     }
 }

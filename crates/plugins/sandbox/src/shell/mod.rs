@@ -41,9 +41,8 @@ pub(crate) use warm::{WarmPool, supervisor_script};
 /// stop and what they read is returned with a note.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
-/// The shell that runs the resource-limit wrapper (which then `exec`s the
-/// command's shell).
-const WRAPPER_SHELL: &str = "/bin/sh";
+/// The shell of a warm environment's supervisor.
+const SUPERVISOR_SHELL: &str = "/bin/sh";
 
 /// [`Shell`] confined by a sandbox policy. Obtained from
 /// [`Sandbox::shell`](crate::Sandbox::shell).
@@ -54,7 +53,11 @@ pub(crate) struct SandboxShell {
     pub(crate) admission: CommandAdmission,
     pub(crate) launch: Launch,
     pub(crate) tmpdir: Option<Arc<PrivateTempDir>>,
+    /// The resource-limit wrapper, run by `shell` itself, which then runs
+    /// the command in place.
     pub(crate) wrapper: String,
+    /// The shell commands run in.
+    pub(crate) shell: PathBuf,
     /// The seccomp filter refuses Unix sockets: a command whose output
     /// shows the refusal gets a note saying why.
     pub(crate) unix_refused: bool,
@@ -112,15 +115,16 @@ async fn collect(task: tokio::task::JoinHandle<()>, shared: &Shared) -> Captured
 }
 
 impl SandboxShell {
-    /// The shell and its arguments: the limits wrapper, then the command.
+    /// The shell and its arguments: the limits wrapper, then the command
+    /// (in the same process; `$0` is the shell, as with `shell -c`).
     fn shell_args(&self, request: &CommandRequest) -> (PathBuf, Vec<OsString>) {
         let args = vec![
             "-c".into(),
             self.wrapper.clone().into(),
-            "sh".into(),
+            self.shell.clone().into(),
             request.command.clone().into(),
         ];
-        (PathBuf::from(WRAPPER_SHELL), args)
+        (self.shell.clone(), args)
     }
 
     /// Builds the process for `program args`, with the command's
@@ -214,7 +218,7 @@ impl Shell for SandboxShell {
         let make = self.command_builder(&request, &resolved.path);
         // The lease keeps the spawning thread (the parent bubblewrap's
         // `--die-with-parent` watches) alive until this run is over.
-        let (mut child, lease) = spawn(
+        let (mut child, mut lease) = spawn(
             &self.launch,
             &program,
             args,
@@ -260,11 +264,13 @@ impl Shell for SandboxShell {
             Ended::TimedOut => (child.wait().await, true),
             Ended::Cancelled => {
                 let _ = child.wait().await;
+                lease.end().await;
                 readers.abort();
                 warn_cancelled(protected.finish().await);
                 return Err(ShellError::Cancelled);
             }
         };
+        lease.end().await;
         let status = status.map_err(|e| ShellError::Io {
             message: e.to_string(),
         })?;
@@ -492,7 +498,7 @@ impl SandboxShell {
         };
         let (child, lease) = spawn(
             &self.launch,
-            Path::new(WRAPPER_SHELL),
+            Path::new(SUPERVISOR_SHELL),
             args,
             Path::new("/"),
             mountable,
