@@ -201,6 +201,7 @@ fn launch(
                     .map(seccomp::to_bytes)
                     .collect(),
             ),
+            processes: policy.limits().processes,
         });
     }
     let landlock = (applies(applied.filesystem) || applies(applied.network))
@@ -224,5 +225,6 @@ fn launch(
         seccomp: programs.is_some().then_some(spec),
         watchdog: !full_access,
         ready: Arc::default(),
+        processes: policy.limits().processes.filter(|_| !full_access),
     })
 }

@@ -123,6 +123,16 @@ pub struct PolicyIsolation {
     /// socket is reachable and only abstract sockets are kept out (Landlock
     /// ABI 6+).
     pub unix_sockets: Enforcement,
+    /// The process limit ([`ResourceLimits::processes`](crate::ResourceLimits::processes)):
+    /// `Enforced` when each call's processes (threads included) are counted
+    /// in a `pids` cgroup of their own, which holds for root too: where the
+    /// host can make cgroups in a cgroup v1 `pids` hierarchy, or on cgroup
+    /// v2 with `pids` delegated to the host's cgroup for commands inside
+    /// bubblewrap; `Partial` otherwise for a user other than root
+    /// (`RLIMIT_NPROC`, which counts every process of the user);
+    /// `Unavailable` for root without such a cgroup (the kernel does not
+    /// apply `RLIMIT_NPROC` to root).
+    pub processes: Enforcement,
     /// The hidden paths ([`SandboxPolicy::hidden`]) kept from commands:
     /// `Enforced` inside bubblewrap (each existing one covered by an empty
     /// unreadable directory or `/dev/null`); `Partial` on the floor, where
@@ -182,6 +192,11 @@ pub(crate) struct Kernel {
     pub(crate) seccomp: Result<(), String>,
     pub(crate) bwrap: KernelBwrap,
     pub(crate) shell: PathBuf,
+    /// A `pids` cgroup hierarchy where calls' cgroups can be made: `true`
+    /// for cgroup v1 (a thread can move), `false` for v2; `None`: none.
+    pub(crate) pids: Option<bool>,
+    /// The host runs as root (for whom `RLIMIT_NPROC` does not hold).
+    pub(crate) root: bool,
 }
 
 impl Kernel {
@@ -213,6 +228,8 @@ pub(crate) fn kernel() -> &'static Kernel {
         seccomp: crate::isolation::seccomp::probe(),
         bwrap: crate::isolation::bwrap::probe(),
         shell: shell(),
+        pids: crate::isolation::pids::hierarchy().map(|h| h.threads),
+        root: nix::unistd::geteuid().is_root(),
     })
 }
 
@@ -351,6 +368,15 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &Kernel) -> IsolationStatus {
     } else {
         Enforcement::Unavailable
     };
+    let processes = if full_access || policy.limits().processes.is_none() {
+        Enforcement::NotRequested
+    } else if kernel.pids == Some(true) || (kernel.pids == Some(false) && bwrap_used) {
+        Enforcement::Enforced
+    } else if kernel.root {
+        Enforcement::Unavailable
+    } else {
+        Enforcement::Partial
+    };
     let lifetime = if bwrap_used
         || (!full_access
             && seccomp == Enforcement::Enforced
@@ -430,6 +456,7 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &Kernel) -> IsolationStatus {
         lifetime,
         protected,
         unix_sockets,
+        processes,
         hidden,
         commands,
     });
@@ -503,6 +530,17 @@ impl fmt::Display for IsolationStatus {
                 }
             )?;
             writeln!(f, "commands, hidden paths unreadable: {}", policy.hidden)?;
+            writeln!(
+                f,
+                "commands, process count limited per call: {}{}",
+                policy.processes,
+                match policy.processes {
+                    Enforcement::Partial => " (RLIMIT_NPROC: every process of the user)",
+                    Enforcement::Unavailable =>
+                        " (no pids cgroup can be made here, and RLIMIT_NPROC does not hold for root)",
+                    _ => "",
+                }
+            )?;
             match &policy.commands {
                 CommandAdmission::Run => writeln!(f, "commands: run")?,
                 CommandAdmission::RunWithWarning { missing } => {
@@ -541,6 +579,8 @@ mod tests {
                 )
             },
             shell: "/bin/sh".into(),
+            pids: Some(true),
+            root: true,
         }
     }
 
@@ -714,6 +754,7 @@ mod tests {
             p.capabilities,
             p.lifetime,
             p.unix_sockets,
+            p.processes,
             p.hidden,
         ] {
             assert_eq!(e, Enforcement::Enforced);

@@ -24,6 +24,7 @@ pub(crate) mod bwrap;
 pub(crate) mod capabilities;
 pub(crate) mod carve;
 pub(crate) mod landlock;
+pub(crate) mod pids;
 mod ready;
 pub(crate) mod seccomp;
 pub(crate) mod sockets;
@@ -62,6 +63,9 @@ pub(crate) enum Launch {
         watchdog: bool,
         /// The next command's spawning thread, prepared ahead.
         ready: Arc<ready::Ready>,
+        /// The per-call process limit, applied through a `pids` cgroup
+        /// where one can be made.
+        processes: Option<u64>,
     },
     /// bubblewrap, which applies the filter itself.
     Bwrap {
@@ -69,6 +73,9 @@ pub(crate) enum Launch {
         plan: BwrapPlan,
         /// The seccomp programs as bytes.
         seccomp: Arc<Vec<Vec<u8>>>,
+        /// The per-call process limit, applied through a `pids` cgroup
+        /// where one can be made.
+        processes: Option<u64>,
     },
 }
 
@@ -79,6 +86,8 @@ pub(crate) struct SpawnerLease {
     _alive: Option<std::sync::mpsc::Sender<()>>,
     watchdog: Option<Watchdog>,
     group: Option<u32>,
+    /// The call's `pids` cgroup, removed once its processes are gone.
+    _cgroup: Option<pids::CallCgroup>,
 }
 
 impl SpawnerLease {
@@ -202,14 +211,41 @@ struct Started {
     child: Option<Child>,
     watchdog: Option<Watchdog>,
     group: Option<u32>,
+    cgroup: Option<pids::CallCgroup>,
 }
 
 impl Started {
-    fn new(child: Child, watchdog: Option<Watchdog>, group: Option<u32>) -> Self {
+    fn new(
+        child: Child,
+        watchdog: Option<Watchdog>,
+        group: Option<u32>,
+        cgroup: Option<pids::CallCgroup>,
+    ) -> Self {
         Self {
             group: group.or(child.id()),
             child: Some(child),
             watchdog,
+            cgroup,
+        }
+    }
+}
+
+/// A `pids` cgroup allowing `max` processes (plus `extra` the sandbox
+/// itself puts there), entered by the calling thread: what it forks next is
+/// born inside. `None` where no cgroup v1 hierarchy allows it (a warning
+/// says why when one should have worked).
+fn enter_call_cgroup(max: Option<u64>, extra: u64) -> Option<pids::CallCgroup> {
+    let max = max?;
+    if !pids::hierarchy().is_some_and(|h| h.threads) {
+        return None;
+    }
+    let entered = pids::CallCgroup::create(max.saturating_add(extra))
+        .and_then(|cgroup| cgroup.enter_this_thread().map(|()| cgroup));
+    match entered {
+        Ok(cgroup) => Some(cgroup),
+        Err(reason) => {
+            tracing::warn!(%reason, "the command runs without its process-count cgroup");
+            None
         }
     }
 }
@@ -251,6 +287,7 @@ pub(crate) async fn spawn(
                 _alive: None,
                 watchdog: None,
                 group: None,
+                _cgroup: None,
             },
         ));
     }
@@ -260,6 +297,7 @@ pub(crate) async fn spawn(
         seccomp,
         watchdog,
         ready,
+        processes,
     } = launch
     {
         let parts = FloorParts {
@@ -267,6 +305,7 @@ pub(crate) async fn spawn(
             landlock: landlock.clone(),
             seccomp: *seccomp,
             watchdog: *watchdog,
+            processes: *processes,
         };
         return spawn_on_floor(parts, ready, shell, shell_args, make, required).await;
     }
@@ -311,6 +350,7 @@ pub(crate) async fn spawn(
             _alive: Some(alive),
             watchdog: started.watchdog.take(),
             group: started.group,
+            _cgroup: started.cgroup.take(),
         },
     ))
 }
@@ -322,16 +362,17 @@ struct FloorParts {
     landlock: Option<LandlockRules>,
     seccomp: Option<FilterSpec>,
     watchdog: bool,
+    processes: Option<u64>,
 }
 
 /// Starts the watchdog, compiles the filter for its group and applies the
 /// floor to the calling thread: what the command spawned next from this
 /// thread inherits. With `required`, a layer that fails is an error;
 /// otherwise a warning.
-fn prepare_floor(
-    parts: &FloorParts,
-    required: bool,
-) -> Result<(Option<Watchdog>, Option<u32>), ShellError> {
+fn prepare_floor(parts: &FloorParts, required: bool) -> Result<PreparedFloor, ShellError> {
+    // The cgroup before anything is forked: the watchdog (1) and this
+    // thread (1) count in it too.
+    let cgroup = enter_call_cgroup(parts.processes, 2);
     // The watchdog first: it leads the group the command joins, and is
     // started before this thread is restricted.
     let (watchdog, group) = if parts.watchdog {
@@ -370,7 +411,18 @@ fn prepare_floor(
         }
         tracing::warn!(%reason, "running a command WITHOUT full OS isolation");
     }
-    Ok((watchdog, group))
+    Ok(PreparedFloor {
+        watchdog,
+        group,
+        cgroup,
+    })
+}
+
+/// A thread ready to spawn a command on the floor.
+struct PreparedFloor {
+    watchdog: Option<Watchdog>,
+    group: Option<u32>,
+    cgroup: Option<pids::CallCgroup>,
 }
 
 /// Starts the command from the floor's prepared thread (preparing one now
@@ -425,6 +477,7 @@ async fn spawn_on_floor(
             _alive: Some(alive),
             watchdog: started.watchdog.take(),
             group: started.group,
+            _cgroup: started.cgroup.take(),
         },
     ))
 }
@@ -453,12 +506,23 @@ fn spawn_on_this_thread(
         Launch::Plain => {
             let mut command = make(shell, shell_args);
             let child = command.spawn().map_err(|e| spawn_error(shell, e))?;
-            Ok(Started::new(child, None, None))
+            Ok(Started::new(child, None, None, None))
         }
         Launch::Floor { .. } => Err(ShellError::Spawn {
             message: "the floor starts commands from a prepared thread".to_owned(),
         }),
-        Launch::Bwrap { plan, seccomp } => {
+        Launch::Bwrap {
+            plan,
+            seccomp,
+            processes,
+        } => {
+            // bubblewrap, its PID 1 and this thread count too. (A warm
+            // environment's supervisor is moved into a cgroup of its own
+            // instead.)
+            let cgroup = supervisor
+                .is_none()
+                .then(|| enter_call_cgroup(*processes, 3))
+                .flatten();
             let fds = seccomp
                 .iter()
                 .map(|program| inheritable_memfd(program))
@@ -471,7 +535,7 @@ fn spawn_on_this_thread(
             let mut command = make(&plan.path, args);
             let spawned = command.spawn().map_err(|e| spawn_error(&plan.path, e));
             drop(fds);
-            Ok(Started::new(spawned?, None, None))
+            Ok(Started::new(spawned?, None, None, cgroup))
         }
     }
 }

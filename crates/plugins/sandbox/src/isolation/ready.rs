@@ -55,13 +55,19 @@ impl Prepared {
                 let Ok(job) = waiting.recv() else {
                     return;
                 };
-                let result = prepared.and_then(|(watchdog, group)| {
+                let result = prepared.and_then(|prepared| {
                     let mut command = (job.make)(&job.shell, job.shell_args);
+                    let group = prepared.group;
                     if let Some(group) = group.and_then(|g| i32::try_from(g).ok()) {
                         command.process_group(group);
                     }
                     let child = command.spawn().map_err(|e| spawn_error(&job.shell, e))?;
-                    Ok(Started::new(child, watchdog, group))
+                    Ok(Started::new(
+                        child,
+                        prepared.watchdog,
+                        group,
+                        prepared.cgroup,
+                    ))
                 });
                 // Live as long as the command: until the lease is dropped.
                 if job.reply.send(result).is_ok() {

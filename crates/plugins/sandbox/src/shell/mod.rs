@@ -508,6 +508,6 @@ impl SandboxShell {
         )
         .await
         .map_err(|e| e.to_string())?;
-        WarmEnv::new(key, child, lease, dir).await
+        WarmEnv::new(key, child, lease, dir, self.policy.limits().processes).await
     }
 }

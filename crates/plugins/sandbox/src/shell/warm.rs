@@ -43,6 +43,7 @@ use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
+use crate::isolation::pids::{CallCgroup, hierarchy};
 use crate::isolation::{BwrapPlan, SpawnerLease};
 
 use super::PrivateTempDir;
@@ -155,6 +156,9 @@ pub(crate) struct WarmEnv {
     /// What the private `/tmp` and `/dev/shm` held when the environment
     /// started (the mount points of the roots bound inside them).
     memory: Vec<PathBuf>,
+    /// The `pids` cgroup the supervisor and every command it starts count
+    /// in (one call at a time: the limit is per call).
+    _cgroup: Option<CallCgroup>,
     /// Keeps the spawning thread (bubblewrap's `--die-with-parent`) alive.
     _lease: SpawnerLease,
 }
@@ -192,12 +196,15 @@ fn nonce() -> u64 {
 
 impl WarmEnv {
     /// An environment from a spawned bubblewrap running the supervisor,
-    /// once the supervisor said it is ready.
+    /// once the supervisor said it is ready; with `processes`, the
+    /// supervisor is moved into a `pids` cgroup allowing that many
+    /// processes besides itself, where one can be made.
     pub(crate) async fn new(
         key: EnvKey,
         mut bwrap: Child,
         lease: SpawnerLease,
         dir: PrivateTempDir,
+        processes: Option<u64>,
     ) -> Result<Self, String> {
         let requests = bwrap.stdin.take().ok_or("no pipe to the supervisor")?;
         let answers = bwrap.stdout.take().ok_or("no pipe from the supervisor")?;
@@ -213,7 +220,22 @@ impl WarmEnv {
         let supervisor = supervisor_of(bwrap_pid)?;
         let memory = memory_filesystems(supervisor)
             .ok_or("the namespace's /tmp and /dev/shm are not visible from outside")?;
+        let cgroup = match processes {
+            Some(max) if hierarchy().is_some() => {
+                match CallCgroup::create(max.saturating_add(1))
+                    .and_then(|c| c.add_process(supervisor.as_raw()).map(|()| c))
+                {
+                    Ok(cgroup) => Some(cgroup),
+                    Err(reason) => {
+                        tracing::warn!(%reason, "commands run without their process-count cgroup");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         Ok(Self {
+            _cgroup: cgroup,
             key,
             bwrap,
             supervisor,

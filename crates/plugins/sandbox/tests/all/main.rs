@@ -12,6 +12,7 @@ mod fs_ops;
 mod hidden;
 mod isolation;
 mod plugin;
+mod processes;
 mod property;
 mod protected;
 mod protected_depth;
