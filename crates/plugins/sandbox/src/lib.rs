@@ -20,9 +20,11 @@
 //!   group (killed as a whole on cancellation, timeout, or when the command
 //!   ends), capped output, and two layers of OS isolation: bubblewrap's
 //!   namespaces when installed (read-only root, private `/tmp`, new PID and
-//!   network namespaces, nothing outlives the call or the host) and always a
-//!   floor of dropped capabilities, `no_new_privs`, a seccomp filter and
-//!   Landlock.
+//!   network namespaces, nothing outlives the call or the host; built once
+//!   and reused by command after command, each still on its own) and always
+//!   a floor of dropped capabilities, `no_new_privs`, a seccomp filter and
+//!   Landlock (the next command's thread prepared ahead). A per-call `pids`
+//!   cgroup limits the process count, root included, where one can be made.
 //! * **Status** ([`Sandbox::status`], [`probe_isolation`]): what the kernel
 //!   offers and exactly what is applied, never more.
 //!
