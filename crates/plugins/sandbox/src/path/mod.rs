@@ -3,6 +3,7 @@
 
 mod deny;
 mod hide;
+mod listing;
 mod protect;
 mod resolve;
 mod roots;

@@ -18,8 +18,11 @@ use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
+use std::sync::Arc;
+
 use crate::error::SandboxError;
 use crate::path::deny::DenyList;
+use crate::path::listing::Listings;
 
 /// The most bytes of a `.git` file read to find its `gitdir:`.
 const GITFILE_BYTES: u64 = 4096;
@@ -38,6 +41,8 @@ pub(crate) struct ProtectList {
     names: HashSet<OsString>,
     /// Whether some glob is not `**/name`.
     other_globs: bool,
+    /// Directory listings kept between walks.
+    listings: Arc<Listings>,
 }
 
 /// Expands `~/x` against `home` and resolves the symlinks of the longest
@@ -149,6 +154,7 @@ impl ProtectList {
             paths,
             names,
             other_globs,
+            listings: Arc::default(),
         })
     }
 
@@ -204,28 +210,24 @@ impl ProtectList {
     fn scan_into(&self, roots: &[PathBuf], root: &Path, start: &Path, scan: &mut ProtectedScan) {
         let mut pending = vec![start.to_path_buf()];
         while let Some(dir) = pending.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
+            // Most entries are neither named like a protected one nor
+            // matched by another glob: no path matched, no `stat`, and a
+            // directory unchanged since the last walk is not even listed.
+            let named = |name: &std::ffi::OsStr| self.other_globs || self.names.contains(name);
+            let Some(listing) = self.listings.list(&dir, named) else {
                 continue;
             };
-            for entry in entries.flatten() {
-                // Most entries are neither named like a protected one nor
-                // matched by another glob: no path built, no `stat`.
-                if !self.other_globs && !self.names.contains(&entry.file_name()) {
-                    if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                        pending.push(entry.path());
-                    }
-                    continue;
-                }
-                let path = entry.path();
-                let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            pending.extend(listing.subdirs.iter().cloned());
+            for path in &listing.named {
+                let Ok(meta) = std::fs::symlink_metadata(path) else {
                     continue;
                 };
-                if let Some(matched) = self.matching(root, &path) {
+                if let Some(matched) = self.matching(root, path) {
                     if meta.is_file() && path.file_name().is_some_and(|n| n == ".git") {
-                        self.add_gitdir(roots, &path, matched, scan);
+                        self.add_gitdir(roots, path, matched, scan);
                     }
                     scan.found.insert(
-                        path,
+                        path.clone(),
                         Found {
                             entry: matched.to_owned(),
                             id: identity(&meta),
@@ -233,7 +235,7 @@ impl ProtectList {
                         },
                     );
                 } else if meta.is_dir() {
-                    pending.push(path);
+                    pending.push(path.clone());
                 }
             }
         }

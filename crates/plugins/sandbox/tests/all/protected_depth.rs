@@ -398,3 +398,46 @@ async fn a_workspace_that_is_the_home_directory_keeps_the_start_up_files() {
         );
     }
 }
+
+/// The walk reuses the listing of a directory left unchanged for a while:
+/// a command that creates a repository in such a directory and sets the
+/// directory's modification time back still has it removed (the change
+/// time, which no command can set, moved).
+#[tokio::test]
+async fn a_repository_hidden_behind_a_reset_modification_time_is_still_removed() {
+    let fx = Fixture::new();
+    let deep = fx.ws().join("a/b/c");
+    std::fs::create_dir_all(&deep).unwrap();
+    let sandbox = fx.workspace_write();
+    if !runs_commands(
+        &sandbox,
+        "a_repository_hidden_behind_a_reset_modification_time_is_still_removed",
+    ) {
+        return;
+    }
+    // Let every directory settle, and have a walk keep their listings.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let shell = sandbox.shell();
+    let quiet = shell
+        .run(CommandRequest::new("true"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(quiet.exit_code, Some(0));
+    let out = shell
+        .run(
+            CommandRequest::new(
+                "old=$(stat -c %y a/b/c); mkdir -p a/b/c/.git/hooks && \
+                 printf '#!/bin/sh\\necho pwned\\n' > a/b/c/.git/hooks/post-checkout && \
+                 touch -d \"$old\" a/b/c && \
+                 [ \"$(stat -c %y a/b/c)\" = \"$old\" ] && echo made",
+            ),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(out.stdout.contains("made"), "{out:?}");
+    assert!(
+        !deep.join(".git").exists(),
+        "the repository survived the command: {out:?}"
+    );
+}
