@@ -71,8 +71,10 @@ fn own_dirs() -> Vec<PathBuf> {
 /// the ways out.
 pub fn sandbox(settings: &Settings, root: &Path, args: &SessionArgs) -> Result<Sandbox, String> {
     let own = own_paths(args);
-    let mut policy = SandboxPolicy::new(settings.sandbox.value, root)
-        .with_namespaces(settings.sandbox_layer.value.namespaces());
+    let mut policy = settings.sandbox_paths.apply(
+        SandboxPolicy::new(settings.sandbox.value, root)
+            .with_namespaces(settings.sandbox_layer.value.namespaces()),
+    );
     for path in &own {
         policy = policy.with_protected(&path.to_string_lossy());
     }

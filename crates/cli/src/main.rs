@@ -14,6 +14,7 @@ mod output;
 mod prompt;
 mod prompter;
 mod sandbox_layer;
+mod sandbox_paths;
 mod session;
 mod settings;
 mod spinner;

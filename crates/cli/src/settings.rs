@@ -106,6 +106,8 @@ pub struct Settings {
     pub sandbox: Sourced<SandboxMode>,
     /// Which layer confines commands.
     pub sandbox_layer: Sourced<SandboxLayer>,
+    /// Hidden paths and allowed Unix sockets for commands.
+    pub sandbox_paths: crate::sandbox_paths::SandboxPaths,
     /// Model calls per turn.
     pub max_steps: Sourced<usize>,
     /// Every tool call's deadline (`None`: each tool's own).
@@ -147,6 +149,7 @@ impl Default for Settings {
             mode: Sourced::default(Mode::Ask),
             sandbox: Sourced::default(SandboxMode::WorkspaceWrite),
             sandbox_layer: Sourced::default(SandboxLayer::Auto),
+            sandbox_paths: Default::default(),
             max_steps: Sourced::default(DEFAULT_MAX_STEPS),
             tool_timeout: Sourced::default(None),
             model_timeout: Sourced::default(DEFAULT_MODEL_TIMEOUT),
@@ -173,6 +176,12 @@ struct RawSettings {
     sandbox: Option<SandboxMode>,
     #[serde(default, deserialize_with = "parsed")]
     sandbox_layer: Option<SandboxLayer>,
+    #[serde(default)]
+    sandbox_hide: Vec<String>,
+    #[serde(default)]
+    sandbox_unhide: Vec<String>,
+    #[serde(default)]
+    sandbox_unix_sockets: Vec<String>,
     #[serde(default, deserialize_with = "steps")]
     max_steps: Option<usize>,
     #[serde(default, deserialize_with = "seconds")]
@@ -579,6 +588,13 @@ impl Settings {
         if let Some(v) = raw.sandbox_layer {
             self.sandbox_layer.set(v, origin.clone());
         }
+        self.sandbox_paths.add(
+            &name,
+            layer == "workspace",
+            raw.sandbox_hide,
+            raw.sandbox_unhide,
+            raw.sandbox_unix_sockets,
+        )?;
         if let Some(v) = raw.max_steps {
             self.max_steps.set(v, origin.clone());
         }

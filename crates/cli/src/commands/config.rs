@@ -16,6 +16,9 @@ pub fn config(args: &SessionArgs) -> Result<ExitCode, String> {
     for line in settings.describe() {
         print_text(&line);
     }
+    for line in settings.sandbox_paths.describe() {
+        print_text(&line);
+    }
     match crate::guard_plugins::sandbox(&settings, &root, args) {
         Ok(sandbox) => print_text(&crate::sandbox_layer::describe(
             &sandbox,

@@ -468,3 +468,80 @@ fn the_layer_is_chosen_shown_and_logged() {
     let shown = stdout_of(tack(&ws).arg("config"));
     assert!(shown.contains("sandbox_layer = namespaces"), "{shown}");
 }
+
+/// `sandbox_hide` keeps a path from commands; lifting a hidden default and
+/// opening a Unix socket are the user's choice, refused from a workspace.
+#[test]
+fn sandbox_paths_come_from_the_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let config = dir.path().join("config");
+    std::fs::create_dir_all(config.join("tack")).unwrap();
+    // Outside /tmp, which the namespace layer replaces anyway.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let vault = outside.path().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    std::fs::write(vault.join("key.txt"), "hunter2-secret").unwrap();
+    let cat = format!(
+        "run cat {}/key.txt; ls {}",
+        vault.display(),
+        vault.display()
+    );
+    let read = |config: &Path| {
+        let out = tack(&ws)
+            .env("XDG_CONFIG_HOME", config)
+            .args(["run", "--mode", "allow-all"])
+            .arg(&cat)
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    // Readable before the user hides it.
+    assert!(read(&config).contains("hunter2-secret"));
+    std::fs::write(
+        config.join("tack/settings.json"),
+        serde_json::json!({
+            "sandbox_hide": [vault.to_string_lossy()],
+            "sandbox_unhide": ["~/.npmrc"],
+            "sandbox_unix_sockets": ["/run/tack-test-agent.sock"],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let shown = stdout_of(tack(&ws).env("XDG_CONFIG_HOME", &config).arg("config"));
+    assert!(
+        shown.contains(&format!("sandbox_hide += {}", vault.display())),
+        "{shown}"
+    );
+    assert!(shown.contains("sandbox_unhide += ~/.npmrc"), "{shown}");
+    assert!(
+        shown.contains("sandbox_unix_sockets += /run/tack-test-agent.sock"),
+        "{shown}"
+    );
+    let all = read(&config);
+    assert!(!all.contains("hunter2-secret"), "{all}");
+    assert!(!all.contains("key.txt\n"), "{all}");
+    // The same keys from the workspace: refused, naming the key.
+    std::fs::create_dir_all(ws.join(".tack")).unwrap();
+    for (key, value) in [
+        ("sandbox_unhide", "~/.ssh"),
+        ("sandbox_unix_sockets", "/run/docker.sock"),
+    ] {
+        std::fs::write(
+            ws.join(".tack/settings.json"),
+            serde_json::json!({ key: [value] }).to_string(),
+        )
+        .unwrap();
+        tack(&ws)
+            .arg("config")
+            .assert()
+            .failure()
+            .stderr(predicates::str::contains(format!(
+                "key `{key}`: a workspace's own settings cannot set {key}"
+            )));
+    }
+}

@@ -555,3 +555,34 @@ async fn memory_backed_directories_are_sized() {
         assert!(size <= 16 << 20, "{line}");
     }
 }
+
+/// A new user namespace would give the command every capability over a
+/// private mount tree (and the means to undo read-only mounts there): the
+/// seccomp filter refuses `unshare` and `clone` with namespace flags, on
+/// both layers, as root and not.
+#[tokio::test]
+async fn no_new_user_namespace() {
+    let fx = Fixture::new();
+    let sandbox = fx.workspace_write();
+    if !runs_commands(&sandbox, "no_new_user_namespace") {
+        return;
+    }
+    if !Path::new("/usr/bin/unshare").exists() {
+        println!("no_new_user_namespace: skipped, no unshare(1)");
+        return;
+    }
+    let out = run(
+        &sandbox,
+        "unshare -U -r id -u; echo user=$?; unshare -U -m -r true; echo mount=$?; \
+         unshare -n true; echo net=$?"
+            .to_owned(),
+    )
+    .await;
+    for step in ["user", "mount", "net"] {
+        assert!(out.stdout.contains(&format!("{step}=1")), "{step}: {out:?}");
+    }
+    assert!(
+        !out.stdout.lines().any(|l| l == "0"),
+        "became root inside: {out:?}"
+    );
+}
