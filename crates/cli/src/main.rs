@@ -10,6 +10,7 @@ mod guard_plugins;
 mod hooks;
 mod interrupt;
 mod mcp;
+mod mcp_token;
 mod output;
 mod prompt;
 mod prompter;

@@ -29,5 +29,5 @@ pub use error::McpError;
 pub use names::{server_prefix, tack_tool_name};
 pub use server::{
     CallPeers, ElicitingApprover, HttpOptions, McpServer, ToolSource, annotations_for,
-    outcome_result, serve_http, tool_json,
+    client_schema, outcome_result, serve_http, tool_json,
 };

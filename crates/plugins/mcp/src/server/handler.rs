@@ -4,7 +4,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::Duration;
 
-use rmcp::Peer;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -129,8 +128,19 @@ impl McpServer {
     /// Sends a `notifications/message` when `level` is at or above the
     /// session's `logging/setLevel`.
     #[allow(deprecated)]
-    async fn log(&self, peer: &Peer<RoleServer>, level: LoggingLevel, data: Value) {
-        let threshold = self.log_level.load(Ordering::Relaxed);
+    async fn log(&self, context: &RequestContext<RoleServer>, level: LoggingLevel, data: Value) {
+        let peer = &context.peer;
+        // From protocol 2026-07-28 on, the level is the request's own
+        // (`io.modelcontextprotocol/logLevel` in its `_meta`), and a request
+        // without one gets no log messages.
+        let per_request = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
+        let threshold = match context.meta.log_level() {
+            Some(level) => severity(level),
+            None if per_request => NO_LEVEL,
+            None => self.log_level.load(Ordering::Relaxed),
+        };
         if threshold == NO_LEVEL || severity(level) < threshold {
             return;
         }
@@ -193,7 +203,8 @@ impl McpServer {
             write,
             self.max_message_bytes,
             crate::stdio::CloseNote::default(),
-        );
+        )
+        .serving();
         let running = self
             .serve(transport)
             .await
@@ -233,7 +244,10 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools: Vec<Tool> = (self.tools)()
+        let mut definitions = (self.tools)();
+        // In a stable order: clients cache the list, models their prompts.
+        definitions.sort_by(|a, b| a.name().as_str().cmp(b.name().as_str()));
+        let tools: Vec<Tool> = definitions
             .iter()
             .filter_map(|t| serde_json::from_value(tool_json(t)).ok())
             .collect();
@@ -254,7 +268,7 @@ impl ServerHandler for McpServer {
         let Some(definition) = self.find(&name) else {
             #[allow(deprecated)]
             self.log(
-                &context.peer,
+                &context,
                 LoggingLevel::Warning,
                 json!({"event": "unknown tool", "tool": name}),
             )
@@ -276,7 +290,7 @@ impl ServerHandler for McpServer {
         match outcome.failure_info() {
             None => {
                 self.log(
-                    &context.peer,
+                    &context,
                     LoggingLevel::Info,
                     json!({"event": "tool call", "tool": outcome.tool, "callId": call_id, "ok": true}),
                 )
@@ -284,7 +298,7 @@ impl ServerHandler for McpServer {
             }
             Some(failure) => {
                 self.log(
-                    &context.peer,
+                    &context,
                     LoggingLevel::Error,
                     json!({
                         "event": "tool call",
