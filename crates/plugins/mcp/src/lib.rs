@@ -23,7 +23,10 @@ mod stdio;
 pub use client::mapping::{
     MAX_SCHEMA_BYTES, PERMISSIVE_OUTPUT, content_block, content_blocks, tier_from_annotations,
 };
-pub use client::{ClientOptions, DEFAULT_MAX_MESSAGE_BYTES, McpPlugin, McpProgress, PLUGIN_NAME};
+pub use client::{
+    ClientOptions, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, McpPlugin, McpProgress,
+    PLUGIN_NAME,
+};
 pub use config::{McpConfig, ServerConfig};
 pub use error::McpError;
 pub use names::{server_prefix, tack_tool_name};
