@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod bad_peers;
+mod bounds;
 
 mod client_everything;
 mod conformance;
