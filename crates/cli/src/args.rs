@@ -154,6 +154,10 @@ pub struct ToolsArgs {
     /// Schema format: openai, anthropic, mcp (or neutral).
     #[arg(long, default_value = "openai")]
     pub format: String,
+    /// Session options (the workspace and settings whose MCP servers'
+    /// tools are listed too).
+    #[command(flatten)]
+    pub session: SessionArgs,
 }
 
 /// `tack replay`.

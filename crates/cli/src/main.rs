@@ -32,7 +32,7 @@ async fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(run) => commands::run::run(run).await,
         Command::Chat(chat) => commands::chat::chat(chat).await,
-        Command::Tools(tools) => commands::tools::tools(&tools),
+        Command::Tools(tools) => commands::tools::tools(&tools).await,
         Command::Replay(replay) => commands::replay::replay(&replay),
         Command::Plugins => commands::plugins::plugins(),
         Command::Config(config) => commands::config::config(&config),

@@ -10,7 +10,8 @@ use rmcp::model::{
 };
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::model::{ServerNotification, SubscriptionFilter, ToolListChangedNotification};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tack_core::capability::ToolDispatcher;
@@ -333,6 +334,57 @@ impl ServerHandler for McpServer {
         self.log_level
             .store(severity(request.level), Ordering::Relaxed);
         Ok(())
+    }
+
+    /// `subscriptions/listen` (protocol 2026-07-28): tool list changes,
+    /// when the server watches for them.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.changes.as_ref()?;
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        Some(accepted)
+    }
+
+    /// Sends `notifications/tools/list_changed` on the listen stream when the
+    /// listed tools change, until the client ends the subscription.
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let Some(mut changes) = self.changes.clone() else {
+            subscription.cancelled().await;
+            return Ok(());
+        };
+        if subscription.accepted().tools_list_changed != Some(true) {
+            subscription.cancelled().await;
+            return Ok(());
+        }
+        changes.mark_unchanged();
+        let mut told = listing(&self.tools);
+        loop {
+            tokio::select! {
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        // The registry is gone: nothing more will change.
+                        subscription.cancelled().await;
+                        return Ok(());
+                    }
+                }
+                () = subscription.cancelled() => return Ok(()),
+            }
+            changes.mark_unchanged();
+            let now = listing(&self.tools);
+            if now == told {
+                continue;
+            }
+            told = now;
+            let notification = ServerNotification::ToolListChangedNotification(
+                ToolListChangedNotification::default(),
+            );
+            if subscription.sink().send(notification).await.is_err() {
+                return Ok(());
+            }
+        }
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
