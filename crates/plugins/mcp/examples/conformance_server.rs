@@ -80,8 +80,12 @@ pub fn fixture_tools() -> Vec<ToolDefinition> {
             .input_schema(json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
-                "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+                "$defs": {"address": {"$anchor": "address", "type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
                 "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "allOf": [{"anyOf": [{"required": ["name"]}, {"required": ["address"]}]}],
+                "if": {"properties": {"name": {"const": "anonymous"}}, "required": ["name"]},
+                "then": {"not": {"required": ["address"]}},
+                "else": true,
                 "additionalProperties": false
             }))
             .output(OutputSpec::new(json!({})))
