@@ -8,9 +8,12 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
+use rmcp::model::{
+    CustomRequest, CustomResult, ServerNotification, SubscriptionFilter,
+    ToolListChangedNotification,
+};
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
-use rmcp::model::{ServerNotification, SubscriptionFilter, ToolListChangedNotification};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
@@ -334,6 +337,37 @@ impl ServerHandler for McpServer {
         self.log_level
             .store(severity(request.level), Ordering::Relaxed);
         Ok(())
+    }
+
+    /// A request rmcp could not read as the method it names: a method this
+    /// server has, with params that do not fit it (invalid params, `-32602`,
+    /// saying what was wrong), else an unknown method (`-32601`).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
+        let hint = match request.method.as_str() {
+            "logging/setLevel" if !modern => {
+                "`level` must be one of debug, info, notice, warning, error, critical, alert, emergency"
+            }
+            "tools/call" => "give `name` (a string) and `arguments` (an object)",
+            "tools/list" => "`cursor`, if given, is a string from the last page's `nextCursor`",
+            _ => {
+                return Err(ErrorData::new(
+                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                    request.method,
+                    None,
+                ));
+            }
+        };
+        Err(ErrorData::invalid_params(
+            format!("invalid params for `{}`: {hint}", request.method),
+            request.params,
+        ))
     }
 
     /// `subscriptions/listen` (protocol 2026-07-28): tool list changes,
