@@ -601,7 +601,10 @@ fn another_local_user_can_neither_get_in_nor_approve_its_own_commands() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !reachable {
-        println!("skipped, {test}: uid 65534 cannot run {} (a directory on the way is closed to it)", node.display());
+        println!(
+            "skipped, {test}: uid 65534 cannot run {} (a directory on the way is closed to it)",
+            node.display()
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -129,6 +129,133 @@ fn text(status: StatusCode, message: &str) -> Response<BoxBody<Bytes, Infallible
     response
 }
 
+/// Whether a request read by [`read_body`] holds a JSON array (a batch).
+fn is_batch(request: &Request<Full<Bytes>>) -> bool {
+    request
+        .body()
+        .clone()
+        .into_data_stream_first()
+        .is_some_and(|bytes| bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'['))
+}
+
+/// The first (only) chunk of a body read whole.
+trait FirstChunk {
+    fn into_data_stream_first(self) -> Option<Bytes>;
+}
+
+impl FirstChunk for Full<Bytes> {
+    fn into_data_stream_first(self) -> Option<Bytes> {
+        use hyper::body::Body as _;
+        let mut body = self;
+        let waker = futures::task::noop_waker();
+        let mut cx = std::task::Context::from_waker(&waker);
+        match std::pin::Pin::new(&mut body).poll_frame(&mut cx) {
+            std::task::Poll::Ready(Some(Ok(frame))) => frame.into_data().ok(),
+            _ => None,
+        }
+    }
+}
+
+type Service = StreamableHttpService<McpServer, LocalSessionManager>;
+
+/// A JSON-RPC batch. Protocol `2025-03-26` has them (its clients send no
+/// `MCP-Protocol-Version` header): each message is handled in turn and the
+/// answers come back as one JSON array (`202` when there are none). Later
+/// versions have none: `400` with `-32600`.
+async fn batch(
+    service: &Service,
+    request: Request<Full<Bytes>>,
+) -> Response<BoxBody<Bytes, Infallible>> {
+    let (parts, body) = request.into_parts();
+    let version = parts
+        .headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if !parts.headers.contains_key("mcp-session-id")
+        || version.as_deref().is_some_and(|v| v != "2025-03-26")
+    {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            &format!(
+                "JSON-RPC batches are part of MCP protocol version 2025-03-26 only (this request is of {}): send each message in its own request",
+                version
+                    .as_deref()
+                    .unwrap_or("a session not yet initialized")
+            ),
+        );
+    }
+    let items: Vec<serde_json::Value> = match body
+        .into_data_stream_first()
+        .map(|b| serde_json::from_slice(&b))
+    {
+        Some(Ok(items)) => items,
+        _ => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                -32700,
+                "parse error: the batch is not a JSON array",
+            );
+        }
+    };
+    if items.is_empty() {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            "an empty JSON-RPC batch is not a request",
+        );
+    }
+    let mut answers = Vec::new();
+    for item in items {
+        if item.get("method").and_then(serde_json::Value::as_str) == Some("initialize") {
+            answers.push(serde_json::json!({"jsonrpc": "2.0", "id": item.get("id").cloned().unwrap_or_default(),
+                "error": {"code": -32600, "message": "initialize must not be part of a JSON-RPC batch"}}));
+            continue;
+        }
+        let mut one = Request::new(Full::new(Bytes::from(item.to_string())));
+        *one.method_mut() = parts.method.clone();
+        *one.uri_mut() = parts.uri.clone();
+        *one.headers_mut() = parts.headers.clone();
+        let response = service.handle(one).await;
+        let is_json = response
+            .headers()
+            .get(hyper::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with("application/json"));
+        let Ok(collected) = response.into_body().collect().await;
+        let bytes = collected.to_bytes();
+        if is_json {
+            if let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+                answers.push(message);
+            }
+            continue;
+        }
+        // An event stream: the messages are its `data:` lines.
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            if let Some(data) = line.strip_prefix("data:")
+                && let Ok(message) = serde_json::from_str::<serde_json::Value>(data.trim())
+                && (message.get("result").is_some() || message.get("error").is_some())
+            {
+                answers.push(message);
+            }
+        }
+    }
+    if answers.is_empty() {
+        let mut response = Response::new(Full::new(Bytes::new()).boxed());
+        *response.status_mut() = StatusCode::ACCEPTED;
+        return response;
+    }
+    let mut response = Response::new(
+        Full::new(Bytes::from(serde_json::Value::Array(answers).to_string())).boxed(),
+    );
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
 /// Serves `server` over streamable HTTP at `/mcp` on `listener` until
 /// `shutdown` fires. `Host` must be a loopback name (or one of
 /// [`HttpOptions::allowed_hosts`]); a browser `Origin` must be a loopback
@@ -256,6 +383,9 @@ pub async fn serve_http(
                                 Ok(request) => request,
                                 Err(response) => return Ok(response),
                             };
+                            if is_batch(&request) {
+                                return Ok(batch(&service, request).await);
+                            }
                             return Ok(service.handle(request).await);
                         }
                         let mut response = service.handle(request).await;

@@ -1,6 +1,7 @@
 //! Bounds wherever a peer controls size or time: a server that pages its
 //! tool list forever, one that never answers a call, a cancellation right
-//! before the connection closes, idle or slow HTTP connections.
+//! before the connection closes, idle or slow HTTP connections, malformed
+//! bodies.
 
 use std::time::{Duration, Instant};
 

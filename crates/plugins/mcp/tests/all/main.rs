@@ -9,5 +9,6 @@ mod client_everything;
 mod conformance;
 mod fixture;
 mod node;
+mod protocol;
 mod roundtrip;
 mod server_notifications;
