@@ -85,7 +85,7 @@ async fn read_body(
     request: Request<hyper::body::Incoming>,
     limit: usize,
     deadline: std::time::Duration,
-) -> Result<Request<Full<Bytes>>, Response<BoxBody<Bytes, Infallible>>> {
+) -> Result<(http::request::Parts, Bytes), Response<BoxBody<Bytes, Infallible>>> {
     let (parts, body) = request.into_parts();
     let limited = http_body_util::Limited::new(body, limit);
     let bytes = match tokio::time::timeout(deadline, limited.collect()).await {
@@ -120,7 +120,7 @@ async fn read_body(
             &format!("parse error: the request body is not JSON ({e})"),
         ));
     }
-    Ok(Request::from_parts(parts, Full::new(bytes)))
+    Ok((parts, bytes))
 }
 
 fn text(status: StatusCode, message: &str) -> Response<BoxBody<Bytes, Infallible>> {
@@ -129,31 +129,9 @@ fn text(status: StatusCode, message: &str) -> Response<BoxBody<Bytes, Infallible
     response
 }
 
-/// Whether a request read by [`read_body`] holds a JSON array (a batch).
-fn is_batch(request: &Request<Full<Bytes>>) -> bool {
-    request
-        .body()
-        .clone()
-        .into_data_stream_first()
-        .is_some_and(|bytes| bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'['))
-}
-
-/// The first (only) chunk of a body read whole.
-trait FirstChunk {
-    fn into_data_stream_first(self) -> Option<Bytes>;
-}
-
-impl FirstChunk for Full<Bytes> {
-    fn into_data_stream_first(self) -> Option<Bytes> {
-        use hyper::body::Body as _;
-        let mut body = self;
-        let waker = futures::task::noop_waker();
-        let mut cx = std::task::Context::from_waker(&waker);
-        match std::pin::Pin::new(&mut body).poll_frame(&mut cx) {
-            std::task::Poll::Ready(Some(Ok(frame))) => frame.into_data().ok(),
-            _ => None,
-        }
-    }
+/// Whether a body read by [`read_body`] is a JSON array (a batch).
+fn is_batch(body: &[u8]) -> bool {
+    body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
 }
 
 type Service = StreamableHttpService<McpServer, LocalSessionManager>;
@@ -164,9 +142,9 @@ type Service = StreamableHttpService<McpServer, LocalSessionManager>;
 /// versions have none: `400` with `-32600`.
 async fn batch(
     service: &Service,
-    request: Request<Full<Bytes>>,
+    parts: http::request::Parts,
+    body: Bytes,
 ) -> Response<BoxBody<Bytes, Infallible>> {
-    let (parts, body) = request.into_parts();
     let version = parts
         .headers
         .get("mcp-protocol-version")
@@ -186,12 +164,9 @@ async fn batch(
             ),
         );
     }
-    let items: Vec<serde_json::Value> = match body
-        .into_data_stream_first()
-        .map(|b| serde_json::from_slice(&b))
-    {
-        Some(Ok(items)) => items,
-        _ => {
+    let items: Vec<serde_json::Value> = match serde_json::from_slice(&body) {
+        Ok(items) => items,
+        Err(_) => {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
                 -32700,
@@ -379,13 +354,15 @@ pub async fn serve_http(
                             ));
                         }
                         if method == hyper::Method::POST {
-                            let request = match read_body(request, max_body, read_timeout).await {
-                                Ok(request) => request,
-                                Err(response) => return Ok(response),
-                            };
-                            if is_batch(&request) {
-                                return Ok(batch(&service, request).await);
+                            let (parts, body) =
+                                match read_body(request, max_body, read_timeout).await {
+                                    Ok(read) => read,
+                                    Err(response) => return Ok(response),
+                                };
+                            if is_batch(&body) {
+                                return Ok(batch(&service, parts, body).await);
                             }
+                            let request = Request::from_parts(parts, Full::new(body));
                             return Ok(service.handle(request).await);
                         }
                         let mut response = service.handle(request).await;
