@@ -361,6 +361,52 @@ mod tests {
 
     use super::*;
 
+    /// Optional nullables lose their `null` at every depth; a required one,
+    /// standard formats and values (enums, defaults) stay as they are.
+    #[test]
+    fn client_schemas_drop_only_what_generic_clients_trip_on() {
+        let schema = json!({
+            "type": "object",
+            "required": ["when"],
+            "properties": {
+                "when": {"type": ["string", "null"], "format": "date-time"},
+                "mode": {"type": ["string", "null"], "enum": ["a", "b", null], "default": null},
+                "nested": {"$ref": "#/$defs/inner"}
+            },
+            "$defs": {"inner": {"type": "object", "properties": {
+                "n": {"anyOf": [{"type": "integer", "format": "int64", "minimum": 0}, {"type": "null"}]},
+                "properties": {"type": "string", "default": "properties"}
+            }}}
+        });
+        assert_eq!(
+            client_schema(&schema),
+            json!({
+                "type": "object",
+                "required": ["when"],
+                "properties": {
+                    "when": {"type": ["string", "null"], "format": "date-time"},
+                    "mode": {"type": "string", "enum": ["a", "b"]},
+                    "nested": {"$ref": "#/$defs/inner"}
+                },
+                "$defs": {"inner": {"type": "object", "properties": {
+                    "n": {"type": "integer", "minimum": 0},
+                    "properties": {"type": "string", "default": "properties"}
+                }}}
+            })
+        );
+    }
+
+    #[test]
+    fn titles_read_as_words() {
+        assert_eq!(title_of("read_file"), "Read file");
+        assert_eq!(
+            title_of("mcp__files__read_text_file"),
+            "Files: read text file"
+        );
+        assert_eq!(title_of("web-fetch"), "Web fetch");
+        assert_eq!(title_of(""), "");
+    }
+
     /// The typed result is exactly what `outcome_result`'s JSON deserializes to.
     #[test]
     fn the_typed_result_is_the_json_result() {
