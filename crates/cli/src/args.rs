@@ -54,10 +54,18 @@ pub struct ServeArgs {
     /// endpoint is /mcp) instead of stdio.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
-    /// With --http: require `Authorization: Bearer TOKEN` (default: the
-    /// TACK_MCP_TOKEN environment variable, if set).
-    #[arg(long, value_name = "TOKEN")]
-    pub token: Option<String>,
+    /// With --http: the token clients must send (`Authorization: Bearer
+    /// TOKEN`) is the contents of this file, which must be readable by you
+    /// alone (mode 0600). Without it: the TACK_MCP_TOKEN environment
+    /// variable, else a new random token written to a 0600 file whose path
+    /// is printed. (Never on the command line, where every local user can
+    /// read it.)
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<std::path::PathBuf>,
+    /// With --http on a loopback address (127.0.0.1, ::1) only: serve
+    /// without a token, to any local process that connects.
+    #[arg(long)]
+    pub no_auth: bool,
     /// Session options.
     #[command(flatten)]
     pub session: SessionArgs,
@@ -146,6 +154,10 @@ pub struct ToolsArgs {
     /// Schema format: openai, anthropic, mcp (or neutral).
     #[arg(long, default_value = "openai")]
     pub format: String,
+    /// Session options (the workspace and settings whose MCP servers'
+    /// tools are listed too).
+    #[command(flatten)]
+    pub session: SessionArgs,
 }
 
 /// `tack replay`.

@@ -10,6 +10,7 @@ mod guard_plugins;
 mod hooks;
 mod interrupt;
 mod mcp;
+mod mcp_token;
 mod output;
 mod prompt;
 mod prompter;
@@ -32,7 +33,7 @@ async fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(run) => commands::run::run(run).await,
         Command::Chat(chat) => commands::chat::chat(chat).await,
-        Command::Tools(tools) => commands::tools::tools(&tools),
+        Command::Tools(tools) => commands::tools::tools(&tools).await,
         Command::Replay(replay) => commands::replay::replay(&replay),
         Command::Plugins => commands::plugins::plugins(),
         Command::Config(config) => commands::config::config(&config),

@@ -87,7 +87,9 @@ pub async fn client(
     let check = recheck(root, files.iter().chain(&settings.defining));
     let plugin = McpPlugin::connect(
         &config,
-        ClientOptions::default().before_start(check),
+        ClientOptions::default()
+            .before_start(check)
+            .call_timeout(call_timeout()?),
         Arc::new(registry.clone()),
     )
     .await;
@@ -98,6 +100,23 @@ pub async fn client(
         );
     }
     Ok(Some(plugin))
+}
+
+/// The environment variable that sets how long an MCP tool call may wait
+/// for its answer, in milliseconds (as Claude Code reads it); `0` for no
+/// limit.
+pub const TOOL_TIMEOUT_VAR: &str = "MCP_TOOL_TIMEOUT";
+
+/// The deadline of one MCP tool call: `MCP_TOOL_TIMEOUT` (milliseconds,
+/// `0` for none), else tack-mcp's default (10 minutes).
+fn call_timeout() -> Result<Option<std::time::Duration>, String> {
+    let Ok(text) = std::env::var(TOOL_TIMEOUT_VAR) else {
+        return Ok(Some(tack_mcp::DEFAULT_CALL_TIMEOUT));
+    };
+    let ms: u64 = text.trim().parse().map_err(|_| {
+        format!("{TOOL_TIMEOUT_VAR}={text:?}: give the MCP tool call deadline in milliseconds, e.g. {TOOL_TIMEOUT_VAR}=120000 (0 for none)")
+    })?;
+    Ok((ms > 0).then(|| std::time::Duration::from_millis(ms)))
 }
 
 /// The check before each start of a stdio server (restarts after a crash

@@ -317,7 +317,7 @@ impl ModelObserver for TerminalObserver {
 
 /// The `permission_mode` hooks are told, in Claude Code's words where one
 /// fits (`default`, `acceptEdits`, `bypassPermissions`, `plan`).
-fn hook_permission_mode(mode: tack_permission::Mode) -> &'static str {
+pub(crate) fn hook_permission_mode(mode: tack_permission::Mode) -> &'static str {
     use tack_permission::Mode;
     match mode {
         Mode::AcceptEdits => "acceptEdits",

@@ -10,9 +10,11 @@ use tack_agent::{
 use tack_core::CancellationToken;
 use tack_core::capability::ToolDispatcher;
 use tack_core::policy::ApprovalService;
+use tack_core::tool::Tier;
 use tack_core::tool::{Outcome, ToolCall};
+use tack_hooks::{HookSession, ToolNames};
 use tack_mcp::{CallPeers, ElicitingApprover, HttpOptions, McpServer, serve_http};
-use tack_permission::Permission;
+use tack_permission::{Mode, Permission};
 use tack_pipeline::{Pipeline, ToolRegistry};
 use tack_tools::BuiltinTools;
 
@@ -53,18 +55,49 @@ impl ToolDispatcher for Logged {
     }
 }
 
+/// The highest tier the MCP client may confirm under `mode`: the tiers the
+/// mode lets run (a client confirms, it never grants more).
+fn ceiling(mode: Mode) -> Option<Tier> {
+    match mode {
+        Mode::ReadOnly | Mode::Ask => Some(Tier::ReadOnly),
+        Mode::AcceptEdits => Some(Tier::Writes),
+        Mode::AllowAll => Some(Tier::Network),
+        _ => None,
+    }
+}
+
 /// Serves until the client disconnects (stdio) or the process is stopped (HTTP).
 pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
-    // It starts no hooks or MCP servers today, but refuses the workspace's
-    // untrusted ones as `run` and `chat` do: one rule, kept when it does.
+    // The workspace's untrusted hooks and MCP servers are refused as `run`
+    // and `chat` refuse them.
     if let Some(refused) = crate::trust::gate(&args.session)? {
         return Ok(refused);
     }
+    // Before anything starts: a token that cannot be had stops it here.
+    let auth = match args.http {
+        Some(addr) => Some(crate::mcp_token::auth(
+            addr,
+            args.token_file.as_deref(),
+            args.no_auth,
+        )?),
+        None => {
+            if args.token_file.is_some() || args.no_auth {
+                return Err("--token-file and --no-auth are for --http".to_owned());
+            }
+            None
+        }
+    };
     let root = workspace(args.session.workspace.as_deref())?;
     let settings = Settings::load(&root, &args.session)?;
     let mode = settings.mode.value;
+    let sandbox_mode = settings.sandbox.value;
     let timeout = guard_plugins::timeout(&settings)?;
     let sandbox = guard_plugins::sandbox(&settings, &root, &args.session)?;
+    crate::trust::Judge::new(&root).enforce(&settings.defining)?;
+    let (hook_config, hook_warnings) = crate::hooks::checked(&settings.hooks, &root, sandbox_mode)?;
+    for warning in &hook_warnings {
+        eprintln!("tack: {}", tack_agent::escape_block(warning, "  "));
+    }
     let log = match &args.session.log {
         Some(path) => SessionLog::create(path),
         None => {
@@ -78,26 +111,52 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     let log_path = log.path().to_owned();
     let bus = Arc::new(EventBus::new(Some(Arc::new(log))));
     let reason = format!(
-        "the MCP client cannot be asked (it does not support elicitation) in mode `{}`; restart tack mcp serve with --mode accept-edits (file edits) or --mode allow-all (commands too), or add an allow rule",
+        "tack mcp serve runs in mode `{}`, and its MCP client can confirm only calls that mode allows; restart tack mcp serve with --mode accept-edits (file edits) or --mode allow-all (commands too), or add an allow rule",
         mode.as_str()
     );
-    // A client that supports elicitation is asked; for any other the mode
-    // decides, with a reason that says how to change it.
+    // The client confirms calls within what the mode allows (an `ask` rule
+    // under allow-all); for any other the mode decides, with a reason that
+    // says how to change it.
     let peers = CallPeers::default();
     let unattended: Arc<dyn ApprovalService> = Arc::new(UnattendedApprover::new(reason));
-    let approver: Arc<dyn ApprovalService> =
-        Arc::new(ElicitingApprover::new(peers.clone(), unattended));
+    let approver: Arc<dyn ApprovalService> = Arc::new(ElicitingApprover::new(
+        peers.clone(),
+        unattended,
+        ceiling(mode),
+    ));
     let permission = Permission::new(
         guard_plugins::permission(&settings, &root)
             .approver(Arc::new(LoggedApprover::new(approver, bus.clone()))),
     );
+    let hooks = (!hook_config.is_empty()).then(|| {
+        let session_id = log_path
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let session = HookSession::new(session_id, &root)
+            .with_transcript(&log_path)
+            .with_permission_mode(crate::session::hook_permission_mode(mode))
+            .with_names(if settings.hook_names.value == "tack" {
+                ToolNames::Tack
+            } else {
+                ToolNames::ClaudeCode
+            });
+        crate::hooks::session_hooks(hook_config, session, bus.clone())
+    });
     let registry = ToolRegistry::new();
     let pipeline = Pipeline::new(registry.clone());
-    let _plugins = PluginSet::over(pipeline.clone())
+    let mcp = crate::mcp::client(&root, &args.session, &settings, &registry).await?;
+    let mut plugins = PluginSet::over(pipeline.clone())
         .with(timeout)
         .with(permission)
         .with(sandbox)
-        .with(BuiltinTools)
+        .with(BuiltinTools);
+    if let Some(hooks) = hooks {
+        plugins = plugins.with(hooks);
+    }
+    if let Some(mcp) = mcp {
+        plugins = plugins.with(mcp);
+    }
+    let _plugins = plugins
         .build()
         .map_err(|e| format!("cannot install the plugins: {e}"))?;
     let tools = registry.clone();
@@ -115,29 +174,17 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     .with_call_peers(peers)
     .with_tools_changed(changes);
     eprintln!("tack: serving MCP; session log {}", log_path.display());
-    let token = args.token.or_else(|| {
-        std::env::var("TACK_MCP_TOKEN")
-            .ok()
-            .filter(|t| !t.is_empty())
-    });
-    match args.http {
-        None => server.serve_stdio().await.map_err(|e| e.to_string())?,
-        Some(addr) => {
+    match (args.http, auth) {
+        (Some(addr), Some(auth)) => {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+            let local = listener.local_addr().map_err(|e| e.to_string())?;
             if !addr.ip().is_loopback() {
-                eprintln!(
-                    "tack: warning: listening on {addr}, reachable from other machines{}",
-                    if token.is_none() {
-                        " without a token (set TACK_MCP_TOKEN or --token)"
-                    } else {
-                        ""
-                    }
-                );
+                eprintln!("tack: warning: listening on {addr}, reachable from other machines");
             }
             let mut options = HttpOptions::default();
-            if let Some(token) = token {
+            if let Some(token) = auth.token {
                 options = options.bearer_token(token);
             }
             if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
@@ -149,14 +196,13 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
                 let _ = tokio::signal::ctrl_c().await;
                 stop.cancel();
             });
-            eprintln!(
-                "tack: MCP endpoint http://{}/mcp",
-                listener.local_addr().map_err(|e| e.to_string())?
-            );
+            eprintln!("tack: MCP endpoint http://{local}/mcp");
+            eprintln!("tack: {}", auth.how);
             serve_http(server, listener, options, shutdown)
                 .await
                 .map_err(|e| e.to_string())?;
         }
+        _ => server.serve_stdio().await.map_err(|e| e.to_string())?,
     }
     Ok(ExitCode::SUCCESS)
 }

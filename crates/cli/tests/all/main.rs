@@ -10,6 +10,7 @@ mod hardening;
 mod hooks;
 mod interrupt;
 mod mcp;
+mod mcp_serve;
 mod models;
 mod persistence;
 mod policy;

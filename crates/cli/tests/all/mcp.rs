@@ -404,14 +404,47 @@ fn the_typescript_sdk_client_drives_tack_mcp_serve_over_http_with_a_token() {
 }
 
 #[test]
-fn approvals_are_asked_of_a_client_that_supports_elicitation() {
+fn a_client_confirms_calls_the_mode_allows_and_an_ask_rule_puts_to_it() {
     let dir = tempfile::tempdir().unwrap();
     let ws = workspace(&dir);
     std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
     let log = log_in(&dir, "ts-ask");
+    let settings = dir.path().join("settings.json");
+    std::fs::write(
+        &settings,
+        json!({"permissions": {"ask": ["write_file"]}}).to_string(),
+    )
+    .unwrap();
     let tack_bin = assert_cmd::cargo::cargo_bin("tack");
     let Some(report) = ts_client(
         "ts_sdk_elicitation",
+        &[
+            "stdio-ask".into(),
+            tack_bin.display().to_string(),
+            ws.display().to_string(),
+            log.display().to_string(),
+            "allow-all".into(),
+            settings.display().to_string(),
+        ],
+    ) else {
+        return;
+    };
+    // Under allow-all an ask rule puts the write to the client, which confirms it.
+    assert_eq!(report["write"]["isError"], false, "{report}");
+    assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "x");
+    assert_eq!(report["elicited"], 1, "{report}");
+    assert_eq!(of_type(&log, "approval/outcome").len(), 1);
+}
+
+#[test]
+fn a_client_cannot_approve_what_the_servers_mode_does_not_allow() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
+    let log = log_in(&dir, "ts-ask-denied");
+    let tack_bin = assert_cmd::cargo::cargo_bin("tack");
+    let Some(report) = ts_client(
+        "ts_sdk_elicitation_denied",
         &[
             "stdio-ask".into(),
             tack_bin.display().to_string(),
@@ -421,12 +454,13 @@ fn approvals_are_asked_of_a_client_that_supports_elicitation() {
     ) else {
         return;
     };
-    // In mode ask the write needs approval: the client was asked and said yes.
-    assert_eq!(report["write"]["isError"], false, "{report}");
-    assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "x");
-    assert!(report["elicited"].as_u64().unwrap() >= 1, "{report}");
-    assert_eq!(
-        of_type(&log, "approval/outcome").len(),
-        report["elicited"].as_u64().unwrap() as usize
+    // Mode ask: the write needs the server's user, and the client that would
+    // say yes to anything is not asked.
+    assert_eq!(report["write"]["isError"], true, "{report}");
+    assert!(
+        report["write"].to_string().contains("--mode accept-edits"),
+        "{report}"
     );
+    assert!(!ws.join("b.txt").exists());
+    assert_eq!(report["elicited"], 0, "{report}");
 }

@@ -68,13 +68,24 @@ pub fn fixture_tools() -> Vec<ToolDefinition> {
             })
             .build()
             .unwrap(),
+        // The server sends a log message per call at the level the client
+        // asked for: none when it asked for none.
+        fixed(
+            "test_logging_tool",
+            json!("logged"),
+            vec![ContentBlock::text("the call is logged at the client's level")],
+        ),
         ToolDefinition::builder("json_schema_2020_12_tool")
             .description("Keeps its JSON Schema 2020-12 keywords.")
             .input_schema(json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
-                "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+                "$defs": {"address": {"$anchor": "address", "type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
                 "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "allOf": [{"anyOf": [{"required": ["name"]}, {"required": ["address"]}]}],
+                "if": {"properties": {"name": {"const": "anonymous"}}, "required": ["name"]},
+                "then": {"not": {"required": ["address"]}},
+                "else": true,
                 "additionalProperties": false
             }))
             .output(OutputSpec::new(json!({})))
@@ -85,14 +96,47 @@ pub fn fixture_tools() -> Vec<ToolDefinition> {
     ]
 }
 
+/// `test_trigger_tool_change`: registers one more tool (`test_added_N`),
+/// which changes the tool list (for the listen-stream scenarios).
+fn trigger_tool_change(registry: ToolRegistry) -> ToolDefinition {
+    let added = Arc::new(std::sync::Mutex::new(Vec::new()));
+    ToolDefinition::builder("test_trigger_tool_change")
+        .description("Adds a tool, changing the tool list.")
+        .input_schema(json!({"type": "object", "properties": {}}))
+        .output(OutputSpec::new(json!({})))
+        .tier(Tier::ReadOnly)
+        .handler(move |_args: Arc<Value>, _cx: ToolRunContext| {
+            let registry = registry.clone();
+            let added = Arc::clone(&added);
+            async move {
+                let mut added = added.lock().unwrap();
+                let name = format!("test_added_{}", added.len() + 1);
+                let tool = fixed(&name, json!("added"), vec![ContentBlock::text("added")]);
+                added.push(
+                    registry
+                        .register(tool)
+                        .map_err(|e| ToolError::new(e.to_string()))?,
+                );
+                Ok(json!(name))
+            }
+        })
+        .build()
+        .unwrap()
+}
+
 /// A registry holding the fixture tools, and the server over it.
 pub fn fixture_server() -> (ToolRegistry, Vec<tack_core::hook::Disposer>, McpServer) {
     let registry = ToolRegistry::new();
     let pipeline = Pipeline::new(registry.clone());
-    let keep = fixture_tools()
+    let mut keep: Vec<tack_core::hook::Disposer> = fixture_tools()
         .into_iter()
         .map(|t| registry.register(t).unwrap())
         .collect();
+    keep.push(
+        registry
+            .register(trigger_tool_change(registry.clone()))
+            .unwrap(),
+    );
     let tools = registry.clone();
     let server = McpServer::new(
         Arc::new(pipeline) as Arc<dyn ToolDispatcher>,

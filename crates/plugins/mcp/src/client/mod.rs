@@ -5,5 +5,7 @@ mod plugin;
 mod progress;
 mod server;
 
-pub use plugin::{ClientOptions, DEFAULT_MAX_MESSAGE_BYTES, McpPlugin, PLUGIN_NAME};
+pub use plugin::{
+    ClientOptions, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, McpPlugin, PLUGIN_NAME,
+};
 pub use progress::McpProgress;

@@ -18,6 +18,10 @@ pub const PLUGIN_NAME: &str = "mcp";
 /// The default [`ClientOptions::max_message_bytes`]: 8 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 
+/// How long an MCP tool call waits for its answer by default: 10 minutes
+/// (see [`ClientOptions::call_timeout`]).
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// How the client treats its servers.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -39,6 +43,19 @@ pub struct ClientOptions {
     /// that goes on past 16 times the limit without ending closes the
     /// connection, and the server is restarted on the next call.
     pub max_message_bytes: usize,
+    /// How long one `tools/call` may wait for its answer (default 10
+    /// minutes; `None`: as long as it takes). Past it the call fails
+    /// `TIMEOUT` and `notifications/cancelled` is sent, so a server that
+    /// never answers cannot hang an unattended run.
+    pub call_timeout: Option<Duration>,
+    /// The most `tools/list` pages read from one server (default 100): a
+    /// server that always returns a `nextCursor` is read this far, its tools
+    /// so far kept, with a warning.
+    pub max_list_pages: usize,
+    /// The most bytes of tool definitions read from one server's
+    /// `tools/list` pages together (default 16 MiB); past it the listing
+    /// stops as at [`max_list_pages`](Self::max_list_pages).
+    pub max_list_bytes: usize,
     /// Who hears the servers' progress notifications (besides tracing).
     pub(crate) progress: Option<ProgressListener>,
     /// Asked before every start of a stdio server, restarts included.
@@ -66,6 +83,9 @@ impl Default for ClientOptions {
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            call_timeout: Some(DEFAULT_CALL_TIMEOUT),
+            max_list_pages: 100,
+            max_list_bytes: 16 * 1024 * 1024,
             progress: None,
             before_start: None,
         }
@@ -83,6 +103,29 @@ impl ClientOptions {
     pub fn backoff(mut self, base: Duration, max: Duration) -> Self {
         self.backoff_base = base;
         self.backoff_max = max;
+        self
+    }
+
+    /// Sets how long one `tools/call` may wait for its answer (see
+    /// [`call_timeout`](Self::call_timeout); `None`: no limit).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tack_mcp::ClientOptions;
+    /// let options = ClientOptions::default().call_timeout(Some(Duration::from_secs(60)));
+    /// assert_eq!(options.call_timeout, Some(Duration::from_secs(60)));
+    /// assert_eq!(ClientOptions::default().call_timeout, Some(tack_mcp::DEFAULT_CALL_TIMEOUT));
+    /// ```
+    pub fn call_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// Sets the bounds of one server's `tools/list` (pages, and bytes of
+    /// tool definitions over all pages); at least one page and 64 KiB.
+    pub fn list_limits(mut self, pages: usize, bytes: usize) -> Self {
+        self.max_list_pages = pages.max(1);
+        self.max_list_bytes = bytes.max(64 * 1024);
         self
     }
 

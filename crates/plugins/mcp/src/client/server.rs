@@ -9,7 +9,8 @@ use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
     ClientCapabilities, ClientConfig, ClientRequest, Implementation, NumberOrString,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId, ServerResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId,
+    ServerResult,
 };
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::service::{PeerRequestOptions, ServiceError};
@@ -25,6 +26,7 @@ use tack_core::tool::{CallId, OutputSpec, ToolDefinition, ToolError, ToolErrorCo
 use tokio::io::AsyncBufReadExt;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::mapping::{
     MAX_SCHEMA_BYTES, PERMISSIVE_OUTPUT, call_result, render_permissive, render_structured,
@@ -86,6 +88,9 @@ pub(crate) struct Server {
     /// Why this side closed the current connection, if it did.
     note: CloseNote,
     stopped: CancellationToken,
+    /// The `notifications/cancelled` being sent: a stop waits for them, so
+    /// the server hears of an abandoned call before its connection closes.
+    cancels: TaskTracker,
     me: Weak<Server>,
 }
 
@@ -129,6 +134,7 @@ impl Drop for ProgressGuard {
 struct CancelOnDrop {
     peer: Option<Peer<RoleClient>>,
     id: RequestId,
+    tracker: TaskTracker,
 }
 
 impl Drop for CancelOnDrop {
@@ -141,9 +147,9 @@ impl Drop for CancelOnDrop {
             Some("the tack call was cancelled".to_owned()),
         );
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
+            runtime.spawn(self.tracker.track_future(async move {
                 let _ = peer.notify_cancelled(params).await;
-            });
+            }));
         }
     }
 }
@@ -274,6 +280,7 @@ impl Server {
             stderr: Arc::new(Mutex::new(VecDeque::new())),
             note: CloseNote::default(),
             stopped: CancellationToken::new(),
+            cancels: TaskTracker::new(),
             me: me.clone(),
         })
     }
@@ -501,6 +508,7 @@ impl Server {
     /// disposes its tools.
     pub(crate) async fn stop(&self) {
         self.stopped.cancel();
+        self.cancels_sent().await;
         let old = std::mem::replace(&mut *self.conn.lock().await, Conn::Stopped);
         if let Conn::Up(mut service) = old {
             let _ = service.close_with_timeout(Duration::from_secs(2)).await;
@@ -510,8 +518,29 @@ impl Server {
         }
     }
 
-    /// Stops without waiting (from a disposer, maybe outside a runtime).
+    /// Waits (2 s at most) for the `notifications/cancelled` being sent.
+    async fn cancels_sent(&self) {
+        // Calls cancelled by the stop itself send theirs as they end.
+        tokio::task::yield_now().await;
+        self.cancels.close();
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.cancels.wait()).await;
+        self.cancels.reopen();
+    }
+
+    /// Stops without waiting (from a disposer, maybe outside a runtime). A
+    /// `notifications/cancelled` still being sent is sent first, when a
+    /// runtime is there to send it.
     pub(crate) fn stop_now(&self) {
+        if !self.cancels.is_empty()
+            && let Some(me) = self.me.upgrade()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move { me.stop().await });
+            if let Ok(mut registered) = self.registered.lock() {
+                registered.dispose();
+            }
+            return;
+        }
         self.stopped.cancel();
         if let Ok(mut conn) = self.conn.try_lock() {
             if let Conn::Up(service) = std::mem::replace(&mut *conn, Conn::Stopped) {
@@ -557,23 +586,83 @@ impl Server {
                 }
             }
         };
-        let tools = tokio::time::timeout(self.options.startup_timeout, peer.list_all_tools())
+        tokio::time::timeout(self.options.startup_timeout, self.list_pages(&peer))
             .await
             .map_err(|_| McpError::Start {
                 server: self.name.clone(),
                 message: format!(
-                    "no answer to tools/list within {:?}",
+                    "no complete answer to tools/list within {:?}",
                     self.options.startup_timeout
                 ),
             })?
-            .map_err(|e| McpError::Start {
-                server: self.name.clone(),
-                message: format!("tools/list failed: {e}"),
-            })?;
-        Ok(tools
-            .iter()
-            .filter_map(|t| serde_json::to_value(t).ok())
-            .collect())
+    }
+
+    /// Reads `tools/list` page by page, within the page and byte bounds of
+    /// the options: a server that keeps returning a cursor (or returns one
+    /// it returned before) is read no further, and the tools so far are kept.
+    async fn list_pages(&self, peer: &Peer<RoleClient>) -> Result<Vec<Value>, McpError> {
+        let mut tools = Vec::new();
+        let mut bytes = 0usize;
+        let mut cursor: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        for page in 1.. {
+            let mut params = PaginatedRequestParams::default();
+            params.cursor = cursor.clone();
+            let result = peer
+                .list_tools(Some(params))
+                .await
+                .map_err(|e| McpError::Start {
+                    server: self.name.clone(),
+                    message: format!("tools/list failed: {e}"),
+                })?;
+            for tool in &result.tools {
+                let value = serde_json::to_value(tool).unwrap_or(Value::Null);
+                bytes += serde_json::to_vec(&value).map_or(0, |v| v.len());
+                tools.push(value);
+            }
+            let stop = if bytes > self.options.max_list_bytes {
+                Some(format!(
+                    "its tool definitions passed {} over {page} pages",
+                    human_bytes(self.options.max_list_bytes)
+                ))
+            } else if result.next_cursor.is_some() && page >= self.options.max_list_pages {
+                Some(format!(
+                    "it still had a next page after {page} pages (the limit)"
+                ))
+            } else if result
+                .next_cursor
+                .as_ref()
+                .is_some_and(|next| !seen.insert(next.clone()))
+            {
+                Some(format!(
+                    "it returned a cursor it had returned before, on page {page}"
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = stop {
+                tracing::warn!(
+                    server = %self.name,
+                    "tools/list of MCP server `{}` read no further: {why}; {} tools kept",
+                    self.name,
+                    tools.len()
+                );
+                if bytes > self.options.max_list_bytes {
+                    // The page that went over is not kept whole: drop past the limit.
+                    let mut kept = 0usize;
+                    tools.retain(|t| {
+                        kept += serde_json::to_vec(t).map_or(0, |v| v.len());
+                        kept <= self.options.max_list_bytes
+                    });
+                }
+                break;
+            }
+            match result.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        Ok(tools)
     }
 
     /// Builds the definitions of the listed tools. A tool that cannot be
@@ -691,8 +780,24 @@ impl Server {
         let (peer, calls) = self.peer().await?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = args.as_object().cloned();
+        let deadline = async {
+            match self.options.call_timeout {
+                Some(limit) => tokio::time::sleep(limit).await,
+                None => std::future::pending().await,
+            }
+        };
         let result = tokio::select! {
             result = self.send_call(&peer, &calls, params, cx.call_id(), tack) => result,
+            () = deadline => {
+                return Err(ToolError::with_code(
+                    ToolErrorCode::Timeout,
+                    format!(
+                        "MCP server `{}` did not answer the call to `{tool}` within {:?} (notifications/cancelled sent); the host sets this limit (ClientOptions::call_timeout)",
+                        self.name,
+                        self.options.call_timeout.unwrap_or_default()
+                    ),
+                ).with_kind("mcp_timeout"));
+            }
             () = cx.cancellation().cancelled() => {
                 return Err(ToolError::with_code(
                     ToolErrorCode::Cancelled,
@@ -814,6 +919,7 @@ impl Server {
         let mut abandoned = CancelOnDrop {
             peer: Some(peer.clone()),
             id: handle.id.clone(),
+            tracker: self.cancels.clone(),
         };
         let result = handle.await_response().await;
         abandoned.peer = None;

@@ -9,6 +9,7 @@ use serde_json::json;
 use tack_core::CancellationToken;
 use tack_core::async_trait;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
+use tack_core::tool::Tier;
 
 /// The client session each served call came from, by call id (filled by
 /// [`McpServer`](crate::McpServer) while a call runs).
@@ -39,13 +40,22 @@ impl CallPeers {
     }
 }
 
-/// Asks the MCP client that made a call whether it may run, through
-/// `elicitation/create` (a form with one boolean, `approve`). A client that
-/// does not declare the elicitation capability — or a call that did not come
-/// through MCP — gets the `fallback`'s answer (the mode decides).
+/// Asks the MCP client that made a call to confirm it, through
+/// `elicitation/create` (a form with one boolean, `approve`) — for calls of
+/// a tier up to the ceiling the server's own user set (the tiers the
+/// server's permission mode lets run). The client may confirm or refuse
+/// such a call; it is never asked about a call above the ceiling, which
+/// gets the `fallback`'s answer, as does a call from a client that does not
+/// declare the elicitation capability or one that did not come through MCP.
+///
+/// So a client (another local user holding the HTTP token, a prompt-injected
+/// agent) cannot grant itself more than the server's mode allows: under
+/// mode `ask` the ceiling is read-only, and a command that needs approval
+/// is refused, not put to the client.
 pub struct ElicitingApprover {
     peers: CallPeers,
     fallback: Arc<dyn ApprovalService>,
+    ceiling: Option<Tier>,
 }
 
 impl std::fmt::Debug for ElicitingApprover {
@@ -55,10 +65,19 @@ impl std::fmt::Debug for ElicitingApprover {
 }
 
 impl ElicitingApprover {
-    /// An approver over the sessions of `peers`, with `fallback` for clients
-    /// that cannot be asked.
-    pub fn new(peers: CallPeers, fallback: Arc<dyn ApprovalService>) -> Self {
-        Self { peers, fallback }
+    /// An approver over the sessions of `peers` that puts calls of tiers up
+    /// to `ceiling` to the client (none: no call is put to it), with
+    /// `fallback` for every other call.
+    pub fn new(
+        peers: CallPeers,
+        fallback: Arc<dyn ApprovalService>,
+        ceiling: Option<Tier>,
+    ) -> Self {
+        Self {
+            peers,
+            fallback,
+            ceiling,
+        }
     }
 }
 
@@ -69,6 +88,9 @@ impl ApprovalService for ElicitingApprover {
         request: ApprovalRequest,
         cancel: CancellationToken,
     ) -> ApprovalOutcome {
+        if self.ceiling.is_none_or(|ceiling| request.tier > ceiling) {
+            return self.fallback.request(request, cancel).await;
+        }
         let peer = self.peers.get(request.call_id.as_str());
         let can_ask = peer.as_ref().is_some_and(|p| {
             p.peer_info()

@@ -4,14 +4,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::Duration;
 
-use rmcp::Peer;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
+use rmcp::model::{
+    CustomRequest, CustomResult, ServerNotification, SubscriptionFilter,
+    ToolListChangedNotification,
+};
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tack_core::capability::ToolDispatcher;
@@ -129,8 +132,19 @@ impl McpServer {
     /// Sends a `notifications/message` when `level` is at or above the
     /// session's `logging/setLevel`.
     #[allow(deprecated)]
-    async fn log(&self, peer: &Peer<RoleServer>, level: LoggingLevel, data: Value) {
-        let threshold = self.log_level.load(Ordering::Relaxed);
+    async fn log(&self, context: &RequestContext<RoleServer>, level: LoggingLevel, data: Value) {
+        let peer = &context.peer;
+        // From protocol 2026-07-28 on, the level is the request's own
+        // (`io.modelcontextprotocol/logLevel` in its `_meta`), and a request
+        // without one gets no log messages.
+        let per_request = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
+        let threshold = match context.meta.log_level() {
+            Some(level) => severity(level),
+            None if per_request => NO_LEVEL,
+            None => self.log_level.load(Ordering::Relaxed),
+        };
         if threshold == NO_LEVEL || severity(level) < threshold {
             return;
         }
@@ -193,7 +207,8 @@ impl McpServer {
             write,
             self.max_message_bytes,
             crate::stdio::CloseNote::default(),
-        );
+        )
+        .serving();
         let running = self
             .serve(transport)
             .await
@@ -233,7 +248,10 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools: Vec<Tool> = (self.tools)()
+        let mut definitions = (self.tools)();
+        // In a stable order: clients cache the list, models their prompts.
+        definitions.sort_by(|a, b| a.name().as_str().cmp(b.name().as_str()));
+        let tools: Vec<Tool> = definitions
             .iter()
             .filter_map(|t| serde_json::from_value(tool_json(t)).ok())
             .collect();
@@ -254,7 +272,7 @@ impl ServerHandler for McpServer {
         let Some(definition) = self.find(&name) else {
             #[allow(deprecated)]
             self.log(
-                &context.peer,
+                &context,
                 LoggingLevel::Warning,
                 json!({"event": "unknown tool", "tool": name}),
             )
@@ -276,7 +294,7 @@ impl ServerHandler for McpServer {
         match outcome.failure_info() {
             None => {
                 self.log(
-                    &context.peer,
+                    &context,
                     LoggingLevel::Info,
                     json!({"event": "tool call", "tool": outcome.tool, "callId": call_id, "ok": true}),
                 )
@@ -284,7 +302,7 @@ impl ServerHandler for McpServer {
             }
             Some(failure) => {
                 self.log(
-                    &context.peer,
+                    &context,
                     LoggingLevel::Error,
                     json!({
                         "event": "tool call",
@@ -319,6 +337,88 @@ impl ServerHandler for McpServer {
         self.log_level
             .store(severity(request.level), Ordering::Relaxed);
         Ok(())
+    }
+
+    /// A request rmcp could not read as the method it names: a method this
+    /// server has, with params that do not fit it (invalid params, `-32602`,
+    /// saying what was wrong), else an unknown method (`-32601`).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
+        let hint = match request.method.as_str() {
+            "logging/setLevel" if !modern => {
+                "`level` must be one of debug, info, notice, warning, error, critical, alert, emergency"
+            }
+            "tools/call" => "give `name` (a string) and `arguments` (an object)",
+            "tools/list" => "`cursor`, if given, is a string from the last page's `nextCursor`",
+            _ => {
+                return Err(ErrorData::new(
+                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                    request.method,
+                    None,
+                ));
+            }
+        };
+        Err(ErrorData::invalid_params(
+            format!("invalid params for `{}`: {hint}", request.method),
+            request.params,
+        ))
+    }
+
+    /// `subscriptions/listen` (protocol 2026-07-28): tool list changes,
+    /// when the server watches for them.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.changes.as_ref()?;
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        Some(accepted)
+    }
+
+    /// Sends `notifications/tools/list_changed` on the listen stream when the
+    /// listed tools change, until the client ends the subscription.
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let Some(mut changes) = self.changes.clone() else {
+            subscription.cancelled().await;
+            return Ok(());
+        };
+        if subscription.accepted().tools_list_changed != Some(true) {
+            subscription.cancelled().await;
+            return Ok(());
+        }
+        changes.mark_unchanged();
+        let mut told = listing(&self.tools);
+        loop {
+            tokio::select! {
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        // The registry is gone: nothing more will change.
+                        subscription.cancelled().await;
+                        return Ok(());
+                    }
+                }
+                () = subscription.cancelled() => return Ok(()),
+            }
+            changes.mark_unchanged();
+            let now = listing(&self.tools);
+            if now == told {
+                continue;
+            }
+            told = now;
+            let notification = ServerNotification::ToolListChangedNotification(
+                ToolListChangedNotification::default(),
+            );
+            if subscription.sink().send(notification).await.is_err() {
+                return Ok(());
+            }
+        }
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -8,4 +8,4 @@ mod mapping;
 pub use approval::{CallPeers, ElicitingApprover};
 pub use handler::{McpServer, ToolSource};
 pub use http::{HttpOptions, serve_http};
-pub use mapping::{annotations_for, outcome_result, tool_json};
+pub use mapping::{annotations_for, client_schema, outcome_result, tool_json};

@@ -3,10 +3,12 @@
 #![allow(clippy::unwrap_used)]
 
 mod bad_peers;
+mod bounds;
 
 mod client_everything;
 mod conformance;
 mod fixture;
 mod node;
+mod protocol;
 mod roundtrip;
 mod server_notifications;

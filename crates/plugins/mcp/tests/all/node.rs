@@ -33,3 +33,22 @@ pub fn node_path(test: &str) -> Option<String> {
     let path = std::env::var("PATH").unwrap_or_default();
     Some(format!("{}:{path}", dir.display()))
 }
+
+/// `DIR/node_modules/PACKAGE/dist/index.js`, a package's command run with
+/// `node` (for two versions of one package, whose `.bin` names clash).
+pub fn package_script(package: &str, test: &str) -> Option<PathBuf> {
+    let node = bin("node", test)?;
+    let script = node.parent()?.parent()?.join(package).join("dist/index.js");
+    if script.exists() {
+        return Some(script);
+    }
+    let message = format!(
+        "{test}: {} is missing; install the Node tools with `npm ci --prefix .ci/node` (see .ci/run)",
+        script.display()
+    );
+    if std::env::var_os("CI").is_some() {
+        panic!("{message}");
+    }
+    println!("skipped, {message}");
+    None
+}
