@@ -43,6 +43,11 @@ impl std::fmt::Debug for Hooks {
     }
 }
 
+/// Ends the agent's turn, with the reason (a hook's `"continue": false`
+/// and `stopReason`, or a deferred call). Set by the host
+/// ([`Hooks::set_turn_stopper`]).
+pub type TurnStopper = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// What the `UserPromptSubmit` hooks decided.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -72,8 +77,24 @@ impl Hooks {
                 session: RwLock::new(session),
                 reporter,
                 pre_run: None,
+                ran_once: Default::default(),
+                pre_context: Default::default(),
+                stopper: RwLock::new(None),
             }),
         }
+    }
+
+    /// Lets hooks end the agent's turn: `"continue": false` (with
+    /// `stopReason`) from a tool event's hook, or a `PreToolUse` hook's
+    /// `defer`, calls `stop` with the reason once the call is answered.
+    /// Without one, such answers only deny the call (`PreToolUse`) or are
+    /// reported.
+    pub fn set_turn_stopper(&self, stop: TurnStopper) {
+        *self
+            .inner
+            .stopper
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(stop);
     }
 
     /// These hooks with `check` run right before each command: a command
@@ -86,6 +107,15 @@ impl Hooks {
                 session: RwLock::new(self.inner.session()),
                 reporter: self.inner.reporter.clone(),
                 pre_run: Some(check),
+                ran_once: Default::default(),
+                pre_context: Default::default(),
+                stopper: RwLock::new(
+                    self.inner
+                        .stopper
+                        .read()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .clone(),
+                ),
             }),
         }
     }
@@ -121,7 +151,7 @@ impl Hooks {
         fields: Map<String, Value>,
     ) -> Vec<crate::dispatch::Answer> {
         let names: Vec<&str> = target.into_iter().collect();
-        let hooks = self.inner.matching(event, &names);
+        let hooks = self.inner.matching(event, &names, None);
         if hooks.is_empty() {
             return Vec::new();
         }
