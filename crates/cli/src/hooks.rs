@@ -54,6 +54,7 @@ pub fn checked(
     let mut config = HooksConfig::new();
     let mut warnings = Vec::new();
     for file in files {
+        warnings.extend(file.config.warnings().iter().cloned());
         if file.config.is_empty() {
             continue;
         }
@@ -64,31 +65,30 @@ pub fn checked(
                 file.path.display()
             ));
         }
-        for event in tack_hooks::HookEvent::ALL {
-            for group in file.config.groups(event) {
-                let checked = crate::trust::inside(&file.path, workspace);
-                for hook in &group.hooks {
-                    let runs = crate::trust::command_files::of_hook(&hook.command, workspace);
-                    let present = runs.files.iter().filter(|(_, state)| state.is_some());
-                    for (script, _) in present {
-                        if tools_can_write(script, workspace, mode) {
-                            warnings.push(format!(
-                                "WARNING: the {event} hook `{}` in {} runs {}, which the tools can write: {}; keep hook scripts outside the workspace",
-                                hook.command,
-                                file.path.display(),
-                                script.display(),
-                                if checked {
-                                    "it is checked against what you trusted before every run, and a change stops the hook"
-                                } else {
-                                    "a model could change what runs outside the sandbox (your own settings are not checked)"
-                                }
-                            ));
+        // A file inside the workspace is used only as trusted, and the
+        // scripts its hooks run are checked against that trust before
+        // every run: nothing to warn about. A file outside (your own
+        // settings) naming a script the tools can write is not checked.
+        if !crate::trust::inside(&file.path, workspace) {
+            for event in tack_hooks::HookEvent::ALL {
+                for group in file.config.groups(event) {
+                    for hook in &group.hooks {
+                        let runs = crate::trust::command_files::of_hook(&hook.command, workspace);
+                        let present = runs.files.iter().filter(|(_, state)| state.is_some());
+                        for (script, _) in present {
+                            if tools_can_write(script, workspace, mode) {
+                                warnings.push(format!(
+                                    "WARNING: the {event} hook `{}` in {} runs {}, which the tools can write: a model could change what runs outside the sandbox (your own settings are not checked against a trust); keep hook scripts outside the workspace",
+                                    hook.command,
+                                    file.path.display(),
+                                    script.display(),
+                                ));
+                            }
                         }
                     }
                 }
             }
         }
-        warnings.extend(file.config.warnings().iter().cloned());
         config.merge(file.config.clone());
     }
     Ok((config, warnings))
@@ -160,6 +160,11 @@ fn recheck(config: &HooksConfig, root: &Path) -> tack_hooks::PreRun {
 /// as `agent_hooks` lives.
 pub fn attach(hooks: &Hooks, agent_hooks: &AgentHooks) {
     use tack_hooks::HookEvent;
+    // `"continue": false` and `defer` end the turn once the batch is answered.
+    let turn = agent_hooks.clone();
+    hooks.set_turn_stopper(Arc::new(move |reason: &str| {
+        turn.request_turn_end(reason);
+    }));
     if hooks.handles(HookEvent::UserPromptSubmit) {
         let h = hooks.clone();
         agent_hooks

@@ -16,6 +16,7 @@ mod prompter;
 mod sandbox_layer;
 mod session;
 mod settings;
+mod settings_claude;
 mod spinner;
 mod trust;
 

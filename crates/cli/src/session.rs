@@ -134,6 +134,9 @@ fn session_log(log: Option<&Path>, workspace: &Path) -> Result<SessionLog, Strin
 pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     let root = workspace(args.workspace.as_deref())?;
     let settings = Settings::load(&root, args)?;
+    for warning in &settings.warnings {
+        eprintln!("tack: warning: {}", escape_block(warning, "  "));
+    }
     let mode = settings.mode.value;
     let sandbox_mode = settings.sandbox.value;
     let model = model(&settings.model.value, settings.model_timeout.value)?;
@@ -145,7 +148,11 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     crate::trust::Judge::new(&root).enforce(&settings.defining)?;
     let (hook_config, hook_warnings) = crate::hooks::checked(&settings.hooks, &root, sandbox_mode)?;
     for warning in &hook_warnings {
-        eprintln!("tack: {}", escape_block(warning, "  "));
+        if warning.starts_with("WARNING") {
+            eprintln!("tack: {}", escape_block(warning, "  "));
+        } else {
+            eprintln!("tack: warning: {}", escape_block(warning, "  "));
+        }
     }
 
     // Refuse to start when nothing would be recorded.

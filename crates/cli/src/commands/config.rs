@@ -16,6 +16,9 @@ pub fn config(args: &SessionArgs) -> Result<ExitCode, String> {
     for line in settings.describe() {
         print_text(&line);
     }
+    for warning in &settings.warnings {
+        print_text(&format!("warning: {warning}"));
+    }
     match crate::guard_plugins::sandbox(&settings, &root, args) {
         Ok(sandbox) => print_text(&crate::sandbox_layer::describe(
             &sandbox,
