@@ -7,6 +7,7 @@ mod args;
 mod commands;
 mod exit;
 mod guard_plugins;
+mod hook_transcript;
 mod hooks;
 mod interrupt;
 mod mcp;

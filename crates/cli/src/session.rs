@@ -198,20 +198,35 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
         Some((_, last)) => EventBus::resuming(Arc::new(log), last),
         None => EventBus::new(Some(Arc::new(log))),
     };
-    let bus = Arc::new(bus.with_observer(move |record| records.print(record)));
+    let mut bus = bus.with_observer(move |record| records.print(record));
+    let session_id = log_path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let hook_names = if settings.hook_names.value == "tack" {
+        ToolNames::Tack
+    } else {
+        ToolNames::ClaudeCode
+    };
+    // Hooks read a transcript in Claude Code's shape, beside the log.
+    let transcript = (!hook_config.is_empty()).then(|| {
+        Arc::new(crate::hook_transcript::Transcript::new(
+            crate::hook_transcript::path_for(&log_path),
+            session_id.clone(),
+            root.clone(),
+            hook_names,
+        ))
+    });
+    if let Some(transcript) = &transcript {
+        let transcript = Arc::clone(transcript);
+        bus = bus.with_observer(move |record| transcript.record(record));
+    }
+    let bus = Arc::new(bus);
     let agent_hooks = AgentHooks::new();
-    let hooks = (!hook_config.is_empty()).then(|| {
-        let session_id = log_path
-            .file_stem()
-            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let hooks = transcript.map(|transcript| {
         let session = HookSession::new(session_id, &root)
-            .with_transcript(&log_path)
+            .with_transcript(transcript.path())
             .with_permission_mode(hook_permission_mode(mode))
-            .with_names(if settings.hook_names.value == "tack" {
-                ToolNames::Tack
-            } else {
-                ToolNames::ClaudeCode
-            });
+            .with_names(hook_names);
         let hooks = crate::hooks::session_hooks(hook_config, session, bus.clone());
         crate::hooks::attach(&hooks, &agent_hooks);
         hooks

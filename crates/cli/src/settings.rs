@@ -292,12 +292,13 @@ macro_rules! rule_of {
                     Ok(rule) => Ok($name(vec![rule], None)),
                     Err(tack_error) if looks_like_claude_rule(&text) => {
                         let home = std::env::var_os("HOME").map(PathBuf::from);
-                        let read = tack_permission::claude_rule($action, &text, home.as_deref())
-                            .map_err(|e| {
-                                serde::de::Error::custom(format!(
-                                    "{tack_error}; read as a Claude Code rule: {e}"
-                                ))
-                            })?;
+                        let read =
+                            tack_permission::claude_rule($action, &text, home.as_deref(), None)
+                                .map_err(|e| {
+                                    serde::de::Error::custom(format!(
+                                        "{tack_error}; read as a Claude Code rule: {e}"
+                                    ))
+                                })?;
                         Ok($name(read.rules, read.note))
                     }
                     Err(e) => Err(serde::de::Error::custom(e)),

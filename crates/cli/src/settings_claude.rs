@@ -214,7 +214,8 @@ impl Settings {
                         .push(format!("{name}: key `{at}`: must be a string; ignored"));
                     continue;
                 };
-                let read = match claude_rule(action, text, home.as_deref()) {
+                let place = format!("{name} key {at}");
+                let read = match claude_rule(action, text, home.as_deref(), Some(&place)) {
                     Ok(read) => read,
                     Err(e) => {
                         let effect = if action == Action::Allow {

@@ -55,22 +55,29 @@ pub struct ClaudeRule {
 }
 
 /// Reads one Claude Code permission rule `text` with `action`; `home` is
-/// the home directory for `~/` paths.
+/// the home directory for `~/` paths, `origin` (e.g. `FILE key
+/// permissions.deny[0]`) is where it was written, named in the reasons of
+/// the decisions it makes.
 ///
 /// ```
 /// use tack_permission::{Action, claude_rule};
-/// let rm = claude_rule(Action::Deny, "Bash(rm:*)", None).unwrap();
+/// let rm = claude_rule(Action::Deny, "Bash(rm:*)", None, None).unwrap();
 /// assert_eq!(rm.rules[0].to_string(), r#"deny bash(command: "rm*")"#);
-/// let env = claude_rule(Action::Deny, "Read(./.env)", None).unwrap();
+/// let env = claude_rule(Action::Deny, "Read(./.env)", None, None).unwrap();
 /// assert_eq!(env.rules[0].to_string(), r#"deny read_file(path: ".env")"#);
-/// let web = claude_rule(Action::Allow, "WebFetch(domain:example.com)", None).unwrap();
+/// let web = claude_rule(Action::Allow, "WebFetch(domain:example.com)", None, None).unwrap();
 /// assert!(web.rules.is_empty() && web.note.is_some());
 /// ```
 ///
 /// # Errors
 ///
 /// Text that is not `Tool` or `Tool(specifier)`.
-pub fn claude_rule(action: Action, text: &str, home: Option<&Path>) -> Result<ClaudeRule, String> {
+pub fn claude_rule(
+    action: Action,
+    text: &str,
+    home: Option<&Path>,
+    origin: Option<&str>,
+) -> Result<ClaudeRule, String> {
     let trimmed = text.trim();
     let (tool, spec) = match trimmed.find('(') {
         Some(open) if trimmed.ends_with(')') => (
@@ -96,6 +103,9 @@ pub fn claude_rule(action: Action, text: &str, home: Option<&Path>) -> Result<Cl
     let spec = spec.filter(|s| !s.is_empty() && *s != "*");
     let build = |tool: &str, arg: Option<(&str, &str, bool)>| -> Result<Rule, String> {
         let mut builder = Rule::builder(action, tool);
+        if let Some(origin) = origin {
+            builder = builder.origin(format!("{origin}: `{trimmed}`"));
+        }
         if let Some((name, pattern, command)) = arg {
             builder = if command {
                 builder.command(name, pattern)
@@ -290,7 +300,7 @@ mod tests {
     use super::*;
 
     fn one(action: Action, text: &str) -> (Vec<String>, Option<String>) {
-        let r = claude_rule(action, text, Some(Path::new("/home/u"))).unwrap();
+        let r = claude_rule(action, text, Some(Path::new("/home/u")), None).unwrap();
         (r.rules.iter().map(ToString::to_string).collect(), r.note)
     }
 
@@ -371,7 +381,7 @@ mod tests {
         );
         let (rules, note) = one(Action::Deny, "WebFetch(domain:example.com)");
         assert!(rules.is_empty() && note.unwrap().contains("no tool `WebFetch`"));
-        assert!(claude_rule(Action::Deny, "Bash(rm", None).is_err());
-        assert!(claude_rule(Action::Deny, "(rm)", None).is_err());
+        assert!(claude_rule(Action::Deny, "Bash(rm", None, None).is_err());
+        assert!(claude_rule(Action::Deny, "(rm)", None, None).is_err());
     }
 }
