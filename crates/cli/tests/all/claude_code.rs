@@ -409,7 +409,7 @@ fn blocked_prompts_asks_without_a_terminal_stops_and_defers() {
     assert!(!stdout(&blocked).contains("never"));
 
     // `ask` without a terminal: denied, and the model reads why.
-    std::fs::remove_file(&project.log).unwrap();
+    let _ = std::fs::remove_file(&project.log);
     project
         .run(
             "clean",
@@ -426,7 +426,7 @@ fn blocked_prompts_asks_without_a_terminal_stops_and_defers() {
     assert!(message.contains("rm needs a human: rm -f x"), "{message}");
 
     // `continue: false`: the call is not run and the turn ends there.
-    std::fs::remove_file(&project.log).unwrap();
+    let _ = std::fs::remove_file(&project.log);
     let stopped = project
         .run(
             "ship it",
@@ -462,7 +462,7 @@ fn blocked_prompts_asks_without_a_terminal_stops_and_defers() {
     assert_eq!(end[0]["reason"], "concluded", "{end:?}");
 
     // `defer`: not run, the turn ends so it can be decided outside.
-    std::fs::remove_file(&project.log).unwrap();
+    let _ = std::fs::remove_file(&project.log);
     let deferred = project
         .run(
             "later",
@@ -481,4 +481,125 @@ fn blocked_prompts_asks_without_a_terminal_stops_and_defers() {
     );
     assert!(!project.ws.join("done-later").exists());
     assert!(!stdout(&deferred).contains("never said"));
+}
+
+#[test]
+fn the_users_claude_settings_need_no_trust_and_the_workspaces_do() {
+    let project = Project::new("");
+    let claude = project.home().join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let marker = project.dir.path().join("user-hook-ran");
+    std::fs::write(
+        claude.join("settings.json"),
+        json!({
+            "permissions": {"deny": ["Bash(curl:*)"]},
+            "hooks": {"UserPromptSubmit": [{"hooks": [
+                {"type": "command", "command": format!("cat >/dev/null; touch {}", marker.display())}
+            ]}]}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    project
+        .run(
+            "fetch",
+            &json!([
+                call("c1", "bash", json!({"command": "curl -s example.com"})),
+                text("ok")
+            ]),
+            &["--mode", "allow-all"],
+        )
+        .success();
+    assert!(marker.exists(), "the user's own hook ran without trust");
+    let (code, message) = outcome(&project.result("c1"));
+    assert_eq!(code, "DENIED");
+    assert!(
+        message.contains(".claude/settings.json key permissions.deny[0]"),
+        "{message}"
+    );
+
+    // A workspace file with hooks is refused until trusted; the local
+    // file is read too, after the shared one.
+    let dot = project.ws.join(".claude");
+    std::fs::create_dir_all(&dot).unwrap();
+    let local_marker = project.dir.path().join("local-hook-ran");
+    std::fs::write(
+        dot.join("settings.local.json"),
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": format!("cat >/dev/null; touch {}", local_marker.display())}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    let refused = project.run("x", &json!([text("never")]), &[]).code(2);
+    let err = stderr(&refused);
+    assert!(
+        err.contains("settings.local.json") && err.contains("tack trust"),
+        "{err}"
+    );
+    assert!(!local_marker.exists());
+    let out = stdout_of(project.tack().arg("trust"));
+    assert!(out.contains("settings.local.json"), "{out}");
+    let _ = std::fs::remove_file(&project.log);
+    project.run("x", &json!([text("ok")]), &[]).success();
+    assert!(local_marker.exists());
+
+    // The workspace's `disableAllHooks` turns off its own hooks only.
+    std::fs::write(dot.join("settings.json"), r#"{"disableAllHooks": true}"#).unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::remove_file(&local_marker).unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    let run = project.run("x", &json!([text("ok")]), &[]).success();
+    assert!(
+        stderr(&run).contains("`disableAllHooks` is true"),
+        "{}",
+        stderr(&run)
+    );
+    assert!(marker.exists(), "the user's hook still ran");
+    assert!(!local_marker.exists(), "the workspace's hook did not");
+}
+
+#[test]
+fn a_workspace_cannot_bypass_permissions_or_allow_everything() {
+    let project = Project::new("");
+    let dot = project.ws.join(".claude");
+    std::fs::create_dir_all(&dot).unwrap();
+    std::fs::write(
+        dot.join("settings.json"),
+        json!({"permissions": {
+            "defaultMode": "bypassPermissions",
+            "allow": ["Bash", "Bash(sh:*)", "Bash(touch ok)"]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let run = project
+        .run(
+            "x",
+            &json!([
+                call("c1", "bash", json!({"command": "touch nope"})),
+                call("c2", "bash", json!({"command": "touch ok"})),
+                text("ok")
+            ]),
+            &[],
+        )
+        .success();
+    let err = stderr(&run);
+    assert!(err.contains("cannot set `bypassPermissions`"), "{err}");
+    assert!(
+        err.contains("permissions.allow[0]") && err.contains("permissions.allow[1]"),
+        "{err}"
+    );
+    assert_eq!(
+        outcome(&project.result("c1")).0,
+        "DENIED",
+        "asked, no one to answer"
+    );
+    assert_eq!(
+        outcome(&project.result("c2")).0,
+        "ok",
+        "the narrow allow applies"
+    );
+    assert!(project.ws.join("ok").exists() && !project.ws.join("nope").exists());
 }
