@@ -210,6 +210,26 @@ fn bad_configuration_is_skipped_with_a_warning_naming_the_key_and_the_rest_is_us
             "hooks.Stop[0].hooks[0].if",
             "tool events only",
         ),
+        (
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "ps1", "shell": "powershell"}, good]}]}}),
+            "hooks.Stop[0].hooks[0].shell",
+            "the hook is skipped",
+        ),
+        (
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "kept", "asyncRewake": true}]}]}}),
+            "hooks.Stop[0].hooks[0].asyncRewake",
+            "not a key of a command hook",
+        ),
+        (
+            json!({"hooks": {"Stop": [{"matcher": "x", "hooks": [good]}]}}),
+            "hooks.Stop[0].matcher",
+            "has no matcher in Claude Code",
+        ),
+        (
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "http", "url": "http://x"}, good]}], "PermissionRequest": []}}),
+            "hooks.PermissionRequest",
+            "tack has no such moment",
+        ),
     ];
     for (settings, at, what) in cases {
         let config = HooksConfig::from_settings(&settings, None).unwrap();
