@@ -64,7 +64,7 @@ pub struct ClaudeRule {
 /// let rm = claude_rule(Action::Deny, "Bash(rm:*)", None, None).unwrap();
 /// assert_eq!(rm.rules[0].to_string(), r#"deny bash(command: "rm*")"#);
 /// let env = claude_rule(Action::Deny, "Read(./.env)", None, None).unwrap();
-/// assert_eq!(env.rules[0].to_string(), r#"deny read_file(path: ".env")"#);
+/// assert_eq!(env.rules[0].to_string(), r#"deny read_file(path: "{.env,.env/**}")"#);
 /// let web = claude_rule(Action::Allow, "WebFetch(domain:example.com)", None, None).unwrap();
 /// assert!(web.rules.is_empty() && web.note.is_some());
 /// ```
