@@ -52,15 +52,18 @@ impl Transcript {
     /// A transcript at `path` (appended to when it exists, as on
     /// `--resume`).
     pub fn new(path: PathBuf, session_id: String, cwd: PathBuf, names: ToolNames) -> Self {
+        use std::os::unix::fs::OpenOptionsExt;
+        // A link planted where the transcript goes is never followed.
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .custom_flags(nix::libc::O_NOFOLLOW)
             .open(&path);
         let warned = match &file {
             Ok(_) => false,
             Err(e) => {
                 eprintln!(
-                    "tack: warning: cannot write the hooks' transcript {}: {e}; hooks get its path, but it stays empty",
+                    "tack: warning: cannot write the hooks' transcript {}: {e} (a link there is never followed); hooks get its path, but it stays empty",
                     path.display()
                 );
                 true
@@ -216,6 +219,19 @@ fn iso8601(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_planted_link_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("bashrc");
+        std::fs::write(&target, "kept\n").unwrap();
+        let link = dir.path().join("s.transcript.jsonl");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let transcript =
+            Transcript::new(link, "s".into(), dir.path().into(), ToolNames::ClaudeCode);
+        transcript.record(&Record::new(1, 0, Event::User { text: "hi".into() }));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept\n");
+    }
 
     #[test]
     fn timestamps_and_ids_look_like_claude_codes() {

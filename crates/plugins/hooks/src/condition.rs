@@ -5,10 +5,15 @@
 //! * `Tool` matches every call of that tool; `mcp__server` every tool of
 //!   that server; `*` in a tool name is a wildcard.
 //! * `Bash(pattern)`: the command, or any one of its subcommands (split at
-//!   `&&`, `||`, `;`, `|` and new lines, outside quotes, with leading
-//!   `NAME=value` assignments dropped) matches `pattern`, where `*` is any
-//!   text and a trailing ` *` may also match nothing (`git push *` matches
-//!   `git push`). The legacy `prefix:*` is the same as `prefix *`.
+//!   `&&`, `||`, `;`, `|`, `&`, `$(…)`, backquotes and new lines, outside
+//!   quotes, with leading `NAME=value` assignments dropped) matches
+//!   `pattern`, where `*` is any text and a trailing ` *` may also match
+//!   nothing (`git push *` matches `git push`). The legacy `prefix:*` is
+//!   the same as `prefix *`. A subcommand is also matched without quotes
+//!   and extra spaces, without the program's directory, without wrappers
+//!   (`sudo -E`, `env A=1`, `timeout 5`, …), and a shell's `-c` command
+//!   line is matched too: a guard narrowed by `if` runs more often rather
+//!   than be slipped past by spelling.
 //! * `Read(path)`, `Edit(path)`, `Write(path)` (and `Glob`, `Grep`, `LS`):
 //!   the call's path matches the gitignore-style pattern: `//abs` is an
 //!   absolute path, `~/p` is under the home directory, `/p` is under the
@@ -149,7 +154,8 @@ impl Condition {
                 };
                 subcommands(command)
                     .iter()
-                    .any(|sub| command_matches(pattern, sub))
+                    .flat_map(|sub| views(sub, 0))
+                    .any(|sub| command_matches(pattern, &sub))
             }
             Spec::Path(pattern) => {
                 let path = call
@@ -255,7 +261,7 @@ pub(crate) fn subcommands(command: &str) -> Vec<String> {
                         current.push(next);
                     }
                 }
-                ';' | '\n' | '|' | '&' => {
+                ';' | '\n' | '|' | '&' | '(' | ')' | '`' => {
                     if matches!(chars.peek(), Some('&' | '|')) {
                         chars.next();
                     }
@@ -273,16 +279,73 @@ pub(crate) fn subcommands(command: &str) -> Vec<String> {
         .collect()
 }
 
+/// Programs that run the command after their options: `sudo git push` is
+/// also seen as `git push`.
+const WRAPPERS: &[&str] = &[
+    "sudo", "doas", "command", "builtin", "exec", "env", "nohup", "time", "nice", "timeout",
+    "stdbuf", "setsid", "xargs",
+];
+/// Shells whose `-c` argument is a command line of its own.
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh"];
+
+/// The forms a subcommand is matched in: as written with quotes and
+/// backslashes dropped and spaces collapsed, with the program's directory
+/// dropped, without wrappers such as `sudo` or `env VAR=1`, and the
+/// command line a shell's `-c` runs. A condition matches any of them, so a
+/// guard narrowed by `if` is not slipped past by spelling.
+fn views(sub: &str, depth: usize) -> Vec<String> {
+    let plain: String = sub
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+        .collect();
+    let mut words: Vec<&str> = plain.split_whitespace().collect();
+    let mut out = vec![sub.to_owned(), words.join(" ")];
+    loop {
+        let Some(first) = words.first() else {
+            break;
+        };
+        let base = first.rsplit('/').next().unwrap_or(first);
+        if base != *first {
+            words[0] = base;
+            out.push(words.join(" "));
+            continue;
+        }
+        if SHELLS.contains(&base) && words.get(1) == Some(&"-c") && depth < 4 {
+            let inner = words[2..].join(" ");
+            for part in subcommands(&inner) {
+                out.extend(views(&part, depth + 1));
+            }
+            break;
+        }
+        if !WRAPPERS.contains(&base) {
+            break;
+        }
+        words.remove(0);
+        while words.first().is_some_and(|w| {
+            w.starts_with('-')
+                || w.chars().all(|c| c.is_ascii_digit() || c == '.')
+                || is_assignment(w)
+        }) {
+            words.remove(0);
+        }
+        out.push(words.join(" "));
+    }
+    out
+}
+
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
 fn strip_assignments(mut text: &str) -> &str {
     loop {
         let word_end = text.find(char::is_whitespace).unwrap_or(text.len());
         let word = &text[..word_end];
-        let is_assignment = word.split_once('=').is_some_and(|(name, _)| {
-            !name.is_empty()
-                && !name.starts_with(|c: char| c.is_ascii_digit())
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        });
-        if !is_assignment || word_end == text.len() {
+        if !is_assignment(word) || word_end == text.len() {
             return text;
         }
         text = text[word_end..].trim_start();
@@ -370,6 +433,20 @@ mod tests {
         assert!(holds("Bash(ls*)", "Bash", cmd("lsof")));
         assert!(holds("Bash(* --force)", "Bash", cmd("git push --force")));
         assert!(holds("Bash", "Bash", cmd("anything")));
+        // Spelling does not slip past a guard.
+        for sneaky in [
+            "git  push origin",
+            "git 'push' origin",
+            "/usr/bin/git push",
+            "sudo -E git push",
+            "env A=1 git push",
+            "timeout 5 git push",
+            "bash -c 'git push'",
+            "echo $(git push)",
+            "x=`git push`",
+        ] {
+            assert!(holds("Bash(git push *)", "Bash", cmd(sneaky)), "{sneaky}");
+        }
         assert!(!holds(
             "Bash(git *)",
             "Read",
@@ -425,6 +502,7 @@ mod tests {
             subcommands("a && b || c; d | e\nf"),
             ["a", "b", "c", "d", "e", "f"]
         );
+        assert_eq!(subcommands("echo $(date)"), ["echo $", "date"]);
         assert_eq!(subcommands("echo \"x && y\""), ["echo \"x && y\""]);
         assert_eq!(subcommands("A=1 B=2 make"), ["make"]);
     }
