@@ -300,10 +300,7 @@ fn views(sub: &str, depth: usize) -> Vec<String> {
         .collect();
     let mut words: Vec<&str> = plain.split_whitespace().collect();
     let mut out = vec![sub.to_owned(), words.join(" ")];
-    loop {
-        let Some(first) = words.first() else {
-            break;
-        };
+    while let Some(first) = words.first() {
         let base = first.rsplit('/').next().unwrap_or(first);
         if base != *first {
             words[0] = base;
