@@ -73,7 +73,8 @@ pub fn checked(
             for event in tack_hooks::HookEvent::ALL {
                 for group in file.config.groups(event) {
                     for hook in &group.hooks {
-                        let runs = crate::trust::command_files::of_hook(&hook.command, workspace);
+                        let runs =
+                            crate::trust::command_files::of_hook(&hook.command_line(), workspace);
                         let present = runs.files.iter().filter(|(_, state)| state.is_some());
                         for (script, _) in present {
                             if tools_can_write(script, workspace, mode) {
@@ -128,7 +129,12 @@ fn recheck(config: &HooksConfig, root: &Path) -> tack_hooks::PreRun {
                 .as_ref()
                 .is_some_and(|source| crate::trust::inside(source, root))
             {
-                checked.extend(group.hooks.iter().map(|hook| hook.command.clone()));
+                checked.extend(
+                    group
+                        .hooks
+                        .iter()
+                        .map(tack_hooks::HookCommand::command_line),
+                );
             }
         }
     }
@@ -139,13 +145,14 @@ fn recheck(config: &HooksConfig, root: &Path) -> tack_hooks::PreRun {
     };
     let root = root.to_owned();
     Arc::new(move |hook: &tack_hooks::HookCommand| {
-        if !checked.contains(&hook.command) {
+        let line = hook.command_line();
+        if !checked.contains(&line) {
             return Ok(());
         }
         let recorded = recorded.as_ref().map_err(|e| {
             format!("what it runs cannot be checked against what you trusted ({e}); fix that, then start a new session")
         })?;
-        let now = crate::trust::command_files::of_hook(&hook.command, &root);
+        let now = crate::trust::command_files::of_hook(&line, &root);
         match crate::trust::first_difference(|path| recorded.get(path).cloned(), &now) {
             None => Ok(()),
             Some((file, why)) => Err(format!(

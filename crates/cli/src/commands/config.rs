@@ -37,7 +37,7 @@ pub fn config(args: &SessionArgs) -> Result<ExitCode, String> {
                         } else {
                             &group.matcher
                         },
-                        tack_agent::escape_line(&hook.command),
+                        tack_agent::escape_line(&hook.command_line()),
                         hook.timeout.as_secs_f64(),
                         if hook.fail_closed {
                             ", fail closed"

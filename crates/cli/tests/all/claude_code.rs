@@ -603,3 +603,46 @@ fn a_workspace_cannot_bypass_permissions_or_allow_everything() {
     );
     assert!(project.ws.join("ok").exists() && !project.ws.join("nope").exists());
 }
+
+#[test]
+fn an_exec_form_hook_script_is_trusted_and_checked_like_a_shell_ones() {
+    let project = Project::new("");
+    let hooks = project.ws.join(".claude/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let script = hooks.join("deny.sh");
+    std::fs::write(&script, "cat >/dev/null\necho \"no: $1\" >&2\nexit 2\n").unwrap();
+    std::fs::write(
+        project.ws.join(".claude/settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{
+            "type": "command",
+            "command": "sh",
+            "args": ["${CLAUDE_PROJECT_DIR}/.claude/hooks/deny.sh", "a b; c"]
+        }]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let out = stdout_of(project.tack().arg("trust"));
+    assert!(
+        out.contains(&script.canonicalize().unwrap().display().to_string()),
+        "{out}"
+    );
+    project
+        .run(
+            "x",
+            &json!([call("c1", "bash", json!({"command": "true"})), text("ok")]),
+            &["--mode", "allow-all"],
+        )
+        .success();
+    let (code, message) = outcome(&project.result("c1"));
+    assert_eq!(code, "DENIED");
+    assert_eq!(message, "no: a b; c");
+    // The model rewrites the script: refused until trusted again.
+    std::fs::write(&script, "cat >/dev/null\nexit 0\n").unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    let refused = project.run("x", &json!([text("never")]), &[]).code(2);
+    assert!(
+        stderr(&refused).contains("changed since it was trusted"),
+        "{}",
+        stderr(&refused)
+    );
+}

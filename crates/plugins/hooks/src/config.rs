@@ -215,6 +215,42 @@ impl HookCommand {
         self
     }
 
+    /// The command as one shell line: `command`, or with
+    /// [`args`](Self::args) the program and its arguments, each quoted so
+    /// that only `$CLAUDE_PROJECT_DIR` and `$TACK_PROJECT_DIR` (which the
+    /// exec form fills in) expand (what a host shows, and reads the files a
+    /// hook runs from).
+    ///
+    /// ```
+    /// let mut hook = tack_hooks::HookCommand::new("python3");
+    /// hook.args = Some(vec!["${CLAUDE_PROJECT_DIR}/check it.py".into(), "$HOME".into()]);
+    /// assert_eq!(hook.command_line(), r#""python3" "${CLAUDE_PROJECT_DIR}/check it.py" "\$HOME""#);
+    /// ```
+    pub fn command_line(&self) -> String {
+        let Some(args) = &self.args else {
+            return self.command.clone();
+        };
+        std::iter::once(&self.command)
+            .chain(args)
+            .map(|word| {
+                let mut quoted = String::new();
+                for c in word.chars() {
+                    if matches!(c, '\\' | '"' | '`' | '$') {
+                        quoted.push('\\');
+                    }
+                    quoted.push(c);
+                }
+                for name in ["CLAUDE_PROJECT_DIR", "TACK_PROJECT_DIR"] {
+                    quoted = quoted
+                        .replace(&format!("\\${{{name}}}"), &format!("${{{name}}}"))
+                        .replace(&format!("\\${name}"), &format!("${name}"));
+                }
+                format!("\"{quoted}\"")
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     /// What identifies the hook for "an identical command runs once".
     pub(crate) fn key(&self) -> String {
         match &self.args {
