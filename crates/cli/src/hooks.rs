@@ -249,6 +249,46 @@ pub fn attach(hooks: &Hooks, agent_hooks: &AgentHooks) {
     }
 }
 
+/// Asks the `PermissionRequest` hooks before the approver: an `allow` or
+/// `deny` they give is the answer; otherwise `inner` is asked.
+pub struct HookApprover {
+    hooks: Hooks,
+    inner: Arc<dyn tack_core::policy::ApprovalService>,
+}
+
+impl HookApprover {
+    /// `hooks` first, then `inner`.
+    pub fn new(hooks: Hooks, inner: Arc<dyn tack_core::policy::ApprovalService>) -> Self {
+        Self { hooks, inner }
+    }
+}
+
+#[async_trait::async_trait]
+impl tack_core::policy::ApprovalService for HookApprover {
+    async fn request(
+        &self,
+        request: tack_core::policy::ApprovalRequest,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> tack_core::policy::ApprovalOutcome {
+        use tack_core::policy::ApprovalOutcome;
+        let answer = self
+            .hooks
+            .permission_request(
+                &request.tool,
+                &request.arguments,
+                &request.call_id.to_string(),
+            )
+            .await;
+        match answer {
+            Some(tack_hooks::PermissionAnswer::Allow) => ApprovalOutcome::AllowedOnce,
+            Some(tack_hooks::PermissionAnswer::Deny(reason)) => ApprovalOutcome::Denied {
+                reason: Some(reason),
+            },
+            _ => self.inner.request(request, cancel).await,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

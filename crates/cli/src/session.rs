@@ -233,11 +233,17 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     });
 
     let session_rules = SessionRules::new();
-    let inner: Arc<dyn ApprovalService> = if std::io::stdin().is_terminal() {
+    let mut inner: Arc<dyn ApprovalService> = if std::io::stdin().is_terminal() {
         Arc::new(TerminalApprover::stdio(session_rules.clone()))
     } else {
         Arc::new(UnattendedApprover::new(unattended_reason(mode)))
     };
+    // `PermissionRequest` hooks answer before anyone is asked.
+    if let Some(hooks) = &hooks
+        && hooks.handles(tack_hooks::HookEvent::PermissionRequest)
+    {
+        inner = Arc::new(crate::hooks::HookApprover::new(hooks.clone(), inner));
+    }
     let permission = Permission::new(
         guard_plugins::permission(&settings, &root)
             .session_rules(session_rules)

@@ -646,3 +646,56 @@ fn an_exec_form_hook_script_is_trusted_and_checked_like_a_shell_ones() {
         stderr(&refused)
     );
 }
+
+#[test]
+fn a_permission_request_hook_answers_approvals_in_your_place() {
+    if !python() {
+        return;
+    }
+    let project = Project::new("");
+    let dot = project.ws.join(".claude");
+    std::fs::create_dir_all(dot.join("hooks")).unwrap();
+    std::fs::write(
+        dot.join("hooks/approve.py"),
+        r#"import json, sys
+data = json.load(sys.stdin)
+command = data["tool_input"].get("command", "")
+def decide(**decision):
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}))
+if command.startswith("touch "):
+    decide(behavior="allow")
+elif command.startswith("rm "):
+    decide(behavior="deny", message="rm is never approved here")
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dot.join("settings.json"),
+        json!({"hooks": {"PermissionRequest": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/approve.py"}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    project.trust();
+    project
+        .run(
+            "x",
+            &json!([
+                call("c1", "bash", json!({"command": "touch made"})),
+                call("c2", "bash", json!({"command": "rm -f made"})),
+                call("c3", "bash", json!({"command": "echo asked"})),
+                text("ok")
+            ]),
+            &[],
+        )
+        .success();
+    assert_eq!(outcome(&project.result("c1")).0, "ok");
+    assert!(project.ws.join("made").exists());
+    let (code, message) = outcome(&project.result("c2"));
+    assert_eq!(code, "DENIED");
+    assert!(message.contains("rm is never approved here"), "{message}");
+    let (code, message) = outcome(&project.result("c3"));
+    assert_eq!(code, "DENIED");
+    assert!(message.contains("stdin is not a terminal"), "{message}");
+}

@@ -43,11 +43,13 @@ pub enum HookEvent {
     SessionEnd,
     /// When the agent needs the user's attention (e.g. an approval).
     Notification,
+    /// When a call needs approval: may allow or deny it in the user's place.
+    PermissionRequest,
 }
 
 impl HookEvent {
     /// Every event tack dispatches, in the order of Claude Code's documentation.
-    pub const ALL: [HookEvent; 8] = [
+    pub const ALL: [HookEvent; 9] = [
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
         HookEvent::PostToolUseFailure,
@@ -56,6 +58,7 @@ impl HookEvent {
         HookEvent::SessionStart,
         HookEvent::SessionEnd,
         HookEvent::Notification,
+        HookEvent::PermissionRequest,
     ];
 
     /// The name in settings files and in `hook_event_name`.
@@ -69,6 +72,7 @@ impl HookEvent {
             HookEvent::SessionStart => "SessionStart",
             HookEvent::SessionEnd => "SessionEnd",
             HookEvent::Notification => "Notification",
+            HookEvent::PermissionRequest => "PermissionRequest",
         }
     }
 
@@ -76,7 +80,10 @@ impl HookEvent {
     pub fn matches_tools(self) -> bool {
         matches!(
             self,
-            HookEvent::PreToolUse | HookEvent::PostToolUse | HookEvent::PostToolUseFailure
+            HookEvent::PreToolUse
+                | HookEvent::PostToolUse
+                | HookEvent::PostToolUseFailure
+                | HookEvent::PermissionRequest
         )
     }
 }
@@ -90,7 +97,6 @@ impl fmt::Display for HookEvent {
 /// Events Claude Code documents and tack does not dispatch: configured,
 /// they are skipped with a warning (tack has no such moment).
 pub const NOT_DISPATCHED: &[&str] = &[
-    "PermissionRequest",
     "PermissionDenied",
     "PostToolBatch",
     "UserPromptExpansion",

@@ -226,8 +226,8 @@ fn bad_configuration_is_skipped_with_a_warning_naming_the_key_and_the_rest_is_us
             "has no matcher in Claude Code",
         ),
         (
-            json!({"hooks": {"Stop": [{"hooks": [{"type": "http", "url": "http://x"}, good]}], "PermissionRequest": []}}),
-            "hooks.PermissionRequest",
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "http", "url": "http://x"}, good]}], "PreCompact": []}}),
+            "hooks.PreCompact",
             "tack has no such moment",
         ),
     ];
