@@ -511,6 +511,8 @@ impl Agent {
                 return Ok(RunEnd::PromptBlocked { reason });
             }
         }
+        // A request left over from an earlier turn does not end this one.
+        let _ = self.hooks.take_turn_end();
         self.push_user(prompt)?;
         for text in contexts {
             self.push_hook_context("UserPromptSubmit", text)?;
@@ -531,6 +533,10 @@ impl Agent {
                 StepOutcome::ToolsRan {
                     concluded: true, ..
                 } => (RunEnd::Concluded, TurnEndReason::Concluded),
+                // A hook asked to end the turn (`"continue": false`).
+                StepOutcome::ToolsRan { .. } if self.hooks.take_turn_end().is_some() => {
+                    (RunEnd::Concluded, TurnEndReason::Concluded)
+                }
                 StepOutcome::ToolsRan { .. } if self.cancel.is_cancelled() => {
                     (RunEnd::Cancelled, TurnEndReason::Cancelled)
                 }

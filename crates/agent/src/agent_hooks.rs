@@ -147,6 +147,8 @@ pub struct AgentHooks {
     session_start: SessionStartHook,
     session_end: SessionEndHook,
     notification: NotificationHook,
+    /// A request to end the turn after the current tool batch.
+    turn_end: std::sync::Arc<parking_lot::Mutex<Option<String>>>,
 }
 
 impl Default for AgentHooks {
@@ -166,7 +168,29 @@ impl AgentHooks {
             session_start: Waterfall::new(SESSION_START, |_| async { Vec::new() }),
             session_end: Waterfall::new(SESSION_END, |_| async {}),
             notification: Waterfall::new(NOTIFICATION, |_| async {}),
+            turn_end: Default::default(),
         }
+    }
+
+    /// Asks the agent to end its turn once the current batch of tool calls
+    /// is answered (their results stay in the history), instead of asking
+    /// the model again: e.g. a hook answered `"continue": false`. The turn
+    /// ends `concluded`; `reason` is kept for the host to show. The first
+    /// request of a batch wins.
+    ///
+    /// ```
+    /// let hooks = tack_agent::AgentHooks::new();
+    /// hooks.request_turn_end("the build is broken; fix it first");
+    /// assert_eq!(hooks.take_turn_end().as_deref(), Some("the build is broken; fix it first"));
+    /// assert_eq!(hooks.take_turn_end(), None);
+    /// ```
+    pub fn request_turn_end(&self, reason: impl Into<String>) {
+        self.turn_end.lock().get_or_insert_with(|| reason.into());
+    }
+
+    /// Takes the pending request to end the turn, if any.
+    pub fn take_turn_end(&self) -> Option<String> {
+        self.turn_end.lock().take()
     }
 
     /// `agent/user-prompt-submit`.

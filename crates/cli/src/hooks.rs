@@ -54,6 +54,7 @@ pub fn checked(
     let mut config = HooksConfig::new();
     let mut warnings = Vec::new();
     for file in files {
+        warnings.extend(file.config.warnings().iter().cloned());
         if file.config.is_empty() {
             continue;
         }
@@ -64,31 +65,31 @@ pub fn checked(
                 file.path.display()
             ));
         }
-        for event in tack_hooks::HookEvent::ALL {
-            for group in file.config.groups(event) {
-                let checked = crate::trust::inside(&file.path, workspace);
-                for hook in &group.hooks {
-                    let runs = crate::trust::command_files::of_hook(&hook.command, workspace);
-                    let present = runs.files.iter().filter(|(_, state)| state.is_some());
-                    for (script, _) in present {
-                        if tools_can_write(script, workspace, mode) {
-                            warnings.push(format!(
-                                "WARNING: the {event} hook `{}` in {} runs {}, which the tools can write: {}; keep hook scripts outside the workspace",
-                                hook.command,
-                                file.path.display(),
-                                script.display(),
-                                if checked {
-                                    "it is checked against what you trusted before every run, and a change stops the hook"
-                                } else {
-                                    "a model could change what runs outside the sandbox (your own settings are not checked)"
-                                }
-                            ));
+        // A file inside the workspace is used only as trusted, and the
+        // scripts its hooks run are checked against that trust before
+        // every run: nothing to warn about. A file outside (your own
+        // settings) naming a script the tools can write is not checked.
+        if !crate::trust::inside(&file.path, workspace) {
+            for event in tack_hooks::HookEvent::ALL {
+                for group in file.config.groups(event) {
+                    for hook in &group.hooks {
+                        let runs =
+                            crate::trust::command_files::of_hook(&hook.command_line(), workspace);
+                        let present = runs.files.iter().filter(|(_, state)| state.is_some());
+                        for (script, _) in present {
+                            if tools_can_write(script, workspace, mode) {
+                                warnings.push(format!(
+                                    "WARNING: the {event} hook `{}` in {} runs {}, which the tools can write: a model could change what runs outside the sandbox (your own settings are not checked against a trust); keep hook scripts outside the workspace",
+                                    hook.command,
+                                    file.path.display(),
+                                    script.display(),
+                                ));
+                            }
                         }
                     }
                 }
             }
         }
-        warnings.extend(file.config.warnings().iter().cloned());
         config.merge(file.config.clone());
     }
     Ok((config, warnings))
@@ -128,7 +129,12 @@ fn recheck(config: &HooksConfig, root: &Path) -> tack_hooks::PreRun {
                 .as_ref()
                 .is_some_and(|source| crate::trust::inside(source, root))
             {
-                checked.extend(group.hooks.iter().map(|hook| hook.command.clone()));
+                checked.extend(
+                    group
+                        .hooks
+                        .iter()
+                        .map(tack_hooks::HookCommand::command_line),
+                );
             }
         }
     }
@@ -139,13 +145,14 @@ fn recheck(config: &HooksConfig, root: &Path) -> tack_hooks::PreRun {
     };
     let root = root.to_owned();
     Arc::new(move |hook: &tack_hooks::HookCommand| {
-        if !checked.contains(&hook.command) {
+        let line = hook.command_line();
+        if !checked.contains(&line) {
             return Ok(());
         }
         let recorded = recorded.as_ref().map_err(|e| {
             format!("what it runs cannot be checked against what you trusted ({e}); fix that, then start a new session")
         })?;
-        let now = crate::trust::command_files::of_hook(&hook.command, &root);
+        let now = crate::trust::command_files::of_hook(&line, &root);
         match crate::trust::first_difference(|path| recorded.get(path).cloned(), &now) {
             None => Ok(()),
             Some((file, why)) => Err(format!(
@@ -160,6 +167,11 @@ fn recheck(config: &HooksConfig, root: &Path) -> tack_hooks::PreRun {
 /// as `agent_hooks` lives.
 pub fn attach(hooks: &Hooks, agent_hooks: &AgentHooks) {
     use tack_hooks::HookEvent;
+    // `"continue": false` and `defer` end the turn once the batch is answered.
+    let turn = agent_hooks.clone();
+    hooks.set_turn_stopper(Arc::new(move |reason: &str| {
+        turn.request_turn_end(reason);
+    }));
     if hooks.handles(HookEvent::UserPromptSubmit) {
         let h = hooks.clone();
         agent_hooks
@@ -234,6 +246,46 @@ pub fn attach(hooks: &Hooks, agent_hooks: &AgentHooks) {
                 }
             })
             .forget();
+    }
+}
+
+/// Asks the `PermissionRequest` hooks before the approver: an `allow` or
+/// `deny` they give is the answer; otherwise `inner` is asked.
+pub struct HookApprover {
+    hooks: Hooks,
+    inner: Arc<dyn tack_core::policy::ApprovalService>,
+}
+
+impl HookApprover {
+    /// `hooks` first, then `inner`.
+    pub fn new(hooks: Hooks, inner: Arc<dyn tack_core::policy::ApprovalService>) -> Self {
+        Self { hooks, inner }
+    }
+}
+
+#[async_trait::async_trait]
+impl tack_core::policy::ApprovalService for HookApprover {
+    async fn request(
+        &self,
+        request: tack_core::policy::ApprovalRequest,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> tack_core::policy::ApprovalOutcome {
+        use tack_core::policy::ApprovalOutcome;
+        let answer = self
+            .hooks
+            .permission_request(
+                &request.tool,
+                &request.arguments,
+                &request.call_id.to_string(),
+            )
+            .await;
+        match answer {
+            Some(tack_hooks::PermissionAnswer::Allow) => ApprovalOutcome::AllowedOnce,
+            Some(tack_hooks::PermissionAnswer::Deny(reason)) => ApprovalOutcome::Denied {
+                reason: Some(reason),
+            },
+            _ => self.inner.request(request, cancel).await,
+        }
     }
 }
 

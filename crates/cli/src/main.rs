@@ -7,6 +7,7 @@ mod args;
 mod commands;
 mod exit;
 mod guard_plugins;
+mod hook_transcript;
 mod hooks;
 mod interrupt;
 mod mcp;
@@ -18,6 +19,7 @@ mod sandbox_layer;
 mod sandbox_paths;
 mod session;
 mod settings;
+mod settings_claude;
 mod spinner;
 mod trust;
 

@@ -134,6 +134,9 @@ fn session_log(log: Option<&Path>, workspace: &Path) -> Result<SessionLog, Strin
 pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     let root = workspace(args.workspace.as_deref())?;
     let settings = Settings::load(&root, args)?;
+    for warning in &settings.warnings {
+        eprintln!("tack: warning: {}", escape_block(warning, "  "));
+    }
     let mode = settings.mode.value;
     let sandbox_mode = settings.sandbox.value;
     let model = model(&settings.model.value, settings.model_timeout.value)?;
@@ -145,7 +148,11 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     crate::trust::Judge::new(&root).enforce(&settings.defining)?;
     let (hook_config, hook_warnings) = crate::hooks::checked(&settings.hooks, &root, sandbox_mode)?;
     for warning in &hook_warnings {
-        eprintln!("tack: {}", escape_block(warning, "  "));
+        if warning.starts_with("WARNING") {
+            eprintln!("tack: {}", escape_block(warning, "  "));
+        } else {
+            eprintln!("tack: warning: {}", escape_block(warning, "  "));
+        }
     }
 
     // Refuse to start when nothing would be recorded.
@@ -191,31 +198,52 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
         Some((_, last)) => EventBus::resuming(Arc::new(log), last),
         None => EventBus::new(Some(Arc::new(log))),
     };
-    let bus = Arc::new(bus.with_observer(move |record| records.print(record)));
+    let mut bus = bus.with_observer(move |record| records.print(record));
+    let session_id = log_path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let hook_names = if settings.hook_names.value == "tack" {
+        ToolNames::Tack
+    } else {
+        ToolNames::ClaudeCode
+    };
+    // Hooks read a transcript in Claude Code's shape, beside the log.
+    let transcript = (!hook_config.is_empty()).then(|| {
+        Arc::new(crate::hook_transcript::Transcript::new(
+            crate::hook_transcript::path_for(&log_path),
+            session_id.clone(),
+            root.clone(),
+            hook_names,
+        ))
+    });
+    if let Some(transcript) = &transcript {
+        let transcript = Arc::clone(transcript);
+        bus = bus.with_observer(move |record| transcript.record(record));
+    }
+    let bus = Arc::new(bus);
     let agent_hooks = AgentHooks::new();
-    let hooks = (!hook_config.is_empty()).then(|| {
-        let session_id = log_path
-            .file_stem()
-            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let hooks = transcript.map(|transcript| {
         let session = HookSession::new(session_id, &root)
-            .with_transcript(&log_path)
+            .with_transcript(transcript.path())
             .with_permission_mode(hook_permission_mode(mode))
-            .with_names(if settings.hook_names.value == "tack" {
-                ToolNames::Tack
-            } else {
-                ToolNames::ClaudeCode
-            });
+            .with_names(hook_names);
         let hooks = crate::hooks::session_hooks(hook_config, session, bus.clone());
         crate::hooks::attach(&hooks, &agent_hooks);
         hooks
     });
 
     let session_rules = SessionRules::new();
-    let inner: Arc<dyn ApprovalService> = if std::io::stdin().is_terminal() {
+    let mut inner: Arc<dyn ApprovalService> = if std::io::stdin().is_terminal() {
         Arc::new(TerminalApprover::stdio(session_rules.clone()))
     } else {
         Arc::new(UnattendedApprover::new(unattended_reason(mode)))
     };
+    // `PermissionRequest` hooks answer before anyone is asked.
+    if let Some(hooks) = &hooks
+        && hooks.handles(tack_hooks::HookEvent::PermissionRequest)
+    {
+        inner = Arc::new(crate::hooks::HookApprover::new(hooks.clone(), inner));
+    }
     let permission = Permission::new(
         guard_plugins::permission(&settings, &root)
             .session_rules(session_rules)

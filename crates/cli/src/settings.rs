@@ -80,7 +80,7 @@ impl<T> Sourced<T> {
         }
     }
 
-    fn set(&mut self, value: T, origin: Origin) {
+    pub(crate) fn set(&mut self, value: T, origin: Origin) {
         self.value = value;
         self.origin = origin;
     }
@@ -131,6 +131,13 @@ pub struct Settings {
     /// The files read that define hooks or MCP servers, with the hash of
     /// the bytes read (judged by [`crate::trust`]).
     pub defining: Vec<crate::trust::Defining>,
+    /// What was read but not used (unknown keys, Claude Code settings with
+    /// no tack equivalent, rules read differently), once each, naming the
+    /// file and key.
+    pub warnings: Vec<String>,
+    /// `disableAllHooks` requests: the file, and whether it is the
+    /// workspace's.
+    pub(crate) disable_hooks: Vec<(PathBuf, bool)>,
 }
 
 /// A settings file's `hooks` (checked by `tack-hooks`).
@@ -160,13 +167,15 @@ impl Default for Settings {
             hooks: Vec::new(),
             mcp_servers: Default::default(),
             defining: Vec::new(),
+            warnings: Vec::new(),
+            disable_hooks: Vec::new(),
         }
     }
 }
 
-/// One settings file as written (every key optional, unknown keys refused).
+/// One settings file as written (every key optional; unknown keys are
+/// warned about by [`unknown_keys`] and ignored).
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawSettings {
     #[serde(default, deserialize_with = "model_spec")]
     model: Option<String>,
@@ -202,9 +211,8 @@ struct RawSettings {
 }
 
 /// `"permissions": {"allow": [...], "ask": [...], "deny": [...]}` in the
-/// compact rule syntax of `permissions.toml`.
+/// compact rule syntax of `permissions.toml` (or Claude Code's).
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawPermissions {
     #[serde(default)]
     allow: Vec<AllowRule>,
@@ -278,21 +286,45 @@ fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error
 }
 
 /// One rule of a compact list, parsed with the list's action (each list
-/// element is deserialized on its own, so an error names its index).
+/// element is deserialized on its own, so an error names its index). A
+/// rule in Claude Code's syntax (`Bash(npm run test:*)`, `Read(./.env)`)
+/// is read with Claude Code's meaning, as one or more tack rules.
 macro_rules! rule_of {
     ($name:ident, $action:expr) => {
         #[derive(Debug)]
-        struct $name(Rule);
+        struct $name(Vec<Rule>, Option<String>);
 
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let text = String::deserialize(d)?;
-                Rule::parse($action, &text)
-                    .map($name)
-                    .map_err(serde::de::Error::custom)
+                match Rule::parse($action, &text) {
+                    Ok(rule) => Ok($name(vec![rule], None)),
+                    Err(tack_error) if looks_like_claude_rule(&text) => {
+                        let home = std::env::var_os("HOME").map(PathBuf::from);
+                        let read =
+                            tack_permission::claude_rule($action, &text, home.as_deref(), None)
+                                .map_err(|e| {
+                                    serde::de::Error::custom(format!(
+                                        "{tack_error}; read as a Claude Code rule: {e}"
+                                    ))
+                                })?;
+                        Ok($name(read.rules, read.note))
+                    }
+                    Err(e) => Err(serde::de::Error::custom(e)),
+                }
             }
         }
     };
+}
+
+/// Whether `text` is written like a Claude Code rule (`Bash`, `Read(...)`,
+/// `mcp__server`): a capitalized tool name, or an MCP name with no
+/// argument list in tack's `name: "pattern"` form.
+fn looks_like_claude_rule(text: &str) -> bool {
+    let text = text.trim();
+    let tool = text.split('(').next().unwrap_or_default();
+    tool.starts_with(|c: char| c.is_ascii_uppercase())
+        || (tool.starts_with("mcp__") && !text.contains(": \""))
 }
 
 rule_of!(AllowRule, Action::Allow);
@@ -324,6 +356,43 @@ fn parse_settings(text: &str, name: &str) -> Result<RawSettings, String> {
     // Trailing text after the object is an error too.
     de.end().map_err(|e| describe(&e, ""))?;
     Ok(raw)
+}
+
+/// tack's own settings keys.
+const KNOWN_KEYS: &[&str] = &[
+    "model",
+    "mode",
+    "sandbox",
+    "sandbox_layer",
+    "max_steps",
+    "tool_timeout",
+    "model_timeout",
+    "presentation",
+    "hook_names",
+    "permissions",
+    "hooks",
+    "mcpServers",
+];
+
+/// The keys of a settings file (already parsed, so valid JSON) that tack
+/// does not read, as `key` or `permissions.key`.
+fn unknown_keys(text: &str) -> Vec<String> {
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Vec::new();
+    };
+    let mut unknown: Vec<String> = map
+        .keys()
+        .filter(|k| !KNOWN_KEYS.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    if let Some(serde_json::Value::Object(p)) = map.get("permissions") {
+        unknown.extend(
+            p.keys()
+                .filter(|k| !["allow", "ask", "deny"].contains(&k.as_str()))
+                .map(|k| format!("permissions.{k}")),
+        );
+    }
+    unknown
 }
 
 /// Where the value before `(line, column)` ends. serde_json reports a bad
@@ -507,9 +576,17 @@ impl Settings {
     /// A message naming the file, line and key of a bad value, or the flag.
     pub fn load(workspace: &Path, args: &SessionArgs) -> Result<Self, String> {
         let mut settings = Settings::default();
+        // Claude Code's files first, each below tack's own of its scope;
+        // the workspace's above the user's (Claude Code's precedence).
+        if let Some(claude) = crate::settings_claude::claude_user_settings_path() {
+            settings.apply_claude_file(&claude, "claude-user")?;
+        }
         if let Some(user) = user_settings_path() {
             settings.apply_json_file(&user, "user", true)?;
         }
+        let [shared, local] = crate::settings_claude::claude_workspace_settings_paths(workspace);
+        settings.apply_claude_file(&shared, "claude-project")?;
+        settings.apply_claude_file(&local, "claude-local")?;
         let dot = workspace.join(".tack");
         settings.apply_json_file(&dot.join("settings.json"), "workspace", true)?;
         settings.apply_permission_file(&dot.join("permissions.toml"), "workspace", true)?;
@@ -520,6 +597,7 @@ impl Settings {
             settings.apply_permission_file(file, "--permissions", false)?;
         }
         settings.apply_flags(args)?;
+        settings.apply_disable_hooks(workspace);
         Ok(settings)
     }
 
@@ -534,6 +612,17 @@ impl Settings {
         };
         let name = path.display().to_string();
         let raw = parse_settings(&text, &name)?;
+        let unknown = unknown_keys(&text);
+        if !unknown.is_empty() {
+            self.warnings.push(format!(
+                "{name}: not tack settings, ignored: {}",
+                unknown
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         let origin = Origin::File {
             layer,
             path: path.to_owned(),
@@ -613,31 +702,38 @@ impl Settings {
         self.mcp_servers.extend(raw.mcp_servers);
         if let Some(p) = raw.permissions {
             if layer == "workspace" {
-                for (i, rule) in p.allow.iter().enumerate() {
-                    if let Some(why) = widening(&rule.0) {
-                        return Err(refuse_allow(
-                            &format!("{name}:{}", key_line(&text, "allow", true)),
-                            &format!("permissions.allow[{i}]"),
-                            &rule.0,
-                            &why,
-                        ));
+                for (i, rules) in p.allow.iter().enumerate() {
+                    for rule in &rules.0 {
+                        if let Some(why) = widening(rule) {
+                            return Err(refuse_allow(
+                                &format!("{name}:{}", key_line(&text, "allow", true)),
+                                &format!("permissions.allow[{i}]"),
+                                rule,
+                                &why,
+                            ));
+                        }
                     }
                 }
             }
-            let lists = [
-                (
-                    "allow",
-                    p.allow.into_iter().map(|r| r.0).collect::<Vec<_>>(),
-                ),
-                ("ask", p.ask.into_iter().map(|r| r.0).collect()),
-                ("deny", p.deny.into_iter().map(|r| r.0).collect()),
+            /// A list entry: its rules and a note on how it was read.
+            type Entry = (Vec<Rule>, Option<String>);
+            let lists: [(&str, Vec<Entry>); 3] = [
+                ("allow", p.allow.into_iter().map(|r| (r.0, r.1)).collect()),
+                ("ask", p.ask.into_iter().map(|r| (r.0, r.1)).collect()),
+                ("deny", p.deny.into_iter().map(|r| (r.0, r.1)).collect()),
             ];
-            for (list, rules) in lists {
-                for (i, rule) in rules.into_iter().enumerate() {
-                    self.rules.push(SourcedRule {
-                        rule,
-                        origin: format!("{name} key permissions.{list}[{i}]"),
-                    });
+            for (list, entries) in lists {
+                for (i, (rules, note)) in entries.into_iter().enumerate() {
+                    if let Some(note) = note {
+                        self.warnings
+                            .push(format!("{name}: key `permissions.{list}[{i}]`: {note}"));
+                    }
+                    for rule in rules {
+                        self.rules.push(SourcedRule {
+                            rule,
+                            origin: format!("{name} key permissions.{list}[{i}]"),
+                        });
+                    }
                 }
             }
         }
@@ -834,10 +930,10 @@ mod tests {
         );
         let e = err("{\"permissions\": {\"deny\": [\"bash(command: \\\"rm *\\\"\"]}}");
         assert!(e.contains("key `permissions.deny[0]`"), "{e}");
-        let e = err("{\n\"mcp_servers\": {}\n}");
-        assert!(
-            e.starts_with("s.json:2:") && e.contains("unknown field `mcp_servers`"),
-            "{e}"
+        assert!(parse_settings("{\n\"mcp_servers\": {}\n}", "s.json").is_ok());
+        assert_eq!(
+            unknown_keys("{\"mcp_servers\": {}, \"model\": \"mock\"}"),
+            ["mcp_servers"]
         );
         let e = err("{\"model\": \"mock\",}");
         assert!(e.starts_with("s.json:1:"), "{e}");
@@ -869,7 +965,7 @@ mod tests {
         assert_eq!(raw.mcp_servers["fs"]["command"], "mcp-fs");
         let p = raw.permissions.unwrap();
         assert_eq!(p.allow.len(), 1);
-        assert_eq!(p.deny[0].0.to_string(), r#"deny bash(command: "rm *")"#);
+        assert_eq!(p.deny[0].0[0].to_string(), r#"deny bash(command: "rm *")"#);
     }
 
     #[test]

@@ -19,6 +19,9 @@ pub fn config(args: &SessionArgs) -> Result<ExitCode, String> {
     for line in settings.sandbox_paths.describe() {
         print_text(&line);
     }
+    for warning in &settings.warnings {
+        print_text(&format!("warning: {warning}"));
+    }
     match crate::guard_plugins::sandbox(&settings, &root, args) {
         Ok(sandbox) => print_text(&crate::sandbox_layer::describe(
             &sandbox,
@@ -37,7 +40,7 @@ pub fn config(args: &SessionArgs) -> Result<ExitCode, String> {
                         } else {
                             &group.matcher
                         },
-                        tack_agent::escape_line(&hook.command),
+                        tack_agent::escape_line(&hook.command_line()),
                         hook.timeout.as_secs_f64(),
                         if hook.fail_closed {
                             ", fail closed"

@@ -83,6 +83,14 @@ fn workspace_files(root: &Path) -> Result<Vec<PathBuf>, String> {
     {
         candidates.push(user);
     }
+    if let Some(claude) = crate::settings_claude::claude_user_settings_path()
+        && inside(&claude, root)
+    {
+        candidates.push(claude);
+    }
+    candidates.extend(crate::settings_claude::claude_workspace_settings_paths(
+        root,
+    ));
     candidates.push(root.join(".tack").join("settings.json"));
     candidates.push(root.join(".mcp.json"));
     let mut files = Vec::new();

@@ -94,7 +94,13 @@ pub fn hook_commands(hooks: Option<&tack_hooks::HooksConfig>) -> Vec<String> {
     if let Some(config) = hooks {
         for event in tack_hooks::HookEvent::ALL {
             for group in config.groups(event) {
-                commands.extend(group.hooks.iter().map(|h| h.command.clone()));
+                commands.extend(
+                    group
+                        .hooks
+                        .iter()
+                        .filter(|h| h.unsupported.is_none())
+                        .map(tack_hooks::HookCommand::command_line),
+                );
             }
         }
     }
@@ -136,7 +142,7 @@ pub fn describe(
     if let Some(config) = hooks {
         for event in tack_hooks::HookEvent::ALL {
             for group in config.groups(event) {
-                for hook in &group.hooks {
+                for hook in group.hooks.iter().filter(|h| h.unsupported.is_none()) {
                     let matcher = if group.matcher.is_empty() {
                         "*"
                     } else {
@@ -144,7 +150,7 @@ pub fn describe(
                     };
                     lines.push(format!(
                         "hook {event} [{matcher}] `{}`",
-                        tack_agent::escape_line(&hook.command)
+                        tack_agent::escape_line(&hook.command_line())
                     ));
                 }
             }

@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod chat_editing;
+mod claude_code;
 mod code_mode;
 mod command_rules;
 mod demo;

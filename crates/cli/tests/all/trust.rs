@@ -2,6 +2,7 @@
 //! workspace in an earlier session plants hooks and MCP servers that would
 //! run outside the sandbox in the next one.
 
+use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -376,9 +377,10 @@ fn a_script_a_trusted_hook_runs_is_trusted_with_it_and_refused_once_changed() {
         out.contains(&format!("and the file it runs {}", script.display())),
         "{out}"
     );
+    // Trusted and checked before every run: no warning at every start.
     case.run()
         .success()
-        .stderr(predicates::str::contains("which the tools can write"));
+        .stderr(predicates::str::contains("which the tools can write").not());
     assert!(case.marker.exists(), "the trusted hook script ran");
     std::fs::remove_file(&case.marker).unwrap();
     // The model rewrites the script, not the settings file.

@@ -14,7 +14,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use regex::Regex;
+use crate::matcher::Matcher;
 use serde_json::Value;
 
 /// The timeout of a hook that sets none.
@@ -30,6 +30,9 @@ pub enum HookEvent {
     /// After a tool call ran (`tools/post-execute`): may give the model
     /// feedback or add context.
     PostToolUse,
+    /// After a tool call failed (`tools/post-execute` on an error outcome):
+    /// may add context.
+    PostToolUseFailure,
     /// Before the user's prompt reaches the model: may block it or add context.
     UserPromptSubmit,
     /// When the agent is about to answer and end its turn: may keep it going.
@@ -40,18 +43,22 @@ pub enum HookEvent {
     SessionEnd,
     /// When the agent needs the user's attention (e.g. an approval).
     Notification,
+    /// When a call needs approval: may allow or deny it in the user's place.
+    PermissionRequest,
 }
 
 impl HookEvent {
     /// Every event tack dispatches, in the order of Claude Code's documentation.
-    pub const ALL: [HookEvent; 7] = [
+    pub const ALL: [HookEvent; 9] = [
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
+        HookEvent::PostToolUseFailure,
         HookEvent::UserPromptSubmit,
         HookEvent::Stop,
         HookEvent::SessionStart,
         HookEvent::SessionEnd,
         HookEvent::Notification,
+        HookEvent::PermissionRequest,
     ];
 
     /// The name in settings files and in `hook_event_name`.
@@ -59,17 +66,25 @@ impl HookEvent {
         match self {
             HookEvent::PreToolUse => "PreToolUse",
             HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::PostToolUseFailure => "PostToolUseFailure",
             HookEvent::UserPromptSubmit => "UserPromptSubmit",
             HookEvent::Stop => "Stop",
             HookEvent::SessionStart => "SessionStart",
             HookEvent::SessionEnd => "SessionEnd",
             HookEvent::Notification => "Notification",
+            HookEvent::PermissionRequest => "PermissionRequest",
         }
     }
 
     /// Whether the event's matcher is matched against a tool name.
     pub fn matches_tools(self) -> bool {
-        matches!(self, HookEvent::PreToolUse | HookEvent::PostToolUse)
+        matches!(
+            self,
+            HookEvent::PreToolUse
+                | HookEvent::PostToolUse
+                | HookEvent::PostToolUseFailure
+                | HookEvent::PermissionRequest
+        )
     }
 }
 
@@ -79,9 +94,37 @@ impl fmt::Display for HookEvent {
     }
 }
 
-/// Events Claude Code has and tack does not dispatch: configured, they are
-/// ignored with a warning rather than refused.
-const NOT_DISPATCHED: &[&str] = &["SubagentStop", "PreCompact", "PermissionRequest"];
+/// Events Claude Code documents and tack does not dispatch: configured,
+/// they are skipped with a warning (tack has no such moment).
+pub const NOT_DISPATCHED: &[&str] = &[
+    "PermissionDenied",
+    "PostToolBatch",
+    "UserPromptExpansion",
+    "StopFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "TaskCreated",
+    "TaskCompleted",
+    "TeammateIdle",
+    "PreCompact",
+    "PostCompact",
+    "Setup",
+    "InstructionsLoaded",
+    "ConfigChange",
+    "CwdChanged",
+    "FileChanged",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "Elicitation",
+    "ElicitationResult",
+    "DirectoryAdded",
+    "PreModelSwitch",
+    "PostModelSwitch",
+    "MessageDisplay",
+];
+
+/// The longest timeout kept (a longer one is cut to this): a year.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// A configuration that could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -115,12 +158,17 @@ pub enum ConfigError {
     },
 }
 
-/// One hook command.
+/// One hook handler.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HookCommand {
-    /// The command line, run with `sh -c`.
+    /// The command line, run with `sh -c` (or, with [`args`](Self::args),
+    /// the program run directly).
     pub command: String,
+    /// Claude Code's exec form: the program `command` is run directly with
+    /// these arguments, no shell (`$CLAUDE_PROJECT_DIR` and
+    /// `${CLAUDE_PROJECT_DIR}` are still replaced).
+    pub args: Option<Vec<String>>,
     /// At the timeout the hook's process group is killed (default 60 s).
     pub timeout: Duration,
     /// A tack extension (`"failClosed": true`): an error of this hook (an
@@ -128,6 +176,20 @@ pub struct HookCommand {
     /// output that is not the JSON it promised) blocks like exit 2 instead of
     /// being reported and passed over.
     pub fail_closed: bool,
+    /// `if`: the hook runs only for tool calls matching this permission rule.
+    pub condition: Option<crate::condition::Condition>,
+    /// `async`: runs in the background; nothing it says changes the call.
+    pub run_async: bool,
+    /// `once`: runs at most once per session.
+    pub once: bool,
+    /// `shell`: the shell that runs `command` (default `sh`).
+    pub shell: Option<String>,
+    /// A handler tack cannot run (`type: prompt`, `agent`, `http`, …): it
+    /// never runs; for `PreToolUse` the calls it matches ask for approval
+    /// instead. Holds why.
+    pub unsupported: Option<String>,
+    /// Where it was configured (`FILE: hooks.PreToolUse[0].hooks[1]`).
+    pub origin: Option<String>,
 }
 
 impl HookCommand {
@@ -135,8 +197,15 @@ impl HookCommand {
     pub fn new(command: impl Into<String>) -> Self {
         Self {
             command: command.into(),
+            args: None,
             timeout: DEFAULT_TIMEOUT,
             fail_closed: false,
+            condition: None,
+            run_async: false,
+            once: false,
+            shell: None,
+            unsupported: None,
+            origin: None,
         }
     }
 
@@ -151,6 +220,50 @@ impl HookCommand {
         self.fail_closed = fail_closed;
         self
     }
+
+    /// The command as one shell line: `command`, or with
+    /// [`args`](Self::args) the program and its arguments, each quoted so
+    /// that only `$CLAUDE_PROJECT_DIR` and `$TACK_PROJECT_DIR` (which the
+    /// exec form fills in) expand (what a host shows, and reads the files a
+    /// hook runs from).
+    ///
+    /// ```
+    /// let mut hook = tack_hooks::HookCommand::new("python3");
+    /// hook.args = Some(vec!["${CLAUDE_PROJECT_DIR}/check it.py".into(), "$HOME".into()]);
+    /// assert_eq!(hook.command_line(), r#""python3" "${CLAUDE_PROJECT_DIR}/check it.py" "\$HOME""#);
+    /// ```
+    pub fn command_line(&self) -> String {
+        let Some(args) = &self.args else {
+            return self.command.clone();
+        };
+        std::iter::once(&self.command)
+            .chain(args)
+            .map(|word| {
+                let mut quoted = String::new();
+                for c in word.chars() {
+                    if matches!(c, '\\' | '"' | '`' | '$') {
+                        quoted.push('\\');
+                    }
+                    quoted.push(c);
+                }
+                for name in ["CLAUDE_PROJECT_DIR", "TACK_PROJECT_DIR"] {
+                    quoted = quoted
+                        .replace(&format!("\\${{{name}}}"), &format!("${{{name}}}"))
+                        .replace(&format!("\\${name}"), &format!("${name}"));
+                }
+                format!("\"{quoted}\"")
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// What identifies the hook for "an identical command runs once".
+    pub(crate) fn key(&self) -> String {
+        match &self.args {
+            Some(args) => format!("{}\u{0}{}", self.command, args.join("\u{0}")),
+            None => self.command.clone(),
+        }
+    }
 }
 
 /// A matcher and its commands, for one event.
@@ -161,7 +274,7 @@ pub struct MatcherGroup {
     pub event: HookEvent,
     /// The matcher as written (`""` and `*` match everything).
     pub matcher: String,
-    regex: Option<Regex>,
+    compiled: Matcher,
     /// The commands.
     pub hooks: Vec<HookCommand>,
     /// The file the group came from, if any.
@@ -169,8 +282,11 @@ pub struct MatcherGroup {
 }
 
 impl MatcherGroup {
-    /// A group of `hooks` for `event` whose `matcher` is a regular expression
-    /// matched against the whole name (`""` or `*` match everything).
+    /// A group of `hooks` for `event` whose `matcher` is read by Claude
+    /// Code's rules: `""` or `*` match everything; letters, digits, `_`,
+    /// `-`, spaces, `,` and `|` alone are exact names (`Edit|Write`,
+    /// `Edit, Write`); anything else is a regular expression found anywhere
+    /// in the name.
     ///
     /// # Errors
     ///
@@ -181,14 +297,14 @@ impl MatcherGroup {
         hooks: Vec<HookCommand>,
     ) -> Result<Self, regex::Error> {
         let matcher = matcher.into();
-        let regex = match matcher.trim() {
-            "" | "*" => None,
-            m => Some(Regex::new(&format!("^(?:{m})$"))?),
-        };
+        let (compiled, error) = Matcher::parse(&matcher);
+        if let Some(e) = error {
+            return Err(regex::Error::Syntax(e));
+        }
         Ok(Self {
             event,
             matcher,
-            regex,
+            compiled,
             hooks,
             source: None,
         })
@@ -197,11 +313,7 @@ impl MatcherGroup {
     /// Whether the group applies to any of `names` (for tool events, the
     /// tool's names; `None` for events without a target).
     pub fn matches(&self, names: &[&str]) -> bool {
-        match &self.regex {
-            None => true,
-            Some(_) if names.is_empty() => true,
-            Some(re) => names.iter().any(|n| re.is_match(n)),
-        }
+        names.is_empty() || self.compiled.matches(names)
     }
 }
 
@@ -212,14 +324,15 @@ impl MatcherGroup {
 /// use tack_hooks::{HookEvent, HooksConfig};
 /// let config = HooksConfig::from_settings(&json!({
 ///     "hooks": {"PreToolUse": [{"matcher": "Bash|Write", "hooks": [
-///         {"type": "command", "command": "./guard.sh", "timeout": 5}
+///         {"type": "command", "command": "./guard.sh", "timeout": 5},
+///         {"type": "prompt", "prompt": "Is this safe?"}
 ///     ]}]}
 /// }), None).unwrap();
-/// assert_eq!(config.groups(HookEvent::PreToolUse).count(), 1);
-/// assert!(config.groups(HookEvent::PreToolUse).next().unwrap().matches(&["Bash"]));
-///
-/// let bad = HooksConfig::from_settings(&json!({"hooks": {"PreToolUse": [{"matcher": "(", "hooks": []}]}}), None);
-/// assert!(bad.unwrap_err().to_string().contains("hooks.PreToolUse[0].matcher"));
+/// let group = config.groups(HookEvent::PreToolUse).next().unwrap();
+/// assert!(group.matches(&["Bash"]) && !group.matches(&["BashOutput"]));
+/// // A prompt hook cannot run in tack: kept as one that asks, and said so.
+/// assert!(group.hooks[1].unsupported.is_some());
+/// assert!(config.warnings()[0].contains("hooks.PreToolUse[0].hooks[1]"));
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct HooksConfig {
@@ -241,7 +354,11 @@ impl HooksConfig {
     /// Appends every group (and warning) of `other`, after this one's.
     pub fn merge(&mut self, other: HooksConfig) {
         self.groups.extend(other.groups);
-        self.warnings.extend(other.warnings);
+        for warning in other.warnings {
+            if !self.warnings.contains(&warning) {
+                self.warnings.push(warning);
+            }
+        }
     }
 
     /// The groups of `event`, in configuration order.
@@ -254,17 +371,19 @@ impl HooksConfig {
         self.groups.iter().all(|g| g.hooks.is_empty())
     }
 
-    /// What was accepted but ignored (events tack does not dispatch).
+    /// What was read but is skipped or works differently, once each, naming
+    /// the file and key.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
 
     /// Reads a settings file: its top-level `hooks` object (other keys are
-    /// ignored; no `hooks` key is no hooks).
+    /// left to the caller; no `hooks` key is no hooks).
     ///
     /// # Errors
     ///
-    /// The file cannot be read, is not JSON, or a hook is malformed.
+    /// The file cannot be read or is not JSON. Anything inside `hooks` that
+    /// tack cannot use is a [warning](Self::warnings), never an error.
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_owned(),
@@ -278,124 +397,365 @@ impl HooksConfig {
     }
 
     /// Reads the top-level `hooks` object of a settings value; `source`
-    /// names the file in errors.
+    /// names the file in warnings. Claude Code's files are read as they
+    /// are: an event tack does not dispatch, a handler type it cannot run,
+    /// a key it does not know, a malformed entry — each is skipped with a
+    /// warning naming its key, and the rest is used.
     ///
     /// # Errors
     ///
-    /// A hook is malformed: an unknown event, an invalid matcher, a hook
-    /// that is not a `command`, a missing command, a bad timeout.
+    /// None today (kept for errors a future format may need).
     pub fn from_settings(settings: &Value, source: Option<&Path>) -> Result<Self, ConfigError> {
         let origin = source.map_or_else(|| "settings".to_owned(), |p| p.display().to_string());
-        let invalid = |at: String, message: String| ConfigError::Invalid {
-            origin: origin.clone(),
-            at,
-            message,
+        let mut reader = Reader {
+            origin: &origin,
+            config: Self::new(),
+            seen_keys: Vec::new(),
         };
-        let mut config = Self::new();
         let Some(hooks) = settings.get("hooks") else {
-            return Ok(config);
+            return Ok(reader.config);
         };
         let Value::Object(events) = hooks else {
-            return Err(invalid(
-                "hooks".into(),
-                "must be an object of events, e.g. {\"PreToolUse\": [...]}".into(),
-            ));
+            reader.warn(
+                "hooks",
+                "must be an object of events, e.g. {\"PreToolUse\": [...]}; skipped",
+            );
+            return Ok(reader.config);
         };
         for (name, groups) in events {
             let Some(event) = HookEvent::ALL.into_iter().find(|e| e.as_str() == name) else {
                 if NOT_DISPATCHED.contains(&name.as_str()) {
-                    config.warnings.push(format!(
-                        "{origin}: `hooks.{name}`: tack does not dispatch this event; its hooks are ignored"
-                    ));
-                    continue;
+                    reader.warn(
+                        &format!("hooks.{name}"),
+                        "tack has no such moment, so these hooks never run",
+                    );
+                } else {
+                    let known: Vec<&str> = HookEvent::ALL.iter().map(|e| e.as_str()).collect();
+                    reader.warn(
+                        &format!("hooks.{name}"),
+                        &format!(
+                            "not an event tack knows; skipped (tack runs {})",
+                            known.join(", ")
+                        ),
+                    );
                 }
-                let known: Vec<&str> = HookEvent::ALL.iter().map(|e| e.as_str()).collect();
-                return Err(invalid(
-                    format!("hooks.{name}"),
-                    format!("unknown event; the events are {}", known.join(", ")),
-                ));
+                continue;
             };
             let Value::Array(groups) = groups else {
-                return Err(invalid(
-                    format!("hooks.{name}"),
-                    "must be a list of {\"matcher\": ..., \"hooks\": [...]}".into(),
-                ));
+                reader.warn(
+                    &format!("hooks.{name}"),
+                    "must be a list of {\"matcher\": ..., \"hooks\": [...]}; skipped",
+                );
+                continue;
             };
             for (i, group) in groups.iter().enumerate() {
-                let at = format!("hooks.{name}[{i}]");
-                let matcher = match group.get("matcher") {
-                    None | Some(Value::Null) => "",
-                    Some(Value::String(m)) => m,
-                    Some(_) => {
-                        return Err(invalid(format!("{at}.matcher"), "must be a string".into()));
-                    }
-                };
-                let commands = match group.get("hooks") {
-                    Some(Value::Array(list)) => list,
-                    _ => {
-                        return Err(invalid(
-                            format!("{at}.hooks"),
-                            "must be a list of {\"type\": \"command\", \"command\": ...}".into(),
-                        ));
-                    }
-                };
-                let mut hooks = Vec::new();
-                for (j, hook) in commands.iter().enumerate() {
-                    let at = format!("{at}.hooks[{j}]");
-                    hooks.push(parse_command(hook).map_err(|m| invalid(at, m))?);
-                }
-                let mut group = MatcherGroup::new(event, matcher, hooks).map_err(|e| {
-                    invalid(
-                        format!("{at}.matcher"),
-                        format!("not a valid regular expression: {e}"),
-                    )
-                })?;
-                group.source = source.map(Path::to_owned);
-                config.groups.push(group);
+                reader.group(event, &format!("hooks.{name}[{i}]"), group, source);
             }
         }
-        Ok(config)
+        Ok(reader.config)
     }
 }
 
-fn parse_command(hook: &Value) -> Result<HookCommand, String> {
-    if !hook.is_object() {
-        return Err("must be an object {\"type\": \"command\", \"command\": ...}".into());
-    }
-    match hook.get("type").and_then(Value::as_str) {
-        Some("command") => {}
-        Some(other) => {
-            return Err(format!(
-                "hook type `{other}` is not supported; tack runs `command` hooks"
-            ));
+/// Reading one file's `hooks`, collecting warnings.
+struct Reader<'a> {
+    origin: &'a str,
+    config: HooksConfig,
+    /// Keys already warned about as unknown or unsupported (once each).
+    seen_keys: Vec<String>,
+}
+
+/// Handler keys tack reads.
+const HANDLER_KEYS: &[&str] = &[
+    "type",
+    "command",
+    "args",
+    "timeout",
+    "failClosed",
+    "if",
+    "async",
+    "once",
+    "shell",
+];
+
+/// Handler keys Claude Code has that change nothing in tack (shown in
+/// Claude Code's interface only).
+const COSMETIC_KEYS: &[&str] = &["statusMessage"];
+
+impl Reader<'_> {
+    fn warn(&mut self, at: &str, message: &str) {
+        let warning = format!("{}: `{at}`: {message}", self.origin);
+        if !self.config.warnings.contains(&warning) {
+            self.config.warnings.push(warning);
         }
-        None => return Err("`type` is missing; use \"command\"".into()),
     }
-    let command = match hook.get("command") {
-        Some(Value::String(c)) if !c.trim().is_empty() => c.clone(),
-        Some(Value::String(_)) => return Err("`command` is empty".into()),
-        Some(_) => return Err("`command` must be a string".into()),
-        None => return Err("`command` is missing".into()),
-    };
-    let timeout = match hook.get("timeout") {
-        None | Some(Value::Null) => DEFAULT_TIMEOUT,
-        Some(t) => match t.as_f64() {
-            Some(secs) if secs > 0.0 && secs <= 86_400.0 => Duration::from_secs_f64(secs),
-            _ => {
-                return Err(format!(
-                    "`timeout` must be a number of seconds above 0 (at most a day); got {t}"
-                ));
+
+    /// Warns about `key` at `at` once per file.
+    fn warn_key_once(&mut self, key: &str, at: &str, message: &str) {
+        if self.seen_keys.iter().any(|k| k == key) {
+            return;
+        }
+        self.seen_keys.push(key.to_owned());
+        self.warn(at, message);
+    }
+
+    fn group(&mut self, event: HookEvent, at: &str, group: &Value, source: Option<&Path>) {
+        let Value::Object(fields) = group else {
+            self.warn(
+                at,
+                "must be an object {\"matcher\": ..., \"hooks\": [...]}; skipped",
+            );
+            return;
+        };
+        for key in fields.keys() {
+            if key != "matcher" && key != "hooks" {
+                self.warn_key_once(
+                    &format!("group.{key}"),
+                    &format!("{at}.{key}"),
+                    "not a key of a matcher group; ignored",
+                );
             }
-        },
-    };
-    let fail_closed = match hook.get("failClosed") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err("`failClosed` must be true or false".into()),
-    };
-    Ok(HookCommand {
-        command,
-        timeout,
-        fail_closed,
-    })
+        }
+        let matcher = match fields.get("matcher") {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(m)) => m.clone(),
+            Some(other) => {
+                self.warn(
+                    &format!("{at}.matcher"),
+                    &format!("must be a string, not {other}; the group is skipped"),
+                );
+                return;
+            }
+        };
+        let (compiled, error) = Matcher::parse(&matcher);
+        if let Some(e) = error {
+            self.warn(
+                &format!("{at}.matcher"),
+                &format!(
+                    "not a valid regular expression, so it matches nothing (as in Claude Code): {}",
+                    e.lines().last().unwrap_or_default().trim()
+                ),
+            );
+        }
+        if !event.matches_tools()
+            && matches!(event, HookEvent::UserPromptSubmit | HookEvent::Stop)
+            && !matches!(compiled, Matcher::All)
+        {
+            self.warn(
+                &format!("{at}.matcher"),
+                &format!("{event} has no matcher in Claude Code; it is ignored and the hooks run for every {event}"),
+            );
+        }
+        let list = match fields.get("hooks") {
+            Some(Value::Array(list)) => list,
+            _ => {
+                self.warn(
+                    &format!("{at}.hooks"),
+                    "must be a list of {\"type\": \"command\", \"command\": ...}; the group is skipped",
+                );
+                return;
+            }
+        };
+        let mut hooks = Vec::new();
+        for (j, hook) in list.iter().enumerate() {
+            let at = format!("{at}.hooks[{j}]");
+            if let Some(hook) = self.handler(event, &at, hook) {
+                hooks.push(hook);
+            }
+        }
+        self.config.groups.push(MatcherGroup {
+            event,
+            matcher,
+            compiled,
+            hooks,
+            source: source.map(Path::to_owned),
+        });
+    }
+
+    fn handler(&mut self, event: HookEvent, at: &str, hook: &Value) -> Option<HookCommand> {
+        let Value::Object(fields) = hook else {
+            self.warn(
+                at,
+                "must be an object {\"type\": \"command\", \"command\": ...}; skipped",
+            );
+            return None;
+        };
+        let place = format!("{}: {at}", self.origin);
+        let kind = fields.get("type").and_then(Value::as_str);
+        if kind != Some("command") {
+            let what = kind.map_or_else(
+                || "a handler without `type`".to_owned(),
+                |k| format!("a `{k}` hook"),
+            );
+            if event == HookEvent::PreToolUse {
+                self.warn(
+                    at,
+                    &format!(
+                        "tack cannot run {what} (only `command` hooks); the calls its matcher selects ask for your approval instead of running unchecked"
+                    ),
+                );
+                let mut placeholder = HookCommand::new(format!("({what})"));
+                placeholder.unsupported = Some(format!(
+                    "{what} at {place} cannot run in tack, so the call needs your approval"
+                ));
+                placeholder.origin = Some(place);
+                placeholder.condition = self.condition(event, at, fields);
+                return Some(placeholder);
+            }
+            self.warn(
+                at,
+                &format!("tack cannot run {what} (only `command` hooks); skipped"),
+            );
+            return None;
+        }
+        for key in fields.keys() {
+            if COSMETIC_KEYS.contains(&key.as_str()) {
+                self.warn_key_once(
+                    key,
+                    &format!("{at}.{key}"),
+                    "tack does not show it (it only labels the hook in Claude Code's interface); ignored",
+                );
+            } else if !HANDLER_KEYS.contains(&key.as_str()) {
+                self.warn_key_once(
+                    key,
+                    &format!("{at}.{key}"),
+                    "not a key of a command hook tack knows; ignored",
+                );
+            }
+        }
+        let command = match fields.get("command") {
+            Some(Value::String(c)) if !c.trim().is_empty() => c.clone(),
+            Some(Value::String(_)) => {
+                self.warn(&format!("{at}.command"), "is empty; the hook is skipped");
+                return None;
+            }
+            Some(_) => {
+                self.warn(
+                    &format!("{at}.command"),
+                    "must be a string; the hook is skipped",
+                );
+                return None;
+            }
+            None => {
+                self.warn(&format!("{at}.command"), "is missing; the hook is skipped");
+                return None;
+            }
+        };
+        let mut out = HookCommand::new(command);
+        out.origin = Some(place);
+        match fields.get("args") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(list)) if list.iter().all(Value::is_string) => {
+                out.args = Some(
+                    list.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect(),
+                );
+            }
+            Some(_) => {
+                self.warn(
+                    &format!("{at}.args"),
+                    "must be a list of strings; the hook is skipped",
+                );
+                return None;
+            }
+        }
+        match fields.get("timeout") {
+            None | Some(Value::Null) => {}
+            Some(t) => match t.as_f64() {
+                Some(secs) if secs > 0.0 && secs.is_finite() => {
+                    out.timeout = Duration::try_from_secs_f64(secs)
+                        .unwrap_or(MAX_TIMEOUT)
+                        .min(MAX_TIMEOUT);
+                }
+                _ => self.warn(
+                    &format!("{at}.timeout"),
+                    &format!(
+                        "must be a number of seconds above 0, not {t}; the default {} s is used",
+                        DEFAULT_TIMEOUT.as_secs()
+                    ),
+                ),
+            },
+        }
+        out.fail_closed = self.flag(at, fields, "failClosed");
+        out.run_async = self.flag(at, fields, "async");
+        out.once = self.flag(at, fields, "once");
+        if out.run_async && out.fail_closed {
+            self.warn(
+                &format!("{at}.failClosed"),
+                "an async hook cannot block; failClosed does nothing here",
+            );
+        }
+        if out.run_async && event == HookEvent::PreToolUse {
+            self.warn(
+                &format!("{at}.async"),
+                "an async PreToolUse hook runs in the background and cannot deny, ask or rewrite the call",
+            );
+        }
+        match fields.get("shell").and_then(Value::as_str) {
+            None => {}
+            Some(shell @ ("sh" | "bash" | "zsh" | "dash")) => out.shell = Some(shell.to_owned()),
+            Some(other) => {
+                self.warn(
+                    &format!("{at}.shell"),
+                    &format!("tack runs hooks with sh, bash, zsh or dash, not `{other}`; the hook is skipped"),
+                );
+                return None;
+            }
+        }
+        out.condition = self.condition(event, at, fields);
+        Some(out)
+    }
+
+    fn flag(&mut self, at: &str, fields: &serde_json::Map<String, Value>, key: &str) -> bool {
+        match fields.get(key) {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                self.warn(
+                    &format!("{at}.{key}"),
+                    &format!("must be true or false, not {other}; read as false"),
+                );
+                false
+            }
+        }
+    }
+
+    fn condition(
+        &mut self,
+        event: HookEvent,
+        at: &str,
+        fields: &serde_json::Map<String, Value>,
+    ) -> Option<crate::condition::Condition> {
+        let value = fields.get("if")?;
+        let Some(text) = value.as_str() else {
+            self.warn(
+                &format!("{at}.if"),
+                "must be a permission rule string such as \"Bash(git push *)\"; ignored, so the hook runs for every call its matcher selects",
+            );
+            return None;
+        };
+        if !event.matches_tools() {
+            self.warn(
+                &format!("{at}.if"),
+                &format!("`if` applies to tool events only; ignored for {event}"),
+            );
+            return None;
+        }
+        match crate::condition::Condition::parse(text) {
+            Ok((condition, warning)) => {
+                if let Some(warning) = warning {
+                    self.warn(&format!("{at}.if"), &warning);
+                }
+                Some(condition)
+            }
+            Err(e) => {
+                self.warn(
+                    &format!("{at}.if"),
+                    &format!("{e}; ignored, so the hook runs for every call its matcher selects"),
+                );
+                None
+            }
+        }
+    }
 }

@@ -1,10 +1,12 @@
 //! Firing an event: the matching commands (identical ones once), in
 //! parallel, and what each one's exit and output mean.
 
-use std::sync::{Arc, RwLock};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::{Map, Value};
 
+use crate::condition::CallView;
 use crate::config::{HookCommand, HookEvent, HooksConfig};
 use crate::report::{HookReport, ReportLevel, Reporter};
 use crate::runner::{HookExit, HookRun, MAX_OUTPUT_BYTES, PreRun, refused, run};
@@ -22,6 +24,8 @@ pub(crate) struct Answer {
     pub(crate) plain: Option<String>,
     /// Whether `blocking` is an error of a fail-closed hook (not exit 2).
     pub(crate) failed_closed: bool,
+    /// A handler tack cannot run: why (PreToolUse asks instead).
+    pub(crate) unsupported: Option<String>,
 }
 
 impl Answer {
@@ -51,6 +55,13 @@ pub(crate) struct Inner {
     pub(crate) reporter: Option<Reporter>,
     /// Checked right before each command runs.
     pub(crate) pre_run: Option<PreRun>,
+    /// Hooks with `once` that already ran.
+    pub(crate) ran_once: Mutex<HashSet<String>>,
+    /// `additionalContext` of `PreToolUse` hooks, by call id, until the
+    /// call's outcome carries it.
+    pub(crate) pre_context: Mutex<HashMap<String, Vec<String>>>,
+    /// Ends the agent's turn (`"continue": false`, `defer`).
+    pub(crate) stopper: RwLock<Option<crate::hooks::TurnStopper>>,
 }
 
 impl Inner {
@@ -76,26 +87,56 @@ impl Inner {
         };
         match level {
             ReportLevel::Warning => tracing::warn!(target: "tack_hooks", "{report}"),
-            ReportLevel::Blocked => tracing::info!(target: "tack_hooks", "{report}"),
+            ReportLevel::Blocked | ReportLevel::Message => {
+                tracing::info!(target: "tack_hooks", "{report}");
+            }
         }
         if let Some(reporter) = &self.reporter {
             reporter(&report);
         }
     }
 
-    /// The commands of `event` whose matcher accepts one of `names`,
-    /// identical command lines once (fail-closed if any copy is).
-    pub(crate) fn matching(&self, event: HookEvent, names: &[&str]) -> Vec<HookCommand> {
+    /// The commands of `event` whose matcher accepts one of `names` and
+    /// whose `if` holds for `call`, identical command lines once
+    /// (fail-closed if any copy is), `once` hooks that already ran left out.
+    pub(crate) fn matching(
+        &self,
+        event: HookEvent,
+        names: &[&str],
+        call: Option<&CallView<'_>>,
+    ) -> Vec<HookCommand> {
         let mut out: Vec<HookCommand> = Vec::new();
         for group in self.config.groups(event).filter(|g| g.matches(names)) {
             for hook in &group.hooks {
-                match out.iter_mut().find(|h| h.command == hook.command) {
+                if let (Some(condition), Some(call)) = (&hook.condition, call)
+                    && !condition.matches(call)
+                {
+                    continue;
+                }
+                match out.iter_mut().find(|h| h.key() == hook.key()) {
                     Some(seen) => seen.fail_closed |= hook.fail_closed,
                     None => out.push(hook.clone()),
                 }
             }
         }
+        let mut ran = self
+            .ran_once
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        out.retain(|hook| !hook.once || ran.insert(hook.key()));
         out
+    }
+
+    /// Asks the host to end the agent's turn.
+    pub(crate) fn stop_turn(&self, reason: &str) {
+        let stopper = self
+            .stopper
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let Some(stop) = stopper {
+            stop(reason);
+        }
     }
 
     /// Runs `hooks` in parallel with the common input fields plus `fields`.
@@ -132,6 +173,26 @@ impl Inner {
             ("TACK_PROJECT_DIR", project),
             ("TACK_HOOK_EVENT", event.as_str().to_owned()),
         ];
+        let (background, hooks): (Vec<HookCommand>, Vec<HookCommand>) =
+            hooks.into_iter().partition(|h| h.run_async);
+        for hook in background {
+            let check = self.pre_run.as_ref().map_or(Ok(()), |check| check(&hook));
+            let inner = Arc::clone(self);
+            let input = input.clone();
+            let cwd = session.cwd.clone();
+            let env = env.clone();
+            tokio::spawn(async move {
+                let env: Vec<(&str, String)> = env.iter().map(|(k, v)| (*k, v.clone())).collect();
+                let run = match check {
+                    Ok(()) => run(&hook, &input, &cwd, &env).await,
+                    Err(why) => refused(&hook, why),
+                };
+                // Nothing it says changes the call: only reported.
+                let _ = inner.interpret(event, run);
+            });
+        }
+        let (unsupported, hooks): (Vec<HookCommand>, Vec<HookCommand>) =
+            hooks.into_iter().partition(|h| h.unsupported.is_some());
         let runs = futures::future::join_all(hooks.iter().map(|hook| {
             let check = self.pre_run.as_ref().map_or(Ok(()), |check| check(hook));
             let input = &input;
@@ -145,7 +206,16 @@ impl Inner {
             }
         }))
         .await;
-        runs.into_iter().map(|r| self.interpret(event, r)).collect()
+        let mut answers: Vec<Answer> = runs.into_iter().map(|r| self.interpret(event, r)).collect();
+        answers.extend(unsupported.into_iter().map(|hook| Answer {
+            command: hook.command.clone(),
+            blocking: None,
+            json: None,
+            plain: None,
+            failed_closed: false,
+            unsupported: hook.unsupported,
+        }));
+        answers
     }
 
     fn interpret(&self, event: HookEvent, run: HookRun) -> Answer {
@@ -155,6 +225,7 @@ impl Inner {
             json: None,
             plain: None,
             failed_closed: false,
+            unsupported: None,
         };
         let stderr = run.stderr.trim();
         if let HookExit::Refused(why) = &run.exit {
@@ -256,6 +327,10 @@ impl Inner {
                     format!("{failure}; ignored (a non-blocking error)"),
                 );
             }
+        }
+        if let Some(message) = answer.field("systemMessage") {
+            let message = message.to_owned();
+            self.report(event, &run.command, ReportLevel::Message, message);
         }
         answer
     }

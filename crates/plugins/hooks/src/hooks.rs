@@ -43,6 +43,22 @@ impl std::fmt::Debug for Hooks {
     }
 }
 
+/// Ends the agent's turn, with the reason (a hook's `"continue": false`
+/// and `stopReason`, or a deferred call). Set by the host
+/// ([`Hooks::set_turn_stopper`]).
+pub type TurnStopper = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// What the `PermissionRequest` hooks answered for a call that needs
+/// approval.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PermissionAnswer {
+    /// Approve it, in the user's place.
+    Allow,
+    /// Decline it, with the message the model reads.
+    Deny(String),
+}
+
 /// What the `UserPromptSubmit` hooks decided.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -72,8 +88,24 @@ impl Hooks {
                 session: RwLock::new(session),
                 reporter,
                 pre_run: None,
+                ran_once: Default::default(),
+                pre_context: Default::default(),
+                stopper: RwLock::new(None),
             }),
         }
+    }
+
+    /// Lets hooks end the agent's turn: `"continue": false` (with
+    /// `stopReason`) from a tool event's hook, or a `PreToolUse` hook's
+    /// `defer`, calls `stop` with the reason once the call is answered.
+    /// Without one, such answers only deny the call (`PreToolUse`) or are
+    /// reported.
+    pub fn set_turn_stopper(&self, stop: TurnStopper) {
+        *self
+            .inner
+            .stopper
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(stop);
     }
 
     /// These hooks with `check` run right before each command: a command
@@ -86,6 +118,15 @@ impl Hooks {
                 session: RwLock::new(self.inner.session()),
                 reporter: self.inner.reporter.clone(),
                 pre_run: Some(check),
+                ran_once: Default::default(),
+                pre_context: Default::default(),
+                stopper: RwLock::new(
+                    self.inner
+                        .stopper
+                        .read()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .clone(),
+                ),
             }),
         }
     }
@@ -121,7 +162,7 @@ impl Hooks {
         fields: Map<String, Value>,
     ) -> Vec<crate::dispatch::Answer> {
         let names: Vec<&str> = target.into_iter().collect();
-        let hooks = self.inner.matching(event, &names);
+        let hooks = self.inner.matching(event, &names, None);
         if hooks.is_empty() {
             return Vec::new();
         }
@@ -230,6 +271,96 @@ impl Hooks {
         let _ = self
             .fire_all(HookEvent::SessionEnd, Some(reason), fields)
             .await;
+    }
+
+    /// `PermissionRequest`: a call of `tool` (tack's name) with `arguments`
+    /// needs approval. `hookSpecificOutput.decision.behavior` `allow` or
+    /// `deny` (with `message`) answers in the user's place; exit 2 denies
+    /// with stderr; `interrupt: true` with a deny also ends the turn.
+    /// `None`: no hook answered, ask as usual. An `updatedInput` cannot be
+    /// applied at this point: it is reported and the request is left to the
+    /// approver.
+    pub async fn permission_request(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        call_id: &str,
+    ) -> Option<PermissionAnswer> {
+        let session = self.session();
+        let (shown, input) = match session.names {
+            crate::ToolNames::Tack => (tool.to_owned(), arguments.clone()),
+            _ => (
+                crate::claude_name(tool).to_owned(),
+                crate::names::to_claude_input(tool, arguments, &session.cwd),
+            ),
+        };
+        let claude = crate::claude_name(tool);
+        let claude_input = crate::names::to_claude_input(tool, arguments, &session.cwd);
+        let both = [claude, tool];
+        let view = crate::condition::CallView {
+            names: &both,
+            input: &claude_input,
+            cwd: &session.cwd,
+            project: &session.project_dir,
+        };
+        let names: Vec<&str> = if session.names == crate::ToolNames::Tack || shown == tool {
+            vec![tool]
+        } else {
+            vec![&shown, tool]
+        };
+        let hooks = self
+            .inner
+            .matching(HookEvent::PermissionRequest, &names, Some(&view));
+        if hooks.is_empty() {
+            return None;
+        }
+        let mut fields = Map::new();
+        fields.insert("tool_name".into(), shown.clone().into());
+        fields.insert("tool_input".into(), input);
+        fields.insert("tool_use_id".into(), call_id.into());
+        let answers = self
+            .inner
+            .fire(HookEvent::PermissionRequest, hooks, fields)
+            .await;
+        let mut denies = Vec::new();
+        let mut allowed = false;
+        for answer in &answers {
+            if let Some(reason) = &answer.blocking {
+                denies.push(reason.clone());
+                continue;
+            }
+            let Some(decision) = answer.specific("decision") else {
+                continue;
+            };
+            match decision.get("behavior").and_then(Value::as_str) {
+                Some("deny") => {
+                    denies.push(decision.get("message").and_then(Value::as_str).map_or_else(
+                        || format!("the PermissionRequest hook `{}` denied it", answer.command),
+                        str::to_owned,
+                    ));
+                    if decision.get("interrupt").and_then(Value::as_bool) == Some(true) {
+                        self.inner.stop_turn(&format!(
+                            "the PermissionRequest hook `{}` interrupted the agent",
+                            answer.command
+                        ));
+                    }
+                }
+                Some("allow") if decision.get("updatedInput").is_some() => {
+                    self.inner.report(
+                        HookEvent::PermissionRequest,
+                        &answer.command,
+                        crate::ReportLevel::Warning,
+                        "tack cannot apply updatedInput at an approval; the request is left to the approver (rewrite in PreToolUse instead)".to_owned(),
+                    );
+                }
+                Some("allow") => allowed = true,
+                _ => {}
+            }
+        }
+        if !denies.is_empty() {
+            return Some(PermissionAnswer::Deny(denies.join("; ")));
+        }
+        allowed.then_some(PermissionAnswer::Allow)
     }
 
     /// `Notification`: the agent needs the user (e.g. an approval); the

@@ -29,17 +29,23 @@
 //! assert!(hooks.handles(tack_hooks::HookEvent::PreToolUse));
 //! ```
 
+pub mod condition;
 mod config;
 mod dispatch;
 mod hooks;
+mod matcher;
 pub mod names;
 mod report;
 mod runner;
 mod session;
 mod tool_events;
 
-pub use config::{ConfigError, DEFAULT_TIMEOUT, HookCommand, HookEvent, HooksConfig, MatcherGroup};
-pub use hooks::{Hooks, PromptCheck};
+pub use condition::Condition;
+pub use config::{
+    ConfigError, DEFAULT_TIMEOUT, HookCommand, HookEvent, HooksConfig, MAX_TIMEOUT, MatcherGroup,
+    NOT_DISPATCHED,
+};
+pub use hooks::{Hooks, PermissionAnswer, PromptCheck, TurnStopper};
 pub use names::{ToolNames, claude_name, tack_name};
 pub use report::{HookReport, ReportLevel, Reporter};
 pub use runner::{HookExit, HookRun, MAX_OUTPUT_BYTES, PreRun};

@@ -117,7 +117,7 @@ pub fn to_claude_input(tool: &str, input: &Value, root: &Path) -> Value {
             && key == tack_field
         {
             let absolute = match value.as_str() {
-                Some(p) => Value::String(root.join(p).to_string_lossy().into_owned()),
+                Some(p) => Value::String(absolute(root, p)),
                 None => value.clone(),
             };
             out.insert(claude_field.to_owned(), absolute);
@@ -131,6 +131,17 @@ pub fn to_claude_input(tool: &str, input: &Value, root: &Path) -> Value {
         out.insert(renamed.to_owned(), value.clone());
     }
     Value::Object(out)
+}
+
+/// `path` against `root` as Claude Code shows paths: absolute, without
+/// `.` components (`.` is the root itself, `./src` is `<root>/src`).
+fn absolute(root: &Path, path: &str) -> String {
+    let joined = root.join(path);
+    let clean: std::path::PathBuf = joined
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+    clean.to_string_lossy().into_owned()
 }
 
 /// Claude Code's input for `tool` (tack's name) back in tack's shape: the
@@ -199,6 +210,16 @@ mod tests {
         assert_eq!(from_claude_input("bash", &claude, root), bash);
         let grep = json!({"pattern": "x", "case_insensitive": true});
         assert_eq!(to_claude_input("grep", &grep, root)["-i"], true);
+        for dot in [".", "./", ""] {
+            let grep = json!({"pattern": "x", "path": dot});
+            assert_eq!(
+                to_claude_input("grep", &grep, root)["path"],
+                "/w",
+                "{dot:?}"
+            );
+        }
+        let ls = json!({"path": "./src/."});
+        assert_eq!(to_claude_input("list_dir", &ls, root)["path"], "/w/src");
         let mcp = json!({"file_path": "/w/a"});
         assert_eq!(to_claude_input("mcp__s__t", &mcp, root), mcp);
         assert_eq!(from_claude_input("mcp__s__t", &mcp, root), mcp);

@@ -14,6 +14,8 @@ pub enum ReportLevel {
     Warning,
     /// A hook blocked or failed closed.
     Blocked,
+    /// A hook's `systemMessage` for the user.
+    Message,
 }
 
 /// One report about one hook command.

@@ -122,10 +122,27 @@ pub(crate) async fn run(
         elapsed: started.elapsed(),
         fail_closed: hook.fail_closed,
     };
-    let mut command = Command::new("sh");
+    let mut command = match &hook.args {
+        // Claude Code's exec form: no shell; the project directory is still
+        // filled in.
+        Some(args) => {
+            let fill = |text: &str| {
+                env.iter().fold(text.to_owned(), |text, (key, value)| {
+                    text.replace(&format!("${{{key}}}"), value)
+                        .replace(&format!("${key}"), value)
+                })
+            };
+            let mut command = Command::new(fill(&hook.command));
+            command.args(args.iter().map(|a| fill(a)));
+            command
+        }
+        None => {
+            let mut command = Command::new(hook.shell.as_deref().unwrap_or("sh"));
+            command.arg("-c").arg(&hook.command);
+            command
+        }
+    };
     command
-        .arg("-c")
-        .arg(&hook.command)
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -139,7 +156,13 @@ pub(crate) async fn run(
         Ok(child) => child,
         Err(e) => {
             return done(
-                HookExit::SpawnFailed(format!("cannot start `sh -c`: {e}")),
+                HookExit::SpawnFailed(match &hook.args {
+                    Some(_) => format!("cannot start `{}`: {e}", hook.command),
+                    None => format!(
+                        "cannot start `{} -c`: {e}",
+                        hook.shell.as_deref().unwrap_or("sh")
+                    ),
+                }),
                 Vec::new(),
                 Vec::new(),
                 false,

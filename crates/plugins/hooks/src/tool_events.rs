@@ -8,8 +8,9 @@ use tack_core::hook::{ListenerSpec, Priority, Provenance};
 use tack_core::hooks::{PRE_EXECUTE, PostExecuteInput};
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 use tack_core::policy::PreDecision;
-use tack_core::tool::{DeferredContext, ToolExecution};
+use tack_core::tool::{DeferredContext, ErrorCode, ToolExecution};
 
+use crate::condition::CallView;
 use crate::config::HookEvent;
 use crate::hooks::Hooks;
 use crate::names::{ToolNames, claude_name, from_claude_input, to_claude_input};
@@ -33,7 +34,8 @@ impl Plugin for Hooks {
         // Outer: the hooks see the call first, and the policies inside them
         // judge the arguments a hook rewrote.
         let spec = ListenerSpec::new(LISTENER_NAME).with_priority(Priority::EARLY);
-        if self.handles(HookEvent::PreToolUse) {
+        let pre = self.handles(HookEvent::PreToolUse);
+        if pre {
             let hooks = self.clone();
             let _ = cx
                 .hooks()
@@ -57,7 +59,11 @@ impl Plugin for Hooks {
                     }
                 });
         }
-        if self.handles(HookEvent::PostToolUse) {
+        // PreToolUse's additionalContext rides on the call's outcome.
+        if pre
+            || self.handles(HookEvent::PostToolUse)
+            || self.handles(HookEvent::PostToolUseFailure)
+        {
             let hooks = self.clone();
             let _ = cx
                 .hooks()
@@ -65,12 +71,22 @@ impl Plugin for Hooks {
                 .tap(spec, move |input: PostExecuteInput, next| {
                     let hooks = hooks.clone();
                     async move {
-                        let ours = hooks.post_tool_use(&input).await;
+                        let mut context = input
+                            .execution
+                            .as_ref()
+                            .map(|exec| hooks.take_pre_context(&exec.call_id().to_string()))
+                            .unwrap_or_default();
+                        let ours = if input.outcome.value().is_some() {
+                            hooks.post_tool_use(&input).await
+                        } else {
+                            hooks.post_tool_use_failure(&input).await
+                        };
                         let mut decision = next.run(input).await;
                         if let Some(feedback) = ours.block {
                             decision = decision.block(feedback);
                         }
-                        for context in ours.context {
+                        context.extend(ours.context);
+                        for context in context {
                             decision = decision.add_context(
                                 DeferredContext::text_note(context).with_source(CONTEXT_SOURCE),
                             );
@@ -110,12 +126,62 @@ impl Hooks {
         }
     }
 
+    /// The hooks of a tool `event` for `exec`: matcher and `if`. (`if` is
+    /// a Claude Code permission rule, so it always sees Claude Code's
+    /// names and fields.)
+    fn tool_hooks(
+        &self,
+        event: HookEvent,
+        exec: &ToolExecution,
+        shown: &str,
+    ) -> Vec<crate::config::HookCommand> {
+        let session = self.session();
+        let claude = claude_name(exec.name());
+        let claude_input = to_claude_input(exec.name(), exec.arguments(), &session.cwd);
+        let both = [claude, exec.name()];
+        let view = CallView {
+            names: &both,
+            input: &claude_input,
+            cwd: &session.cwd,
+            project: &session.project_dir,
+        };
+        self.inner
+            .matching(event, &self.names(exec, shown), Some(&view))
+    }
+
+    fn take_pre_context(&self, call_id: &str) -> Vec<String> {
+        self.inner
+            .pre_context
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(call_id)
+            .unwrap_or_default()
+    }
+
+    /// `continue: false` of tool-event answers: ends the turn (the first
+    /// `stopReason` given is the reason).
+    fn stop_if_asked(&self, event: HookEvent, answers: &[crate::dispatch::Answer]) -> bool {
+        let Some(answer) = answers.iter().find(|a| a.stops()) else {
+            return false;
+        };
+        let reason = answer.field("stopReason").map_or_else(
+            || format!("the {event} hook `{}` stopped the agent", answer.command),
+            str::to_owned,
+        );
+        self.inner.report(
+            event,
+            &answer.command,
+            crate::ReportLevel::Blocked,
+            format!("stopped the turn: {reason}"),
+        );
+        self.inner.stop_turn(&reason);
+        true
+    }
+
     /// `PreToolUse`: `None` when no hook matched the tool.
     async fn pre_tool_use(&self, exec: &ToolExecution) -> Option<PreDecision> {
         let (shown, input) = self.tool_view(exec);
-        let hooks = self
-            .inner
-            .matching(HookEvent::PreToolUse, &self.names(exec, &shown));
+        let hooks = self.tool_hooks(HookEvent::PreToolUse, exec, &shown);
         if hooks.is_empty() {
             return None;
         }
@@ -126,18 +192,29 @@ impl Hooks {
         let answers = self.inner.fire(HookEvent::PreToolUse, hooks, fields).await;
         let mut denies = Vec::new();
         let mut asks = Vec::new();
+        let mut defers = Vec::new();
+        let mut contexts = Vec::new();
         let mut rewrites: Vec<(String, Value)> = Vec::new();
+        if self.stop_if_asked(HookEvent::PreToolUse, &answers) {
+            let reason = answers
+                .iter()
+                .find_map(|a| a.stops().then(|| a.field("stopReason")).flatten())
+                .unwrap_or("a PreToolUse hook stopped the agent");
+            return Some(PreDecision::deny(format!(
+                "{reason} (the call was not run and the turn ends)"
+            )));
+        }
         for answer in &answers {
             if let Some(reason) = &answer.blocking {
                 denies.push(reason.clone());
                 continue;
             }
-            if answer.stops() {
-                denies.push(answer.field("stopReason").map_or_else(
-                    || format!("the PreToolUse hook `{}` stopped the call", answer.command),
-                    str::to_owned,
-                ));
+            if let Some(why) = &answer.unsupported {
+                asks.push(why.clone());
                 continue;
+            }
+            if let Some(context) = answer.specific("additionalContext").and_then(Value::as_str) {
+                contexts.push(context.to_owned());
             }
             let reason = answer
                 .specific("permissionDecisionReason")
@@ -167,21 +244,45 @@ impl Hooks {
                     denies.push(because("denied"));
                     continue;
                 }
+                Some("defer") => {
+                    defers.push(because("deferred"));
+                    continue;
+                }
                 Some("ask") => asks.push(because("asks before running")),
                 Some("allow") | None => {}
                 Some(other) => self.inner.report(
                     HookEvent::PreToolUse,
                     &answer.command,
                     crate::ReportLevel::Warning,
-                    format!("unknown permissionDecision `{other}` (allow, deny or ask); ignored"),
+                    format!(
+                        "unknown permissionDecision `{other}` (allow, deny, ask or defer); ignored"
+                    ),
                 ),
             }
             if let Some(updated) = answer.specific("updatedInput") {
                 rewrites.push((answer.command.clone(), updated.clone()));
             }
         }
+        if !contexts.is_empty() {
+            self.inner
+                .pre_context
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry(exec.call_id().to_string())
+                .or_default()
+                .extend(contexts);
+        }
         if !denies.is_empty() {
             return Some(PreDecision::deny(denies.join("; ")));
+        }
+        if !defers.is_empty() {
+            let reason = defers.join("; ");
+            self.inner.stop_turn(&format!(
+                "the `{shown}` call was deferred by a PreToolUse hook: {reason}"
+            ));
+            return Some(PreDecision::deny(format!(
+                "deferred by a PreToolUse hook: {reason} (the call was not run; the turn ends so that it can be decided outside the session)"
+            )));
         }
         let decision = if asks.is_empty() {
             PreDecision::allow()
@@ -214,9 +315,7 @@ impl Hooks {
             return PostAnswer::default();
         };
         let (shown, tool_input) = self.tool_view(exec);
-        let hooks = self
-            .inner
-            .matching(HookEvent::PostToolUse, &self.names(exec, &shown));
+        let hooks = self.tool_hooks(HookEvent::PostToolUse, exec, &shown);
         if hooks.is_empty() {
             return PostAnswer::default();
         }
@@ -226,6 +325,7 @@ impl Hooks {
         fields.insert("tool_response".into(), value.clone());
         fields.insert("tool_use_id".into(), exec.call_id().to_string().into());
         let answers = self.inner.fire(HookEvent::PostToolUse, hooks, fields).await;
+        self.stop_if_asked(HookEvent::PostToolUse, &answers);
         let mut post = PostAnswer::default();
         let mut withheld = Vec::new();
         for answer in &answers {
@@ -258,9 +358,65 @@ impl Hooks {
             if let Some(context) = answer.specific("additionalContext").and_then(Value::as_str) {
                 post.context.push(context.to_owned());
             }
+            if answer.specific("updatedMCPToolOutput").is_some() {
+                self.inner.report(
+                    HookEvent::PostToolUse,
+                    &answer.command,
+                    crate::ReportLevel::Warning,
+                    "updatedMCPToolOutput is not applied by tack; the tool's own result is kept"
+                        .to_owned(),
+                );
+            }
         }
         if !withheld.is_empty() {
             post.block = Some(withheld.join("; "));
+        }
+        post
+    }
+
+    /// `PostToolUseFailure`, for calls of a known tool with valid arguments
+    /// that ran and failed (not denied ones: they never ran).
+    async fn post_tool_use_failure(&self, input: &PostExecuteInput) -> PostAnswer {
+        let Some(exec) = &input.execution else {
+            return PostAnswer::default();
+        };
+        let Some(failure) = input.outcome.failure_info() else {
+            return PostAnswer::default();
+        };
+        if failure.code == ErrorCode::Denied {
+            return PostAnswer::default();
+        }
+        let (shown, tool_input) = self.tool_view(exec);
+        let hooks = self.tool_hooks(HookEvent::PostToolUseFailure, exec, &shown);
+        if hooks.is_empty() {
+            return PostAnswer::default();
+        }
+        let error = failure.message.clone();
+        let mut fields = Map::new();
+        fields.insert("tool_name".into(), shown.clone().into());
+        fields.insert("tool_input".into(), tool_input);
+        fields.insert("tool_use_id".into(), exec.call_id().to_string().into());
+        fields.insert("error".into(), error.into());
+        fields.insert(
+            "is_interrupt".into(),
+            (failure.code == ErrorCode::Cancelled).into(),
+        );
+        let answers = self
+            .inner
+            .fire(HookEvent::PostToolUseFailure, hooks, fields)
+            .await;
+        self.stop_if_asked(HookEvent::PostToolUseFailure, &answers);
+        let mut post = PostAnswer::default();
+        for answer in &answers {
+            if let Some(reason) = &answer.blocking {
+                post.context.push(format!(
+                    "PostToolUseFailure hook feedback on the `{shown}` call {}: {reason}",
+                    exec.call_id()
+                ));
+            }
+            if let Some(context) = answer.specific("additionalContext").and_then(Value::as_str) {
+                post.context.push(context.to_owned());
+            }
         }
         post
     }

@@ -84,6 +84,7 @@ pub use approvers::{
 pub use gate::{Basis, Evaluation};
 pub use mode::{Mode, Modes, UnknownMode};
 pub use plugin::{PLUGIN_NAME, Permission, PermissionConfig};
+pub use rules::claude::{ClaudeRule, claude_path_glob, claude_rule};
 pub use rules::matcher::{NormalizedPath, normalize_path};
 pub use rules::toml::{PermissionFile, PermissionFileError};
 pub use rules::{

@@ -167,41 +167,94 @@ echo '{"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"c
 }
 
 #[test]
-fn bad_configuration_is_refused_naming_the_key() {
+fn bad_configuration_is_skipped_with_a_warning_naming_the_key_and_the_rest_is_used() {
+    let good = json!({"type": "command", "command": "kept"});
     let cases = [
         (
-            json!({"hooks": {"PreToolUze": []}}),
+            json!({"hooks": {"PreToolUze": [], "Stop": [{"hooks": [good]}]}}),
             "hooks.PreToolUze",
-            "unknown event",
+            "not an event tack knows",
         ),
         (
-            json!({"hooks": {"PreToolUse": [{"matcher": "Bash(", "hooks": []}]}}),
+            json!({"hooks": {"PreToolUse": [{"matcher": "Bash(", "hooks": []}], "Stop": [{"hooks": [good]}]}}),
             "hooks.PreToolUse[0].matcher",
-            "regular expression",
+            "matches nothing",
         ),
         (
-            json!({"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}}),
-            "hooks.Stop[0].hooks[0]",
-            "`command` is missing",
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command"}, good]}]}}),
+            "hooks.Stop[0].hooks[0].command",
+            "is missing",
         ),
         (
-            json!({"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}}),
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "x"}, good]}]}}),
             "hooks.Stop[0].hooks[0]",
-            "not supported",
+            "cannot run a `prompt` hook",
         ),
         (
-            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": -1}]}]}}),
-            "hooks.Stop[0].hooks[0]",
-            "timeout",
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "kept", "timeout": -1}]}]}}),
+            "hooks.Stop[0].hooks[0].timeout",
+            "the default 60 s is used",
+        ),
+        (
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "kept", "statusMessage": "x", "color": 1}]}]}}),
+            "hooks.Stop[0].hooks[0].color",
+            "not a key of a command hook",
+        ),
+        (
+            json!({"hooks": {"SubagentStop": [{"hooks": [good]}], "Stop": [{"hooks": [good]}]}}),
+            "hooks.SubagentStop",
+            "tack has no such moment",
+        ),
+        (
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "kept", "if": "Bash(git *)"}]}]}}),
+            "hooks.Stop[0].hooks[0].if",
+            "tool events only",
+        ),
+        (
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "ps1", "shell": "powershell"}, good]}]}}),
+            "hooks.Stop[0].hooks[0].shell",
+            "the hook is skipped",
+        ),
+        (
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "kept", "asyncRewake": true}]}]}}),
+            "hooks.Stop[0].hooks[0].asyncRewake",
+            "not a key of a command hook",
+        ),
+        (
+            json!({"hooks": {"Stop": [{"matcher": "x", "hooks": [good]}]}}),
+            "hooks.Stop[0].matcher",
+            "has no matcher in Claude Code",
+        ),
+        (
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "http", "url": "http://x"}, good]}], "PreCompact": []}}),
+            "hooks.PreCompact",
+            "tack has no such moment",
         ),
     ];
     for (settings, at, what) in cases {
-        let err = HooksConfig::from_settings(&settings, None)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains(at) && err.contains(what), "{settings}: {err}");
+        let config = HooksConfig::from_settings(&settings, None).unwrap();
+        let warnings = config.warnings().join("\n");
+        assert!(
+            warnings.contains(&format!("`{at}`")) && warnings.contains(what),
+            "{settings}: {warnings}"
+        );
+        let kept: Vec<&str> = config
+            .groups(tack_hooks::HookEvent::Stop)
+            .flat_map(|g| g.hooks.iter().map(|h| h.command.as_str()))
+            .collect();
+        assert_eq!(kept, ["kept"], "{settings}");
     }
-    let ok = HooksConfig::from_settings(&json!({"hooks": {"SubagentStop": [{"hooks": []}]}}), None)
-        .unwrap();
-    assert!(ok.warnings()[0].contains("does not dispatch"));
+    // A timeout far above a day is kept (cut to a year), not refused.
+    let long = HooksConfig::from_settings(
+        &json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": 1e12}]}]}}),
+        None,
+    )
+    .unwrap();
+    let hook = &long
+        .groups(tack_hooks::HookEvent::Stop)
+        .next()
+        .unwrap()
+        .hooks[0];
+    assert_eq!(hook.timeout, tack_hooks::MAX_TIMEOUT);
+    assert!(long.warnings().is_empty(), "{:?}", long.warnings());
 }

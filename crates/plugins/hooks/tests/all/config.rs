@@ -37,7 +37,7 @@ fn files_are_read_and_merged_in_order() {
 }
 
 #[test]
-fn matchers_are_whole_name_regexes_and_star_or_empty_match_all() {
+fn matchers_follow_claude_codes_rules() {
     let config = HooksConfig::from_settings(
         &json!({"hooks": {"PreToolUse": [
             {"matcher": "Edit|Write", "hooks": []},
@@ -50,7 +50,7 @@ fn matchers_are_whole_name_regexes_and_star_or_empty_match_all() {
     .unwrap();
     let groups: Vec<_> = config.groups(HookEvent::PreToolUse).collect();
     assert!(groups[0].matches(&["Write"]));
-    assert!(!groups[0].matches(&["WriteAll"]), "anchored");
+    assert!(!groups[0].matches(&["WriteAll"]), "a list of exact names");
     assert!(!groups[0].matches(&["Bash"]));
     assert!(groups[1].matches(&["anything"]));
     assert!(groups[2].matches(&["anything"]));

@@ -7,6 +7,7 @@ mod harness;
 
 mod agent_events;
 mod bad_input;
+mod claude_features;
 mod config;
 mod names;
 mod post_tool_use;

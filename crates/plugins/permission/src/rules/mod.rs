@@ -1,5 +1,6 @@
 //! Rules: ordered allow / ask / deny rules on tool name, tier and arguments.
 
+pub(crate) mod claude;
 mod decision;
 pub(crate) mod matcher;
 mod search;

@@ -1,0 +1,701 @@
+//! Claude Code projects as published (`tests/fixtures/claude-code/`),
+//! copied unchanged into a workspace, trusted with `tack trust`, and run
+//! through the real `tack` binary with a scripted model.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::*;
+
+struct Project {
+    dir: tempfile::TempDir,
+    ws: PathBuf,
+    log: PathBuf,
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/claude-code")
+        .join(name)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+            let mode = entry.metadata().unwrap().permissions().mode();
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+    }
+}
+
+fn python() -> bool {
+    std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+impl Project {
+    /// A workspace holding the fixture `name`'s files, unchanged.
+    fn new(name: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(&dir);
+        if !name.is_empty() {
+            copy_dir(&fixture(name), &ws);
+        }
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        let log = log_in(&dir, "session");
+        Self { dir, ws, log }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// `tack` with this project's own home and state directories.
+    fn tack(&self) -> assert_cmd::Command {
+        let mut cmd = tack(&self.ws);
+        cmd.env("HOME", self.home())
+            .env("XDG_STATE_HOME", self.dir.path().join("state"))
+            .timeout(std::time::Duration::from_secs(60));
+        cmd
+    }
+
+    fn trust(&self) {
+        let out = stdout_of(self.tack().arg("trust"));
+        assert!(out.contains(".claude/settings.json"), "{out}");
+    }
+
+    fn model(&self, turns: &Value) -> String {
+        let path = self.dir.path().join("model.json");
+        std::fs::write(&path, json!({ "turns": turns }).to_string()).unwrap();
+        format!("script:{}", path.display())
+    }
+
+    fn run(&self, prompt: &str, turns: &Value, extra: &[&str]) -> assert_cmd::assert::Assert {
+        let mut cmd = self.tack();
+        cmd.args(["run", prompt, "--model", &self.model(turns), "--log"])
+            .arg(&self.log)
+            .args(extra);
+        cmd.assert()
+    }
+
+    fn results(&self) -> Vec<Value> {
+        of_type(&self.log, "tool/result")
+    }
+
+    fn result(&self, call_id: &str) -> Value {
+        self.results()
+            .into_iter()
+            .find(|r| r["outcome"]["call_id"] == call_id || r["call_id"] == call_id)
+            .unwrap_or_else(|| panic!("no result for {call_id}: {:?}", self.results()))
+    }
+
+    fn hook_log(&self) -> String {
+        std::fs::read_to_string(self.ws.join(".claude/hook.log")).unwrap_or_default()
+    }
+}
+
+fn call(id: &str, name: &str, args: Value) -> Value {
+    json!({"tool_calls": [{"id": id, "name": name, "arguments": args.to_string()}]})
+}
+
+fn text(reply: &str) -> Value {
+    json!({ "text": reply })
+}
+
+fn stderr(assert: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8(assert.get_output().stderr.clone()).unwrap()
+}
+
+fn stdout(assert: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8(assert.get_output().stdout.clone()).unwrap()
+}
+
+/// The status and message of a result record.
+fn outcome(result: &Value) -> (String, String) {
+    let status = result["status"].as_str().unwrap_or_default().to_owned();
+    let code = result["error"]["code"].as_str().unwrap_or("ok").to_owned();
+    let message = result["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    (if status == "ok" { status } else { code }, message)
+}
+
+#[test]
+fn anthropics_bash_validator_blocks_grep_and_find_and_lets_the_rest_run() {
+    if !python() {
+        return;
+    }
+    let project = Project::new("bash-validator");
+    project.trust();
+    let run = project
+        .run(
+            "search",
+            &json!([
+                call("c1", "bash", json!({"command": "grep -r TODO ."})),
+                call("c2", "bash", json!({"command": "find . -name '*.rs'"})),
+                call("c3", "bash", json!({"command": "echo fine"})),
+                text("done")
+            ]),
+            &["--mode", "allow-all"],
+        )
+        .success();
+    let (code, message) = outcome(&project.result("c1"));
+    assert_eq!(code, "DENIED");
+    assert!(
+        message.contains("Use 'rg' (ripgrep) instead of 'grep'"),
+        "{message}"
+    );
+    let (code, message) = outcome(&project.result("c2"));
+    assert_eq!(code, "DENIED");
+    assert!(message.contains("instead of 'find -name'"), "{message}");
+    assert_eq!(outcome(&project.result("c3")).0, "ok");
+    // A trusted workspace's own hook scripts get no warning at every start.
+    assert!(!stderr(&run).contains("WARNING"), "{}", stderr(&run));
+}
+
+#[test]
+fn a_published_project_settings_file_is_used_as_it_is() {
+    if !python() {
+        return;
+    }
+    let project = Project::new("project");
+    std::fs::write(project.ws.join(".env"), "SECRET=1\n").unwrap();
+    project.trust();
+    let run = project
+        .run(
+            "set up the build",
+            &json!([
+                call("c1", "bash", json!({"command": "mkdir -p build"})),
+                call("c2", "bash", json!({"command": "sudo rm -rf build"})),
+                call("c3", "bash", json!({"command": "ls && rm -rf build"})),
+                call("c4", "bash", json!({"command": "git push origin main"})),
+                call("c5", "read_file", json!({"path": ".env"})),
+                call(
+                    "c6",
+                    "write_file",
+                    json!({"path": "notes.md", "content": "x\n"})
+                ),
+                call(
+                    "c7",
+                    "write_file",
+                    json!({"path": "config/.env", "content": "x\n"})
+                ),
+                call("c8", "read_file", json!({"path": "missing.txt"})),
+                call("c9", "bash", json!({"command": "echo unlisted"})),
+                text("done")
+            ]),
+            &[],
+        )
+        .success();
+    let err = stderr(&run);
+    // What tack has no equivalent for is named, once, and skipped.
+    for named in [
+        "`model`",
+        "`env`",
+        "`includeCoAuthoredBy`",
+        "`statusLine`",
+        "`hooks.PreCompact`: tack has no such moment",
+        "`hooks.SubagentStop`: tack has no such moment",
+        "`hooks.Stop[0].hooks[0]`: tack cannot run a `prompt` hook",
+        "statusMessage",
+        "no tool `WebFetch`",
+    ] {
+        assert!(err.contains(named), "{named}: {err}");
+    }
+    assert!(!err.contains("`$schema`"), "{err}");
+    assert_eq!(err.matches("`statusLine`").count(), 1, "{err}");
+    assert!(!err.contains("WARNING"), "{err}");
+
+    // `defaultMode: acceptEdits`, the allow rule `Bash(mkdir:*)`.
+    assert_eq!(outcome(&project.result("c1")).0, "ok");
+    assert!(project.ws.join("build").is_dir());
+    // `Bash(rm:*)` denies like `deny rm *`: through sudo and `&&`.
+    for id in ["c2", "c3"] {
+        let (code, message) = outcome(&project.result(id));
+        assert_eq!(code, "DENIED", "{id}");
+        assert!(
+            message.contains("permissions.deny[0]: `Bash(rm:*)`"),
+            "{id}: {message}"
+        );
+    }
+    assert!(project.ws.join("build").is_dir(), "rm never ran");
+    // The `if`-narrowed hook ran for `git push` only.
+    let (code, message) = outcome(&project.result("c4"));
+    assert_eq!(code, "DENIED");
+    assert!(message.contains("open a pull request"), "{message}");
+    let log = project.hook_log();
+    assert_eq!(log.matches("no-push").count(), 1, "{log}");
+    // `Read(./.env)`.
+    let (code, message) = outcome(&project.result("c5"));
+    assert_eq!(code, "DENIED");
+    assert!(message.contains("Read(./.env)"), "{message}");
+    // `Edit, Write` and `Edit|Write` matchers; PostToolUse ran after the write.
+    assert_eq!(outcome(&project.result("c6")).0, "ok");
+    let notes = project.ws.canonicalize().unwrap().join("notes.md");
+    assert!(
+        log.contains(&format!("protect Write {}", notes.display())),
+        "{log}"
+    );
+    assert!(
+        log.contains(&format!("format PostToolUse Write {}", notes.display())),
+        "{log}"
+    );
+    let (code, message) = outcome(&project.result("c7"));
+    assert_eq!(code, "DENIED");
+    assert!(message.contains("is protected (.env)"), "{message}");
+    assert!(!project.ws.join("config/.env").exists());
+    // PostToolUseFailure for the failed read.
+    assert_eq!(outcome(&project.result("c8")).0, "EXECUTION_FAILED");
+    assert!(log.contains("failure PostToolUseFailure Read"), "{log}");
+    // A command no rule allows asks, and no one is there to answer.
+    assert_eq!(outcome(&project.result("c9")).0, "DENIED");
+    // The prompt hook and SessionStart's plain stdout.
+    assert!(
+        log.contains("prompt UserPromptSubmit  set up the build"),
+        "{log}"
+    );
+    let contexts = of_type(&project.log, "context/hook");
+    assert!(
+        contexts
+            .iter()
+            .any(|c| c.to_string().contains("Project conventions: tabs")),
+        "{contexts:?}"
+    );
+    // Events tack does not have never ran.
+    assert!(
+        !log.contains("subagent") && !log.contains("compact"),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_command_rewriting_hook_rewrites_and_the_log_keeps_both() {
+    if !python() {
+        return;
+    }
+    let project = Project::new("rewrite");
+    std::fs::write(project.ws.join("two.txt"), "first\nsecond\n").unwrap();
+    project.trust();
+    project
+        .run(
+            "show it",
+            &json!([
+                call("c1", "bash", json!({"command": "cat two.txt"})),
+                text("ok")
+            ]),
+            &["--mode", "allow-all"],
+        )
+        .success();
+    let result = project.result("c1");
+    assert_eq!(outcome(&result).0, "ok", "{result}");
+    assert!(result.to_string().contains("first"), "{result}");
+    assert!(!result.to_string().contains("second"), "{result}");
+    let rewrite = &result["rewrite"];
+    assert_eq!(rewrite["original"]["command"], "cat two.txt", "{result}");
+    assert_eq!(
+        rewrite["rewritten"]["command"], "head -n 1 two.txt",
+        "{result}"
+    );
+}
+
+#[test]
+fn the_hooks_reference_examples_answer_as_in_claude_code() {
+    if !python() {
+        return;
+    }
+    let project = Project::new("reference");
+    std::fs::write(project.ws.join("README.md"), "# readme\n").unwrap();
+    project.trust();
+    let run = project
+        .run(
+            "tidy up",
+            &json!([
+                call("c1", "read_file", json!({"path": "README.md"})),
+                call(
+                    "c2",
+                    "write_file",
+                    json!({"path": "notes.txt", "content": "x \n"})
+                ),
+                call("c3", "bash", json!({"command": "echo hi"})),
+                call("c4", "grep", json!({"pattern": "readme", "path": "."})),
+                text("done"),
+                text("I read the README and wrote notes.txt.")
+            ]),
+            &["--mode", "allow-all"],
+        )
+        .success();
+    let out = stdout(&run);
+    assert!(
+        out.contains("I read the README and wrote notes.txt."),
+        "{out}"
+    );
+    // UserPromptSubmit's additionalContext.
+    let hook_contexts = of_type(&project.log, "context/hook").to_vec();
+    assert!(
+        hook_contexts.iter().any(|c| c
+            .to_string()
+            .contains("Current sprint: hooks compatibility.")),
+        "{hook_contexts:?}"
+    );
+    // PreToolUse's additionalContext, and PostToolUse's block and context.
+    let deferred = of_type(&project.log, "context/deferred")
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        deferred.contains("The docs may be stale; check the code too."),
+        "{deferred}"
+    );
+    assert!(
+        deferred.contains("lint: trailing whitespace in"),
+        "{deferred}"
+    );
+    assert!(
+        deferred.contains("Run the formatter before the next write."),
+        "{deferred}"
+    );
+    assert_eq!(outcome(&project.result("c1")).0, "ok");
+    assert_eq!(outcome(&project.result("c2")).0, "ok");
+    // systemMessage reaches the user.
+    let shown = format!("{out}{}", stderr(&run));
+    assert!(shown.contains("bash ran: echo hi"), "{shown}");
+    // The Stop hook read a Claude Code transcript: the tool uses in order,
+    // Claude Code's names, absolute paths without `/.`, the last text.
+    let stops: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(project.ws.join(".claude/stop.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stops.len(), 2, "{stops:?}");
+    assert_eq!(stops[0]["active"], false);
+    assert_eq!(stops[1]["active"], true);
+    assert_eq!(stops[0]["tools"], json!(["Read", "Write", "Bash", "Grep"]));
+    assert_eq!(stops[0]["last_text"], "done");
+    let ws = project.ws.canonicalize().unwrap();
+    assert_eq!(
+        stops[0]["inputs"][0]["file_path"],
+        ws.join("README.md").display().to_string()
+    );
+    assert_eq!(stops[0]["inputs"][3]["path"], ws.display().to_string());
+    let transcript = PathBuf::from(stops[0]["transcript"].as_str().unwrap());
+    assert!(!transcript.starts_with(&ws), "{}", transcript.display());
+    assert_ne!(transcript, project.log);
+}
+
+#[test]
+fn blocked_prompts_asks_without_a_terminal_stops_and_defers() {
+    if !python() {
+        return;
+    }
+    let project = Project::new("reference");
+    project.trust();
+    // A prompt with a secret never reaches the model.
+    let blocked = project
+        .run("my password is hunter2", &json!([text("never")]), &[])
+        .code(1);
+    let shown = format!("{}{}", stdout(&blocked), stderr(&blocked));
+    assert!(shown.contains("Security policy violation"), "{shown}");
+    assert!(!stdout(&blocked).contains("never"));
+
+    // `ask` without a terminal: denied, and the model reads why.
+    let _ = std::fs::remove_file(&project.log);
+    project
+        .run(
+            "clean",
+            &json!([
+                call("c1", "bash", json!({"command": "rm -f x"})),
+                text("ok"),
+                text("summary")
+            ]),
+            &["--mode", "allow-all"],
+        )
+        .success();
+    let (code, message) = outcome(&project.result("c1"));
+    assert_eq!(code, "DENIED");
+    assert!(message.contains("rm needs a human: rm -f x"), "{message}");
+
+    // `continue: false`: the call is not run and the turn ends there.
+    let _ = std::fs::remove_file(&project.log);
+    let stopped = project
+        .run(
+            "ship it",
+            &json!([
+                call(
+                    "c1",
+                    "bash",
+                    json!({"command": "touch deployed; ./deploy.sh"})
+                ),
+                text("never said")
+            ]),
+            &["--mode", "allow-all"],
+        )
+        .success();
+    let (code, message) = outcome(&project.result("c1"));
+    assert_eq!(code, "DENIED");
+    assert!(
+        message.contains("Deploys need a human at the keyboard."),
+        "{message}"
+    );
+    assert!(!project.ws.join("deployed").exists());
+    assert!(
+        !stdout(&stopped).contains("never said"),
+        "{}",
+        stdout(&stopped)
+    );
+    let shown = format!("{}{}", stdout(&stopped), stderr(&stopped));
+    assert!(
+        shown.contains("deploy stopped by the PreToolUse hook"),
+        "{shown}"
+    );
+    let end = of_type(&project.log, "turn/end");
+    assert_eq!(end[0]["reason"], "concluded", "{end:?}");
+
+    // `defer`: not run, the turn ends so it can be decided outside.
+    let _ = std::fs::remove_file(&project.log);
+    let deferred = project
+        .run(
+            "later",
+            &json!([
+                call("c1", "bash", json!({"command": "touch done-later"})),
+                text("never said")
+            ]),
+            &["--mode", "allow-all"],
+        )
+        .success();
+    let (code, message) = outcome(&project.result("c1"));
+    assert_eq!(code, "DENIED");
+    assert!(
+        message.contains("deferred") && message.contains("decide this one later"),
+        "{message}"
+    );
+    assert!(!project.ws.join("done-later").exists());
+    assert!(!stdout(&deferred).contains("never said"));
+}
+
+#[test]
+fn the_users_claude_settings_need_no_trust_and_the_workspaces_do() {
+    let project = Project::new("");
+    let claude = project.home().join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let marker = project.dir.path().join("user-hook-ran");
+    std::fs::write(
+        claude.join("settings.json"),
+        json!({
+            "permissions": {"deny": ["Bash(curl:*)"]},
+            "hooks": {"UserPromptSubmit": [{"hooks": [
+                {"type": "command", "command": format!("cat >/dev/null; touch {}", marker.display())}
+            ]}]}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    project
+        .run(
+            "fetch",
+            &json!([
+                call("c1", "bash", json!({"command": "curl -s example.com"})),
+                text("ok")
+            ]),
+            &["--mode", "allow-all"],
+        )
+        .success();
+    assert!(marker.exists(), "the user's own hook ran without trust");
+    let (code, message) = outcome(&project.result("c1"));
+    assert_eq!(code, "DENIED");
+    assert!(
+        message.contains(".claude/settings.json key permissions.deny[0]"),
+        "{message}"
+    );
+
+    // A workspace file with hooks is refused until trusted; the local
+    // file is read too, after the shared one.
+    let dot = project.ws.join(".claude");
+    std::fs::create_dir_all(&dot).unwrap();
+    let local_marker = project.dir.path().join("local-hook-ran");
+    std::fs::write(
+        dot.join("settings.local.json"),
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": format!("cat >/dev/null; touch {}", local_marker.display())}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    let refused = project.run("x", &json!([text("never")]), &[]).code(2);
+    let err = stderr(&refused);
+    assert!(
+        err.contains("settings.local.json") && err.contains("tack trust"),
+        "{err}"
+    );
+    assert!(!local_marker.exists());
+    let out = stdout_of(project.tack().arg("trust"));
+    assert!(out.contains("settings.local.json"), "{out}");
+    let _ = std::fs::remove_file(&project.log);
+    project.run("x", &json!([text("ok")]), &[]).success();
+    assert!(local_marker.exists());
+
+    // The workspace's `disableAllHooks` turns off its own hooks only.
+    std::fs::write(dot.join("settings.json"), r#"{"disableAllHooks": true}"#).unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::remove_file(&local_marker).unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    let run = project.run("x", &json!([text("ok")]), &[]).success();
+    assert!(
+        stderr(&run).contains("`disableAllHooks` is true"),
+        "{}",
+        stderr(&run)
+    );
+    assert!(marker.exists(), "the user's hook still ran");
+    assert!(!local_marker.exists(), "the workspace's hook did not");
+}
+
+#[test]
+fn a_workspace_cannot_bypass_permissions_or_allow_everything() {
+    let project = Project::new("");
+    let dot = project.ws.join(".claude");
+    std::fs::create_dir_all(&dot).unwrap();
+    std::fs::write(
+        dot.join("settings.json"),
+        json!({"permissions": {
+            "defaultMode": "bypassPermissions",
+            "allow": ["Bash", "Bash(sh:*)", "Bash(touch ok)"]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let run = project
+        .run(
+            "x",
+            &json!([
+                call("c1", "bash", json!({"command": "touch nope"})),
+                call("c2", "bash", json!({"command": "touch ok"})),
+                text("ok")
+            ]),
+            &[],
+        )
+        .success();
+    let err = stderr(&run);
+    assert!(err.contains("cannot set `bypassPermissions`"), "{err}");
+    assert!(
+        err.contains("permissions.allow[0]") && err.contains("permissions.allow[1]"),
+        "{err}"
+    );
+    assert_eq!(
+        outcome(&project.result("c1")).0,
+        "DENIED",
+        "asked, no one to answer"
+    );
+    assert_eq!(
+        outcome(&project.result("c2")).0,
+        "ok",
+        "the narrow allow applies"
+    );
+    assert!(project.ws.join("ok").exists() && !project.ws.join("nope").exists());
+}
+
+#[test]
+fn an_exec_form_hook_script_is_trusted_and_checked_like_a_shell_ones() {
+    let project = Project::new("");
+    let hooks = project.ws.join(".claude/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let script = hooks.join("deny.sh");
+    std::fs::write(&script, "cat >/dev/null\necho \"no: $1\" >&2\nexit 2\n").unwrap();
+    std::fs::write(
+        project.ws.join(".claude/settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{
+            "type": "command",
+            "command": "sh",
+            "args": ["${CLAUDE_PROJECT_DIR}/.claude/hooks/deny.sh", "a b; c"]
+        }]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let out = stdout_of(project.tack().arg("trust"));
+    assert!(
+        out.contains(&script.canonicalize().unwrap().display().to_string()),
+        "{out}"
+    );
+    project
+        .run(
+            "x",
+            &json!([call("c1", "bash", json!({"command": "true"})), text("ok")]),
+            &["--mode", "allow-all"],
+        )
+        .success();
+    let (code, message) = outcome(&project.result("c1"));
+    assert_eq!(code, "DENIED");
+    assert_eq!(message, "no: a b; c");
+    // The model rewrites the script: refused until trusted again.
+    std::fs::write(&script, "cat >/dev/null\nexit 0\n").unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    let refused = project.run("x", &json!([text("never")]), &[]).code(2);
+    assert!(
+        stderr(&refused).contains("changed since it was trusted"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+#[test]
+fn a_permission_request_hook_answers_approvals_in_your_place() {
+    if !python() {
+        return;
+    }
+    let project = Project::new("");
+    let dot = project.ws.join(".claude");
+    std::fs::create_dir_all(dot.join("hooks")).unwrap();
+    std::fs::write(
+        dot.join("hooks/approve.py"),
+        r#"import json, sys
+data = json.load(sys.stdin)
+command = data["tool_input"].get("command", "")
+def decide(**decision):
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}))
+if command.startswith("touch "):
+    decide(behavior="allow")
+elif command.startswith("rm "):
+    decide(behavior="deny", message="rm is never approved here")
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dot.join("settings.json"),
+        json!({"hooks": {"PermissionRequest": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/approve.py"}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    project.trust();
+    project
+        .run(
+            "x",
+            &json!([
+                call("c1", "bash", json!({"command": "touch made"})),
+                call("c2", "bash", json!({"command": "rm -f made"})),
+                call("c3", "bash", json!({"command": "echo asked"})),
+                text("ok")
+            ]),
+            &[],
+        )
+        .success();
+    assert_eq!(outcome(&project.result("c1")).0, "ok");
+    assert!(project.ws.join("made").exists());
+    let (code, message) = outcome(&project.result("c2"));
+    assert_eq!(code, "DENIED");
+    assert!(message.contains("rm is never approved here"), "{message}");
+    let (code, message) = outcome(&project.result("c3"));
+    assert_eq!(code, "DENIED");
+    assert!(message.contains("stdin is not a terminal"), "{message}");
+}
