@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tack_agent::{Agent, EventBus, Renderer, ScriptedModel, SessionLog, Style, read_log};
-use tack_core::hooks::{PostDecision, PostExecuteInput};
+use tack_core::hooks::PostExecuteInput;
 use tack_core::tool::{ContentBlock, OutputSpec, ToolDefinition};
 use tack_pipeline::{Pipeline, ToolRegistry};
 

@@ -155,8 +155,12 @@ const PRELUDE: &str = r#"
             throw new TypeError("the arguments are " + (args === null ? "null" : Array.isArray(args) ? "an array" : "a " + typeof args) + "; call the tool with an arguments object");
           json = JSON.stringify(args, lossless);
         } catch (e) {
-          if (!(e instanceof TypeError) && tooDeep(args)) {
-            reject(new ToolCallError(name, "INVALID_ARGUMENTS", "the arguments are nested more than " + MAX_DEPTH + " levels deep, deeper than any host accepts: flatten them (nothing was called)"));
+          let deep = false;
+          if (e instanceof RangeError || (e && e.name === "InternalError")) {
+            try { deep = tooDeep(args); } catch (_) { deep = false; }
+          }
+          if (deep) {
+            reject(new ToolCallError(name, "INVALID_ARGUMENTS", "the arguments are nested more than " + MAX_DEPTH + " levels deep, over the limit of any host: flatten them (nothing was called)"));
             return;
           }
           reject(new ToolCallError(name, "INVALID_ARGUMENTS", "tool arguments must be lossless JSON (nothing was called): " + e.message));
