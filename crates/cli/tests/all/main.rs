@@ -13,6 +13,7 @@ mod mcp;
 mod models;
 mod persistence;
 mod policy;
+mod redaction;
 mod replay;
 mod resume;
 mod script;
