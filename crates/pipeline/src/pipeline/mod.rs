@@ -311,18 +311,23 @@ impl Pipeline {
         admitted: A,
     ) -> Arc<Outcome> {
         // Nothing runs until the future is polled (the call is prepared
-        // then), and a host fault while preparing it is its outcome.
-        let unrun = skeleton(&call);
-        match self.try_prepare(call) {
-            Ok(prepared) => {
-                self.run_prepared(prepared, cancel, CallOptions::new(admitted))
-                    .await
+        // then), and a host fault while preparing it is its outcome. The
+        // only host part the first stages call is the stage recorder:
+        // without one there is nothing to contain (and nothing to copy).
+        let prepared = if self.inner.config.recorder().is_none() {
+            self.prepare(call)
+        } else {
+            let unrun = skeleton(&call);
+            match self.try_prepare(call) {
+                Ok(prepared) => prepared,
+                Err(failure) => {
+                    admitted();
+                    return self.refuse_unrun_contained(unrun, failure);
+                }
             }
-            Err(failure) => {
-                admitted();
-                self.refuse_unrun_contained(unrun, failure)
-            }
-        }
+        };
+        self.run_prepared(prepared, cancel, CallOptions::new(admitted))
+            .await
     }
 
     /// Resolves and parses `call`: the first two stages, which the scheduler
