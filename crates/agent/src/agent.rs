@@ -437,8 +437,10 @@ impl Agent {
             .await;
         let mut concluded = false;
         for (index, outcome) in outcomes.iter().enumerate() {
+            // The log keeps what the model saw: a value whose content a
+            // listener replaced (redacted) is left out.
             self.emit(Event::ToolResult {
-                outcome: outcome.clone(),
+                outcome: outcome.as_logged(),
                 index,
             })?;
             self.history.push(Message::ToolResult {

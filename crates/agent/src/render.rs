@@ -99,8 +99,10 @@ impl Renderer {
             .cloned()
             .unwrap_or(Value::Null);
         match self.registry.get(&outcome.tool, None) {
-            Some(t) => t.definition().present_result(&args, outcome),
-            None => default_present_result(outcome),
+            // A replaced content's value is not logged: the tool's presenter
+            // would read a value that is not there.
+            Some(t) if !outcome.content_replaced => t.definition().present_result(&args, outcome),
+            _ => default_present_result(outcome),
         }
     }
 

@@ -10,6 +10,7 @@ mod log_integrity;
 mod log_location;
 mod log_properties;
 mod openai;
+mod redaction;
 mod render_escape;
 mod resume;
 mod streaming;

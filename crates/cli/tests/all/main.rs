@@ -15,6 +15,7 @@ mod mcp_serve;
 mod models;
 mod persistence;
 mod policy;
+mod redaction;
 mod replay;
 mod resume;
 mod script;

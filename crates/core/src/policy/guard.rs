@@ -9,7 +9,8 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 
 use crate::hook::{
-    AgentId, Disposer, HookError, ListenerList, ListenerSpec, Provenance, Scope, panic_message,
+    AgentId, Disposer, HookError, ListenerList, ListenerSpec, Priority, Provenance, Scope,
+    panic_message,
 };
 use crate::tool::ToolExecution;
 
@@ -43,7 +44,8 @@ impl GuardVerdict {
     }
 }
 
-/// A typed guard. Guards run after `tools/pre-execute` (and approval), in
+/// A typed guard. Guards run after `tools/pre-execute` (and approval): the
+/// global guards first, then the calling agent's own, each layer in its
 /// registration order — not reorderable — and may be async.
 ///
 /// ```
@@ -123,7 +125,8 @@ pub enum GuardOutcome {
     },
 }
 
-/// The guard list of a host: fixed registration order, scoped like listeners.
+/// The guard list of a host, scoped like listeners: the global guards run
+/// first, then the calling agent's, each layer in registration order.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -179,9 +182,16 @@ impl Guards {
     }
 
     fn spec(scope: Scope, name: impl Into<Arc<str>>) -> ListenerSpec {
-        // Guards are not reorderable: every guard has the same priority, so
-        // registration order alone decides.
-        ListenerSpec::new(name).with_scope(scope)
+        // Guards are not reorderable: the global layer runs first, then the
+        // agent's, and within a layer registration order alone decides (every
+        // guard of a layer has the same priority).
+        let priority = match scope {
+            Scope::Global => Priority(1),
+            _ => Priority::NORMAL,
+        };
+        ListenerSpec::new(name)
+            .with_scope(scope)
+            .with_priority(priority)
     }
 
     /// Adds a typed guard at the end of the list.
@@ -209,8 +219,8 @@ impl Guards {
             .insert(Self::spec(scope, name), Arc::new(SyncClosureGuard(guard)))
     }
 
-    /// Runs the guards a dispatch for `agent` reaches, in order, stopping at
-    /// the first denial. The list is snapshotted when the run starts.
+    /// Runs the guards a dispatch for `agent` reaches — the global ones, then
+    /// the agent's, each in registration order — stopping at the first denial. The list is snapshotted when the run starts.
     ///
     /// # Errors
     ///

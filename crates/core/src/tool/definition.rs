@@ -9,9 +9,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::schema_depth::within_limit;
+use super::schema_keywords::misplaced_keyword;
 use super::{
-    BodyFuture, Content, DefinitionError, MAX_SCHEMA_DEPTH, Outcome, RenderError, Tier, ToolError,
-    ToolName, ToolSchema,
+    BodyFuture, Content, DefinitionError, MAX_SCHEMA_DEPTH, MisplacedKeyword, Outcome, RenderError,
+    Tier, ToolError, ToolName, ToolSchema,
 };
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
@@ -374,6 +375,7 @@ impl ToolDefinition {
             description: None,
             input_schema: None,
             input_too_deep: false,
+            allow_misplaced_keywords: false,
             handler: None,
             timeout: None,
             concurrency: None,
@@ -495,6 +497,8 @@ pub struct ToolDefinitionBuilder {
     input_schema: Option<Value>,
     /// The input schema given nested past [`MAX_SCHEMA_DEPTH`] (taken apart).
     input_too_deep: bool,
+    /// Whether schemas may hold keywords misplaced for their `type`.
+    allow_misplaced_keywords: bool,
     handler: Option<Arc<dyn ToolHandler>>,
     timeout: Option<Duration>,
     concurrency: Option<Arc<ConcurrencyFn>>,
@@ -528,6 +532,33 @@ impl ToolDefinitionBuilder {
     pub fn input_schema(mut self, schema: Value) -> Self {
         self.input_schema = within_limit(schema);
         self.input_too_deep = self.input_schema.is_none();
+        self
+    }
+
+    /// Accepts keywords misplaced for their schema's declared `type` (by
+    /// default [`build`](Self::build) refuses them with
+    /// [`DefinitionError::MisplacedKeyword`]): for a schema taken as written
+    /// from elsewhere (a server's, a generated one) that must stay
+    /// byte-for-byte as it is, knowing such a keyword constrains nothing.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tack_core::tool::{DefinitionError, OutputSpec, ToolDefinition};
+    ///
+    /// let builder = || {
+    ///     ToolDefinition::builder("tag")
+    ///         .description("Tag a file.")
+    ///         // `minLength` does nothing on an integer.
+    ///         .input_schema(json!({"type": "object", "properties": {"n": {"type": "integer", "minLength": 1}}}))
+    ///         .output(OutputSpec::new(json!({})))
+    ///         .handler(|_args, _cx| async move { Ok(json!(null)) })
+    /// };
+    /// let refused = builder().build().unwrap_err();
+    /// assert!(matches!(refused, DefinitionError::MisplacedKeyword(ref m) if m.pointer == "/properties/n/minLength"));
+    /// assert!(builder().allow_misplaced_keywords().build().is_ok());
+    /// ```
+    pub fn allow_misplaced_keywords(mut self) -> Self {
+        self.allow_misplaced_keywords = true;
         self
     }
 
@@ -614,8 +645,10 @@ impl ToolDefinitionBuilder {
     ///
     /// [`DefinitionError`] for an invalid name, an empty description, a
     /// missing or non-object input schema, a missing or invalid output schema,
-    /// a schema nested deeper than [`MAX_SCHEMA_DEPTH`], a missing handler, or
-    /// a zero timeout.
+    /// a schema nested deeper than [`MAX_SCHEMA_DEPTH`], a keyword misplaced
+    /// for its schema's `type` (unless
+    /// [`allow_misplaced_keywords`](Self::allow_misplaced_keywords)), a
+    /// missing handler, or a zero timeout.
     pub fn build(self) -> Result<ToolDefinition, DefinitionError> {
         let name = ToolName::new(&self.name)?;
         let tool = || name.as_str().to_owned();
@@ -642,6 +675,22 @@ impl ToolDefinitionBuilder {
             return Err(too_deep("output"));
         }
         output.schema = normalize_output_schema(name.as_str(), output.schema)?;
+        if !self.allow_misplaced_keywords {
+            for (which, schema) in [("input", &input_schema), ("output", &output.schema)] {
+                if let Some(found) = misplaced_keyword(schema) {
+                    return Err(DefinitionError::MisplacedKeyword(Box::new(
+                        MisplacedKeyword {
+                            tool: tool(),
+                            which,
+                            pointer: found.pointer,
+                            keyword: found.keyword,
+                            declared: found.declared,
+                            applies_to: found.applies_to,
+                        },
+                    )));
+                }
+            }
+        }
         let handler = self
             .handler
             .ok_or_else(|| DefinitionError::MissingHandler { tool: tool() })?;

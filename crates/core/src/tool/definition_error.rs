@@ -81,6 +81,12 @@ pub enum DefinitionError {
         /// The limit.
         limit: usize,
     },
+    /// A keyword sits in a schema whose declared `type` it does not
+    /// constrain (`items` on an object, `properties` on an array,
+    /// `minLength` on an integer): JSON Schema would ignore it, so it would
+    /// silently constrain nothing.
+    #[error(transparent)]
+    MisplacedKeyword(Box<MisplacedKeyword>),
     /// No handler was given.
     #[error("tool `{tool}` has no handler: give the body that runs a call")]
     MissingHandler {
@@ -95,4 +101,30 @@ pub enum DefinitionError {
         /// The tool.
         tool: String,
     },
+}
+
+/// A keyword misplaced for its schema's declared `type`
+/// ([`DefinitionError::MisplacedKeyword`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the {which} schema of tool `{tool}` has `{keyword}` at `{pointer}` in a schema with \
+     `\"type\": {declared}`, but `{keyword}` constrains only {applies_to}, so it would be \
+     ignored: move it into the schema it is meant for, fix that schema's `type`, or remove \
+     it (a schema that must keep it as written can be built with \
+     `ToolDefinitionBuilder::allow_misplaced_keywords`)"
+)]
+#[non_exhaustive]
+pub struct MisplacedKeyword {
+    /// The tool.
+    pub tool: String,
+    /// `input` or `output`.
+    pub which: &'static str,
+    /// The JSON pointer of the keyword in the schema.
+    pub pointer: String,
+    /// The keyword.
+    pub keyword: String,
+    /// The declared `type`, as JSON.
+    pub declared: String,
+    /// What the keyword constrains, in words.
+    pub applies_to: &'static str,
 }

@@ -26,6 +26,7 @@ mod outcome;
 mod render_error;
 mod schema;
 mod schema_depth;
+mod schema_keywords;
 mod tier;
 mod typed;
 
@@ -39,7 +40,7 @@ pub use definition::{
     PresentationMetaFn, RenderFn, ToolDefinition, ToolDefinitionBuilder, ToolHandler,
     default_present_call, default_present_result, default_render,
 };
-pub use definition_error::DefinitionError;
+pub use definition_error::{DefinitionError, MisplacedKeyword};
 pub use error::{ToolError, ToolErrorCode};
 pub use execution::ToolExecution;
 pub use name::{MAX_TOOL_NAME_LEN, NameError, ToolName};

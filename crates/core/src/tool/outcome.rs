@@ -221,6 +221,16 @@ pub struct Outcome {
     /// invalid and the call failed for it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rewrite: Option<Arc<ArgumentRewrite>>,
+    /// Whether a `tools/post-execute` listener replaced the content (e.g. to
+    /// redact it): the model read the replacement, not what the tool
+    /// rendered, so a durable record keeps the content and not the value
+    /// (see [`as_logged`](Self::as_logged)).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub content_replaced: bool,
+}
+
+fn is_false(flag: &bool) -> bool {
+    !*flag
 }
 
 impl crate::host::build::sealed::Sealed for Outcome {}
@@ -264,7 +274,38 @@ impl Outcome {
             concluded_turn: false,
             notes: Vec::new(),
             rewrite: None,
+            content_replaced: false,
         }
+    }
+
+    /// The outcome as a durable record (a session log, a transcript) keeps
+    /// it: what the model saw (the content), the error, the meta — and the
+    /// canonical value only when no `tools/post-execute` listener replaced
+    /// the content ([`content_replaced`](Self::content_replaced)). Whatever
+    /// a listener hid from the model is not persisted either: the value of
+    /// such a success is `null` here. The outcome itself is returned (not
+    /// copied) when there is nothing to leave out.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use serde_json::{Value, json};
+    /// use tack_core::host::NewOutcome;
+    /// use tack_core::tool::{CallId, ContentBlock, Outcome};
+    ///
+    /// let mut outcome = Outcome::success(CallId::from("c1"), "read", json!("SECRET=1"), vec![ContentBlock::text("SECRET=1")]);
+    /// outcome.content = vec![ContentBlock::text("[redacted]")].into();
+    /// outcome.content_replaced = true;
+    /// let logged = Arc::new(outcome).as_logged();
+    /// assert_eq!(logged.value(), Some(&Value::Null));
+    /// assert!(!serde_json::to_string(&*logged).unwrap().contains("SECRET"));
+    /// ```
+    pub fn as_logged(self: &Arc<Self>) -> Arc<Self> {
+        if !self.content_replaced || !self.is_success() {
+            return Arc::clone(self);
+        }
+        let mut logged = Self::clone(self);
+        logged.status = Status::Ok { value: Value::Null };
+        Arc::new(logged)
     }
 
     /// Whether the call succeeded.

@@ -11,6 +11,7 @@ mod observer;
 mod order;
 mod plugin;
 mod schema_depth;
+mod schema_keywords;
 mod send_sync;
 mod tool_model;
 mod typed_tool;

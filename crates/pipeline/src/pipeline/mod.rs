@@ -39,6 +39,7 @@ mod schema;
 mod stage;
 
 use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Weak};
 
 use futures::future::{BoxFuture, Either};
@@ -58,12 +59,14 @@ pub use rewrite::INVALID_REWRITE;
 pub use stage::{Stage, StageRecorder};
 
 pub(crate) use execute::Executed;
+pub(crate) use fault::fault_description;
 pub(crate) use options::{CallOptions, CancelCause};
 pub(crate) use parse::Parsed;
 pub(crate) use resolve::Prepared;
 
 use crate::ToolRegistry;
 use admit::{Admission, AskMode};
+use fault::{HostFault, preparation_failure};
 use finalize::Finalizing;
 
 struct Inner {
@@ -301,14 +304,30 @@ impl Pipeline {
     /// assert_eq!(*log.lock().unwrap(), ["pre-execute", "admitted", "body"]);
     /// # });
     /// ```
-    pub fn execute_admitted<'a, A: FnOnce() + Send + 'a>(
-        &'a self,
+    pub async fn execute_admitted<A: FnOnce() + Send>(
+        &self,
         call: ToolCall,
         cancel: CancellationToken,
         admitted: A,
-    ) -> impl Future<Output = Arc<Outcome>> + Send + 'a {
-        let prepared = self.prepare(call);
+    ) -> Arc<Outcome> {
+        // Nothing runs until the future is polled (the call is prepared
+        // then), and a host fault while preparing it is its outcome. The
+        // only host part the first stages call is the stage recorder:
+        // without one there is nothing to contain (and nothing to copy).
+        let prepared = if self.inner.config.recorder().is_none() {
+            self.prepare(call)
+        } else {
+            let unrun = skeleton(&call);
+            match self.try_prepare(call) {
+                Ok(prepared) => prepared,
+                Err(failure) => {
+                    admitted();
+                    return self.refuse_unrun_contained(unrun, failure);
+                }
+            }
+        };
         self.run_prepared(prepared, cancel, CallOptions::new(admitted))
+            .await
     }
 
     /// Resolves and parses `call`: the first two stages, which the scheduler
@@ -419,12 +438,58 @@ impl Pipeline {
         self.refuse_unrun(call, failure)
     }
 
+    /// Tells the host's stage recorder, if any. A recorder that panics
+    /// unwinds with a [`HostFault`] naming it, for the caller that contains
+    /// the panic to say what failed.
     #[inline]
     pub(crate) fn record(&self, call_id: &CallId, stage: Stage) {
-        if let Some(recorder) = self.inner.config.recorder() {
-            recorder.record(call_id, stage);
+        if let Some(recorder) = self.inner.config.recorder()
+            && let Err(payload) = catch_unwind(AssertUnwindSafe(|| recorder.record(call_id, stage)))
+        {
+            HostFault::raise(
+                format!("the host's stage recorder (at stage `{stage}`)"),
+                &*payload,
+            );
         }
     }
+
+    /// [`prepare`](Self::prepare), with a panic in it (a host part the
+    /// first stages call, e.g. the stage recorder) contained: `Err` holds
+    /// the failure that names what failed. The call is gone then (it moved
+    /// into the stage that panicked).
+    pub(crate) fn try_prepare(&self, call: ToolCall) -> Result<Prepared, Failure> {
+        catch_unwind(AssertUnwindSafe(|| self.prepare(call))).map_err(|payload| {
+            let what = fault_description(&*payload, "resolving and parsing the call");
+            tracing::error!(%what, "a host fault while preparing a call");
+            preparation_failure(&what)
+        })
+    }
+
+    /// `call`'s outcome, ended by `failure` without running: finalized and
+    /// shown to the `tools/result` observers like any other — unless that
+    /// faults too (the host part that failed may fail again), when the
+    /// outcome is returned unpublished. `call` needs no arguments.
+    pub(crate) fn refuse_unrun_contained(&self, call: ToolCall, failure: Failure) -> Arc<Outcome> {
+        let call_id = call.call_id.clone();
+        let tool = call.name.clone();
+        let fallback = failure.clone();
+        catch_unwind(AssertUnwindSafe(|| self.refuse_unrun(call, failure))).unwrap_or_else(
+            |payload| {
+                let what = fault_description(&*payload, "finalizing the call");
+                tracing::error!(%call_id, %what, "a host fault while ending a call that was not run");
+                Arc::new(Outcome::failure(call_id, tool, fallback))
+            },
+        )
+    }
+}
+
+/// `call` without its arguments: what ends it if the call itself is lost to
+/// a host fault while it is prepared.
+pub(crate) fn skeleton(call: &ToolCall) -> ToolCall {
+    let mut skeleton = ToolCall::new(call.call_id.clone(), call.name.clone(), String::new());
+    skeleton.agent.clone_from(&call.agent);
+    skeleton.parent.clone_from(&call.parent);
+    skeleton
 }
 
 /// The pipeline as the nested dispatcher of composite tools. Holds the

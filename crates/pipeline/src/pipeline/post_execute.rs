@@ -55,9 +55,15 @@ fn apply_post_decision(
     let by = provenance
         .as_ref()
         .map_or_else(|| "a post-execute listener".to_owned(), ToString::to_string);
-    outcome
-        .deferred_context
-        .extend(decision.context().iter().cloned());
+    if decision.blocked().is_some() && outcome.is_success() {
+        // A block withholds the result: the tool's own deferred context may
+        // hold what it hid, so only the listeners' context stays.
+        outcome.deferred_context = decision.context().to_vec();
+    } else {
+        outcome
+            .deferred_context
+            .extend(decision.context().iter().cloned());
+    }
     match &outcome.status {
         Status::Ok { .. } => {
             if decision.value().is_some() && decision.content().is_some() {
@@ -114,11 +120,13 @@ fn apply_post_decision(
             }
             if let Some(content) = decision.content() {
                 outcome.content = Content::from(content);
+                outcome.content_replaced = true;
             }
         }
         _ => {
             if let Some(content) = decision.content() {
                 outcome.content = Content::from(content);
+                outcome.content_replaced = true;
             }
             if decision.value().is_some() || decision.blocked().is_some() {
                 outcome.notes.push(format!(

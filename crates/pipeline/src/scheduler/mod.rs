@@ -29,7 +29,6 @@ use std::task::Poll;
 
 use futures::stream::{FuturesUnordered, StreamExt};
 use futures::{FutureExt, future::poll_fn};
-use tack_core::hook::panic_message;
 use tack_core::host::{NewFailure, NewOutcome};
 use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall};
 use tokio_util::sync::CancellationToken;
@@ -39,7 +38,7 @@ pub use mode::ExecutionMode;
 pub use resources::{Access, ResourceClaim, ResourceFn, ResourceKey};
 
 use crate::Pipeline;
-use crate::pipeline::{CallOptions, CancelCause, Prepared};
+use crate::pipeline::{CallOptions, CancelCause, Prepared, fault_description, skeleton};
 use gate::Gate;
 use mode::{Plan, plan_for};
 use resources::ResourceTable;
@@ -264,12 +263,14 @@ impl TurnScheduler {
         let gates: Vec<Gate> = (0..total).map(|_| Gate::default()).collect();
 
         let turn = cancel.child_token();
-        let mut names: Vec<(tack_core::tool::CallId, String)> = Vec::with_capacity(total);
+        // Each call without its arguments: what ends it when it cannot be
+        // prepared (the call itself moved into the stage that failed).
+        let mut names: Vec<ToolCall> = Vec::with_capacity(total);
         let mut queue: VecDeque<Pending> = VecDeque::with_capacity(total);
         let mut first_with_id: HashMap<tack_core::tool::CallId, usize> =
             HashMap::with_capacity(total);
         for (index, call) in calls.into_iter().enumerate() {
-            names.push((call.call_id.clone(), call.name.clone()));
+            names.push(skeleton(&call));
             let duplicate_of = match first_with_id.entry(call.call_id.clone()) {
                 std::collections::hash_map::Entry::Occupied(first) => Some(*first.get()),
                 std::collections::hash_map::Entry::Vacant(slot) => {
@@ -313,7 +314,13 @@ impl TurnScheduler {
                     }
                     continue;
                 }
-                self.refresh(next);
+                if let Err(failure) = self.refresh(next) {
+                    // A host fault while preparing the next call: it ends
+                    // `INTERNAL`, no call after it starts, and the running
+                    // calls finish as they would have.
+                    self.halt(&mut queue, &mut results, &names, failure);
+                    break;
+                }
                 if !pool.admits(&next.plan) {
                     break;
                 }
@@ -381,11 +388,11 @@ impl TurnScheduler {
         results
             .into_iter()
             .zip(names)
-            .map(|(outcome, (call_id, tool))| {
+            .map(|(outcome, call)| {
                 outcome.unwrap_or_else(|| {
                     Arc::new(Outcome::failure(
-                        call_id,
-                        tool,
+                        call.call_id,
+                        call.name,
                         Failure::new(
                             ErrorCode::Internal,
                             "the scheduler lost this call's outcome; this is a fault in the host",
@@ -396,9 +403,60 @@ impl TurnScheduler {
             .collect()
     }
 
-    /// Resolves and parses `call` once, and plans it from that parse.
-    fn prepare(&self, call: ToolCall) -> (Prepared, Plan) {
-        let prepared = self.pipeline.prepare(call);
+    /// Ends the turn's dispatching after the call at the front of `queue`
+    /// could not be prepared (`failure`, a host fault): that call ends with
+    /// `failure`, and every call after it ends `CANCELLED`, not run, saying
+    /// why. Both are finalized and shown to the `tools/result` observers.
+    fn halt(
+        &self,
+        queue: &mut VecDeque<Pending>,
+        results: &mut [Option<Arc<Outcome>>],
+        names: &[ToolCall],
+        failure: Failure,
+    ) {
+        let Some(faulted) = queue.pop_front() else {
+            return;
+        };
+        let Some(call) = names.get(faulted.index).cloned() else {
+            return;
+        };
+        let why = format!(
+            "the host failed while preparing call `{}` (`{}`) of this turn, and a turn starts \
+             no more calls after a host fault ({})",
+            call.call_id, call.name, failure.message
+        );
+        if let Some(slot) = results.get_mut(faulted.index) {
+            *slot = Some(self.pipeline.refuse_unrun_contained(call, failure));
+        }
+        for pending in queue.drain(..) {
+            let call = match pending.entry {
+                Entry::Duplicate { call, .. } | Entry::Waiting(Some(call)) => call,
+                Entry::Call(Some(prepared)) => prepared.into_call(),
+                Entry::Waiting(None) | Entry::Call(None) => {
+                    match names.get(pending.index).cloned() {
+                        Some(call) => call,
+                        None => continue,
+                    }
+                }
+            };
+            let failure = Failure::new(
+                ErrorCode::Cancelled,
+                format!(
+                    "`{}` was not run: {why}. Nothing was done; call it again if it is still \
+                     needed",
+                    call.name
+                ),
+            );
+            if let Some(slot) = results.get_mut(pending.index) {
+                *slot = Some(self.pipeline.refuse_unrun_contained(call, failure));
+            }
+        }
+    }
+
+    /// Resolves and parses `call` once, and plans it from that parse; a
+    /// host fault while doing so is the call's failure.
+    fn prepare(&self, call: ToolCall) -> Result<(Prepared, Plan), Failure> {
+        let prepared = self.pipeline.try_prepare(call)?;
         let plan = match &prepared {
             Prepared::Parsed(parsed) => plan_for(
                 &parsed.resolved.tool,
@@ -407,27 +465,30 @@ impl TurnScheduler {
             ),
             _ => Plan::EXCLUSIVE,
         };
-        (prepared, plan)
+        Ok((prepared, plan))
     }
 
     /// Prepares the next call when it first reaches the front of the queue,
     /// and again when its name no longer resolves to the tool it was prepared
     /// for (an earlier call, or an observer, re-registered or removed it): a
     /// call is classified against the registry as it is when the call is next
-    /// to start.
-    fn refresh(&self, pending: &mut Pending) {
+    /// to start. A host fault while preparing it is returned (the call is
+    /// gone then: it moved into the stage that failed).
+    fn refresh(&self, pending: &mut Pending) -> Result<(), Failure> {
         if let Entry::Waiting(call) = &mut pending.entry {
-            let Some(call) = call.take() else { return };
-            let (prepared, plan) = self.prepare(call);
+            let Some(call) = call.take() else {
+                return Ok(());
+            };
+            let (prepared, plan) = self.prepare(call)?;
             pending.entry = Entry::Call(Some(prepared));
             pending.plan = plan;
-            return;
+            return Ok(());
         }
         let Entry::Call(slot) = &mut pending.entry else {
-            return;
+            return Ok(());
         };
         let Some(prepared) = slot.take() else {
-            return;
+            return Ok(());
         };
         let current = self.pipeline.lookup(prepared.call()).ok();
         let same = match (prepared.tool(), &current) {
@@ -438,11 +499,12 @@ impl TurnScheduler {
         };
         if same {
             *slot = Some(prepared);
-            return;
+            return Ok(());
         }
-        let (prepared, plan) = self.prepare(prepared.into_call());
+        let (prepared, plan) = self.prepare(prepared.into_call())?;
         *slot = Some(prepared);
         pending.plan = plan;
+        Ok(())
     }
 
     /// One call through the pipeline, as the current call of its turn.
@@ -459,7 +521,7 @@ impl TurnScheduler {
             AssertUnwindSafe(self.pipeline.run_prepared(prepared, cancel, options)).catch_unwind();
         run.map(move |result| {
             let outcome = result.unwrap_or_else(|payload| {
-                let message = panic_message(&*payload);
+                let message = fault_description(&*payload, "the pipeline");
                 tracing::error!(%call_id, %message, "the pipeline panicked");
                 Arc::new(Outcome::failure(
                     call_id,

@@ -193,3 +193,54 @@ async fn an_empty_guard_reason_is_replaced_by_one_naming_the_guard() {
         "{message}"
     );
 }
+
+/// The global layer's guards run first, then the agent's, each in its
+/// registration order: an agent guard registered before the host's global
+/// guard does not get to deny first, and the provenance names the guard
+/// that denied.
+#[tokio::test]
+async fn global_guards_run_before_the_agents_whatever_the_registration_order() {
+    let h = Harness::with_tool(echo("echo"));
+    let log = Log::default();
+    let guard = |name: &'static str, deny: bool| {
+        let log = log.clone();
+        move |_: &tack_core::tool::ToolExecution| {
+            log.push(name);
+            if deny {
+                GuardVerdict::deny(format!("{name} denies"))
+            } else {
+                GuardVerdict::Pass
+            }
+        }
+    };
+    let agent = Scope::Agent(AgentId::new("a"));
+    let guards = h.hooks().guards();
+    let _a1 = guards.add_sync(agent.clone(), "agent-first", guard("agent-first", true));
+    let _g1 = guards.add_sync(Scope::Global, "global-pass", guard("global-pass", false));
+    let _a2 = guards.add_sync(agent, "agent-second", guard("agent-second", false));
+    let _g2 = guards.add_sync(Scope::Global, "global-deny", guard("global-deny", true));
+    assert_eq!(
+        guards.names(Some(&AgentId::new("a"))),
+        ["global-pass", "global-deny", "agent-first", "agent-second"]
+            .map(std::sync::Arc::<str>::from)
+    );
+    let out = h.call_as("c", "echo", r#"{"text": "x"}"#, "a").await;
+    assert_eq!(failure(&out).message, "global-deny denies");
+    assert_eq!(
+        out.provenance.as_ref().unwrap().decider,
+        Decider::Listener("global-deny".into())
+    );
+    assert_eq!(log.entries(), ["global-pass", "global-deny"]);
+
+    // Without the global denial, the agent's own guards run, in their order.
+    drop(_g2);
+    let out = h.call_as("d", "echo", r#"{"text": "x"}"#, "a").await;
+    assert_eq!(
+        out.provenance.as_ref().unwrap().decider,
+        Decider::Listener("agent-first".into())
+    );
+    assert_eq!(
+        log.entries(),
+        ["global-pass", "global-deny", "global-pass", "agent-first"]
+    );
+}

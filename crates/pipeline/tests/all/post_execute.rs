@@ -263,3 +263,36 @@ async fn context_only_decision_keeps_the_provenance_of_a_success() {
     assert_eq!(out.deferred_context, ["audited"]);
     assert_eq!(decider(&out), &Decider::Listener("cache".into()));
 }
+
+/// A block keeps only the contexts the blocking listener gives: the tool's
+/// own deferred context may hold what the block hides.
+#[tokio::test]
+async fn a_block_keeps_only_the_blocking_listeners_contexts() {
+    let h = Harness::with_tool(open_tool("ctx", |_a, cx| async move {
+        cx.defer_context("secret from body");
+        Ok(json!(1))
+    }));
+    let _post = answer_post(
+        &h,
+        "redact",
+        PostDecision::accept()
+            .block("withheld")
+            .add_context("a result was withheld"),
+    );
+    let out = h.call("c", "ctx", "{}").await;
+    assert_eq!(failure(&out).code, ErrorCode::Denied);
+    assert_eq!(out.deferred_context, ["a result was withheld"]);
+
+    // A block that gives no context leaves none.
+    let h = Harness::with_tool(open_tool("ctx", |_a, cx| async move {
+        cx.defer_context("secret from body");
+        Ok(json!(1))
+    }));
+    let _post = answer_post(&h, "redact", PostDecision::accept().block("withheld"));
+    let out = h.call("c", "ctx", "{}").await;
+    assert!(
+        out.deferred_context.is_empty(),
+        "{:?}",
+        out.deferred_context
+    );
+}

@@ -8,6 +8,7 @@ mod recording;
 
 mod cancellation;
 mod context;
+mod host_fault;
 mod lazy;
 mod mode;
 mod policy;

@@ -1,11 +1,12 @@
 //! The JavaScript side: one fresh QuickJS runtime per run, on its own thread.
 
 use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc as std_mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rquickjs::context::EvalOptions;
 use rquickjs::{Context, Function, Runtime, Value as JsValue};
@@ -71,11 +72,40 @@ pub(crate) struct Limits {
     pub(crate) deadline: Instant,
     pub(crate) memory_bytes: usize,
     pub(crate) output_bytes: usize,
+    /// Sub-calls outstanding (started, not settled) at once.
+    pub(crate) max_outstanding: usize,
+    /// Argument bytes the outstanding sub-calls hold together.
+    pub(crate) max_outstanding_bytes: usize,
+    /// How long starting a sub-call over those limits waits.
+    pub(crate) outstanding_wait: Duration,
 }
+
+/// The deepest nesting of tool arguments any host accepts (the pipeline's
+/// highest depth limit): deeper arguments are refused in the engine, before
+/// serializing them could exhaust its stack.
+const MAX_ARGUMENT_DEPTH: usize = 127;
+
+/// How often a submission waiting for earlier sub-calls to settle looks at
+/// the run's cancellation and deadline.
+const WAIT_SLICE: Duration = Duration::from_millis(50);
 
 const PRELUDE: &str = r#"
 (() => {
   const g = globalThis;
+  const MAX_DEPTH = __MAX_DEPTH__;
+  // Whether `v` nests objects and arrays deeper than MAX_DEPTH (the
+  // arguments object is level 1). Without recursion: the value may be too
+  // deep for the stack, which is why this is asked.
+  const tooDeep = (v) => {
+    const stack = [[v, 1]];
+    while (stack.length) {
+      const [x, d] = stack.pop();
+      if (x === null || typeof x !== "object") continue;
+      if (d > MAX_DEPTH) return true;
+      for (const k of Object.keys(x)) stack.push([x[k], d + 1]);
+    }
+    return false;
+  };
   const print = g.__tack_print, submit = g.__tack_submit;
   const pending = new Map();
   class ToolCallError extends Error {
@@ -125,10 +155,23 @@ const PRELUDE: &str = r#"
             throw new TypeError("the arguments are " + (args === null ? "null" : Array.isArray(args) ? "an array" : "a " + typeof args) + "; call the tool with an arguments object");
           json = JSON.stringify(args, lossless);
         } catch (e) {
+          let deep = false;
+          if (e instanceof RangeError || (e && e.name === "InternalError")) {
+            try { deep = tooDeep(args); } catch (_) { deep = false; }
+          }
+          if (deep) {
+            reject(new ToolCallError(name, "INVALID_ARGUMENTS", "the arguments are nested more than " + MAX_DEPTH + " levels deep, over the limit of any host: flatten them (nothing was called)"));
+            return;
+          }
           reject(new ToolCallError(name, "INVALID_ARGUMENTS", "tool arguments must be lossless JSON (nothing was called): " + e.message));
           return;
         }
-        pending.set(submit(name, json), { resolve, reject, name });
+        const started = submit(name, json);
+        if (started.charAt(0) === "!") {
+          reject(new ToolCallError(name, "CODE_RUN_FAILED", started.slice(1)));
+          return;
+        }
+        pending.set(Number(started), { resolve, reject, name });
       });
     },
   });
@@ -159,8 +202,80 @@ struct State {
     output_bytes: usize,
     output_exceeded: bool,
     next_id: u64,
+    /// Sub-calls submitted and not settled (settles received early count as settled).
     outstanding: usize,
+    /// The argument bytes of each outstanding sub-call, by id.
+    sizes: HashMap<u64, usize>,
+    /// Their sum.
+    outstanding_bytes: usize,
+    /// Settles received while a submission waited, to deliver in order.
+    early: VecDeque<Settle>,
     done: Option<Result<Option<String>, String>>,
+}
+
+impl State {
+    /// A settle arrived: its sub-call is no longer outstanding.
+    fn settled(&mut self, id: u64) {
+        self.outstanding = self.outstanding.saturating_sub(1);
+        if let Some(bytes) = self.sizes.remove(&id) {
+            self.outstanding_bytes = self.outstanding_bytes.saturating_sub(bytes);
+        }
+    }
+
+    /// Whether one more sub-call of `bytes` argument bytes would go over
+    /// the limits (a call alone is never over the byte limit).
+    fn over(&self, limits: &Limits, bytes: usize) -> bool {
+        self.outstanding >= limits.max_outstanding
+            || (self.outstanding > 0
+                && self.outstanding_bytes.saturating_add(bytes) > limits.max_outstanding_bytes)
+    }
+}
+
+/// Waits, receiving settles into `state.early`, until a sub-call of `bytes`
+/// argument bytes fits the limits; `Err` says why it cannot start.
+fn wait_for_room(
+    limits: &Limits,
+    stop: &AtomicBool,
+    settles: &std_mpsc::Receiver<Settle>,
+    state: &RefCell<State>,
+    bytes: usize,
+) -> Result<(), String> {
+    let give_up = Instant::now() + limits.outstanding_wait;
+    loop {
+        if !state.borrow().over(limits, bytes) {
+            return Ok(());
+        }
+        let now = Instant::now();
+        if stop.load(Ordering::SeqCst) || now >= limits.deadline {
+            return Err("run_code is ending; nothing was called".to_owned());
+        }
+        if now >= give_up {
+            let s = state.borrow();
+            return Err(format!(
+                "too many tool calls outstanding: {} started and not settled yet, holding {} \
+                 argument bytes (limits: {} calls, {} bytes), and none settled within {} ms; \
+                 nothing was called. Await earlier calls before starting more (e.g. in batches \
+                 with `await Promise.all(...)`)",
+                s.outstanding,
+                s.outstanding_bytes,
+                limits.max_outstanding,
+                limits.max_outstanding_bytes,
+                limits.outstanding_wait.as_millis()
+            ));
+        }
+        let slice = WAIT_SLICE.min(give_up - now).min(limits.deadline - now);
+        match settles.recv_timeout(slice) {
+            Ok(settle) => {
+                let mut s = state.borrow_mut();
+                s.settled(settle.id);
+                s.early.push_back(settle);
+            }
+            Err(std_mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std_mpsc::RecvTimeoutError::Disconnected) => {
+                return Err("run_code is ending; nothing was called".to_owned());
+            }
+        }
+    }
 }
 
 /// Runs `program` (plain JavaScript, the body of an async function) to the
@@ -173,6 +288,7 @@ pub(crate) fn run(
     settles: std_mpsc::Receiver<Settle>,
 ) {
     let state = Rc::new(RefCell::new(State::default()));
+    let settles = Rc::new(settles);
     let result = run_inner(&program, &limits, &stop, &events, &settles, &state);
     let logs = std::mem::take(&mut state.borrow_mut().logs);
     let _ = events.send(Event::Finished(RunEnd { logs, result }));
@@ -232,7 +348,7 @@ fn run_inner(
     limits: &Limits,
     stop: &Arc<AtomicBool>,
     events: &mpsc::UnboundedSender<Event>,
-    settles: &std_mpsc::Receiver<Settle>,
+    settles: &Rc<std_mpsc::Receiver<Settle>>,
     state: &Rc<RefCell<State>>,
 ) -> Result<Option<String>, (FailKind, String)> {
     let internal = |e: rquickjs::Error| (FailKind::Exception, format!("engine error: {e}"));
@@ -272,13 +388,30 @@ fn run_inner(
         .map_err(|e| e.to_string())?;
         let submit_state = Rc::clone(state);
         let submit_events = events.clone();
-        let submit = Function::new(ctx.clone(), move |name: String, args: String| -> f64 {
+        let submit_settles = Rc::clone(settles);
+        let submit_stop = Arc::clone(stop);
+        let submit_limits = limits.clone();
+        // The id of the started call (decimal), or `!` and why it could not
+        // start (the program waited for earlier calls as long as it may).
+        let submit = Function::new(ctx.clone(), move |name: String, args: String| -> String {
+            let bytes = args.len();
+            if let Err(why) = wait_for_room(
+                &submit_limits,
+                &submit_stop,
+                &submit_settles,
+                &submit_state,
+                bytes,
+            ) {
+                return format!("!{why}");
+            }
             let mut s = submit_state.borrow_mut();
             s.next_id += 1;
             s.outstanding += 1;
             let id = s.next_id;
+            s.sizes.insert(id, bytes);
+            s.outstanding_bytes = s.outstanding_bytes.saturating_add(bytes);
             let _ = submit_events.send(Event::Submit { id, name, args });
-            id as f64
+            id.to_string()
         })
         .map_err(|e| e.to_string())?;
         let done_state = Rc::clone(state);
@@ -306,7 +439,8 @@ fn run_inner(
         globals
             .set("__tack_done", done)
             .map_err(|e| e.to_string())?;
-        ctx.eval::<(), _>(PRELUDE).map_err(|e| e.to_string())?;
+        let prelude = PRELUDE.replace("__MAX_DEPTH__", &MAX_ARGUMENT_DEPTH.to_string());
+        ctx.eval::<(), _>(prelude).map_err(|e| e.to_string())?;
         // Positions in errors and stacks read `program:<line>:<column>`
         // (mapped back to the program's own by the caller).
         let mut options = EvalOptions::default();
@@ -337,9 +471,14 @@ fn run_inner(
                 }
             }
         }
-        let (done, outstanding) = {
+        let (done, outstanding, early) = {
             let mut s = state.borrow_mut();
-            (s.done.take(), s.outstanding)
+            let early = if s.done.is_none() {
+                s.early.pop_front()
+            } else {
+                None
+            };
+            (s.done.take(), s.outstanding, early)
         };
         if let Some(done) = done {
             if stop.load(Ordering::SeqCst) || state.borrow().output_exceeded {
@@ -350,21 +489,28 @@ fn run_inner(
         if stop.load(Ordering::SeqCst) || Instant::now() >= limits.deadline {
             return Err(classify(limits, stop, state, String::new(), Phase::Run));
         }
-        if outstanding == 0 {
-            return Err((
-                FailKind::Stalled,
-                "the program is waiting on something that can never settle".to_owned(),
-            ));
-        }
-        let wait = limits.deadline.saturating_duration_since(Instant::now());
-        let settle = match settles.recv_timeout(wait) {
-            Ok(settle) => settle,
-            Err(std_mpsc::RecvTimeoutError::Timeout) => continue,
-            Err(std_mpsc::RecvTimeoutError::Disconnected) => {
-                return Err((FailKind::Cancelled, "run_code was cancelled".to_owned()));
+        let settle = match early {
+            // Received while a submission waited: already counted as settled.
+            Some(settle) => settle,
+            None => {
+                if outstanding == 0 {
+                    return Err((
+                        FailKind::Stalled,
+                        "the program is waiting on something that can never settle".to_owned(),
+                    ));
+                }
+                let wait = limits.deadline.saturating_duration_since(Instant::now());
+                let settle = match settles.recv_timeout(wait) {
+                    Ok(settle) => settle,
+                    Err(std_mpsc::RecvTimeoutError::Timeout) => continue,
+                    Err(std_mpsc::RecvTimeoutError::Disconnected) => {
+                        return Err((FailKind::Cancelled, "run_code was cancelled".to_owned()));
+                    }
+                };
+                state.borrow_mut().settled(settle.id);
+                settle
             }
         };
-        state.borrow_mut().outstanding -= 1;
         let failed = context.with(|ctx| {
             let settle_fn: Function = ctx
                 .globals()

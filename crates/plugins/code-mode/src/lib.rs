@@ -46,9 +46,10 @@ mod sdk;
 mod strip;
 
 pub use plugin::{
-    CodeModeConfig, CodeModePlugin, DEFAULT_MAX_PARALLEL_SUB_CALLS, DEFAULT_MEMORY_BYTES,
-    DEFAULT_OUTPUT_BYTES, DEFAULT_TIMEOUT, PLUGIN_NAME, RUN_CODE, SubCallClassifier,
-    run_code_definition,
+    CodeModeConfig, CodeModePlugin, DEFAULT_MAX_OUTSTANDING_BYTES,
+    DEFAULT_MAX_OUTSTANDING_SUB_CALLS, DEFAULT_MAX_PARALLEL_SUB_CALLS, DEFAULT_MEMORY_BYTES,
+    DEFAULT_OUTPUT_BYTES, DEFAULT_OUTSTANDING_WAIT, DEFAULT_TIMEOUT, PLUGIN_NAME, RUN_CODE,
+    SubCallClassifier, run_code_definition,
 };
 pub use render::{MAX_INDENT, NO_OUTPUT, render_result};
 pub use sdk::{CODE_ONLY_RULE, USAGE, prompt_section, sdk_text};

@@ -16,7 +16,7 @@ use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry, CodeDispatchStar
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 use tack_core::tool::{
     CallId, ContentBlock, DeferredContext, ErrorCode, Outcome, OutputSpec, ToolCall,
-    ToolDefinition, ToolError, ToolErrorCode,
+    ToolDefinition, ToolError, ToolErrorCode, joined_text,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -38,6 +38,15 @@ pub const DEFAULT_MEMORY_BYTES: usize = 64 * 1024 * 1024;
 pub const DEFAULT_OUTPUT_BYTES: usize = 1024 * 1024;
 /// Default number of parallel-classified sub-calls that may overlap.
 pub const DEFAULT_MAX_PARALLEL_SUB_CALLS: usize = 10;
+/// Default number of sub-calls a run may have outstanding (started by the
+/// program and not settled yet) at once.
+pub const DEFAULT_MAX_OUTSTANDING_SUB_CALLS: usize = 256;
+/// Default limit on the argument bytes of a run's outstanding sub-calls
+/// (16 MiB).
+pub const DEFAULT_MAX_OUTSTANDING_BYTES: usize = 16 * 1024 * 1024;
+/// Default of how long a program that starts a sub-call over the outstanding
+/// limits waits for earlier ones to settle before the call fails.
+pub const DEFAULT_OUTSTANDING_WAIT: Duration = Duration::from_secs(30);
 
 /// Decides whether a sub-call may overlap with other parallel sub-calls
 /// (`true`) or must run alone (`false`). A host builds it from its registry's
@@ -46,8 +55,10 @@ pub type SubCallClassifier = Arc<dyn Fn(&ToolCall) -> bool + Send + Sync>;
 
 /// What [`CodeModePlugin::new`] builds the plugin from. Build it with its
 /// methods, or deserialize its limits from settings (`timeout_ms`,
-/// `memory_bytes`, `output_bytes`, `max_parallel_sub_calls`, every key
-/// optional); the sub-call classifier is set in code.
+/// `memory_bytes`, `output_bytes`, `max_parallel_sub_calls`,
+/// `max_outstanding_sub_calls`, `max_outstanding_bytes`,
+/// `outstanding_wait_ms`, every key optional); the sub-call classifier is
+/// set in code.
 ///
 /// ```
 /// use std::time::Duration;
@@ -70,6 +81,10 @@ pub struct CodeModeConfig {
     memory_bytes: usize,
     output_bytes: usize,
     max_parallel_sub_calls: usize,
+    max_outstanding_sub_calls: usize,
+    max_outstanding_bytes: usize,
+    #[serde(rename = "outstanding_wait_ms", deserialize_with = "millis")]
+    outstanding_wait: Duration,
     #[serde(skip)]
     classifier: Option<SubCallClassifier>,
 }
@@ -110,6 +125,36 @@ impl CodeModeConfig {
         self
     }
 
+    /// How many sub-calls a run may have outstanding — started by the
+    /// program (`tools.x(...)` without `await` yet) and not settled — at once
+    /// (default [`DEFAULT_MAX_OUTSTANDING_SUB_CALLS`]; 0 is refused at
+    /// install). A program that starts one more waits, up to
+    /// [`outstanding_wait`](Self::outstanding_wait), for an earlier one to
+    /// settle. Settings key: `max_outstanding_sub_calls`.
+    pub fn max_outstanding_sub_calls(mut self, calls: usize) -> Self {
+        self.max_outstanding_sub_calls = calls;
+        self
+    }
+
+    /// Limit on the argument bytes the outstanding sub-calls of a run hold
+    /// together (default [`DEFAULT_MAX_OUTSTANDING_BYTES`]); a single call
+    /// over it still starts once nothing else is outstanding. Settings key:
+    /// `max_outstanding_bytes`.
+    pub fn max_outstanding_bytes(mut self, bytes: usize) -> Self {
+        self.max_outstanding_bytes = bytes;
+        self
+    }
+
+    /// How long a program that starts a sub-call over the outstanding limits
+    /// waits for earlier ones to settle before that call fails with
+    /// `CODE_RUN_FAILED`, nothing called (default
+    /// [`DEFAULT_OUTSTANDING_WAIT`]; never past the run's own deadline).
+    /// Settings key: `outstanding_wait_ms`.
+    pub fn outstanding_wait(mut self, wait: Duration) -> Self {
+        self.outstanding_wait = wait;
+        self
+    }
+
     /// The sub-call classifier (default none: every sub-call is exclusive,
     /// run one at a time). A host builds it from its registry's
     /// `execution_mode(call)`. Not a settings key.
@@ -126,6 +171,9 @@ impl Default for CodeModeConfig {
             memory_bytes: DEFAULT_MEMORY_BYTES,
             output_bytes: DEFAULT_OUTPUT_BYTES,
             max_parallel_sub_calls: DEFAULT_MAX_PARALLEL_SUB_CALLS,
+            max_outstanding_sub_calls: DEFAULT_MAX_OUTSTANDING_SUB_CALLS,
+            max_outstanding_bytes: DEFAULT_MAX_OUTSTANDING_BYTES,
+            outstanding_wait: DEFAULT_OUTSTANDING_WAIT,
             classifier: None,
         }
     }
@@ -138,6 +186,9 @@ impl fmt::Debug for CodeModeConfig {
             .field("memory_bytes", &self.memory_bytes)
             .field("output_bytes", &self.output_bytes)
             .field("max_parallel_sub_calls", &self.max_parallel_sub_calls)
+            .field("max_outstanding_sub_calls", &self.max_outstanding_sub_calls)
+            .field("max_outstanding_bytes", &self.max_outstanding_bytes)
+            .field("outstanding_wait", &self.outstanding_wait)
             .field("classifier", &self.classifier.is_some())
             .finish()
     }
@@ -166,6 +217,12 @@ impl Plugin for CodeModePlugin {
             return Err(PluginError::install(
                 PLUGIN_NAME,
                 "max_parallel_sub_calls must be at least 1 (1 runs the program's tool calls one at a time)",
+            ));
+        }
+        if self.config.max_outstanding_sub_calls == 0 {
+            return Err(PluginError::install(
+                PLUGIN_NAME,
+                "max_outstanding_sub_calls must be at least 1 (1 lets a program have one tool call outstanding at a time)",
             ));
         }
         let definition = run_code_definition(self.config.clone(), cx.hooks().tool_hooks().clone())
@@ -272,6 +329,9 @@ async fn run_code(
         deadline: Instant::now() + timeout,
         memory_bytes: config.memory_bytes,
         output_bytes: config.output_bytes,
+        max_outstanding: config.max_outstanding_sub_calls.max(1),
+        max_outstanding_bytes: config.max_outstanding_bytes,
+        outstanding_wait: config.outstanding_wait,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let (event_tx, mut events) = mpsc::unbounded_channel();
@@ -454,6 +514,15 @@ fn located(error: ToolError, at: Option<Position>) -> ToolError {
 }
 
 fn settle_of(id: u64, call: &ToolCall, outcome: &Outcome) -> Settle {
+    if outcome.is_success() && outcome.content_replaced {
+        // A listener replaced what the model would read (a redaction): the
+        // program, which the model wrote, gets that and not the value.
+        return Settle {
+            id,
+            ok: true,
+            payload: Value::String(joined_text(&outcome.content)).to_string(),
+        };
+    }
     if let Some(value) = outcome.value() {
         return Settle {
             id,

@@ -1523,3 +1523,137 @@ async fn a_denied_sub_call_ends_its_admission_and_the_next_follows() {
         ]
     );
 }
+
+// ------------------------------------------------ argument depth and bounds
+
+/// Arguments nested deeper than any host accepts get the depth message at
+/// every depth — not a stack overflow reported as lossy JSON — and nothing
+/// is called.
+#[tokio::test]
+async fn deeply_nested_arguments_get_the_depth_message_at_any_depth() {
+    let h = host();
+    for levels in [100, 1_000, 5_000] {
+        let out = h
+            .run(&format!(
+                "let v = {{}}; for (let i = 0; i < {levels}; i++) v = {{a: v}};\n\
+                 try {{ await tools.echo(v); return 'called'; }} catch (e) {{ return [e.code, e.message]; }}"
+            ))
+            .await;
+        let result = &out.value().unwrap()["result"];
+        assert_eq!(result[0], json!("INVALID_ARGUMENTS"), "{levels}: {result}");
+        let message = result[1].as_str().unwrap();
+        assert!(
+            message.contains("the arguments are nested")
+                && message.contains("levels deep")
+                && message.contains("flatten them"),
+            "{levels}: {message}"
+        );
+        assert!(!message.contains("call stack"), "{levels}: {message}");
+    }
+    // A cycle is still reported as such.
+    let out = h
+        .run("const v = {}; v.self = v; try { await tools.echo(v); } catch (e) { return e.message; }")
+        .await;
+    let message = out.value().unwrap()["result"].as_str().unwrap().to_owned();
+    assert!(message.contains("lossless JSON"), "{message}");
+    assert!(!message.contains("levels deep"), "{message}");
+}
+
+fn never_settles() -> FakeTool {
+    tool("hang", "Never finishes on its own.")
+        .schema(json!({"type": "object", "properties": {"pad": {"type": "string"}}}))
+        .body(|_args, cx| async move {
+            cx.cancellation().cancelled().await;
+            Err::<Value, _>(ToolError::with_code(ToolErrorCode::Cancelled, "cancelled"))
+        })
+}
+
+/// A program may have only so many sub-calls outstanding: one more waits
+/// for an earlier one to settle, and fails clearly (nothing called) when
+/// none does in time.
+#[tokio::test]
+async fn outstanding_sub_calls_are_bounded_in_number_and_bytes() {
+    let config = CodeModeConfig::default()
+        .max_outstanding_sub_calls(2)
+        .outstanding_wait(Duration::from_millis(200));
+    let h = host_with(config, vec![echo(), never_settles()], false);
+    let out = h
+        .run(
+            "tools.hang({}); tools.hang({});\n\
+             try { await tools.echo({text: 'x'}); return 'called'; } catch (e) { return [e.code, e.message]; }",
+        )
+        .await;
+    let result = &out.value().unwrap()["result"];
+    assert_eq!(result[0], json!("CODE_RUN_FAILED"), "{result}");
+    let message = result[1].as_str().unwrap();
+    assert!(
+        message.contains("too many tool calls outstanding") && message.contains("2 calls"),
+        "{message}"
+    );
+    assert!(message.contains("nothing was called"), "{message}");
+    assert!(
+        !h.log_lines().iter().any(|l| l.contains("echo")),
+        "echo never started: {:?}",
+        h.settled()
+    );
+
+    // Bytes: a second call that would take the outstanding arguments over
+    // the limit waits, then fails; a first call alone may be over it.
+    let config = CodeModeConfig::default()
+        .max_outstanding_bytes(1_000)
+        .outstanding_wait(Duration::from_millis(200));
+    let h = host_with(config, vec![echo(), never_settles()], false);
+    let out = h
+        .run(
+            "const pad = 'x'.repeat(1200);\n\
+             tools.hang({pad});\n\
+             try { await tools.hang({pad}); return 'called'; } catch (e) { return [e.code, e.message]; }",
+        )
+        .await;
+    let result = &out.value().unwrap()["result"];
+    assert_eq!(result[0], json!("CODE_RUN_FAILED"), "{result}");
+    assert!(
+        result[1].as_str().unwrap().contains("1000 bytes"),
+        "{result}"
+    );
+}
+
+/// Under the bound a program's un-awaited calls wait their turn instead of
+/// failing: every one of them runs.
+#[tokio::test]
+async fn calls_over_the_outstanding_bound_wait_and_all_run() {
+    let config = CodeModeConfig::default().max_outstanding_sub_calls(2);
+    let h = host_with(config, vec![echo()], false);
+    let out = h
+        .run(
+            "const all = []; for (let i = 0; i < 20; i++) all.push(tools.echo({text: String(i)}));\n\
+             const got = await Promise.all(all); return got.map(r => r.text).join(',');",
+        )
+        .await;
+    let expected: Vec<String> = (0..20).map(|i| i.to_string()).collect();
+    assert_eq!(
+        out.value().unwrap()["result"],
+        json!(expected.join(",")),
+        "{out:?}"
+    );
+    // Never more than two started and unsettled at once.
+    let mut open = 0i32;
+    for line in h.log_lines() {
+        open += if line.starts_with("start") { 1 } else { -1 };
+        assert!(open <= 2, "{:?}", h.log_lines());
+    }
+}
+
+#[test]
+fn a_zero_outstanding_bound_is_refused_at_install() {
+    let error = Harness::builder()
+        .install(CodeModePlugin::new(
+            CodeModeConfig::default().max_outstanding_sub_calls(0),
+        ))
+        .err()
+        .unwrap();
+    assert!(
+        error.to_string().contains("max_outstanding_sub_calls"),
+        "{error}"
+    );
+}
