@@ -31,7 +31,7 @@ fn node_bin(name: &str, test: &str) -> Option<PathBuf> {
     None
 }
 
-fn server_json(name: &str, test: &str, args: &[&str]) -> Option<Value> {
+pub(crate) fn server_json(name: &str, test: &str, args: &[&str]) -> Option<Value> {
     let bin = node_bin(name, test)?;
     let node = node_bin("node", test)?;
     let path = format!(

@@ -81,3 +81,81 @@ fn a_withheld_sub_call_result_is_absent_from_the_log_and_the_replay() {
     assert!(!log.contains(SECRET), "the secret reached the log:\n{log}");
     assert!(!replayed.contains(SECRET), "{replayed}");
 }
+
+/// A `PostToolUse` hook that replaces an MCP tool's output
+/// (`updatedMCPToolOutput`, as in Claude Code): the model sees the
+/// replacement, and neither the log file nor its replay holds what the tool
+/// returned.
+#[test]
+fn an_mcp_result_a_hook_replaced_is_absent_from_the_log_and_the_replay() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    std::fs::write(ws.join("keys.txt"), format!("API_KEY={SECRET}\n")).unwrap();
+    let ws_arg = ws.display().to_string();
+    let Some(fs) = super::mcp::server_json(
+        "mcp-server-filesystem",
+        "an_mcp_result_a_hook_replaced",
+        &[&ws_arg],
+    ) else {
+        return;
+    };
+    let servers = dir.path().join("servers.json");
+    std::fs::write(&servers, json!({"mcpServers": {"files": fs}}).to_string()).unwrap();
+    let hook = dir.path().join("redact.sh");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ncat >/dev/null\necho '{\"hookSpecificOutput\": {\"hookEventName\": \"PostToolUse\", \"updatedMCPToolOutput\": \"[redacted by hook]\"}}'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let settings = dir.path().join("settings.json");
+    std::fs::write(
+        &settings,
+        json!({"hooks": {"PostToolUse": [{"matcher": "mcp__files__.*", "hooks": [{"type": "command", "command": hook.display().to_string()}]}]}}).to_string(),
+    )
+    .unwrap();
+    let path = ws.join("keys.txt").display().to_string();
+    let script = dir.path().join("model.json");
+    std::fs::write(
+        &script,
+        json!({"turns": [
+            {"tool_calls": [{"id": "c1", "name": "mcp__files__read_text_file", "arguments": json!({"path": path}).to_string()}]},
+            {"text": "ok"}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let log = log_in(&dir, "mcp-redacted");
+    tack(&ws)
+        .args(["run", "go", "--mode", "allow-all", "--model"])
+        .arg(format!("script:{}", script.display()))
+        .arg("--settings")
+        .arg(&settings)
+        .arg("--mcp-config")
+        .arg(&servers)
+        .arg("--log")
+        .arg(&log)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success();
+    let results = of_type(&log, "tool/result");
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["status"], "ok", "{:?}", results[0]);
+    assert_eq!(
+        results[0]["content"][0]["text"], "[redacted by hook]",
+        "{:?}",
+        results[0]
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        !text.contains(SECRET),
+        "the secret reached the log:\n{text}"
+    );
+    let replayed = stdout_of(tack(&ws).arg("replay").arg(&log));
+    assert!(!replayed.contains(SECRET), "{replayed}");
+    assert!(
+        replayed.contains("[tool:mcp__files__read_text_file] -> ok"),
+        "{replayed}"
+    );
+}

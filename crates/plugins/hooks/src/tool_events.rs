@@ -8,7 +8,7 @@ use tack_core::hook::{ListenerSpec, Priority, Provenance};
 use tack_core::hooks::{PRE_EXECUTE, PostExecuteInput};
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 use tack_core::policy::PreDecision;
-use tack_core::tool::{DeferredContext, ErrorCode, ToolExecution};
+use tack_core::tool::{ContentBlock, DeferredContext, ErrorCode, ToolExecution};
 
 use crate::condition::CallView;
 use crate::config::HookEvent;
@@ -85,6 +85,13 @@ impl Plugin for Hooks {
                         if let Some(feedback) = ours.block {
                             decision = decision.block(feedback);
                         }
+                        if let Some(output) = ours.replace {
+                            let text = match output {
+                                Value::String(text) => text,
+                                other => other.to_string(),
+                            };
+                            decision = decision.replace_content(vec![ContentBlock::text(text)]);
+                        }
                         context.extend(ours.context);
                         for context in context {
                             decision = decision.add_context(
@@ -104,6 +111,9 @@ impl Plugin for Hooks {
 struct PostAnswer {
     block: Option<String>,
     context: Vec<String>,
+    /// `updatedMCPToolOutput`: what the model sees instead of an MCP
+    /// tool's result.
+    replace: Option<Value>,
 }
 
 impl Hooks {
@@ -358,14 +368,21 @@ impl Hooks {
             if let Some(context) = answer.specific("additionalContext").and_then(Value::as_str) {
                 post.context.push(context.to_owned());
             }
-            if answer.specific("updatedMCPToolOutput").is_some() {
-                self.inner.report(
-                    HookEvent::PostToolUse,
-                    &answer.command,
-                    crate::ReportLevel::Warning,
-                    "updatedMCPToolOutput is not applied by tack; the tool's own result is kept"
-                        .to_owned(),
-                );
+            if let Some(output) = answer.specific("updatedMCPToolOutput") {
+                if exec.name().starts_with("mcp__") {
+                    // The model sees this instead; the session log then
+                    // keeps what the model saw, not the tool's value.
+                    post.replace = Some(output.clone());
+                } else {
+                    self.inner.report(
+                        HookEvent::PostToolUse,
+                        &answer.command,
+                        crate::ReportLevel::Warning,
+                        format!(
+                            "updatedMCPToolOutput applies to MCP tools only; the result of `{shown}` is kept"
+                        ),
+                    );
+                }
             }
         }
         if !withheld.is_empty() {
