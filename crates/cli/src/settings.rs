@@ -648,17 +648,10 @@ impl Settings {
                 return Err(refuse("sandbox_layer", "floor"));
             }
         }
-        let mut hooks = None;
-        if let Some(value) = raw.hooks {
-            let wrapped = serde_json::json!({ "hooks": value });
-            let config = tack_hooks::HooksConfig::from_settings(&wrapped, Some(path))
-                .map_err(|e| e.to_string())?;
-            self.hooks.push(HookFile {
-                path: path.to_owned(),
-                config: config.clone(),
-            });
-            hooks = Some(config);
-        }
+        let hooks = match raw.hooks {
+            Some(value) => Some(self.add_hooks(path, &serde_json::json!({ "hooks": value }))?),
+            None => None,
+        };
         self.defining.extend(crate::trust::Defining::of(
             path,
             &text,
@@ -739,6 +732,22 @@ impl Settings {
         }
         self.files.push(origin);
         Ok(())
+    }
+
+    /// Reads the `hooks` of `settings` (a whole settings object), the file
+    /// at `path`, and keeps them.
+    pub(crate) fn add_hooks(
+        &mut self,
+        path: &Path,
+        settings: &serde_json::Value,
+    ) -> Result<tack_hooks::HooksConfig, String> {
+        let config = tack_hooks::HooksConfig::from_settings(settings, Some(path))
+            .map_err(|e| e.to_string())?;
+        self.hooks.push(HookFile {
+            path: path.to_owned(),
+            config: config.clone(),
+        });
+        Ok(config)
     }
 
     fn apply_permission_file(

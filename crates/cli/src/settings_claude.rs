@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tack_permission::{Action, Mode, claude_rule};
 
-use crate::settings::{HookFile, Origin, Settings, SourcedRule, widening};
+use crate::settings::{Origin, Settings, SourcedRule, widening};
 
 /// The user's Claude Code settings: `$HOME/.claude/settings.json` (only an
 /// absolute `HOME` counts).
@@ -120,16 +120,11 @@ impl Settings {
         if disable {
             self.disable_hooks.push((path.to_owned(), workspace));
         }
-        let mut hooks = None;
-        if map.contains_key("hooks") {
-            let config = tack_hooks::HooksConfig::from_settings(&value, Some(path))
-                .map_err(|e| e.to_string())?;
-            self.hooks.push(HookFile {
-                path: path.to_owned(),
-                config: config.clone(),
-            });
-            hooks = Some(config);
-        }
+        let hooks = if map.contains_key("hooks") {
+            Some(self.add_hooks(path, &value)?)
+        } else {
+            None
+        };
         self.defining.extend(crate::trust::Defining::of(
             path,
             &text,

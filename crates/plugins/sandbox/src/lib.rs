@@ -94,6 +94,7 @@ mod plugin;
 mod policy;
 mod sandbox;
 mod shell;
+mod stale;
 mod status;
 
 pub use error::SandboxError;

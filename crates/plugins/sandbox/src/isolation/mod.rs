@@ -338,21 +338,7 @@ pub(crate) async fn spawn(
         .map_err(|e| ShellError::Spawn {
             message: format!("could not start the spawning thread: {e}"),
         })?;
-    let mut started = receive.await.map_err(|_| ShellError::Spawn {
-        message: "the spawning thread ended without a result".to_owned(),
-    })??;
-    let child = started.child.take().ok_or_else(|| ShellError::Spawn {
-        message: "the spawning thread returned no process".to_owned(),
-    })?;
-    Ok((
-        child,
-        SpawnerLease {
-            _alive: Some(alive),
-            watchdog: started.watchdog.take(),
-            group: started.group,
-            _cgroup: started.cgroup.take(),
-        },
-    ))
+    leased(receive, alive).await
 }
 
 /// The floor as one command's spawning thread applies it.
@@ -465,6 +451,15 @@ async fn spawn_on_floor(
         Ok(next) => ready.keep(next),
         Err(e) => tracing::debug!(%e, "could not prepare the next command's thread"),
     }
+    leased(receive, alive).await
+}
+
+/// The command a spawning thread started, with the lease that keeps the
+/// thread alive (`alive`) for as long as the command runs.
+async fn leased(
+    receive: tokio::sync::oneshot::Receiver<Spawned>,
+    alive: std::sync::mpsc::Sender<()>,
+) -> Result<(Child, SpawnerLease), ShellError> {
     let mut started = receive.await.map_err(|_| ShellError::Spawn {
         message: "the spawning thread ended without a result".to_owned(),
     })??;

@@ -114,21 +114,7 @@ fn remove_stale(base: &Path) {
         return;
     };
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("tack-sandbox-"))
-            .and_then(|rest| rest.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let gone = pid > 0
-            && matches!(
-                nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
-                Err(nix::errno::Errno::ESRCH)
-            );
-        if gone {
+        if crate::stale::left_by_gone_host(&entry.file_name()) {
             let _ = std::fs::remove_dir(entry.path());
         }
     }
@@ -162,11 +148,9 @@ impl CallCgroup {
     fn create_in(hierarchy: &PidsHierarchy, max: u64) -> Result<Self, String> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         remove_left();
-        let dir = hierarchy.base.join(format!(
-            "tack-sandbox-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
+        let dir = hierarchy
+            .base
+            .join(crate::stale::name(NEXT.fetch_add(1, Ordering::Relaxed)));
         std::fs::create_dir(&dir)
             .map_err(|e| format!("could not create the cgroup {}: {e}", dir.display()))?;
         let cgroup = Self { dir };

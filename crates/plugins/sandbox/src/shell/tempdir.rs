@@ -22,12 +22,7 @@ impl PrivateTempDir {
             parent: parent.clone(),
             message: e.to_string(),
         };
-        let name = format!(
-            "tack-sandbox-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let path = parent.join(name);
+        let path = parent.join(crate::stale::name(NEXT.fetch_add(1, Ordering::Relaxed)));
         std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
             .create(&path)
             .map_err(error)?;
@@ -50,23 +45,12 @@ fn remove_stale(parent: &Path) {
     };
     let me = nix::unistd::geteuid().as_raw();
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("tack-sandbox-"))
-            .and_then(|rest| rest.split_once('-'))
-            .and_then(|(pid, n)| n.parse::<u64>().ok().and(pid.parse::<i32>().ok()))
-        else {
+        if !crate::stale::left_by_gone_host(&entry.file_name()) {
             continue;
-        };
+        }
         let owned_dir = std::fs::symlink_metadata(entry.path())
             .is_ok_and(|m| m.is_dir() && std::os::unix::fs::MetadataExt::uid(&m) == me);
-        let dead = pid > 0
-            && matches!(
-                nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
-                Err(nix::errno::Errno::ESRCH)
-            );
-        if owned_dir && dead {
+        if owned_dir {
             if let Err(e) = std::fs::remove_dir_all(entry.path()) {
                 tracing::debug!(path = %entry.path().display(), error = %e, "could not remove a stale sandbox temp dir");
             }
