@@ -411,8 +411,8 @@ struct PreparedFloor {
     cgroup: Option<pids::CallCgroup>,
 }
 
-/// Starts the command from the floor's prepared thread (preparing one now
-/// when none waits), and prepares the next command's.
+/// Starts the command from a prepared thread of the floor (preparing one
+/// now when none waits), and prepares those of later commands.
 async fn spawn_on_floor(
     parts: FloorParts,
     ready: &ready::Ready,
@@ -433,7 +433,8 @@ async fn spawn_on_floor(
     });
     // A prepared thread that ended (its runtime went away) hands the job
     // back; a fresh one then takes it.
-    if let Some(prepared) = ready.take() {
+    let (prepared, missing) = ready.take();
+    if let Some(prepared) = prepared {
         if let Some(taken) = job.take() {
             if let Err(back) = prepared.run(taken) {
                 job = Some(back);
@@ -447,9 +448,11 @@ async fn spawn_on_floor(
                 message: "the spawning thread ended before its command".to_owned(),
             })?;
     }
-    match ready::Prepared::start(parts, required, runtime) {
-        Ok(next) => ready.keep(next),
-        Err(e) => tracing::debug!(%e, "could not prepare the next command's thread"),
+    for _ in 0..missing {
+        match ready::Prepared::start(parts.clone(), required, runtime.clone()) {
+            Ok(next) => ready.keep(next),
+            Err(e) => tracing::debug!(%e, "could not prepare a later command's thread"),
+        }
     }
     leased(receive, alive).await
 }

@@ -1,11 +1,12 @@
-//! The floor's next spawning thread, prepared ahead.
+//! The floor's spawning threads, prepared ahead.
 //!
 //! Starting a command on the floor means: a thread, the command's watchdog
 //! (a process), the seccomp filter compiled for the watchdog's group, and
 //! capabilities, `no_new_privs`, Landlock and the filter applied to the
-//! thread. None of it depends on the command, so while one command starts
-//! the thread for the next one is already prepared, and a command's start
-//! is one `fork` and `exec` from a thread that was ready. Each command still
+//! thread. None of it depends on the command, so threads for the next
+//! commands are prepared while one starts (two wait, so that commands run
+//! back to back or together in one turn find one ready), and a command's
+//! start is one `fork` and `exec` from a thread that was ready. Each command still
 //! gets a thread, a watchdog, a process group and a filter of its own: a
 //! prepared thread serves exactly one command.
 
@@ -86,26 +87,30 @@ impl Prepared {
     }
 }
 
-/// The prepared thread of one sandbox's floor, if any.
+/// How many prepared threads a sandbox keeps waiting: two, so that commands
+/// started back to back, or together in one turn, find one ready.
+const KEPT: usize = 2;
+
+/// The prepared threads of one sandbox's floor.
 #[derive(Debug, Default)]
 pub(crate) struct Ready {
-    next: Mutex<Option<Prepared>>,
+    next: Mutex<Vec<Prepared>>,
 }
 
 impl Ready {
-    /// The prepared thread, if one is waiting.
-    pub(super) fn take(&self) -> Option<Prepared> {
-        self.next
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
+    /// A prepared thread, if one is waiting, and how many more to prepare
+    /// so that [`KEPT`] wait again.
+    pub(super) fn take(&self) -> (Option<Prepared>, usize) {
+        let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
+        let taken = next.pop();
+        (taken, KEPT.saturating_sub(next.len()))
     }
 
-    /// Keeps `prepared` for the next command (one already waiting stays).
+    /// Keeps `prepared` for a later command (unless enough wait already).
     pub(super) fn keep(&self, prepared: Prepared) {
         let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
-        if next.is_none() {
-            *next = Some(prepared);
+        if next.len() < KEPT {
+            next.push(prepared);
         }
     }
 }
