@@ -201,8 +201,12 @@ impl Shell for SandboxShell {
         let started = Instant::now();
         let mut protected = SweepGuard::start(self.confinement.clone()).await;
         if let Launch::Bwrap { plan, .. } = &self.launch {
-            let cwd_fits = !resolved.path.to_string_lossy().contains('\n');
-            if self.warm.enabled() && cwd_fits {
+            // A newline in the directory, or a NUL byte anywhere (which the
+            // supervisor's `read` would drop, running other text than the
+            // command's), take the classic way, which refuses a NUL.
+            let fits =
+                !resolved.path.to_string_lossy().contains('\n') && !request.command.contains('\0');
+            if self.warm.enabled() && fits {
                 if let Some(result) = self
                     .run_warm(plan, &request, &resolved.path, &cancel, &mut protected)
                     .await

@@ -301,3 +301,25 @@ async fn stdin_and_a_multi_line_command_reach_the_command_unchanged() {
     let out = run(&sandbox, "cat").await;
     assert_eq!(out.stdout, "", "stdin of the last command leaked: {out:?}");
 }
+
+/// A NUL byte in the command is refused, as without a warm environment:
+/// it never reaches the supervisor, whose `read` would drop it and run the
+/// text around it as one command.
+#[tokio::test]
+async fn a_nul_byte_in_the_command_is_refused_not_dropped() {
+    let fx = Fixture::new();
+    let Some(sandbox) = bwrap_sandbox(&fx, "a_nul_byte_in_the_command_is_refused_not_dropped")
+    else {
+        return;
+    };
+    let result = sandbox
+        .shell()
+        .run(
+            CommandRequest::new("echo a\0; touch made"),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(result.is_err(), "{result:?}");
+    assert!(!fx.ws().join("made").exists());
+    assert_eq!(run(&sandbox, "echo next").await.stdout, "next\n");
+}
