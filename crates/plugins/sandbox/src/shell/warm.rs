@@ -3,9 +3,11 @@
 //!
 //! Building the namespaces is most of what a confined command costs under
 //! bubblewrap. A warm environment is one bubblewrap sandbox whose first
-//! process (its PID 1) is a small `sh` supervisor. It reads one request at
-//! a time from the host (a working directory and a command), forks the
-//! command with the call's resource limits, waits for it, kills every other
+//! process (its PID 1) is a small supervisor in the commands' shell. It
+//! reads one request at a time from the host (a working directory and a
+//! command), forks the command with the call's resource limits (under
+//! bash, without starting bash again; see [`RUN_BASH`]), waits for it,
+//! kills every other
 //! process of the PID namespace (`kill -9 -1`, which spares only PID 1),
 //! waits until none of them runs, and answers with the exit status.
 //!
