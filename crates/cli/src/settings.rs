@@ -119,6 +119,8 @@ pub struct Settings {
     /// The tool names hook commands see: `claude-code` (Claude Code's
     /// `Bash`, `file_path`, …) or `tack` (tack's own, unmapped).
     pub hook_names: Sourced<String>,
+    /// Which of Claude Code's own settings files are read.
+    pub claude_code_settings: Sourced<ClaudeFiles>,
     /// The permission rules of every layer, in layer order.
     pub rules: Vec<SourcedRule>,
     /// The files read, in layer order.
@@ -162,6 +164,7 @@ impl Default for Settings {
             model_timeout: Sourced::default(DEFAULT_MODEL_TIMEOUT),
             presentation: Sourced::default("native".to_owned()),
             hook_names: Sourced::default("claude-code".to_owned()),
+            claude_code_settings: Sourced::default(ClaudeFiles::All),
             rules: Vec::new(),
             files: Vec::new(),
             hooks: Vec::new(),
@@ -201,6 +204,11 @@ struct RawSettings {
     presentation: Option<String>,
     #[serde(default, deserialize_with = "hook_names")]
     hook_names: Option<String>,
+    #[serde(default, deserialize_with = "parsed")]
+    claude_code_settings: Option<ClaudeFiles>,
+    /// Claude Code's switch, also read in tack's own files.
+    #[serde(default, rename = "disableAllHooks")]
+    disable_all_hooks: Option<bool>,
     #[serde(default)]
     permissions: Option<RawPermissions>,
     /// Claude Code's `hooks` object, read by `tack-hooks`.
@@ -369,6 +377,8 @@ const KNOWN_KEYS: &[&str] = &[
     "model_timeout",
     "presentation",
     "hook_names",
+    "claude_code_settings",
+    "disableAllHooks",
     "permissions",
     "hooks",
     "mcpServers",
@@ -425,6 +435,88 @@ fn key_line(text: &str, key: &str, quoted: bool) -> usize {
     text.lines()
         .position(|line| line.trim_start().starts_with(&needle))
         .map_or(1, |i| i + 1)
+}
+
+/// Which of Claude Code's own settings files a session reads
+/// (`claude_code_settings`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ClaudeFiles {
+    /// None of them.
+    None,
+    /// The workspace's `.claude/settings.json` and
+    /// `.claude/settings.local.json`, not the user's `~/.claude/settings.json`.
+    Project,
+    /// The user's and the workspace's (the default, as Claude Code).
+    All,
+}
+
+impl ClaudeFiles {
+    /// The setting's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaudeFiles::None => "none",
+            ClaudeFiles::Project => "project",
+            ClaudeFiles::All => "all",
+        }
+    }
+}
+
+impl std::str::FromStr for ClaudeFiles {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "all" => Ok(ClaudeFiles::All),
+            "project" => Ok(ClaudeFiles::Project),
+            "none" => Ok(ClaudeFiles::None),
+            other => Err(format!(
+                "unknown claude_code_settings `{other}`: use all (~/.claude/settings.json and the workspace's .claude/ files), project (the workspace's only) or none"
+            )),
+        }
+    }
+}
+
+/// `claude_code_settings` from tack's own settings files: the user's, then
+/// every `--settings` (the later wins). It is the user's choice: the
+/// workspace's `.tack/settings.json` cannot set it (it could turn off the
+/// user's own guard hooks and deny rules), and says so in a warning.
+fn claude_files(
+    workspace: &Path,
+    args: &SessionArgs,
+    warnings: &mut Vec<String>,
+) -> Result<Sourced<ClaudeFiles>, String> {
+    let mut chosen = Sourced::default(ClaudeFiles::All);
+    let mut layers: Vec<(PathBuf, &'static str, bool)> = Vec::new();
+    if let Some(user) = user_settings_path() {
+        layers.push((user, "user", true));
+    }
+    layers.push((
+        workspace.join(".tack").join("settings.json"),
+        "workspace",
+        true,
+    ));
+    layers.extend(
+        args.settings
+            .iter()
+            .map(|file| (file.clone(), "--settings", false)),
+    );
+    for (path, layer, optional) in layers {
+        let Some(text) = read_optional(&path, optional)? else {
+            continue;
+        };
+        let name = path.display().to_string();
+        let Some(value) = parse_settings(&text, &name)?.claude_code_settings else {
+            continue;
+        };
+        if layer == "workspace" {
+            warnings.push(format!(
+                "{name}: key `claude_code_settings`: a workspace's own settings cannot choose which of your Claude Code files are read (it could turn off your own hooks and deny rules); ignored — set it in your user settings or a --settings file"
+            ));
+            continue;
+        }
+        chosen.set(value, Origin::File { layer, path });
+    }
+    Ok(chosen)
 }
 
 /// The user's settings file: `$XDG_CONFIG_HOME/tack/settings.json`, or
@@ -576,17 +668,26 @@ impl Settings {
     /// A message naming the file, line and key of a bad value, or the flag.
     pub fn load(workspace: &Path, args: &SessionArgs) -> Result<Self, String> {
         let mut settings = Settings::default();
+        // Which of Claude Code's files to read is decided by tack's own
+        // files before any of them is read.
+        settings.claude_code_settings = claude_files(workspace, args, &mut settings.warnings)?;
+        let claude = settings.claude_code_settings.value;
         // Claude Code's files first, each below tack's own of its scope;
         // the workspace's above the user's (Claude Code's precedence).
-        if let Some(claude) = crate::settings_claude::claude_user_settings_path() {
-            settings.apply_claude_file(&claude, "claude-user")?;
+        if claude == ClaudeFiles::All
+            && let Some(path) = crate::settings_claude::claude_user_settings_path()
+        {
+            settings.apply_claude_file(&path, "claude-user")?;
         }
         if let Some(user) = user_settings_path() {
             settings.apply_json_file(&user, "user", true)?;
         }
-        let [shared, local] = crate::settings_claude::claude_workspace_settings_paths(workspace);
-        settings.apply_claude_file(&shared, "claude-project")?;
-        settings.apply_claude_file(&local, "claude-local")?;
+        if claude != ClaudeFiles::None {
+            let [shared, local] =
+                crate::settings_claude::claude_workspace_settings_paths(workspace);
+            settings.apply_claude_file(&shared, "claude-project")?;
+            settings.apply_claude_file(&local, "claude-local")?;
+        }
         let dot = workspace.join(".tack");
         settings.apply_json_file(&dot.join("settings.json"), "workspace", true)?;
         settings.apply_permission_file(&dot.join("permissions.toml"), "workspace", true)?;
@@ -691,6 +792,10 @@ impl Settings {
         }
         if let Some(v) = raw.hook_names {
             self.hook_names.set(v, origin.clone());
+        }
+        if raw.disable_all_hooks == Some(true) {
+            self.disable_hooks
+                .push((path.to_owned(), layer == "workspace"));
         }
         self.mcp_servers.extend(raw.mcp_servers);
         if let Some(p) = raw.permissions {
@@ -884,6 +989,11 @@ impl Settings {
                 "hook_names",
                 self.hook_names.value.clone(),
                 &self.hook_names.origin,
+            ),
+            (
+                "claude_code_settings",
+                self.claude_code_settings.value.as_str().to_owned(),
+                &self.claude_code_settings.origin,
             ),
         ];
         let width = rows

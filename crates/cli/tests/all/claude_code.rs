@@ -699,3 +699,147 @@ elif command.startswith("rm "):
     assert_eq!(code, "DENIED");
     assert!(message.contains("stdin is not a terminal"), "{message}");
 }
+
+#[test]
+fn claude_code_settings_turns_off_the_users_claude_files() {
+    let project = Project::new("");
+    let claude = project.home().join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let marker = project.dir.path().join("user-hook-ran");
+    std::fs::write(
+        claude.join("settings.json"),
+        json!({
+            "permissions": {"deny": ["Bash(touch:*)"]},
+            "hooks": {"UserPromptSubmit": [{"hooks": [
+                {"type": "command", "command": format!("cat >/dev/null; touch {}", marker.display())}
+            ]}]}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    // The workspace's own Claude Code file (trusted below).
+    let dot = project.ws.join(".claude");
+    std::fs::create_dir_all(&dot).unwrap();
+    let project_marker = project.dir.path().join("project-hook-ran");
+    std::fs::write(
+        dot.join("settings.json"),
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": format!("cat >/dev/null; touch {}", project_marker.display())}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    project.trust();
+    let turns = json!([
+        call("c1", "bash", json!({"command": "touch made"})),
+        text("ok")
+    ]);
+
+    // Default: both files, as Claude Code.
+    project.run("x", &turns, &["--mode", "allow-all"]).success();
+    assert!(marker.exists() && project_marker.exists());
+    assert_eq!(outcome(&project.result("c1")).0, "DENIED");
+    let config = stdout_of(project.tack().arg("config"));
+    assert!(
+        config.contains("claude_code_settings = all") && config.contains("(default)"),
+        "{config}"
+    );
+
+    // `project`: the user's ~/.claude/settings.json is not read (its hook
+    // and its deny rule), the workspace's is.
+    let choice = project.dir.path().join("choice.json");
+    std::fs::write(&choice, r#"{"claude_code_settings": "project"}"#).unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::remove_file(&project_marker).unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    let settings = choice.to_str().unwrap();
+    project
+        .run("x", &turns, &["--mode", "allow-all", "--settings", settings])
+        .success();
+    assert!(!marker.exists(), "the user's Claude Code hook did not run");
+    assert!(project_marker.exists(), "the workspace's did");
+    assert_eq!(outcome(&project.result("c1")).0, "ok");
+    let config = stdout_of(project.tack().args(["config", "--settings", settings]));
+    assert!(
+        config.contains("claude_code_settings = project")
+            && config.contains(&format!("(--settings {settings})")),
+        "{config}"
+    );
+    assert!(!config.contains(&claude.join("settings.json").display().to_string()), "{config}");
+
+    // `none`, from the user's own tack settings: neither file.
+    let xdg = project.dir.path().join("xdg");
+    std::fs::create_dir_all(xdg.join("tack")).unwrap();
+    std::fs::write(
+        xdg.join("tack/settings.json"),
+        r#"{"claude_code_settings": "none"}"#,
+    )
+    .unwrap();
+    std::fs::remove_file(&project_marker).unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    project
+        .tack()
+        .env("XDG_CONFIG_HOME", &xdg)
+        .args(["run", "x", "--mode", "allow-all", "--model", &project.model(&turns), "--log"])
+        .arg(&project.log)
+        .assert()
+        .success();
+    assert!(!marker.exists() && !project_marker.exists());
+    let config = stdout_of(project.tack().env("XDG_CONFIG_HOME", &xdg).arg("config"));
+    assert!(config.contains("claude_code_settings = none"), "{config}");
+
+    // A workspace's own .tack/settings.json cannot choose: ignored, said so.
+    std::fs::create_dir_all(project.ws.join(".tack")).unwrap();
+    std::fs::write(
+        project.ws.join(".tack/settings.json"),
+        r#"{"claude_code_settings": "none"}"#,
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    let run = project.run("x", &turns, &["--mode", "allow-all"]).success();
+    assert!(
+        stderr(&run).contains("cannot choose which of your Claude Code files are read"),
+        "{}",
+        stderr(&run)
+    );
+    assert!(marker.exists(), "the user's hook still ran");
+}
+
+#[test]
+fn the_users_disable_all_hooks_turns_off_every_hook() {
+    let project = Project::new("");
+    let dot = project.ws.join(".claude");
+    std::fs::create_dir_all(&dot).unwrap();
+    let project_marker = project.dir.path().join("project-hook-ran");
+    std::fs::write(
+        dot.join("settings.json"),
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": format!("cat >/dev/null; touch {}", project_marker.display())}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    project.trust();
+    let claude = project.home().join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    std::fs::write(claude.join("settings.json"), r#"{"disableAllHooks": true}"#).unwrap();
+    let run = project.run("x", &json!([text("ok")]), &[]).success();
+    assert!(
+        stderr(&run).contains("`disableAllHooks` is true: all hooks are off"),
+        "{}",
+        stderr(&run)
+    );
+    assert!(!project_marker.exists());
+    // The same key in tack's own --settings file.
+    std::fs::remove_file(claude.join("settings.json")).unwrap();
+    let off = project.dir.path().join("off.json");
+    std::fs::write(&off, r#"{"disableAllHooks": true}"#).unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    project
+        .run("x", &json!([text("ok")]), &["--settings", off.to_str().unwrap()])
+        .success();
+    assert!(!project_marker.exists());
+    let _ = std::fs::remove_file(&project.log);
+    project.run("x", &json!([text("ok")]), &[]).success();
+    assert!(project_marker.exists(), "on again without it");
+}
