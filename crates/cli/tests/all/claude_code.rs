@@ -843,3 +843,94 @@ fn the_users_disable_all_hooks_turns_off_every_hook() {
     project.run("x", &json!([text("ok")]), &[]).success();
     assert!(project_marker.exists(), "on again without it");
 }
+
+#[test]
+fn a_deferred_call_runs_once_when_the_session_is_resumed() {
+    let project = Project::new("");
+    let hooks = project.ws.join(".claude/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let approved = project.dir.path().join("approved");
+    let seen = project.dir.path().join("seen");
+    // Claude Code's protocol: the call on stdin, the decision on stdout.
+    std::fs::write(
+        hooks.join("gate.sh"),
+        format!(
+            r#"#!/bin/bash
+input=$(cat)
+echo "$input" | grep -o '"tool_use_id":"[^"]*"' >> {seen}
+if [ -e {approved} ]; then
+  echo '{{"hookSpecificOutput": {{"hookEventName": "PreToolUse", "permissionDecision": "allow"}}}}'
+else
+  echo '{{"hookSpecificOutput": {{"hookEventName": "PreToolUse", "permissionDecision": "defer", "permissionDecisionReason": "a human signs off deploys"}}}}'
+fi
+"#,
+            seen = seen.display(),
+            approved = approved.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        project.ws.join(".claude/settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/gate.sh"}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    project.trust();
+    let counter = project.ws.join("deploys");
+    let deploys = || std::fs::read_to_string(&counter).unwrap_or_default();
+    let seen_count = || std::fs::read_to_string(&seen).unwrap_or_default().lines().count();
+    let resume = |prompt: &str, turns: &Value| {
+        project
+            .tack()
+            .args(["run", prompt, "--mode", "allow-all", "--model", &project.model(turns), "--resume"])
+            .arg(&project.log)
+            .assert()
+    };
+
+    // Deferred: not run, the turn ends.
+    project
+        .run(
+            "deploy",
+            &json!([
+                call("c1", "bash", json!({"command": "echo deployed >> deploys"})),
+                text("never said")
+            ]),
+            &["--mode", "allow-all"],
+        )
+        .success();
+    assert_eq!(deploys(), "");
+    assert_eq!(seen_count(), 1);
+
+    // Resumed before the sign-off: the hook sees the call again and defers
+    // it again; the prompt is not sent.
+    let again = resume("go on", &json!([text("never said either")])).success();
+    assert!(stderr(&again).contains("a human signs off deploys"), "{}", stderr(&again));
+    assert_eq!(deploys(), "");
+    assert_eq!(seen_count(), 2);
+    assert!(
+        !of_type(&project.log, "user").iter().any(|u| u["text"] == "go on"),
+        "the prompt was not sent"
+    );
+
+    // Signed off: resuming runs the call (through the hook, which allows
+    // it now), then the prompt.
+    std::fs::write(&approved, "").unwrap();
+    let ran = resume("what happened?", &json!([text("it deployed")])).success();
+    assert_eq!(deploys(), "deployed\n");
+    assert_eq!(seen_count(), 3);
+    assert!(stdout(&ran).contains("it deployed"), "{}", stdout(&ran));
+    let results: Vec<Value> = project
+        .results()
+        .into_iter()
+        .filter(|r| r["outcome"]["call_id"] == "c1" || r["call_id"] == "c1")
+        .collect();
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert_eq!(outcome(results.last().unwrap()).0, "ok", "{results:?}");
+
+    // Resumed once more: nothing left to run.
+    resume("and now?", &json!([text("nothing to do")])).success();
+    assert_eq!(deploys(), "deployed\n", "the call ran exactly once");
+    assert_eq!(seen_count(), 3);
+}

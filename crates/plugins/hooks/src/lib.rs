@@ -50,4 +50,4 @@ pub use names::{ToolNames, claude_name, tack_name};
 pub use report::{HookReport, ReportLevel, Reporter};
 pub use runner::{HookExit, HookRun, MAX_OUTPUT_BYTES, PreRun};
 pub use session::HookSession;
-pub use tool_events::{CONTEXT_SOURCE, LISTENER_NAME, PLUGIN_NAME};
+pub use tool_events::{CONTEXT_SOURCE, DEFERRED, LISTENER_NAME, PLUGIN_NAME};

@@ -25,6 +25,11 @@ pub const LISTENER_NAME: &str = "hooks";
 /// The source of the context hooks add.
 pub const CONTEXT_SOURCE: &str = "hooks";
 
+/// How the denial of a call a `PreToolUse` hook deferred
+/// (`"permissionDecision": "defer"`) begins: a host that resumes the session
+/// finds the deferred calls by it and runs them again.
+pub const DEFERRED: &str = "deferred by a PreToolUse hook";
+
 impl Plugin for Hooks {
     fn name(&self) -> &str {
         PLUGIN_NAME
@@ -291,7 +296,7 @@ impl Hooks {
                 "the `{shown}` call was deferred by a PreToolUse hook: {reason}"
             ));
             return Some(PreDecision::deny(format!(
-                "deferred by a PreToolUse hook: {reason} (the call was not run; the turn ends so that it can be decided outside the session)"
+                "{DEFERRED}: {reason} (the call was not run; the turn ends so that it can be decided outside the session, and resuming the session runs it again)"
             )));
         }
         let decision = if asks.is_empty() {
