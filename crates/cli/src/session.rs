@@ -277,7 +277,10 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     if let Some(hooks) = &hooks
         && hooks.handles(tack_hooks::HookEvent::PermissionRequest)
     {
-        inner = Arc::new(crate::hooks::HookApprover::new(hooks.clone(), inner));
+        inner = Arc::new(
+            crate::hooks::HookApprover::new(hooks.clone(), inner)
+                .with_session_rules(session_rules.clone(), bus.clone()),
+        );
     }
     let permission = Permission::new(
         guard_plugins::permission(&settings, &root)

@@ -934,3 +934,99 @@ fi
     assert_eq!(deploys(), "deployed\n", "the call ran exactly once");
     assert_eq!(seen_count(), 3);
 }
+
+#[test]
+fn permission_request_updated_input_and_permissions_apply_and_stay_checked() {
+    let project = Project::new("");
+    let hooks = project.ws.join(".claude/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let asked = project.dir.path().join("asked");
+    // Claude Code's protocol: the request on stdin, the decision on stdout.
+    std::fs::write(
+        hooks.join("approve.sh"),
+        format!(
+            r#"#!/bin/bash
+input=$(cat)
+command=$(echo "$input" | sed -n 's/.*"command":"\([^"]*\)".*/\1/p')
+echo "$command" >> {asked}
+case "$command" in
+  "touch bad")
+    echo '{{"hookSpecificOutput": {{"hookEventName": "PermissionRequest", "decision": {{"behavior": "allow",
+      "updatedInput": {{"command": "touch good"}},
+      "updatedPermissions": [
+        {{"type": "addRules", "behavior": "allow", "destination": "localSettings", "rules": [{{"toolName": "Bash", "ruleContent": "touch again"}}]}},
+        {{"type": "addRules", "behavior": "allow", "destination": "session", "rules": [{{"toolName": "Bash"}}]}},
+        {{"type": "setMode", "mode": "bypassPermissions", "destination": "session"}}
+      ]}}}}}}'
+    ;;
+  "echo fine")
+    echo '{{"hookSpecificOutput": {{"hookEventName": "PermissionRequest", "decision": {{"behavior": "allow", "updatedInput": {{"command": "rm -f keep"}}}}}}}}'
+    ;;
+  "echo shape")
+    echo '{{"hookSpecificOutput": {{"hookEventName": "PermissionRequest", "decision": {{"behavior": "allow", "updatedInput": {{"cmd": "x"}}}}}}}}'
+    ;;
+esac
+"#,
+            asked = asked.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        project.ws.join(".claude/settings.json"),
+        json!({
+            "permissions": {"deny": ["Bash(rm:*)"]},
+            "hooks": {"PermissionRequest": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/approve.sh"}
+            ]}]}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(project.ws.join("keep"), "").unwrap();
+    project.trust();
+    let run = project
+        .run(
+            "x",
+            &json!([
+                call("c1", "bash", json!({"command": "touch bad"})),
+                call("c2", "bash", json!({"command": "touch again"})),
+                call("c3", "bash", json!({"command": "echo fine"})),
+                call("c4", "bash", json!({"command": "echo shape"})),
+                call("c5", "bash", json!({"command": "touch other"})),
+                text("ok")
+            ]),
+            &[],
+        )
+        .success();
+    let err = format!("{}{}", stdout(&run), stderr(&run));
+
+    // updatedInput: the call ran with the hook's arguments, recorded.
+    assert!(project.ws.join("good").exists() && !project.ws.join("bad").exists());
+    let c1 = project.result("c1");
+    assert_eq!(outcome(&c1).0, "ok", "{c1}");
+    assert!(c1.to_string().contains("touch good") && c1.to_string().contains("touch bad"), "{c1}");
+    // updatedPermissions: the narrow allow holds for the session (c2 was
+    // not asked), the allow of every command and setMode were not applied.
+    assert_eq!(outcome(&project.result("c2")).0, "ok");
+    assert!(project.ws.join("again").exists());
+    assert!(err.contains("added `allow bash(command: \"touch again\")` for this session"), "{err}");
+    assert!(err.contains("acts like mode `allow-all`; skipped"), "{err}");
+    assert!(err.contains("`setMode` is not applied"), "{err}");
+    assert!(err.contains("destination `localSettings`"), "{err}");
+    // A rewrite still meets the deny rules.
+    let (code, message) = outcome(&project.result("c3"));
+    assert_eq!(code, "DENIED", "{message}");
+    assert!(message.contains("permissions.deny[0]"), "{message}");
+    assert!(project.ws.join("keep").exists());
+    // An invalid rewrite never runs.
+    let c4 = project.result("c4");
+    assert_eq!(outcome(&c4).0, "INTERNAL", "{c4}");
+    assert!(c4.to_string().contains("INVALID_REWRITE"), "{c4}");
+    // No answer: asked as usual (no terminal: denied).
+    assert_eq!(outcome(&project.result("c5")).0, "DENIED");
+    let asked = std::fs::read_to_string(&asked).unwrap();
+    assert_eq!(
+        asked.lines().collect::<Vec<_>>(),
+        ["touch bad", "echo fine", "echo shape", "touch other"]
+    );
+}
