@@ -172,17 +172,24 @@ pub fn attach(hooks: &Hooks, agent_hooks: &AgentHooks) {
     hooks.set_turn_stopper(Arc::new(move |reason: &str| {
         turn.request_turn_end(reason);
     }));
-    if hooks.handles(HookEvent::UserPromptSubmit) {
+    // What finished `async` hooks said reaches the model after the next
+    // batch of results (the tool hook points) or with the next prompt.
+    if hooks.handles(HookEvent::UserPromptSubmit) || hooks.has_async() {
         let h = hooks.clone();
         agent_hooks
             .user_prompt_submit()
             .tap(LISTENER, move |input, next| {
                 let h = h.clone();
                 async move {
-                    let check = h.user_prompt_submit(&input.prompt).await;
+                    let mut check = if h.handles(HookEvent::UserPromptSubmit) {
+                        h.user_prompt_submit(&input.prompt).await
+                    } else {
+                        tack_hooks::PromptCheck::default()
+                    };
                     if let Some(reason) = check.blocked {
                         return PromptDecision::accept().block(reason);
                     }
+                    check.context.extend(h.take_async_context());
                     let mut decision = next.run(input).await;
                     for context in check.context {
                         decision = decision.add_context(context);

@@ -1030,3 +1030,84 @@ esac
         ["touch bad", "echo fine", "echo shape", "touch other"]
     );
 }
+
+#[test]
+fn async_hooks_reach_the_model_at_its_next_batch() {
+    let project = Project::new("");
+    let hooks = project.ws.join(".claude/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    // Markers the hooks leave as they finish, where the tools can read.
+    let pids = project.ws.join("done");
+    std::fs::create_dir_all(&pids).unwrap();
+    // Two background hooks after `make`: one answers with context and a
+    // message, one (asyncRewake) fails with exit 2.
+    std::fs::write(
+        hooks.join("report.sh"),
+        format!(
+            r#"#!/bin/bash
+cat > /dev/null
+echo '{{"systemMessage": "build report ready", "hookSpecificOutput": {{"hookEventName": "PostToolUse", "additionalContext": "the build took 3 warnings"}}}}'
+touch {pids}/report
+"#,
+            pids = pids.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        hooks.join("lint.sh"),
+        format!(
+            r#"#!/bin/bash
+cat > /dev/null
+echo "lint: unused variable in main.c" >&2
+touch {pids}/lint
+exit 2
+"#,
+            pids = pids.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        project.ws.join(".claude/settings.json"),
+        json!({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "if": "Bash(make *)", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/report.sh", "async": true},
+            {"type": "command", "if": "Bash(make *)", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/lint.sh", "asyncRewake": true}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    project.trust();
+    // The next call waits until both hooks are at their end (two more
+    // batches follow, for the moment between their last line and their
+    // exit).
+    let wait = "while [ ! -e done/report ] || [ ! -e done/lint ]; do sleep 0.05; done; sleep 0.2";
+    let run = project
+        .run(
+            "build",
+            &json!([
+                call("c1", "bash", json!({"command": "make all || true"})),
+                call("c2", "bash", json!({"command": wait})),
+                call("c3", "bash", json!({"command": "true"})),
+                call("c4", "bash", json!({"command": "true"})),
+                text("done")
+            ]),
+            &["--mode", "allow-all"],
+        )
+        .success();
+    let err = stderr(&run);
+    assert!(err.contains(".asyncRewake`: runs in the background") && err.contains("does not wake an idle session"), "{err}");
+    assert!(!err.contains("not a key of a command hook"), "{err}");
+    let contexts: Vec<Value> = of_type(&project.log, "context/deferred");
+    let text = |call: &str| {
+        contexts
+            .iter()
+            .filter(|c| c["call_id"] == call)
+            .map(|c| c.to_string())
+            .collect::<String>()
+    };
+    assert!(text("c1").is_empty(), "nothing of theirs rides on the call that started them");
+    let later: String = ["c2", "c3", "c4"].iter().map(|c| text(c)).collect();
+    assert!(later.contains("the build took 3 warnings"), "{contexts:?}");
+    assert!(later.contains("build report ready"), "{contexts:?}");
+    assert!(later.contains("lint: unused variable in main.c"), "{contexts:?}");
+    assert_eq!(later.matches("the build took 3 warnings").count(), 1, "{contexts:?}");
+}

@@ -114,6 +114,7 @@ impl Hooks {
                 pre_run: None,
                 ran_once: Default::default(),
                 pre_context: Default::default(),
+                async_context: Default::default(),
                 stopper: RwLock::new(None),
             }),
         }
@@ -144,6 +145,7 @@ impl Hooks {
                 pre_run: Some(check),
                 ran_once: Default::default(),
                 pre_context: Default::default(),
+                async_context: Default::default(),
                 stopper: RwLock::new(
                     self.inner
                         .stopper
@@ -177,6 +179,33 @@ impl Hooks {
     /// Whether any hook is configured for `event`.
     pub fn handles(&self, event: HookEvent) -> bool {
         self.inner.config.groups(event).any(|g| !g.hooks.is_empty())
+    }
+
+    /// Whether any hook runs in the background (`async`, `asyncRewake`):
+    /// the host then passes on what they said with
+    /// [`take_async_context`](Self::take_async_context).
+    pub fn has_async(&self) -> bool {
+        HookEvent::ALL.iter().any(|event| {
+            self.inner
+                .config
+                .groups(*event)
+                .any(|g| g.hooks.iter().any(|h| h.run_async))
+        })
+    }
+
+    /// What `async` hooks that finished since the last call said for the
+    /// model (their `additionalContext` and `systemMessage`, and the stderr
+    /// of an `asyncRewake` hook's exit 2), one text per hook, oldest
+    /// first. Claude Code gives it to the model at its next turn: tack adds
+    /// it after the next batch of tool results or the next prompt.
+    pub fn take_async_context(&self) -> Vec<String> {
+        std::mem::take(
+            &mut *self
+                .inner
+                .async_context
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     async fn fire_all(

@@ -64,10 +64,12 @@ impl Plugin for Hooks {
                     }
                 });
         }
-        // PreToolUse's additionalContext rides on the call's outcome.
+        // PreToolUse's additionalContext rides on the call's outcome, and
+        // so does what finished async hooks said.
         if pre
             || self.handles(HookEvent::PostToolUse)
             || self.handles(HookEvent::PostToolUseFailure)
+            || self.has_async()
         {
             let hooks = self.clone();
             let _ = cx
@@ -98,6 +100,7 @@ impl Plugin for Hooks {
                             decision = decision.replace_content(vec![ContentBlock::text(text)]);
                         }
                         context.extend(ours.context);
+                        context.extend(hooks.take_async_context());
                         for context in context {
                             decision = decision.add_context(
                                 DeferredContext::text_note(context).with_source(CONTEXT_SOURCE),
