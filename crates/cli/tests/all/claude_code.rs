@@ -798,7 +798,7 @@ fn claude_code_settings_turns_off_the_users_claude_files() {
     let _ = std::fs::remove_file(&project.log);
     let run = project.run("x", &turns, &["--mode", "allow-all"]).success();
     assert!(
-        stderr(&run).contains("cannot choose which of your Claude Code files are read"),
+        stderr(&run).contains("cannot choose which of your own agents' files are read"),
         "{}",
         stderr(&run)
     );
@@ -1110,4 +1110,114 @@ exit 2
     assert!(later.contains("build report ready"), "{contexts:?}");
     assert!(later.contains("lint: unused variable in main.c"), "{contexts:?}");
     assert_eq!(later.matches("the build took 3 warnings").count(), 1, "{contexts:?}");
+}
+
+#[test]
+fn codex_hooks_files_are_read_as_codex_reads_them() {
+    let project = Project::new("");
+    let dot = project.ws.join(".codex");
+    std::fs::create_dir_all(dot.join("hooks")).unwrap();
+    // codex's hook protocol is Claude Code's: the call on stdin, exit 2 or
+    // a JSON decision.
+    std::fs::write(
+        dot.join("hooks/no-rm.sh"),
+        "#!/bin/bash\ngrep -q '\"command\":\"rm ' && { echo 'no rm here' >&2; exit 2; }\nexit 0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dot.join("hooks/no-curl.sh"),
+        "#!/bin/bash\nif grep -q curl; then echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"deny\", \"permissionDecisionReason\": \"no network\"}}'; fi\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dot.join("hooks.json"),
+        json!({"description": "guards", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "bash .codex/hooks/no-rm.sh", "timeout": 10, "if": "Bash(rm *)"},
+            {"type": "command", "command": "touch async-ran", "async": true}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dot.join("config.toml"),
+        "model = \"o4-mini\"\n\n[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"bash .codex/hooks/no-curl.sh\"\ntimeout_sec = 10\n",
+    )
+    .unwrap();
+    let turns = json!([
+        call("c1", "bash", json!({"command": "rm -f keep"})),
+        call("c2", "bash", json!({"command": "curl -s example.com"})),
+        call("c3", "bash", json!({"command": "touch ok"})),
+        text("done")
+    ]);
+    std::fs::write(project.ws.join("keep"), "").unwrap();
+
+    // The workspace's codex files start programs: refused until trusted.
+    let refused = project.run("x", &turns, &["--mode", "allow-all"]).code(2);
+    let err = stderr(&refused);
+    assert!(err.contains(".codex/hooks.json") && err.contains("tack trust"), "{err}");
+    let out = stdout_of(project.tack().arg("trust"));
+    assert!(out.contains(".codex/hooks.json") && out.contains(".codex/config.toml"), "{out}");
+
+    let _ = std::fs::remove_file(&project.log);
+    let run = project.run("x", &turns, &["--mode", "allow-all"]).success();
+    let err = stderr(&run);
+    let (code, message) = outcome(&project.result("c1"));
+    assert_eq!(code, "DENIED");
+    assert!(message.contains("no rm here"), "{message}");
+    assert!(project.ws.join("keep").exists());
+    let (code, message) = outcome(&project.result("c2"));
+    assert_eq!(code, "DENIED");
+    assert!(message.contains("no network"), "{message}");
+    assert_eq!(outcome(&project.result("c3")).0, "ok");
+    // codex's own rules: `if` is not a codex key, async hooks are skipped,
+    // hooks in both files of a layer are both used with a warning.
+    assert!(err.contains("hooks[0].if`: codex does not read this key"), "{err}");
+    assert!(err.contains("codex skips async hooks"), "{err}");
+    assert!(!project.ws.join("async-ran").exists());
+    assert!(err.contains("hooks are in both"), "{err}");
+    assert!(!err.contains("`model`"), "codex's other settings are not named: {err}");
+
+    // The user's ~/.codex hooks are read only with codex_hooks = all.
+    let home = project.home().join(".codex");
+    std::fs::create_dir_all(&home).unwrap();
+    let marker = project.dir.path().join("user-codex-hook-ran");
+    std::fs::write(
+        home.join("hooks.json"),
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": format!("cat >/dev/null; touch {}", marker.display())}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let config = stdout_of(project.tack().arg("config"));
+    assert!(config.contains("codex_hooks = project") && config.contains("(default)"), "{config}");
+    let _ = std::fs::remove_file(&project.log);
+    project.run("x", &json!([text("ok")]), &[]).success();
+    assert!(!marker.exists(), "not read by default");
+    let all = project.dir.path().join("all.json");
+    std::fs::write(&all, r#"{"codex_hooks": "all"}"#).unwrap();
+    let all = all.to_str().unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    project.run("x", &json!([text("ok")]), &["--settings", all]).success();
+    assert!(marker.exists(), "read with codex_hooks = all, no trust needed");
+
+    // [features] hooks = false in the user's config.toml: codex's hooks off.
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::write(home.join("config.toml"), "[features]\nhooks = false\n").unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    let run = project.run("x", &turns, &["--settings", all, "--mode", "allow-all"]).success();
+    assert!(stderr(&run).contains("codex's hooks are off"), "{}", stderr(&run));
+    assert!(!marker.exists());
+    assert_eq!(outcome(&project.result("c1")).0, "ok", "the workspace's too");
+
+    // codex_hooks = none: not even the workspace's.
+    std::fs::remove_file(home.join("config.toml")).unwrap();
+    std::fs::write(project.ws.join("keep"), "").unwrap();
+    let none = project.dir.path().join("none.json");
+    std::fs::write(&none, r#"{"codex_hooks": "none"}"#).unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    project
+        .run("x", &turns, &["--settings", none.to_str().unwrap(), "--mode", "allow-all"])
+        .success();
+    assert_eq!(outcome(&project.result("c1")).0, "ok");
 }
