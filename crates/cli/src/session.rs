@@ -70,11 +70,7 @@ impl Session {
             return Ok(None);
         }
         let names: Vec<String> = calls.iter().map(|c| format!("`{}`", c.name)).collect();
-        let (ran, stopped) = self
-            .agent
-            .rerun(calls)
-            .await
-            .map_err(|e| e.to_string())?;
+        let (ran, stopped) = self.agent.rerun(calls).await.map_err(|e| e.to_string())?;
         if ran > 0 {
             eprintln!(
                 "tack: ran the call{} a hook deferred: {}",
@@ -370,7 +366,11 @@ fn deferred_calls(records: &[tack_agent::Record]) -> Vec<ToolCall> {
                 tool,
                 arguments,
                 ..
-            } => calls.push(ToolCall::new(call_id.clone(), tool.clone(), arguments.clone())),
+            } => calls.push(ToolCall::new(
+                call_id.clone(),
+                tool.clone(),
+                arguments.clone(),
+            )),
             Event::ToolResult { outcome, .. } => {
                 let id = outcome.call_id.to_string();
                 deferred.retain(|d| *d != id);

@@ -515,7 +515,11 @@ fn agent_files(
         let name = path.display().to_string();
         let raw = parse_settings(&text, &name)?;
         for (key, value, chosen) in [
-            ("claude_code_settings", raw.claude_code_settings, &mut claude),
+            (
+                "claude_code_settings",
+                raw.claude_code_settings,
+                &mut claude,
+            ),
             ("codex_hooks", raw.codex_hooks, &mut codex),
         ] {
             let Some(value) = value else {

@@ -86,13 +86,18 @@ const CODEX_HANDLER_KEYS: &[&str] = &[
 /// # Errors
 ///
 /// Text that is not JSON (`hooks.json`) or TOML (`config.toml`).
-pub fn read_codex(path: &Path, text: &str, disabled: &BTreeSet<String>) -> Result<CodexHooks, String> {
+pub fn read_codex(
+    path: &Path,
+    text: &str,
+    disabled: &BTreeSet<String>,
+) -> Result<CodexHooks, String> {
     let name = path.display().to_string();
     let mut out = CodexHooks::default();
     let toml_file = path.extension().is_some_and(|e| e == "toml");
     let hooks = if toml_file {
-        let table: toml::Table = toml::from_str(text)
-            .map_err(|e| format!("{name}: not valid TOML ({e}); fix the file (codex cannot read it either)"))?;
+        let table: toml::Table = toml::from_str(text).map_err(|e| {
+            format!("{name}: not valid TOML ({e}); fix the file (codex cannot read it either)")
+        })?;
         let value = serde_json::to_value(&table)
             .map_err(|e| format!("{name}: cannot be read as settings ({e})"))?;
         if let Some(features) = value.get("features") {
@@ -123,7 +128,9 @@ pub fn read_codex(path: &Path, text: &str, disabled: &BTreeSet<String>) -> Resul
             )
         })?;
         let Value::Object(map) = value else {
-            return Err(format!("{name}: a hooks file is a JSON object (`{{\"hooks\": ...}}`)"));
+            return Err(format!(
+                "{name}: a hooks file is a JSON object (`{{\"hooks\": ...}}`)"
+            ));
         };
         let others: Vec<String> = map
             .keys()
@@ -185,7 +192,10 @@ pub fn read_codex(path: &Path, text: &str, disabled: &BTreeSet<String>) -> Resul
                     kept.push(handler);
                     continue;
                 };
-                let kind = handler.get("type").and_then(Value::as_str).unwrap_or("command");
+                let kind = handler
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("command");
                 if matches!(kind, "prompt" | "agent") {
                     out.warnings.push(format!(
                         "{name}: `{at}`: codex skips `{kind}` handlers; skipped"
@@ -272,7 +282,9 @@ impl Settings {
         if user_off {
             self.warnings.push(format!(
                 "{}: `[features] hooks = false`: codex's hooks are off",
-                codex_home().map(|h| h.join("config.toml").display().to_string()).unwrap_or_default()
+                codex_home()
+                    .map(|h| h.join("config.toml").display().to_string())
+                    .unwrap_or_default()
             ));
             return Ok(());
         }
@@ -328,7 +340,10 @@ fn read(path: &Path) -> Result<Option<String>, String> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read the codex file {}: {e}", path.display())),
+        Err(e) => Err(format!(
+            "cannot read the codex file {}: {e}",
+            path.display()
+        )),
     }
 }
 
@@ -370,23 +385,42 @@ enabled = false
         assert_eq!(handler["command"], "guard.sh");
         assert_eq!(handler["timeout"], 5);
         assert!(handler.get("if").is_none() && handler.get("commandWindows").is_none());
-        assert_eq!(settings["hooks"]["PreToolUse"][0]["hooks"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            settings["hooks"]["PreToolUse"][0]["hooks"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
         assert!(settings["hooks"].get("state").is_none());
         let warnings = read.warnings.join("\n");
-        assert!(warnings.contains("`hooks.PreToolUse[0].hooks[0].if`: codex does not read"), "{warnings}");
+        assert!(
+            warnings.contains("`hooks.PreToolUse[0].hooks[0].if`: codex does not read"),
+            "{warnings}"
+        );
         assert!(warnings.contains("codex skips async hooks"), "{warnings}");
-        assert!(warnings.contains("codex skips `prompt` handlers"), "{warnings}");
+        assert!(
+            warnings.contains("codex skips `prompt` handlers"),
+            "{warnings}"
+        );
         // The user's `enabled = false` turns that hook off.
         let read = read_codex(path, text, &read.disabled).unwrap();
         assert!(read.warnings.join("\n").contains("disabled in codex"));
 
         let off = read_codex(path, "[features]\nhooks = false\n", &BTreeSet::new()).unwrap();
         assert!(off.hooks_off && off.settings.is_none());
-        let refused =
-            read_codex(Path::new("/h/hooks.json"), r#"{"$schema": "x", "hooks": {}}"#, &BTreeSet::new())
-                .unwrap();
+        let refused = read_codex(
+            Path::new("/h/hooks.json"),
+            r#"{"$schema": "x", "hooks": {}}"#,
+            &BTreeSet::new(),
+        )
+        .unwrap();
         assert!(refused.settings.is_none());
-        assert!(refused.warnings[0].contains("codex refuses"), "{:?}", refused.warnings);
+        assert!(
+            refused.warnings[0].contains("codex refuses"),
+            "{:?}",
+            refused.warnings
+        );
         assert_eq!(snake_case("UserPromptSubmit"), "user_prompt_submit");
     }
 }

@@ -216,7 +216,11 @@ async fn a_call_run_again_replaces_its_result_in_the_history_and_on_resume() {
     };
     let unknown = ToolCall::new("nowhere", "note", r#"{"text": "c"}"#);
     let (ran, stopped) = agent.rerun(vec![first, unknown]).await.unwrap();
-    assert_eq!((ran, stopped), (1, None), "a call without a result is skipped");
+    assert_eq!(
+        (ran, stopped),
+        (1, None),
+        "a call without a result is skipped"
+    );
     // One result per call still, in place; the call's context follows.
     let mut expected = shape(&history);
     expected.push("context noted: a".into());

@@ -754,7 +754,11 @@ fn claude_code_settings_turns_off_the_users_claude_files() {
     let _ = std::fs::remove_file(&project.log);
     let settings = choice.to_str().unwrap();
     project
-        .run("x", &turns, &["--mode", "allow-all", "--settings", settings])
+        .run(
+            "x",
+            &turns,
+            &["--mode", "allow-all", "--settings", settings],
+        )
         .success();
     assert!(!marker.exists(), "the user's Claude Code hook did not run");
     assert!(project_marker.exists(), "the workspace's did");
@@ -765,7 +769,10 @@ fn claude_code_settings_turns_off_the_users_claude_files() {
             && config.contains(&format!("(--settings {settings})")),
         "{config}"
     );
-    assert!(!config.contains(&claude.join("settings.json").display().to_string()), "{config}");
+    assert!(
+        !config.contains(&claude.join("settings.json").display().to_string()),
+        "{config}"
+    );
 
     // `none`, from the user's own tack settings: neither file.
     let xdg = project.dir.path().join("xdg");
@@ -780,7 +787,15 @@ fn claude_code_settings_turns_off_the_users_claude_files() {
     project
         .tack()
         .env("XDG_CONFIG_HOME", &xdg)
-        .args(["run", "x", "--mode", "allow-all", "--model", &project.model(&turns), "--log"])
+        .args([
+            "run",
+            "x",
+            "--mode",
+            "allow-all",
+            "--model",
+            &project.model(&turns),
+            "--log",
+        ])
         .arg(&project.log)
         .assert()
         .success();
@@ -836,7 +851,11 @@ fn the_users_disable_all_hooks_turns_off_every_hook() {
     std::fs::write(&off, r#"{"disableAllHooks": true}"#).unwrap();
     let _ = std::fs::remove_file(&project.log);
     project
-        .run("x", &json!([text("ok")]), &["--settings", off.to_str().unwrap()])
+        .run(
+            "x",
+            &json!([text("ok")]),
+            &["--settings", off.to_str().unwrap()],
+        )
         .success();
     assert!(!project_marker.exists());
     let _ = std::fs::remove_file(&project.log);
@@ -880,11 +899,24 @@ fi
     project.trust();
     let counter = project.ws.join("deploys");
     let deploys = || std::fs::read_to_string(&counter).unwrap_or_default();
-    let seen_count = || std::fs::read_to_string(&seen).unwrap_or_default().lines().count();
+    let seen_count = || {
+        std::fs::read_to_string(&seen)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
     let resume = |prompt: &str, turns: &Value| {
         project
             .tack()
-            .args(["run", prompt, "--mode", "allow-all", "--model", &project.model(turns), "--resume"])
+            .args([
+                "run",
+                prompt,
+                "--mode",
+                "allow-all",
+                "--model",
+                &project.model(turns),
+                "--resume",
+            ])
             .arg(&project.log)
             .assert()
     };
@@ -906,11 +938,17 @@ fi
     // Resumed before the sign-off: the hook sees the call again and defers
     // it again; the prompt is not sent.
     let again = resume("go on", &json!([text("never said either")])).success();
-    assert!(stderr(&again).contains("a human signs off deploys"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("a human signs off deploys"),
+        "{}",
+        stderr(&again)
+    );
     assert_eq!(deploys(), "");
     assert_eq!(seen_count(), 2);
     assert!(
-        !of_type(&project.log, "user").iter().any(|u| u["text"] == "go on"),
+        !of_type(&project.log, "user")
+            .iter()
+            .any(|u| u["text"] == "go on"),
         "the prompt was not sent"
     );
 
@@ -1004,12 +1042,18 @@ esac
     assert!(project.ws.join("good").exists() && !project.ws.join("bad").exists());
     let c1 = project.result("c1");
     assert_eq!(outcome(&c1).0, "ok", "{c1}");
-    assert!(c1.to_string().contains("touch good") && c1.to_string().contains("touch bad"), "{c1}");
+    assert!(
+        c1.to_string().contains("touch good") && c1.to_string().contains("touch bad"),
+        "{c1}"
+    );
     // updatedPermissions: the narrow allow holds for the session (c2 was
     // not asked), the allow of every command and setMode were not applied.
     assert_eq!(outcome(&project.result("c2")).0, "ok");
     assert!(project.ws.join("again").exists());
-    assert!(err.contains("added `allow bash(command: \"touch again\")` for this session"), "{err}");
+    assert!(
+        err.contains("added `allow bash(command: \"touch again\")` for this session"),
+        "{err}"
+    );
     assert!(err.contains("acts like mode `allow-all`; skipped"), "{err}");
     assert!(err.contains("`setMode` is not applied"), "{err}");
     assert!(err.contains("destination `localSettings`"), "{err}");
@@ -1094,7 +1138,11 @@ exit 2
         )
         .success();
     let err = stderr(&run);
-    assert!(err.contains(".asyncRewake`: runs in the background") && err.contains("does not wake an idle session"), "{err}");
+    assert!(
+        err.contains(".asyncRewake`: runs in the background")
+            && err.contains("does not wake an idle session"),
+        "{err}"
+    );
     assert!(!err.contains("not a key of a command hook"), "{err}");
     let contexts: Vec<Value> = of_type(&project.log, "context/deferred");
     let text = |call: &str| {
@@ -1104,12 +1152,22 @@ exit 2
             .map(|c| c.to_string())
             .collect::<String>()
     };
-    assert!(text("c1").is_empty(), "nothing of theirs rides on the call that started them");
+    assert!(
+        text("c1").is_empty(),
+        "nothing of theirs rides on the call that started them"
+    );
     let later: String = ["c2", "c3", "c4"].iter().map(|c| text(c)).collect();
     assert!(later.contains("the build took 3 warnings"), "{contexts:?}");
     assert!(later.contains("build report ready"), "{contexts:?}");
-    assert!(later.contains("lint: unused variable in main.c"), "{contexts:?}");
-    assert_eq!(later.matches("the build took 3 warnings").count(), 1, "{contexts:?}");
+    assert!(
+        later.contains("lint: unused variable in main.c"),
+        "{contexts:?}"
+    );
+    assert_eq!(
+        later.matches("the build took 3 warnings").count(),
+        1,
+        "{contexts:?}"
+    );
 }
 
 #[test]
@@ -1154,9 +1212,15 @@ fn codex_hooks_files_are_read_as_codex_reads_them() {
     // The workspace's codex files start programs: refused until trusted.
     let refused = project.run("x", &turns, &["--mode", "allow-all"]).code(2);
     let err = stderr(&refused);
-    assert!(err.contains(".codex/hooks.json") && err.contains("tack trust"), "{err}");
+    assert!(
+        err.contains(".codex/hooks.json") && err.contains("tack trust"),
+        "{err}"
+    );
     let out = stdout_of(project.tack().arg("trust"));
-    assert!(out.contains(".codex/hooks.json") && out.contains(".codex/config.toml"), "{out}");
+    assert!(
+        out.contains(".codex/hooks.json") && out.contains(".codex/config.toml"),
+        "{out}"
+    );
 
     let _ = std::fs::remove_file(&project.log);
     let run = project.run("x", &turns, &["--mode", "allow-all"]).success();
@@ -1171,11 +1235,17 @@ fn codex_hooks_files_are_read_as_codex_reads_them() {
     assert_eq!(outcome(&project.result("c3")).0, "ok");
     // codex's own rules: `if` is not a codex key, async hooks are skipped,
     // hooks in both files of a layer are both used with a warning.
-    assert!(err.contains("hooks[0].if`: codex does not read this key"), "{err}");
+    assert!(
+        err.contains("hooks[0].if`: codex does not read this key"),
+        "{err}"
+    );
     assert!(err.contains("codex skips async hooks"), "{err}");
     assert!(!project.ws.join("async-ran").exists());
     assert!(err.contains("hooks are in both"), "{err}");
-    assert!(!err.contains("`model`"), "codex's other settings are not named: {err}");
+    assert!(
+        !err.contains("`model`"),
+        "codex's other settings are not named: {err}"
+    );
 
     // The user's ~/.codex hooks are read only with codex_hooks = all.
     let home = project.home().join(".codex");
@@ -1190,7 +1260,10 @@ fn codex_hooks_files_are_read_as_codex_reads_them() {
     )
     .unwrap();
     let config = stdout_of(project.tack().arg("config"));
-    assert!(config.contains("codex_hooks = project") && config.contains("(default)"), "{config}");
+    assert!(
+        config.contains("codex_hooks = project") && config.contains("(default)"),
+        "{config}"
+    );
     let _ = std::fs::remove_file(&project.log);
     project.run("x", &json!([text("ok")]), &[]).success();
     assert!(!marker.exists(), "not read by default");
@@ -1198,17 +1271,32 @@ fn codex_hooks_files_are_read_as_codex_reads_them() {
     std::fs::write(&all, r#"{"codex_hooks": "all"}"#).unwrap();
     let all = all.to_str().unwrap();
     let _ = std::fs::remove_file(&project.log);
-    project.run("x", &json!([text("ok")]), &["--settings", all]).success();
-    assert!(marker.exists(), "read with codex_hooks = all, no trust needed");
+    project
+        .run("x", &json!([text("ok")]), &["--settings", all])
+        .success();
+    assert!(
+        marker.exists(),
+        "read with codex_hooks = all, no trust needed"
+    );
 
     // [features] hooks = false in the user's config.toml: codex's hooks off.
     std::fs::remove_file(&marker).unwrap();
     std::fs::write(home.join("config.toml"), "[features]\nhooks = false\n").unwrap();
     let _ = std::fs::remove_file(&project.log);
-    let run = project.run("x", &turns, &["--settings", all, "--mode", "allow-all"]).success();
-    assert!(stderr(&run).contains("codex's hooks are off"), "{}", stderr(&run));
+    let run = project
+        .run("x", &turns, &["--settings", all, "--mode", "allow-all"])
+        .success();
+    assert!(
+        stderr(&run).contains("codex's hooks are off"),
+        "{}",
+        stderr(&run)
+    );
     assert!(!marker.exists());
-    assert_eq!(outcome(&project.result("c1")).0, "ok", "the workspace's too");
+    assert_eq!(
+        outcome(&project.result("c1")).0,
+        "ok",
+        "the workspace's too"
+    );
 
     // codex_hooks = none: not even the workspace's.
     std::fs::remove_file(home.join("config.toml")).unwrap();
@@ -1217,7 +1305,11 @@ fn codex_hooks_files_are_read_as_codex_reads_them() {
     std::fs::write(&none, r#"{"codex_hooks": "none"}"#).unwrap();
     let _ = std::fs::remove_file(&project.log);
     project
-        .run("x", &turns, &["--settings", none.to_str().unwrap(), "--mode", "allow-all"])
+        .run(
+            "x",
+            &turns,
+            &["--settings", none.to_str().unwrap(), "--mode", "allow-all"],
+        )
         .success();
     assert_eq!(outcome(&project.result("c1")).0, "ok");
 }

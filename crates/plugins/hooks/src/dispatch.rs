@@ -202,7 +202,10 @@ impl Inner {
                 if let Some(message) = answer.field("systemMessage") {
                     said.push(message.to_owned());
                 }
-                if rewake && !answer.failed_closed && let Some(reason) = &answer.blocking {
+                if rewake
+                    && !answer.failed_closed
+                    && let Some(reason) = &answer.blocking
+                {
                     said.push(reason.clone());
                 }
                 if !said.is_empty() {
