@@ -1313,3 +1313,69 @@ fn codex_hooks_files_are_read_as_codex_reads_them() {
         .success();
     assert_eq!(outcome(&project.result("c1")).0, "ok");
 }
+
+#[test]
+fn an_async_hooks_context_reaches_the_model_with_the_next_prompt() {
+    let project = Project::new("");
+    let hooks = project.ws.join(".claude/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::write(
+        hooks.join("report.sh"),
+        "#!/bin/bash\ncat > /dev/null\necho '{\"hookSpecificOutput\": {\"hookEventName\": \"PostToolUse\", \"additionalContext\": \"coverage fell to 71%\"}}'\ntouch reported\n",
+    )
+    .unwrap();
+    // Before the second prompt, waits for the async hook to be at its end.
+    std::fs::write(
+        hooks.join("settle.sh"),
+        "#!/bin/bash\ncat > /dev/null\nif [ -e started ]; then while [ ! -e reported ]; do sleep 0.05; done; sleep 0.2; fi\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.ws.join(".claude/settings.json"),
+        json!({"hooks": {
+            "PostToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/report.sh", "async": true}
+            ]}],
+            "UserPromptSubmit": [{"hooks": [
+                {"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/settle.sh"}
+            ]}]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    project.trust();
+    let turns = json!([
+        call("c1", "bash", json!({"command": "touch started"})),
+        text("tested"),
+        text("noted")
+    ]);
+    project
+        .tack()
+        .args([
+            "chat",
+            "--mode",
+            "allow-all",
+            "--model",
+            &project.model(&turns),
+            "--log",
+        ])
+        .arg(&project.log)
+        .write_stdin("run the tests\nhow did it go?\nexit\n")
+        .assert()
+        .success();
+    assert!(of_type(&project.log, "context/deferred").is_empty());
+    let records = records(&project.log);
+    let second = records
+        .iter()
+        .position(|r| r["type"] == "user" && r["text"] == "how did it go?")
+        .unwrap();
+    let context: Vec<&Value> = records[second..]
+        .iter()
+        .filter(|r| r["type"] == "context/hook")
+        .collect();
+    assert_eq!(context.len(), 1, "{context:?}");
+    assert!(
+        context[0].to_string().contains("coverage fell to 71%"),
+        "{context:?}"
+    );
+}
