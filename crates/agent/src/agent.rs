@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tack_core::hook::{AgentId, Disposer};
 use tack_core::hooks::CodeDispatchEvent;
-use tack_core::tool::{ContentBlock, DeferredContext, Outcome, joined_text};
+use tack_core::tool::{ContentBlock, DeferredContext, Outcome, ToolCall, joined_text};
 use tack_pipeline::{Pipeline, TurnScheduler};
 use tokio_util::sync::CancellationToken;
 
@@ -468,6 +468,72 @@ impl Agent {
             calls: count,
             concluded,
         })
+    }
+
+    /// Runs `calls` again, outside a turn, through the whole pipeline (hook
+    /// points, permission, sandbox): calls the history already holds with a
+    /// result, such as calls a `PreToolUse` hook deferred before the session
+    /// stopped. Each new result replaces the call's earlier one in the
+    /// history (the log records it as a `tool/result`, which a later resume
+    /// reads the same way), and its deferred context follows. Calls the
+    /// history holds no result for are skipped. Returns how many ran, and
+    /// the reason when a listener asked to end the turn while they ran
+    /// (a call deferred again).
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::Log`].
+    pub async fn rerun(
+        &mut self,
+        calls: Vec<ToolCall>,
+    ) -> Result<(usize, Option<String>), AgentError> {
+        let _ = self.hooks.take_turn_end();
+        let calls: Vec<ToolCall> = calls
+            .into_iter()
+            .filter(|call| self.result_index(&call.call_id.to_string()).is_some())
+            .collect();
+        if calls.is_empty() {
+            return Ok((0, None));
+        }
+        let count = calls.len();
+        let outcomes = self
+            .scheduler
+            .run_turn(calls, self.cancel.child_token())
+            .await;
+        for (index, outcome) in outcomes.iter().enumerate() {
+            self.emit(Event::ToolResult {
+                outcome: outcome.as_logged(),
+                index,
+            })?;
+            let call_id = outcome.call_id.to_string();
+            if let Some(at) = self.result_index(&call_id) {
+                self.history[at] = Message::ToolResult {
+                    call_id,
+                    tool: outcome.tool.clone(),
+                    content: joined_text(&outcome.content),
+                    is_error: !outcome.is_success(),
+                };
+            }
+        }
+        for (index, outcome) in outcomes.iter().enumerate() {
+            let images = image_context(outcome);
+            for context in images.iter().chain(&outcome.deferred_context) {
+                self.emit(Event::ContextDeferred {
+                    call_id: outcome.call_id.to_string(),
+                    index,
+                    context: context.clone(),
+                })?;
+                self.history.push(Message::Context(context.clone()));
+            }
+        }
+        Ok((count, self.hooks.take_turn_end()))
+    }
+
+    /// Where the history holds the last result of `call_id`.
+    fn result_index(&self, call_id: &str) -> Option<usize> {
+        self.history
+            .iter()
+            .rposition(|m| matches!(m, Message::ToolResult { call_id: c, .. } if c == call_id))
     }
 
     fn answer(&mut self, text: String) -> Result<StepOutcome, AgentError> {

@@ -73,12 +73,24 @@ pub fn history_from_records(records: &[Record]) -> ResumedHistory {
                 }
             }
             Event::ToolResult { outcome, .. } => {
-                out.messages.push(Message::ToolResult {
-                    call_id: outcome.call_id.to_string(),
+                let call_id = outcome.call_id.to_string();
+                let message = Message::ToolResult {
+                    call_id: call_id.clone(),
                     tool: outcome.tool.clone(),
                     content: joined_text(&outcome.content),
                     is_error: !outcome.is_success(),
-                });
+                };
+                // A result outside a batch is a call run again
+                // (`Agent::rerun`): it replaces the call's earlier result.
+                if batch.is_none()
+                    && let Some(earlier) = out.messages.iter_mut().rev().find(
+                        |m| matches!(m, Message::ToolResult { call_id: c, .. } if *c == call_id),
+                    )
+                {
+                    *earlier = message;
+                    continue;
+                }
+                out.messages.push(message);
                 if let Some((at, missing)) = batch {
                     batch = (missing > 1).then(|| (at, missing - 1));
                 }

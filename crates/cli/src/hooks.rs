@@ -172,17 +172,24 @@ pub fn attach(hooks: &Hooks, agent_hooks: &AgentHooks) {
     hooks.set_turn_stopper(Arc::new(move |reason: &str| {
         turn.request_turn_end(reason);
     }));
-    if hooks.handles(HookEvent::UserPromptSubmit) {
+    // What finished `async` hooks said reaches the model after the next
+    // batch of results (the tool hook points) or with the next prompt.
+    if hooks.handles(HookEvent::UserPromptSubmit) || hooks.has_async() {
         let h = hooks.clone();
         agent_hooks
             .user_prompt_submit()
             .tap(LISTENER, move |input, next| {
                 let h = h.clone();
                 async move {
-                    let check = h.user_prompt_submit(&input.prompt).await;
+                    let mut check = if h.handles(HookEvent::UserPromptSubmit) {
+                        h.user_prompt_submit(&input.prompt).await
+                    } else {
+                        tack_hooks::PromptCheck::default()
+                    };
                     if let Some(reason) = check.blocked {
                         return PromptDecision::accept().block(reason);
                     }
+                    check.context.extend(h.take_async_context());
                     let mut decision = next.run(input).await;
                     for context in check.context {
                         decision = decision.add_context(context);
@@ -250,16 +257,103 @@ pub fn attach(hooks: &Hooks, agent_hooks: &AgentHooks) {
 }
 
 /// Asks the `PermissionRequest` hooks before the approver: an `allow` or
-/// `deny` they give is the answer; otherwise `inner` is asked.
+/// `deny` they give is the answer; otherwise `inner` is asked. An allow's
+/// `updatedInput` becomes the call's arguments (checked and run through
+/// `tools/pre-execute` again by the pipeline); its `updatedPermissions`
+/// rules are added for the session, read as Claude Code rules by the same
+/// reader as the settings files' (never looser than written, and never an
+/// allow that acts like `allow-all`).
 pub struct HookApprover {
     hooks: Hooks,
     inner: Arc<dyn tack_core::policy::ApprovalService>,
+    rules: Option<(tack_permission::SessionRules, Arc<EventBus>)>,
 }
 
 impl HookApprover {
     /// `hooks` first, then `inner`.
     pub fn new(hooks: Hooks, inner: Arc<dyn tack_core::policy::ApprovalService>) -> Self {
-        Self { hooks, inner }
+        Self {
+            hooks,
+            inner,
+            rules: None,
+        }
+    }
+
+    /// Adds the rules of `updatedPermissions` to `rules`, reporting on `bus`
+    /// what was added or skipped.
+    pub fn with_session_rules(
+        mut self,
+        rules: tack_permission::SessionRules,
+        bus: Arc<EventBus>,
+    ) -> Self {
+        self.rules = Some((rules, bus));
+        self
+    }
+
+    fn add_rules(&self, updates: &[tack_hooks::PermissionUpdate]) {
+        let Some((rules, bus)) = &self.rules else {
+            return;
+        };
+        let home = std::env::var_os("HOME")
+            .map(std::path::PathBuf::from)
+            .filter(|p| p.is_absolute());
+        for update in updates {
+            let action = match update.behavior.as_str() {
+                "deny" => tack_permission::Action::Deny,
+                "ask" => tack_permission::Action::Ask,
+                _ => tack_permission::Action::Allow,
+            };
+            let place = format!("the PermissionRequest hook `{}`", update.command);
+            let report = |message: String, blocked: bool| {
+                let _ = bus.emit(Event::HookReport {
+                    hook: "PermissionRequest".to_owned(),
+                    command: update.command.clone(),
+                    blocked,
+                    message,
+                });
+            };
+            let read = match tack_permission::claude_rule(
+                action,
+                &update.rule,
+                home.as_deref(),
+                Some(&place),
+            ) {
+                Ok(read) => read,
+                Err(e) => {
+                    report(
+                        format!("updatedPermissions: `{}`: {e}; skipped", update.rule),
+                        false,
+                    );
+                    continue;
+                }
+            };
+            if let Some(note) = &read.note {
+                report(
+                    format!("updatedPermissions: `{}`: {note}", update.rule),
+                    false,
+                );
+            }
+            for rule in read.rules {
+                if let Some(why) = crate::settings::widening(&rule) {
+                    report(
+                        format!(
+                            "updatedPermissions: `{}` would {rule}: {why}, which acts like mode `allow-all`; skipped",
+                            update.rule
+                        ),
+                        false,
+                    );
+                    continue;
+                }
+                report(
+                    format!(
+                        "updatedPermissions: added `{rule}` for this session (from `{} {}`)",
+                        update.behavior, update.rule
+                    ),
+                    false,
+                );
+                rules.push(rule);
+            }
+        }
     }
 }
 
@@ -281,6 +375,16 @@ impl tack_core::policy::ApprovalService for HookApprover {
             .await;
         match answer {
             Some(tack_hooks::PermissionAnswer::Allow) => ApprovalOutcome::AllowedOnce,
+            Some(tack_hooks::PermissionAnswer::AllowUpdated { input, permissions }) => {
+                self.add_rules(&permissions);
+                match input {
+                    Some(arguments) => ApprovalOutcome::AllowedRewritten {
+                        arguments,
+                        by: "PermissionRequest hook".to_owned(),
+                    },
+                    None => ApprovalOutcome::AllowedOnce,
+                }
+            }
             Some(tack_hooks::PermissionAnswer::Deny(reason)) => ApprovalOutcome::Denied {
                 reason: Some(reason),
             },

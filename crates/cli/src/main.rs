@@ -20,6 +20,7 @@ mod sandbox_paths;
 mod session;
 mod settings;
 mod settings_claude;
+mod settings_codex;
 mod spinner;
 mod trust;
 

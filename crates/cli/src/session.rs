@@ -36,6 +36,9 @@ pub struct Session {
     pub log_path: PathBuf,
     /// Whether the session continues an earlier one (`--resume`).
     pub resumed: bool,
+    /// The calls a `PreToolUse` hook deferred in the resumed session's last
+    /// turn, to run again before anything else.
+    pub deferred: Vec<ToolCall>,
 }
 
 impl Session {
@@ -50,6 +53,32 @@ impl Session {
             .start_session(source)
             .await
             .map_err(|e| e.to_string())
+    }
+
+    /// Runs the calls a `PreToolUse` hook deferred (`defer`) when the
+    /// resumed session stopped, through the whole pipeline again, hooks
+    /// included, as Claude Code does on `--resume`. Returns the reason when
+    /// a hook deferred one again (or otherwise ended the turn): the prompt
+    /// is then not sent.
+    ///
+    /// # Errors
+    ///
+    /// The log cannot be written.
+    pub async fn run_deferred(&mut self) -> Result<Option<String>, String> {
+        let calls = std::mem::take(&mut self.deferred);
+        if calls.is_empty() {
+            return Ok(None);
+        }
+        let names: Vec<String> = calls.iter().map(|c| format!("`{}`", c.name)).collect();
+        let (ran, stopped) = self.agent.rerun(calls).await.map_err(|e| e.to_string())?;
+        if ran > 0 {
+            eprintln!(
+                "tack: ran the call{} a hook deferred: {}",
+                if ran == 1 { "" } else { "s" },
+                names.join(", ")
+            );
+        }
+        Ok(stopped)
     }
 
     /// Tells the `SessionEnd` hooks.
@@ -156,6 +185,7 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     }
 
     // Refuse to start when nothing would be recorded.
+    let mut deferred = Vec::new();
     let (log, resumed) = match &args.resume {
         Some(path) => {
             let (log, contents) = SessionLog::resume(path).map_err(|e| format!("--resume: {e}"))?;
@@ -167,6 +197,7 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
                 eprintln!("tack: warning: {note}");
             }
             let last = contents.records.last().cloned();
+            deferred = deferred_calls(&contents.records);
             (log, last.map(|last| (history, last)))
         }
         None => (session_log(args.log.as_deref(), &root)?, None),
@@ -242,7 +273,10 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     if let Some(hooks) = &hooks
         && hooks.handles(tack_hooks::HookEvent::PermissionRequest)
     {
-        inner = Arc::new(crate::hooks::HookApprover::new(hooks.clone(), inner));
+        inner = Arc::new(
+            crate::hooks::HookApprover::new(hooks.clone(), inner)
+                .with_session_rules(session_rules.clone(), bus.clone()),
+        );
     }
     let permission = Permission::new(
         guard_plugins::permission(&settings, &root)
@@ -312,7 +346,50 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
         _plugins: plugins,
         log_path,
         resumed: args.resume.is_some(),
+        deferred,
     })
+}
+
+/// The calls a `PreToolUse` hook deferred in the last turn of `records`
+/// (after the last prompt) and that have not run since, in order.
+fn deferred_calls(records: &[tack_agent::Record]) -> Vec<ToolCall> {
+    let start = records
+        .iter()
+        .rposition(|r| matches!(r.event, Event::User { .. }))
+        .unwrap_or(0);
+    let mut calls: Vec<ToolCall> = Vec::new();
+    let mut deferred: Vec<String> = Vec::new();
+    for record in &records[start..] {
+        match &record.event {
+            Event::ToolCall {
+                call_id,
+                tool,
+                arguments,
+                ..
+            } => calls.push(ToolCall::new(
+                call_id.clone(),
+                tool.clone(),
+                arguments.clone(),
+            )),
+            Event::ToolResult { outcome, .. } => {
+                let id = outcome.call_id.to_string();
+                deferred.retain(|d| *d != id);
+                let failure = outcome.failure_info();
+                if failure.is_some_and(|f| {
+                    f.code == tack_core::tool::ErrorCode::Denied
+                        && f.message.contains(tack_hooks::DEFERRED)
+                }) {
+                    deferred.push(id);
+                }
+            }
+            _ => {}
+        }
+    }
+    deferred
+        .iter()
+        .filter_map(|id| calls.iter().rev().find(|c| c.call_id.to_string() == *id))
+        .cloned()
+        .collect()
 }
 
 /// The registry of the builtin tools alone (for `tools` and `replay`).

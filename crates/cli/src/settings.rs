@@ -119,6 +119,10 @@ pub struct Settings {
     /// The tool names hook commands see: `claude-code` (Claude Code's
     /// `Bash`, `file_path`, …) or `tack` (tack's own, unmapped).
     pub hook_names: Sourced<String>,
+    /// Which of Claude Code's own settings files are read.
+    pub claude_code_settings: Sourced<AgentFiles>,
+    /// Which of codex's hooks files are read.
+    pub codex_hooks: Sourced<AgentFiles>,
     /// The permission rules of every layer, in layer order.
     pub rules: Vec<SourcedRule>,
     /// The files read, in layer order.
@@ -162,6 +166,8 @@ impl Default for Settings {
             model_timeout: Sourced::default(DEFAULT_MODEL_TIMEOUT),
             presentation: Sourced::default("native".to_owned()),
             hook_names: Sourced::default("claude-code".to_owned()),
+            claude_code_settings: Sourced::default(AgentFiles::All),
+            codex_hooks: Sourced::default(AgentFiles::Project),
             rules: Vec::new(),
             files: Vec::new(),
             hooks: Vec::new(),
@@ -201,6 +207,13 @@ struct RawSettings {
     presentation: Option<String>,
     #[serde(default, deserialize_with = "hook_names")]
     hook_names: Option<String>,
+    #[serde(default, deserialize_with = "parsed")]
+    claude_code_settings: Option<AgentFiles>,
+    #[serde(default, deserialize_with = "parsed")]
+    codex_hooks: Option<AgentFiles>,
+    /// Claude Code's switch, also read in tack's own files.
+    #[serde(default, rename = "disableAllHooks")]
+    disable_all_hooks: Option<bool>,
     #[serde(default)]
     permissions: Option<RawPermissions>,
     /// Claude Code's `hooks` object, read by `tack-hooks`.
@@ -369,6 +382,9 @@ const KNOWN_KEYS: &[&str] = &[
     "model_timeout",
     "presentation",
     "hook_names",
+    "claude_code_settings",
+    "codex_hooks",
+    "disableAllHooks",
     "permissions",
     "hooks",
     "mcpServers",
@@ -425,6 +441,106 @@ fn key_line(text: &str, key: &str, quoted: bool) -> usize {
     text.lines()
         .position(|line| line.trim_start().starts_with(&needle))
         .map_or(1, |i| i + 1)
+}
+
+/// Which of another agent's own files a session reads:
+/// `claude_code_settings` (Claude Code's settings files) and `codex_hooks`
+/// (codex's hooks files).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AgentFiles {
+    /// None of them.
+    None,
+    /// The workspace's (`.claude/`, `.codex/`), not the user's.
+    Project,
+    /// The user's and the workspace's.
+    All,
+}
+
+impl AgentFiles {
+    /// The setting's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentFiles::None => "none",
+            AgentFiles::Project => "project",
+            AgentFiles::All => "all",
+        }
+    }
+}
+
+impl std::str::FromStr for AgentFiles {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "all" => Ok(AgentFiles::All),
+            "project" => Ok(AgentFiles::Project),
+            "none" => Ok(AgentFiles::None),
+            other => Err(format!(
+                "unknown value `{other}`: use all (your own files and the workspace's), project (the workspace's only) or none"
+            )),
+        }
+    }
+}
+
+/// `claude_code_settings` and `codex_hooks` from tack's own settings files:
+/// the user's, then every `--settings` (the later wins). They are the
+/// user's choice: the workspace's `.tack/settings.json` cannot set them (it
+/// could turn off the user's own guard hooks and deny rules, or turn on
+/// hooks the user left to another agent), and a warning says so.
+fn agent_files(
+    workspace: &Path,
+    args: &SessionArgs,
+    warnings: &mut Vec<String>,
+) -> Result<(Sourced<AgentFiles>, Sourced<AgentFiles>), String> {
+    let mut claude = Sourced::default(AgentFiles::All);
+    let mut codex = Sourced::default(AgentFiles::Project);
+    let mut layers: Vec<(PathBuf, &'static str, bool)> = Vec::new();
+    if let Some(user) = user_settings_path() {
+        layers.push((user, "user", true));
+    }
+    layers.push((
+        workspace.join(".tack").join("settings.json"),
+        "workspace",
+        true,
+    ));
+    layers.extend(
+        args.settings
+            .iter()
+            .map(|file| (file.clone(), "--settings", false)),
+    );
+    for (path, layer, optional) in layers {
+        let Some(text) = read_optional(&path, optional)? else {
+            continue;
+        };
+        let name = path.display().to_string();
+        let raw = parse_settings(&text, &name)?;
+        for (key, value, chosen) in [
+            (
+                "claude_code_settings",
+                raw.claude_code_settings,
+                &mut claude,
+            ),
+            ("codex_hooks", raw.codex_hooks, &mut codex),
+        ] {
+            let Some(value) = value else {
+                continue;
+            };
+            if layer == "workspace" {
+                warnings.push(format!(
+                    "{name}: key `{key}`: a workspace's own settings cannot choose which of your own agents' files are read (it could turn off your own hooks and deny rules); ignored — set it in your user settings or a --settings file"
+                ));
+                continue;
+            }
+            chosen.set(
+                value,
+                Origin::File {
+                    layer,
+                    path: path.clone(),
+                },
+            );
+        }
+    }
+    Ok((claude, codex))
 }
 
 /// The user's settings file: `$XDG_CONFIG_HOME/tack/settings.json`, or
@@ -576,17 +692,32 @@ impl Settings {
     /// A message naming the file, line and key of a bad value, or the flag.
     pub fn load(workspace: &Path, args: &SessionArgs) -> Result<Self, String> {
         let mut settings = Settings::default();
+        // Which of Claude Code's files to read is decided by tack's own
+        // files before any of them is read.
+        (settings.claude_code_settings, settings.codex_hooks) =
+            agent_files(workspace, args, &mut settings.warnings)?;
+        let claude = settings.claude_code_settings.value;
         // Claude Code's files first, each below tack's own of its scope;
         // the workspace's above the user's (Claude Code's precedence).
-        if let Some(claude) = crate::settings_claude::claude_user_settings_path() {
-            settings.apply_claude_file(&claude, "claude-user")?;
+        if claude == AgentFiles::All
+            && let Some(path) = crate::settings_claude::claude_user_settings_path()
+        {
+            settings.apply_claude_file(&path, "claude-user")?;
         }
         if let Some(user) = user_settings_path() {
             settings.apply_json_file(&user, "user", true)?;
         }
-        let [shared, local] = crate::settings_claude::claude_workspace_settings_paths(workspace);
-        settings.apply_claude_file(&shared, "claude-project")?;
-        settings.apply_claude_file(&local, "claude-local")?;
+        if claude != AgentFiles::None {
+            let [shared, local] =
+                crate::settings_claude::claude_workspace_settings_paths(workspace);
+            settings.apply_claude_file(&shared, "claude-project")?;
+            settings.apply_claude_file(&local, "claude-local")?;
+        }
+        // codex's hooks files (hooks only), the user's then the workspace's.
+        if settings.codex_hooks.value != AgentFiles::None {
+            let user = settings.codex_hooks.value == AgentFiles::All;
+            settings.apply_codex_files(workspace, user)?;
+        }
         let dot = workspace.join(".tack");
         settings.apply_json_file(&dot.join("settings.json"), "workspace", true)?;
         settings.apply_permission_file(&dot.join("permissions.toml"), "workspace", true)?;
@@ -691,6 +822,10 @@ impl Settings {
         }
         if let Some(v) = raw.hook_names {
             self.hook_names.set(v, origin.clone());
+        }
+        if raw.disable_all_hooks == Some(true) {
+            self.disable_hooks
+                .push((path.to_owned(), layer == "workspace"));
         }
         self.mcp_servers.extend(raw.mcp_servers);
         if let Some(p) = raw.permissions {
@@ -884,6 +1019,16 @@ impl Settings {
                 "hook_names",
                 self.hook_names.value.clone(),
                 &self.hook_names.origin,
+            ),
+            (
+                "claude_code_settings",
+                self.claude_code_settings.value.as_str().to_owned(),
+                &self.claude_code_settings.origin,
+            ),
+            (
+                "codex_hooks",
+                self.codex_hooks.value.as_str().to_owned(),
+                &self.codex_hooks.origin,
             ),
         ];
         let width = rows

@@ -191,3 +191,41 @@ async fn a_batch_cut_off_by_a_crash_is_left_out() {
     assert_eq!(shape(&resumed.messages), ["user first"]);
     assert!(resumed.notes[0].contains("1 result(s) missing"));
 }
+
+#[tokio::test]
+async fn a_call_run_again_replaces_its_result_in_the_history_and_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let history = first_session(&path).await;
+    let (log, contents) = SessionLog::resume(&path).unwrap();
+    let resumed = history_from_records(&contents.records);
+    let bus = Arc::new(EventBus::resuming(
+        Arc::new(log),
+        contents.records.last().unwrap(),
+    ));
+    let model = Arc::new(Counting {
+        seen: Mutex::new(Vec::new()),
+    });
+    let mut agent = Agent::builder(model, registry())
+        .events(bus)
+        .resume(resumed.messages, resumed.usage)
+        .build();
+    let first = match &history[1] {
+        Message::ToolCalls(calls) => calls[0].clone(),
+        other => panic!("{other:?}"),
+    };
+    let unknown = ToolCall::new("nowhere", "note", r#"{"text": "c"}"#);
+    let (ran, stopped) = agent.rerun(vec![first, unknown]).await.unwrap();
+    assert_eq!(
+        (ran, stopped),
+        (1, None),
+        "a call without a result is skipped"
+    );
+    // One result per call still, in place; the call's context follows.
+    let mut expected = shape(&history);
+    expected.push("context noted: a".into());
+    assert_eq!(shape(agent.history()), expected);
+    let again = history_from_records(&read_log(&path).unwrap().records);
+    assert_eq!(shape(&again.messages), expected);
+    assert!(again.notes.is_empty(), "{:?}", again.notes);
+}

@@ -19,6 +19,9 @@ pub async fn chat(args: SessionArgs) -> Result<ExitCode, String> {
     }
     let mut session = session::open(&args).await?;
     session.start().await?;
+    if let Some(reason) = session.run_deferred().await? {
+        eprintln!("tack: {reason}");
+    }
     let end = chat_loop(&mut session).await;
     session.end("exit").await;
     end

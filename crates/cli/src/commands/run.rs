@@ -19,6 +19,15 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
     let interrupts = Interrupts::install();
     session.start().await?;
     interrupts.arm(session.agent.cancellation().clone());
+    if let Some(reason) = session.run_deferred().await? {
+        interrupts.disarm();
+        session.end("exit").await;
+        eprintln!(
+            "tack: {reason}; the prompt was not sent (session log: {})",
+            session.log_path.display()
+        );
+        return Ok(ExitCode::from(exit::SUCCESS));
+    }
     let end = session.agent.run(prompt).await;
     interrupts.disarm();
     session.end("exit").await;

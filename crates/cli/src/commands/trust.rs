@@ -49,9 +49,18 @@ fn examine(path: &Path) -> Result<Examined, String> {
     let canonical = path
         .canonicalize()
         .map_err(|e| format!("cannot resolve {name}: {e}"))?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| {
-        format!("{name} is not JSON ({e}); only settings files and .mcp.json files are trusted")
-    })?;
+    let value: Value = if crate::settings_codex::is_codex_file(path) {
+        // codex's hooks.json or config.toml, read as a session reads it.
+        crate::settings_codex::read_codex(path, &text, &Default::default())?
+            .settings
+            .unwrap_or_else(|| serde_json::json!({}))
+    } else {
+        serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{name} is not JSON ({e}); only settings files, .mcp.json files and codex's hooks files are trusted"
+            )
+        })?
+    };
     let hooks = match value.get("hooks") {
         Some(_) => Some(
             tack_hooks::HooksConfig::from_settings(&value, Some(path))
@@ -91,6 +100,14 @@ fn workspace_files(root: &Path) -> Result<Vec<PathBuf>, String> {
     candidates.extend(crate::settings_claude::claude_workspace_settings_paths(
         root,
     ));
+    if let Some(home) = crate::settings_codex::codex_home() {
+        candidates.extend(
+            [home.join("hooks.json"), home.join("config.toml")]
+                .into_iter()
+                .filter(|p| inside(p, root)),
+        );
+    }
+    candidates.extend(crate::settings_codex::codex_workspace_paths(root));
     candidates.push(root.join(".tack").join("settings.json"));
     candidates.push(root.join(".mcp.json"));
     let mut files = Vec::new();

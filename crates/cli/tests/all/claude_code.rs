@@ -699,3 +699,683 @@ elif command.startswith("rm "):
     assert_eq!(code, "DENIED");
     assert!(message.contains("stdin is not a terminal"), "{message}");
 }
+
+#[test]
+fn claude_code_settings_turns_off_the_users_claude_files() {
+    let project = Project::new("");
+    let claude = project.home().join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    let marker = project.dir.path().join("user-hook-ran");
+    std::fs::write(
+        claude.join("settings.json"),
+        json!({
+            "permissions": {"deny": ["Bash(touch:*)"]},
+            "hooks": {"UserPromptSubmit": [{"hooks": [
+                {"type": "command", "command": format!("cat >/dev/null; touch {}", marker.display())}
+            ]}]}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    // The workspace's own Claude Code file (trusted below).
+    let dot = project.ws.join(".claude");
+    std::fs::create_dir_all(&dot).unwrap();
+    let project_marker = project.dir.path().join("project-hook-ran");
+    std::fs::write(
+        dot.join("settings.json"),
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": format!("cat >/dev/null; touch {}", project_marker.display())}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    project.trust();
+    let turns = json!([
+        call("c1", "bash", json!({"command": "touch made"})),
+        text("ok")
+    ]);
+
+    // Default: both files, as Claude Code.
+    project.run("x", &turns, &["--mode", "allow-all"]).success();
+    assert!(marker.exists() && project_marker.exists());
+    assert_eq!(outcome(&project.result("c1")).0, "DENIED");
+    let config = stdout_of(project.tack().arg("config"));
+    assert!(
+        config.contains("claude_code_settings = all") && config.contains("(default)"),
+        "{config}"
+    );
+
+    // `project`: the user's ~/.claude/settings.json is not read (its hook
+    // and its deny rule), the workspace's is.
+    let choice = project.dir.path().join("choice.json");
+    std::fs::write(&choice, r#"{"claude_code_settings": "project"}"#).unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::remove_file(&project_marker).unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    let settings = choice.to_str().unwrap();
+    project
+        .run(
+            "x",
+            &turns,
+            &["--mode", "allow-all", "--settings", settings],
+        )
+        .success();
+    assert!(!marker.exists(), "the user's Claude Code hook did not run");
+    assert!(project_marker.exists(), "the workspace's did");
+    assert_eq!(outcome(&project.result("c1")).0, "ok");
+    let config = stdout_of(project.tack().args(["config", "--settings", settings]));
+    assert!(
+        config.contains("claude_code_settings = project")
+            && config.contains(&format!("(--settings {settings})")),
+        "{config}"
+    );
+    assert!(
+        !config.contains(&claude.join("settings.json").display().to_string()),
+        "{config}"
+    );
+
+    // `none`, from the user's own tack settings: neither file.
+    let xdg = project.dir.path().join("xdg");
+    std::fs::create_dir_all(xdg.join("tack")).unwrap();
+    std::fs::write(
+        xdg.join("tack/settings.json"),
+        r#"{"claude_code_settings": "none"}"#,
+    )
+    .unwrap();
+    std::fs::remove_file(&project_marker).unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    project
+        .tack()
+        .env("XDG_CONFIG_HOME", &xdg)
+        .args([
+            "run",
+            "x",
+            "--mode",
+            "allow-all",
+            "--model",
+            &project.model(&turns),
+            "--log",
+        ])
+        .arg(&project.log)
+        .assert()
+        .success();
+    assert!(!marker.exists() && !project_marker.exists());
+    let config = stdout_of(project.tack().env("XDG_CONFIG_HOME", &xdg).arg("config"));
+    assert!(config.contains("claude_code_settings = none"), "{config}");
+
+    // A workspace's own .tack/settings.json cannot choose: ignored, said so.
+    std::fs::create_dir_all(project.ws.join(".tack")).unwrap();
+    std::fs::write(
+        project.ws.join(".tack/settings.json"),
+        r#"{"claude_code_settings": "none"}"#,
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    let run = project.run("x", &turns, &["--mode", "allow-all"]).success();
+    assert!(
+        stderr(&run).contains("cannot choose which of your own agents' files are read"),
+        "{}",
+        stderr(&run)
+    );
+    assert!(marker.exists(), "the user's hook still ran");
+}
+
+#[test]
+fn the_users_disable_all_hooks_turns_off_every_hook() {
+    let project = Project::new("");
+    let dot = project.ws.join(".claude");
+    std::fs::create_dir_all(&dot).unwrap();
+    let project_marker = project.dir.path().join("project-hook-ran");
+    std::fs::write(
+        dot.join("settings.json"),
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": format!("cat >/dev/null; touch {}", project_marker.display())}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    project.trust();
+    let claude = project.home().join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    std::fs::write(claude.join("settings.json"), r#"{"disableAllHooks": true}"#).unwrap();
+    let run = project.run("x", &json!([text("ok")]), &[]).success();
+    assert!(
+        stderr(&run).contains("`disableAllHooks` is true: all hooks are off"),
+        "{}",
+        stderr(&run)
+    );
+    assert!(!project_marker.exists());
+    // The same key in tack's own --settings file.
+    std::fs::remove_file(claude.join("settings.json")).unwrap();
+    let off = project.dir.path().join("off.json");
+    std::fs::write(&off, r#"{"disableAllHooks": true}"#).unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    project
+        .run(
+            "x",
+            &json!([text("ok")]),
+            &["--settings", off.to_str().unwrap()],
+        )
+        .success();
+    assert!(!project_marker.exists());
+    let _ = std::fs::remove_file(&project.log);
+    project.run("x", &json!([text("ok")]), &[]).success();
+    assert!(project_marker.exists(), "on again without it");
+}
+
+#[test]
+fn a_deferred_call_runs_once_when_the_session_is_resumed() {
+    let project = Project::new("");
+    let hooks = project.ws.join(".claude/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let approved = project.dir.path().join("approved");
+    let seen = project.dir.path().join("seen");
+    // Claude Code's protocol: the call on stdin, the decision on stdout.
+    std::fs::write(
+        hooks.join("gate.sh"),
+        format!(
+            r#"#!/bin/bash
+input=$(cat)
+echo "$input" | grep -o '"tool_use_id":"[^"]*"' >> {seen}
+if [ -e {approved} ]; then
+  echo '{{"hookSpecificOutput": {{"hookEventName": "PreToolUse", "permissionDecision": "allow"}}}}'
+else
+  echo '{{"hookSpecificOutput": {{"hookEventName": "PreToolUse", "permissionDecision": "defer", "permissionDecisionReason": "a human signs off deploys"}}}}'
+fi
+"#,
+            seen = seen.display(),
+            approved = approved.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        project.ws.join(".claude/settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/gate.sh"}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    project.trust();
+    let counter = project.ws.join("deploys");
+    let deploys = || std::fs::read_to_string(&counter).unwrap_or_default();
+    let seen_count = || {
+        std::fs::read_to_string(&seen)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let resume = |prompt: &str, turns: &Value| {
+        project
+            .tack()
+            .args([
+                "run",
+                prompt,
+                "--mode",
+                "allow-all",
+                "--model",
+                &project.model(turns),
+                "--resume",
+            ])
+            .arg(&project.log)
+            .assert()
+    };
+
+    // Deferred: not run, the turn ends.
+    project
+        .run(
+            "deploy",
+            &json!([
+                call("c1", "bash", json!({"command": "echo deployed >> deploys"})),
+                text("never said")
+            ]),
+            &["--mode", "allow-all"],
+        )
+        .success();
+    assert_eq!(deploys(), "");
+    assert_eq!(seen_count(), 1);
+
+    // Resumed before the sign-off: the hook sees the call again and defers
+    // it again; the prompt is not sent.
+    let again = resume("go on", &json!([text("never said either")])).success();
+    assert!(
+        stderr(&again).contains("a human signs off deploys"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(deploys(), "");
+    assert_eq!(seen_count(), 2);
+    assert!(
+        !of_type(&project.log, "user")
+            .iter()
+            .any(|u| u["text"] == "go on"),
+        "the prompt was not sent"
+    );
+
+    // Signed off: resuming runs the call (through the hook, which allows
+    // it now), then the prompt.
+    std::fs::write(&approved, "").unwrap();
+    let ran = resume("what happened?", &json!([text("it deployed")])).success();
+    assert_eq!(deploys(), "deployed\n");
+    assert_eq!(seen_count(), 3);
+    assert!(stdout(&ran).contains("it deployed"), "{}", stdout(&ran));
+    let results: Vec<Value> = project
+        .results()
+        .into_iter()
+        .filter(|r| r["outcome"]["call_id"] == "c1" || r["call_id"] == "c1")
+        .collect();
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert_eq!(outcome(results.last().unwrap()).0, "ok", "{results:?}");
+
+    // Resumed once more: nothing left to run.
+    resume("and now?", &json!([text("nothing to do")])).success();
+    assert_eq!(deploys(), "deployed\n", "the call ran exactly once");
+    assert_eq!(seen_count(), 3);
+}
+
+#[test]
+fn permission_request_updated_input_and_permissions_apply_and_stay_checked() {
+    let project = Project::new("");
+    let hooks = project.ws.join(".claude/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let asked = project.dir.path().join("asked");
+    // Claude Code's protocol: the request on stdin, the decision on stdout.
+    std::fs::write(
+        hooks.join("approve.sh"),
+        format!(
+            r#"#!/bin/bash
+input=$(cat)
+command=$(echo "$input" | sed -n 's/.*"command":"\([^"]*\)".*/\1/p')
+echo "$command" >> {asked}
+case "$command" in
+  "touch bad")
+    echo '{{"hookSpecificOutput": {{"hookEventName": "PermissionRequest", "decision": {{"behavior": "allow",
+      "updatedInput": {{"command": "touch good"}},
+      "updatedPermissions": [
+        {{"type": "addRules", "behavior": "allow", "destination": "localSettings", "rules": [{{"toolName": "Bash", "ruleContent": "touch again"}}]}},
+        {{"type": "addRules", "behavior": "allow", "destination": "session", "rules": [{{"toolName": "Bash"}}]}},
+        {{"type": "setMode", "mode": "bypassPermissions", "destination": "session"}}
+      ]}}}}}}'
+    ;;
+  "echo fine")
+    echo '{{"hookSpecificOutput": {{"hookEventName": "PermissionRequest", "decision": {{"behavior": "allow", "updatedInput": {{"command": "rm -f keep"}}}}}}}}'
+    ;;
+  "echo shape")
+    echo '{{"hookSpecificOutput": {{"hookEventName": "PermissionRequest", "decision": {{"behavior": "allow", "updatedInput": {{"cmd": "x"}}}}}}}}'
+    ;;
+esac
+"#,
+            asked = asked.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        project.ws.join(".claude/settings.json"),
+        json!({
+            "permissions": {"deny": ["Bash(rm:*)"]},
+            "hooks": {"PermissionRequest": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/approve.sh"}
+            ]}]}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(project.ws.join("keep"), "").unwrap();
+    project.trust();
+    let run = project
+        .run(
+            "x",
+            &json!([
+                call("c1", "bash", json!({"command": "touch bad"})),
+                call("c2", "bash", json!({"command": "touch again"})),
+                call("c3", "bash", json!({"command": "echo fine"})),
+                call("c4", "bash", json!({"command": "echo shape"})),
+                call("c5", "bash", json!({"command": "touch other"})),
+                text("ok")
+            ]),
+            &[],
+        )
+        .success();
+    let err = format!("{}{}", stdout(&run), stderr(&run));
+
+    // updatedInput: the call ran with the hook's arguments, recorded.
+    assert!(project.ws.join("good").exists() && !project.ws.join("bad").exists());
+    let c1 = project.result("c1");
+    assert_eq!(outcome(&c1).0, "ok", "{c1}");
+    assert!(
+        c1.to_string().contains("touch good") && c1.to_string().contains("touch bad"),
+        "{c1}"
+    );
+    // updatedPermissions: the narrow allow holds for the session (c2 was
+    // not asked), the allow of every command and setMode were not applied.
+    assert_eq!(outcome(&project.result("c2")).0, "ok");
+    assert!(project.ws.join("again").exists());
+    assert!(
+        err.contains("added `allow bash(command: \"touch again\")` for this session"),
+        "{err}"
+    );
+    assert!(err.contains("acts like mode `allow-all`; skipped"), "{err}");
+    assert!(err.contains("`setMode` is not applied"), "{err}");
+    assert!(err.contains("destination `localSettings`"), "{err}");
+    // A rewrite still meets the deny rules.
+    let (code, message) = outcome(&project.result("c3"));
+    assert_eq!(code, "DENIED", "{message}");
+    assert!(message.contains("permissions.deny[0]"), "{message}");
+    assert!(project.ws.join("keep").exists());
+    // An invalid rewrite never runs.
+    let c4 = project.result("c4");
+    assert_eq!(outcome(&c4).0, "INTERNAL", "{c4}");
+    assert!(c4.to_string().contains("INVALID_REWRITE"), "{c4}");
+    // No answer: asked as usual (no terminal: denied).
+    assert_eq!(outcome(&project.result("c5")).0, "DENIED");
+    let asked = std::fs::read_to_string(&asked).unwrap();
+    assert_eq!(
+        asked.lines().collect::<Vec<_>>(),
+        ["touch bad", "echo fine", "echo shape", "touch other"]
+    );
+}
+
+#[test]
+fn async_hooks_reach_the_model_at_its_next_batch() {
+    let project = Project::new("");
+    let hooks = project.ws.join(".claude/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    // Markers the hooks leave as they finish, where the tools can read.
+    let pids = project.ws.join("done");
+    std::fs::create_dir_all(&pids).unwrap();
+    // Two background hooks after `make`: one answers with context and a
+    // message, one (asyncRewake) fails with exit 2.
+    std::fs::write(
+        hooks.join("report.sh"),
+        format!(
+            r#"#!/bin/bash
+cat > /dev/null
+echo '{{"systemMessage": "build report ready", "hookSpecificOutput": {{"hookEventName": "PostToolUse", "additionalContext": "the build took 3 warnings"}}}}'
+touch {pids}/report
+"#,
+            pids = pids.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        hooks.join("lint.sh"),
+        format!(
+            r#"#!/bin/bash
+cat > /dev/null
+echo "lint: unused variable in main.c" >&2
+touch {pids}/lint
+exit 2
+"#,
+            pids = pids.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        project.ws.join(".claude/settings.json"),
+        json!({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "if": "Bash(make *)", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/report.sh", "async": true},
+            {"type": "command", "if": "Bash(make *)", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/lint.sh", "asyncRewake": true}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    project.trust();
+    // The next call waits until both hooks are at their end (two more
+    // batches follow, for the moment between their last line and their
+    // exit).
+    let wait = "while [ ! -e done/report ] || [ ! -e done/lint ]; do sleep 0.05; done; sleep 0.2";
+    let run = project
+        .run(
+            "build",
+            &json!([
+                call("c1", "bash", json!({"command": "make all || true"})),
+                call("c2", "bash", json!({"command": wait})),
+                call("c3", "bash", json!({"command": "true"})),
+                call("c4", "bash", json!({"command": "true"})),
+                text("done")
+            ]),
+            &["--mode", "allow-all"],
+        )
+        .success();
+    let err = stderr(&run);
+    assert!(
+        err.contains(".asyncRewake`: runs in the background")
+            && err.contains("does not wake an idle session"),
+        "{err}"
+    );
+    assert!(!err.contains("not a key of a command hook"), "{err}");
+    let contexts: Vec<Value> = of_type(&project.log, "context/deferred");
+    let text = |call: &str| {
+        contexts
+            .iter()
+            .filter(|c| c["call_id"] == call)
+            .map(|c| c.to_string())
+            .collect::<String>()
+    };
+    assert!(
+        text("c1").is_empty(),
+        "nothing of theirs rides on the call that started them"
+    );
+    let later: String = ["c2", "c3", "c4"].iter().map(|c| text(c)).collect();
+    assert!(later.contains("the build took 3 warnings"), "{contexts:?}");
+    assert!(later.contains("build report ready"), "{contexts:?}");
+    assert!(
+        later.contains("lint: unused variable in main.c"),
+        "{contexts:?}"
+    );
+    assert_eq!(
+        later.matches("the build took 3 warnings").count(),
+        1,
+        "{contexts:?}"
+    );
+}
+
+#[test]
+fn codex_hooks_files_are_read_as_codex_reads_them() {
+    let project = Project::new("");
+    let dot = project.ws.join(".codex");
+    std::fs::create_dir_all(dot.join("hooks")).unwrap();
+    // codex's hook protocol is Claude Code's: the call on stdin, exit 2 or
+    // a JSON decision.
+    std::fs::write(
+        dot.join("hooks/no-rm.sh"),
+        "#!/bin/bash\ngrep -q '\"command\":\"rm ' && { echo 'no rm here' >&2; exit 2; }\nexit 0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dot.join("hooks/no-curl.sh"),
+        "#!/bin/bash\nif grep -q curl; then echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"deny\", \"permissionDecisionReason\": \"no network\"}}'; fi\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dot.join("hooks.json"),
+        json!({"description": "guards", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "bash .codex/hooks/no-rm.sh", "timeout": 10, "if": "Bash(rm *)"},
+            {"type": "command", "command": "touch async-ran", "async": true}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dot.join("config.toml"),
+        "model = \"o4-mini\"\n\n[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"bash .codex/hooks/no-curl.sh\"\ntimeout_sec = 10\n",
+    )
+    .unwrap();
+    let turns = json!([
+        call("c1", "bash", json!({"command": "rm -f keep"})),
+        call("c2", "bash", json!({"command": "curl -s example.com"})),
+        call("c3", "bash", json!({"command": "touch ok"})),
+        text("done")
+    ]);
+    std::fs::write(project.ws.join("keep"), "").unwrap();
+
+    // The workspace's codex files start programs: refused until trusted.
+    let refused = project.run("x", &turns, &["--mode", "allow-all"]).code(2);
+    let err = stderr(&refused);
+    assert!(
+        err.contains(".codex/hooks.json") && err.contains("tack trust"),
+        "{err}"
+    );
+    let out = stdout_of(project.tack().arg("trust"));
+    assert!(
+        out.contains(".codex/hooks.json") && out.contains(".codex/config.toml"),
+        "{out}"
+    );
+
+    let _ = std::fs::remove_file(&project.log);
+    let run = project.run("x", &turns, &["--mode", "allow-all"]).success();
+    let err = stderr(&run);
+    let (code, message) = outcome(&project.result("c1"));
+    assert_eq!(code, "DENIED");
+    assert!(message.contains("no rm here"), "{message}");
+    assert!(project.ws.join("keep").exists());
+    let (code, message) = outcome(&project.result("c2"));
+    assert_eq!(code, "DENIED");
+    assert!(message.contains("no network"), "{message}");
+    assert_eq!(outcome(&project.result("c3")).0, "ok");
+    // codex's own rules: `if` is not a codex key, async hooks are skipped,
+    // hooks in both files of a layer are both used with a warning.
+    assert!(
+        err.contains("hooks[0].if`: codex does not read this key"),
+        "{err}"
+    );
+    assert!(err.contains("codex skips async hooks"), "{err}");
+    assert!(!project.ws.join("async-ran").exists());
+    assert!(err.contains("hooks are in both"), "{err}");
+    assert!(
+        !err.contains("`model`"),
+        "codex's other settings are not named: {err}"
+    );
+
+    // The user's ~/.codex hooks are read only with codex_hooks = all.
+    let home = project.home().join(".codex");
+    std::fs::create_dir_all(&home).unwrap();
+    let marker = project.dir.path().join("user-codex-hook-ran");
+    std::fs::write(
+        home.join("hooks.json"),
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": format!("cat >/dev/null; touch {}", marker.display())}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let config = stdout_of(project.tack().arg("config"));
+    assert!(
+        config.contains("codex_hooks = project") && config.contains("(default)"),
+        "{config}"
+    );
+    let _ = std::fs::remove_file(&project.log);
+    project.run("x", &json!([text("ok")]), &[]).success();
+    assert!(!marker.exists(), "not read by default");
+    let all = project.dir.path().join("all.json");
+    std::fs::write(&all, r#"{"codex_hooks": "all"}"#).unwrap();
+    let all = all.to_str().unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    project
+        .run("x", &json!([text("ok")]), &["--settings", all])
+        .success();
+    assert!(
+        marker.exists(),
+        "read with codex_hooks = all, no trust needed"
+    );
+
+    // [features] hooks = false in the user's config.toml: codex's hooks off.
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::write(home.join("config.toml"), "[features]\nhooks = false\n").unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    let run = project
+        .run("x", &turns, &["--settings", all, "--mode", "allow-all"])
+        .success();
+    assert!(
+        stderr(&run).contains("codex's hooks are off"),
+        "{}",
+        stderr(&run)
+    );
+    assert!(!marker.exists());
+    assert_eq!(
+        outcome(&project.result("c1")).0,
+        "ok",
+        "the workspace's too"
+    );
+
+    // codex_hooks = none: not even the workspace's.
+    std::fs::remove_file(home.join("config.toml")).unwrap();
+    std::fs::write(project.ws.join("keep"), "").unwrap();
+    let none = project.dir.path().join("none.json");
+    std::fs::write(&none, r#"{"codex_hooks": "none"}"#).unwrap();
+    let _ = std::fs::remove_file(&project.log);
+    project
+        .run(
+            "x",
+            &turns,
+            &["--settings", none.to_str().unwrap(), "--mode", "allow-all"],
+        )
+        .success();
+    assert_eq!(outcome(&project.result("c1")).0, "ok");
+}
+
+#[test]
+fn an_async_hooks_context_reaches_the_model_with_the_next_prompt() {
+    let project = Project::new("");
+    let hooks = project.ws.join(".claude/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::write(
+        hooks.join("report.sh"),
+        "#!/bin/bash\ncat > /dev/null\necho '{\"hookSpecificOutput\": {\"hookEventName\": \"PostToolUse\", \"additionalContext\": \"coverage fell to 71%\"}}'\ntouch reported\n",
+    )
+    .unwrap();
+    // Before the second prompt, waits for the async hook to be at its end.
+    std::fs::write(
+        hooks.join("settle.sh"),
+        "#!/bin/bash\ncat > /dev/null\nif [ -e started ]; then while [ ! -e reported ]; do sleep 0.05; done; sleep 0.2; fi\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.ws.join(".claude/settings.json"),
+        json!({"hooks": {
+            "PostToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/report.sh", "async": true}
+            ]}],
+            "UserPromptSubmit": [{"hooks": [
+                {"type": "command", "command": "bash \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/settle.sh"}
+            ]}]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    project.trust();
+    let turns = json!([
+        call("c1", "bash", json!({"command": "touch started"})),
+        text("tested"),
+        text("noted")
+    ]);
+    project
+        .tack()
+        .args([
+            "chat",
+            "--mode",
+            "allow-all",
+            "--model",
+            &project.model(&turns),
+            "--log",
+        ])
+        .arg(&project.log)
+        .write_stdin("run the tests\nhow did it go?\nexit\n")
+        .assert()
+        .success();
+    assert!(of_type(&project.log, "context/deferred").is_empty());
+    let records = records(&project.log);
+    let second = records
+        .iter()
+        .position(|r| r["type"] == "user" && r["text"] == "how did it go?")
+        .unwrap();
+    let context: Vec<&Value> = records[second..]
+        .iter()
+        .filter(|r| r["type"] == "context/hook")
+        .collect();
+    assert_eq!(context.len(), 1, "{context:?}");
+    assert!(
+        context[0].to_string().contains("coverage fell to 71%"),
+        "{context:?}"
+    );
+}

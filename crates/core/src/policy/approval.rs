@@ -116,6 +116,19 @@ pub enum ApprovalOutcome {
     /// rule; for the pipeline it is a grant like
     /// [`AllowedOnce`](Self::AllowedOnce)).
     AllowedAlways,
+    /// This call may run, with other arguments the approver gave (a Claude
+    /// Code `PermissionRequest` hook's `updatedInput`). The pipeline checks
+    /// them like a `tools/pre-execute` rewrite (the tool's schema; an
+    /// invalid one ends the call `INTERNAL`), records the rewrite in the
+    /// outcome, and runs `tools/pre-execute` again on them: a deny there
+    /// still refuses the call, so a rewrite at approval never gets past the
+    /// rules the model's own arguments would meet.
+    AllowedRewritten {
+        /// The arguments to run the call with.
+        arguments: serde_json::Value,
+        /// Who rewrote them (shown in the outcome's rewrite record).
+        by: String,
+    },
     /// A person (or a rule acting for them) said no.
     Denied {
         /// What they said, if anything.
@@ -137,16 +150,19 @@ impl ApprovalOutcome {
     pub fn is_allowed(&self) -> bool {
         matches!(
             self,
-            ApprovalOutcome::AllowedOnce | ApprovalOutcome::AllowedAlways
+            ApprovalOutcome::AllowedOnce
+                | ApprovalOutcome::AllowedAlways
+                | ApprovalOutcome::AllowedRewritten { .. }
         )
     }
 
-    /// The wire name (`allowed_once`, `allowed_always`, `denied`,
+    /// The wire name (`allowed_once`, `allowed_always`, `allowed_rewritten`, `denied`,
     /// `unavailable`, `cancelled`).
     pub fn as_str(&self) -> &'static str {
         match self {
             ApprovalOutcome::AllowedOnce => "allowed_once",
             ApprovalOutcome::AllowedAlways => "allowed_always",
+            ApprovalOutcome::AllowedRewritten { .. } => "allowed_rewritten",
             ApprovalOutcome::Denied { .. } => "denied",
             ApprovalOutcome::Unavailable { .. } => "unavailable",
             ApprovalOutcome::Cancelled => "cancelled",
@@ -160,6 +176,9 @@ impl ApprovalOutcome {
             ApprovalOutcome::AllowedOnce => format!("tool `{tool}` was approved"),
             ApprovalOutcome::AllowedAlways => {
                 format!("tool `{tool}` was approved for the rest of the session")
+            }
+            ApprovalOutcome::AllowedRewritten { by, .. } => {
+                format!("tool `{tool}` was approved with arguments rewritten by {by}")
             }
             ApprovalOutcome::Denied { reason: Some(r) } => {
                 format!("the user declined tool `{tool}`: {r}")

@@ -173,8 +173,18 @@ impl Pipeline {
                 self.record(&call.call_id, Stage::Approval);
                 // Boxed: a rare path, kept out of every call's future.
                 let asked = Box::pin(self.ask_approval(&admitted.execution, reason, cancel));
-                if let Err((failure, provenance)) = asked.await {
-                    return Admission::Refused(admitted.refuse(failure, provenance));
+                match asked.await {
+                    Err((failure, provenance)) => {
+                        return Admission::Refused(admitted.refuse(failure, provenance));
+                    }
+                    Ok(Some((arguments, by))) => {
+                        let rewritten = Box::pin(self.approved_rewrite(admitted, arguments, by));
+                        admitted = match rewritten.await {
+                            Ok(admitted) => admitted,
+                            Err(refused) => return refused,
+                        };
+                    }
+                    Ok(None) => {}
                 }
             }
             PreVerdict::Allow => {}
@@ -186,6 +196,78 @@ impl Pipeline {
             Ok(()) => Admission::Allowed(admitted),
             Err((failure, provenance)) => Admission::Refused(admitted.refuse(failure, provenance)),
         }
+    }
+}
+
+impl Pipeline {
+    /// Applies arguments an approver rewrote: checked like a
+    /// `tools/pre-execute` rewrite and recorded, then `tools/pre-execute`
+    /// runs again on them; a deny (or a failing listener, or an invalid
+    /// rewrite of its own) refuses the call. Its ask is the approver's
+    /// answer already given; its own rewrite is applied and checked too.
+    async fn approved_rewrite(
+        &self,
+        mut admitted: Admitted,
+        arguments: serde_json::Value,
+        by: String,
+    ) -> Result<Admitted, Admission> {
+        let provenance = Provenance::listener(APPROVAL_STAGE, by);
+        let approved = PreDecision::allow()
+            .with_arguments(arguments)
+            .with_rewritten_by(provenance.clone());
+        let refused = |admitted: Admitted, refusal: Box<super::rewrite::RefusedRewrite>| {
+            Admission::Refused(Executed::refused(
+                admitted.resolved,
+                refusal.failure,
+                refusal.provenance,
+                Some(refusal.execution),
+            ))
+        };
+        match super::rewrite::apply(
+            &admitted.resolved.tool,
+            self.config(),
+            &admitted.execution,
+            &approved,
+        ) {
+            Ok(execution) => admitted.execution = execution,
+            Err(refusal) => return Err(refused(admitted, refusal)),
+        }
+        let agent = admitted.resolved.call.agent.clone();
+        let decision = match self
+            .hooks()
+            .pre_execute()
+            .try_dispatch(agent.as_ref(), admitted.execution.clone())
+        {
+            Ok(dispatch) => match dispatch.await {
+                Ok(decision) => decision,
+                Err(error) => {
+                    let (failure, provenance) = listener_failure(&error, "the call was not run");
+                    return Err(Admission::Refused(admitted.refuse(failure, provenance)));
+                }
+            },
+            Err(_) => PreDecision::allow(),
+        };
+        if let PreVerdict::Deny { reason } = decision.verdict() {
+            let name = admitted.execution.name();
+            let reason = if reason.trim().is_empty() {
+                format!("tool `{name}` was denied after {provenance} rewrote its arguments")
+            } else {
+                reason.clone()
+            };
+            let failure = Failure::new(ErrorCode::Denied, reason);
+            let by = decision.provenance().cloned();
+            return Err(Admission::Refused(admitted.refuse(failure, by)));
+        }
+        match super::rewrite::apply(
+            &admitted.resolved.tool,
+            self.config(),
+            &admitted.execution,
+            &decision,
+        ) {
+            Ok(execution) => admitted.execution = execution,
+            Err(refusal) => return Err(refused(admitted, refusal)),
+        }
+        Ok(admitted)
     }
 }
 

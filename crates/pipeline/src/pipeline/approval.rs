@@ -15,14 +15,16 @@ use super::{APPROVAL_STAGE, Pipeline};
 
 impl Pipeline {
     /// Asks the approval service, showing it the frozen arguments and their
-    /// summary. Only allowed-once and allowed-always let the call through; no
-    /// service, any other outcome, a panic, or the caller's cancellation ends it.
+    /// summary. Only the allowed outcomes let the call through (with the
+    /// approver's rewritten arguments and who rewrote, for
+    /// [`ApprovalOutcome::AllowedRewritten`]); no service, any other
+    /// outcome, a panic, or the caller's cancellation ends it.
     pub(crate) async fn ask_approval(
         &self,
         execution: &ToolExecution,
         reason: &str,
         cancel: &CancellationToken,
-    ) -> Result<(), (Failure, Option<Provenance>)> {
+    ) -> Result<Option<(serde_json::Value, String)>, (Failure, Option<Provenance>)> {
         let name = execution.name();
         let denied = |outcome: &ApprovalOutcome, by: &str| {
             (
@@ -69,7 +71,10 @@ impl Pipeline {
                 };
                 Err(denied(&outcome, "panicked"))
             }
-            Some(Ok(outcome)) if outcome.is_allowed() => Ok(()),
+            Some(Ok(ApprovalOutcome::AllowedRewritten { arguments, by })) => {
+                Ok(Some((arguments, by)))
+            }
+            Some(Ok(outcome)) if outcome.is_allowed() => Ok(None),
             Some(Ok(_)) if cancel.is_cancelled() => Err((
                 cancelled_before_start(name),
                 Some(Provenance::listener(APPROVAL_STAGE, "cancelled")),

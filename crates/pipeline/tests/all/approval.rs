@@ -197,3 +197,55 @@ async fn a_grant_after_cancellation_does_not_run_the_body() {
     assert!(!failure(&out).dispatched);
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
+
+// An approver's rewrite (`AllowedRewritten`) runs, checked and recorded, and
+// `tools/pre-execute` judges it again.
+#[tokio::test]
+async fn allowed_rewritten_runs_the_approvers_arguments_checked_and_judged_again() {
+    let rewritten = |text: serde_json::Value| {
+        Approver::answering(ApprovalOutcome::AllowedRewritten {
+            arguments: json!({ "text": text }),
+            by: "hook".into(),
+        })
+    };
+    // Checked and recorded.
+    let (h, runs) = Harness::with_counted_echo("echo");
+    h.provide_approval(rewritten(json!("changed")));
+    let seen = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let judged = seen.clone();
+    h.hooks()
+        .pre_execute()
+        .tap("gate", move |exec, _next| {
+            let text = exec.arguments()["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            judged.lock().push(text.clone());
+            std::future::ready(match text.as_str() {
+                "forbidden" => PreDecision::deny("not that"),
+                _ => PreDecision::ask("echo has side effects"),
+            })
+        })
+        .forget();
+    let out = h.call("c", "echo", r#"{"text": "asked"}"#).await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(text(&out), "changed");
+    let rewrite = out.rewrite.as_ref().expect("recorded");
+    assert_eq!(*rewrite.original, json!({"text": "asked"}));
+    assert_eq!(*rewrite.rewritten, json!({"text": "changed"}));
+    assert_eq!(*seen.lock(), ["asked", "changed"], "judged again");
+
+    // A rewrite tools/pre-execute denies does not run.
+    h.provide_approval(rewritten(json!("forbidden")));
+    let out = h.call("d", "echo", r#"{"text": "asked"}"#).await;
+    assert_eq!(out.error_code(), Some(ErrorCode::Denied), "{out:?}");
+    assert!(failure(&out).message.contains("not that"));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+
+    // An invalid rewrite never runs.
+    h.provide_approval(rewritten(json!(5)));
+    let out = h.call("e", "echo", r#"{"text": "asked"}"#).await;
+    assert_eq!(out.error_code(), Some(ErrorCode::Internal), "{out:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}

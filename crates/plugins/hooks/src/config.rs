@@ -179,7 +179,13 @@ pub struct HookCommand {
     /// `if`: the hook runs only for tool calls matching this permission rule.
     pub condition: Option<crate::condition::Condition>,
     /// `async`: runs in the background; nothing it says changes the call.
+    /// What it answers for the model (`additionalContext`,
+    /// `systemMessage`) reaches the model at its next batch of results or
+    /// prompt.
     pub run_async: bool,
+    /// `asyncRewake`: runs in the background like `async`, and an exit 2
+    /// (its stderr) is delivered to the model as well.
+    pub rewake: bool,
     /// `once`: runs at most once per session.
     pub once: bool,
     /// `shell`: the shell that runs `command` (default `sh`).
@@ -202,6 +208,7 @@ impl HookCommand {
             fail_closed: false,
             condition: None,
             run_async: false,
+            rewake: false,
             once: false,
             shell: None,
             unsupported: None,
@@ -473,6 +480,7 @@ const HANDLER_KEYS: &[&str] = &[
     "failClosed",
     "if",
     "async",
+    "asyncRewake",
     "once",
     "shell",
 ];
@@ -679,6 +687,15 @@ impl Reader<'_> {
         }
         out.fail_closed = self.flag(at, fields, "failClosed");
         out.run_async = self.flag(at, fields, "async");
+        out.rewake = self.flag(at, fields, "asyncRewake");
+        if out.rewake {
+            out.run_async = true;
+            self.warn_key_once(
+                "asyncRewake",
+                &format!("{at}.asyncRewake"),
+                "runs in the background; when it exits 2, its stderr reaches the model at its next batch of results or prompt in this session (tack does not wake an idle session to answer it)",
+            );
+        }
         out.once = self.flag(at, fields, "once");
         if out.run_async && out.fail_closed {
             self.warn(

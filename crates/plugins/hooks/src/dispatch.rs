@@ -62,6 +62,9 @@ pub(crate) struct Inner {
     pub(crate) pre_context: Mutex<HashMap<String, Vec<String>>>,
     /// Ends the agent's turn (`"continue": false`, `defer`).
     pub(crate) stopper: RwLock<Option<crate::hooks::TurnStopper>>,
+    /// What finished `async` hooks said for the model, until its next
+    /// batch of results or prompt carries it.
+    pub(crate) async_context: Mutex<Vec<String>>,
 }
 
 impl Inner {
@@ -187,8 +190,35 @@ impl Inner {
                     Ok(()) => run(&hook, &input, &cwd, &env).await,
                     Err(why) => refused(&hook, why),
                 };
-                // Nothing it says changes the call: only reported.
-                let _ = inner.interpret(event, run);
+                // Nothing it says changes the call; what it says for the
+                // model waits for the model's next batch or prompt.
+                let rewake = hook.rewake;
+                let answer = inner.interpret(event, run);
+                let mut said = Vec::new();
+                if let Some(context) = answer.specific("additionalContext").and_then(Value::as_str)
+                {
+                    said.push(context.to_owned());
+                }
+                if let Some(message) = answer.field("systemMessage") {
+                    said.push(message.to_owned());
+                }
+                if rewake
+                    && !answer.failed_closed
+                    && let Some(reason) = &answer.blocking
+                {
+                    said.push(reason.clone());
+                }
+                if !said.is_empty() {
+                    let said = said.join("\n");
+                    inner
+                        .async_context
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push(format!(
+                            "the async {event} hook `{}` said: {said}",
+                            answer.command
+                        ));
+                }
             });
         }
         let (unsupported, hooks): (Vec<HookCommand>, Vec<HookCommand>) =

@@ -55,8 +55,32 @@ pub type TurnStopper = Arc<dyn Fn(&str) + Send + Sync>;
 pub enum PermissionAnswer {
     /// Approve it, in the user's place.
     Allow,
+    /// Approve it, with what the hook's `decision` also said: arguments to
+    /// run the call with instead (`updatedInput`, in tack's names and
+    /// fields), and permission rules to add for the rest of the session
+    /// (`updatedPermissions`).
+    AllowUpdated {
+        /// The call's new arguments (the host validates them again).
+        input: Option<Value>,
+        /// Rules to add for the session.
+        permissions: Vec<PermissionUpdate>,
+    },
     /// Decline it, with the message the model reads.
     Deny(String),
+}
+
+/// One rule of a `PermissionRequest` hook's `updatedPermissions`
+/// (`{"type": "addRules", "behavior": "allow", "rules": [{"toolName":
+/// "Bash", "ruleContent": "npm test"}]}`), as Claude Code's rule text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PermissionUpdate {
+    /// `allow`, `deny` or `ask`.
+    pub behavior: String,
+    /// The rule in Claude Code's syntax: `Bash(npm test)`, `Read`.
+    pub rule: String,
+    /// The hook command that gave it.
+    pub command: String,
 }
 
 /// What the `UserPromptSubmit` hooks decided.
@@ -90,6 +114,7 @@ impl Hooks {
                 pre_run: None,
                 ran_once: Default::default(),
                 pre_context: Default::default(),
+                async_context: Default::default(),
                 stopper: RwLock::new(None),
             }),
         }
@@ -120,6 +145,7 @@ impl Hooks {
                 pre_run: Some(check),
                 ran_once: Default::default(),
                 pre_context: Default::default(),
+                async_context: Default::default(),
                 stopper: RwLock::new(
                     self.inner
                         .stopper
@@ -153,6 +179,33 @@ impl Hooks {
     /// Whether any hook is configured for `event`.
     pub fn handles(&self, event: HookEvent) -> bool {
         self.inner.config.groups(event).any(|g| !g.hooks.is_empty())
+    }
+
+    /// Whether any hook runs in the background (`async`, `asyncRewake`):
+    /// the host then passes on what they said with
+    /// [`take_async_context`](Self::take_async_context).
+    pub fn has_async(&self) -> bool {
+        HookEvent::ALL.iter().any(|event| {
+            self.inner
+                .config
+                .groups(*event)
+                .any(|g| g.hooks.iter().any(|h| h.run_async))
+        })
+    }
+
+    /// What `async` hooks that finished since the last call said for the
+    /// model (their `additionalContext` and `systemMessage`, and the stderr
+    /// of an `asyncRewake` hook's exit 2), one text per hook, oldest
+    /// first. Claude Code gives it to the model at its next turn: tack adds
+    /// it after the next batch of tool results or the next prompt.
+    pub fn take_async_context(&self) -> Vec<String> {
+        std::mem::take(
+            &mut *self
+                .inner
+                .async_context
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     async fn fire_all(
@@ -277,9 +330,10 @@ impl Hooks {
     /// needs approval. `hookSpecificOutput.decision.behavior` `allow` or
     /// `deny` (with `message`) answers in the user's place; exit 2 denies
     /// with stderr; `interrupt: true` with a deny also ends the turn.
-    /// `None`: no hook answered, ask as usual. An `updatedInput` cannot be
-    /// applied at this point: it is reported and the request is left to the
-    /// approver.
+    /// `None`: no hook answered, ask as usual. With `allow`,
+    /// `updatedInput` and `updatedPermissions` (`addRules` entries) come back
+    /// in [`PermissionAnswer::AllowUpdated`]; other kinds of permission
+    /// update are reported and ignored.
     pub async fn permission_request(
         &self,
         tool: &str,
@@ -324,6 +378,8 @@ impl Hooks {
             .await;
         let mut denies = Vec::new();
         let mut allowed = false;
+        let mut inputs: Vec<(String, Value)> = Vec::new();
+        let mut permissions = Vec::new();
         for answer in &answers {
             if let Some(reason) = &answer.blocking {
                 denies.push(reason.clone());
@@ -345,22 +401,104 @@ impl Hooks {
                         ));
                     }
                 }
-                Some("allow") if decision.get("updatedInput").is_some() => {
-                    self.inner.report(
-                        HookEvent::PermissionRequest,
-                        &answer.command,
-                        crate::ReportLevel::Warning,
-                        "tack cannot apply updatedInput at an approval; the request is left to the approver (rewrite in PreToolUse instead)".to_owned(),
-                    );
+                Some("allow") => {
+                    allowed = true;
+                    if let Some(updated) = decision.get("updatedInput") {
+                        inputs.push((answer.command.clone(), updated.clone()));
+                    }
+                    if let Some(updates) = decision.get("updatedPermissions") {
+                        permissions.extend(self.permission_updates(&answer.command, updates));
+                    }
                 }
-                Some("allow") => allowed = true,
                 _ => {}
             }
         }
         if !denies.is_empty() {
             return Some(PermissionAnswer::Deny(denies.join("; ")));
         }
-        allowed.then_some(PermissionAnswer::Allow)
+        if !allowed {
+            return None;
+        }
+        let input = match &inputs[..] {
+            [] => None,
+            [(first, updated), rest @ ..] => {
+                if let Some((other, _)) = rest.iter().find(|(_, u)| u != updated) {
+                    return Some(PermissionAnswer::Deny(format!(
+                        "the PermissionRequest hooks `{first}` and `{other}` rewrote the input of tool `{shown}` differently; the call was not run"
+                    )));
+                }
+                Some(match session.names {
+                    crate::ToolNames::Tack => updated.clone(),
+                    _ => crate::names::from_claude_input(tool, updated, &session.cwd),
+                })
+            }
+        };
+        if input.is_none() && permissions.is_empty() {
+            return Some(PermissionAnswer::Allow);
+        }
+        Some(PermissionAnswer::AllowUpdated { input, permissions })
+    }
+
+    /// The `addRules` entries of an `updatedPermissions` list, as rule
+    /// text; every other entry is reported and ignored.
+    fn permission_updates(&self, command: &str, updates: &Value) -> Vec<PermissionUpdate> {
+        let warn = |message: String| {
+            self.inner.report(
+                HookEvent::PermissionRequest,
+                command,
+                crate::ReportLevel::Warning,
+                message,
+            );
+        };
+        let Some(updates) = updates.as_array() else {
+            warn("updatedPermissions must be a list of permission updates; ignored".to_owned());
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for update in updates {
+            let kind = update.get("type").and_then(Value::as_str).unwrap_or("");
+            if kind != "addRules" {
+                warn(format!(
+                    "updatedPermissions: `{kind}` is not applied (tack adds rules for the session only: `addRules`); ignored"
+                ));
+                continue;
+            }
+            let behavior = update.get("behavior").and_then(Value::as_str).unwrap_or("");
+            if !["allow", "deny", "ask"].contains(&behavior) {
+                warn(format!(
+                    "updatedPermissions: addRules needs a behavior of allow, deny or ask, not `{behavior}`; ignored"
+                ));
+                continue;
+            }
+            if let Some(destination) = update.get("destination").and_then(Value::as_str)
+                && destination != "session"
+            {
+                warn(format!(
+                    "updatedPermissions: destination `{destination}`: tack writes no settings file; the rules hold for this session only"
+                ));
+            }
+            for rule in update
+                .get("rules")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let Some(tool) = rule.get("toolName").and_then(Value::as_str) else {
+                    warn("updatedPermissions: a rule without `toolName`; ignored".to_owned());
+                    continue;
+                };
+                let text = match rule.get("ruleContent").and_then(Value::as_str) {
+                    Some(content) => format!("{tool}({content})"),
+                    None => tool.to_owned(),
+                };
+                out.push(PermissionUpdate {
+                    behavior: behavior.to_owned(),
+                    rule: text,
+                    command: command.to_owned(),
+                });
+            }
+        }
+        out
     }
 
     /// `Notification`: the agent needs the user (e.g. an approval); the

@@ -45,9 +45,9 @@ pub use config::{
     ConfigError, DEFAULT_TIMEOUT, HookCommand, HookEvent, HooksConfig, MAX_TIMEOUT, MatcherGroup,
     NOT_DISPATCHED,
 };
-pub use hooks::{Hooks, PermissionAnswer, PromptCheck, TurnStopper};
+pub use hooks::{Hooks, PermissionAnswer, PermissionUpdate, PromptCheck, TurnStopper};
 pub use names::{ToolNames, claude_name, tack_name};
 pub use report::{HookReport, ReportLevel, Reporter};
 pub use runner::{HookExit, HookRun, MAX_OUTPUT_BYTES, PreRun};
 pub use session::HookSession;
-pub use tool_events::{CONTEXT_SOURCE, LISTENER_NAME, PLUGIN_NAME};
+pub use tool_events::{CONTEXT_SOURCE, DEFERRED, LISTENER_NAME, PLUGIN_NAME};

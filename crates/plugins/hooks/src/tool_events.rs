@@ -25,6 +25,11 @@ pub const LISTENER_NAME: &str = "hooks";
 /// The source of the context hooks add.
 pub const CONTEXT_SOURCE: &str = "hooks";
 
+/// How the denial of a call a `PreToolUse` hook deferred
+/// (`"permissionDecision": "defer"`) begins: a host that resumes the session
+/// finds the deferred calls by it and runs them again.
+pub const DEFERRED: &str = "deferred by a PreToolUse hook";
+
 impl Plugin for Hooks {
     fn name(&self) -> &str {
         PLUGIN_NAME
@@ -59,10 +64,12 @@ impl Plugin for Hooks {
                     }
                 });
         }
-        // PreToolUse's additionalContext rides on the call's outcome.
+        // PreToolUse's additionalContext rides on the call's outcome, and
+        // so does what finished async hooks said.
         if pre
             || self.handles(HookEvent::PostToolUse)
             || self.handles(HookEvent::PostToolUseFailure)
+            || self.has_async()
         {
             let hooks = self.clone();
             let _ = cx
@@ -93,6 +100,7 @@ impl Plugin for Hooks {
                             decision = decision.replace_content(vec![ContentBlock::text(text)]);
                         }
                         context.extend(ours.context);
+                        context.extend(hooks.take_async_context());
                         for context in context {
                             decision = decision.add_context(
                                 DeferredContext::text_note(context).with_source(CONTEXT_SOURCE),
@@ -291,7 +299,7 @@ impl Hooks {
                 "the `{shown}` call was deferred by a PreToolUse hook: {reason}"
             ));
             return Some(PreDecision::deny(format!(
-                "deferred by a PreToolUse hook: {reason} (the call was not run; the turn ends so that it can be decided outside the session)"
+                "{DEFERRED}: {reason} (the call was not run; the turn ends so that it can be decided outside the session, and resuming the session runs it again)"
             )));
         }
         let decision = if asks.is_empty() {

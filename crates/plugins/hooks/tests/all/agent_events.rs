@@ -124,3 +124,49 @@ async fn a_command_the_pre_run_check_refuses_does_not_run_and_blocks() {
     assert_eq!(passing.user_prompt_submit("x").await.blocked, None);
     assert!(bed.path().join("ran").exists());
 }
+
+#[tokio::test]
+async fn a_permission_request_allow_carries_its_updated_input_and_rules() {
+    let answer = r#"cat > /dev/null; echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow", "updatedInput": {"file_path": "'"$CLAUDE_PROJECT_DIR"'/notes/b.txt", "content": "x"}, "updatedPermissions": [{"type": "addRules", "behavior": "allow", "destination": "session", "rules": [{"toolName": "Write", "ruleContent": "notes/**"}, {"toolName": "Read"}]}, {"type": "setMode", "mode": "acceptEdits"}]}}}'"#;
+    let bed = Bed::new(&[], |_| one("PermissionRequest", "Write", answer.into()));
+    let got = bed
+        .hooks()
+        .permission_request(
+            "write_file",
+            &json!({"path": "a.txt", "content": "y"}),
+            "c1",
+        )
+        .await;
+    let Some(tack_hooks::PermissionAnswer::AllowUpdated { input, permissions }) = got else {
+        panic!("{got:?}");
+    };
+    // Claude Code's fields, back in tack's (a path inside the workspace
+    // becomes relative again).
+    assert_eq!(input, Some(json!({"path": "notes/b.txt", "content": "x"})));
+    let rules: Vec<(&str, &str)> = permissions
+        .iter()
+        .map(|p| (p.behavior.as_str(), p.rule.as_str()))
+        .collect();
+    assert_eq!(rules, [("allow", "Write(notes/**)"), ("allow", "Read")]);
+    let warned = bed
+        .reports
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|r| r.message.contains("`setMode` is not applied"));
+    assert!(warned);
+    // A plain allow stays a plain allow.
+    let bed = Bed::new(&[], |_| {
+        one(
+            "PermissionRequest",
+            "",
+            r#"cat > /dev/null; echo '{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}}'"#.into(),
+        )
+    });
+    assert_eq!(
+        bed.hooks()
+            .permission_request("bash", &json!({"command": "ls"}), "c2")
+            .await,
+        Some(tack_hooks::PermissionAnswer::Allow)
+    );
+}

@@ -218,7 +218,7 @@ fn bad_configuration_is_skipped_with_a_warning_naming_the_key_and_the_rest_is_us
         (
             json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "kept", "asyncRewake": true}]}]}}),
             "hooks.Stop[0].hooks[0].asyncRewake",
-            "not a key of a command hook",
+            "does not wake an idle session",
         ),
         (
             json!({"hooks": {"Stop": [{"matcher": "x", "hooks": [good]}]}}),
