@@ -161,6 +161,7 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
         .map_err(|e| format!("cannot install the plugins: {e}"))?;
     let tools = registry.clone();
     let changes = registry.changes();
+    let capabilities = pipeline.capabilities().clone();
     let server = McpServer::new(
         Arc::new(Logged { pipeline, bus }),
         Arc::new(move || {
@@ -173,6 +174,8 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     )
     .with_call_peers(peers)
     .with_tools_changed(changes);
+    // A served tool's progress, log messages and questions reach its client.
+    let _client = capabilities.provide_client(server.client_channel());
     eprintln!("tack: serving MCP; session log {}", log_path.display());
     match (args.http, auth) {
         (Some(addr), Some(auth)) => {

@@ -696,3 +696,102 @@ fn the_sessions_hooks_apply_to_calls_over_mcp_serve() {
     drop(stdin);
     let _ = server.wait();
 }
+
+/// The Python SDK client of `mcp_py_served_calls.py` against `tack mcp
+/// serve --mode MODE` with an ask rule on `write_file` and the reference
+/// `everything` server imported; its report.
+fn served_calls(
+    test: &str,
+    connect: &str,
+    mode: &str,
+) -> Option<(Value, PathBuf, tempfile::TempDir)> {
+    let python = python(test)?;
+    let everything = super::mcp::server_json("mcp-server-everything", test, &["stdio"])?;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let settings = dir.path().join("settings.json");
+    std::fs::write(
+        &settings,
+        json!({"permissions": {"ask": ["write_file"]}}).to_string(),
+    )
+    .unwrap();
+    let mcp_config = dir.path().join("mcp.json");
+    std::fs::write(
+        &mcp_config,
+        json!({"mcpServers": {"everything": everything}}).to_string(),
+    )
+    .unwrap();
+    let log = log_in(&dir, connect);
+    let out = Command::new(&python)
+        .arg(fixture("mcp_py_served_calls.py"))
+        .arg(connect)
+        .arg(assert_cmd::cargo::cargo_bin("tack"))
+        .arg(&ws)
+        .arg(&log)
+        .arg(mode)
+        .arg(&settings)
+        .arg(&mcp_config)
+        .env("XDG_STATE_HOME", test_state_home())
+        .env("XDG_CONFIG_HOME", test_state_home().join("config"))
+        .env("HOME", test_state_home().join("home"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    Some((report, ws, dir))
+}
+
+#[test]
+fn a_2026_client_confirms_a_call_through_input_required_and_hears_its_progress() {
+    let Some((report, ws, _dir)) = served_calls("py_served_2026", "auto", "allow-all") else {
+        return;
+    };
+    assert_eq!(report["protocolVersion"], "2026-07-28", "{report}");
+    // The ask rule puts the write to the client: an input_required result,
+    // answered by the SDK's elicitation callback, and the call sent again.
+    assert_eq!(report["write"]["isError"], false, "{report}");
+    assert_eq!(report["asked"].as_array().unwrap().len(), 1, "{report}");
+    assert!(
+        report["asked"][0].as_str().unwrap().contains("write_file"),
+        "{report}"
+    );
+    assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "x");
+    // The imported tool's progress reaches the client of the served call.
+    assert_eq!(report["long"]["isError"], false, "{report}");
+    let progress = report["progress"].as_array().unwrap();
+    assert_eq!(progress.len(), 3, "{report}");
+    assert_eq!(progress[2]["progress"], 3.0, "{report}");
+}
+
+#[test]
+fn a_2026_client_cannot_confirm_beyond_the_servers_mode() {
+    let Some((report, ws, _dir)) = served_calls("py_served_2026_ask", "auto", "ask") else {
+        return;
+    };
+    assert_eq!(report["protocolVersion"], "2026-07-28", "{report}");
+    // Mode ask: the write needs the server's user; the client is not asked.
+    assert_eq!(report["write"]["isError"], true, "{report}");
+    assert!(
+        report["write"].to_string().contains("--mode accept-edits"),
+        "{report}"
+    );
+    assert_eq!(report["asked"].as_array().unwrap().len(), 0, "{report}");
+    assert!(!ws.join("b.txt").exists());
+}
+
+#[test]
+fn a_2025_client_confirms_a_call_mid_call_and_hears_its_progress() {
+    let Some((report, ws, _dir)) = served_calls("py_served_2025", "legacy", "allow-all") else {
+        return;
+    };
+    assert_eq!(report["protocolVersion"], "2025-11-25", "{report}");
+    assert_eq!(report["write"]["isError"], false, "{report}");
+    assert_eq!(report["asked"].as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "x");
+    assert_eq!(report["progress"].as_array().unwrap().len(), 3, "{report}");
+}

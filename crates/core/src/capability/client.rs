@@ -140,9 +140,7 @@ pub enum ClientRequestError {
     )]
     NoClient,
     /// The client did not declare the capability the question needs.
-    #[error(
-        "the client did not declare the `{kind}` capability, so it cannot be asked for {kind}"
-    )]
+    #[error("the client did not declare the `{kind}` capability, so it cannot be asked for {kind}")]
     Unsupported {
         /// What was asked for.
         kind: ClientRequestKind,

@@ -31,6 +31,6 @@ pub use config::{McpConfig, ServerConfig};
 pub use error::McpError;
 pub use names::{server_prefix, tack_tool_name};
 pub use server::{
-    APPROVAL_KEY, CallPeers, ElicitingApprover, HttpOptions, McpServer, ToolSource, annotations_for,
-    client_schema, outcome_result, serve_http, tool_json,
+    APPROVAL_KEY, CallPeers, ElicitingApprover, HttpOptions, McpServer, ToolSource,
+    annotations_for, client_schema, outcome_result, serve_http, tool_json,
 };

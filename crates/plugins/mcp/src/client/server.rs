@@ -18,6 +18,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Value, json};
+use tack_core::capability::Progress;
 use tack_core::context::ToolRunContext;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::host::ToolRegistrar;
@@ -100,10 +101,11 @@ pub(crate) struct Server {
 const ENDED_KEPT: usize = 64;
 
 /// The calls of one connection by progress token (rmcp numbers them per
-/// connection): the tack call and tool.
+/// connection): the tack call and tool, and the call's run context (its
+/// progress goes on to the client the call came from, if any).
 #[derive(Default)]
 pub(crate) struct ProgressCalls {
-    calls: HashMap<String, (CallId, String)>,
+    calls: HashMap<String, (CallId, String, ToolRunContext)>,
     ended: VecDeque<String>,
 }
 
@@ -197,12 +199,6 @@ impl ClientHandler for Handler {
             message = params.message.as_deref().unwrap_or(""),
             "MCP progress"
         );
-        let Some(server) = self.server.upgrade() else {
-            return;
-        };
-        let Some(listener) = &server.options.progress else {
-            return;
-        };
         let target = self
             .calls
             .lock()
@@ -210,7 +206,18 @@ impl ClientHandler for Handler {
             .and_then(|calls| calls.calls.get(&token_key(&params.progress_token)).cloned());
         // Progress for a token this client never sent (or for a call that
         // ended long ago) is not delivered.
-        if let Some((call_id, tool)) = target {
+        let Some((call_id, tool, cx)) = target else {
+            return;
+        };
+        // The tack call's own client (a call served by `tack mcp serve`)
+        // hears it too.
+        let mut forwarded = Progress::new(params.progress, params.total);
+        forwarded.message = params.message.clone();
+        cx.report_progress(forwarded).await;
+        let Some(server) = self.server.upgrade() else {
+            return;
+        };
+        if let Some(listener) = &server.options.progress {
             (listener.0)(McpProgress {
                 server: self.name.clone(),
                 tool,
@@ -787,7 +794,7 @@ impl Server {
             }
         };
         let result = tokio::select! {
-            result = self.send_call(&peer, &calls, params, cx.call_id(), tack) => result,
+            result = self.send_call(&peer, &calls, params, cx, tack) => result,
             () = deadline => {
                 return Err(ToolError::with_code(
                     ToolErrorCode::Timeout,
@@ -897,7 +904,7 @@ impl Server {
         peer: &Peer<RoleClient>,
         calls: &SharedCalls,
         params: CallToolRequestParams,
-        call_id: &CallId,
+        cx: &ToolRunContext,
         tack: &str,
     ) -> Result<CallToolResult, ServiceError> {
         let handle = peer
@@ -908,9 +915,10 @@ impl Server {
             .await?;
         let token = token_key(&handle.progress_token);
         if let Ok(mut calls) = calls.lock() {
-            calls
-                .calls
-                .insert(token.clone(), (call_id.clone(), tack.to_owned()));
+            calls.calls.insert(
+                token.clone(),
+                (cx.call_id().clone(), tack.to_owned(), cx.clone()),
+            );
         }
         let _ended = ProgressGuard {
             calls: Arc::clone(calls),

@@ -192,11 +192,13 @@ impl CallClient {
                         message: format!("the request for the client is not valid MCP: {e}"),
                     }
                 })?;
-            let answer = self.peer.send_request(request).await.map_err(|e| {
-                ClientRequestError::Failed {
-                    message: e.to_string(),
-                }
-            })?;
+            let answer =
+                self.peer
+                    .send_request(request)
+                    .await
+                    .map_err(|e| ClientRequestError::Failed {
+                        message: e.to_string(),
+                    })?;
             answers.push(
                 serde_json::to_value(answer).map_err(|e| ClientRequestError::Failed {
                     message: e.to_string(),

@@ -21,8 +21,8 @@ use tack_core::capability::ToolDispatcher;
 use tack_core::tool::{ErrorCode, ToolCall, ToolDefinition};
 
 use super::call_client::{CallClient, CallPeers};
-use super::request_state::{RequestStates, StateError};
 use super::mapping::{object_schema, tool_json, typed_result};
+use super::request_state::{RequestStates, StateError};
 
 /// The tools to serve, asked for at every `tools/list` and `tools/call`
 /// (the host's visible tools).
