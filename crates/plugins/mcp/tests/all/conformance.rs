@@ -145,6 +145,41 @@ fn client_scenarios_of_the_2026_suite_for_tacks_protocol_versions_pass() {
     }
 }
 
+/// tack's client on protocol 2026-07-28 (it offers it through
+/// `server/discover`): per-request `_meta` and headers, calls, and the
+/// `input_required` round trip (`requestState` echoed, kept apart between
+/// parallel calls). The custom-header scenarios (`x-mcp-header`) are not
+/// implemented.
+#[test]
+fn client_scenarios_of_2026_07_28_pass() {
+    let Some(_) = conformance_next("conformance_next_client_2026") else {
+        return;
+    };
+    let client = example_client();
+    for scenario in [
+        "tools_call",
+        "request-metadata",
+        "sep-2322-client-request-state",
+        "http-standard-headers",
+        "json-schema-ref-no-deref",
+    ] {
+        let mut cmd = conformance_next("conformance_next_client_2026").unwrap();
+        cmd.args([
+            "client",
+            "--scenario",
+            scenario,
+            "--spec-version",
+            "2026-07-28",
+            "--command",
+        ])
+        .arg(&client);
+        let (ok, text) = run(cmd);
+        assert!(ok, "{scenario}:\n{text}");
+        assert!(!text.contains("FAILURE"), "{scenario}:\n{text}");
+        assert!(text.contains("OVERALL: PASSED"), "{scenario}:\n{text}");
+    }
+}
+
 fn run(mut cmd: Command) -> (bool, String) {
     let out = cmd.output().unwrap();
     let text = format!(
