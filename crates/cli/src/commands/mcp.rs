@@ -150,6 +150,9 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
         .with(permission)
         .with(sandbox)
         .with(BuiltinTools);
+    // The session's own hooks fire as in `tack run`: SessionStart before the
+    // first request is read, SessionEnd when serving ends.
+    let session_hooks = hooks.clone();
     if let Some(hooks) = hooks {
         plugins = plugins.with(hooks);
     }
@@ -177,7 +180,26 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     // A served tool's progress, log messages and questions reach its client.
     let _client = capabilities.provide_client(server.client_channel());
     eprintln!("tack: serving MCP; session log {}", log_path.display());
-    match (args.http, auth) {
+    if let Some(hooks) = &session_hooks {
+        // No model reads a hook's additionalContext here.
+        let _ = hooks.session_start("startup").await;
+    }
+    let served = serve_until_done(server, args.http, auth).await;
+    if let Some(hooks) = &session_hooks {
+        hooks.session_end("exit").await;
+    }
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Serves on HTTP (until the process is stopped) or stdio (until the client
+/// disconnects).
+async fn serve_until_done(
+    server: McpServer,
+    http: Option<std::net::SocketAddr>,
+    auth: Option<crate::mcp_token::Auth>,
+) -> Result<(), String> {
+    match (http, auth) {
         (Some(addr), Some(auth)) => {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
@@ -207,5 +229,5 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
         }
         _ => server.serve_stdio().await.map_err(|e| e.to_string())?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

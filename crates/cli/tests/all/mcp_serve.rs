@@ -795,3 +795,50 @@ fn a_2025_client_confirms_a_call_mid_call_and_hears_its_progress() {
     assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "x");
     assert_eq!(report["progress"].as_array().unwrap().len(), 3, "{report}");
 }
+
+#[test]
+fn session_start_and_end_hooks_fire_for_a_served_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let seen = dir.path().join("seen.jsonl");
+    let record = format!("cat >> '{}'; echo >> '{}'", seen.display(), seen.display());
+    let settings = dir.path().join("hooks.json");
+    std::fs::write(
+        &settings,
+        json!({"hooks": {
+            "SessionStart": [{"hooks": [{"type": "command", "command": record}]}],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": record}]}]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let settings_arg = settings.display().to_string();
+    let mut server = serve_stdio(
+        &ws,
+        &log_in(&dir, "session"),
+        &["--settings", &settings_arg],
+    );
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap());
+    // SessionStart ran before the first request was read.
+    line_exchange(&mut stdin, &mut stdout, &initialize("2025-11-25"));
+    let events = |path: &Path| -> Vec<Value> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let started = events(&seen);
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert_eq!(started[0]["hook_event_name"], "SessionStart");
+    assert_eq!(started[0]["source"], "startup");
+    // The client goes away: the session ends, and SessionEnd runs.
+    drop(stdin);
+    assert!(server.wait().unwrap().success());
+    let all = events(&seen);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(all[1]["hook_event_name"], "SessionEnd");
+    assert_eq!(all[1]["reason"], "exit");
+}
