@@ -25,7 +25,9 @@ use tack_core::context::ToolRunContext;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::host::ToolRegistrar;
 use tack_core::plugin::RegistrationError;
-use tack_core::tool::{CallId, OutputSpec, ToolDefinition, ToolError, ToolErrorCode};
+use tack_core::tool::{
+    CallId, DefinitionError, MisplacedKeyword, OutputSpec, ToolDefinition, ToolError, ToolErrorCode,
+};
 use tokio::io::AsyncBufReadExt;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -179,6 +181,21 @@ fn lifecycle() -> ClientLifecycleMode {
     ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         legacy_version: Some(ProtocolVersion::V_2025_11_25),
+    }
+}
+
+/// The first keyword of `input` or `output`'s schema misplaced for its
+/// `type`, as tack-core's builder finds it.
+fn misplaced(name: &str, input: &Value, output: &OutputSpec) -> Option<MisplacedKeyword> {
+    let probe = ToolDefinition::builder(name)
+        .description("probe")
+        .input_schema(input.clone())
+        .output(output.clone())
+        .handler(|_args: Arc<Value>, _cx: ToolRunContext| async move { Ok(Value::Null) })
+        .build();
+    match probe {
+        Err(DefinitionError::MisplacedKeyword(found)) => Some(*found),
+        _ => None,
     }
 }
 
@@ -824,8 +841,8 @@ impl Server {
         let tack = tack_name.to_owned();
         let mut builder = ToolDefinition::builder(tack_name)
             .description(description)
-            .input_schema(input)
-            .output(spec)
+            .input_schema(input.clone())
+            .output(spec.clone())
             .tier(tier)
             .handler(move |args: Arc<Value>, cx: ToolRunContext| {
                 let server = server.clone();
@@ -846,6 +863,19 @@ impl Server {
             });
         if tier.is_read_only() {
             builder = builder.concurrency_safe(|_| true);
+        }
+        // The schema is the server's, taken as written: a keyword misplaced
+        // for its `type` (which constrains nothing) is kept, with a warning.
+        if let Some(found) = misplaced(tack_name, &input, &spec) {
+            tracing::warn!(
+                server = %self.name,
+                tool = %tack_name,
+                "MCP tool `{tack_name}`: `{}` at `{}` of its {} schema constrains nothing there (the server's schema is kept as written)",
+                found.keyword,
+                found.pointer,
+                found.which
+            );
+            builder = builder.allow_misplaced_keywords();
         }
         builder.build().map_err(|e| e.to_string())
     }
