@@ -842,3 +842,55 @@ fn session_start_and_end_hooks_fire_for_a_served_session() {
     assert_eq!(all[1]["hook_event_name"], "SessionEnd");
     assert_eq!(all[1]["reason"], "exit");
 }
+
+#[test]
+fn run_code_is_served_in_code_mode_and_its_sub_calls_run_through_the_pipeline() {
+    let test = "py_run_code";
+    let Some(python) = python(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    std::fs::write(ws.join("a.txt"), "alpha\nbeta\n").unwrap();
+    let log = log_in(&dir, "code");
+    let code = "const r = await tools.read_file({path: 'a.txt'}); console.log('lines', r.total_lines); return r.content;";
+    let out = Command::new(&python)
+        .arg(fixture("mcp_py_run_code.py"))
+        .arg(assert_cmd::cargo::cargo_bin("tack"))
+        .arg(&ws)
+        .arg(&log)
+        .arg(code)
+        .env("XDG_STATE_HOME", test_state_home())
+        .env("XDG_CONFIG_HOME", test_state_home().join("config"))
+        .env("HOME", test_state_home().join("home"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Under `code` only `run_code` is listed; the SDK it calls is in the
+    // server's instructions.
+    assert_eq!(report["tools"], json!(["run_code"]), "{report}");
+    let instructions = report["instructions"].as_str().unwrap();
+    assert!(instructions.contains("read_file"), "{instructions}");
+    assert_eq!(report["run"]["isError"], false, "{report}");
+    assert_eq!(
+        report["run"]["structuredContent"]["result"], "alpha\nbeta\n",
+        "{report}"
+    );
+    assert_eq!(report["run"]["structuredContent"]["logs"][0], "lines 2");
+    // A direct call of a tool only programs call is refused (it is not
+    // listed), as the model's is in `tack run`.
+    assert!(
+        report["direct"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool `read_file`"),
+        "{report}"
+    );
+    // The program's call went through the pipeline and is in the log.
+    let starts = of_type(&log, "tool/code-dispatch-start");
+    assert_eq!(starts.len(), 1, "{starts:?}");
+}

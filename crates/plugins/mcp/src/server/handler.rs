@@ -57,6 +57,8 @@ pub struct McpServer {
     max_message_bytes: usize,
     /// The answers of 2026-07-28 calls waiting for their next round.
     states: RequestStates,
+    /// What the server tells clients about using it.
+    instructions: Option<String>,
 }
 
 /// No `logging/setLevel` yet: no log messages.
@@ -110,7 +112,16 @@ impl McpServer {
             changes: None,
             max_message_bytes: crate::DEFAULT_MAX_MESSAGE_BYTES,
             states: RequestStates::default(),
+            instructions: None,
         }
+    }
+
+    /// Sets the instructions the server gives clients (`instructions` of
+    /// `initialize` and `server/discover`): how to use its tools — for code
+    /// mode, the SDK `run_code` programs call.
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
     }
 
     /// The channel through which the tools' bodies reach the client of the
@@ -266,6 +277,7 @@ impl ServerHandler for McpServer {
         let mut info = ServerConfig::default();
         info.capabilities = capabilities;
         info.server_info = implementation;
+        info.instructions = self.instructions.clone();
         info
     }
 
