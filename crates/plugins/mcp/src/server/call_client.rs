@@ -182,7 +182,7 @@ impl CallClient {
             return Err(ClientRequestError::Unsupported { kind: refused.kind });
         }
         if self.round_trip {
-            return self.from_answers(&requests);
+            return self.answered(&requests);
         }
         let mut answers = Vec::with_capacity(requests.len());
         for request in &requests {
@@ -208,7 +208,7 @@ impl CallClient {
         Ok(answers)
     }
 
-    fn from_answers(&self, requests: &[ClientRequest]) -> Result<Vec<Value>, ClientRequestError> {
+    fn answered(&self, requests: &[ClientRequest]) -> Result<Vec<Value>, ClientRequestError> {
         let mut found = Vec::with_capacity(requests.len());
         let mut unanswered = InputRequests::new();
         for request in requests {
