@@ -39,6 +39,12 @@ pub type ToolSource = Arc<dyn Fn() -> Vec<ToolDefinition> + Send + Sync>;
 ///   above that level: `info` for a call that succeeded, `warning` for an
 ///   unknown tool, `error` for a call that failed (with its error code and
 ///   message). Before `logging/setLevel` nothing is sent.
+/// * **A tool body's messages to the client**: with the pipeline's
+///   capabilities given [`client_channel`](Self::client_channel), a body's
+///   progress (when the request carried a `progressToken`), log messages and
+///   questions reach the client of its call; on 2026-07-28 a question makes
+///   the call's result `input_required`, and the call sent again with the
+///   answers (and the result's `requestState`) runs the body again with them.
 /// * **Tool list changes**: with [`with_tools_changed`](Self::with_tools_changed)
 ///   the server advertises `tools.listChanged` and sends
 ///   `notifications/tools/list_changed` to every session when the listed
