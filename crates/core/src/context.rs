@@ -5,7 +5,8 @@ use std::sync::{Arc, LazyLock};
 use tokio_util::sync::CancellationToken;
 
 use crate::capability::{
-    Capabilities, CapabilityError, CapabilityKind, FileSystem, Shell, ToolDispatcher,
+    Capabilities, CapabilityError, CapabilityKind, ClientLogLevel, ClientRequest,
+    ClientRequestError, ClientRequestKind, FileSystem, Progress, Shell, ToolDispatcher,
 };
 use crate::hook::AgentId;
 use crate::host::NewToolExecution;
@@ -253,6 +254,74 @@ impl ToolRunContext {
             .dispatcher
             .as_deref()
             .ok_or(CapabilityError::missing(CapabilityKind::Dispatcher))
+    }
+
+    /// Reports how far the call has got to the client it came from (an MCP
+    /// client that sent a `progressToken` gets `notifications/progress`).
+    /// Without a client, or when the client did not ask for progress, it does
+    /// nothing.
+    ///
+    /// ```
+    /// use tack_core::capability::{ClientLogLevel, Progress};
+    /// use tack_core::context::ToolRunContext;
+    /// use tack_core::serde_json::{Value, json};
+    /// use tack_core::tool::ToolError;
+    ///
+    /// async fn body(_args: Value, cx: ToolRunContext) -> Result<Value, ToolError> {
+    ///     for step in 0..3 {
+    ///         cx.report_progress(Progress::new(f64::from(step), Some(3.0))).await;
+    ///     }
+    ///     cx.log_to_client(ClientLogLevel::Info, json!("all three steps done")).await;
+    ///     Ok(json!("done"))
+    /// }
+    /// ```
+    pub async fn report_progress(&self, progress: Progress) {
+        if let Some(client) = &self.capabilities().client {
+            client.progress(self.call_id(), progress).await;
+        }
+    }
+
+    /// Sends a log message to the client the call came from, if it asked for
+    /// messages of `level` (MCP: `notifications/message`). Without a client
+    /// it does nothing.
+    pub async fn log_to_client(&self, level: ClientLogLevel, data: serde_json::Value) {
+        if let Some(client) = &self.capabilities().client {
+            client.log(self.call_id(), level, data).await;
+        }
+    }
+
+    /// Whether the client the call came from can be asked for `kind` (it
+    /// declared the capability). False without a client.
+    pub fn client_can_ask(&self, kind: ClientRequestKind) -> bool {
+        self.capabilities()
+            .client
+            .as_ref()
+            .is_some_and(|client| client.can_ask(self.call_id(), kind))
+    }
+
+    /// Asks the client the call came from every one of `requests` (sampling,
+    /// elicitation, roots); the answers in the same order.
+    ///
+    /// A client of MCP 2026-07-28 answers by sending the call again: this
+    /// returns [`ClientRequestError::InputRequired`], which the body returns
+    /// at once (`?`), and the body runs again from the start with the answers
+    /// at hand. So ask before doing anything that must not happen twice, and
+    /// keep each request's key the same from one run to the next.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientRequestError::NoClient`] when the call did not come from a
+    /// client (a model's call in `tack run`), `Unsupported` when the client
+    /// did not declare the capability, `InputRequired` as above, `Failed`
+    /// when it answered with an error.
+    pub async fn ask_client(
+        &self,
+        requests: Vec<ClientRequest>,
+    ) -> Result<Vec<serde_json::Value>, ClientRequestError> {
+        match &self.capabilities().client {
+            Some(client) => client.ask(self.call_id(), requests).await,
+            None => Err(ClientRequestError::NoClient),
+        }
     }
 
     /// A nested call of `name` with `arguments`, marked as made by this

@@ -7,15 +7,17 @@ use futures::future::BoxFuture;
 use tack_agent::{
     Event, EventBus, LoggedApprover, PluginSet, SessionLog, UnattendedApprover, state_home_from_env,
 };
+use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
 use tack_core::CancellationToken;
 use tack_core::capability::ToolDispatcher;
 use tack_core::policy::ApprovalService;
 use tack_core::tool::Tier;
+use tack_core::tool::ToolDefinition;
 use tack_core::tool::{Outcome, ToolCall};
 use tack_hooks::{HookSession, ToolNames};
 use tack_mcp::{CallPeers, ElicitingApprover, HttpOptions, McpServer, serve_http};
 use tack_permission::{Mode, Permission};
-use tack_pipeline::{Pipeline, ToolRegistry};
+use tack_pipeline::{ExecutionMode, Pipeline, Presentation, ToolRegistry};
 use tack_tools::BuiltinTools;
 
 use crate::args::ServeArgs;
@@ -143,13 +145,29 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
         crate::hooks::session_hooks(hook_config, session, bus.clone())
     });
     let registry = ToolRegistry::new();
+    // Code mode as in `tack run`: `run_code` served (alone under `code`),
+    // its sub-calls through the same pipeline.
+    let presentation = match settings.presentation.value.as_str() {
+        "code" => Presentation::Code,
+        "both" => Presentation::Both,
+        _ => Presentation::Native,
+    };
+    registry.set_presentation(None, presentation);
     let pipeline = Pipeline::new(registry.clone());
+    let modes = pipeline.clone();
+    let code_mode = CodeModePlugin::new(CodeModeConfig::default().classifier(Arc::new(
+        move |call: &ToolCall| modes.execution_mode(call) == ExecutionMode::Parallel,
+    )));
     let mcp = crate::mcp::client(&root, &args.session, &settings, &registry).await?;
     let mut plugins = PluginSet::over(pipeline.clone())
         .with(timeout)
         .with(permission)
         .with(sandbox)
-        .with(BuiltinTools);
+        .with(BuiltinTools)
+        .with(code_mode);
+    // The session's own hooks fire as in `tack run`: SessionStart before the
+    // first request is read, SessionEnd when serving ends.
+    let session_hooks = hooks.clone();
     if let Some(hooks) = hooks {
         plugins = plugins.with(hooks);
     }
@@ -161,6 +179,16 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
         .map_err(|e| format!("cannot install the plugins: {e}"))?;
     let tools = registry.clone();
     let changes = registry.changes();
+    let capabilities = pipeline.capabilities().clone();
+    // The sub-calls `run_code` programs make are in the session log, as in
+    // `tack run`.
+    let sink = Arc::clone(&bus);
+    let _code_dispatch = pipeline.hooks().code_dispatch().tap(
+        "tack-cli/mcp-serve-log",
+        move |event: &Arc<tack_core::hooks::CodeDispatchEvent>| {
+            let _ = sink.emit(Event::from(&**event));
+        },
+    );
     let server = McpServer::new(
         Arc::new(Logged { pipeline, bus }),
         Arc::new(move || {
@@ -173,8 +201,42 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     )
     .with_call_peers(peers)
     .with_tools_changed(changes);
+    // A served tool's progress, log messages and questions reach its client.
+    let _client = capabilities.provide_client(server.client_channel());
+    // Under code presentation the client learns the tools `run_code`
+    // programs call from the server's instructions (in `tack run`, the
+    // system prompt).
+    let server = if presentation == Presentation::Native {
+        server
+    } else {
+        let natives: Vec<ToolDefinition> = registry
+            .native_tools(None)
+            .iter()
+            .map(|t| t.definition().clone())
+            .collect();
+        server.with_instructions(prompt_section(&natives, presentation == Presentation::Code))
+    };
     eprintln!("tack: serving MCP; session log {}", log_path.display());
-    match (args.http, auth) {
+    if let Some(hooks) = &session_hooks {
+        // No model reads a hook's additionalContext here.
+        let _ = hooks.session_start("startup").await;
+    }
+    let served = serve_until_done(server, args.http, auth).await;
+    if let Some(hooks) = &session_hooks {
+        hooks.session_end("exit").await;
+    }
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Serves on HTTP (until the process is stopped) or stdio (until the client
+/// disconnects).
+async fn serve_until_done(
+    server: McpServer,
+    http: Option<std::net::SocketAddr>,
+    auth: Option<crate::mcp_token::Auth>,
+) -> Result<(), String> {
+    match (http, auth) {
         (Some(addr), Some(auth)) => {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
@@ -204,5 +266,5 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
         }
         _ => server.serve_stdio().await.map_err(|e| e.to_string())?,
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -696,3 +696,221 @@ fn the_sessions_hooks_apply_to_calls_over_mcp_serve() {
     drop(stdin);
     let _ = server.wait();
 }
+
+/// The Python SDK client of `mcp_py_served_calls.py` against `tack mcp
+/// serve --mode MODE` with an ask rule on `write_file` and the reference
+/// `everything` server imported; its report.
+fn served_calls(
+    test: &str,
+    connect: &str,
+    mode: &str,
+) -> Option<(Value, PathBuf, tempfile::TempDir)> {
+    let python = python(test)?;
+    let everything = super::mcp::server_json("mcp-server-everything", test, &["stdio"])?;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let settings = dir.path().join("settings.json");
+    std::fs::write(
+        &settings,
+        json!({"permissions": {"ask": ["write_file"]}}).to_string(),
+    )
+    .unwrap();
+    let mcp_config = dir.path().join("mcp.json");
+    std::fs::write(
+        &mcp_config,
+        json!({"mcpServers": {"everything": everything}}).to_string(),
+    )
+    .unwrap();
+    let log = log_in(&dir, connect);
+    let out = Command::new(&python)
+        .arg(fixture("mcp_py_served_calls.py"))
+        .arg(connect)
+        .arg(assert_cmd::cargo::cargo_bin("tack"))
+        .arg(&ws)
+        .arg(&log)
+        .arg(mode)
+        .arg(&settings)
+        .arg(&mcp_config)
+        .env("XDG_STATE_HOME", test_state_home())
+        .env("XDG_CONFIG_HOME", test_state_home().join("config"))
+        .env("HOME", test_state_home().join("home"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    Some((report, ws, dir))
+}
+
+#[test]
+fn a_2026_client_confirms_a_call_through_input_required_and_hears_its_progress() {
+    let Some((report, ws, _dir)) = served_calls("py_served_2026", "auto", "allow-all") else {
+        return;
+    };
+    assert_eq!(report["protocolVersion"], "2026-07-28", "{report}");
+    // The ask rule puts the write to the client: an input_required result,
+    // answered by the SDK's elicitation callback, and the call sent again.
+    assert_eq!(report["write"]["isError"], false, "{report}");
+    assert_eq!(report["asked"].as_array().unwrap().len(), 1, "{report}");
+    assert!(
+        report["asked"][0].as_str().unwrap().contains("write_file"),
+        "{report}"
+    );
+    assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "x");
+    // The imported tool's progress reaches the client of the served call.
+    assert_eq!(report["long"]["isError"], false, "{report}");
+    assert_progress(&report);
+}
+
+#[test]
+fn a_2026_client_cannot_confirm_beyond_the_servers_mode() {
+    let Some((report, ws, _dir)) = served_calls("py_served_2026_ask", "auto", "ask") else {
+        return;
+    };
+    assert_eq!(report["protocolVersion"], "2026-07-28", "{report}");
+    // Mode ask: the write needs the server's user; the client is not asked.
+    assert_eq!(report["write"]["isError"], true, "{report}");
+    assert!(
+        report["write"].to_string().contains("--mode accept-edits"),
+        "{report}"
+    );
+    assert_eq!(report["asked"].as_array().unwrap().len(), 0, "{report}");
+    assert!(!ws.join("b.txt").exists());
+}
+
+#[test]
+fn a_2025_client_confirms_a_call_mid_call_and_hears_its_progress() {
+    let Some((report, ws, _dir)) = served_calls("py_served_2025", "legacy", "allow-all") else {
+        return;
+    };
+    assert_eq!(report["protocolVersion"], "2025-11-25", "{report}");
+    assert_eq!(report["write"]["isError"], false, "{report}");
+    assert_eq!(report["asked"].as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(std::fs::read_to_string(ws.join("b.txt")).unwrap(), "x");
+    assert_progress(&report);
+}
+
+/// The long-running call's progress reached the client, in order. (A
+/// report sent right before the answer can be forwarded after it, and a
+/// client drops it then: rmcp hands notifications to tasks of their own.)
+fn assert_progress(report: &Value) {
+    let progress: Vec<f64> = report["progress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["progress"].as_f64().unwrap())
+        .collect();
+    assert!(!progress.is_empty() && progress.len() <= 3, "{report}");
+    assert!(progress.windows(2).all(|w| w[0] < w[1]), "{report}");
+    assert!(
+        report["progress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["total"] == 3.0),
+        "{report}"
+    );
+}
+
+#[test]
+fn session_start_and_end_hooks_fire_for_a_served_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let seen = dir.path().join("seen.jsonl");
+    let record = format!("cat >> '{}'; echo >> '{}'", seen.display(), seen.display());
+    let settings = dir.path().join("hooks.json");
+    std::fs::write(
+        &settings,
+        json!({"hooks": {
+            "SessionStart": [{"hooks": [{"type": "command", "command": record}]}],
+            "SessionEnd": [{"hooks": [{"type": "command", "command": record}]}]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let settings_arg = settings.display().to_string();
+    let mut server = serve_stdio(
+        &ws,
+        &log_in(&dir, "session"),
+        &["--settings", &settings_arg],
+    );
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap());
+    // SessionStart ran before the first request was read.
+    line_exchange(&mut stdin, &mut stdout, &initialize("2025-11-25"));
+    let events = |path: &Path| -> Vec<Value> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let started = events(&seen);
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert_eq!(started[0]["hook_event_name"], "SessionStart");
+    assert_eq!(started[0]["source"], "startup");
+    // The client goes away: the session ends, and SessionEnd runs.
+    drop(stdin);
+    assert!(server.wait().unwrap().success());
+    let all = events(&seen);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(all[1]["hook_event_name"], "SessionEnd");
+    assert_eq!(all[1]["reason"], "exit");
+}
+
+#[test]
+fn run_code_is_served_in_code_mode_and_its_sub_calls_run_through_the_pipeline() {
+    let test = "py_run_code";
+    let Some(python) = python(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    std::fs::write(ws.join("a.txt"), "alpha\nbeta\n").unwrap();
+    let log = log_in(&dir, "code");
+    let code = "const r = await tools.read_file({path: 'a.txt'}); console.log('lines', r.total_lines); return r.content;";
+    let out = Command::new(&python)
+        .arg(fixture("mcp_py_run_code.py"))
+        .arg(assert_cmd::cargo::cargo_bin("tack"))
+        .arg(&ws)
+        .arg(&log)
+        .arg(code)
+        .env("XDG_STATE_HOME", test_state_home())
+        .env("XDG_CONFIG_HOME", test_state_home().join("config"))
+        .env("HOME", test_state_home().join("home"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Under `code` only `run_code` is listed; the SDK it calls is in the
+    // server's instructions.
+    assert_eq!(report["tools"], json!(["run_code"]), "{report}");
+    let instructions = report["instructions"].as_str().unwrap();
+    assert!(instructions.contains("read_file"), "{instructions}");
+    assert_eq!(report["run"]["isError"], false, "{report}");
+    assert_eq!(
+        report["run"]["structuredContent"]["result"], "alpha\nbeta\n",
+        "{report}"
+    );
+    assert_eq!(report["run"]["structuredContent"]["logs"][0], "lines 2");
+    // A direct call of a tool only programs call is refused (it is not
+    // listed), as the model's is in `tack run`.
+    assert!(
+        report["direct"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool `read_file`"),
+        "{report}"
+    );
+    // The program's call went through the pipeline and is in the log.
+    let starts = of_type(&log, "tool/code-dispatch-start");
+    assert_eq!(starts.len(), 1, "{starts:?}");
+}

@@ -5,12 +5,16 @@
 //! confinement. A host that installs no such plugin gets a clear
 //! [`CapabilityError`] from every tool that needs one.
 
+mod client;
 mod dispatch;
 mod error;
 mod fs;
 pub(crate) mod set;
 mod shell;
 
+pub use client::{
+    ClientChannel, ClientLogLevel, ClientRequest, ClientRequestError, ClientRequestKind, Progress,
+};
 pub use dispatch::{OnAdmitted, ToolDispatcher};
 pub use error::CapabilityError;
 pub use fs::{Access, DirEntry, EntryKind, FileBytes, FileSystem, FsError, Metadata, WriteReport};

@@ -9,7 +9,7 @@ use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use thread_local::ThreadLocal;
 
-use super::{FileSystem, Shell, ToolDispatcher};
+use super::{ClientChannel, FileSystem, Shell, ToolDispatcher};
 use crate::hook::Disposer;
 use crate::policy::ApprovalService;
 
@@ -31,6 +31,9 @@ pub struct Capabilities {
     pub approval: Option<Arc<dyn ApprovalService>>,
     /// Running nested tool calls.
     pub dispatcher: Option<Arc<dyn ToolDispatcher>>,
+    /// The client the host serves calls to (progress, log messages,
+    /// questions): see [`ClientChannel`].
+    pub client: Option<Arc<dyn ClientChannel>>,
 }
 
 impl Capabilities {
@@ -57,6 +60,12 @@ impl Capabilities {
         self.dispatcher = Some(dispatcher);
         self
     }
+
+    /// Sets the client channel.
+    pub fn with_client(mut self, client: Arc<dyn ClientChannel>) -> Self {
+        self.client = Some(client);
+        self
+    }
 }
 
 impl fmt::Debug for Capabilities {
@@ -66,6 +75,7 @@ impl fmt::Debug for Capabilities {
             .field("shell", &self.shell.is_some())
             .field("approval", &self.approval.is_some())
             .field("dispatcher", &self.dispatcher.is_some())
+            .field("client", &self.client.is_some())
             .finish()
     }
 }
@@ -82,6 +92,8 @@ pub enum CapabilityKind {
     Approval,
     /// [`ToolDispatcher`].
     Dispatcher,
+    /// [`ClientChannel`].
+    Client,
 }
 
 impl fmt::Display for CapabilityKind {
@@ -91,6 +103,7 @@ impl fmt::Display for CapabilityKind {
             CapabilityKind::Shell => "shell",
             CapabilityKind::Approval => "approval",
             CapabilityKind::Dispatcher => "dispatcher",
+            CapabilityKind::Client => "client",
         })
     }
 }
@@ -208,6 +221,7 @@ impl CapabilitySlots {
                         CapabilityKind::Shell => caps.shell = None,
                         CapabilityKind::Approval => caps.approval = None,
                         CapabilityKind::Dispatcher => caps.dispatcher = None,
+                        CapabilityKind::Client => caps.client = None,
                     });
                 }
             }
@@ -259,6 +273,17 @@ impl CapabilitySlots {
                     .as_ref()
                     .is_some_and(|d| Arc::ptr_eq(d, &mine))
             },
+        )
+    }
+
+    /// Provides the client channel (a host serving its tools to a client);
+    /// disposing removes it (unless replaced since).
+    pub fn provide_client(&self, client: Arc<dyn ClientChannel>) -> Disposer {
+        let mine = client.clone();
+        self.provide_with(
+            CapabilityKind::Client,
+            |caps| caps.client = Some(client),
+            move |caps| caps.client.as_ref().is_some_and(|c| Arc::ptr_eq(c, &mine)),
         )
     }
 }

@@ -214,3 +214,97 @@ fn each_context_of_an_execution_hears_its_own_signal() {
     assert!(first_cx.is_cancelled());
     assert!(execution.run_cancellation().unwrap().is_cancelled());
 }
+
+/// A client channel that records what reaches it and answers every question
+/// with its key.
+#[derive(Default)]
+struct Recording(std::sync::Mutex<Vec<String>>);
+
+impl tack_core::capability::ClientChannel for Recording {
+    fn progress(
+        &self,
+        call: &CallId,
+        progress: tack_core::capability::Progress,
+    ) -> futures::future::BoxFuture<'static, ()> {
+        self.0.lock().unwrap().push(format!(
+            "{call}: progress {}/{:?}",
+            progress.progress, progress.total
+        ));
+        Box::pin(async {})
+    }
+    fn log(
+        &self,
+        call: &CallId,
+        level: tack_core::capability::ClientLogLevel,
+        data: serde_json::Value,
+    ) -> futures::future::BoxFuture<'static, ()> {
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("{call}: log {level:?} {data}"));
+        Box::pin(async {})
+    }
+    fn can_ask(&self, _call: &CallId, kind: tack_core::capability::ClientRequestKind) -> bool {
+        kind == tack_core::capability::ClientRequestKind::Elicitation
+    }
+    fn ask(
+        &self,
+        _call: &CallId,
+        requests: Vec<tack_core::capability::ClientRequest>,
+    ) -> futures::future::BoxFuture<
+        'static,
+        Result<Vec<serde_json::Value>, tack_core::capability::ClientRequestError>,
+    > {
+        let answers = requests.iter().map(|r| json!(r.key)).collect();
+        Box::pin(async move { Ok(answers) })
+    }
+}
+
+#[tokio::test]
+async fn a_body_reaches_the_client_of_its_call_and_without_one_nothing_is_sent() {
+    use tack_core::capability::{
+        ClientLogLevel, ClientRequest, ClientRequestError, ClientRequestKind, Progress,
+    };
+    let question = || {
+        vec![ClientRequest::new(
+            "name",
+            ClientRequestKind::Elicitation,
+            json!({"message": "?"}),
+        )]
+    };
+    // No client: progress and logs go nowhere, a question is an error.
+    let slots = CapabilitySlots::new();
+    let cx = context(&slots, CancellationToken::new());
+    cx.report_progress(Progress::new(1.0, Some(2.0))).await;
+    cx.log_to_client(ClientLogLevel::Info, json!("hi")).await;
+    assert!(!cx.client_can_ask(ClientRequestKind::Elicitation));
+    let err = cx.ask_client(question()).await.unwrap_err();
+    assert_eq!(err, ClientRequestError::NoClient);
+    assert!(ToolError::from(err).to_string().contains("tack mcp serve"));
+
+    // A client: everything reaches it, named by the call.
+    let client = Arc::new(Recording::default());
+    let provided = slots.provide_client(client.clone());
+    assert_eq!(
+        format!("{:?}", slots.snapshot()),
+        "Capabilities { fs: false, shell: false, approval: false, dispatcher: false, client: true }"
+    );
+    let cx = context(&slots, CancellationToken::new());
+    cx.report_progress(Progress::new(1.0, Some(2.0))).await;
+    cx.log_to_client(ClientLogLevel::Warning, json!("careful"))
+        .await;
+    assert!(cx.client_can_ask(ClientRequestKind::Elicitation));
+    assert!(!cx.client_can_ask(ClientRequestKind::Sampling));
+    assert_eq!(cx.ask_client(question()).await.unwrap(), [json!("name")]);
+    let id = cx.call_id().to_string();
+    assert_eq!(
+        *client.0.lock().unwrap(),
+        [
+            format!("{id}: progress 1/Some(2.0)"),
+            format!("{id}: log Warning \"careful\""),
+        ]
+    );
+    // Disposing the provider empties the slot.
+    drop(provided);
+    assert!(slots.snapshot().client.is_none());
+}

@@ -1,20 +1,69 @@
 //! tack's MCP client for the conformance suite's client scenarios: the
 //! suite runs `conformance_client URL` with `MCP_CONFORMANCE_SCENARIO` set.
 //! It connects through [`McpPlugin`] (the server named `conformance`), and
-//! for `tools_call` calls `add_numbers` through a tack pipeline.
+//! for `tools_call` calls `add_numbers` through a tack pipeline; for
+//! `sep-2322-client-request-state` it calls the scenario's `test_mrtr_*`
+//! tools, whose servers ask for input (2026-07-28 `input_required`), with a
+//! client channel standing for the user that accepts every elicitation.
 #![allow(clippy::unwrap_used)]
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
+use serde_json::Value;
 use serde_json::json;
 use tack_core::CancellationToken;
-use tack_core::capability::ToolDispatcher;
+use tack_core::capability::{
+    ClientChannel, ClientLogLevel, ClientRequest, ClientRequestError, ClientRequestKind, Progress,
+    ToolDispatcher,
+};
 use tack_core::host::PluginHost;
-use tack_core::tool::ToolCall;
+use tack_core::tool::{CallId, ToolCall};
 use tack_mcp::{ClientOptions, McpConfig, McpPlugin, ServerConfig};
 use tack_pipeline::{Pipeline, ToolRegistry};
+
+/// The user of the calls: accepts every elicitation with `{"confirmed": true}`.
+struct Accepting;
+
+impl ClientChannel for Accepting {
+    fn progress(&self, _call: &CallId, _progress: Progress) -> BoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
+
+    fn log(&self, _call: &CallId, _level: ClientLogLevel, _data: Value) -> BoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
+
+    fn can_ask(&self, _call: &CallId, kind: ClientRequestKind) -> bool {
+        kind == ClientRequestKind::Elicitation
+    }
+
+    fn ask(
+        &self,
+        _call: &CallId,
+        requests: Vec<ClientRequest>,
+    ) -> BoxFuture<'static, Result<Vec<Value>, ClientRequestError>> {
+        let answers = requests
+            .iter()
+            .map(|r| match r.kind {
+                ClientRequestKind::Elicitation => {
+                    Ok(json!({"action": "accept", "content": {"confirmed": true}}))
+                }
+                kind => Err(ClientRequestError::Unsupported { kind }),
+            })
+            .collect();
+        Box::pin(async move { answers })
+    }
+}
+
+async fn call(pipeline: &Pipeline, id: &str, tool: &str, arguments: Value) -> bool {
+    let call = ToolCall::new(id, tool, arguments.to_string());
+    let outcome = pipeline.dispatch(call, CancellationToken::new()).await;
+    println!("{}", serde_json::to_string(&*outcome).unwrap());
+    outcome.is_success()
+}
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -38,19 +87,41 @@ async fn main() -> ExitCode {
     }
     let mut host = PluginHost::new(pipeline.hooks(), pipeline.capabilities(), &registry);
     host.install(&plugin).unwrap();
-    let mut code = ExitCode::SUCCESS;
-    if scenario == "tools_call" {
-        let call = ToolCall::new(
-            "c1",
-            "mcp__conformance__add_numbers",
-            json!({"a": 2, "b": 3}).to_string(),
-        );
-        let outcome = pipeline.dispatch(call, CancellationToken::new()).await;
-        println!("{}", serde_json::to_string(&*outcome).unwrap());
-        if !outcome.is_success() {
-            code = ExitCode::FAILURE;
+    let _user = pipeline.capabilities().provide_client(Arc::new(Accepting));
+    let ok = match scenario.as_str() {
+        "tools_call" => {
+            call(
+                &pipeline,
+                "c1",
+                "mcp__conformance__add_numbers",
+                json!({"a": 2, "b": 3}),
+            )
+            .await
         }
-    }
+        "sep-2322-client-request-state" => {
+            let tool = |name: &str| format!("mcp__conformance__{name}");
+            let (echo, no_state) = (tool("test_mrtr_echo_state"), tool("test_mrtr_no_state"));
+            let (echo, no_state) = tokio::join!(
+                call(&pipeline, "c1", &echo, json!({})),
+                call(&pipeline, "c2", &no_state, json!({})),
+            );
+            let unrelated = call(&pipeline, "c3", &tool("test_mrtr_unrelated"), json!({})).await;
+            let plain = call(
+                &pipeline,
+                "c4",
+                &tool("test_mrtr_no_result_type"),
+                json!({}),
+            )
+            .await;
+            echo && no_state && unrelated && plain
+        }
+        _ => true,
+    };
+    let code = if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    };
     plugin.shutdown().await;
     code
 }

@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tack_core::CancellationToken;
-use tack_core::capability::ToolDispatcher;
+use tack_core::capability::{
+    ClientLogLevel, ClientRequest, ClientRequestKind, Progress, ToolDispatcher,
+};
 use tack_core::context::ToolRunContext;
 use tack_core::tool::{ContentBlock, OutputSpec, Tier, ToolDefinition, ToolError};
 use tack_mcp::{HttpOptions, McpServer, serve_http};
@@ -96,6 +98,271 @@ pub fn fixture_tools() -> Vec<ToolDefinition> {
     ]
 }
 
+/// A tool whose body is `body`, with `schema` for its arguments.
+fn tool<F, Fut>(name: &str, schema: Value, body: F) -> ToolDefinition
+where
+    F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    ToolDefinition::builder(name)
+        .description(format!("The conformance fixture `{name}`."))
+        .input_schema(schema)
+        .output(OutputSpec::new(json!({})))
+        .tier(Tier::ReadOnly)
+        .handler(body)
+        .build()
+        .unwrap()
+}
+
+fn no_args() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+fn elicit(key: &str, message: &str, properties: Value) -> ClientRequest {
+    let required: Vec<&String> = properties.as_object().unwrap().keys().collect();
+    ClientRequest::new(
+        key,
+        ClientRequestKind::Elicitation,
+        json!({
+            "message": message,
+            "requestedSchema": {"type": "object", "properties": properties, "required": required}
+        }),
+    )
+}
+
+fn sample(key: &str, prompt: &str, max_tokens: u32) -> ClientRequest {
+    ClientRequest::new(
+        key,
+        ClientRequestKind::Sampling,
+        json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+            "maxTokens": max_tokens
+        }),
+    )
+}
+
+fn roots(key: &str) -> ClientRequest {
+    ClientRequest::new(key, ClientRequestKind::Roots, json!({}))
+}
+
+/// A tool that asks the client `questions` and answers with what it said.
+fn asking(name: &str, questions: fn(&Value) -> Vec<ClientRequest>) -> ToolDefinition {
+    tool(
+        name,
+        no_args(),
+        move |args: Arc<Value>, cx: ToolRunContext| async move {
+            let answers = cx.ask_client(questions(&args)).await?;
+            Ok(json!(format!(
+                "state-ok; the client answered: {}",
+                Value::from(answers)
+            )))
+        },
+    )
+}
+
+/// The tools whose bodies reach the client mid-call: progress, log
+/// messages, sampling, elicitation, roots (and, on 2026-07-28, the
+/// `input_required` round trips).
+pub fn client_tools() -> Vec<ToolDefinition> {
+    vec![
+        tool(
+            "test_tool_with_progress",
+            no_args(),
+            |_args: Arc<Value>, cx: ToolRunContext| async move {
+                for step in [0.0, 50.0, 100.0] {
+                    cx.report_progress(Progress::new(step, Some(100.0))).await;
+                }
+                Ok(json!("progress reported"))
+            },
+        ),
+        tool(
+            "test_tool_with_logging",
+            no_args(),
+            |_args: Arc<Value>, cx: ToolRunContext| async move {
+                for message in [
+                    "Tool execution started",
+                    "Tool processing data",
+                    "Tool execution completed",
+                ] {
+                    cx.log_to_client(ClientLogLevel::Info, json!(message)).await;
+                }
+                Ok(json!("logged three messages"))
+            },
+        ),
+        tool(
+            "test_sampling",
+            json!({"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}),
+            |args: Arc<Value>, cx: ToolRunContext| async move {
+                let prompt = args["prompt"].as_str().unwrap_or_default().to_owned();
+                let answers = cx.ask_client(vec![sample("sample", &prompt, 100)]).await?;
+                let text = answers[0]["content"]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                Ok(json!(format!("LLM response: {text}")))
+            },
+        ),
+        tool(
+            "test_elicitation",
+            json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
+            |args: Arc<Value>, cx: ToolRunContext| async move {
+                let message = args["message"].as_str().unwrap_or_default().to_owned();
+                let question = elicit(
+                    "user",
+                    &message,
+                    json!({
+                        "username": {"type": "string", "description": "User's response"},
+                        "email": {"type": "string", "description": "User's email address"}
+                    }),
+                );
+                let answers = cx.ask_client(vec![question]).await?;
+                Ok(json!(format!("User response: {}", answers[0])))
+            },
+        ),
+        asking("test_elicitation_sep1034_defaults", |_| {
+            vec![ClientRequest::new(
+                "defaults",
+                ClientRequestKind::Elicitation,
+                json!({
+                    "message": "Defaults for every primitive type",
+                    "requestedSchema": {"type": "object", "properties": {
+                        "name": {"type": "string", "default": "John Doe"},
+                        "age": {"type": "integer", "default": 30},
+                        "score": {"type": "number", "default": 95.5},
+                        "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+                        "verified": {"type": "boolean", "default": true}
+                    }}
+                }),
+            )]
+        }),
+        asking("test_elicitation_sep1330_enums", |_| {
+            vec![ClientRequest::new(
+                "enums",
+                ClientRequestKind::Elicitation,
+                json!({
+                    "message": "Every enum form",
+                    "requestedSchema": {"type": "object", "properties": {
+                        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                        "titledSingle": {"type": "string", "oneOf": [
+                            {"const": "value1", "title": "First Option"},
+                            {"const": "value2", "title": "Second Option"},
+                            {"const": "value3", "title": "Third Option"}
+                        ]},
+                        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
+                        "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                        "titledMulti": {"type": "array", "items": {"anyOf": [
+                            {"const": "value1", "title": "First Choice"},
+                            {"const": "value2", "title": "Second Choice"},
+                            {"const": "value3", "title": "Third Choice"}
+                        ]}}
+                    }}
+                }),
+            )]
+        }),
+        asking("test_input_required_result_elicitation", |_| {
+            vec![elicit(
+                "user_name",
+                "What is your name?",
+                json!({"name": {"type": "string"}}),
+            )]
+        }),
+        asking("test_input_required_result_sampling", |_| {
+            vec![sample(
+                "capital_question",
+                "What is the capital of France?",
+                100,
+            )]
+        }),
+        asking("test_input_required_result_list_roots", |_| {
+            vec![roots("client_roots")]
+        }),
+        asking("test_input_required_result_request_state", |_| {
+            vec![elicit(
+                "confirm",
+                "Please confirm",
+                json!({"ok": {"type": "boolean"}}),
+            )]
+        }),
+        asking("test_input_required_result_tampered_state", |_| {
+            vec![elicit(
+                "confirm",
+                "Please confirm",
+                json!({"ok": {"type": "boolean"}}),
+            )]
+        }),
+        asking("test_input_required_result_multiple_inputs", |_| {
+            vec![
+                elicit(
+                    "user_name",
+                    "What is your name?",
+                    json!({"name": {"type": "string"}}),
+                ),
+                sample("greeting", "Generate a greeting", 50),
+                roots("client_roots"),
+            ]
+        }),
+        tool(
+            "test_input_required_result_multi_round",
+            no_args(),
+            |_args: Arc<Value>, cx: ToolRunContext| async move {
+                let name = cx
+                    .ask_client(vec![elicit(
+                        "step1",
+                        "Step 1: What is your name?",
+                        json!({"name": {"type": "string"}}),
+                    )])
+                    .await?;
+                let color = cx
+                    .ask_client(vec![elicit(
+                        "step2",
+                        "Step 2: What is your favorite color?",
+                        json!({"color": {"type": "string"}}),
+                    )])
+                    .await?;
+                Ok(json!(format!(
+                    "{} likes {}",
+                    name[0]["content"]["name"], color[0]["content"]["color"]
+                )))
+            },
+        ),
+        tool(
+            "test_input_required_result_capabilities",
+            no_args(),
+            |_args: Arc<Value>, cx: ToolRunContext| async move {
+                let mut questions = Vec::new();
+                if cx.client_can_ask(ClientRequestKind::Sampling) {
+                    questions.push(sample(
+                        "capital_question",
+                        "What is the capital of France?",
+                        100,
+                    ));
+                }
+                if cx.client_can_ask(ClientRequestKind::Elicitation) {
+                    questions.push(elicit(
+                        "user_name",
+                        "What is your name?",
+                        json!({"name": {"type": "string"}}),
+                    ));
+                }
+                let answers = cx.ask_client(questions).await?;
+                Ok(Value::from(answers))
+            },
+        ),
+        // Needs sampling, whether or not the client declared it (2026-07-28:
+        // a client that did not is refused with -32021).
+        asking("test_missing_capability", |_| {
+            vec![sample("needed", "Say hello", 10)]
+        }),
+        asking("test_streaming_elicitation", |_| {
+            vec![elicit(
+                "user_name",
+                "What is your name?",
+                json!({"name": {"type": "string"}}),
+            )]
+        }),
+    ]
+}
+
 /// `test_trigger_tool_change`: registers one more tool (`test_added_N`),
 /// which changes the tool list (for the listen-stream scenarios).
 fn trigger_tool_change(registry: ToolRegistry) -> ToolDefinition {
@@ -130,6 +397,7 @@ pub fn fixture_server() -> (ToolRegistry, Vec<tack_core::hook::Disposer>, McpSer
     let pipeline = Pipeline::new(registry.clone());
     let mut keep: Vec<tack_core::hook::Disposer> = fixture_tools()
         .into_iter()
+        .chain(client_tools())
         .map(|t| registry.register(t).unwrap())
         .collect();
     keep.push(
@@ -139,7 +407,7 @@ pub fn fixture_server() -> (ToolRegistry, Vec<tack_core::hook::Disposer>, McpSer
     );
     let tools = registry.clone();
     let server = McpServer::new(
-        Arc::new(pipeline) as Arc<dyn ToolDispatcher>,
+        Arc::new(pipeline.clone()) as Arc<dyn ToolDispatcher>,
         Arc::new(move || {
             tools
                 .visible(None)
@@ -150,6 +418,12 @@ pub fn fixture_server() -> (ToolRegistry, Vec<tack_core::hook::Disposer>, McpSer
     )
     .named("tack-conformance-fixture")
     .with_tools_changed(registry.changes());
+    // The tools' bodies reach the client of their call.
+    keep.push(
+        pipeline
+            .capabilities()
+            .provide_client(server.client_channel()),
+    );
     (registry, keep, server)
 }
 

@@ -9,7 +9,12 @@
 //!   guards, timeout, post-execute, result). How MCP maps onto tack's model
 //!   is described on [`tier_from_annotations`] and in the cookbook.
 //! * **server** — [`McpServer`] serves a host's tools to any MCP client,
-//!   each `tools/call` dispatched through the host's pipeline.
+//!   each `tools/call` dispatched through the host's pipeline; a tool body
+//!   reaches the client of its call (progress, log messages, sampling,
+//!   elicitation, roots) through [`McpServer::client_channel`], on protocol
+//!   2026-07-28 through the `input_required` round trip.
+//!
+//! Both sides speak protocol 2026-07-28 and the versions before it.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -31,6 +36,6 @@ pub use config::{McpConfig, ServerConfig};
 pub use error::McpError;
 pub use names::{server_prefix, tack_tool_name};
 pub use server::{
-    CallPeers, ElicitingApprover, HttpOptions, McpServer, ToolSource, annotations_for,
-    client_schema, outcome_result, serve_http, tool_json,
+    APPROVAL_KEY, CallPeers, ElicitingApprover, HttpOptions, McpServer, ToolSource,
+    annotations_for, client_schema, outcome_result, serve_http, tool_json,
 };

@@ -8,21 +8,26 @@ use std::time::Duration;
 use rmcp::model::LoggingMessageNotificationParam;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientCapabilities, ClientConfig, ClientRequest, Implementation, NumberOrString,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId,
-    ServerResult,
+    ClientCapabilities, ClientConfig, ClientRequest, Implementation, InputRequiredResult,
+    NumberOrString, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, RequestId, ServerResult,
 };
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Value, json};
+use tack_core::capability::{
+    ClientRequest as Question, ClientRequestError, ClientRequestKind, Progress,
+};
 use tack_core::context::ToolRunContext;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::host::ToolRegistrar;
 use tack_core::plugin::RegistrationError;
-use tack_core::tool::{CallId, OutputSpec, ToolDefinition, ToolError, ToolErrorCode};
+use tack_core::tool::{
+    CallId, DefinitionError, MisplacedKeyword, OutputSpec, ToolDefinition, ToolError, ToolErrorCode,
+};
 use tokio::io::AsyncBufReadExt;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -100,10 +105,11 @@ pub(crate) struct Server {
 const ENDED_KEPT: usize = 64;
 
 /// The calls of one connection by progress token (rmcp numbers them per
-/// connection): the tack call and tool.
+/// connection): the tack call and tool, and the call's run context (its
+/// progress goes on to the client the call came from, if any).
 #[derive(Default)]
 pub(crate) struct ProgressCalls {
-    calls: HashMap<String, (CallId, String)>,
+    calls: HashMap<String, (CallId, String, ToolRunContext)>,
     ended: VecDeque<String>,
 }
 
@@ -166,6 +172,76 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// How a connection starts: `server/discover` first, for protocol
+/// 2026-07-28 (stateless, every request carrying its own `_meta`); a server
+/// that does not know it (an error answer, or none within 10 s) gets the
+/// `initialize` handshake, offering 2025-11-25 (the server may answer with
+/// an older version it speaks).
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::V_2025_11_25),
+    }
+}
+
+/// The first keyword of `input` or `output`'s schema misplaced for its
+/// `type`, as tack-core's builder finds it.
+fn misplaced(name: &str, input: &Value, output: &OutputSpec) -> Option<MisplacedKeyword> {
+    let probe = ToolDefinition::builder(name)
+        .description("probe")
+        .input_schema(input.clone())
+        .output(output.clone())
+        .handler(|_args: Arc<Value>, _cx: ToolRunContext| async move { Ok(Value::Null) })
+        .build();
+    match probe {
+        Err(DefinitionError::MisplacedKeyword(found)) => Some(*found),
+        _ => None,
+    }
+}
+
+/// Why a start failed: in time (worth one more try with the `initialize`
+/// handshake only) or not.
+enum SpawnError {
+    Failed(McpError),
+    TimedOut(McpError),
+}
+
+impl SpawnError {
+    fn into_error(self) -> McpError {
+        match self {
+            SpawnError::Failed(e) | SpawnError::TimedOut(e) => e,
+        }
+    }
+}
+
+/// The answer to one `tools/call`.
+enum Answer {
+    Complete(CallToolResult),
+    /// Protocol 2026-07-28: the server asks for input first.
+    InputRequired(InputRequiredResult),
+}
+
+/// How many `input_required` rounds one call may take.
+const MAX_INPUT_ROUNDS: usize = 10;
+
+/// The questions of an `input_required` result, as tack's, with their keys.
+fn input_requests(asked: &InputRequiredResult) -> (Vec<String>, Vec<Question>) {
+    let mut keys = Vec::new();
+    let mut requests = Vec::new();
+    for (key, request) in asked.input_requests.iter().flatten() {
+        let json = serde_json::to_value(request).unwrap_or_default();
+        let kind = match json.get("method").and_then(Value::as_str) {
+            Some("sampling/createMessage") => ClientRequestKind::Sampling,
+            Some("elicitation/create") => ClientRequestKind::Elicitation,
+            _ => ClientRequestKind::Roots,
+        };
+        let params = json.get("params").cloned().unwrap_or(Value::Null);
+        keys.push(key.clone());
+        requests.push(Question::new(key.clone(), kind, params));
+    }
+    (keys, requests)
+}
+
 fn token_key(token: &ProgressToken) -> String {
     match &token.0 {
         NumberOrString::String(s) => s.to_string(),
@@ -197,12 +273,6 @@ impl ClientHandler for Handler {
             message = params.message.as_deref().unwrap_or(""),
             "MCP progress"
         );
-        let Some(server) = self.server.upgrade() else {
-            return;
-        };
-        let Some(listener) = &server.options.progress else {
-            return;
-        };
         let target = self
             .calls
             .lock()
@@ -210,7 +280,18 @@ impl ClientHandler for Handler {
             .and_then(|calls| calls.calls.get(&token_key(&params.progress_token)).cloned());
         // Progress for a token this client never sent (or for a call that
         // ended long ago) is not delivered.
-        if let Some((call_id, tool)) = target {
+        let Some((call_id, tool, cx)) = target else {
+            return;
+        };
+        // The tack call's own client (a call served by `tack mcp serve`)
+        // hears it too.
+        let mut forwarded = Progress::new(params.progress, params.total);
+        forwarded.message = params.message.clone();
+        cx.report_progress(forwarded).await;
+        let Some(server) = self.server.upgrade() else {
+            return;
+        };
+        if let Some(listener) = &server.options.progress {
             (listener.0)(McpProgress {
                 server: self.name.clone(),
                 tool,
@@ -308,6 +389,23 @@ impl Server {
 
     /// Starts the transport and runs the MCP initialization.
     async fn spawn(&self) -> Result<Service, McpError> {
+        match self.spawn_with(lifecycle()).await {
+            // A server that answered `server/discover` with something other
+            // than a discover result or an error (a lenient server answering
+            // every unknown method with `{}`) is started again with the
+            // `initialize` handshake only; one that did not answer in time
+            // is not waited for twice.
+            Err(SpawnError::Failed(e)) => {
+                tracing::debug!(server = %self.name, "starting again with initialize only: {e}");
+                self.spawn_with(ClientLifecycleMode::Initialize)
+                    .await
+                    .map_err(SpawnError::into_error)
+            }
+            other => other.map_err(SpawnError::into_error),
+        }
+    }
+
+    async fn spawn_with(&self, lifecycle: ClientLifecycleMode) -> Result<Service, SpawnError> {
         let handler = self.handler();
         if let Ok(mut note) = self.note.lock() {
             *note = None;
@@ -358,7 +456,7 @@ impl Server {
                         });
                     }
                     handler
-                        .serve(transport)
+                        .serve_with_lifecycle(transport, lifecycle)
                         .await
                         .map_err(|e| self.start_error(format!("initialization failed: {e}")))
                 }
@@ -374,7 +472,7 @@ impl Server {
                         }
                     });
                     handler
-                        .serve((to_server, from_server))
+                        .serve_with_lifecycle((to_server, from_server), lifecycle)
                         .await
                         .map_err(|e| self.start_error(format!("initialization failed: {e}")))
                 }
@@ -400,18 +498,21 @@ impl Server {
                         .max_sse_event_size(limit)
                         .max_json_response_size(limit);
                     let transport = StreamableHttpClientTransport::from_config(config);
-                    handler.serve(transport).await.map_err(|e| {
-                        self.start_error(format!("cannot initialize a session at {url}: {e}"))
-                    })
+                    handler
+                        .serve_with_lifecycle(transport, lifecycle)
+                        .await
+                        .map_err(|e| {
+                            self.start_error(format!("cannot initialize a session at {url}: {e}"))
+                        })
                 }
             }
         };
         match tokio::time::timeout(self.options.startup_timeout, started).await {
-            Ok(result) => result,
-            Err(_) => Err(self.start_error(format!(
+            Ok(result) => result.map_err(SpawnError::Failed),
+            Err(_) => Err(SpawnError::TimedOut(self.start_error(format!(
                 "no answer to `initialize` within {:?}",
                 self.options.startup_timeout
-            ))),
+            )))),
         }
     }
 
@@ -740,8 +841,8 @@ impl Server {
         let tack = tack_name.to_owned();
         let mut builder = ToolDefinition::builder(tack_name)
             .description(description)
-            .input_schema(input)
-            .output(spec)
+            .input_schema(input.clone())
+            .output(spec.clone())
             .tier(tier)
             .handler(move |args: Arc<Value>, cx: ToolRunContext| {
                 let server = server.clone();
@@ -763,6 +864,19 @@ impl Server {
         if tier.is_read_only() {
             builder = builder.concurrency_safe(|_| true);
         }
+        // The schema is the server's, taken as written: a keyword misplaced
+        // for its `type` (which constrains nothing) is kept, with a warning.
+        if let Some(found) = misplaced(tack_name, &input, &spec) {
+            tracing::warn!(
+                server = %self.name,
+                tool = %tack_name,
+                "MCP tool `{tack_name}`: `{}` at `{}` of its {} schema constrains nothing there (the server's schema is kept as written)",
+                found.keyword,
+                found.pointer,
+                found.which
+            );
+            builder = builder.allow_misplaced_keywords();
+        }
         builder.build().map_err(|e| e.to_string())
     }
 
@@ -780,6 +894,66 @@ impl Server {
         let (peer, calls) = self.peer().await?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = args.as_object().cloned();
+        let mut round = 0;
+        let mut result = loop {
+            let asked = match self
+                .send_bounded(&peer, &calls, params.clone(), cx, tool, tack)
+                .await?
+            {
+                Answer::Complete(result) => break result,
+                Answer::InputRequired(asked) => asked,
+            };
+            round += 1;
+            if round > MAX_INPUT_ROUNDS {
+                return Err(ToolError::new(format!(
+                    "MCP server `{}`, tool `{tool}`: still asked for input after {MAX_INPUT_ROUNDS} rounds; the call was given up",
+                    self.name
+                ))
+                .with_kind("mcp_input_rounds"));
+            }
+            // The server's questions go to the client of the tack call (a
+            // call served by `tack mcp serve`); the call is sent again with
+            // the answers and the server's state.
+            let (keys, requests) = input_requests(&asked);
+            let answers = cx.ask_client(requests).await.map_err(|e| {
+                let kind = match e {
+                    ClientRequestError::InputRequired => "input_required",
+                    _ => "mcp_input_required",
+                };
+                ToolError::new(format!(
+                    "MCP server `{}`, tool `{tool}`, asked for input (input_required) that only the client of a served call can give: {e}",
+                    self.name
+                ))
+                .with_kind(kind)
+            })?;
+            params.input_responses = Some(keys.into_iter().zip(answers).collect());
+            params.request_state = asked.request_state;
+        };
+        // The usual case, a structured success, without turning the whole
+        // result into JSON first (`call_result` decides the same way).
+        if has_output_schema
+            && result.is_error != Some(true)
+            && let Some(value) = result.structured_content.take()
+        {
+            return Ok(value);
+        }
+        let result = serde_json::to_value(&result).map_err(|e| {
+            ToolError::with_code(ToolErrorCode::ExecutionFailed, format!("MCP result: {e}"))
+        })?;
+        call_result(&self.name, tool, has_output_schema, result)
+    }
+
+    /// [`send_call`](Self::send_call) within the host's call timeout, the
+    /// call's cancellation and the server's stop.
+    async fn send_bounded(
+        &self,
+        peer: &Peer<RoleClient>,
+        calls: &SharedCalls,
+        params: CallToolRequestParams,
+        cx: &ToolRunContext,
+        tool: &str,
+        tack: &str,
+    ) -> Result<Answer, ToolError> {
         let deadline = async {
             match self.options.call_timeout {
                 Some(limit) => tokio::time::sleep(limit).await,
@@ -787,7 +961,7 @@ impl Server {
             }
         };
         let result = tokio::select! {
-            result = self.send_call(&peer, &calls, params, cx.call_id(), tack) => result,
+            result = self.send_call(peer, calls, params, cx, tack) => result,
             () = deadline => {
                 return Err(ToolError::with_code(
                     ToolErrorCode::Timeout,
@@ -811,19 +985,7 @@ impl Server {
                 ));
             }
         };
-        let mut result = result.map_err(|e| self.call_error(&peer, tool, e))?;
-        // The usual case, a structured success, without turning the whole
-        // result into JSON first (`call_result` decides the same way).
-        if has_output_schema
-            && result.is_error != Some(true)
-            && let Some(value) = result.structured_content.take()
-        {
-            return Ok(value);
-        }
-        let result = serde_json::to_value(&result).map_err(|e| {
-            ToolError::with_code(ToolErrorCode::ExecutionFailed, format!("MCP result: {e}"))
-        })?;
-        call_result(&self.name, tool, has_output_schema, result)
+        result.map_err(|e| self.call_error(peer, tool, e))
     }
 
     /// The tool error for a `tools/call` that got no result: an answer over
@@ -897,9 +1059,9 @@ impl Server {
         peer: &Peer<RoleClient>,
         calls: &SharedCalls,
         params: CallToolRequestParams,
-        call_id: &CallId,
+        cx: &ToolRunContext,
         tack: &str,
-    ) -> Result<CallToolResult, ServiceError> {
+    ) -> Result<Answer, ServiceError> {
         let handle = peer
             .send_request_with_option(
                 ClientRequest::CallToolRequest(CallToolRequest::new(params)),
@@ -908,9 +1070,10 @@ impl Server {
             .await?;
         let token = token_key(&handle.progress_token);
         if let Ok(mut calls) = calls.lock() {
-            calls
-                .calls
-                .insert(token.clone(), (call_id.clone(), tack.to_owned()));
+            calls.calls.insert(
+                token.clone(),
+                (cx.call_id().clone(), tack.to_owned(), cx.clone()),
+            );
         }
         let _ended = ProgressGuard {
             calls: Arc::clone(calls),
@@ -924,8 +1087,11 @@ impl Server {
         let result = handle.await_response().await;
         abandoned.peer = None;
         match result? {
-            ServerResult::CallToolResult(result) => Ok(result),
-            ServerResult::EmptyResult(_) => Ok(CallToolResult::success(Vec::new())),
+            ServerResult::CallToolResult(result) => Ok(Answer::Complete(result)),
+            ServerResult::InputRequiredResult(asked) => Ok(Answer::InputRequired(asked)),
+            ServerResult::EmptyResult(_) => {
+                Ok(Answer::Complete(CallToolResult::success(Vec::new())))
+            }
             _ => Err(ServiceError::UnexpectedResponse),
         }
     }

@@ -1,44 +1,19 @@
 //! Approvals asked of the MCP client through `elicitation/create`.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use rmcp::model::{ElicitRequestParams, ElicitationAction};
-use rmcp::{Peer, RoleServer};
 use serde_json::json;
 use tack_core::CancellationToken;
 use tack_core::async_trait;
+use tack_core::capability::{ClientRequest, ClientRequestError, ClientRequestKind};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 use tack_core::tool::Tier;
 
-/// The client session each served call came from, by call id (filled by
-/// [`McpServer`](crate::McpServer) while a call runs).
-#[derive(Clone, Default)]
-pub struct CallPeers(Arc<Mutex<HashMap<String, Peer<RoleServer>>>>);
+use super::call_client::CallPeers;
 
-impl std::fmt::Debug for CallPeers {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallPeers").finish_non_exhaustive()
-    }
-}
-
-impl CallPeers {
-    pub(crate) fn insert(&self, call_id: &str, peer: Peer<RoleServer>) {
-        if let Ok(mut map) = self.0.lock() {
-            map.insert(call_id.to_owned(), peer);
-        }
-    }
-
-    pub(crate) fn remove(&self, call_id: &str) {
-        if let Ok(mut map) = self.0.lock() {
-            map.remove(call_id);
-        }
-    }
-
-    fn get(&self, call_id: &str) -> Option<Peer<RoleServer>> {
-        self.0.lock().ok()?.get(call_id).cloned()
-    }
-}
+/// The key of the confirmation question in a 2026-07-28 `input_required`
+/// result (and of its answer in the call sent again).
+pub const APPROVAL_KEY: &str = "tack_approve";
 
 /// Asks the MCP client that made a call to confirm it, through
 /// `elicitation/create` (a form with one boolean, `approve`) — for calls of
@@ -52,6 +27,12 @@ impl CallPeers {
 /// agent) cannot grant itself more than the server's mode allows: under
 /// mode `ask` the ceiling is read-only, and a command that needs approval
 /// is refused, not put to the client.
+///
+/// A client of protocol 2026-07-28 is asked through the `input_required`
+/// round trip: the call's result is `resultType: "input_required"` with one
+/// elicitation keyed [`APPROVAL_KEY`], and the client sends the call again
+/// with its answer under that key in `inputResponses` (and the result's
+/// `requestState`); the call then runs, or is refused, by that answer.
 pub struct ElicitingApprover {
     peers: CallPeers,
     fallback: Arc<dyn ApprovalService>,
@@ -91,54 +72,54 @@ impl ApprovalService for ElicitingApprover {
         if self.ceiling.is_none_or(|ceiling| request.tier > ceiling) {
             return self.fallback.request(request, cancel).await;
         }
-        let peer = self.peers.get(request.call_id.as_str());
-        let can_ask = peer.as_ref().is_some_and(|p| {
-            p.peer_info()
-                .is_some_and(|info| info.capabilities.elicitation.is_some())
-        });
-        let (true, Some(peer)) = (can_ask, peer) else {
+        let client = self.peers.get(request.call_id.as_str());
+        let Some(client) = client.filter(|c| c.can_ask(ClientRequestKind::Elicitation)) else {
             return self.fallback.request(request, cancel).await;
         };
         let message = format!(
             "tack asks: may the tool `{}` ({}) run? {}\n{}",
             request.tool, request.tier, request.reason, request.summary
         );
-        let params: ElicitRequestParams = match serde_json::from_value(json!({
-            "mode": "form",
-            "message": message,
-            "requestedSchema": {
-                "type": "object",
-                "properties": {"approve": {"type": "boolean", "title": "Allow this call", "default": false}},
-                "required": ["approve"]
-            }
-        })) {
-            Ok(params) => params,
-            Err(e) => {
-                return ApprovalOutcome::Unavailable {
-                    reason: Some(format!("cannot build the elicitation request: {e}")),
-                };
-            }
-        };
+        let question = ClientRequest::new(
+            APPROVAL_KEY,
+            ClientRequestKind::Elicitation,
+            json!({
+                "mode": "form",
+                "message": message,
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"approve": {"type": "boolean", "title": "Allow this call", "default": false}},
+                    "required": ["approve"]
+                }
+            }),
+        );
         let answer = tokio::select! {
-            answer = peer.create_elicitation(params) => answer,
+            answer = client.ask(vec![question]) => answer,
             () = cancel.cancelled() => return ApprovalOutcome::Cancelled,
         };
         match answer {
-            Ok(result) => match result.action {
-                ElicitationAction::Accept
-                    if result
-                        .content
-                        .as_ref()
-                        .and_then(|c| c.get("approve"))
-                        .and_then(serde_json::Value::as_bool)
-                        == Some(true) =>
-                {
-                    ApprovalOutcome::AllowedOnce
+            Ok(answers) => {
+                let answer = answers.first();
+                let action = answer
+                    .and_then(|a| a.get("action"))
+                    .and_then(serde_json::Value::as_str);
+                let approved = answer
+                    .and_then(|a| a.get("content"))
+                    .and_then(|c| c.get("approve"))
+                    .and_then(serde_json::Value::as_bool)
+                    == Some(true);
+                match action {
+                    Some("accept") if approved => ApprovalOutcome::AllowedOnce,
+                    Some("cancel") => ApprovalOutcome::Cancelled,
+                    _ => ApprovalOutcome::Denied {
+                        reason: Some("the MCP client's user did not approve it".to_owned()),
+                    },
                 }
-                ElicitationAction::Cancel => ApprovalOutcome::Cancelled,
-                _ => ApprovalOutcome::Denied {
-                    reason: Some("the MCP client's user did not approve it".to_owned()),
-                },
+            }
+            // 2026-07-28: the question goes back in an `input_required`
+            // result; the call is sent again with the answer.
+            Err(ClientRequestError::InputRequired) => ApprovalOutcome::Denied {
+                reason: Some("waiting for the MCP client's confirmation".to_owned()),
             },
             Err(e) => ApprovalOutcome::Unavailable {
                 reason: Some(format!(

@@ -20,8 +20,9 @@ use serde_json::{Value, json};
 use tack_core::capability::ToolDispatcher;
 use tack_core::tool::{ErrorCode, ToolCall, ToolDefinition};
 
-use super::approval::CallPeers;
+use super::call_client::{CallClient, CallPeers};
 use super::mapping::{object_schema, tool_json, typed_result};
+use super::request_state::{RequestStates, StateError};
 
 /// The tools to serve, asked for at every `tools/list` and `tools/call`
 /// (the host's visible tools).
@@ -38,6 +39,12 @@ pub type ToolSource = Arc<dyn Fn() -> Vec<ToolDefinition> + Send + Sync>;
 ///   above that level: `info` for a call that succeeded, `warning` for an
 ///   unknown tool, `error` for a call that failed (with its error code and
 ///   message). Before `logging/setLevel` nothing is sent.
+/// * **A tool body's messages to the client**: with the pipeline's
+///   capabilities given [`client_channel`](Self::client_channel), a body's
+///   progress (when the request carried a `progressToken`), log messages and
+///   questions reach the client of its call; on 2026-07-28 a question makes
+///   the call's result `input_required`, and the call sent again with the
+///   answers (and the result's `requestState`) runs the body again with them.
 /// * **Tool list changes**: with [`with_tools_changed`](Self::with_tools_changed)
 ///   the server advertises `tools.listChanged` and sends
 ///   `notifications/tools/list_changed` to every session when the listed
@@ -54,13 +61,17 @@ pub struct McpServer {
     changes: Option<tokio::sync::watch::Receiver<u64>>,
     /// The largest message read on stdio.
     max_message_bytes: usize,
+    /// The answers of 2026-07-28 calls waiting for their next round.
+    states: RequestStates,
+    /// What the server tells clients about using it.
+    instructions: Option<String>,
 }
 
 /// No `logging/setLevel` yet: no log messages.
 const NO_LEVEL: u8 = u8::MAX;
 
 #[allow(deprecated)]
-fn severity(level: LoggingLevel) -> u8 {
+pub(crate) fn severity(level: LoggingLevel) -> u8 {
     match level {
         LoggingLevel::Debug => 0,
         LoggingLevel::Info => 1,
@@ -71,6 +82,14 @@ fn severity(level: LoggingLevel) -> u8 {
         LoggingLevel::Alert => 6,
         LoggingLevel::Emergency => 7,
     }
+}
+
+/// Whether `context` speaks protocol 2026-07-28 or later (questions go back
+/// in `input_required` results, log levels are per request).
+fn round_trip(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// What `tools/list` shows, to tell a real change from a spurious signal.
@@ -98,7 +117,30 @@ impl McpServer {
             log_level: Arc::new(AtomicU8::new(NO_LEVEL)),
             changes: None,
             max_message_bytes: crate::DEFAULT_MAX_MESSAGE_BYTES,
+            states: RequestStates::default(),
+            instructions: None,
         }
+    }
+
+    /// Sets the instructions the server gives clients (`instructions` of
+    /// `initialize` and `server/discover`): how to use its tools — for code
+    /// mode, the SDK `run_code` programs call.
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The channel through which the tools' bodies reach the client of the
+    /// call they run for (progress, log messages, sampling, elicitation,
+    /// roots): provide it to the pipeline's capabilities
+    /// (`CapabilitySlots::provide_client`) so a tool's
+    /// [`ToolRunContext::report_progress`](tack_core::context::ToolRunContext::report_progress)
+    /// and the rest reach the client. It serves the calls of this server and
+    /// its copies ([`with_call_peers`](Self::with_call_peers) before taking it).
+    pub fn client_channel(&self) -> Arc<dyn tack_core::capability::ClientChannel> {
+        Arc::new(super::client_channel::McpClientChannel {
+            peers: self.peers.clone(),
+        })
     }
 
     /// Sets the largest message a client may send on stdio
@@ -129,28 +171,29 @@ impl McpServer {
         copy
     }
 
+    /// The lowest severity `context`'s client wants log messages of
+    /// (`NO_LEVEL`: none). From protocol 2026-07-28 on, the level is the
+    /// request's own (`io.modelcontextprotocol/logLevel` in its `_meta`), and
+    /// a request without one gets no log messages.
+    fn threshold(&self, context: &RequestContext<RoleServer>) -> u8 {
+        match context.meta.log_level() {
+            Some(level) => severity(level),
+            None if round_trip(context) => NO_LEVEL,
+            None => self.log_level.load(Ordering::Relaxed),
+        }
+    }
+
     /// Sends a `notifications/message` when `level` is at or above the
     /// session's `logging/setLevel`.
     #[allow(deprecated)]
     async fn log(&self, context: &RequestContext<RoleServer>, level: LoggingLevel, data: Value) {
-        let peer = &context.peer;
-        // From protocol 2026-07-28 on, the level is the request's own
-        // (`io.modelcontextprotocol/logLevel` in its `_meta`), and a request
-        // without one gets no log messages.
-        let per_request = context
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
-        let threshold = match context.meta.log_level() {
-            Some(level) => severity(level),
-            None if per_request => NO_LEVEL,
-            None => self.log_level.load(Ordering::Relaxed),
-        };
+        let threshold = self.threshold(context);
         if threshold == NO_LEVEL || severity(level) < threshold {
             return;
         }
         let mut message = LoggingMessageNotificationParam::new(level, data);
         message.logger = Some("tack".to_owned());
-        if let Err(e) = peer.notify_logging_message(message).await {
+        if let Err(e) = context.peer.notify_logging_message(message).await {
             tracing::debug!("cannot send an MCP log message: {e}");
         }
     }
@@ -240,6 +283,7 @@ impl ServerHandler for McpServer {
         let mut info = ServerConfig::default();
         info.capabilities = capabilities;
         info.server_info = implementation;
+        info.instructions = self.instructions.clone();
         info
     }
 
@@ -283,13 +327,66 @@ impl ServerHandler for McpServer {
             ));
         };
         let structured = object_schema(definition.output().schema());
+        let round_trip = round_trip(&context);
+        // The answers of earlier rounds (2026-07-28), by the handle this
+        // server gave; any other `requestState` is refused.
+        let mut answers = match request.request_state.as_deref() {
+            Some(handle) if round_trip => match self.states.take(handle, &name) {
+                Ok(answers) => answers,
+                Err(StateError::Unknown) => {
+                    return Err(ErrorData::invalid_params(
+                        "requestState is not one this server gave, or it was used already: send the call again without requestState and inputResponses to start over",
+                        None,
+                    ));
+                }
+                Err(StateError::OtherTool(tool)) => {
+                    return Err(ErrorData::invalid_params(
+                        format!("requestState was given for the tool `{tool}`, not `{name}`"),
+                        None,
+                    ));
+                }
+            },
+            _ => Default::default(),
+        };
+        if round_trip {
+            answers.extend(request.input_responses.clone().unwrap_or_default());
+        }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let call_id = format!("mcp-{id}");
-        let call = ToolCall::new(call_id.as_str(), name, arguments.to_string());
-        self.peers.insert(&call_id, context.peer.clone());
+        let call = ToolCall::new(call_id.as_str(), name.as_str(), arguments.to_string());
+        let client = Arc::new(CallClient {
+            peer: context.peer.clone(),
+            progress_token: context.meta.get_progress_token(),
+            log_threshold: self.threshold(&context),
+            capabilities: context.client_capabilities(),
+            round_trip,
+            answers,
+            pending: Default::default(),
+            missing: Default::default(),
+        });
+        self.peers.insert(&call_id, Arc::clone(&client));
         let outcome = self.dispatcher.dispatch(call, context.ct.clone()).await;
         self.peers.remove(&call_id);
+        if round_trip {
+            let missing = client.missing.lock().ok().and_then(|m| *m);
+            if let Some(kind) = missing {
+                let required: rmcp::model::ClientCapabilities =
+                    serde_json::from_value(json!({ kind.capability(): {} })).unwrap_or_default();
+                return Err(ErrorData::missing_required_client_capability(required));
+            }
+            let pending = client
+                .pending
+                .lock()
+                .map(|mut p| std::mem::take(&mut *p))
+                .unwrap_or_default();
+            if !pending.is_empty() {
+                let handle = self.states.keep(&name, client.answers.clone());
+                return Ok(CallToolResponse::InputRequired(
+                    rmcp::model::InputRequiredResult::new(Some(pending), Some(handle)),
+                ));
+            }
+        }
         #[allow(deprecated)]
         match outcome.failure_info() {
             None => {

@@ -313,6 +313,29 @@ async fn a_schema_bomb_is_refused_at_registration_and_the_rest_registered() {
     deep.plugin.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_whose_schema_has_a_misplaced_keyword_is_imported_as_written() {
+    let Some(server) = bad_server("misplaced", "misplaced") else {
+        return;
+    };
+    let host = host(McpConfig::new().with_server("m", server)).await;
+    assert_started(&host);
+    // `minLength` on an integer constrains nothing; the server's schema is
+    // kept as it is and the tool registered (with a warning naming it).
+    assert_eq!(host.plugin.tool_names(), ["mcp__m__loose", "mcp__m__work"]);
+    let schema = host
+        .registry
+        .visible(None)
+        .iter()
+        .find(|t| t.definition().name().as_str() == "mcp__m__loose")
+        .map(|t| t.definition().input_schema().clone())
+        .unwrap();
+    assert_eq!(schema["properties"]["n"]["minLength"], 1);
+    let out = call_within(&host, "mcp__m__loose", json!({"n": 3}), 30).await;
+    assert!(out.is_success(), "{out:?}");
+    host.plugin.shutdown().await;
+}
+
 /// One raw HTTP/1.1 request; the status line and body.
 ///
 /// The answer is read while the request is written: a server refusing a
