@@ -3,12 +3,10 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use tack_agent::{
-    Agent, AgentHooks, AnthropicConfig, AnthropicMessages, ChatModel, Event, EventBus,
-    InstalledPlugins, LoggedApprover, MockModel, ModelObserver, OpenAiCompatible, OpenAiConfig,
-    PluginSet, Retry, ScriptedModel, SessionLog, UnattendedApprover, escape_block,
+    Agent, AgentHooks, ChatModel, Event, EventBus, InstalledPlugins, LoggedApprover,
+    ModelObserver, PluginSet, Retry, SessionLog, UnattendedApprover, escape_block,
     history_from_records, state_home_from_env,
 };
 use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
@@ -83,37 +81,6 @@ pub fn workspace(dir: Option<&Path>) -> Result<PathBuf, String> {
     Ok(canonical)
 }
 
-/// The model named by `--model`.
-pub fn model(spec: &str, timeout: Duration) -> Result<Arc<dyn ChatModel>, String> {
-    if let Some(file) = spec.strip_prefix("script:") {
-        return ScriptedModel::from_file(Path::new(file))
-            .map(|m| Arc::new(m) as Arc<dyn ChatModel>)
-            .map_err(|e| e.to_string());
-    }
-    match spec {
-        "mock" => Ok(Arc::new(MockModel::new())),
-        "openai" => {
-            let config = OpenAiConfig::from_env()
-                .map_err(|e| e.to_string())?
-                .with_timeout(timeout);
-            Ok(Arc::new(
-                OpenAiCompatible::new(config).map_err(|e| e.to_string())?,
-            ))
-        }
-        "anthropic" => {
-            let config = AnthropicConfig::from_env()
-                .map_err(|e| e.to_string())?
-                .with_timeout(timeout);
-            Ok(Arc::new(
-                AnthropicMessages::new(config).map_err(|e| e.to_string())?,
-            ))
-        }
-        other => Err(format!(
-            "unknown model `{other}`: use mock, openai, anthropic or script:FILE"
-        )),
-    }
-}
-
 /// The session log: `--log FILE`, or a new file in the per-user state
 /// directory, outside the workspace the tools can write.
 fn session_log(log: Option<&Path>, workspace: &Path) -> Result<SessionLog, String> {
@@ -139,7 +106,15 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     }
     let mode = settings.mode.value;
     let sandbox_mode = settings.sandbox.value;
-    let model = model(&settings.model.value, settings.model_timeout.value)?;
+    let endpoint = crate::model_spec::Endpoint {
+        base_url: settings.base_url.value.clone(),
+        api_key_env: settings.api_key_env.value.clone(),
+    };
+    let model = crate::model_spec::build(
+        &settings.model.value,
+        &endpoint,
+        settings.model_timeout.value,
+    )?;
     let timeout = guard_plugins::timeout(&settings)?;
     let sandbox = guard_plugins::sandbox(&settings, &root, args)?;
     let layer = crate::sandbox_layer::describe(&sandbox, settings.sandbox_layer.value);
@@ -154,6 +129,11 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
             eprintln!("tack: warning: {}", escape_block(warning, "  "));
         }
     }
+
+    // MCP servers start (and may take long) before the log exists: a
+    // session stopped while they start leaves no empty log behind.
+    let registry = ToolRegistry::new();
+    let mcp = crate::mcp::client(&root, args, &settings, &registry).await?;
 
     // Refuse to start when nothing would be recorded.
     let (log, resumed) = match &args.resume {
@@ -173,7 +153,6 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     };
     let log_path = log.path().to_owned();
 
-    let registry = ToolRegistry::new();
     let presentation = match settings.presentation.value.as_str() {
         "code" => Presentation::Code,
         "both" => Presentation::Both,
@@ -252,7 +231,6 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
             )),
     );
 
-    let mcp = crate::mcp::client(&root, args, &settings, &registry).await?;
     let mut plugins = PluginSet::over(pipeline.clone())
         .with(timeout)
         .with(permission)

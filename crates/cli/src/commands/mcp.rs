@@ -204,5 +204,7 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
         }
         _ => server.serve_stdio().await.map_err(|e| e.to_string())?,
     }
+    // A serve that was given no call leaves no empty log.
+    crate::sessions::remove_if_empty(&log_path);
     Ok(ExitCode::SUCCESS)
 }
