@@ -202,7 +202,11 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
                 .await
                 .map_err(|e| e.to_string())?;
         }
-        _ => server.serve_stdio().await.map_err(|e| e.to_string())?,
+        _ => {
+            let served = server.serve_stdio().await;
+            crate::sessions::remove_if_empty(&log_path);
+            served.map_err(|e| e.to_string())?;
+        }
     }
     // A serve that was given no call leaves no empty log.
     crate::sessions::remove_if_empty(&log_path);
