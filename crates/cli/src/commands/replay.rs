@@ -21,7 +21,11 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
             path
         }
     };
-    crate::sessions::check_is_log(&path)?;
+    // Empty, or no log at all: one line (not a list of broken lines).
+    if let Err(e) = crate::sessions::check_is_log(&path) {
+        eprintln!("tack: error: {}", escape_block(&e, "  "));
+        return Ok(ExitCode::from(exit::INVALID_LOG));
+    }
     let contents = match read_log(&path) {
         Ok(contents) => contents,
         Err(e @ LogReadError::Invalid { .. }) => {

@@ -94,7 +94,7 @@ fn an_empty_log_is_one_line_not_a_damaged_log() {
         .arg("replay")
         .arg(&log)
         .assert()
-        .code(1)
+        .code(4)
         .get_output()
         .clone();
     let err = String::from_utf8(out.stderr).unwrap();
@@ -125,7 +125,7 @@ fn a_file_that_is_no_log_is_one_line() {
         .arg("replay")
         .arg(&file)
         .assert()
-        .code(1)
+        .code(4)
         .get_output()
         .clone();
     let err = String::from_utf8(out.stderr).unwrap();
