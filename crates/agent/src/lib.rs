@@ -85,12 +85,15 @@ pub use log::location::{state_home, state_home_from_env, workspace_key};
 pub use log::reader::{LogBreak, LogContents, LogReadError, MAX_REPORTED_BREAKS, read_log};
 pub use log::writer::{LogError, SessionLog};
 pub use message::{Message, Reply};
+#[cfg(feature = "http-models")]
 pub use model::anthropic::{
     ANTHROPIC_VERSION, AnthropicConfig, AnthropicMessages, DEFAULT_MAX_TOKENS,
 };
+#[cfg(feature = "http-models")]
 pub use model::http::RetryPolicy;
 pub use model::mock::MockModel;
 pub use model::observe::{ModelObserver, NoObserver, Retry, Usage};
+#[cfg(feature = "http-models")]
 pub use model::openai::{OpenAiCompatible, OpenAiConfig};
 pub use model::scripted::{ScriptError, ScriptedModel};
 pub use model::{ChatModel, ModelError};

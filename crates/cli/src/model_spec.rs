@@ -95,6 +95,7 @@ pub struct Endpoint {
 }
 
 /// One provider's variable names and defaults.
+#[cfg_attr(not(feature = "http-models"), allow(dead_code))]
 struct Provider {
     name: &'static str,
     base_var: &'static str,
@@ -104,6 +105,7 @@ struct Provider {
     example: &'static str,
 }
 
+#[cfg_attr(not(feature = "http-models"), allow(dead_code))]
 const OPENAI: Provider = Provider {
     name: "openai",
     base_var: "OPENAI_BASE_URL",
@@ -113,6 +115,7 @@ const OPENAI: Provider = Provider {
     example: "gpt-4o-mini",
 };
 
+#[cfg_attr(not(feature = "http-models"), allow(dead_code))]
 const ANTHROPIC: Provider = Provider {
     name: "anthropic",
     base_var: "ANTHROPIC_BASE_URL",
@@ -124,6 +127,7 @@ const ANTHROPIC: Provider = Provider {
 
 /// Base URL, key and model name of an HTTP model, every missing piece
 /// reported in one message.
+#[cfg_attr(not(feature = "http-models"), allow(dead_code))]
 fn resolve(
     provider: &Provider,
     model: Option<&str>,
@@ -169,12 +173,14 @@ pub fn build(
     endpoint: &Endpoint,
     timeout: Duration,
 ) -> Result<Arc<dyn ChatModel>, String> {
+    #[cfg(feature = "http-models")]
     let env = |name: &str| std::env::var(name).ok();
     match spec {
         ModelSpec::Mock => Ok(Arc::new(MockModel::new())),
         ModelSpec::Script(file) => ScriptedModel::from_file(Path::new(file))
             .map(|m| Arc::new(m) as Arc<dyn ChatModel>)
             .map_err(|e| e.to_string()),
+        #[cfg(feature = "http-models")]
         ModelSpec::OpenAi(model) => {
             let (base, key, model) = resolve(&OPENAI, model.as_deref(), endpoint, &env)?;
             let config = tack_agent::OpenAiConfig::new(base, key, model).with_timeout(timeout);
@@ -182,11 +188,19 @@ pub fn build(
                 tack_agent::OpenAiCompatible::new(config).map_err(|e| e.to_string())?,
             ))
         }
+        #[cfg(feature = "http-models")]
         ModelSpec::Anthropic(model) => {
             let (base, key, model) = resolve(&ANTHROPIC, model.as_deref(), endpoint, &env)?;
             let config = tack_agent::AnthropicConfig::new(base, key, model).with_timeout(timeout);
             Ok(Arc::new(
                 tack_agent::AnthropicMessages::new(config).map_err(|e| e.to_string())?,
+            ))
+        }
+        #[cfg(not(feature = "http-models"))]
+        ModelSpec::OpenAi(_) | ModelSpec::Anthropic(_) => {
+            let _ = (endpoint, timeout);
+            Err(format!(
+                "`{spec}`: this tack was built without the HTTP models; build it with its default features (or `--features http-models`)"
             ))
         }
     }
