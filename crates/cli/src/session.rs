@@ -133,7 +133,11 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     // MCP servers start (and may take long) before the log exists: a
     // session stopped while they start leaves no empty log behind.
     let registry = ToolRegistry::new();
-    let mcp = crate::mcp::client(&root, args, &settings, &registry).await?;
+    let mcp = crate::spinner::waiting(
+        "starting MCP servers",
+        crate::mcp::client(&root, args, &settings, &registry),
+    )
+    .await?;
 
     // Refuse to start when nothing would be recorded.
     let (log, resumed) = match &args.resume {
@@ -177,7 +181,16 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
         Some((_, last)) => EventBus::resuming(Arc::new(log), last),
         None => EventBus::new(Some(Arc::new(log))),
     };
-    let mut bus = bus.with_observer(move |record| records.print(record));
+    // While tools run, a status line where someone watches (as the spinner).
+    let status = (crate::spinner::drawn() && !args.json)
+        .then(|| Arc::new(crate::spinner::ToolStatus::default()));
+    let mut bus = bus.with_observer(move |record| match &status {
+        Some(status) => {
+            status.suspend(|| records.print(record));
+            status.record(record);
+        }
+        None => records.print(record),
+    });
     let session_id = log_path
         .file_stem()
         .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
@@ -282,7 +295,10 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
         .system_prompt(system_prompt)
         .events(bus)
         .max_steps(settings.max_steps.value)
-        .model_observer(Arc::new(TerminalObserver { printer }))
+        .model_observer(Arc::new(TerminalObserver {
+            printer,
+            last_retry: std::sync::Mutex::default(),
+        }))
         .hooks(agent_hooks)
         .build();
     Ok(Session {
@@ -304,6 +320,8 @@ pub fn builtin_registry() -> Result<InstalledPlugins, String> {
 /// Shows the answer as it streams in, and the model client's retries.
 struct TerminalObserver {
     printer: Arc<EventPrinter>,
+    /// The reason of the last retry (a repeated one is not repeated).
+    last_retry: std::sync::Mutex<Option<String>>,
 }
 
 impl ModelObserver for TerminalObserver {
@@ -311,13 +329,29 @@ impl ModelObserver for TerminalObserver {
         self.printer.stream_text(text);
     }
 
+    /// One line per retry: the reason the first time, then only that it
+    /// failed again the same way (`-v` logs every reason).
     fn retry(&self, retry: &Retry) {
-        eprintln!(
-            "tack: {}; retrying in {:.1}s (attempt {} failed)",
-            tack_agent::escape_line(&retry.reason),
-            retry.delay.as_secs_f64(),
-            retry.attempt
-        );
+        tracing::info!(attempt = retry.attempt, reason = %retry.reason, "model request failed");
+        let mut last = self
+            .last_retry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if last.as_deref() == Some(retry.reason.as_str()) {
+            eprintln!(
+                "tack: attempt {} failed the same way; retrying in {:.1}s",
+                retry.attempt,
+                retry.delay.as_secs_f64()
+            );
+        } else {
+            eprintln!(
+                "tack: {}; retrying in {:.1}s (attempt {} failed)",
+                tack_agent::escape_line(&retry.reason),
+                retry.delay.as_secs_f64(),
+                retry.attempt
+            );
+            *last = Some(retry.reason.clone());
+        }
     }
 }
 

@@ -242,6 +242,35 @@ fn provider_model_base_url_and_key_variable_reach_the_endpoint() {
     assert_eq!(bodies.lock().unwrap()[0]["model"], "gpt-test");
 }
 
+/// Each retry is one line: the reason once, then only that it failed again.
+#[test]
+fn retries_are_one_line_each_and_the_reason_is_not_repeated() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let busy = "HTTP/1.1 503 Service Unavailable\r\nretry-after: 0\r\ncontent-length: 4\r\nconnection: close\r\n\r\nbusy".to_owned();
+    let chunk = |d: Value| format!("data: {}", json!({"choices": [{"index": 0, "delta": d}]}));
+    let (base, _) = serve(vec![
+        busy.clone(),
+        busy,
+        event_stream(&[chunk(json!({"content": "done"})), "data: [DONE]".to_owned()]),
+    ]);
+    let assert = tack(&ws)
+        .env("OPENAI_BASE_URL", format!("{base}/v1"))
+        .env("OPENAI_API_KEY", "sk-test")
+        .args(["run", "-m", "openai:m", "hi"])
+        .assert()
+        .success();
+    let err = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    let retries: Vec<&str> = err.lines().filter(|l| l.contains("retrying in")).collect();
+    assert_eq!(retries.len(), 2, "{err}");
+    assert!(retries[0].contains("HTTP 503"), "{err}");
+    assert!(
+        retries[1].contains("attempt 2 failed the same way"),
+        "{err}"
+    );
+    assert!(!retries[1].contains("503"), "{err}");
+}
+
 #[test]
 fn a_missing_key_is_named() {
     let dir = tempfile::tempdir().unwrap();
