@@ -241,3 +241,53 @@ fn of_type_if_any(log: &Path, kind: &str) -> Vec<Value> {
         .filter(|r| r["type"] == kind)
         .collect()
 }
+
+/// A run stopped while its MCP servers start leaves no log: the servers
+/// start before the log is created.
+#[test]
+fn a_run_stopped_while_mcp_servers_start_leaves_no_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let pid_file = dir.path().join("server.pid");
+    // A server that starts and never answers.
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        serde_json::json!({"mcpServers": {"mute": {
+            "command": "sh",
+            "args": ["-c", format!("echo $$ > '{}'; exec sleep 60", pid_file.display())]
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let log = log_in(&dir, "stopped");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tack"))
+        .current_dir(&ws)
+        .env("XDG_STATE_HOME", test_state_home())
+        .args(["run", "hi", "--mcp-config"])
+        .arg(&config)
+        .arg("--log")
+        .arg(&log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let server = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+        {
+            break nix::unistd::Pid::from_raw(pid);
+        }
+        assert!(Instant::now() < deadline, "the MCP server never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = child.wait().unwrap();
+    let _ = nix::sys::signal::kill(server, nix::sys::signal::Signal::SIGKILL);
+    assert!(!status.success());
+    assert!(!log.exists(), "a log was left: {:?}", std::fs::metadata(&log));
+}
