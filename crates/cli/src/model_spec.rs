@@ -55,12 +55,16 @@ impl FromStr for ModelSpec {
                 let hint = if rest.is_some() {
                     format!("unknown provider `{other}`")
                 } else if other.starts_with("claude") {
-                    format!("unknown model `{other}` (a model name needs its provider: anthropic:{other})")
+                    format!(
+                        "unknown model `{other}` (a model name needs its provider: anthropic:{other})"
+                    )
                 } else if ["gpt", "o1", "o3", "o4", "chatgpt"]
                     .iter()
                     .any(|p| other.starts_with(p))
                 {
-                    format!("unknown model `{other}` (a model name needs its provider: openai:{other})")
+                    format!(
+                        "unknown model `{other}` (a model name needs its provider: openai:{other})"
+                    )
                 } else {
                     format!("unknown model `{other}`")
                 };
@@ -243,13 +247,19 @@ mod tests {
         let Err(e) = resolve(&OPENAI, None, &Endpoint::default(), &none) else {
             panic!()
         };
-        assert!(e.contains("OPENAI_API_KEY") && e.contains("OPENAI_MODEL"), "{e}");
+        assert!(
+            e.contains("OPENAI_API_KEY") && e.contains("OPENAI_MODEL"),
+            "{e}"
+        );
         let endpoint = Endpoint {
             base_url: Some("http://h/v1".into()),
             api_key_env: Some("MY_KEY".into()),
         };
         let env = |name: &str| (name == "MY_KEY").then(|| "k".to_owned());
         let (base, key, model) = resolve(&OPENAI, Some("m"), &endpoint, &env).unwrap();
-        assert_eq!((base.as_str(), key.as_str(), model.as_str()), ("http://h/v1", "k", "m"));
+        assert_eq!(
+            (base.as_str(), key.as_str(), model.as_str()),
+            ("http://h/v1", "k", "m")
+        );
     }
 }

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tack_agent::{
-    Agent, AgentHooks, ChatModel, Event, EventBus, InstalledPlugins, LoggedApprover,
-    ModelObserver, PluginSet, Retry, SessionLog, UnattendedApprover, escape_block,
-    history_from_records, state_home_from_env,
+    Agent, AgentHooks, ChatModel, Event, EventBus, InstalledPlugins, LoggedApprover, ModelObserver,
+    PluginSet, Retry, SessionLog, UnattendedApprover, escape_block, history_from_records,
+    state_home_from_env,
 };
 use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
 use tack_core::policy::ApprovalService;

@@ -836,8 +836,10 @@ impl Settings {
                 .set(timeout, Origin::Flag("--model-timeout"));
         }
         if let Some(presentation) = args.presentation {
-            self.presentation
-                .set(presentation.as_str().to_owned(), Origin::Flag("--presentation"));
+            self.presentation.set(
+                presentation.as_str().to_owned(),
+                Origin::Flag("--presentation"),
+            );
         }
         Ok(())
     }

@@ -110,7 +110,10 @@ fn an_empty_log_is_one_line_not_a_damaged_log() {
     stdout_of(tack_in(&ws, &state).args(["run", "hi"]));
     std::fs::write(logs.join("99999999999999-1.jsonl"), "").unwrap();
     let listing = stdout_of(tack_in(&ws, &state).args(["sessions"]));
-    assert!(listing.lines().nth(2).unwrap().contains("  empty "), "{listing}");
+    assert!(
+        listing.lines().nth(2).unwrap().contains("  empty "),
+        "{listing}"
+    );
     stdout_of(tack_in(&ws, &state).args(["replay", "--last"]));
 }
 
@@ -289,5 +292,9 @@ fn a_run_stopped_while_mcp_servers_start_leaves_no_log() {
     let status = child.wait().unwrap();
     let _ = nix::sys::signal::kill(server, nix::sys::signal::Signal::SIGKILL);
     assert!(!status.success());
-    assert!(!log.exists(), "a log was left: {:?}", std::fs::metadata(&log));
+    assert!(
+        !log.exists(),
+        "a log was left: {:?}",
+        std::fs::metadata(&log)
+    );
 }
