@@ -14,7 +14,8 @@
 //!   Messages API): both with tools, parallel tool calls, streaming
 //!   ([`ModelObserver::text_delta`]), token [`Usage`], a request timeout and
 //!   retries with backoff and jitter honouring `retry-after`
-//!   ([`RetryPolicy`]).
+//!   ([`RetryPolicy`]). These two need the `http-models` feature (on by
+//!   default; without it tack-agent builds no HTTP client at all).
 //! * [`PluginSet`]: composes plugins, by value or by inventory name, into a
 //!   `ToolRegistry` and one `Disposables`.
 //! * The session log: every [`Event`] goes to an append-only JSONL
