@@ -3,7 +3,7 @@
 //! synchronous, so the observer only hands each record to a channel; a
 //! writer thread does the file I/O.
 //!
-//! Run: `cargo run -p tack-examples --example audit_log -- audit.jsonl`
+//! Run: `cargo run -p tack-examples --features agent --example audit_log -- audit.jsonl`
 
 use std::io::{LineWriter, Write};
 use std::sync::{Arc, mpsc};

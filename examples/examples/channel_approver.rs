@@ -3,7 +3,7 @@
 //! request over a channel; the "UI" task shows it and answers with the next
 //! click — once, deny, always for this session.
 //!
-//! Run: `cargo run -p tack-examples --example channel_approver`
+//! Run: `cargo run -p tack-examples --features agent --example channel_approver`
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! program that calls the host's tools; each of those calls goes through the
 //! whole pipeline, so a pre-execute gate judges every one.
 //!
-//! `cargo run -p tack-examples --example code_mode`
+//! `cargo run -p tack-examples --features code-mode --example code_mode`
 //!
 //! `CodeModePlugin` registers `run_code`; `Presentation::Code` shows the model
 //! only that tool, plus the SDK text (`sdk_text`) declaring `tools.<name>` for

@@ -1,7 +1,7 @@
 //! A custom `ChatModel`: a small rule-based model plugged into tack-agent's
 //! loop, with one tool for it to call.
 //!
-//! `cargo run -p tack-examples --example custom_model -- "capital of France" "capital of Atlantis"`
+//! `cargo run -p tack-examples --features agent --example custom_model -- "capital of France" "capital of Atlantis"`
 //!
 //! The model reads the history the loop hands it and answers with text or a
 //! batch of tool calls. Here it calls `capital` for "capital of X", then

@@ -1,7 +1,7 @@
 //! A Claude-Code-style hooks file: a `settings.json` whose `hooks` run two
 //! shell scripts on tack's hook points, around an agent's `bash` calls.
 //!
-//! `cargo run -p tack-examples --example hooks_file`
+//! `cargo run -p tack-examples --features agent --example hooks_file`
 //!
 //! Needs `sh`, `sed` and `grep` (the scripts are POSIX shell). The scripts
 //! follow Claude Code's hook protocol unchanged: the call arrives as JSON on

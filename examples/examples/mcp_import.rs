@@ -2,7 +2,7 @@
 //! (`@modelcontextprotocol/server-filesystem`) becomes tack tools named
 //! `mcp__files__<tool>`, and each call of one goes through tack's pipeline.
 //!
-//! `cargo run -p tack-examples --example mcp_import`
+//! `cargo run -p tack-examples --features mcp --example mcp_import`
 //!
 //! Needs Node and the server, installed once from the repository root with
 //! `npm ci --prefix .ci/node --no-audit --no-fund` (as CI does); set

@@ -1,10 +1,10 @@
 //! Serving tools over MCP: your own tool and tack's builtin file tools,
 //! confined to a read-only view of a directory, for any MCP client.
 //!
-//! `cargo run -p tack-examples --example mcp_serve -- DIR` serves on stdin
+//! `cargo run -p tack-examples --features mcp --example mcp_serve -- DIR` serves on stdin
 //! and stdout until the client disconnects (with nothing on stdin it ends at
 //! once). Connect a client to it, for example Claude Code:
-//! `claude mcp add cookbook -- cargo run -q -p tack-examples --example mcp_serve -- "$PWD"`.
+//! `claude mcp add cookbook -- cargo run -q -p tack-examples --features mcp --example mcp_serve -- "$PWD"`.
 //!
 //! `McpServer` lists the tools of a `ToolSource` (here: what the registry
 //! shows) and dispatches each `tools/call` through a `Pipeline`, so every

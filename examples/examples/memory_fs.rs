@@ -3,7 +3,7 @@
 //! their file I/O through that capability — read from it, list it, and are
 //! refused when they try to write.
 //!
-//! Run: `cargo run -p tack-examples --example memory_fs`
+//! Run: `cargo run -p tack-examples --features agent --example memory_fs`
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

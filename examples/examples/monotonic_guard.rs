@@ -3,7 +3,7 @@
 //! guard still refuses the one that reads a `.env` file: nothing before a
 //! guard can loosen it.
 //!
-//! Run: `cargo run -p tack-examples --example monotonic_guard`
+//! Run: `cargo run -p tack-examples --features agent --example monotonic_guard`
 
 use tack_agent::PluginSet;
 use tack_core::prelude::*;

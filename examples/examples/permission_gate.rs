@@ -2,7 +2,7 @@
 //! asks before `curl`, and lets everything else through to the rest of the
 //! chain (whose default is allow).
 //!
-//! Run: `cargo run -p tack-examples --example permission_gate`
+//! Run: `cargo run -p tack-examples --features agent --example permission_gate`
 
 use tack_agent::PluginSet;
 use tack_core::prelude::*;

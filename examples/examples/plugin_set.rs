@@ -2,7 +2,7 @@
 //! code (a sandbox over a workspace, a timeout policy), and by `inventory`
 //! name (tack's builtin tools, and a gate this program submits itself).
 //!
-//! Run: `cargo run -p tack-examples --example plugin_set`
+//! Run: `cargo run -p tack-examples --features agent --example plugin_set`
 
 use std::time::Duration;
 

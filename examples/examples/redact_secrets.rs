@@ -4,7 +4,7 @@
 //! holds it. A failure has no value; its message is redacted in
 //! `tools/execute`, before the pipeline writes it into the outcome.
 //!
-//! Run: `cargo run -p tack-examples --example redact_secrets`
+//! Run: `cargo run -p tack-examples --features agent --example redact_secrets`
 
 use std::sync::{Arc, LazyLock};
 

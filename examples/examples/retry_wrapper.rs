@@ -3,7 +3,7 @@
 //! again (at most three attempts, waiting twice as long before each), and
 //! counts attempts, retries and give-ups for the host to read.
 //!
-//! Run: `cargo run -p tack-examples --example retry_wrapper`
+//! Run: `cargo run -p tack-examples --features agent --example retry_wrapper`
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -1,7 +1,7 @@
 //! Structured output: the model ends its turn by calling a typed answer tool,
 //! and the host gets that answer as a Rust value.
 //!
-//! `cargo run -p tack-examples --example structured_output`
+//! `cargo run -p tack-examples --features agent --example structured_output`
 //!
 //! `submit_review` is a typed tool: its input schema comes from the `Review`
 //! type, so the pipeline checks the model's answer before the body runs. The

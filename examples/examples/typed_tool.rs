@@ -4,8 +4,9 @@
 //!
 //! Run: `cargo run -p tack-examples --example typed_tool`
 
-use tack_agent::PluginSet;
+use tack_core::host::PluginHost;
 use tack_core::prelude::*;
+use tack_pipeline::{Pipeline, ToolRegistry};
 
 #[derive(Deserialize, JsonSchema)]
 struct CountArgs {
@@ -38,18 +39,24 @@ impl Tool for CountWords {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // The tool is unregistered when the plugin unloads.
+    // The tool is unregistered when the plugin unloads (its disposables
+    // are dropped). A host with an agent loop installs plugins with
+    // tack-agent's `PluginSet`; this one needs only core and the pipeline.
     let words = plugin_fn("words", |cx| cx.register_typed(CountWords));
-    let plugins = PluginSet::new().with(words).build()?;
-    for schema in plugins.pipeline.registry().schemas(None) {
+    let pipeline = Pipeline::new(ToolRegistry::new());
+    let mut host = PluginHost::new(
+        pipeline.hooks(),
+        pipeline.capabilities(),
+        pipeline.registry(),
+    );
+    host.install(&words)?;
+    let _installed = host.into_disposables();
+    for schema in pipeline.registry().schemas(None) {
         println!("schema: {}", schema.to_openai());
     }
     for args in [r#"{"text": "the quick brown fox"}"#, r#"{"text": 4}"#] {
         let call = ToolCall::new("call-1", "count_words", args);
-        let outcome = plugins
-            .pipeline
-            .execute(call, CancellationToken::new())
-            .await;
+        let outcome = pipeline.execute(call, CancellationToken::new()).await;
         println!("{args} -> {}", joined_text(&outcome.content));
     }
     Ok(())

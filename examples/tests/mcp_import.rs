@@ -69,7 +69,7 @@ fn without_the_server_the_example_says_how_to_install_it() {
     let output = Command::new(cargo)
         .args(["run", "-q", "--manifest-path"])
         .arg(&manifest)
-        .args(["--example", "mcp_import"])
+        .args(["--features", "full", "--example", "mcp_import"])
         .env("TACK_MCP_NODE_DIR", empty.path())
         .output()
         .unwrap();

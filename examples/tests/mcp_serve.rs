@@ -35,7 +35,7 @@ fn example_binary(name: &str) -> PathBuf {
     let output = Command::new(cargo)
         .args(["build", "-q", "--message-format=json", "--manifest-path"])
         .arg(manifest)
-        .args(["--example", name])
+        .args(["--features", "full", "--example", name])
         .output()
         .expect("cargo runs");
     assert!(

@@ -60,7 +60,8 @@ pub enum Event {
     /// A policy asked the approver about a call.
     #[serde(rename = "approval/request")]
     ApprovalRequest {
-        /// The request (call id, tool, tier, reason; never the arguments).
+        /// The request: call id, tool, tier, agent, reason, the call's
+        /// validated arguments and a one-line summary.
         request: ApprovalRequest,
     },
     /// The approver answered.

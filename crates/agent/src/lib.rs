@@ -14,7 +14,8 @@
 //!   Messages API): both with tools, parallel tool calls, streaming
 //!   ([`ModelObserver::text_delta`]), token [`Usage`], a request timeout and
 //!   retries with backoff and jitter honouring `retry-after`
-//!   ([`RetryPolicy`]).
+//!   ([`RetryPolicy`]). These two need the `http-models` feature (on by
+//!   default; without it tack-agent builds no HTTP client at all).
 //! * [`PluginSet`]: composes plugins, by value or by inventory name, into a
 //!   `ToolRegistry` and one `Disposables`.
 //! * The session log: every [`Event`] goes to an append-only JSONL
@@ -85,12 +86,15 @@ pub use log::location::{state_home, state_home_from_env, workspace_key};
 pub use log::reader::{LogBreak, LogContents, LogReadError, MAX_REPORTED_BREAKS, read_log};
 pub use log::writer::{LogError, SessionLog};
 pub use message::{Message, Reply};
+#[cfg(feature = "http-models")]
 pub use model::anthropic::{
     ANTHROPIC_VERSION, AnthropicConfig, AnthropicMessages, DEFAULT_MAX_TOKENS,
 };
+#[cfg(feature = "http-models")]
 pub use model::http::RetryPolicy;
 pub use model::mock::MockModel;
 pub use model::observe::{ModelObserver, NoObserver, Retry, Usage};
+#[cfg(feature = "http-models")]
 pub use model::openai::{OpenAiCompatible, OpenAiConfig};
 pub use model::scripted::{ScriptError, ScriptedModel};
 pub use model::{ChatModel, ModelError};

@@ -3,13 +3,20 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+
+use crate::model_spec::ModelSpec;
+use crate::sandbox_layer::SandboxLayer;
 
 /// tack: an LLM agent loop over a workspace, with confined tools, permission
 /// modes and a session log.
 #[derive(Debug, Parser)]
 #[command(name = "tack", version, about)]
 pub struct Cli {
+    /// More diagnostics on stderr: -v (info), -vv (debug), -vvv (trace).
+    /// RUST_LOG (e.g. `RUST_LOG=tack_mcp=debug`) overrides it.
+    #[arg(short = 'v', long = "verbose", action = ArgAction::Count, global = true)]
+    pub verbose: u8,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -26,6 +33,8 @@ pub enum Command {
     Tools(ToolsArgs),
     /// Re-render a session log exactly as the live run printed it.
     Replay(ReplayArgs),
+    /// List the session logs of the workspace (or of every workspace with --all).
+    Sessions(SessionsArgs),
     /// List the plugins installable by name.
     Plugins,
     /// Print the effective settings and where each value came from.
@@ -44,12 +53,13 @@ pub enum McpCommand {
     /// Serve the workspace's tools to an MCP client: on stdin/stdout, or over
     /// streamable HTTP with --http. Every call goes through the same policy
     /// as a model's (permission mode, sandbox, timeout) and the session log.
-    Serve(ServeArgs),
+    Serve(ServeCli),
 }
 
-/// `tack mcp serve`.
+/// `tack mcp serve` as parsed: only the options that apply to serving
+/// tools (no model, prompt, step limit or resumed conversation).
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub struct ServeCli {
     /// Serve streamable HTTP at this address (e.g. 127.0.0.1:8765; the
     /// endpoint is /mcp) instead of stdio.
     #[arg(long, value_name = "ADDR")]
@@ -66,9 +76,40 @@ pub struct ServeArgs {
     /// without a token, to any local process that connects.
     #[arg(long)]
     pub no_auth: bool,
-    /// Session options.
+    /// The policy the served calls go through.
     #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// The session log, a new file (default: as `tack run`'s).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+}
+
+/// `tack mcp serve`, as the server reads it.
+#[derive(Debug)]
+pub struct ServeArgs {
+    /// `--http ADDR`.
+    pub http: Option<std::net::SocketAddr>,
+    /// `--token-file FILE`.
+    pub token_file: Option<std::path::PathBuf>,
+    /// `--no-auth`.
+    pub no_auth: bool,
+    /// The session options that apply (the others are left unset).
     pub session: SessionArgs,
+}
+
+impl From<ServeCli> for ServeArgs {
+    fn from(cli: ServeCli) -> Self {
+        Self {
+            http: cli.http,
+            token_file: cli.token_file,
+            no_auth: cli.no_auth,
+            session: SessionArgs {
+                policy: cli.policy,
+                log: cli.log,
+                ..SessionArgs::default()
+            },
+        }
+    }
 }
 
 /// `tack run`.
@@ -82,10 +123,11 @@ pub struct RunArgs {
     pub session: SessionArgs,
 }
 
-/// Options of a session (`run`, `chat`, `config`). Those left out come from
-/// the settings files (see `tack config`), then the defaults.
-#[derive(Debug, Args)]
-pub struct SessionArgs {
+/// The options that decide what a tool call may do, and where: those of
+/// every command that runs tools (`run`, `chat`, `mcp serve`) or shows
+/// their settings (`config`, `tools`).
+#[derive(Debug, Default, Args)]
+pub struct PolicyArgs {
     /// The workspace the tools are confined to (default: the current directory).
     #[arg(short = 'C', long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -97,22 +139,40 @@ pub struct SessionArgs {
     /// added to the workspace's `.tack/permissions.toml`.
     #[arg(long, value_name = "FILE")]
     pub permissions: Option<PathBuf>,
-    /// The model: `mock` (default), `openai` (OPENAI_BASE_URL, OPENAI_API_KEY,
-    /// OPENAI_MODEL), `anthropic` (ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY,
-    /// ANTHROPIC_MODEL) or `script:FILE`.
-    #[arg(short = 'm', long, value_name = "MODEL")]
-    pub model: Option<String>,
-    /// Permission mode: read-only, ask (default), accept-edits, allow-all.
-    #[arg(long)]
-    pub mode: Option<String>,
-    /// Sandbox: read-only, workspace-write (default), full-access.
-    #[arg(long)]
-    pub sandbox: Option<String>,
-    /// Which layer confines commands: auto (default: the namespace layer,
-    /// bubblewrap, where it works, else the floor), namespaces (require it:
-    /// refuse to start without it), floor (the kernel-only layer).
-    #[arg(long, value_name = "auto|namespaces|floor")]
-    pub sandbox_layer: Option<String>,
+    /// Permission mode (default: ask).
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeFlag>,
+    /// Sandbox (default: workspace-write).
+    #[arg(long, value_enum)]
+    pub sandbox: Option<SandboxFlag>,
+    /// Which layer confines commands (default: auto).
+    #[arg(long, value_enum)]
+    pub sandbox_layer: Option<SandboxLayer>,
+    /// Deadline for every tool call, in seconds (default: each tool's own).
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub tool_timeout: Option<Duration>,
+    /// An MCP configuration (`.mcp.json`'s format) whose servers' tools are
+    /// added, besides the workspace's `.mcp.json` and `mcpServers` settings.
+    #[arg(long, value_name = "FILE")]
+    pub mcp_config: Option<PathBuf>,
+}
+
+/// Options of a session (`run`, `chat`, `config`). Those left out come from
+/// the settings files (see `tack config`), then the defaults.
+#[derive(Debug, Default, Args)]
+pub struct SessionArgs {
+    /// Workspace, settings and policy.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// The model, as PROVIDER:MODEL: `openai:gpt-4o-mini`,
+    /// `anthropic:claude-sonnet-4-5`, `mock` (the default: no key, no
+    /// network) or `script:FILE`. `openai` or `anthropic` alone take the
+    /// model name from OPENAI_MODEL or ANTHROPIC_MODEL. The key comes from
+    /// OPENAI_API_KEY or ANTHROPIC_API_KEY (or the variable the settings
+    /// key `api_key_env` names), the endpoint from OPENAI_BASE_URL or
+    /// ANTHROPIC_BASE_URL (or the settings key `base_url`).
+    #[arg(short = 'm', long, value_name = "PROVIDER:MODEL")]
+    pub model: Option<ModelSpec>,
     /// The system prompt, as text or `@FILE` (default: tack's own). The
     /// workspace's AGENTS.md is appended to it.
     #[arg(long, value_name = "TEXT|@FILE", allow_hyphen_values = true)]
@@ -125,35 +185,129 @@ pub struct SessionArgs {
     /// rebuilt, and the new turns are appended to it (same hash chain).
     #[arg(long, value_name = "LOG", conflicts_with = "log")]
     pub resume: Option<PathBuf>,
+    /// Continue the workspace's latest session (as --resume with its log;
+    /// `tack sessions` lists them).
+    #[arg(long = "continue", conflicts_with_all = ["log", "resume"])]
+    pub continue_last: bool,
     /// Print the events as JSONL on stdout instead of text.
     #[arg(long)]
     pub json: bool,
     /// Model calls per turn before the loop stops (at least 1; default 16).
     #[arg(long, value_name = "N", value_parser = parse_max_steps, allow_negative_numbers = true)]
     pub max_steps: Option<usize>,
-    /// Deadline for every tool call, in seconds (default: each tool's own).
-    #[arg(long, value_name = "SECS", value_parser = parse_seconds, allow_negative_numbers = true)]
-    pub tool_timeout: Option<Duration>,
     /// Request timeout for the HTTP models, in seconds (default 120).
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub model_timeout: Option<Duration>,
-    /// How the model is shown the tools: native (each tool a function; the
-    /// default), code (only `run_code`, a program calling the tools through
-    /// an SDK) or both.
-    #[arg(long, value_parser = ["native", "code", "both"])]
-    pub presentation: Option<String>,
-    /// An MCP configuration (`.mcp.json`'s format) whose servers' tools are
-    /// added, besides the workspace's `.mcp.json` and `mcpServers` settings.
-    #[arg(long, value_name = "FILE")]
-    pub mcp_config: Option<PathBuf>,
+    /// How the model is shown the tools (default: native).
+    #[arg(long, value_enum)]
+    pub presentation: Option<PresentationFlag>,
+}
+
+impl std::ops::Deref for SessionArgs {
+    type Target = PolicyArgs;
+
+    fn deref(&self) -> &PolicyArgs {
+        &self.policy
+    }
+}
+
+/// `--mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModeFlag {
+    /// Deny everything but reading.
+    ReadOnly,
+    /// Reads run; everything else asks.
+    Ask,
+    /// File edits run too; commands and network ask.
+    AcceptEdits,
+    /// Everything runs unless a deny or ask rule matches.
+    AllowAll,
+}
+
+impl From<ModeFlag> for tack_permission::Mode {
+    fn from(flag: ModeFlag) -> Self {
+        match flag {
+            ModeFlag::ReadOnly => Self::ReadOnly,
+            ModeFlag::Ask => Self::Ask,
+            ModeFlag::AcceptEdits => Self::AcceptEdits,
+            ModeFlag::AllowAll => Self::AllowAll,
+        }
+    }
+}
+
+/// `--sandbox`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SandboxFlag {
+    /// Read inside the workspace; write nothing.
+    ReadOnly,
+    /// Read inside the workspace; write only under it.
+    WorkspaceWrite,
+    /// No filesystem confinement.
+    FullAccess,
+}
+
+impl From<SandboxFlag> for tack_sandbox::SandboxMode {
+    fn from(flag: SandboxFlag) -> Self {
+        match flag {
+            SandboxFlag::ReadOnly => Self::ReadOnly,
+            SandboxFlag::WorkspaceWrite => Self::WorkspaceWrite,
+            SandboxFlag::FullAccess => Self::FullAccess,
+        }
+    }
+}
+
+/// `--presentation`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PresentationFlag {
+    /// Each tool a function.
+    Native,
+    /// Only `run_code`: a program calling the tools through an SDK.
+    Code,
+    /// Both.
+    Both,
+}
+
+impl PresentationFlag {
+    /// As written in settings files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PresentationFlag::Native => "native",
+            PresentationFlag::Code => "code",
+            PresentationFlag::Both => "both",
+        }
+    }
+}
+
+/// `tack tools --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatFlag {
+    /// OpenAI chat completions' `tools` entries.
+    Openai,
+    /// Anthropic messages' `tools` entries.
+    Anthropic,
+    /// MCP `tools/list` entries, as `tack mcp serve` lists them.
+    Mcp,
+    /// tack's own: name, description, parameters.
+    Neutral,
+}
+
+impl From<FormatFlag> for tack_core::tool::ToolFormat {
+    fn from(flag: FormatFlag) -> Self {
+        match flag {
+            FormatFlag::Openai => Self::OpenAi,
+            FormatFlag::Anthropic => Self::Anthropic,
+            FormatFlag::Mcp => Self::Mcp,
+            FormatFlag::Neutral => Self::Neutral,
+        }
+    }
 }
 
 /// `tack tools`.
 #[derive(Debug, Args)]
 pub struct ToolsArgs {
-    /// Schema format: openai, anthropic, mcp (or neutral).
-    #[arg(long, default_value = "openai")]
-    pub format: String,
+    /// Schema format.
+    #[arg(long, value_enum, default_value_t = FormatFlag::Openai)]
+    pub format: FormatFlag,
     /// Session options (the workspace and settings whose MCP servers'
     /// tools are listed too).
     #[command(flatten)]
@@ -164,10 +318,28 @@ pub struct ToolsArgs {
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
     /// The session log to re-render.
-    pub log: PathBuf,
+    #[arg(required_unless_present = "last", conflicts_with = "last")]
+    pub log: Option<PathBuf>,
+    /// Replay the workspace's latest session log.
+    #[arg(long)]
+    pub last: bool,
+    /// With --last: the workspace (default: the current directory).
+    #[arg(short = 'C', long, value_name = "DIR", requires = "last")]
+    pub workspace: Option<PathBuf>,
     /// Print the events as JSONL instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `tack sessions`.
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// The workspace whose sessions are listed (default: the current directory).
+    #[arg(short = 'C', long, value_name = "DIR", conflicts_with = "all")]
+    pub workspace: Option<PathBuf>,
+    /// List the sessions of every workspace.
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// `--max-steps`: a whole number of model calls, at least 1.

@@ -2,6 +2,7 @@
 //! running turn; a second one (or one while no turn runs) quits at once.
 
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -68,49 +69,40 @@ pub struct Interrupts {
 }
 
 impl Interrupts {
-    /// Starts watching (needs a Tokio runtime). On Unix the handlers are in
-    /// place when this returns; a signal whose handler cannot be installed
-    /// keeps its default effect (the process ends; the session log stays
-    /// valid).
+    /// Starts watching, on a thread of its own (with its own small
+    /// runtime), so a signal is seen even while every thread of the main
+    /// runtime is blocked (e.g. writing to a stdout nobody reads). On Unix
+    /// the handlers are in place when this returns; a signal whose handler
+    /// cannot be installed keeps its default effect (the process ends; the
+    /// session log stays valid).
+    ///
+    /// A session-ending signal (SIGTERM, SIGHUP) during a turn cancels it;
+    /// if the process has not ended [`GRACE`] later, it exits then.
     pub fn install() -> Self {
         let state: Arc<Mutex<State>> = Arc::default();
         let watched = Arc::clone(&state);
-        let mut signals = Signals::new();
-        tokio::spawn(async move {
-            while let Some(stop) = signals.next().await {
-                let (turn, before_exit) = {
-                    let mut state = watched.lock().unwrap_or_else(PoisonError::into_inner);
-                    if state.received.is_none_or(|r| !r.ends_session()) {
-                        state.received = Some(stop);
-                    }
-                    (state.armed.take(), state.before_exit.take())
+        let (ready, installed) = std::sync::mpsc::channel::<()>();
+        let watcher = std::thread::Builder::new()
+            .name("tack-signals".to_owned())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_io()
+                    .build();
+                let Ok(runtime) = runtime else {
+                    let _ = ready.send(());
+                    return;
                 };
-                match turn {
-                    Some(turn) => {
-                        watched
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .before_exit = before_exit;
-                        let then = if stop.ends_session() {
-                            ", then quitting"
-                        } else {
-                            ""
-                        };
-                        eprintln!(
-                            "\ntack: {}: cancelling the turn{then} (a second signal quits at once)",
-                            stop.name()
-                        );
-                        turn.cancel();
+                runtime.block_on(async move {
+                    let mut signals = Signals::new();
+                    let _ = ready.send(());
+                    while let Some(stop) = signals.next().await {
+                        on_signal(&watched, stop);
                     }
-                    None => {
-                        if let Some(restore) = before_exit {
-                            restore();
-                        }
-                        std::process::exit(i32::from(stop.exit_code()))
-                    }
-                }
-            }
-        });
+                });
+            });
+        if watcher.is_ok() {
+            let _ = installed.recv();
+        }
         Self { state }
     }
 
@@ -150,6 +142,73 @@ impl Interrupts {
             }
         }
     }
+}
+
+/// How long a session-ending signal gives the cancelled turn (its calls'
+/// ends, the `SessionEnd` hooks) before the process exits anyway.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+/// What a signal does: cancel the armed turn (and, for one that ends the
+/// session, exit after [`GRACE`] whatever still runs), or quit at once.
+fn on_signal(watched: &Arc<Mutex<State>>, stop: Stop) {
+    let (turn, before_exit) = {
+        let mut state = watched.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.received.is_none_or(|r| !r.ends_session()) {
+            state.received = Some(stop);
+        }
+        (state.armed.take(), state.before_exit.take())
+    };
+    match turn {
+        Some(turn) => {
+            watched
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .before_exit = before_exit;
+            turn.cancel();
+            if stop.ends_session() {
+                // The turn may never see the cancellation: a thread blocked
+                // writing to a full stdout holds it up. Exit regardless.
+                let watched = Arc::clone(watched);
+                let _ = std::thread::Builder::new()
+                    .name("tack-grace".to_owned())
+                    .spawn(move || {
+                        std::thread::sleep(GRACE);
+                        quit(&watched, stop);
+                    });
+            }
+            // Last: stderr too may be a pipe nobody reads.
+            let then = if stop.ends_session() {
+                ", then quitting"
+            } else {
+                ""
+            };
+            eprintln!(
+                "\ntack: {}: cancelling the turn{then} (a second signal quits at once)",
+                stop.name()
+            );
+        }
+        None => {
+            if let Some(restore) = before_exit {
+                restore();
+            }
+            std::process::exit(i32::from(stop.exit_code()))
+        }
+    }
+}
+
+/// Ends the process with `stop`'s code, after the `before_exit` action.
+/// (Exiting flushes stdout only when no other thread holds it, so a writer
+/// blocked on a full pipe does not hold the exit up.)
+fn quit(watched: &Arc<Mutex<State>>, stop: Stop) -> ! {
+    let restore = watched
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .before_exit
+        .take();
+    if let Some(restore) = restore {
+        restore();
+    }
+    std::process::exit(i32::from(stop.exit_code()))
 }
 
 /// The stream of handled signals.

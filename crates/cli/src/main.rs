@@ -12,35 +12,46 @@ mod hooks;
 mod interrupt;
 mod mcp;
 mod mcp_token;
+mod model_spec;
 mod output;
 mod prompt;
 mod prompter;
 mod sandbox_layer;
 mod sandbox_paths;
 mod session;
+mod sessions;
 mod settings;
 mod settings_claude;
 mod settings_codex;
 mod spinner;
 mod trust;
+mod verbosity;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command};
+use crate::args::{Cli, Command, SessionArgs};
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    verbosity::init(cli.verbose);
     let result = match cli.command {
-        Command::Run(run) => commands::run::run(run).await,
-        Command::Chat(chat) => commands::chat::chat(chat).await,
+        Command::Run(mut run) => match continue_last(&mut run.session) {
+            Ok(()) => commands::run::run(run).await,
+            Err(e) => Err(e),
+        },
+        Command::Chat(mut chat) => match continue_last(&mut chat) {
+            Ok(()) => commands::chat::chat(chat).await,
+            Err(e) => Err(e),
+        },
         Command::Tools(tools) => commands::tools::tools(&tools).await,
         Command::Replay(replay) => commands::replay::replay(&replay),
+        Command::Sessions(sessions) => commands::sessions::sessions(&sessions),
         Command::Plugins => commands::plugins::plugins(),
         Command::Config(config) => commands::config::config(&config),
-        Command::Mcp(args::McpCommand::Serve(serve)) => commands::mcp::serve(serve).await,
+        Command::Mcp(args::McpCommand::Serve(serve)) => commands::mcp::serve(serve.into()).await,
         Command::Trust(trust) => commands::trust::trust(&trust),
     };
     match result {
@@ -51,4 +62,15 @@ async fn main() -> ExitCode {
             ExitCode::from(exit::FAILURE)
         }
     }
+}
+
+/// `--continue`: resume the workspace's latest session.
+fn continue_last(args: &mut SessionArgs) -> Result<(), String> {
+    if args.continue_last {
+        let root = session::workspace(args.workspace.as_deref())?;
+        let last = sessions::latest(&root).map_err(|e| format!("--continue: {e}"))?;
+        eprintln!("tack: continuing {}", last.display());
+        args.resume = Some(last);
+    }
+    Ok(())
 }

@@ -7,7 +7,7 @@ use std::str::FromStr;
 use tack_sandbox::{Enforcement, Namespaces, Sandbox, SandboxMode};
 
 /// `auto`, `namespaces` or `floor`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum SandboxLayer {
     /// The namespace layer (bubblewrap) where it works here, else the floor.
     #[default]

@@ -3,13 +3,11 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use tack_agent::{
-    Agent, AgentHooks, AnthropicConfig, AnthropicMessages, ChatModel, Event, EventBus,
-    InstalledPlugins, LoggedApprover, MockModel, ModelObserver, OpenAiCompatible, OpenAiConfig,
-    PluginSet, Retry, ScriptedModel, SessionLog, UnattendedApprover, escape_block,
-    history_from_records, state_home_from_env,
+    Agent, AgentHooks, ChatModel, Event, EventBus, InstalledPlugins, LoggedApprover, ModelObserver,
+    PluginSet, Retry, SessionLog, UnattendedApprover, escape_block, history_from_records,
+    state_home_from_env,
 };
 use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
 use tack_core::policy::ApprovalService;
@@ -112,37 +110,6 @@ pub fn workspace(dir: Option<&Path>) -> Result<PathBuf, String> {
     Ok(canonical)
 }
 
-/// The model named by `--model`.
-pub fn model(spec: &str, timeout: Duration) -> Result<Arc<dyn ChatModel>, String> {
-    if let Some(file) = spec.strip_prefix("script:") {
-        return ScriptedModel::from_file(Path::new(file))
-            .map(|m| Arc::new(m) as Arc<dyn ChatModel>)
-            .map_err(|e| e.to_string());
-    }
-    match spec {
-        "mock" => Ok(Arc::new(MockModel::new())),
-        "openai" => {
-            let config = OpenAiConfig::from_env()
-                .map_err(|e| e.to_string())?
-                .with_timeout(timeout);
-            Ok(Arc::new(
-                OpenAiCompatible::new(config).map_err(|e| e.to_string())?,
-            ))
-        }
-        "anthropic" => {
-            let config = AnthropicConfig::from_env()
-                .map_err(|e| e.to_string())?
-                .with_timeout(timeout);
-            Ok(Arc::new(
-                AnthropicMessages::new(config).map_err(|e| e.to_string())?,
-            ))
-        }
-        other => Err(format!(
-            "unknown model `{other}`: use mock, openai, anthropic or script:FILE"
-        )),
-    }
-}
-
 /// The session log: `--log FILE`, or a new file in the per-user state
 /// directory, outside the workspace the tools can write.
 fn session_log(log: Option<&Path>, workspace: &Path) -> Result<SessionLog, String> {
@@ -168,7 +135,15 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     }
     let mode = settings.mode.value;
     let sandbox_mode = settings.sandbox.value;
-    let model = model(&settings.model.value, settings.model_timeout.value)?;
+    let endpoint = crate::model_spec::Endpoint {
+        base_url: settings.base_url.value.clone(),
+        api_key_env: settings.api_key_env.value.clone(),
+    };
+    let model = crate::model_spec::build(
+        &settings.model.value,
+        &endpoint,
+        settings.model_timeout.value,
+    )?;
     let timeout = guard_plugins::timeout(&settings)?;
     let sandbox = guard_plugins::sandbox(&settings, &root, args)?;
     let layer = crate::sandbox_layer::describe(&sandbox, settings.sandbox_layer.value);
@@ -183,6 +158,15 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
             eprintln!("tack: warning: {}", escape_block(warning, "  "));
         }
     }
+
+    // MCP servers start (and may take long) before the log exists: a
+    // session stopped while they start leaves no empty log behind.
+    let registry = ToolRegistry::new();
+    let mcp = crate::spinner::waiting(
+        "starting MCP servers",
+        crate::mcp::client(&root, args, &settings, &registry),
+    )
+    .await?;
 
     // Refuse to start when nothing would be recorded.
     let mut deferred = Vec::new();
@@ -204,7 +188,6 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     };
     let log_path = log.path().to_owned();
 
-    let registry = ToolRegistry::new();
     let presentation = match settings.presentation.value.as_str() {
         "code" => Presentation::Code,
         "both" => Presentation::Both,
@@ -229,7 +212,16 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
         Some((_, last)) => EventBus::resuming(Arc::new(log), last),
         None => EventBus::new(Some(Arc::new(log))),
     };
-    let mut bus = bus.with_observer(move |record| records.print(record));
+    // While tools run, a status line where someone watches (as the spinner).
+    let status = (crate::spinner::drawn() && !args.json)
+        .then(|| Arc::new(crate::spinner::ToolStatus::default()));
+    let mut bus = bus.with_observer(move |record| match &status {
+        Some(status) => {
+            status.suspend(|| records.print(record));
+            status.record(record);
+        }
+        None => records.print(record),
+    });
     let session_id = log_path
         .file_stem()
         .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
@@ -286,7 +278,6 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
             )),
     );
 
-    let mcp = crate::mcp::client(&root, args, &settings, &registry).await?;
     let mut plugins = PluginSet::over(pipeline.clone())
         .with(timeout)
         .with(permission)
@@ -338,7 +329,10 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
         .system_prompt(system_prompt)
         .events(bus)
         .max_steps(settings.max_steps.value)
-        .model_observer(Arc::new(TerminalObserver { printer }))
+        .model_observer(Arc::new(TerminalObserver {
+            printer,
+            last_retry: std::sync::Mutex::default(),
+        }))
         .hooks(agent_hooks)
         .build();
     Ok(Session {
@@ -403,6 +397,8 @@ pub fn builtin_registry() -> Result<InstalledPlugins, String> {
 /// Shows the answer as it streams in, and the model client's retries.
 struct TerminalObserver {
     printer: Arc<EventPrinter>,
+    /// The reason of the last retry (a repeated one is not repeated).
+    last_retry: std::sync::Mutex<Option<String>>,
 }
 
 impl ModelObserver for TerminalObserver {
@@ -410,13 +406,29 @@ impl ModelObserver for TerminalObserver {
         self.printer.stream_text(text);
     }
 
+    /// One line per retry: the reason the first time, then only that it
+    /// failed again the same way (`-v` logs every reason).
     fn retry(&self, retry: &Retry) {
-        eprintln!(
-            "tack: {}; retrying in {:.1}s (attempt {} failed)",
-            tack_agent::escape_line(&retry.reason),
-            retry.delay.as_secs_f64(),
-            retry.attempt
-        );
+        tracing::info!(attempt = retry.attempt, reason = %retry.reason, "model request failed");
+        let mut last = self
+            .last_retry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if last.as_deref() == Some(retry.reason.as_str()) {
+            eprintln!(
+                "tack: attempt {} failed the same way; retrying in {:.1}s",
+                retry.attempt,
+                retry.delay.as_secs_f64()
+            );
+        } else {
+            eprintln!(
+                "tack: {}; retrying in {:.1}s (attempt {} failed)",
+                tack_agent::escape_line(&retry.reason),
+                retry.delay.as_secs_f64(),
+                retry.attempt
+            );
+            *last = Some(retry.reason.clone());
+        }
     }
 }
 

@@ -32,6 +32,7 @@ use tack_permission::{Action, ArgKind, Mode, PermissionFile, Rule};
 use tack_sandbox::SandboxMode;
 
 use crate::args::{SessionArgs, parse_max_steps, parse_seconds};
+use crate::model_spec::ModelSpec;
 use crate::sandbox_layer::SandboxLayer;
 
 /// The default request timeout of the HTTP models.
@@ -98,8 +99,12 @@ pub struct SourcedRule {
 /// The effective settings.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    /// `mock`, `openai`, `anthropic` or `script:FILE`.
-    pub model: Sourced<String>,
+    /// `mock`, `openai[:MODEL]`, `anthropic[:MODEL]` or `script:FILE`.
+    pub model: Sourced<ModelSpec>,
+    /// The HTTP model's base URL (`base_url`), over the environment's.
+    pub base_url: Sourced<Option<String>>,
+    /// The variable holding the HTTP model's key (`api_key_env`).
+    pub api_key_env: Sourced<Option<String>>,
     /// The permission mode.
     pub mode: Sourced<Mode>,
     /// The sandbox mode.
@@ -156,7 +161,9 @@ pub struct HookFile {
 impl Default for Settings {
     fn default() -> Self {
         Self {
-            model: Sourced::default("mock".to_owned()),
+            model: Sourced::default(ModelSpec::Mock),
+            base_url: Sourced::default(None),
+            api_key_env: Sourced::default(None),
             mode: Sourced::default(Mode::Ask),
             sandbox: Sourced::default(SandboxMode::WorkspaceWrite),
             sandbox_layer: Sourced::default(SandboxLayer::Auto),
@@ -183,8 +190,12 @@ impl Default for Settings {
 /// warned about by [`unknown_keys`] and ignored).
 #[derive(Debug, Default, Deserialize)]
 struct RawSettings {
-    #[serde(default, deserialize_with = "model_spec")]
-    model: Option<String>,
+    #[serde(default, deserialize_with = "parsed")]
+    model: Option<ModelSpec>,
+    #[serde(default, deserialize_with = "non_empty")]
+    base_url: Option<String>,
+    #[serde(default, deserialize_with = "non_empty")]
+    api_key_env: Option<String>,
     #[serde(default, deserialize_with = "parsed")]
     mode: Option<Mode>,
     #[serde(default, deserialize_with = "parsed")]
@@ -245,21 +256,12 @@ where
     text.parse().map(Some).map_err(serde::de::Error::custom)
 }
 
-fn model_spec<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     let text = String::deserialize(d)?;
-    check_model(&text).map_err(serde::de::Error::custom)?;
-    Ok(Some(text))
-}
-
-/// Whether `spec` names a model `tack` knows.
-pub fn check_model(spec: &str) -> Result<(), String> {
-    match spec {
-        "mock" | "openai" | "anthropic" => Ok(()),
-        s if s.strip_prefix("script:").is_some_and(|f| !f.is_empty()) => Ok(()),
-        other => Err(format!(
-            "unknown model `{other}`: use mock, openai, anthropic or script:FILE"
-        )),
+    if text.trim().is_empty() {
+        return Err(serde::de::Error::custom("must not be empty"));
     }
+    Ok(Some(text))
 }
 
 fn presentation<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
@@ -374,6 +376,8 @@ fn parse_settings(text: &str, name: &str) -> Result<RawSettings, String> {
 /// tack's own settings keys.
 const KNOWN_KEYS: &[&str] = &[
     "model",
+    "base_url",
+    "api_key_env",
     "mode",
     "sandbox",
     "sandbox_layer",
@@ -556,15 +560,13 @@ pub fn user_settings_path() -> Option<PathBuf> {
         .map(|config| config.join("tack").join("settings.json"))
 }
 
-/// Reads `path`; `Ok(None)` when it is absent and `optional`.
-fn read_optional(path: &Path, optional: bool) -> Result<Option<String>, String> {
+/// Reads `path`, a `what` (`settings file`, `permissions file`);
+/// `Ok(None)` when it is absent and `optional`.
+fn read_optional(path: &Path, optional: bool, what: &str) -> Result<Option<String>, String> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if optional && e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!(
-            "cannot read the settings file {}: {e}",
-            path.display()
-        )),
+        Err(e) => Err(format!("cannot read the {what} {}: {e}", path.display())),
     }
 }
 
@@ -738,7 +740,7 @@ impl Settings {
         layer: &'static str,
         optional: bool,
     ) -> Result<(), String> {
-        let Some(text) = read_optional(path, optional)? else {
+        let Some(text) = read_optional(path, optional, "settings file")? else {
             return Ok(());
         };
         let name = path.display().to_string();
@@ -791,6 +793,12 @@ impl Settings {
         ));
         if let Some(v) = raw.model {
             self.model.set(v, origin.clone());
+        }
+        if let Some(v) = raw.base_url {
+            self.base_url.set(Some(v), origin.clone());
+        }
+        if let Some(v) = raw.api_key_env {
+            self.api_key_env.set(Some(v), origin.clone());
         }
         if let Some(v) = raw.mode {
             self.mode.set(v, origin.clone());
@@ -891,7 +899,7 @@ impl Settings {
         layer: &'static str,
         optional: bool,
     ) -> Result<(), String> {
-        let Some(text) = read_optional(path, optional)? else {
+        let Some(text) = read_optional(path, optional, "permissions file")? else {
             return Ok(());
         };
         let name = path.display().to_string();
@@ -937,22 +945,19 @@ impl Settings {
     }
 
     fn apply_flags(&mut self, args: &SessionArgs) -> Result<(), String> {
+        // Enumerated values were checked by the command line's parser.
         if let Some(model) = &args.model {
-            check_model(model).map_err(|e| format!("--model: {e}"))?;
             self.model.set(model.clone(), Origin::Flag("--model"));
         }
-        if let Some(mode) = &args.mode {
-            let mode = mode.parse().map_err(|e| format!("--mode: {e}"))?;
-            self.mode.set(mode, Origin::Flag("--mode"));
+        if let Some(mode) = args.mode {
+            self.mode.set(mode.into(), Origin::Flag("--mode"));
         }
-        if let Some(layer) = &args.sandbox_layer {
-            let layer = layer.parse().map_err(|e| format!("--sandbox-layer: {e}"))?;
+        if let Some(layer) = args.sandbox_layer {
             self.sandbox_layer
                 .set(layer, Origin::Flag("--sandbox-layer"));
         }
-        if let Some(sandbox) = &args.sandbox {
-            let sandbox = sandbox.parse().map_err(|e| format!("--sandbox: {e}"))?;
-            self.sandbox.set(sandbox, Origin::Flag("--sandbox"));
+        if let Some(sandbox) = args.sandbox {
+            self.sandbox.set(sandbox.into(), Origin::Flag("--sandbox"));
         }
         if let Some(steps) = args.max_steps {
             self.max_steps.set(steps, Origin::Flag("--max-steps"));
@@ -965,9 +970,11 @@ impl Settings {
             self.model_timeout
                 .set(timeout, Origin::Flag("--model-timeout"));
         }
-        if let Some(presentation) = &args.presentation {
-            self.presentation
-                .set(presentation.clone(), Origin::Flag("--presentation"));
+        if let Some(presentation) = args.presentation {
+            self.presentation.set(
+                presentation.as_str().to_owned(),
+                Origin::Flag("--presentation"),
+            );
         }
         Ok(())
     }
@@ -976,7 +983,23 @@ impl Settings {
     pub fn describe(&self) -> Vec<String> {
         let seconds = |d: &Duration| format!("{}s", d.as_secs_f64());
         let rows: Vec<(&str, String, &Origin)> = vec![
-            ("model", self.model.value.clone(), &self.model.origin),
+            ("model", self.model.value.to_string(), &self.model.origin),
+            (
+                "base_url",
+                self.base_url
+                    .value
+                    .clone()
+                    .unwrap_or_else(|| "provider default".to_owned()),
+                &self.base_url.origin,
+            ),
+            (
+                "api_key_env",
+                self.api_key_env
+                    .value
+                    .clone()
+                    .unwrap_or_else(|| "provider default".to_owned()),
+                &self.api_key_env.origin,
+            ),
             (
                 "mode",
                 self.mode.value.as_str().to_owned(),
@@ -1109,7 +1132,7 @@ mod tests {
             "s.json",
         )
         .unwrap();
-        assert_eq!(raw.model.as_deref(), Some("anthropic"));
+        assert_eq!(raw.model, Some(ModelSpec::Anthropic(None)));
         assert_eq!(raw.mode, Some(Mode::ReadOnly));
         assert_eq!(raw.sandbox, Some(SandboxMode::ReadOnly));
         assert_eq!(raw.max_steps, Some(3));

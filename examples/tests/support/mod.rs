@@ -1,5 +1,5 @@
 //! Running a cookbook example the way a reader does:
-//! `cargo run -q -p tack-examples --example NAME -- ARGS`.
+//! `cargo run -q -p tack-examples --features full --example NAME -- ARGS`.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -15,7 +15,7 @@ pub struct Run {
     pub output: Output,
 }
 
-/// Runs `cargo run -q -p tack-examples --example NAME -- ARGS` in `dir`
+/// Runs `cargo run -q -p tack-examples --features full --example NAME -- ARGS` in `dir`
 /// (the workspace root when `None`) and returns what it printed. Panics,
 /// with everything it printed, when the example fails.
 #[allow(dead_code)]
@@ -43,7 +43,7 @@ pub fn try_example(name: &str, args: &[&str], dir: Option<&Path>) -> Run {
     let output = Command::new(cargo)
         .args(["run", "-q", "--manifest-path"])
         .arg(&manifest)
-        .args(["--example", name, "--"])
+        .args(["--features", "full", "--example", name, "--"])
         .args(args)
         .current_dir(dir.unwrap_or(&root))
         .output()

@@ -85,7 +85,7 @@ impl MockModel {
 
 const HELP: &str = "I am tack's mock model (no key, no network). I understand: \
 `read file X` (读文件 X), `list dir X` (列目录 X), `run COMMAND` (运行 COMMAND), \
-`write X: TEXT`. Set OPENAI_API_KEY and use --model openai for a real model.";
+`write X: TEXT`. For a real model set OPENAI_API_KEY and use --model openai:MODEL (e.g. openai:gpt-4o-mini; or OPENAI_MODEL with --model openai).";
 
 /// A line without a `cat -n` style number column (`   12\tcode`).
 fn without_line_number(line: &str) -> &str {

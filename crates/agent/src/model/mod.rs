@@ -1,9 +1,12 @@
 //! Chat models: the trait and its implementations.
 
+#[cfg(feature = "http-models")]
 pub(crate) mod anthropic;
+#[cfg(feature = "http-models")]
 pub(crate) mod http;
 pub(crate) mod mock;
 pub(crate) mod observe;
+#[cfg(feature = "http-models")]
 pub(crate) mod openai;
 pub(crate) mod scripted;
 

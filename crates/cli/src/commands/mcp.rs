@@ -225,6 +225,8 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     if let Some(hooks) = &session_hooks {
         hooks.session_end("exit").await;
     }
+    // A serve that was given no call leaves no empty log.
+    crate::sessions::remove_if_empty(&log_path);
     served?;
     Ok(ExitCode::SUCCESS)
 }

@@ -6,5 +6,6 @@ pub mod mcp;
 pub mod plugins;
 pub mod replay;
 pub mod run;
+pub mod sessions;
 pub mod tools;
 pub mod trust;

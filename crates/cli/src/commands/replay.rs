@@ -7,12 +7,26 @@ use tack_agent::{LogReadError, escape_block, read_log};
 use crate::args::ReplayArgs;
 use crate::exit;
 use crate::output::{EventPrinter, print_text, stdout_style};
-use crate::session::builtin_registry;
+use crate::session::{builtin_registry, workspace};
 
 /// Verifies a session log and re-renders it; a log that fails verification
-/// is reported (every break with its line number) and not replayed.
+/// is reported (every break with its line number) and not replayed. An
+/// empty file, or one that is no log at all, is one line of error.
 pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
-    let contents = match read_log(&args.log) {
+    let path = match &args.log {
+        Some(path) => path.clone(),
+        None => {
+            let path = crate::sessions::latest(&workspace(args.workspace.as_deref())?)?;
+            eprintln!("tack: replaying {}", path.display());
+            path
+        }
+    };
+    // Empty, or no log at all: one line (not a list of broken lines).
+    if let Err(e) = crate::sessions::check_is_log(&path) {
+        eprintln!("tack: error: {}", escape_block(&e, "  "));
+        return Ok(ExitCode::from(exit::INVALID_LOG));
+    }
+    let contents = match read_log(&path) {
         Ok(contents) => contents,
         Err(e @ LogReadError::Invalid { .. }) => {
             eprintln!("tack: error: {}", escape_block(&e.to_string(), "  "));

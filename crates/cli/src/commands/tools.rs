@@ -16,7 +16,7 @@ use crate::settings::Settings;
 /// stopped again; stderr names how many tools each brought). `--format mcp`
 /// prints the tools as `tack mcp serve` lists them.
 pub async fn tools(args: &ToolsArgs) -> Result<ExitCode, String> {
-    let format: ToolFormat = args.format.parse().map_err(|e| format!("--format: {e}"))?;
+    let format: ToolFormat = args.format.into();
     // The workspace's untrusted MCP servers are refused as `run` refuses them.
     if let Some(refused) = crate::trust::gate(&args.session)? {
         return Ok(refused);

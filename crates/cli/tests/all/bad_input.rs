@@ -100,16 +100,17 @@ fn unknown_mode_and_model_are_refused() {
     tack(&ws)
         .args(["run", "hi", "--mode", "yolo"])
         .assert()
-        .failure()
+        .code(2)
         .stderr(contains("--mode"));
     tack(&ws)
         .args(["run", "hi", "--model", "gpt"])
         .assert()
-        .failure()
-        .stderr(contains("mock, openai, anthropic or script:FILE"));
+        .code(2)
+        .stderr(contains("openai:MODEL"))
+        .stderr(contains("mock, or script:FILE"));
     tack(&ws)
         .args(["run", "hi", "--sandbox", "none"])
         .assert()
-        .failure()
+        .code(2)
         .stderr(contains("--sandbox"));
 }

@@ -180,11 +180,24 @@ fn replay_refuses_edited_cut_reordered_and_forged_logs() {
     write(&forged);
     refused_at(&ws, &log, 7);
 
+    // A file that is no log, or an empty one, is refused in one line.
     std::fs::write(&log, "garbage").unwrap();
-    refused_at(&ws, &log, 1);
+    tack(&ws)
+        .arg("replay")
+        .arg(&log)
+        .assert()
+        .code(4)
+        .stdout("")
+        .stderr(contains("is not a tack session log"));
 
     std::fs::write(&log, "").unwrap();
-    refused_at(&ws, &log, 1);
+    tack(&ws)
+        .arg("replay")
+        .arg(&log)
+        .assert()
+        .code(4)
+        .stdout("")
+        .stderr(contains("is empty"));
 
     // The intact log still replays.
     write(&lines);
@@ -311,8 +324,14 @@ fn a_usage_error_is_2_and_a_host_error_is_1() {
         .args(["run", "--no-such-flag", "x"])
         .assert()
         .code(2);
+    // A bad flag value is a usage error too; a file that cannot be read
+    // is the host's.
     tack(&ws)
         .args(["run", "x", "--model", "gpt"])
+        .assert()
+        .code(2);
+    tack(&ws)
+        .args(["run", "x", "--permissions", "missing.toml"])
         .assert()
         .code(1);
 }

@@ -5,6 +5,7 @@ mod bad_input;
 mod chat_editing;
 mod claude_code;
 mod code_mode;
+mod command_line;
 mod command_rules;
 mod demo;
 mod hardening;
@@ -19,6 +20,7 @@ mod redaction;
 mod replay;
 mod resume;
 mod script;
+mod sessions;
 mod settings;
 mod trust;
 

@@ -212,6 +212,65 @@ fn openai_streams_through_the_cli_too() {
     assert!(err.contains("tokens: 4 in, 2 out"), "{err}");
 }
 
+/// `--model openai:MODEL` names the model over OPENAI_MODEL; the settings'
+/// `base_url` and `api_key_env` say where and with which key.
+#[test]
+fn provider_model_base_url_and_key_variable_reach_the_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let chunk = |d: Value| format!("data: {}", json!({"choices": [{"index": 0, "delta": d}]}));
+    let (base, bodies) = serve(vec![event_stream(&[
+        chunk(json!({"content": "from the server"})),
+        "data: [DONE]".to_owned(),
+    ])]);
+    let settings = dir.path().join("settings.json");
+    std::fs::write(
+        &settings,
+        json!({"base_url": format!("{base}/v1"), "api_key_env": "MY_TEST_KEY"}).to_string(),
+    )
+    .unwrap();
+    let out = stdout_of(
+        tack(&ws)
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env("OPENAI_MODEL", "from-env")
+            .env("MY_TEST_KEY", "sk-test")
+            .args(["run", "hi", "--model", "openai:gpt-test", "--settings"])
+            .arg(&settings),
+    );
+    assert!(out.contains("from the server"), "{out}");
+    assert_eq!(bodies.lock().unwrap()[0]["model"], "gpt-test");
+}
+
+/// Each retry is one line: the reason once, then only that it failed again.
+#[test]
+fn retries_are_one_line_each_and_the_reason_is_not_repeated() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let busy = "HTTP/1.1 503 Service Unavailable\r\nretry-after: 0\r\ncontent-length: 4\r\nconnection: close\r\n\r\nbusy".to_owned();
+    let chunk = |d: Value| format!("data: {}", json!({"choices": [{"index": 0, "delta": d}]}));
+    let (base, _) = serve(vec![
+        busy.clone(),
+        busy,
+        event_stream(&[chunk(json!({"content": "done"})), "data: [DONE]".to_owned()]),
+    ]);
+    let assert = tack(&ws)
+        .env("OPENAI_BASE_URL", format!("{base}/v1"))
+        .env("OPENAI_API_KEY", "sk-test")
+        .args(["run", "-m", "openai:m", "hi"])
+        .assert()
+        .success();
+    let err = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    let retries: Vec<&str> = err.lines().filter(|l| l.contains("retrying in")).collect();
+    assert_eq!(retries.len(), 2, "{err}");
+    assert!(retries[0].contains("HTTP 503"), "{err}");
+    assert!(
+        retries[1].contains("attempt 2 failed the same way"),
+        "{err}"
+    );
+    assert!(!retries[1].contains("503"), "{err}");
+}
+
 #[test]
 fn a_missing_key_is_named() {
     let dir = tempfile::tempdir().unwrap();

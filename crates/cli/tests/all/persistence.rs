@@ -442,9 +442,12 @@ fn the_layer_is_chosen_shown_and_logged() {
     tack(&ws)
         .args(["run", "x", "--sandbox-layer", "bwrap"])
         .assert()
-        .failure()
+        .code(2)
         .stderr(predicates::str::contains(
-            "--sandbox-layer: unknown sandbox layer `bwrap`: use one of auto, namespaces, floor",
+            "invalid value 'bwrap' for '--sandbox-layer <SANDBOX_LAYER>'",
+        ))
+        .stderr(predicates::str::contains(
+            "[possible values: auto, namespaces, floor]",
         ));
     // A workspace cannot choose the weaker layer for whoever runs tack there.
     std::fs::create_dir_all(ws.join(".tack")).unwrap();

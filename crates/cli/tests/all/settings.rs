@@ -319,9 +319,12 @@ fn short_flags_name_the_workspace_and_the_model() {
             .arg(&log),
     );
     assert!(out.contains("# short"), "{out}");
-    let err = tack(&ws).args(["config", "-m", "gpt"]).assert().code(1);
+    let err = tack(&ws).args(["config", "-m", "gpt"]).assert().code(2);
     let err = String::from_utf8(err.get_output().stderr.clone()).unwrap();
-    assert!(err.contains("--model: unknown model `gpt`"), "{err}");
+    assert!(
+        err.contains("'--model <PROVIDER:MODEL>': unknown model `gpt`"),
+        "{err}"
+    );
 }
 
 #[test]

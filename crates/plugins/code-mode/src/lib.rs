@@ -3,7 +3,9 @@
 //! Code mode for tack: the model writes a short JavaScript or TypeScript
 //! program, `run_code` runs it in a fresh embedded QuickJS runtime, and the
 //! program calls tools through an SDK (`await tools.<name>(args)`) — every such
-//! call a nested call through the host's complete pipeline.
+//! call a nested call through the host's complete pipeline. TypeScript needs
+//! the `typescript` feature (on by default: swc erases the types); without
+//! it programs are JavaScript and the crate builds much faster.
 //!
 //! * [`CodeModePlugin`] registers `run_code` as the registry's code transport.
 //! * [`sdk_text`] generates the TypeScript declarations a host appends to the

@@ -92,6 +92,7 @@ impl<'a> Program<'a> {
     }
 
     /// Maps a byte offset into the wrapped text (clamped to its length).
+    #[cfg_attr(not(feature = "typescript"), allow(dead_code))]
     pub(crate) fn map_offset(&self, offset: usize) -> Position {
         let wrapped = wrap(self.code);
         let mut offset = offset.min(wrapped.len());

@@ -1,18 +1,27 @@
 //! TypeScript → JavaScript by erasing types (`swc_ts_fast_strip`, strip-only).
 
+#[cfg(feature = "typescript")]
 use std::sync::{Arc, Mutex};
 
+#[cfg(feature = "typescript")]
 use swc_common::SourceMap;
+#[cfg(feature = "typescript")]
 use swc_common::errors::{DiagnosticBuilder, Emitter, Handler};
+#[cfg(feature = "typescript")]
 use swc_common::sync::Lrc;
+#[cfg(feature = "typescript")]
 use swc_ts_fast_strip::{Mode, Options, operate};
 
-use crate::location::{Position, Program, wrap};
+#[cfg(feature = "typescript")]
+use crate::location::Program;
+use crate::location::{Position, wrap};
 
+#[cfg(feature = "typescript")]
 /// At most this many diagnostics are quoted in one error (the first one is
 /// usually the cause; the rest are often consequences).
 const MAX_DIAGNOSTICS: usize = 3;
 
+#[cfg(feature = "typescript")]
 /// A parser diagnostic: its message and where it points (a byte offset in
 /// the wrapped text).
 #[derive(Debug)]
@@ -21,15 +30,18 @@ struct Diagnostic {
     offset: Option<usize>,
 }
 
+#[cfg(feature = "typescript")]
 /// A diagnostic as emitted: its message and its primary span's start (a
 /// position in the source map).
 type Emitted = (String, Option<u32>);
 
+#[cfg(feature = "typescript")]
 /// Collects the parser's diagnostics instead of printing them (printing would
 /// quote the wrapped text, not the program).
 #[derive(Clone, Default)]
 struct Collector(Arc<Mutex<Vec<Emitted>>>);
 
+#[cfg(feature = "typescript")]
 impl Emitter for Collector {
     fn emit(&mut self, db: &mut DiagnosticBuilder<'_>) {
         let at = db.span.primary_span().map(|span| span.lo().0);
@@ -41,6 +53,7 @@ impl Emitter for Collector {
 
 /// Why stripping failed.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "typescript"), allow(dead_code))]
 pub(crate) enum StripError {
     /// Not parseable: the located message, and the first error's position
     /// in the program.
@@ -56,6 +69,7 @@ pub(crate) enum StripError {
     },
 }
 
+#[cfg(feature = "typescript")]
 /// Wraps `code` as the body of an async function (see [`crate::location`])
 /// and erases its types. Errors point at the program's own lines.
 pub(crate) fn prepare(code: &str) -> Result<String, StripError> {
@@ -122,7 +136,14 @@ pub(crate) fn prepare(code: &str) -> Result<String, StripError> {
     })
 }
 
-#[cfg(test)]
+/// Without the `typescript` feature programs are JavaScript: wrapped as
+/// they are (a type annotation is then the engine's syntax error).
+#[cfg(not(feature = "typescript"))]
+pub(crate) fn prepare(code: &str) -> Result<String, StripError> {
+    Ok(wrap(code))
+}
+
+#[cfg(all(test, feature = "typescript"))]
 mod tests {
     use super::*;
 
