@@ -97,8 +97,12 @@ impl ResourceLimits {
     /// cleared first, and the one variable the script sets is unset before
     /// the command runs). Values are in `ulimit` units (seconds, KiB, blocks
     /// of the running shell) and clamped to the host's hard limits.
+    ///
+    /// It first closes every descriptor but stdin, stdout and stderr: one
+    /// the host inherited without close-on-exec (from whatever started it)
+    /// would otherwise reach the command.
     pub(crate) fn wrapper_script(&self, shell: &std::path::Path, in_place: bool) -> String {
-        let mut script = String::new();
+        let mut script = close_inherited(shell);
         let mut limit = |flags: &str,
                          what: &str,
                          value: Option<u64>,
@@ -157,6 +161,22 @@ impl ResourceLimits {
     }
 }
 
+/// The script, run by `shell`, that closes every descriptor above 2 (those
+/// listed in `/proc/self/fd`, the shell's own). A POSIX `sh` such as dash
+/// can only name descriptors 0 to 9 in a redirection, so under it those
+/// above 9 stay open (commands run in bash wherever it exists).
+fn close_inherited(shell: &std::path::Path) -> String {
+    let (pattern, close) = if shell.file_name().is_some_and(|n| n == "bash") {
+        ("[3-9]|[1-9][0-9]*", "{ exec {__tack_fd}>&-; } 2>/dev/null")
+    } else {
+        ("[3-9]", "{ eval \"exec $__tack_fd>&-\"; } 2>/dev/null")
+    };
+    format!(
+        "for __tack_fd in /proc/self/fd/*; do __tack_fd=${{__tack_fd##*/}}; \
+         case $__tack_fd in {pattern}) {close};; esac; done; unset __tack_fd\n"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,11 +194,46 @@ mod tests {
     }
 
     #[test]
-    fn no_limits_is_just_the_exec() {
-        assert_eq!(
-            ResourceLimits::none().wrapper_script(std::path::Path::new("/bin/bash"), false),
-            "exec /bin/bash -c \"$1\"\n"
+    fn no_limits_is_closing_and_the_exec() {
+        let script =
+            ResourceLimits::none().wrapper_script(std::path::Path::new("/bin/bash"), false);
+        assert!(
+            script.starts_with("for __tack_fd in /proc/self/fd/*"),
+            "{script}"
         );
+        assert!(script.ends_with("\nexec /bin/bash -c \"$1\"\n"), "{script}");
+    }
+
+    /// A descriptor the host holds without close-on-exec never reaches the
+    /// command, with either shell.
+    #[test]
+    fn inherited_descriptors_are_closed() {
+        use std::os::fd::AsFd;
+        let file = tempfile::tempfile().unwrap();
+        nix::fcntl::fcntl(
+            file.as_fd(),
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+        )
+        .unwrap();
+        for shell in ["/bin/bash"] {
+            if !std::path::Path::new(shell).exists() {
+                continue;
+            }
+            for in_place in [true, false] {
+                let script =
+                    ResourceLimits::none().wrapper_script(std::path::Path::new(shell), in_place);
+                let output = std::process::Command::new(shell)
+                    .args(["-c", &script, shell, "ls /proc/self/fd"])
+                    .output()
+                    .unwrap();
+                assert_eq!(
+                    String::from_utf8_lossy(&output.stdout),
+                    "0\n1\n2\n3\n",
+                    "{shell} {in_place}"
+                );
+            }
+        }
+        drop(file);
     }
 
     /// In place, the command runs in the wrapper's own shell: it sees no

@@ -399,3 +399,31 @@ async fn a_signal_to_dollar_dollar_reaches_the_commands_shell() {
     let out = run(&sandbox, "echo next").await;
     assert_eq!(out.stdout, "next\n");
 }
+
+/// A command holds no descriptor of the supervisor's (its request and
+/// answer pipes, the FIFOs) nor one the host inherited without
+/// close-on-exec: only stdin, stdout and stderr, forked or started anew.
+/// (`ls` adds one of its own, the directory it lists.)
+#[tokio::test]
+async fn a_command_holds_only_its_own_descriptors() {
+    use std::os::fd::AsFd;
+    let fx = Fixture::new();
+    // Inherited by every process the test starts, unless closed.
+    let inherited = tempfile::tempfile().unwrap();
+    nix::fcntl::fcntl(
+        inherited.as_fd(),
+        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+    )
+    .unwrap();
+    let sandbox = fx.workspace_write();
+    if !crate::fixture::runs_commands(&sandbox, "a_command_holds_only_its_own_descriptors") {
+        return;
+    }
+    for command in ["ls /proc/self/fd", "ls /proc/self/fd # PPID: started anew"] {
+        for _ in 0..2 {
+            let out = run(&sandbox, command).await;
+            assert_eq!(out.stdout, "0\n1\n2\n3\n", "{command}: {out:?}");
+        }
+    }
+    drop(inherited);
+}
