@@ -96,7 +96,11 @@ impl Sandbox {
             admission: applied.commands.clone(),
             launch,
             tmpdir,
-            supervisor: supervisor_script(&policy.limits().wrapper_script(&kernel.shell, false)),
+            supervisor: supervisor_script(
+                &kernel.shell,
+                &wrapper,
+                &policy.limits().wrapper_script(&kernel.shell, false),
+            ),
             wrapper,
             shell: kernel.shell.clone(),
             unix_refused: applied.unix_sockets == Enforcement::Enforced,

@@ -91,12 +91,11 @@ impl ResourceLimits {
         self
     }
 
-    /// The script that sets the limits and then runs the command `"$1"`:
-    /// with `exec <shell> -c "$1"`, or, with `in_place` (the script already
-    /// runs in `shell`), with `eval` in the same process, which saves an
-    /// `exec` (`$1` is cleared first, and the one variable the script sets
-    /// is unset before the command runs). Without `in_place` the script is
-    /// run by `/bin/sh`. Values are in `ulimit` units (seconds, KiB, blocks
+    /// The script, run by `shell`, that sets the limits and then runs the
+    /// command `"$1"`: with `exec <shell> -c "$1"`, or, with `in_place`,
+    /// with `eval` in the same process, which saves an `exec` (`$1` is
+    /// cleared first, and the one variable the script sets is unset before
+    /// the command runs). Values are in `ulimit` units (seconds, KiB, blocks
     /// of the running shell) and clamped to the host's hard limits.
     pub(crate) fn wrapper_script(&self, shell: &std::path::Path, in_place: bool) -> String {
         let mut script = String::new();
@@ -132,7 +131,7 @@ impl ResourceLimits {
         );
         // The shell running this script counts `ulimit -f` in its own
         // blocks: bash in 1024 bytes, dash (POSIX) in 512.
-        let runner_is_bash = in_place && shell.file_name().is_some_and(|n| n == "bash");
+        let runner_is_bash = shell.file_name().is_some_and(|n| n == "bash");
         limit(
             "-f",
             "file size",

@@ -41,9 +41,6 @@ pub(crate) use warm::{WarmPool, supervisor_script};
 /// stop and what they read is returned with a note.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
-/// The shell of a warm environment's supervisor.
-const SUPERVISOR_SHELL: &str = "/bin/sh";
-
 /// [`Shell`] confined by a sandbox policy. Obtained from
 /// [`Sandbox::shell`](crate::Sandbox::shell).
 #[derive(Debug)]
@@ -133,12 +130,8 @@ impl SandboxShell {
         &self,
         request: &CommandRequest,
         cwd: &Path,
+        env: Vec<(OsString, OsString)>,
     ) -> impl FnOnce(&Path, Vec<OsString>) -> tokio::process::Command + Send + 'static {
-        let env = scrubbed_env(
-            std::env::vars_os(),
-            self.policy.extra_env(),
-            self.tmpdir.as_ref().map(|t| t.path().as_os_str()),
-        );
         let cwd = cwd.to_path_buf();
         let stdin = request.stdin.is_some();
         move |program, args| {
@@ -219,7 +212,7 @@ impl Shell for SandboxShell {
             }
         }
         let (program, args) = self.shell_args(&request);
-        let make = self.command_builder(&request, &resolved.path);
+        let make = self.command_builder(&request, &resolved.path, self.env());
         // The lease keeps the spawning thread (the parent bubblewrap's
         // `--die-with-parent` watches) alive until this run is over.
         let (mut child, mut lease) = spawn(
@@ -373,6 +366,15 @@ impl SandboxShell {
         output
     }
 
+    /// The environment of a command started now.
+    fn env(&self) -> Vec<(OsString, OsString)> {
+        scrubbed_env(
+            std::env::vars_os(),
+            self.policy.extra_env(),
+            self.tmpdir.as_ref().map(|t| t.path().as_os_str()),
+        )
+    }
+
     /// Runs the command in a warm environment (see [`warm`]); `None` when
     /// none could be had, and the command was not started.
     async fn run_warm(
@@ -383,11 +385,7 @@ impl SandboxShell {
         cancel: &CancellationToken,
         protected: &mut SweepGuard,
     ) -> Option<Result<CommandOutput, ShellError>> {
-        let env = scrubbed_env(
-            std::env::vars_os(),
-            self.policy.extra_env(),
-            self.tmpdir.as_ref().map(|t| t.path().as_os_str()),
-        );
+        let env = self.env();
         let mountable = protected.mountable();
         let key = EnvKey::now(plan, &mountable, env);
         let mut warm = match self.warm.take(&key) {
@@ -502,7 +500,7 @@ impl SandboxShell {
         };
         let (child, lease) = spawn(
             &self.launch,
-            Path::new(SUPERVISOR_SHELL),
+            &self.shell,
             args,
             Path::new("/"),
             mountable,

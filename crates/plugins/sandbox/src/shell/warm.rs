@@ -3,9 +3,11 @@
 //!
 //! Building the namespaces is most of what a confined command costs under
 //! bubblewrap. A warm environment is one bubblewrap sandbox whose first
-//! process (its PID 1) is a small `sh` supervisor. It reads one request at
-//! a time from the host (a working directory and a command), forks the
-//! command with the call's resource limits, waits for it, kills every other
+//! process (its PID 1) is a small supervisor in the commands' shell. It
+//! reads one request at a time from the host (a working directory and a
+//! command), forks the command with the call's resource limits (under
+//! bash, without starting bash again; see [`RUN_BASH`]), waits for it,
+//! kills every other
 //! process of the PID namespace (`kill -9 -1`, which spares only PID 1),
 //! waits until none of them runs, and answers with the exit status.
 //!
@@ -59,18 +61,22 @@ const IDLE_LIMIT: usize = 4;
 const SETTLE_ROUNDS: u32 = 10_000;
 
 /// The supervisor: `$1` is the environment's directory (the `out` and
-/// `err` FIFOs, the `in` file). `@LIMITS@` is replaced by the resource-limit
-/// wrapper, which runs `"$1"` with `exec <shell> -c "$1"`.
+/// `err` FIFOs, the `in` file). It runs in the shell commands run in.
+/// `@RUN@` runs one command (see [`supervisor_script`]) and sets `r` to its
+/// status; `@TRAPS@` sets the supervisor's signal traps.
 ///
-/// It first answers `ready`. A request is: the nonce, the working directory, each line of the
-/// command prefixed with `>`, then `+` (stdin from `in`) or `-` (none).
-/// The answers: `started <nonce>` once the command was forked, then
+/// It first answers `ready`. A request is: the nonce, `f` (run the command
+/// in a forked subshell) or `e` (in a shell started anew), the working
+/// directory, each line of the command prefixed with `>`, then `+` (stdin
+/// from `in`) or `-` (none).
+/// The answers: `started <nonce>` as the command is forked, then
 /// `exit <nonce> <status> <ipc> <busy>`, where `ipc` is 1 when System V IPC
 /// objects are left and `busy` non-empty when processes still ran after
 /// the settling rounds.
-const SUPERVISOR: &str = r#"d=$1
+const SUPERVISOR: &str = r#"d=$1 p=
+@TRAPS@
 echo ready
-while IFS= read -r n && IFS= read -r w; do
+while IFS= read -r n && IFS= read -r m && IFS= read -r w; do
   c= s=
   while IFS= read -r l; do
     case $l in
@@ -81,15 +87,7 @@ while IFS= read -r n && IFS= read -r w; do
   done
   case $l in '+') i=$d/in;; *) i=/dev/null;; esac
   exec 3>"$d/out" 4>"$d/err"
-  (
-    cd -- "$w" || exit 126
-    set -- "$c"
-@LIMITS@
-  ) <"$i" >&3 2>&4 3>&- 4>&- &
-  p=$!
-  exec 3>&- 4>&-
-  echo "started $n"
-  wait "$p"; r=$?
+@RUN@
   kill -9 -1 2>/dev/null
   k=0
   while :; do
@@ -113,11 +111,146 @@ while IFS= read -r n && IFS= read -r w; do
 done
 "#;
 
-/// The supervisor's script with the shell's resource-limit wrapper.
-pub(crate) fn supervisor_script(wrapper: &str) -> String {
+/// Under bash, a command runs in a subshell the supervisor forks, not in a
+/// bash started anew (`f` requests): starting bash is most of what a
+/// command costs, and forking a bash that already started costs a fraction
+/// of it. The subshell is made to look like a bash started for the
+/// command: no variable of the supervisor's, `$0` the shell, `SECONDS`
+/// from zero, `SIGINT` and `SIGQUIT` not ignored (a shell without job
+/// control starts background jobs with both ignored), and the call's limits
+/// set by `@IN_PLACE@`, the in-place wrapper. What a subshell still shows
+/// of its parent — `$$` and `$PPID` name the supervisor's, and `kill $$`
+/// reaches the command only through the supervisor, a little later — a
+/// command that could look at it runs in a bash started anew (`e`
+/// requests, `@STARTED@` ends with `exec <shell> -c "$1"`; see
+/// [`runs_forked`]). A signal sent to the supervisor while a command runs
+/// is passed on to the command's shell.
+const RUN_BASH: &str = r#"  case $m in
+    f) (
+    trap - INT QUIT
+    cd -- "$w" || exit 126
+    set -- "$c"
+    unset d n m w c s l i r k b f t v g p
+@CLEAN@
+@IN_PLACE@
+  ) <"$i" >&3 2>&4 3>&- 4>&- & ;;
+    *) (
+    trap - INT QUIT
+    cd -- "$w" || exit 126
+    unset OLDPWD
+    set -- "$c"
+@STARTED@
+  ) <"$i" >&3 2>&4 3>&- 4>&- & ;;
+  esac
+  p=$!
+  exec 3>&- 4>&-
+  echo "started $n"
+  while :; do g=; wait "$p"; r=$?; [ -z "$g" ] && break; done
+  p="#;
+
+/// Whether `command` can run in a forked subshell (see [`RUN_BASH`]):
+/// nothing in its text could tell that subshell from a shell started for
+/// it. Text that names the shell's own process (`$$`, `${$}`, `PPID`,
+/// `BASHPID`, `SHLVL`, `BASH_SUBSHELL`), signals processes (`kill`, which
+/// may mean the shell's group) or runs other text in the same shell
+/// (`eval`, `source`, `.`, `trap`) runs in a shell started anew.
+pub(crate) fn runs_forked(command: &str) -> bool {
+    const TELLING: [&str; 10] = [
+        "$$",
+        "${$",
+        "PPID",
+        "BASHPID",
+        "SHLVL",
+        "BASH_SUBSHELL",
+        "kill",
+        "eval",
+        "source",
+        "trap",
+    ];
+    if TELLING.iter().any(|word| command.contains(word)) {
+        return false;
+    }
+    // The `.` command: a dot standing alone as a word where a command
+    // starts.
+    let bytes = command.as_bytes();
+    !bytes.iter().enumerate().any(|(at, &b)| {
+        b == b'.'
+            && (at == 0 || b" \t\n;&|(){}`!".contains(&bytes[at - 1]))
+            && bytes.get(at + 1).is_none_or(|next| b" \t\n".contains(next))
+            && starts_a_command(&command[..at])
+    })
+}
+
+/// Whether a word right after `before` is in command position: at the
+/// start, after an operator, or after a keyword that a command follows.
+fn starts_a_command(before: &str) -> bool {
+    let before = before.trim_end_matches([' ', '\t']);
+    let Some(last) = before.chars().last() else {
+        return true;
+    };
+    if "\n;&|(){}`!".contains(last) {
+        return true;
+    }
+    let word = before
+        .rsplit(|c: char| c.is_whitespace() || ";&|(){}`".contains(c))
+        .next()
+        .unwrap_or_default();
+    ["then", "do", "else", "elif", "time", "if", "while", "until"].contains(&word)
+}
+
+/// The signals a command can send its own shell through `$$`.
+const PASSED_ON: [&str; 8] = ["HUP", "INT", "QUIT", "ABRT", "USR1", "USR2", "ALRM", "TERM"];
+
+/// Under another shell, the subshell runs in the foreground and starts the
+/// shell anew (`@LIMITS@` ends with `exec <shell> -c "$1"`).
+const RUN_STARTED: &str = r#"  echo "started $n"
+  (
+    cd -- "$w" || exit 126
+    set -- "$c"
+@LIMITS@
+  ) <"$i" >&3 2>&4 3>&- 4>&-
+  r=$?
+  exec 3>&- 4>&-"#;
+
+/// The supervisor's script for commands run in `shell`, given the limits
+/// wrapper that runs the command in place (`in_place`) and the one that
+/// starts the shell anew (`started`); see
+/// [`ResourceLimits::wrapper_script`](super::ResourceLimits).
+pub(crate) fn supervisor_script(shell: &Path, in_place: &str, started: &str) -> String {
+    let (run, traps) = if shell.file_name().is_some_and(|n| n == "bash") {
+        let clean = format!(
+            "    BASH_ARGV0={}; SECONDS=0; unset OLDPWD",
+            shell_quoted(&shell.to_string_lossy())
+        );
+        let traps = PASSED_ON
+            .iter()
+            .map(|signal| {
+                format!("trap 'g=1; [ -z \"$p\" ] || kill -s {signal} \"$p\" 2>/dev/null' {signal}")
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        (
+            RUN_BASH
+                .replace("@CLEAN@", &clean)
+                .replace("@IN_PLACE@", in_place.trim_end())
+                .replace("@STARTED@", started.trim_end()),
+            traps,
+        )
+    } else {
+        (
+            RUN_STARTED.replace("@LIMITS@", started.trim_end()),
+            String::new(),
+        )
+    };
     SUPERVISOR
-        .replace("@LIMITS@", wrapper.trim_end())
+        .replace("@TRAPS@", &traps)
+        .replace("@RUN@", &run)
         .replace("@ROUNDS@", &SETTLE_ROUNDS.to_string())
+}
+
+/// `text` in single quotes, for a shell.
+fn shell_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// What makes two environments interchangeable: bubblewrap's arguments
@@ -274,7 +407,8 @@ impl WarmEnv {
         stdin: bool,
     ) -> Result<u64, String> {
         let nonce = nonce();
-        let mut request = format!("{nonce}\n");
+        let mode = if runs_forked(command) { 'f' } else { 'e' };
+        let mut request = format!("{nonce}\n{mode}\n");
         request.push_str(&cwd.to_string_lossy());
         request.push('\n');
         for line in command.split('\n') {
@@ -434,11 +568,50 @@ mod tests {
 
     #[test]
     fn the_script_holds_the_limits_inside_the_commands_subshell() {
-        let script = supervisor_script("ulimit -t 5 2>/dev/null\nexec /bin/sh -c \"$1\"\n");
-        let subshell = script.find("set -- \"$c\"").unwrap();
-        let limits = script.find("ulimit -t 5").unwrap();
-        let close = script.find(") <\"$i\"").unwrap();
-        assert!(subshell < limits && limits < close, "{script}");
-        assert!(!script.contains('@'), "{script}");
+        for shell in ["/bin/bash", "/bin/sh"] {
+            let script = supervisor_script(
+                Path::new(shell),
+                "ulimit -t 5 2>/dev/null\neval \"$1\"\n",
+                "ulimit -t 6 2>/dev/null\nexec /bin/sh -c \"$1\"\n",
+            );
+            let limit = if shell == "/bin/bash" {
+                "ulimit -t 5"
+            } else {
+                "ulimit -t 6"
+            };
+            let subshell = script.find("set -- \"$c\"").unwrap();
+            let limits = script.find(limit).unwrap();
+            let close = script.find(") <\"$i\"").unwrap();
+            assert!(subshell < limits && limits < close, "{script}");
+            assert!(!script.contains('@'), "{script}");
+        }
+    }
+
+    #[test]
+    fn commands_that_could_tell_a_subshell_run_in_a_shell_started_anew() {
+        for forked in [
+            "true",
+            "ls -la ./src && cat ../x.txt",
+            "echo a.b; cd .. && make",
+            "find . -name '*.rs'",
+            "git log --oneline -3",
+        ] {
+            assert!(runs_forked(forked), "{forked}");
+        }
+        for started in [
+            "echo $$",
+            "kill -TERM ${$}",
+            "echo $PPID",
+            "pkill sleep",
+            "eval \"$x\"",
+            "source env.sh",
+            ". ./env.sh",
+            "x=1; . env.sh",
+            "if true; then . env.sh; fi",
+            "trap 'echo bye' EXIT",
+            "echo $SHLVL",
+        ] {
+            assert!(!runs_forked(started), "{started}");
+        }
     }
 }

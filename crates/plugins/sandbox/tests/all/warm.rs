@@ -323,3 +323,79 @@ async fn a_nul_byte_in_the_command_is_refused_not_dropped() {
     assert!(!fx.ws().join("made").exists());
     assert_eq!(run(&sandbox, "echo next").await.stdout, "next\n");
 }
+
+/// A command in a warm environment runs in a subshell of the supervisor;
+/// it must look like a shell started for it, as on the floor: no
+/// positional parameters, no variable or trap of the supervisor's, `$0` the
+/// shell, `SECONDS` from zero, and no signal ignored (a background job of a
+/// shell without job control has `SIGINT` and `SIGQUIT` ignored).
+#[tokio::test]
+async fn a_command_sees_a_shell_started_for_it() {
+    let fx = Fixture::new();
+    let sandbox = fx.workspace_write();
+    if !crate::fixture::runs_commands(&sandbox, "a_command_sees_a_shell_started_for_it") {
+        return;
+    }
+    let shell = tack_sandbox::probe_isolation().shell;
+    if shell.file_name().is_none_or(|name| name != "bash") {
+        println!(
+            "a_command_sees_a_shell_started_for_it: skipped, commands do not run in bash here"
+        );
+        return;
+    }
+    // The signals a shell the host starts ignores (those the host itself
+    // ignores, inherited), for comparison.
+    let bare = std::process::Command::new(&shell)
+        .args(["-c", "grep SigIgn /proc/self/status"])
+        .output()
+        .unwrap();
+    let ignored = String::from_utf8(bare.stdout).unwrap();
+    assert!(ignored.starts_with("SigIgn:"), "{ignored}");
+    // The first runs in a forked subshell, the second (it names `trap`)
+    // in a bash started anew; each twice: the second time in the
+    // environment the first warmed.
+    let forked = "echo \"[$#][${OLDPWD-unset}][$0][$SECONDS]\"; grep SigIgn /proc/self/status; \
+                  declare -p d n m w c s l i r k b f t v g p 2>/dev/null | wc -l";
+    let started = format!("{forked}; trap -p | wc -l");
+    let expected = format!("[0][unset][{}][0]\n{ignored}0\n", shell.display());
+    for _ in 0..2 {
+        let out = run(&sandbox, forked).await;
+        assert_eq!(out.stdout, expected, "{out:?}");
+        let out = run(&sandbox, &started).await;
+        assert_eq!(out.stdout, format!("{expected}0\n"), "{out:?}");
+    }
+}
+
+/// `kill -SIGNAL $$` reaches the command's own shell, as it does for a
+/// shell started for the command, and a trap the command sets sees it;
+/// the environment stays usable afterwards.
+#[tokio::test]
+async fn a_signal_to_dollar_dollar_reaches_the_commands_shell() {
+    let fx = Fixture::new();
+    let sandbox = fx.workspace_write();
+    if !crate::fixture::runs_commands(
+        &sandbox,
+        "a_signal_to_dollar_dollar_reaches_the_commands_shell",
+    ) {
+        return;
+    }
+    let out = run(
+        &sandbox,
+        "trap 'echo caught; exit 5' USR1; kill -USR1 $$; sleep 5; echo missed",
+    )
+    .await;
+    assert_eq!(
+        (out.stdout.as_str(), out.exit_code),
+        ("caught\n", Some(5)),
+        "{out:?}"
+    );
+    let out = run(&sandbox, "kill -INT $$; echo missed").await;
+    assert_eq!(out.stdout, "", "{out:?}");
+    assert_eq!(
+        out.exit_code.or(out.signal.map(|s| 128 + s)),
+        Some(130),
+        "{out:?}"
+    );
+    let out = run(&sandbox, "echo next").await;
+    assert_eq!(out.stdout, "next\n");
+}
