@@ -191,3 +191,48 @@ impl ToolStatus {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tack_agent::TurnEndReason;
+
+    fn record(event: Event) -> Record {
+        Record {
+            seq: 1,
+            ts: 0,
+            event,
+            link: None,
+        }
+    }
+
+    fn call(id: &str, tool: &str) -> Record {
+        record(Event::ToolCall {
+            call_id: id.to_owned(),
+            tool: tool.to_owned(),
+            arguments: "{}".to_owned(),
+            index: 0,
+        })
+    }
+
+    fn shown(status: &ToolStatus) -> Option<String> {
+        let state = status.state.lock().unwrap();
+        state.bar.as_ref().map(ProgressBar::message)
+    }
+
+    #[test]
+    fn the_status_names_the_running_tools_until_the_turn_ends() {
+        let status = ToolStatus::default();
+        assert_eq!(shown(&status), None);
+        status.record(&call("c1", "bash"));
+        status.record(&call("c2", "read_file"));
+        assert_eq!(shown(&status).as_deref(), Some("running bash, read_file"));
+        status.record(&record(Event::User { text: "x".into() }));
+        assert_eq!(shown(&status).as_deref(), Some("running bash, read_file"));
+        status.record(&record(Event::TurnEnd {
+            reason: TurnEndReason::Cancelled,
+            steps: 1,
+        }));
+        assert_eq!(shown(&status), None);
+    }
+}
