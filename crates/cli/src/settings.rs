@@ -513,7 +513,7 @@ fn agent_files(
             .map(|file| (file.clone(), "--settings", false)),
     );
     for (path, layer, optional) in layers {
-        let Some(text) = read_optional(&path, optional)? else {
+        let Some(text) = read_optional(&path, optional, "settings file")? else {
             continue;
         };
         let name = path.display().to_string();
