@@ -451,19 +451,7 @@ impl Agent {
             });
             concluded |= outcome.concluded_turn;
         }
-        for (index, outcome) in outcomes.iter().enumerate() {
-            // A tool message carries text only: images a result holds reach
-            // the model as a context right after the batch's results.
-            let images = image_context(outcome);
-            for context in images.iter().chain(&outcome.deferred_context) {
-                self.emit(Event::ContextDeferred {
-                    call_id: outcome.call_id.to_string(),
-                    index,
-                    context: context.clone(),
-                })?;
-                self.history.push(Message::Context(context.clone()));
-            }
-        }
+        self.push_contexts(&outcomes)?;
         Ok(StepOutcome::ToolsRan {
             calls: count,
             concluded,
@@ -515,6 +503,15 @@ impl Agent {
                 };
             }
         }
+        self.push_contexts(&outcomes)?;
+        Ok((count, self.hooks.take_turn_end()))
+    }
+
+    /// The contexts a batch's results bring, logged and added to the
+    /// history after them: a tool message carries text only, so images a
+    /// result holds reach the model as a context, then each result's
+    /// deferred contexts.
+    fn push_contexts(&mut self, outcomes: &[Arc<Outcome>]) -> Result<(), AgentError> {
         for (index, outcome) in outcomes.iter().enumerate() {
             let images = image_context(outcome);
             for context in images.iter().chain(&outcome.deferred_context) {
@@ -526,7 +523,7 @@ impl Agent {
                 self.history.push(Message::Context(context.clone()));
             }
         }
-        Ok((count, self.hooks.take_turn_end()))
+        Ok(())
     }
 
     /// Where the history holds the last result of `call_id`.

@@ -82,6 +82,11 @@ pub struct ServeCli {
     /// The session log, a new file (default: as `tack run`'s).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// How the tools are offered: `native` (each tool), `code` (the
+    /// `run_code` tool, whose programs call the others) or `both`
+    /// (default: native, or the settings' `presentation`).
+    #[arg(long, value_enum)]
+    pub presentation: Option<PresentationFlag>,
 }
 
 /// `tack mcp serve`, as the server reads it.
@@ -106,6 +111,7 @@ impl From<ServeCli> for ServeArgs {
             session: SessionArgs {
                 policy: cli.policy,
                 log: cli.log,
+                presentation: cli.presentation,
                 ..SessionArgs::default()
             },
         }

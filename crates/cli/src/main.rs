@@ -25,6 +25,7 @@ mod settings_claude;
 mod settings_codex;
 mod spinner;
 mod trust;
+mod utc_time;
 mod verbosity;
 
 use std::process::ExitCode;

@@ -60,35 +60,29 @@ pub fn docs() -> Vec<PathBuf> {
     docs
 }
 
-/// The inline code spans of a Markdown text, outside fenced blocks.
-pub fn inline_code(text: &str) -> Vec<&str> {
-    let mut spans = Vec::new();
+/// The lines of a Markdown text outside fenced code blocks.
+fn prose_lines(text: &str) -> impl Iterator<Item = &str> {
     let mut fenced = false;
-    for line in text.lines() {
+    text.lines().filter(move |line| {
         if line.trim_start().starts_with("```") {
             fenced = !fenced;
-            continue;
+            return false;
         }
-        if fenced {
-            continue;
-        }
-        spans.extend(line.split('`').skip(1).step_by(2));
-    }
-    spans
+        !fenced
+    })
+}
+
+/// The inline code spans of a Markdown text, outside fenced blocks.
+pub fn inline_code(text: &str) -> Vec<&str> {
+    prose_lines(text)
+        .flat_map(|line| line.split('`').skip(1).step_by(2))
+        .collect()
 }
 
 /// The targets of a Markdown text's links, outside fenced blocks.
 pub fn link_targets(text: &str) -> Vec<&str> {
     let mut targets = Vec::new();
-    let mut fenced = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
-            continue;
-        }
+    for line in prose_lines(text) {
         let mut rest = line;
         while let Some(at) = rest.find("](") {
             rest = &rest[at + 2..];

@@ -160,7 +160,6 @@ fn mcp_serve_refuses_the_agent_loop_options() {
         &["--system-prompt", "x"][..],
         &["--resume", "x.jsonl"][..],
         &["--continue"][..],
-        &["--presentation", "code"][..],
         &["--json"][..],
     ] {
         tack(&ws)
@@ -174,7 +173,15 @@ fn mcp_serve_refuses_the_agent_loop_options() {
     for absent in ["--model", "--max-steps", "--system-prompt", "--resume"] {
         assert!(!help.contains(absent), "{absent} in:\n{help}");
     }
-    for present in ["--mode", "--sandbox", "--workspace", "--log", "--http"] {
+    // `--presentation code` serves `run_code`.
+    for present in [
+        "--mode",
+        "--sandbox",
+        "--workspace",
+        "--log",
+        "--http",
+        "--presentation",
+    ] {
         assert!(help.contains(present), "{present} not in:\n{help}");
     }
 }
