@@ -115,6 +115,49 @@ async fn main() -> ExitCode {
             .await;
             echo && no_state && unrelated && plain
         }
+        // The scenario's own calls (its context names them): their
+        // `x-mcp-header` arguments travel as `Mcp-Param-*` headers too.
+        "http-custom-headers" => {
+            let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+                .ok()
+                .and_then(|text| serde_json::from_str(&text).ok())
+                .unwrap_or_default();
+            let mut ok = true;
+            let calls = context["toolCalls"].as_array().cloned().unwrap_or_default();
+            for (index, planned) in calls.iter().enumerate() {
+                let name = planned["name"].as_str().unwrap_or_default();
+                let tool = format!("mcp__conformance__{name}");
+                ok &= call(
+                    &pipeline,
+                    &format!("c{index}"),
+                    &tool,
+                    planned["arguments"].clone(),
+                )
+                .await;
+            }
+            ok
+        }
+        // Every tool the client kept: a tool whose `x-mcp-header`
+        // annotation is invalid must not be among them.
+        "http-invalid-tool-headers" => {
+            let kept: Vec<String> = registry
+                .visible(None)
+                .iter()
+                .map(|tool| tool.definition().name().to_string())
+                .filter(|name| name.starts_with("mcp__conformance__"))
+                .collect();
+            let mut ok = !kept.is_empty();
+            for (index, tool) in kept.iter().enumerate() {
+                ok &= call(
+                    &pipeline,
+                    &format!("c{index}"),
+                    tool,
+                    json!({"region": "us-west1"}),
+                )
+                .await;
+            }
+            ok
+        }
         _ => true,
     };
     let code = if ok {

@@ -180,6 +180,47 @@ fn client_scenarios_of_2026_07_28_pass() {
     }
 }
 
+/// SEP-2243's client scenarios: a tool's `x-mcp-header` parameters travel
+/// as `Mcp-Param-*` headers, encoded as the draft says, and a tool whose
+/// annotation is invalid is left out. One check cannot pass by design:
+/// `sep-2243-client-omit-null` needs a call whose boolean parameter is
+/// `null`, and tack refuses such arguments against the tool's schema
+/// before anything is sent (the check then says the call never came).
+#[test]
+fn client_custom_header_scenarios_of_2026_07_28_pass() {
+    let Some(_) = conformance_next("conformance_next_client_headers") else {
+        return;
+    };
+    let client = example_client();
+    for scenario in ["http-invalid-tool-headers", "http-custom-headers"] {
+        let mut cmd = conformance_next("conformance_next_client_headers").unwrap();
+        cmd.args([
+            "client",
+            "--scenario",
+            scenario,
+            "--spec-version",
+            "2026-07-28",
+            "--command",
+        ])
+        .arg(&client);
+        let (_, text) = run(cmd);
+        let failures: Vec<&str> = text.lines().filter(|l| l.contains("FAILURE")).collect();
+        let successes = text.lines().filter(|l| l.contains("SUCCESS")).count();
+        assert!(successes >= 10, "{scenario}:\n{text}");
+        if scenario == "http-custom-headers" {
+            assert_eq!(failures.len(), 1, "{scenario}:\n{text}");
+            assert!(
+                failures[0].contains("sep-2243-client-omit-null")
+                    && failures[0].contains("never emitted"),
+                "{scenario}:\n{text}"
+            );
+        } else {
+            assert!(failures.is_empty(), "{scenario}:\n{text}");
+            assert!(text.contains("OVERALL: PASSED"), "{scenario}:\n{text}");
+        }
+    }
+}
+
 fn run(mut cmd: Command) -> (bool, String) {
     let out = cmd.output().unwrap();
     let text = format!(
