@@ -34,6 +34,14 @@ pub enum ContentBlock {
         /// e.g. `image/png`.
         mime_type: String,
     },
+    /// Audio, base64-encoded (MCP's `audio` content). Model APIs that take
+    /// no audio in a tool result get the block as JSON text.
+    Audio {
+        /// Base64 data.
+        data: String,
+        /// e.g. `audio/wav`.
+        mime_type: String,
+    },
     /// Structured JSON.
     Json {
         /// The value.
@@ -66,6 +74,23 @@ impl ContentBlock {
     /// An image block from base64 data.
     pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
         ContentBlock::Image {
+            data: data.into(),
+            mime_type: mime_type.into(),
+        }
+    }
+
+    /// An audio block from base64 data.
+    ///
+    /// ```
+    /// use tack_core::tool::ContentBlock;
+    /// let block = ContentBlock::audio("UklGRg==", "audio/wav");
+    /// assert_eq!(
+    ///     serde_json::to_value(&block).unwrap(),
+    ///     serde_json::json!({"type": "audio", "data": "UklGRg==", "mime_type": "audio/wav"})
+    /// );
+    /// ```
+    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        ContentBlock::Audio {
             data: data.into(),
             mime_type: mime_type.into(),
         }

@@ -20,6 +20,9 @@ use tack_pipeline::{Pipeline, ToolRegistry};
 /// A 1×1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 
+/// A WAV of eight silent samples (8 kHz, mono, 8-bit).
+const WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
+
 /// A tool without arguments whose value `value` renders as `content`.
 fn fixed(name: &str, value: Value, content: Vec<ContentBlock>) -> ToolDefinition {
     ToolDefinition::builder(name)
@@ -49,6 +52,7 @@ pub fn fixture_tools() -> Vec<ToolDefinition> {
             vec![ContentBlock::text("This is a simple text response for testing.")],
         ),
         fixed("test_image_content", json!("image"), vec![ContentBlock::image(PNG, "image/png")]),
+        fixed("test_audio_content", json!("audio"), vec![ContentBlock::audio(WAV, "audio/wav")]),
         fixed("test_embedded_resource", json!("resource"), vec![resource.clone()]),
         fixed(
             "test_multiple_content_types",

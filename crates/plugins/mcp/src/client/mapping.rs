@@ -13,8 +13,7 @@
 //!   (the MCP content blocks as sent), declared by [`PERMISSIVE_OUTPUT`].
 //! * **Content**: `text` → text, `image` → image, `resource` (embedded) →
 //!   resource with its text (a blob's bytes are not inlined), `resource_link`
-//!   → resource, `audio` → a JSON block `{"type":"audio","mimeType":..,"data":..}`
-//!   (tack has no audio block).
+//!   → resource, `audio` → audio.
 //! * **`isError: true`** → `EXECUTION_FAILED` whose message is the server's
 //!   text content and whose data is `{"content": [...]}`.
 
@@ -62,6 +61,10 @@ pub fn content_block(block: &Value) -> ContentBlock {
     match block.get("type").and_then(Value::as_str) {
         Some("text") => ContentBlock::text(s("text").unwrap_or_default()),
         Some("image") => ContentBlock::image(
+            s("data").unwrap_or_default(),
+            s("mimeType").unwrap_or_else(|| "application/octet-stream".to_owned()),
+        ),
+        Some("audio") => ContentBlock::audio(
             s("data").unwrap_or_default(),
             s("mimeType").unwrap_or_else(|| "application/octet-stream".to_owned()),
         ),
@@ -178,7 +181,7 @@ mod tests {
         ]));
         assert_eq!(blocks[0], ContentBlock::text("hi"));
         assert_eq!(blocks[1], ContentBlock::image("AAAA", "image/png"));
-        assert!(matches!(&blocks[2], ContentBlock::Json { value } if value["type"] == "audio"));
+        assert_eq!(blocks[2], ContentBlock::audio("BBBB", "audio/wav"));
         assert_eq!(
             blocks[3],
             ContentBlock::Resource {

@@ -251,6 +251,9 @@ fn content_json(block: &ContentBlock) -> Value {
         ContentBlock::Image { data, mime_type } => {
             json!({"type": "image", "data": data, "mimeType": mime_type})
         }
+        ContentBlock::Audio { data, mime_type } => {
+            json!({"type": "audio", "data": data, "mimeType": mime_type})
+        }
         ContentBlock::Json { value } => {
             json!({"type": "text", "text": serde_json::to_string(value).unwrap_or_default()})
         }
