@@ -16,6 +16,7 @@ mod mcp_serve;
 mod models;
 mod persistence;
 mod policy;
+mod progress;
 mod redaction;
 mod replay;
 mod resume;
