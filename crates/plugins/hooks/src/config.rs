@@ -94,8 +94,21 @@ impl fmt::Display for HookEvent {
     }
 }
 
+/// Of [`NOT_DISPATCHED`], the events whose moment tack does have, with
+/// that moment: configured, their warning says the hooks are not run yet
+/// rather than that the moment does not exist.
+pub const NOT_YET_DISPATCHED: &[(&str, &str)] = &[
+    (
+        "PermissionDenied",
+        "a rule, a hook or the user denied a call",
+    ),
+    ("PostToolBatch", "a batch of tool calls has its results"),
+    ("StopFailure", "a turn ended on a model error"),
+];
+
 /// Events Claude Code documents and tack does not dispatch: configured,
-/// they are skipped with a warning (tack has no such moment).
+/// they are skipped with a warning (for most, tack has no such moment; see
+/// [`NOT_YET_DISPATCHED`] for the others).
 pub const NOT_DISPATCHED: &[&str] = &[
     "PermissionDenied",
     "PostToolBatch",
@@ -431,7 +444,14 @@ impl HooksConfig {
         };
         for (name, groups) in events {
             let Some(event) = HookEvent::ALL.into_iter().find(|e| e.as_str() == name) else {
-                if NOT_DISPATCHED.contains(&name.as_str()) {
+                if let Some((_, moment)) = NOT_YET_DISPATCHED.iter().find(|(e, _)| e == name) {
+                    reader.warn(
+                        &format!("hooks.{name}"),
+                        &format!(
+                            "tack has this moment ({moment}) but does not run these hooks yet, so they never run"
+                        ),
+                    );
+                } else if NOT_DISPATCHED.contains(&name.as_str()) {
                     reader.warn(
                         &format!("hooks.{name}"),
                         "tack has no such moment, so these hooks never run",

@@ -43,7 +43,7 @@ mod tool_events;
 pub use condition::Condition;
 pub use config::{
     ConfigError, DEFAULT_TIMEOUT, HookCommand, HookEvent, HooksConfig, MAX_TIMEOUT, MatcherGroup,
-    NOT_DISPATCHED,
+    NOT_DISPATCHED, NOT_YET_DISPATCHED,
 };
 pub use hooks::{Hooks, PermissionAnswer, PermissionUpdate, PromptCheck, TurnStopper};
 pub use names::{ToolNames, claude_name, tack_name};

@@ -226,6 +226,11 @@ fn bad_configuration_is_skipped_with_a_warning_naming_the_key_and_the_rest_is_us
             "has no matcher in Claude Code",
         ),
         (
+            json!({"hooks": {"PostToolBatch": [{"hooks": [good]}], "Stop": [{"hooks": [good]}]}}),
+            "hooks.PostToolBatch",
+            "tack has this moment (a batch of tool calls has its results) but does not run these hooks yet",
+        ),
+        (
             json!({"hooks": {"Stop": [{"hooks": [{"type": "http", "url": "http://x"}, good]}], "PreCompact": []}}),
             "hooks.PreCompact",
             "tack has no such moment",

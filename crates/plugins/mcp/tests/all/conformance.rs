@@ -7,7 +7,7 @@
 //! `conformance/expected-failures.yml` and
 //! `conformance/expected-failures-2026-07-28.yml`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use tack_core::CancellationToken;
@@ -148,13 +148,14 @@ fn client_scenarios_of_the_2026_suite_for_tacks_protocol_versions_pass() {
 /// tack's client on protocol 2026-07-28 (it offers it through
 /// `server/discover`): per-request `_meta` and headers, calls, and the
 /// `input_required` round trip (`requestState` echoed, kept apart between
-/// parallel calls). The custom-header scenarios (`x-mcp-header`) are not
-/// implemented.
+/// parallel calls). The custom-header scenarios (`x-mcp-header`) have a
+/// test of their own, below.
 #[test]
 fn client_scenarios_of_2026_07_28_pass() {
-    let Some(_) = conformance_next("conformance_next_client_2026") else {
+    let test = "conformance_next_client_2026";
+    if conformance_next(test).is_none() {
         return;
-    };
+    }
     let client = example_client();
     for scenario in [
         "tools_call",
@@ -163,17 +164,7 @@ fn client_scenarios_of_2026_07_28_pass() {
         "http-standard-headers",
         "json-schema-ref-no-deref",
     ] {
-        let mut cmd = conformance_next("conformance_next_client_2026").unwrap();
-        cmd.args([
-            "client",
-            "--scenario",
-            scenario,
-            "--spec-version",
-            "2026-07-28",
-            "--command",
-        ])
-        .arg(&client);
-        let (ok, text) = run(cmd);
+        let (ok, text) = client_scenario_2026(test, &client, scenario);
         assert!(ok, "{scenario}:\n{text}");
         assert!(!text.contains("FAILURE"), "{scenario}:\n{text}");
         assert!(text.contains("OVERALL: PASSED"), "{scenario}:\n{text}");
@@ -188,22 +179,13 @@ fn client_scenarios_of_2026_07_28_pass() {
 /// before anything is sent (the check then says the call never came).
 #[test]
 fn client_custom_header_scenarios_of_2026_07_28_pass() {
-    let Some(_) = conformance_next("conformance_next_client_headers") else {
+    let test = "conformance_next_client_headers";
+    if conformance_next(test).is_none() {
         return;
-    };
+    }
     let client = example_client();
     for scenario in ["http-invalid-tool-headers", "http-custom-headers"] {
-        let mut cmd = conformance_next("conformance_next_client_headers").unwrap();
-        cmd.args([
-            "client",
-            "--scenario",
-            scenario,
-            "--spec-version",
-            "2026-07-28",
-            "--command",
-        ])
-        .arg(&client);
-        let (_, text) = run(cmd);
+        let (_, text) = client_scenario_2026(test, &client, scenario);
         let failures: Vec<&str> = text.lines().filter(|l| l.contains("FAILURE")).collect();
         let successes = text.lines().filter(|l| l.contains("SUCCESS")).count();
         assert!(successes >= 10, "{scenario}:\n{text}");
@@ -219,6 +201,22 @@ fn client_custom_header_scenarios_of_2026_07_28_pass() {
             assert!(text.contains("OVERALL: PASSED"), "{scenario}:\n{text}");
         }
     }
+}
+
+/// Runs the suite's client scenario `scenario` of 2026-07-28 against
+/// `client` (the example client): whether it passed, and what it printed.
+fn client_scenario_2026(test: &str, client: &Path, scenario: &str) -> (bool, String) {
+    let mut cmd = conformance_next(test).expect("the suite was found before");
+    cmd.args([
+        "client",
+        "--scenario",
+        scenario,
+        "--spec-version",
+        "2026-07-28",
+        "--command",
+    ])
+    .arg(client);
+    run(cmd)
 }
 
 fn run(mut cmd: Command) -> (bool, String) {

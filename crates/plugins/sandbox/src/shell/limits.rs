@@ -205,7 +205,8 @@ mod tests {
     }
 
     /// A descriptor the host holds without close-on-exec never reaches the
-    /// command, with either shell.
+    /// command, in place or started anew (bash: a POSIX `sh` can close only
+    /// descriptors 3 to 9, and the test's may be higher).
     #[test]
     fn inherited_descriptors_are_closed() {
         use std::os::fd::AsFd;
@@ -215,23 +216,22 @@ mod tests {
             nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
         )
         .unwrap();
-        for shell in ["/bin/bash"] {
-            if !std::path::Path::new(shell).exists() {
-                continue;
-            }
-            for in_place in [true, false] {
-                let script =
-                    ResourceLimits::none().wrapper_script(std::path::Path::new(shell), in_place);
-                let output = std::process::Command::new(shell)
-                    .args(["-c", &script, shell, "ls /proc/self/fd"])
-                    .output()
-                    .unwrap();
-                assert_eq!(
-                    String::from_utf8_lossy(&output.stdout),
-                    "0\n1\n2\n3\n",
-                    "{shell} {in_place}"
-                );
-            }
+        let shell = "/bin/bash";
+        if !std::path::Path::new(shell).exists() {
+            return;
+        }
+        for in_place in [true, false] {
+            let script =
+                ResourceLimits::none().wrapper_script(std::path::Path::new(shell), in_place);
+            let output = std::process::Command::new(shell)
+                .args(["-c", &script, shell, "ls /proc/self/fd"])
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&output.stdout),
+                "0\n1\n2\n3\n",
+                "in place: {in_place}"
+            );
         }
         drop(file);
     }
