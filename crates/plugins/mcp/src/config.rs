@@ -3,7 +3,8 @@
 //! ```json
 //! {"mcpServers": {
 //!   "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."], "env": {}},
-//!   "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer …"}}
+//!   "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer …"}},
+//!   "signed-in": {"type": "http", "url": "https://mcp.example.com/mcp", "oauth": {"clientId": "tack", "callbackPort": 8976}}
 //! }}
 //! ```
 
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::McpError;
+use crate::oauth::OAuthSettings;
 
 /// How to reach one MCP server.
 #[derive(Clone, Debug)]
@@ -35,6 +37,10 @@ pub enum ServerConfig {
         url: String,
         /// Headers sent with every request (e.g. `Authorization`).
         headers: BTreeMap<String, String>,
+        /// How to sign in when the server asks for OAuth (default settings:
+        /// dynamic client registration, the scopes the server names). Not
+        /// used when `headers` has an `Authorization`.
+        oauth: OAuthSettings,
     },
     /// A tack [`McpServer`](crate::McpServer) in this process, reached over
     /// two in-memory channels of JSON-RPC messages — no JSON text is written
@@ -65,7 +71,17 @@ impl ServerConfig {
         ServerConfig::Http {
             url: url.into(),
             headers: BTreeMap::new(),
+            oauth: OAuthSettings::default(),
         }
+    }
+
+    /// This server with `oauth` as its OAuth settings (an HTTP server; any
+    /// other is returned as it is).
+    pub fn with_oauth(mut self, settings: OAuthSettings) -> Self {
+        if let ServerConfig::Http { oauth, .. } = &mut self {
+            *oauth = settings;
+        }
+        self
     }
 }
 
@@ -112,6 +128,8 @@ struct HttpShape {
     url: String,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    #[serde(default)]
+    oauth: Option<serde_json::Value>,
 }
 
 impl McpConfig {
@@ -217,7 +235,7 @@ fn parse_server(name: &str, value: serde_json::Value) -> Result<ServerConfig, Mc
         Some("http") | Some("streamable-http") => {
             let shape: HttpShape = serde_json::from_value(value).map_err(|e| {
                 bad(format!(
-                    "{e}; an HTTP server is {{\"type\": \"http\", \"url\": URL, \"headers\": {{..}}}}"
+                    "{e}; an HTTP server is {{\"type\": \"http\", \"url\": URL, \"headers\": {{..}}, \"oauth\": {{..}}}}"
                 ))
             })?;
             let _ = shape.kind;
@@ -227,9 +245,14 @@ fn parse_server(name: &str, value: serde_json::Value) -> Result<ServerConfig, Mc
                     shape.url
                 )));
             }
+            let oauth = match shape.oauth {
+                Some(value) => OAuthSettings::from_json(value).map_err(bad)?,
+                None => OAuthSettings::default(),
+            };
             Ok(ServerConfig::Http {
                 url: shape.url,
                 headers: shape.headers,
+                oauth,
             })
         }
         Some(other) => Err(bad(format!(
@@ -273,6 +296,10 @@ mod tests {
                 "bogus",
             ),
             (r#"{"servers": {}}"#, "mcpServers"),
+            (
+                r#"{"mcpServers": {"e": {"type": "http", "url": "https://h/mcp", "oauth": {"clientSecret": "x"}}}}"#,
+                "MCP server `e`: `oauth.clientSecret`",
+            ),
             (r#"not json"#, "not an `.mcp.json`"),
         ] {
             let err = McpConfig::from_json(text).unwrap_err().to_string();

@@ -18,10 +18,15 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+// rmcp's HTTP client (reqwest 0.13; the workspace's `reqwest` is the model
+// clients' 0.12).
+extern crate rmcp_reqwest as reqwest;
+
 mod client;
 mod config;
 mod error;
 mod names;
+mod oauth;
 mod server;
 mod stdio;
 
@@ -35,6 +40,7 @@ pub use client::{
 pub use config::{McpConfig, ServerConfig};
 pub use error::McpError;
 pub use names::{server_prefix, tack_tool_name};
+pub use oauth::{AuthorizationPrompt, Authorizer, ClientSecret, OAuthGrant, OAuthSettings};
 pub use server::{
     APPROVAL_KEY, CallPeers, ElicitingApprover, HttpOptions, McpServer, ToolSource,
     annotations_for, client_schema, outcome_result, serve_http, tool_json,

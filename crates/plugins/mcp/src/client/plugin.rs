@@ -1,5 +1,6 @@
 //! The plugin: connects the configured servers and registers their tools.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use super::progress::{McpProgress, ProgressListener};
 use super::server::Server;
 use crate::config::{McpConfig, ServerConfig};
 use crate::error::McpError;
+use crate::oauth::{Authorizer, TokenFile};
 
 /// The plugin's name.
 pub const PLUGIN_NAME: &str = "mcp";
@@ -60,6 +62,24 @@ pub struct ClientOptions {
     pub(crate) progress: Option<ProgressListener>,
     /// Asked before every start of a stdio server, restarts included.
     pub(crate) before_start: Option<StartCheck>,
+    /// How long a sign-in waits for the user's browser to come back
+    /// (default 5 minutes).
+    pub authorization_timeout: Duration,
+    /// Shows the user an OAuth sign-in (none: servers asking for one fail
+    /// to start, saying so).
+    pub(crate) authorizer: Option<AuthorizerHandle>,
+    /// Where OAuth tokens are kept between sessions (none: in memory).
+    pub(crate) token_file: Option<TokenFile>,
+}
+
+/// A host's [`Authorizer`] (see [`ClientOptions::authorizer`]).
+#[derive(Clone)]
+pub(crate) struct AuthorizerHandle(pub(crate) Arc<dyn Authorizer>);
+
+impl std::fmt::Debug for AuthorizerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Authorizer(..)")
+    }
 }
 
 /// A host's check before a stdio server's program starts (see
@@ -88,6 +108,9 @@ impl Default for ClientOptions {
             max_list_bytes: 16 * 1024 * 1024,
             progress: None,
             before_start: None,
+            authorization_timeout: Duration::from_secs(300),
+            authorizer: None,
+            token_file: None,
         }
     }
 }
@@ -188,6 +211,31 @@ impl ClientOptions {
         check: impl Fn(&str, &ServerConfig) -> Result<(), String> + Send + Sync + 'static,
     ) -> Self {
         self.before_start = Some(StartCheck(Arc::new(check)));
+        self
+    }
+
+    /// Has `authorizer` show the user the OAuth sign-in of an HTTP server
+    /// that asks for one (its browser comes back to a loopback listener of
+    /// tack-mcp's). Without an authorizer such a server fails to start,
+    /// saying so; servers that need no sign-in are not affected.
+    pub fn authorizer(mut self, authorizer: impl Authorizer) -> Self {
+        self.authorizer = Some(AuthorizerHandle(Arc::new(authorizer)));
+        self
+    }
+
+    /// Keeps OAuth tokens in `path` between sessions (one JSON file, mode
+    /// 0600, each server's tokens under its URL; created with its
+    /// directory, mode 0700). Choose a place outside the workspace the
+    /// tools can read, e.g. the user's state directory. Without a file,
+    /// tokens live as long as the process.
+    pub fn token_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.token_file = Some(TokenFile::new(path.into()));
+        self
+    }
+
+    /// Sets how long a sign-in waits for the user's browser to come back.
+    pub fn authorization_timeout(mut self, timeout: Duration) -> Self {
+        self.authorization_timeout = timeout;
         self
     }
 

@@ -15,6 +15,7 @@ use rmcp::model::{
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Value, json};
@@ -42,6 +43,7 @@ use super::progress::McpProgress;
 use crate::config::ServerConfig;
 use crate::error::McpError;
 use crate::names::tack_tool_names;
+use crate::oauth::{OAuthContext, OAuthHttpClient, OAuthSession, OAuthSettings};
 use crate::stdio::{CloseNote, LineTransport, TOO_LARGE, human_bytes};
 
 /// Lines of a stdio server's stderr kept for error messages.
@@ -96,6 +98,8 @@ pub(crate) struct Server {
     /// The `notifications/cancelled` being sent: a stop waits for them, so
     /// the server hears of an abandoned call before its connection closes.
     cancels: TaskTracker,
+    /// An HTTP server's OAuth session and client, made at its first start.
+    oauth: tokio::sync::OnceCell<(Arc<OAuthSession>, AuthClient<reqwest::Client>)>,
     me: Weak<Server>,
 }
 
@@ -362,6 +366,7 @@ impl Server {
             note: CloseNote::default(),
             stopped: CancellationToken::new(),
             cancels: TaskTracker::new(),
+            oauth: tokio::sync::OnceCell::new(),
             me: me.clone(),
         })
     }
@@ -476,13 +481,19 @@ impl Server {
                         .await
                         .map_err(|e| self.start_error(format!("initialization failed: {e}")))
                 }
-                ServerConfig::Http { url, headers } => {
+                ServerConfig::Http {
+                    url,
+                    headers,
+                    oauth,
+                } => {
                     let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
                     let mut custom = std::collections::HashMap::new();
+                    let mut static_token = false;
                     for (key, value) in headers {
                         if key.eq_ignore_ascii_case("authorization") {
                             let token = value.strip_prefix("Bearer ").unwrap_or(value);
                             config = config.auth_header(token.to_owned());
+                            static_token = true;
                             continue;
                         }
                         let name = http::HeaderName::try_from(key.as_str())
@@ -497,23 +508,71 @@ impl Server {
                         .custom_headers(custom)
                         .max_sse_event_size(limit)
                         .max_json_response_size(limit);
-                    let transport = StreamableHttpClientTransport::from_config(config);
-                    handler
-                        .serve_with_lifecycle(transport, lifecycle)
-                        .await
-                        .map_err(|e| {
-                            self.start_error(format!("cannot initialize a session at {url}: {e}"))
-                        })
+                    let initialized = if static_token {
+                        let transport = StreamableHttpClientTransport::from_config(config);
+                        handler.serve_with_lifecycle(transport, lifecycle).await
+                    } else {
+                        // A server that asks for OAuth is signed in to.
+                        let client = self.oauth_client(url, oauth).await?;
+                        let transport = StreamableHttpClientTransport::with_client(client, config);
+                        handler.serve_with_lifecycle(transport, lifecycle).await
+                    };
+                    initialized.map_err(|e| {
+                        self.start_error(format!("cannot initialize a session at {url}: {e}"))
+                    })
                 }
             }
         };
-        match tokio::time::timeout(self.options.startup_timeout, started).await {
-            Ok(result) => result.map_err(SpawnError::Failed),
-            Err(_) => Err(SpawnError::TimedOut(self.start_error(format!(
-                "no answer to `initialize` within {:?}",
-                self.options.startup_timeout
-            )))),
+        // The start deadline does not run out while the user signs in (the
+        // sign-in has a deadline of its own).
+        tokio::pin!(started);
+        let mut deadline = Instant::now() + self.options.startup_timeout;
+        loop {
+            tokio::select! {
+                result = &mut started => break result.map_err(SpawnError::Failed),
+                () = tokio::time::sleep_until(deadline) => {
+                    if self.authorizing() {
+                        deadline = Instant::now() + self.options.startup_timeout;
+                        continue;
+                    }
+                    break Err(SpawnError::TimedOut(self.start_error(format!(
+                        "no answer to `initialize` within {:?}",
+                        self.options.startup_timeout
+                    ))));
+                }
+            }
         }
+    }
+
+    /// Whether a sign-in of this server is waiting for the user.
+    fn authorizing(&self) -> bool {
+        self.oauth
+            .get()
+            .is_some_and(|(session, _)| session.authorizing.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
+    /// The HTTP client of an HTTP server that may ask for OAuth: one per
+    /// server, kept across restarts (with its tokens).
+    async fn oauth_client(
+        &self,
+        url: &str,
+        settings: &OAuthSettings,
+    ) -> Result<OAuthHttpClient, McpError> {
+        let (session, client) = self
+            .oauth
+            .get_or_try_init(|| async {
+                let context = OAuthContext {
+                    authorizer: self.options.authorizer.as_ref().map(|a| Arc::clone(&a.0)),
+                    token_file: self.options.token_file.clone(),
+                    timeout: self.options.authorization_timeout,
+                };
+                OAuthSession::connect(&self.name, url, settings.clone(), context)
+                    .await
+                    .map(|(session, client)| (Arc::new(session), client))
+                    .map_err(|e| self.start_error(e))
+            })
+            .await?;
+        Ok(OAuthHttpClient::new(client.clone(), Arc::clone(session)))
     }
 
     /// Starts the server (the first time, at connect).

@@ -1,0 +1,335 @@
+//! One server's authorization: discovery from the server's challenge, the
+//! client registration, the sign-in through the host, the token exchange,
+//! the step-up to more scopes, and the client-credentials grant. rmcp's
+//! `AuthorizationManager` does the protocol (protected resource metadata,
+//! authorization server metadata with the spec's fallbacks, dynamic client
+//! registration, PKCE S256, the `resource` parameter, the issuer checks,
+//! refreshing); this module decides when, with which client and scopes.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rmcp::transport::auth::{
+    AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
+    ClientCredentialsConfig, InMemoryCredentialStore, OAuthClientConfig, WWWAuthenticateParams,
+};
+use tokio::sync::Mutex;
+
+use super::authorizer::{AuthorizationPrompt, Authorizer};
+use super::loopback::Loopback;
+use super::settings::{OAuthGrant, OAuthSettings};
+use super::token_file::TokenFile;
+
+/// The client name tack registers with.
+const CLIENT_NAME: &str = "tack";
+
+/// What a server's authorization needs from the client's options.
+#[derive(Clone)]
+pub(crate) struct OAuthContext {
+    pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
+    pub(crate) token_file: Option<TokenFile>,
+    pub(crate) timeout: Duration,
+}
+
+/// One server's authorization state, shared by its HTTP requests.
+pub(crate) struct OAuthSession {
+    server: String,
+    url: String,
+    settings: OAuthSettings,
+    context: OAuthContext,
+    /// Shared with rmcp's `AuthClient`, which puts the token on requests
+    /// and refreshes it.
+    pub(crate) manager: Arc<Mutex<AuthorizationManager>>,
+    /// One sign-in at a time.
+    running: Mutex<()>,
+    /// How many authorizations completed (a request that waited for
+    /// another's sign-in does not start its own).
+    completed: std::sync::atomic::AtomicU64,
+    /// Whether a sign-in is waiting for the user (the start deadline does
+    /// not run out meanwhile).
+    pub(crate) authorizing: Arc<AtomicBool>,
+}
+
+impl OAuthSession {
+    /// The session of the server `server` at `url`, and the HTTP client
+    /// that puts its token on requests (with the tokens stored for the
+    /// server, if any: refreshed or replaced when the server refuses them).
+    pub(crate) async fn connect(
+        server: &str,
+        url: &str,
+        settings: OAuthSettings,
+        context: OAuthContext,
+    ) -> Result<(Self, AuthClient<reqwest::Client>), String> {
+        let mut manager = AuthorizationManager::new(url)
+            .await
+            .map_err(|e| format!("OAuth for {url}: {e}"))?;
+        match &context.token_file {
+            Some(file) => manager.set_credential_store(file.for_server(url)),
+            None => manager.set_credential_store(InMemoryCredentialStore::new()),
+        }
+        if let Err(e) = manager.initialize_from_store().await {
+            tracing::debug!(server, "stored OAuth credentials not used: {e}");
+        }
+        let client = AuthClient::new(reqwest::Client::new(), manager);
+        let session = OAuthSession {
+            server: server.to_owned(),
+            url: url.to_owned(),
+            settings,
+            context,
+            manager: Arc::clone(&client.auth_manager),
+            running: Mutex::new(()),
+            completed: Default::default(),
+            authorizing: Arc::new(AtomicBool::new(false)),
+        };
+        Ok((session, client))
+    }
+
+    /// How many authorizations completed so far.
+    pub(crate) fn generation(&self) -> u64 {
+        self.completed.load(Ordering::SeqCst)
+    }
+
+    /// Authorizes after the server's `challenge` (its `WWW-Authenticate`),
+    /// unless another request did since `seen` (a [`generation`](Self::generation)).
+    /// `step_up`: the scopes the server said were insufficient (a 403).
+    pub(crate) async fn authorize(
+        &self,
+        challenge: &str,
+        seen: u64,
+        step_up: bool,
+    ) -> Result<(), AuthError> {
+        let _one = self.running.lock().await;
+        if self.generation() != seen {
+            return Ok(());
+        }
+        let mut manager = self.manager.lock().await;
+        let resolution = manager
+            .resolve_metadata_from_challenge(Some(challenge))
+            .await?;
+        let metadata = resolution.metadata.clone();
+        manager.set_metadata(resolution.metadata);
+        if self.settings.grant == OAuthGrant::ClientCredentials {
+            self.client_credentials(&mut manager).await?;
+        } else {
+            let scopes = self.scopes(&manager, challenge, step_up).await;
+            self.authorization_code(&mut manager, &metadata, scopes)
+                .await?;
+        }
+        self.completed.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// The scopes to ask for: the settings' if any; on a step-up, those
+    /// asked for before and those the challenge names; otherwise the
+    /// challenge's `scope`, else the protected resource metadata's
+    /// `scopes_supported`, else none (rmcp's initial selection).
+    async fn scopes(
+        &self,
+        manager: &AuthorizationManager,
+        challenge: &str,
+        step_up: bool,
+    ) -> Vec<String> {
+        let challenged = challenged_scopes(challenge, &self.url);
+        if step_up {
+            let mut scopes = manager.get_current_scopes().await;
+            scopes.extend(self.settings.scopes.iter().cloned());
+            return union(scopes, challenged);
+        }
+        if !self.settings.scopes.is_empty() {
+            return union(self.settings.scopes.clone(), Vec::new());
+        }
+        manager.select_initial_scopes(&[]).await
+    }
+
+    /// Whether a 403's `challenge` asks for scopes not asked for yet (a
+    /// step-up can help), or only for those already granted (it cannot).
+    pub(crate) async fn step_up_can_help(&self, challenge: &str) -> bool {
+        let challenged = challenged_scopes(challenge, &self.url);
+        if challenged.is_empty() {
+            return false;
+        }
+        let current = self.manager.lock().await.get_current_scopes().await;
+        challenged.iter().any(|scope| !current.contains(scope))
+    }
+
+    async fn authorization_code(
+        &self,
+        manager: &mut AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+        scopes: Vec<String>,
+    ) -> Result<(), AuthError> {
+        let Some(authorizer) = self.context.authorizer.clone() else {
+            return Err(AuthError::AuthorizationFailed(format!(
+                "the server at {} asks for an OAuth sign-in, and this host cannot show one (it provides no authorizer); sign in with a host that can (e.g. `tack`), or give the server a token with `headers`",
+                self.url
+            )));
+        };
+        let loopback = Loopback::bind(self.settings.callback_port)
+            .await
+            .map_err(AuthError::AuthorizationFailed)?;
+        let redirect_uri = loopback.redirect_uri();
+        let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+        let config = self
+            .client(manager, metadata, &redirect_uri, &scopes, &scope_refs)
+            .await?;
+        manager.configure_client(config)?;
+        let url = manager.get_authorization_url(&scope_refs).await?;
+        let prompt = AuthorizationPrompt {
+            server: self.server.clone(),
+            server_url: self.url.clone(),
+            url,
+            redirect_uri,
+        };
+        self.authorizing.store(true, Ordering::SeqCst);
+        let returned = tokio::time::timeout(self.context.timeout, async {
+            let opened = authorizer.open(prompt);
+            let waited = loopback.wait();
+            tokio::pin!(opened, waited);
+            let mut open = true;
+            loop {
+                tokio::select! {
+                    back = &mut waited => break back,
+                    shown = &mut opened, if open => {
+                        open = false;
+                        if let Err(why) = shown {
+                            break Err(format!("the sign-in could not be shown: {why}"));
+                        }
+                    }
+                }
+            }
+        })
+        .await;
+        self.authorizing.store(false, Ordering::SeqCst);
+        let callback_url = match returned {
+            Ok(back) => back.map_err(AuthError::AuthorizationFailed)?,
+            Err(_) => {
+                return Err(AuthError::AuthorizationFailed(format!(
+                    "the browser did not come back from the sign-in within {:?}",
+                    self.context.timeout
+                )));
+            }
+        };
+        let callback = AuthorizationCallback::from_redirect_url(&callback_url)?;
+        manager
+            .exchange_code_for_token_with_issuer(
+                &callback.code,
+                &callback.csrf_token,
+                callback.issuer.as_deref(),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// The client to authorize as, in the spec's order: the settings'
+    /// pre-registered client; a client ID metadata document where the
+    /// authorization server supports them; dynamic client registration.
+    async fn client(
+        &self,
+        manager: &mut AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+        redirect_uri: &str,
+        scopes: &[String],
+        scope_refs: &[&str],
+    ) -> Result<OAuthClientConfig, AuthError> {
+        if let Some(client_id) = &self.settings.client_id {
+            let mut config =
+                OAuthClientConfig::new(client_id, redirect_uri).with_scopes(scopes.to_vec());
+            if let Some(secret) = &self.settings.client_secret {
+                config = config.with_client_secret(
+                    secret.read().map_err(AuthError::AuthorizationFailed)?,
+                );
+            }
+            return Ok(config);
+        }
+        let metadata_documents = metadata
+            .additional_fields
+            .get("client_id_metadata_document_supported")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false);
+        if let Some(document) = &self.settings.client_metadata_url
+            && metadata_documents
+        {
+            return Ok(OAuthClientConfig::new(document, redirect_uri).with_scopes(scopes.to_vec()));
+        }
+        manager
+            .register_client(CLIENT_NAME, redirect_uri, scope_refs)
+            .await
+            .map_err(|e| {
+                AuthError::RegistrationFailed(format!(
+                    "{e}; if the authorization server does not let clients register themselves, register tack with it and set `oauth.clientId` (and `oauth.clientSecretEnv`) for the server"
+                ))
+            })
+    }
+
+    async fn client_credentials(&self, manager: &mut AuthorizationManager) -> Result<(), AuthError> {
+        let (Some(client_id), Some(secret)) =
+            (&self.settings.client_id, &self.settings.client_secret)
+        else {
+            return Err(AuthError::ClientCredentialsError(
+                "the client-credentials grant needs `oauth.clientId` and `oauth.clientSecretEnv`".to_owned(),
+            ));
+        };
+        let config = ClientCredentialsConfig::ClientSecret {
+            client_id: client_id.clone(),
+            client_secret: secret.read().map_err(AuthError::ClientCredentialsError)?,
+            scopes: self.settings.scopes.clone(),
+            resource: Some(self.url.clone()),
+        };
+        manager.validate_client_credentials_metadata(&config)?;
+        manager.configure_client_credentials(&config)?;
+        manager.exchange_client_credentials(&config).await?;
+        Ok(())
+    }
+}
+
+/// The scopes a `WWW-Authenticate` challenge names.
+pub(crate) fn challenged_scopes(challenge: &str, url: &str) -> Vec<String> {
+    let Ok(base) = reqwest::Url::parse(url) else {
+        return Vec::new();
+    };
+    WWWAuthenticateParams::parse(challenge, &base)
+        .scope
+        .map(|scope| scope.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// `first` then the scopes of `then` not in it, each once.
+fn union(first: Vec<String>, then: Vec<String>) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for scope in first.into_iter().chain(then) {
+        if !all.contains(&scope) {
+            all.push(scope);
+        }
+    }
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn challenged_scopes_are_read_from_the_header() {
+        let url = "https://mcp.example.com/mcp";
+        assert_eq!(
+            challenged_scopes(
+                r#"Bearer error="insufficient_scope", scope="mcp:read mcp:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp""#,
+                url
+            ),
+            ["mcp:read", "mcp:write"]
+        );
+        assert!(challenged_scopes("Bearer realm=\"x\"", url).is_empty());
+    }
+
+    #[test]
+    fn a_step_up_asks_for_the_union() {
+        assert_eq!(
+            union(
+                vec!["mcp:basic".to_owned(), "mcp:read".to_owned()],
+                vec!["mcp:read".to_owned(), "mcp:write".to_owned()]
+            ),
+            ["mcp:basic", "mcp:read", "mcp:write"]
+        );
+    }
+}

@@ -1,0 +1,197 @@
+//! The streamable-HTTP client of a server that may ask for OAuth: rmcp's
+//! `AuthClient` (the token on every request, refreshed when it expires or
+//! is refused), and around it the sign-in when the server answers 401 and
+//! the step-up when it answers 403 `insufficient_scope`, after which the
+//! request is sent again.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::auth::AuthClient;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use sse_stream::{Error as SseError, Sse};
+
+use super::flow::OAuthSession;
+
+/// The most step-ups for one request: a server that keeps asking for more
+/// scopes is not followed forever.
+const MAX_STEP_UPS: u32 = 2;
+
+type Result<T> = std::result::Result<T, StreamableHttpError<reqwest::Error>>;
+
+/// See the module documentation.
+#[derive(Clone)]
+pub(crate) struct OAuthHttpClient {
+    inner: AuthClient<reqwest::Client>,
+    session: Arc<OAuthSession>,
+}
+
+impl OAuthHttpClient {
+    pub(crate) fn new(inner: AuthClient<reqwest::Client>, session: Arc<OAuthSession>) -> Self {
+        OAuthHttpClient { inner, session }
+    }
+
+    /// Runs `call`, signing in once on a 401 and stepping up on a 403 that
+    /// asks for scopes not asked for yet, each followed by the call again.
+    async fn authorized<T, F, Fut>(&self, call: F) -> Result<T>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let mut signed_in = false;
+        let mut step_ups = 0;
+        loop {
+            let seen = self.session.generation();
+            match call().await {
+                Err(StreamableHttpError::AuthRequired(challenge)) if !signed_in => {
+                    signed_in = true;
+                    self.session
+                        .authorize(&challenge.www_authenticate_header, seen, false)
+                        .await?;
+                }
+                Err(StreamableHttpError::InsufficientScope(challenge))
+                    if step_ups < MAX_STEP_UPS
+                        && self
+                            .session
+                            .step_up_can_help(&challenge.www_authenticate_header)
+                            .await =>
+                {
+                    step_ups += 1;
+                    self.session
+                        .authorize(&challenge.www_authenticate_header, seen, true)
+                        .await?;
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+impl StreamableHttpClient for OAuthHttpClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse> {
+        self.authorized(|| {
+            self.inner.post_message(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+            )
+        })
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse> {
+        self.authorized(|| {
+            self.inner.post_message_with_max_sse_event_size(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+                max_sse_event_size,
+            )
+        })
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse> {
+        self.authorized(|| {
+            self.inner.post_message_with_response_limits(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+                limits,
+            )
+        })
+        .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<()> {
+        // Ending a session never starts a sign-in.
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, std::result::Result<Sse, SseError>>> {
+        self.authorized(|| {
+            self.inner.get_stream(
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+            )
+        })
+        .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, std::result::Result<Sse, SseError>>> {
+        self.authorized(|| {
+            self.inner.get_stream_with_max_sse_event_size(
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+                max_sse_event_size,
+            )
+        })
+        .await
+    }
+}

@@ -1,0 +1,317 @@
+//! A server's `oauth` settings: who tack is to the server's authorization
+//! server, and which grant it uses.
+//!
+//! ```json
+//! {"type": "http", "url": "https://mcp.example.com/mcp",
+//!  "oauth": {"clientId": "tack-cli", "clientSecretEnv": "EXAMPLE_MCP_SECRET",
+//!            "scopes": ["mcp:read"], "callbackPort": 8976}}
+//! ```
+//!
+//! Secrets are never written in the settings: `clientSecretEnv` names an
+//! environment variable and `clientSecretFile` a file that holds them.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// How tack gets a token from a server's authorization server.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OAuthGrant {
+    /// The user authorizes tack in a browser (authorization code with
+    /// PKCE); the browser comes back to a loopback listener of tack's.
+    #[default]
+    AuthorizationCode,
+    /// tack authenticates as itself with its client id and secret, no user
+    /// involved (client credentials; for machine-to-machine servers).
+    ClientCredentials,
+}
+
+/// Where a client secret is read from (when a token is needed, not when
+/// the settings are parsed).
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientSecret {
+    /// The value of this environment variable.
+    Env(String),
+    /// The contents of this file (surrounding whitespace removed).
+    File(PathBuf),
+    /// This value (a host's own; settings files cannot give one).
+    Value(String),
+}
+
+impl std::fmt::Debug for ClientSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientSecret::Env(name) => f.debug_tuple("Env").field(name).finish(),
+            ClientSecret::File(path) => f.debug_tuple("File").field(path).finish(),
+            ClientSecret::Value(_) => f.write_str("Value([REDACTED])"),
+        }
+    }
+}
+
+impl ClientSecret {
+    /// The secret.
+    ///
+    /// # Errors
+    ///
+    /// The variable is not set or the file cannot be read (the message says
+    /// which and how to fix it, never the secret).
+    pub fn read(&self) -> Result<String, String> {
+        match self {
+            ClientSecret::Env(name) => match std::env::var(name) {
+                Ok(value) if !value.trim().is_empty() => Ok(value.trim().to_owned()),
+                _ => Err(format!(
+                    "`oauth.clientSecretEnv` names the environment variable {name}, which is not set (or empty); set it to the client secret"
+                )),
+            },
+            ClientSecret::File(path) => match std::fs::read_to_string(path) {
+                Ok(text) if !text.trim().is_empty() => Ok(text.trim().to_owned()),
+                Ok(_) => Err(format!(
+                    "`oauth.clientSecretFile` {} is empty; write the client secret into it",
+                    path.display()
+                )),
+                Err(e) => Err(format!(
+                    "cannot read `oauth.clientSecretFile` {}: {e}",
+                    path.display()
+                )),
+            },
+            ClientSecret::Value(value) => Ok(value.clone()),
+        }
+    }
+}
+
+/// A server's OAuth settings (the `oauth` key of an HTTP server). With none
+/// at all, a server that asks for authorization still gets it: tack
+/// registers itself with the authorization server (dynamic client
+/// registration) and asks for the scopes the server names.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OAuthSettings {
+    /// A client id registered with the authorization server beforehand
+    /// (no dynamic registration then).
+    pub client_id: Option<String>,
+    /// The secret of [`client_id`](Self::client_id), for a confidential
+    /// client.
+    pub client_secret: Option<ClientSecret>,
+    /// The scopes to ask for, instead of those the server names (its
+    /// `WWW-Authenticate` challenge, else its protected resource metadata).
+    pub scopes: Vec<String>,
+    /// The loopback port the browser comes back to (default: any free
+    /// port); an authorization server that registered tack's redirect URI
+    /// with a fixed port needs it.
+    pub callback_port: Option<u16>,
+    /// The HTTPS URL of a client ID metadata document describing tack,
+    /// used as the client id where the authorization server supports them.
+    pub client_metadata_url: Option<String>,
+    /// Which grant (default: the authorization code, in a browser).
+    pub grant: OAuthGrant,
+}
+
+impl OAuthSettings {
+    /// Settings with a pre-registered client id.
+    pub fn with_client_id(mut self, client_id: impl Into<String>) -> Self {
+        self.client_id = Some(client_id.into());
+        self
+    }
+
+    /// Sets where the client secret is read from.
+    pub fn with_client_secret(mut self, secret: ClientSecret) -> Self {
+        self.client_secret = Some(secret);
+        self
+    }
+
+    /// Sets the scopes to ask for.
+    pub fn with_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the loopback port the browser comes back to.
+    pub fn with_callback_port(mut self, port: u16) -> Self {
+        self.callback_port = Some(port);
+        self
+    }
+
+    /// Sets the client ID metadata document URL.
+    pub fn with_client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// Sets the grant.
+    pub fn with_grant(mut self, grant: OAuthGrant) -> Self {
+        self.grant = grant;
+        self
+    }
+
+    /// Parses the `oauth` value of a server's settings.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong and how to fix it.
+    pub fn from_json(value: serde_json::Value) -> Result<Self, String> {
+        if let Some(object) = value.as_object() {
+            for inline in ["clientSecret", "client_secret", "secret"] {
+                if object.contains_key(inline) {
+                    return Err(format!(
+                        "`oauth.{inline}`: a secret is not written in the settings; put it in an environment variable and name that with `clientSecretEnv`, or in a file (mode 0600) named by `clientSecretFile`"
+                    ));
+                }
+            }
+        }
+        let shape: Shape = serde_json::from_value(value).map_err(|e| {
+            format!(
+                "`oauth`: {e}; it is {{\"clientId\": ID, \"clientSecretEnv\": VAR | \"clientSecretFile\": PATH, \"scopes\": [..], \"callbackPort\": PORT, \"clientMetadataUrl\": URL, \"grant\": \"authorization_code\" | \"client_credentials\"}}, every key optional"
+            )
+        })?;
+        let client_secret = match (shape.client_secret_env, shape.client_secret_file) {
+            (Some(_), Some(_)) => {
+                return Err(
+                    "`oauth`: give `clientSecretEnv` or `clientSecretFile`, not both".to_owned(),
+                );
+            }
+            (Some(name), None) => {
+                if name.is_empty() || name.contains('=') || name.contains('\0') {
+                    return Err(format!(
+                        "`oauth.clientSecretEnv` {name:?} is not an environment variable name (e.g. \"EXAMPLE_MCP_SECRET\")"
+                    ));
+                }
+                Some(ClientSecret::Env(name))
+            }
+            (None, Some(path)) => Some(ClientSecret::File(path)),
+            (None, None) => None,
+        };
+        if let Some(id) = &shape.client_id
+            && id.trim().is_empty()
+        {
+            return Err("`oauth.clientId` is empty; give the client id the authorization server issued, or leave the key out to have tack register itself".to_owned());
+        }
+        if client_secret.is_some() && shape.client_id.is_none() {
+            return Err("`oauth`: a client secret needs the `clientId` it belongs to".to_owned());
+        }
+        for scope in &shape.scopes {
+            if scope.is_empty() || scope.chars().any(char::is_whitespace) {
+                return Err(format!(
+                    "`oauth.scopes`: {scope:?} is not one scope; give each scope as its own string, e.g. [\"mcp:read\", \"mcp:write\"]"
+                ));
+            }
+        }
+        if shape.callback_port == Some(0) {
+            return Err("`oauth.callbackPort` 0: give a port from 1 to 65535, or leave the key out for any free port".to_owned());
+        }
+        if let Some(url) = &shape.client_metadata_url {
+            let path = url.strip_prefix("https://").and_then(|rest| rest.split_once('/'));
+            if !matches!(path, Some((host, path)) if !host.is_empty() && !path.is_empty()) {
+                return Err(format!(
+                    "`oauth.clientMetadataUrl` {url:?} must be an https:// URL with a path, e.g. \"https://example.com/tack-client.json\""
+                ));
+            }
+        }
+        let grant = match shape.grant.as_deref() {
+            None | Some("authorization_code") => OAuthGrant::AuthorizationCode,
+            Some("client_credentials") => {
+                if shape.client_id.is_none() || client_secret.is_none() {
+                    return Err("`oauth.grant` \"client_credentials\" needs `clientId` and `clientSecretEnv` (or `clientSecretFile`)".to_owned());
+                }
+                OAuthGrant::ClientCredentials
+            }
+            Some(other) => {
+                return Err(format!(
+                    "`oauth.grant` {other:?} is not supported: use \"authorization_code\" (the default: the user signs in in a browser) or \"client_credentials\""
+                ));
+            }
+        };
+        Ok(OAuthSettings {
+            client_id: shape.client_id,
+            client_secret,
+            scopes: shape.scopes,
+            callback_port: shape.callback_port,
+            client_metadata_url: shape.client_metadata_url,
+            grant,
+        })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Shape {
+    #[serde(default)]
+    client_id: Option<String>,
+    #[serde(default)]
+    client_secret_env: Option<String>,
+    #[serde(default)]
+    client_secret_file: Option<PathBuf>,
+    #[serde(default)]
+    scopes: Vec<String>,
+    #[serde(default)]
+    callback_port: Option<u16>,
+    #[serde(default)]
+    client_metadata_url: Option<String>,
+    #[serde(default)]
+    grant: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn full_settings_parse() {
+        let settings = OAuthSettings::from_json(json!({
+            "clientId": "tack", "clientSecretEnv": "SECRET_VAR", "scopes": ["a", "b"],
+            "callbackPort": 8976, "clientMetadataUrl": "https://example.com/tack.json",
+            "grant": "client_credentials"
+        }))
+        .unwrap();
+        assert_eq!(settings.client_id.as_deref(), Some("tack"));
+        assert_eq!(
+            settings.client_secret,
+            Some(ClientSecret::Env("SECRET_VAR".to_owned()))
+        );
+        assert_eq!(settings.scopes, ["a", "b"]);
+        assert_eq!(settings.callback_port, Some(8976));
+        assert_eq!(settings.grant, OAuthGrant::ClientCredentials);
+        assert_eq!(
+            OAuthSettings::from_json(json!({})).unwrap(),
+            OAuthSettings::default()
+        );
+    }
+
+    #[test]
+    fn bad_settings_say_how_to_fix_them() {
+        for (value, needle) in [
+            (json!({"clientSecret": "s3cret"}), "clientSecretEnv"),
+            (json!({"clientId": "x", "clientSecretEnv": "A", "clientSecretFile": "/f"}), "not both"),
+            (json!({"clientSecretEnv": "A"}), "needs the `clientId`"),
+            (json!({"clientId": " "}), "is empty"),
+            (json!({"scopes": ["a b"]}), "its own string"),
+            (json!({"callbackPort": 0}), "1 to 65535"),
+            (json!({"callbackPort": 70000}), "callbackPort"),
+            (json!({"clientMetadataUrl": "http://example.com/x"}), "https://"),
+            (json!({"grant": "client_credentials"}), "needs `clientId`"),
+            (json!({"grant": "password"}), "not supported"),
+            (json!({"bogus": 1}), "bogus"),
+            (json!("yes"), "`oauth`"),
+        ] {
+            let err = OAuthSettings::from_json(value.clone()).unwrap_err();
+            assert!(err.contains(needle), "{value}: {err}");
+            assert!(!err.contains("s3cret"), "{err}");
+        }
+    }
+
+    #[test]
+    fn secrets_come_from_files_and_never_show() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("secret");
+        std::fs::write(&file, "s3cret\n").unwrap();
+        assert_eq!(ClientSecret::File(file.clone()).read().unwrap(), "s3cret");
+        let missing = ClientSecret::Env("TACK_MCP_TEST_UNSET_SECRET_VAR".to_owned())
+            .read()
+            .unwrap_err();
+        assert!(missing.contains("not set"), "{missing}");
+        let shown = format!("{:?}", ClientSecret::Value("s3cret".to_owned()));
+        assert!(!shown.contains("s3cret"), "{shown}");
+    }
+}
