@@ -5,6 +5,10 @@
 //! `sep-2322-client-request-state` it calls the scenario's `test_mrtr_*`
 //! tools, whose servers ask for input (2026-07-28 `input_required`), with a
 //! client channel standing for the user that accepts every elicitation.
+//! For the `auth/*` scenarios it signs in with tack's OAuth: the suite's
+//! authorization server redirects at once, so the "browser" here is an HTTP
+//! client that fetches the authorization URL without following the
+//! redirect and then follows it itself, to tack's loopback listener.
 #![allow(clippy::unwrap_used)]
 
 use std::process::ExitCode;
@@ -12,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use rmcp_reqwest as reqwest;
 use serde_json::Value;
 use serde_json::json;
 use tack_core::CancellationToken;
@@ -21,7 +26,10 @@ use tack_core::capability::{
 };
 use tack_core::host::PluginHost;
 use tack_core::tool::{CallId, ToolCall};
-use tack_mcp::{ClientOptions, McpConfig, McpPlugin, ServerConfig};
+use tack_mcp::{
+    AuthorizationPrompt, Authorizer, ClientOptions, ClientSecret, McpConfig, McpPlugin, OAuthGrant,
+    OAuthSettings, ServerConfig,
+};
 use tack_pipeline::{Pipeline, ToolRegistry};
 
 /// The user of the calls: accepts every elicitation with `{"confirmed": true}`.
@@ -58,6 +66,66 @@ impl ClientChannel for Accepting {
     }
 }
 
+/// The user's browser in the auth scenarios: opens the authorization URL
+/// and goes where the authorization server sends it (tack's loopback
+/// listener, which takes the code from the redirect).
+struct Browser;
+
+impl Authorizer for Browser {
+    fn open(&self, prompt: AuthorizationPrompt) -> BoxFuture<'static, Result<(), String>> {
+        Box::pin(async move {
+            let http = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| e.to_string())?;
+            let answer = http
+                .get(&prompt.url)
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            let location = answer
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .ok_or_else(|| {
+                    format!(
+                        "no redirect from the authorization endpoint ({})",
+                        answer.status()
+                    )
+                })?
+                .to_owned();
+            http.get(&location)
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(())
+        })
+    }
+}
+
+/// The OAuth settings of scenario `scenario` (its context gives a client's
+/// id and secret where the suite registered one).
+fn oauth_settings(scenario: &str) -> OAuthSettings {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    let mut settings = OAuthSettings::default()
+        .with_client_metadata_url("https://conformance-test.local/client-metadata.json");
+    if let (Some(id), Some(secret)) = (
+        context["client_id"].as_str(),
+        context["client_secret"].as_str(),
+    ) {
+        settings = settings
+            .with_client_id(id)
+            .with_client_secret(ClientSecret::Value(secret.to_owned()));
+        if scenario.starts_with("auth/client-credentials") {
+            settings = settings.with_grant(OAuthGrant::ClientCredentials);
+        }
+    }
+    settings
+}
+
 async fn call(pipeline: &Pipeline, id: &str, tool: &str, arguments: Value) -> bool {
     let call = ToolCall::new(id, tool, arguments.to_string());
     let outcome = pipeline.dispatch(call, CancellationToken::new()).await;
@@ -74,10 +142,13 @@ async fn main() -> ExitCode {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let registry = ToolRegistry::new();
     let pipeline = Pipeline::new(registry.clone());
-    let config = McpConfig::new().with_server("conformance", ServerConfig::http(url));
+    let server = ServerConfig::http(url).with_oauth(oauth_settings(&scenario));
+    let config = McpConfig::new().with_server("conformance", server);
     let plugin = McpPlugin::connect(
         &config,
-        ClientOptions::default().startup_timeout(Duration::from_secs(10)),
+        ClientOptions::default()
+            .startup_timeout(Duration::from_secs(10))
+            .authorizer(Browser),
         Arc::new(registry.clone()),
     )
     .await;
@@ -157,6 +228,20 @@ async fn main() -> ExitCode {
                 .await;
             }
             ok
+        }
+        // Every tool the server offers, called once (a call may need more
+        // scopes: the step-up scenarios).
+        auth if auth.starts_with("auth/") => {
+            let tools: Vec<String> = registry
+                .visible(None)
+                .iter()
+                .map(|tool| tool.definition().name().to_string())
+                .filter(|name| name.starts_with("mcp__conformance__"))
+                .collect();
+            for (index, tool) in tools.iter().enumerate() {
+                call(&pipeline, &format!("c{index}"), tool, json!({})).await;
+            }
+            true
         }
         _ => true,
     };

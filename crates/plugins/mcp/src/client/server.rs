@@ -546,9 +546,11 @@ impl Server {
 
     /// Whether a sign-in of this server is waiting for the user.
     fn authorizing(&self) -> bool {
-        self.oauth
-            .get()
-            .is_some_and(|(session, _)| session.authorizing.load(std::sync::atomic::Ordering::SeqCst))
+        self.oauth.get().is_some_and(|(session, _)| {
+            session
+                .authorizing
+                .load(std::sync::atomic::Ordering::SeqCst)
+        })
     }
 
     /// The HTTP client of an HTTP server that may ask for OAuth: one per

@@ -236,9 +236,8 @@ impl OAuthSession {
             let mut config =
                 OAuthClientConfig::new(client_id, redirect_uri).with_scopes(scopes.to_vec());
             if let Some(secret) = &self.settings.client_secret {
-                config = config.with_client_secret(
-                    secret.read().map_err(AuthError::AuthorizationFailed)?,
-                );
+                config = config
+                    .with_client_secret(secret.read().map_err(AuthError::AuthorizationFailed)?);
             }
             return Ok(config);
         }
@@ -262,12 +261,16 @@ impl OAuthSession {
             })
     }
 
-    async fn client_credentials(&self, manager: &mut AuthorizationManager) -> Result<(), AuthError> {
+    async fn client_credentials(
+        &self,
+        manager: &mut AuthorizationManager,
+    ) -> Result<(), AuthError> {
         let (Some(client_id), Some(secret)) =
             (&self.settings.client_id, &self.settings.client_secret)
         else {
             return Err(AuthError::ClientCredentialsError(
-                "the client-credentials grant needs `oauth.clientId` and `oauth.clientSecretEnv`".to_owned(),
+                "the client-credentials grant needs `oauth.clientId` and `oauth.clientSecretEnv`"
+                    .to_owned(),
             ));
         };
         let config = ClientCredentialsConfig::ClientSecret {

@@ -54,10 +54,12 @@ impl Loopback {
                 .accept()
                 .await
                 .map_err(|e| format!("loopback listener: {e}"))?;
-            let target = match tokio::time::timeout(Duration::from_secs(10), read_target(&mut stream)).await {
-                Ok(Some(target)) => target,
-                _ => continue,
-            };
+            let target =
+                match tokio::time::timeout(Duration::from_secs(10), read_target(&mut stream)).await
+                {
+                    Ok(Some(target)) => target,
+                    _ => continue,
+                };
             let url = format!("http://127.0.0.1:{}{target}", self.port);
             let Some(query) = callback_query(&target) else {
                 let _ = respond(&mut stream, "404 Not Found", "Not found.").await;
@@ -135,14 +137,20 @@ fn redirect_error(query: &str) -> Option<String> {
 
 fn form_urlencoded_pairs(query: &str) -> Vec<(String, String)> {
     reqwest::Url::parse(&format!("http://127.0.0.1/?{query}"))
-        .map(|url| url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect())
+        .map(|url| {
+            url.query_pairs()
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
-async fn respond(stream: &mut tokio::net::TcpStream, status: &str, text: &str) -> std::io::Result<()> {
-    let body = format!(
-        "<!doctype html><meta charset=\"utf-8\"><title>tack</title><p>{text}</p>\n"
-    );
+async fn respond(
+    stream: &mut tokio::net::TcpStream,
+    status: &str,
+    text: &str,
+) -> std::io::Result<()> {
+    let body = format!("<!doctype html><meta charset=\"utf-8\"><title>tack</title><p>{text}</p>\n");
     let response = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n{body}",
         body.len()
@@ -181,7 +189,11 @@ mod tests {
         let waiting = tokio::spawn(loopback.wait());
         let base = redirect.trim_end_matches("/callback").to_owned();
         let client = reqwest::Client::new();
-        let favicon = client.get(format!("{base}/favicon.ico")).send().await.unwrap();
+        let favicon = client
+            .get(format!("{base}/favicon.ico"))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(favicon.status(), 404);
         let page = client
             .get(format!("{redirect}?code=c0de&state=s1"))
@@ -189,7 +201,12 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(page.status(), 200);
-        assert!(page.text().await.unwrap().contains("Authorization complete"));
+        assert!(
+            page.text()
+                .await
+                .unwrap()
+                .contains("Authorization complete")
+        );
         let url = waiting.await.unwrap().unwrap();
         assert_eq!(url, format!("{redirect}?code=c0de&state=s1"));
     }

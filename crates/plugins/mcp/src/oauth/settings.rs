@@ -201,7 +201,9 @@ impl OAuthSettings {
             return Err("`oauth.callbackPort` 0: give a port from 1 to 65535, or leave the key out for any free port".to_owned());
         }
         if let Some(url) = &shape.client_metadata_url {
-            let path = url.strip_prefix("https://").and_then(|rest| rest.split_once('/'));
+            let path = url
+                .strip_prefix("https://")
+                .and_then(|rest| rest.split_once('/'));
             if !matches!(path, Some((host, path)) if !host.is_empty() && !path.is_empty()) {
                 return Err(format!(
                     "`oauth.clientMetadataUrl` {url:?} must be an https:// URL with a path, e.g. \"https://example.com/tack-client.json\""
@@ -283,13 +285,19 @@ mod tests {
     fn bad_settings_say_how_to_fix_them() {
         for (value, needle) in [
             (json!({"clientSecret": "s3cret"}), "clientSecretEnv"),
-            (json!({"clientId": "x", "clientSecretEnv": "A", "clientSecretFile": "/f"}), "not both"),
+            (
+                json!({"clientId": "x", "clientSecretEnv": "A", "clientSecretFile": "/f"}),
+                "not both",
+            ),
             (json!({"clientSecretEnv": "A"}), "needs the `clientId`"),
             (json!({"clientId": " "}), "is empty"),
             (json!({"scopes": ["a b"]}), "its own string"),
             (json!({"callbackPort": 0}), "1 to 65535"),
             (json!({"callbackPort": 70000}), "callbackPort"),
-            (json!({"clientMetadataUrl": "http://example.com/x"}), "https://"),
+            (
+                json!({"clientMetadataUrl": "http://example.com/x"}),
+                "https://",
+            ),
             (json!({"grant": "client_credentials"}), "needs `clientId`"),
             (json!({"grant": "password"}), "not supported"),
             (json!({"bogus": 1}), "bogus"),

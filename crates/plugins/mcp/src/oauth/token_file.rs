@@ -207,6 +207,9 @@ mod tests {
             .await
             .unwrap_err()
             .to_string();
-        assert!(err.contains("mcp-oauth.json") && err.contains("delete"), "{err}");
+        assert!(
+            err.contains("mcp-oauth.json") && err.contains("delete"),
+            "{err}"
+        );
     }
 }

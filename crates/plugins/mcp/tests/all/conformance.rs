@@ -7,6 +7,7 @@
 //! `conformance/expected-failures.yml` and
 //! `conformance/expected-failures-2026-07-28.yml`.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -21,6 +22,28 @@ mod fixture_example;
 
 fn expected_failures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("conformance/expected-failures.yml")
+}
+
+fn expected_failures_2026() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("conformance/expected-failures-2026-07-28.yml")
+}
+
+/// The scenarios an expected-failures file lists under `side` (`server:`
+/// or `client:`).
+fn listed_failures(file: &Path, side: &str) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut section = "";
+    let mut listed = BTreeSet::new();
+    for line in text.lines() {
+        if !line.starts_with([' ', '#', '-']) && line.contains(':') {
+            section = line.split(':').next().unwrap_or_default();
+        } else if section == side
+            && let Some(scenario) = line.trim().strip_prefix("- ")
+        {
+            listed.insert(scenario.to_owned());
+        }
+    }
+    listed
 }
 
 fn conformance(test: &str) -> Option<Command> {
@@ -76,21 +99,13 @@ async fn the_2026_07_28_requirements_pass_except_the_listed_ones() {
     let (_, text) = tokio::task::spawn_blocking(move || run(cmd)).await.unwrap();
     // The 0.2 alpha's own baseline check counts some passing scenarios as
     // failures: the scenario lines are compared here instead, both ways.
-    let failed: std::collections::BTreeSet<String> = text
+    let failed: BTreeSet<String> = text
         .lines()
         .filter_map(|l| l.strip_prefix("✗ "))
         .filter_map(|l| l.split(':').next())
         .map(str::to_owned)
         .collect();
-    let listed: std::collections::BTreeSet<String> = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("conformance/expected-failures-2026-07-28.yml"),
-    )
-    .unwrap()
-    .lines()
-    .filter_map(|l| l.trim().strip_prefix("- "))
-    .map(str::to_owned)
-    .collect();
+    let listed = listed_failures(&expected_failures_2026(), "server");
     assert_eq!(
         failed, listed,
         "failing scenarios differ from the expected failures:\n{text}"
@@ -337,4 +352,121 @@ fn client_scenarios_initialize_and_tools_call_pass() {
         assert!(ok, "{scenario}:\n{text}");
         assert!(!text.contains("FAILURE"), "{scenario}:\n{text}");
     }
+}
+
+/// The `auth/*` client scenarios the suite `package` lists, each with the
+/// protocol version to run it at: the newest dated one it is for (none for
+/// the extensions and drafts).
+fn auth_scenarios(package: &str, test: &str) -> Vec<(String, Option<String>)> {
+    let mut cmd = suite(package, test).expect("the suite was found before");
+    cmd.arg("list");
+    let (ok, text) = run(cmd);
+    assert!(ok, "{text}");
+    let scenarios: Vec<(String, Option<String>)> = text
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("- auth/"))
+        .map(|rest| {
+            let (name, versions) = rest.split_once(' ').unwrap_or((rest, ""));
+            let newest = versions
+                .trim_matches(|c| c == '[' || c == ']')
+                .split(',')
+                .filter(|v| v.len() == 10 && v.starts_with("20"))
+                .max()
+                .map(str::to_owned);
+            (format!("auth/{name}"), newest)
+        })
+        .collect();
+    assert!(scenarios.len() >= 14, "{text}");
+    scenarios
+}
+
+/// Runs every `auth/*` client scenario of the suite `package` against the
+/// example client (a few at a time): the scenarios that did not pass, and
+/// what each run printed.
+fn failing_auth_scenarios(package: &str, test: &str) -> (BTreeSet<String>, String) {
+    let client = example_client();
+    let scenarios = auth_scenarios(package, test);
+    let mut failed = BTreeSet::new();
+    let mut all = String::new();
+    for batch in scenarios.chunks(4) {
+        let results: Vec<(String, bool, String)> = std::thread::scope(|scope| {
+            let runs: Vec<_> = batch
+                .iter()
+                .map(|(scenario, version)| {
+                    let mut cmd = suite(package, test).expect("the suite was found before");
+                    cmd.args(["client", "--scenario", scenario]);
+                    if let Some(version) = version {
+                        cmd.args(["--spec-version", version]);
+                    }
+                    cmd.arg("--command").arg(&client);
+                    let scenario = scenario.clone();
+                    scope.spawn(move || {
+                        let (ok, text) = run(cmd);
+                        (scenario, ok && text.contains("OVERALL: PASSED"), text)
+                    })
+                })
+                .collect();
+            runs.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        for (scenario, passed, text) in results {
+            if !passed {
+                failed.insert(scenario.clone());
+            }
+            let summary: Vec<&str> = text
+                .lines()
+                .filter(|l| l.contains("FAILURE") || l.starts_with("Passed:"))
+                .collect();
+            all.push_str(&format!("== {scenario}\n{}\n", summary.join("\n")));
+        }
+    }
+    (failed, all)
+}
+
+/// OAuth (the MCP authorization spec) through tack's client, against the
+/// release suite's `auth/*` client scenarios: discovery (protected resource
+/// metadata, authorization server metadata and its fallbacks), client ID
+/// metadata documents, dynamic and pre-registration, the token endpoint's
+/// client authentication, scope selection, step-up and its limit, the
+/// `resource` parameter, `offline_access`, client credentials. The ones
+/// that do not pass are listed with their reasons in
+/// `conformance/expected-failures.yml`.
+#[test]
+fn auth_client_scenarios_pass_except_the_listed_ones() {
+    let test = "conformance_auth";
+    let package = "@modelcontextprotocol/conformance";
+    if suite(package, test).is_none() {
+        return;
+    }
+    let (failed, text) = failing_auth_scenarios(package, test);
+    let listed: BTreeSet<String> = listed_failures(&expected_failures(), "client")
+        .into_iter()
+        .filter(|s| s.starts_with("auth/"))
+        .collect();
+    assert_eq!(
+        failed, listed,
+        "failing auth scenarios differ from the expected failures:\n{text}"
+    );
+}
+
+/// The same against the suite with the 2026-07-28 scenarios (each run at
+/// 2026-07-28 where it is for it): besides the release's, the issuer checks
+/// of authorization responses (RFC 9207), the authorization server's
+/// metadata issuer, and a server that moves to another authorization
+/// server. Expected failures: `conformance/expected-failures-2026-07-28.yml`.
+#[test]
+fn auth_client_scenarios_of_the_2026_suite_pass_except_the_listed_ones() {
+    let test = "conformance_next_auth";
+    let package = "@modelcontextprotocol/conformance-next";
+    if suite(package, test).is_none() {
+        return;
+    }
+    let (failed, text) = failing_auth_scenarios(package, test);
+    let listed: BTreeSet<String> = listed_failures(&expected_failures_2026(), "client")
+        .into_iter()
+        .filter(|s| s.starts_with("auth/"))
+        .collect();
+    assert_eq!(
+        failed, listed,
+        "failing auth scenarios differ from the expected failures:\n{text}"
+    );
 }
