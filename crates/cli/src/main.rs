@@ -11,6 +11,7 @@ mod hook_transcript;
 mod hooks;
 mod interrupt;
 mod mcp;
+mod mcp_sign_in;
 mod mcp_token;
 mod model_spec;
 mod output;

@@ -85,14 +85,18 @@ pub async fn client(
         }
     }
     let check = recheck(root, files.iter().chain(&settings.defining));
-    let plugin = McpPlugin::connect(
-        &config,
-        ClientOptions::default()
-            .before_start(check)
-            .call_timeout(call_timeout()?),
-        Arc::new(registry.clone()),
-    )
-    .await;
+    let mut options = ClientOptions::default()
+        .before_start(check)
+        .call_timeout(call_timeout()?);
+    // HTTP servers that ask for OAuth: signed in to on a terminal, their
+    // tokens kept in the state directory.
+    if let Some(sign_in) = crate::mcp_sign_in::authorizer() {
+        options = options.authorizer(sign_in);
+    }
+    if let Some(file) = crate::mcp_sign_in::token_file() {
+        options = options.token_file(file);
+    }
+    let plugin = McpPlugin::connect(&config, options, Arc::new(registry.clone())).await;
     for failure in plugin.failures() {
         eprintln!(
             "tack: warning: {}",

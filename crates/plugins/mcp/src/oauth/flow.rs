@@ -90,12 +90,13 @@ impl OAuthSession {
         self.completed.load(Ordering::SeqCst)
     }
 
-    /// Authorizes after the server's `challenge` (its `WWW-Authenticate`),
-    /// unless another request did since `seen` (a [`generation`](Self::generation)).
+    /// Authorizes after the server's `challenge` (its `WWW-Authenticate`;
+    /// none when the stored token could not be refreshed), unless another
+    /// request did since `seen` (a [`generation`](Self::generation)).
     /// `step_up`: the scopes the server said were insufficient (a 403).
     pub(crate) async fn authorize(
         &self,
-        challenge: &str,
+        challenge: Option<&str>,
         seen: u64,
         step_up: bool,
     ) -> Result<(), AuthError> {
@@ -104,9 +105,7 @@ impl OAuthSession {
             return Ok(());
         }
         let mut manager = self.manager.lock().await;
-        let resolution = manager
-            .resolve_metadata_from_challenge(Some(challenge))
-            .await?;
+        let resolution = manager.resolve_metadata_from_challenge(challenge).await?;
         let metadata = resolution.metadata.clone();
         manager.set_metadata(resolution.metadata);
         if self.settings.grant == OAuthGrant::ClientCredentials {
@@ -127,10 +126,10 @@ impl OAuthSession {
     async fn scopes(
         &self,
         manager: &AuthorizationManager,
-        challenge: &str,
+        challenge: Option<&str>,
         step_up: bool,
     ) -> Vec<String> {
-        let challenged = challenged_scopes(challenge, &self.url);
+        let challenged = challenged_scopes(challenge.unwrap_or_default(), &self.url);
         if step_up {
             let mut scopes = manager.get_current_scopes().await;
             scopes.extend(self.settings.scopes.iter().cloned());

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
-use rmcp::transport::auth::AuthClient;
+use rmcp::transport::auth::{AuthClient, AuthError};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
@@ -52,8 +52,18 @@ impl OAuthHttpClient {
                 Err(StreamableHttpError::AuthRequired(challenge)) if !signed_in => {
                     signed_in = true;
                     self.session
-                        .authorize(&challenge.www_authenticate_header, seen, false)
+                        .authorize(Some(&challenge.www_authenticate_header), seen, false)
                         .await?;
+                }
+                // The stored token expired and could not be refreshed (a
+                // token from an earlier session, say): sign in afresh.
+                Err(StreamableHttpError::Auth(
+                    AuthError::AuthorizationRequired
+                    | AuthError::TokenRefreshFailed(_)
+                    | AuthError::TokenRefreshRejected(_),
+                )) if !signed_in => {
+                    signed_in = true;
+                    self.session.authorize(None, seen, false).await?;
                 }
                 Err(StreamableHttpError::InsufficientScope(challenge))
                     if step_ups < MAX_STEP_UPS
@@ -64,7 +74,7 @@ impl OAuthHttpClient {
                 {
                     step_ups += 1;
                     self.session
-                        .authorize(&challenge.www_authenticate_header, seen, true)
+                        .authorize(Some(&challenge.www_authenticate_header), seen, true)
                         .await?;
                 }
                 other => return other,
