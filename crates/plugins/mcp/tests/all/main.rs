@@ -9,6 +9,7 @@ mod client_everything;
 mod conformance;
 mod fixture;
 mod node;
+mod oauth;
 mod protocol;
 mod roundtrip;
 mod server_notifications;
