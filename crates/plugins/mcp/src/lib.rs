@@ -7,7 +7,10 @@
 //!   as `mcp__<server>__<tool>` ([`tack_tool_name`]); every call goes
 //!   through the host's pipeline (schema validation, permission, approval,
 //!   guards, timeout, post-execute, result). How MCP maps onto tack's model
-//!   is described on [`tier_from_annotations`] and in the cookbook.
+//!   is described on [`tier_from_annotations`] and in the cookbook. An
+//!   HTTP server that asks for OAuth is signed in to through the host's
+//!   [`Authorizer`] ([`ClientOptions::authorizer`]), per server
+//!   [`OAuthSettings`], the tokens kept in [`ClientOptions::token_file`].
 //! * **server** — [`McpServer`] serves a host's tools to any MCP client,
 //!   each `tools/call` dispatched through the host's pipeline; a tool body
 //!   reaches the client of its call (progress, log messages, sampling,
