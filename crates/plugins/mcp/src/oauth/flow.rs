@@ -71,7 +71,7 @@ impl OAuthSession {
         if let Err(e) = manager.initialize_from_store().await {
             tracing::debug!(server, "stored OAuth credentials not used: {e}");
         }
-        let client = AuthClient::new(reqwest::Client::new(), manager);
+        let client = AuthClient::new(super::http_client::transport_client(), manager);
         let session = OAuthSession {
             server: server.to_owned(),
             url: url.to_owned(),

@@ -83,6 +83,40 @@ impl OAuthHttpClient {
     }
 }
 
+/// The most redirects followed for one request.
+const MAX_REDIRECTS: usize = 10;
+
+/// The HTTP client of the MCP requests, as rmcp's transport builds its own:
+/// no idle connections kept (a reused connection whose last body was not
+/// read whole stalls on delayed ACKs), and only same-origin 307 and 308
+/// redirects followed (a 301, 302 or 303 would turn the POST into a GET
+/// without its message, and another origin would be sent the session id,
+/// the headers and the token).
+pub(crate) fn transport_client() -> reqwest::Client {
+    let policy = reqwest::redirect::Policy::custom(|attempt| {
+        let keeps_body = matches!(
+            attempt.status(),
+            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+        );
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !keeps_body || !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    });
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(policy)
+        .build()
+        .unwrap_or_default()
+}
+
 impl StreamableHttpClient for OAuthHttpClient {
     type Error = reqwest::Error;
 

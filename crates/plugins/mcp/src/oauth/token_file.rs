@@ -40,6 +40,7 @@ impl TokenFile {
         ServerTokens {
             file: self.clone(),
             url: url.to_owned(),
+            known: tokio::sync::Mutex::new(None),
         }
     }
 
@@ -121,32 +122,48 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
 }
 
-/// One server's entry of the [`TokenFile`].
+/// One server's entry of the [`TokenFile`]. The file is read once (the
+/// token is asked for before every request) and written on every change.
 pub(crate) struct ServerTokens {
     file: TokenFile,
     url: String,
+    /// The entry as last read or written (`None`: not read yet).
+    known: tokio::sync::Mutex<Option<Option<StoredCredentials>>>,
 }
 
 #[async_trait::async_trait]
 impl CredentialStore for ServerTokens {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let _one = self.file.lock.lock().await;
-        Ok(self.file.read()?.servers.remove(&self.url))
+        let mut known = self.known.lock().await;
+        if let Some(entry) = &*known {
+            return Ok(entry.clone());
+        }
+        let entry = {
+            let _one = self.file.lock.lock().await;
+            self.file.read()?.servers.remove(&self.url)
+        };
+        *known = Some(entry.clone());
+        Ok(entry)
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let mut known = self.known.lock().await;
         let _one = self.file.lock.lock().await;
         let mut shape = self.file.read()?;
-        shape.servers.insert(self.url.clone(), credentials);
-        self.file.write(shape)
+        shape.servers.insert(self.url.clone(), credentials.clone());
+        self.file.write(shape)?;
+        *known = Some(Some(credentials));
+        Ok(())
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
+        let mut known = self.known.lock().await;
         let _one = self.file.lock.lock().await;
         let mut shape = self.file.read()?;
         if shape.servers.remove(&self.url).is_some() {
             self.file.write(shape)?;
         }
+        *known = Some(None);
         Ok(())
     }
 }
@@ -185,9 +202,14 @@ mod tests {
         one.clear().await.unwrap();
         assert!(one.load().await.unwrap().is_none());
         assert_eq!(two.load().await.unwrap().unwrap().client_id, "c2");
-        // A new process reads what the last one wrote.
+        // The entry is read once; another process's store (a new one)
+        // reads what the last one wrote.
+        let other = TokenFile::new(path.clone()).for_server("https://two.example/mcp");
+        assert_eq!(other.load().await.unwrap().unwrap().client_id, "c2");
+        other.save(credentials("c3")).await.unwrap();
+        assert_eq!(two.load().await.unwrap().unwrap().client_id, "c2");
         let again = TokenFile::new(path.clone()).for_server("https://two.example/mcp");
-        assert_eq!(again.load().await.unwrap().unwrap().client_id, "c2");
+        assert_eq!(again.load().await.unwrap().unwrap().client_id, "c3");
         // No temporary file is left behind.
         let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
             .unwrap()
