@@ -123,6 +123,25 @@ fn oauth_settings(scenario: &str) -> OAuthSettings {
             settings = settings.with_grant(OAuthGrant::ClientCredentials);
         }
     }
+    // Client credentials authenticated with a signed JWT.
+    if let (Some(id), Some(key)) = (
+        context["client_id"].as_str(),
+        context["private_key_pem"].as_str(),
+    ) {
+        settings = settings
+            .with_client_id(id)
+            .with_private_key(ClientSecret::Value(key.to_owned()))
+            .with_grant(OAuthGrant::ClientCredentials);
+    }
+    // A workload identity: the JWT it was issued.
+    if let Some(jwt) = context["valid_jwt"].as_str() {
+        settings = settings
+            .with_assertion(ClientSecret::Value(jwt.to_owned()))
+            .with_grant(OAuthGrant::JwtBearer);
+        if let Some(id) = context["client_id"].as_str() {
+            settings = settings.with_client_id(id);
+        }
+    }
     settings
 }
 

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
-    ClientCredentialsConfig, InMemoryCredentialStore, OAuthClientConfig, WWWAuthenticateParams,
+    ClientCredentialsConfig, CredentialStore, InMemoryCredentialStore, OAuthClientConfig,
+    StoredCredentials, WWWAuthenticateParams,
 };
 use tokio::sync::Mutex;
 
@@ -20,9 +21,30 @@ use super::authorizer::{AuthorizationPrompt, Authorizer};
 use super::loopback::Loopback;
 use super::settings::{OAuthGrant, OAuthSettings};
 use super::token_file::TokenFile;
+use super::{client_assertion, token_request};
 
 /// The client name tack registers with.
 const CLIENT_NAME: &str = "tack";
+
+/// A credential store shared by rmcp's manager and the grants rmcp has no
+/// flow for (which save their tokens into it themselves).
+#[derive(Clone)]
+struct SharedStore(Arc<dyn CredentialStore>);
+
+#[async_trait::async_trait]
+impl CredentialStore for SharedStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        self.0.load().await
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        self.0.save(credentials).await
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.0.clear().await
+    }
+}
 
 /// What a server's authorization needs from the client's options.
 #[derive(Clone)]
@@ -41,6 +63,8 @@ pub(crate) struct OAuthSession {
     /// Shared with rmcp's `AuthClient`, which puts the token on requests
     /// and refreshes it.
     pub(crate) manager: Arc<Mutex<AuthorizationManager>>,
+    /// The manager's credential store.
+    store: SharedStore,
     /// One sign-in at a time.
     running: Mutex<()>,
     /// How many authorizations completed (a request that waited for
@@ -64,10 +88,11 @@ impl OAuthSession {
         let mut manager = AuthorizationManager::new(url)
             .await
             .map_err(|e| format!("OAuth for {url}: {e}"))?;
-        match &context.token_file {
-            Some(file) => manager.set_credential_store(file.for_server(url)),
-            None => manager.set_credential_store(InMemoryCredentialStore::new()),
-        }
+        let store = SharedStore(match &context.token_file {
+            Some(file) => Arc::new(file.for_server(url)),
+            None => Arc::new(InMemoryCredentialStore::new()),
+        });
+        manager.set_credential_store(store.clone());
         if let Err(e) = manager.initialize_from_store().await {
             tracing::debug!(server, "stored OAuth credentials not used: {e}");
         }
@@ -78,6 +103,7 @@ impl OAuthSession {
             settings,
             context,
             manager: Arc::clone(&client.auth_manager),
+            store,
             running: Mutex::new(()),
             completed: Default::default(),
             authorizing: Arc::new(AtomicBool::new(false)),
@@ -108,12 +134,18 @@ impl OAuthSession {
         let resolution = manager.resolve_metadata_from_challenge(challenge).await?;
         let metadata = resolution.metadata.clone();
         manager.set_metadata(resolution.metadata);
-        if self.settings.grant == OAuthGrant::ClientCredentials {
-            self.client_credentials(&mut manager).await?;
-        } else {
-            let scopes = self.scopes(&manager, challenge, step_up).await;
-            self.authorization_code(&mut manager, &metadata, scopes)
-                .await?;
+        match self.settings.grant {
+            OAuthGrant::ClientCredentials if self.settings.private_key.is_some() => {
+                self.signed_client_credentials(&mut manager, &metadata)
+                    .await?;
+            }
+            OAuthGrant::ClientCredentials => self.client_credentials(&mut manager).await?,
+            OAuthGrant::JwtBearer => self.jwt_bearer(&mut manager, &metadata).await?,
+            _ => {
+                let scopes = self.scopes(&manager, challenge, step_up).await;
+                self.authorization_code(&mut manager, &metadata, scopes)
+                    .await?;
+            }
         }
         self.completed.fetch_add(1, Ordering::SeqCst);
         Ok(())
@@ -283,6 +315,91 @@ impl OAuthSession {
         manager.exchange_client_credentials(&config).await?;
         Ok(())
     }
+}
+
+impl OAuthSession {
+    /// Client credentials with a client assertion signed with the
+    /// settings' private key (`private_key_jwt`).
+    async fn signed_client_credentials(
+        &self,
+        manager: &mut AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+    ) -> Result<(), AuthError> {
+        let (Some(client_id), Some(key)) = (&self.settings.client_id, &self.settings.private_key)
+        else {
+            return Err(AuthError::ClientCredentialsError(
+                "`private_key_jwt` needs `oauth.clientId` and `oauth.privateKeyFile`".to_owned(),
+            ));
+        };
+        let pem = key
+            .read()
+            .map_err(|e| AuthError::ClientCredentialsError(format!("private key: {e}")))?;
+        let audience = metadata
+            .issuer
+            .clone()
+            .unwrap_or_else(|| metadata.token_endpoint.clone());
+        let assertion = client_assertion::es256_assertion(&pem, client_id, &audience, now())
+            .map_err(AuthError::ClientCredentialsError)?;
+        let params = token_request::client_credentials_with_assertion(assertion, client_id);
+        self.grant_by_hand(manager, metadata, client_id, params)
+            .await
+    }
+
+    /// The JWT-bearer grant with the workload's JWT.
+    async fn jwt_bearer(
+        &self,
+        manager: &mut AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+    ) -> Result<(), AuthError> {
+        let Some(source) = &self.settings.assertion else {
+            return Err(AuthError::AuthorizationFailed(
+                "the JWT-bearer grant needs `oauth.assertionFile` or `oauth.assertionEnv`"
+                    .to_owned(),
+            ));
+        };
+        let assertion = source
+            .read()
+            .map_err(|e| AuthError::AuthorizationFailed(format!("workload JWT: {e}")))?;
+        let client_id = self.settings.client_id.as_deref();
+        let params = token_request::jwt_bearer(assertion, client_id);
+        self.grant_by_hand(manager, metadata, client_id.unwrap_or(CLIENT_NAME), params)
+            .await
+    }
+
+    /// Asks the token endpoint with `params` and keeps the token as rmcp
+    /// keeps its own (no refresh: when it expires, the grant is made again).
+    async fn grant_by_hand(
+        &self,
+        manager: &mut AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+        client_id: &str,
+        params: Vec<(&'static str, String)>,
+    ) -> Result<(), AuthError> {
+        let scopes = self.settings.scopes.clone();
+        let token =
+            token_request::token_request(&metadata.token_endpoint, params, &scopes, &self.url)
+                .await?;
+        let granted = serde_json::to_value(&token)
+            .ok()
+            .and_then(|answer| answer["scope"].as_str().map(str::to_owned))
+            .map(|scope| scope.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or(scopes);
+        self.store
+            .save(
+                StoredCredentials::new(client_id.to_owned(), Some(token), granted, Some(now()))
+                    .with_issuer(metadata.issuer.clone()),
+            )
+            .await?;
+        manager.configure_client_id(client_id)
+    }
+}
+
+/// Seconds since the Unix epoch.
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
 }
 
 /// The scopes a `WWW-Authenticate` challenge names.

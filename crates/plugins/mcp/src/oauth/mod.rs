@@ -11,11 +11,13 @@
 //! scopes needed too. Settings: [`OAuthSettings`].
 
 mod authorizer;
+mod client_assertion;
 mod flow;
 mod http_client;
 mod loopback;
 mod settings;
 mod token_file;
+mod token_request;
 
 pub use authorizer::{AuthorizationPrompt, Authorizer};
 pub(crate) use flow::{OAuthContext, OAuthSession};

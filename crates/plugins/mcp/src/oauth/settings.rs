@@ -22,13 +22,18 @@ pub enum OAuthGrant {
     /// PKCE); the browser comes back to a loopback listener of tack's.
     #[default]
     AuthorizationCode,
-    /// tack authenticates as itself with its client id and secret, no user
+    /// tack authenticates as itself with its client id and secret (or a
+    /// JWT signed with its private key, `private_key_jwt`), no user
     /// involved (client credentials; for machine-to-machine servers).
     ClientCredentials,
+    /// tack presents a JWT its workload was issued (a workload identity, as
+    /// a CI system or a cluster gives one) for a token (RFC 7523's
+    /// JWT-bearer grant); no user involved.
+    JwtBearer,
 }
 
-/// Where a client secret is read from (when a token is needed, not when
-/// the settings are parsed).
+/// Where a secret (a client secret, a private key, a workload's JWT) is
+/// read from: when a token is needed, not when the settings are parsed.
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClientSecret {
@@ -62,17 +67,17 @@ impl ClientSecret {
             ClientSecret::Env(name) => match std::env::var(name) {
                 Ok(value) if !value.trim().is_empty() => Ok(value.trim().to_owned()),
                 _ => Err(format!(
-                    "`oauth.clientSecretEnv` names the environment variable {name}, which is not set (or empty); set it to the client secret"
+                    "the environment variable {name} the settings name is not set (or empty); set it"
                 )),
             },
             ClientSecret::File(path) => match std::fs::read_to_string(path) {
                 Ok(text) if !text.trim().is_empty() => Ok(text.trim().to_owned()),
                 Ok(_) => Err(format!(
-                    "`oauth.clientSecretFile` {} is empty; write the client secret into it",
+                    "the file {} the settings name is empty",
                     path.display()
                 )),
                 Err(e) => Err(format!(
-                    "cannot read `oauth.clientSecretFile` {}: {e}",
+                    "cannot read {} (named by the settings): {e}",
                     path.display()
                 )),
             },
@@ -94,6 +99,13 @@ pub struct OAuthSettings {
     /// The secret of [`client_id`](Self::client_id), for a confidential
     /// client.
     pub client_secret: Option<ClientSecret>,
+    /// The private key of [`client_id`](Self::client_id) (a P-256 key in
+    /// PKCS#8 PEM), for client credentials authenticated with a signed JWT
+    /// (`private_key_jwt`, ES256) instead of a secret.
+    pub private_key: Option<ClientSecret>,
+    /// The workload's JWT, for [`OAuthGrant::JwtBearer`] (read anew for
+    /// every token request: such files are rotated).
+    pub assertion: Option<ClientSecret>,
     /// The scopes to ask for, instead of those the server names (its
     /// `WWW-Authenticate` challenge, else its protected resource metadata).
     pub scopes: Vec<String>,
@@ -139,6 +151,18 @@ impl OAuthSettings {
         self
     }
 
+    /// Sets where the private key is read from.
+    pub fn with_private_key(mut self, key: ClientSecret) -> Self {
+        self.private_key = Some(key);
+        self
+    }
+
+    /// Sets where the workload's JWT is read from.
+    pub fn with_assertion(mut self, assertion: ClientSecret) -> Self {
+        self.assertion = Some(assertion);
+        self
+    }
+
     /// Sets the grant.
     pub fn with_grant(mut self, grant: OAuthGrant) -> Self {
         self.grant = grant;
@@ -162,33 +186,35 @@ impl OAuthSettings {
         }
         let shape: Shape = serde_json::from_value(value).map_err(|e| {
             format!(
-                "`oauth`: {e}; it is {{\"clientId\": ID, \"clientSecretEnv\": VAR | \"clientSecretFile\": PATH, \"scopes\": [..], \"callbackPort\": PORT, \"clientMetadataUrl\": URL, \"grant\": \"authorization_code\" | \"client_credentials\"}}, every key optional"
+                "`oauth`: {e}; it is {{\"clientId\": ID, \"clientSecretEnv\": VAR | \"clientSecretFile\": PATH | \"privateKeyFile\": PATH, \"scopes\": [..], \"callbackPort\": PORT, \"clientMetadataUrl\": URL, \"grant\": \"authorization_code\" | \"client_credentials\" | \"jwt_bearer\", \"assertionEnv\": VAR | \"assertionFile\": PATH}}, every key optional"
             )
         })?;
-        let client_secret = match (shape.client_secret_env, shape.client_secret_file) {
-            (Some(_), Some(_)) => {
-                return Err(
-                    "`oauth`: give `clientSecretEnv` or `clientSecretFile`, not both".to_owned(),
-                );
-            }
-            (Some(name), None) => {
-                if name.is_empty() || name.contains('=') || name.contains('\0') {
-                    return Err(format!(
-                        "`oauth.clientSecretEnv` {name:?} is not an environment variable name (e.g. \"EXAMPLE_MCP_SECRET\")"
-                    ));
-                }
-                Some(ClientSecret::Env(name))
-            }
-            (None, Some(path)) => Some(ClientSecret::File(path)),
-            (None, None) => None,
-        };
+        let client_secret = source(
+            "clientSecretEnv",
+            shape.client_secret_env,
+            "clientSecretFile",
+            shape.client_secret_file,
+        )?;
+        let assertion = source(
+            "assertionEnv",
+            shape.assertion_env,
+            "assertionFile",
+            shape.assertion_file,
+        )?;
+        let private_key = shape.private_key_file.map(ClientSecret::File);
+        if private_key.is_some() && client_secret.is_some() {
+            return Err("`oauth`: give a client secret or `privateKeyFile`, not both".to_owned());
+        }
         if let Some(id) = &shape.client_id
             && id.trim().is_empty()
         {
             return Err("`oauth.clientId` is empty; give the client id the authorization server issued, or leave the key out to have tack register itself".to_owned());
         }
-        if client_secret.is_some() && shape.client_id.is_none() {
-            return Err("`oauth`: a client secret needs the `clientId` it belongs to".to_owned());
+        if (client_secret.is_some() || private_key.is_some()) && shape.client_id.is_none() {
+            return Err(
+                "`oauth`: a client secret or private key needs the `clientId` it belongs to"
+                    .to_owned(),
+            );
         }
         for scope in &shape.scopes {
             if scope.is_empty() || scope.chars().any(char::is_whitespace) {
@@ -213,20 +239,31 @@ impl OAuthSettings {
         let grant = match shape.grant.as_deref() {
             None | Some("authorization_code") => OAuthGrant::AuthorizationCode,
             Some("client_credentials") => {
-                if shape.client_id.is_none() || client_secret.is_none() {
-                    return Err("`oauth.grant` \"client_credentials\" needs `clientId` and `clientSecretEnv` (or `clientSecretFile`)".to_owned());
+                if shape.client_id.is_none() || (client_secret.is_none() && private_key.is_none()) {
+                    return Err("`oauth.grant` \"client_credentials\" needs `clientId` and `clientSecretEnv` (or `clientSecretFile`, or `privateKeyFile`)".to_owned());
                 }
                 OAuthGrant::ClientCredentials
             }
+            Some("jwt_bearer") => OAuthGrant::JwtBearer,
             Some(other) => {
                 return Err(format!(
-                    "`oauth.grant` {other:?} is not supported: use \"authorization_code\" (the default: the user signs in in a browser) or \"client_credentials\""
+                    "`oauth.grant` {other:?} is not supported: use \"authorization_code\" (the default: the user signs in in a browser), \"client_credentials\" or \"jwt_bearer\""
                 ));
             }
         };
+        if (grant == OAuthGrant::JwtBearer) != assertion.is_some() {
+            return Err(if assertion.is_some() {
+                "`oauth`: `assertionEnv` and `assertionFile` are for `\"grant\": \"jwt_bearer\"`"
+                    .to_owned()
+            } else {
+                "`oauth.grant` \"jwt_bearer\" needs the workload's JWT: `assertionFile` (a file holding it) or `assertionEnv` (a variable)".to_owned()
+            });
+        }
         Ok(OAuthSettings {
             client_id: shape.client_id,
             client_secret,
+            private_key,
+            assertion,
             scopes: shape.scopes,
             callback_port: shape.callback_port,
             client_metadata_url: shape.client_metadata_url,
@@ -245,6 +282,12 @@ struct Shape {
     #[serde(default)]
     client_secret_file: Option<PathBuf>,
     #[serde(default)]
+    private_key_file: Option<PathBuf>,
+    #[serde(default)]
+    assertion_env: Option<String>,
+    #[serde(default)]
+    assertion_file: Option<PathBuf>,
+    #[serde(default)]
     scopes: Vec<String>,
     #[serde(default)]
     callback_port: Option<u16>,
@@ -252,6 +295,30 @@ struct Shape {
     client_metadata_url: Option<String>,
     #[serde(default)]
     grant: Option<String>,
+}
+
+/// A secret given by a variable's name or a file, not both.
+fn source(
+    env_key: &str,
+    env: Option<String>,
+    file_key: &str,
+    file: Option<PathBuf>,
+) -> Result<Option<ClientSecret>, String> {
+    match (env, file) {
+        (Some(_), Some(_)) => Err(format!(
+            "`oauth`: give `{env_key}` or `{file_key}`, not both"
+        )),
+        (Some(name), None) => {
+            if name.is_empty() || name.contains('=') || name.contains('\0') {
+                return Err(format!(
+                    "`oauth.{env_key}` {name:?} is not an environment variable name (e.g. \"EXAMPLE_MCP_SECRET\")"
+                ));
+            }
+            Ok(Some(ClientSecret::Env(name)))
+        }
+        (None, Some(path)) => Ok(Some(ClientSecret::File(path))),
+        (None, None) => Ok(None),
+    }
 }
 
 #[cfg(test)]
@@ -279,6 +346,20 @@ mod tests {
             OAuthSettings::from_json(json!({})).unwrap(),
             OAuthSettings::default()
         );
+        let workload = OAuthSettings::from_json(json!({
+            "grant": "jwt_bearer", "assertionFile": "/var/run/secrets/token"
+        }))
+        .unwrap();
+        assert_eq!(workload.grant, OAuthGrant::JwtBearer);
+        assert_eq!(
+            workload.assertion,
+            Some(ClientSecret::File("/var/run/secrets/token".into()))
+        );
+        let keyed = OAuthSettings::from_json(json!({
+            "clientId": "svc", "privateKeyFile": "/k.pem", "grant": "client_credentials"
+        }))
+        .unwrap();
+        assert_eq!(keyed.private_key, Some(ClientSecret::File("/k.pem".into())));
     }
 
     #[test]
@@ -290,6 +371,10 @@ mod tests {
                 "not both",
             ),
             (json!({"clientSecretEnv": "A"}), "needs the `clientId`"),
+            (
+                json!({"assertionEnv": "A=B", "grant": "jwt_bearer"}),
+                "not an environment variable",
+            ),
             (json!({"clientId": " "}), "is empty"),
             (json!({"scopes": ["a b"]}), "its own string"),
             (json!({"callbackPort": 0}), "1 to 65535"),
@@ -300,6 +385,13 @@ mod tests {
             ),
             (json!({"grant": "client_credentials"}), "needs `clientId`"),
             (json!({"grant": "password"}), "not supported"),
+            (json!({"grant": "jwt_bearer"}), "assertionFile"),
+            (json!({"assertionFile": "/t"}), "jwt_bearer"),
+            (
+                json!({"clientId": "x", "clientSecretEnv": "A", "privateKeyFile": "/k"}),
+                "not both",
+            ),
+            (json!({"privateKeyFile": "/k"}), "needs the `clientId`"),
             (json!({"bogus": 1}), "bogus"),
             (json!("yes"), "`oauth`"),
         ] {
