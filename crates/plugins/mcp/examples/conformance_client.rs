@@ -27,8 +27,8 @@ use tack_core::capability::{
 use tack_core::host::PluginHost;
 use tack_core::tool::{CallId, ToolCall};
 use tack_mcp::{
-    AuthorizationPrompt, Authorizer, ClientOptions, ClientSecret, McpConfig, McpPlugin, OAuthGrant,
-    OAuthSettings, ServerConfig,
+    AuthorizationPrompt, Authorizer, ClientOptions, ClientSecret, EnterpriseIdp, McpConfig,
+    McpPlugin, OAuthGrant, OAuthSettings, ServerConfig,
 };
 use tack_pipeline::{Pipeline, ToolRegistry};
 
@@ -132,6 +132,23 @@ fn oauth_settings(scenario: &str) -> OAuthSettings {
             .with_client_id(id)
             .with_private_key(ClientSecret::Value(key.to_owned()))
             .with_grant(OAuthGrant::ClientCredentials);
+    }
+    // Enterprise-managed: the user's ID token from the identity provider.
+    if let (Some(token), Some(issuer), Some(endpoint), Some(client)) = (
+        context["idp_id_token"].as_str(),
+        context["idp_issuer"].as_str(),
+        context["idp_token_endpoint"].as_str(),
+        context["idp_client_id"].as_str(),
+    ) {
+        let idp = EnterpriseIdp::new(
+            issuer,
+            endpoint,
+            client,
+            ClientSecret::Value(token.to_owned()),
+        );
+        settings = settings
+            .with_idp(idp)
+            .with_grant(OAuthGrant::EnterpriseManaged);
     }
     // A workload identity: the JWT it was issued.
     if let Some(jwt) = context["valid_jwt"].as_str() {

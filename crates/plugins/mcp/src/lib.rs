@@ -43,7 +43,9 @@ pub use client::{
 pub use config::{McpConfig, ServerConfig};
 pub use error::McpError;
 pub use names::{server_prefix, tack_tool_name};
-pub use oauth::{AuthorizationPrompt, Authorizer, ClientSecret, OAuthGrant, OAuthSettings};
+pub use oauth::{
+    AuthorizationPrompt, Authorizer, ClientSecret, EnterpriseIdp, OAuthGrant, OAuthSettings,
+};
 pub use server::{
     APPROVAL_KEY, CallPeers, ElicitingApprover, HttpOptions, McpServer, ToolSource,
     annotations_for, client_schema, outcome_result, serve_http, tool_json,

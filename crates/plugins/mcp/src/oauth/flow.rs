@@ -10,10 +10,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use rmcp::transport::auth::enterprise::{
+    EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+};
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
     ClientCredentialsConfig, CredentialStore, InMemoryCredentialStore, OAuthClientConfig,
-    StoredCredentials, WWWAuthenticateParams,
+    OAuthTokenResponse, StoredCredentials, WWWAuthenticateParams, default_oauth_http_client,
 };
 use tokio::sync::Mutex;
 
@@ -141,6 +144,7 @@ impl OAuthSession {
             }
             OAuthGrant::ClientCredentials => self.client_credentials(&mut manager).await?,
             OAuthGrant::JwtBearer => self.jwt_bearer(&mut manager, &metadata).await?,
+            OAuthGrant::EnterpriseManaged => self.enterprise(&mut manager, &metadata).await?,
             _ => {
                 let scopes = self.scopes(&manager, challenge, step_up).await;
                 self.authorization_code(&mut manager, &metadata, scopes)
@@ -366,8 +370,7 @@ impl OAuthSession {
             .await
     }
 
-    /// Asks the token endpoint with `params` and keeps the token as rmcp
-    /// keeps its own (no refresh: when it expires, the grant is made again).
+    /// Asks the token endpoint with `params` and keeps the token.
     async fn grant_by_hand(
         &self,
         manager: &mut AuthorizationManager,
@@ -379,9 +382,94 @@ impl OAuthSession {
         let token =
             token_request::token_request(&metadata.token_endpoint, params, &scopes, &self.url)
                 .await?;
+        self.keep(manager, metadata, client_id, token, scopes).await
+    }
+
+    /// Enterprise-managed authorization (rmcp's exchanges): the user's ID
+    /// token for an identity assertion grant at the identity provider, that
+    /// for a token at the server's authorization server.
+    async fn enterprise(
+        &self,
+        manager: &mut AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+    ) -> Result<(), AuthError> {
+        let failed = |why: String| {
+            AuthError::AuthorizationFailed(format!("enterprise-managed authorization: {why}"))
+        };
+        let (Some(idp), Some(client_id)) = (&self.settings.idp, &self.settings.client_id) else {
+            return Err(failed(
+                "it needs `oauth.idp` and `oauth.clientId`".to_owned(),
+            ));
+        };
+        let secret = |source: &Option<super::ClientSecret>, basic: bool| {
+            Ok::<_, AuthError>(match source {
+                None => EmaClientAuthentication::None,
+                Some(source) => {
+                    let secret = oauth2::ClientSecret::new(
+                        source
+                            .read()
+                            .map_err(|e| failed(format!("client secret: {e}")))?,
+                    );
+                    if basic {
+                        EmaClientAuthentication::ClientSecretBasic(secret)
+                    } else {
+                        EmaClientAuthentication::ClientSecretPost(secret)
+                    }
+                }
+            })
+        };
+        let id_token = idp
+            .id_token
+            .read()
+            .map_err(|e| failed(format!("the ID token: {e}")))?;
+        let provider =
+            EmaAuthorizationServer::new(&idp.issuer, &idp.token_endpoint, &idp.client_id)
+                .with_client_authentication(secret(&idp.client_secret, true)?);
+        let Some(issuer) = metadata.issuer.clone() else {
+            return Err(failed(
+                "the authorization server's metadata names no issuer".to_owned(),
+            ));
+        };
+        // HTTP Basic unless the authorization server takes only the body.
+        let basic = metadata
+            .additional_fields
+            .get("token_endpoint_auth_methods_supported")
+            .and_then(serde_json::Value::as_array)
+            .is_none_or(|methods| methods.iter().any(|m| m == "client_secret_basic"));
+        let server = EmaAuthorizationServer::new(issuer, &metadata.token_endpoint, client_id)
+            .with_client_authentication(secret(&self.settings.client_secret, basic)?);
+        let http = default_oauth_http_client()?;
+        let token = EmaExchangeRequest::new_with_id_token(provider, server, &self.url, &id_token)
+            .with_scopes(self.settings.scopes.clone())
+            .exchange(&http, &http)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        let scopes: Vec<String> = token.scopes.iter().cloned().collect();
+        let answer = serde_json::json!({
+            "access_token": token.access_token.secret(),
+            "token_type": "Bearer",
+            "expires_in": token.expires_in.map(|d| d.as_secs()),
+            "scope": scopes.join(" "),
+        });
+        let token: OAuthTokenResponse =
+            serde_json::from_value(answer).map_err(|e| AuthError::InternalError(e.to_string()))?;
+        self.keep(manager, metadata, client_id, token, scopes).await
+    }
+
+    /// Keeps `token` as rmcp keeps its own (no refresh: when it expires,
+    /// the grant is made again).
+    async fn keep(
+        &self,
+        manager: &mut AuthorizationManager,
+        metadata: &AuthorizationMetadata,
+        client_id: &str,
+        token: OAuthTokenResponse,
+        scopes: Vec<String>,
+    ) -> Result<(), AuthError> {
         let granted = serde_json::to_value(&token)
             .ok()
             .and_then(|answer| answer["scope"].as_str().map(str::to_owned))
+            .filter(|scope| !scope.trim().is_empty())
             .map(|scope| scope.split_whitespace().map(str::to_owned).collect())
             .unwrap_or(scopes);
         self.store

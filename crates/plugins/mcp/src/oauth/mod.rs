@@ -22,5 +22,5 @@ mod token_request;
 pub use authorizer::{AuthorizationPrompt, Authorizer};
 pub(crate) use flow::{OAuthContext, OAuthSession};
 pub(crate) use http_client::OAuthHttpClient;
-pub use settings::{ClientSecret, OAuthGrant, OAuthSettings};
+pub use settings::{ClientSecret, EnterpriseIdp, OAuthGrant, OAuthSettings};
 pub(crate) use token_file::TokenFile;

@@ -30,6 +30,53 @@ pub enum OAuthGrant {
     /// a CI system or a cluster gives one) for a token (RFC 7523's
     /// JWT-bearer grant); no user involved.
     JwtBearer,
+    /// Enterprise-managed authorization: tack exchanges the user's ID
+    /// token from the enterprise's identity provider ([`OAuthSettings::idp`])
+    /// for an identity assertion grant there, and that for a token at the
+    /// server's authorization server; no browser.
+    EnterpriseManaged,
+}
+
+/// The enterprise identity provider of [`OAuthGrant::EnterpriseManaged`]:
+/// where tack exchanges the user's ID token, as which client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EnterpriseIdp {
+    /// Its issuer identifier.
+    pub issuer: String,
+    /// Its token endpoint.
+    pub token_endpoint: String,
+    /// tack's client id there.
+    pub client_id: String,
+    /// That client's secret (none: a public client).
+    pub client_secret: Option<ClientSecret>,
+    /// The user's ID token it issued (to tack's client there).
+    pub id_token: ClientSecret,
+}
+
+impl EnterpriseIdp {
+    /// The identity provider `issuer` with `token_endpoint`, tack's public
+    /// client `client_id` there, and the user's ID token from `id_token`.
+    pub fn new(
+        issuer: impl Into<String>,
+        token_endpoint: impl Into<String>,
+        client_id: impl Into<String>,
+        id_token: ClientSecret,
+    ) -> Self {
+        EnterpriseIdp {
+            issuer: issuer.into(),
+            token_endpoint: token_endpoint.into(),
+            client_id: client_id.into(),
+            client_secret: None,
+            id_token,
+        }
+    }
+
+    /// Sets the secret of tack's client at the identity provider.
+    pub fn with_client_secret(mut self, secret: ClientSecret) -> Self {
+        self.client_secret = Some(secret);
+        self
+    }
 }
 
 /// Where a secret (a client secret, a private key, a workload's JWT) is
@@ -106,6 +153,8 @@ pub struct OAuthSettings {
     /// The workload's JWT, for [`OAuthGrant::JwtBearer`] (read anew for
     /// every token request: such files are rotated).
     pub assertion: Option<ClientSecret>,
+    /// The identity provider of [`OAuthGrant::EnterpriseManaged`].
+    pub idp: Option<EnterpriseIdp>,
     /// The scopes to ask for, instead of those the server names (its
     /// `WWW-Authenticate` challenge, else its protected resource metadata).
     pub scopes: Vec<String>,
@@ -163,6 +212,12 @@ impl OAuthSettings {
         self
     }
 
+    /// Sets the enterprise identity provider.
+    pub fn with_idp(mut self, idp: EnterpriseIdp) -> Self {
+        self.idp = Some(idp);
+        self
+    }
+
     /// Sets the grant.
     pub fn with_grant(mut self, grant: OAuthGrant) -> Self {
         self.grant = grant;
@@ -186,7 +241,7 @@ impl OAuthSettings {
         }
         let shape: Shape = serde_json::from_value(value).map_err(|e| {
             format!(
-                "`oauth`: {e}; it is {{\"clientId\": ID, \"clientSecretEnv\": VAR | \"clientSecretFile\": PATH | \"privateKeyFile\": PATH, \"scopes\": [..], \"callbackPort\": PORT, \"clientMetadataUrl\": URL, \"grant\": \"authorization_code\" | \"client_credentials\" | \"jwt_bearer\", \"assertionEnv\": VAR | \"assertionFile\": PATH}}, every key optional"
+                "`oauth`: {e}; it is {{\"clientId\": ID, \"clientSecretEnv\": VAR | \"clientSecretFile\": PATH | \"privateKeyFile\": PATH, \"scopes\": [..], \"callbackPort\": PORT, \"clientMetadataUrl\": URL, \"grant\": \"authorization_code\" | \"client_credentials\" | \"jwt_bearer\" | \"enterprise_managed\", \"assertionEnv\": VAR | \"assertionFile\": PATH, \"idp\": {{..}}}}, every key optional"
             )
         })?;
         let client_secret = source(
@@ -245,9 +300,10 @@ impl OAuthSettings {
                 OAuthGrant::ClientCredentials
             }
             Some("jwt_bearer") => OAuthGrant::JwtBearer,
+            Some("enterprise_managed") => OAuthGrant::EnterpriseManaged,
             Some(other) => {
                 return Err(format!(
-                    "`oauth.grant` {other:?} is not supported: use \"authorization_code\" (the default: the user signs in in a browser), \"client_credentials\" or \"jwt_bearer\""
+                    "`oauth.grant` {other:?} is not supported: use \"authorization_code\" (the default: the user signs in in a browser), \"client_credentials\", \"jwt_bearer\" or \"enterprise_managed\""
                 ));
             }
         };
@@ -259,7 +315,19 @@ impl OAuthSettings {
                 "`oauth.grant` \"jwt_bearer\" needs the workload's JWT: `assertionFile` (a file holding it) or `assertionEnv` (a variable)".to_owned()
             });
         }
+        let idp = shape.idp.map(EnterpriseIdp::from_shape).transpose()?;
+        if (grant == OAuthGrant::EnterpriseManaged) != idp.is_some() {
+            return Err(if idp.is_some() {
+                "`oauth.idp` is for `\"grant\": \"enterprise_managed\"`".to_owned()
+            } else {
+                "`oauth.grant` \"enterprise_managed\" needs `idp`: {\"issuer\": URL, \"tokenEndpoint\": URL, \"clientId\": ID, \"idTokenEnv\": VAR | \"idTokenFile\": PATH}".to_owned()
+            });
+        }
+        if grant == OAuthGrant::EnterpriseManaged && shape.client_id.is_none() {
+            return Err("`oauth.grant` \"enterprise_managed\" needs `clientId`: tack's client at the MCP server's authorization server".to_owned());
+        }
         Ok(OAuthSettings {
+            idp,
             client_id: shape.client_id,
             client_secret,
             private_key,
@@ -295,6 +363,58 @@ struct Shape {
     client_metadata_url: Option<String>,
     #[serde(default)]
     grant: Option<String>,
+    #[serde(default)]
+    idp: Option<IdpShape>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct IdpShape {
+    issuer: String,
+    token_endpoint: String,
+    client_id: String,
+    #[serde(default)]
+    client_secret_env: Option<String>,
+    #[serde(default)]
+    client_secret_file: Option<PathBuf>,
+    #[serde(default)]
+    id_token_env: Option<String>,
+    #[serde(default)]
+    id_token_file: Option<PathBuf>,
+}
+
+impl EnterpriseIdp {
+    fn from_shape(shape: IdpShape) -> Result<Self, String> {
+        for (key, url) in [
+            ("issuer", &shape.issuer),
+            ("tokenEndpoint", &shape.token_endpoint),
+        ] {
+            if !(url.starts_with("https://") || url.starts_with("http://")) {
+                return Err(format!("`oauth.idp.{key}` {url:?} is not an http(s) URL"));
+            }
+        }
+        let id_token = source(
+            "idp.idTokenEnv",
+            shape.id_token_env,
+            "idp.idTokenFile",
+            shape.id_token_file,
+        )?
+        .ok_or_else(|| {
+            "`oauth.idp` needs the user's ID token: `idTokenEnv` (a variable) or `idTokenFile` (a file)".to_owned()
+        })?;
+        Ok(EnterpriseIdp {
+            issuer: shape.issuer,
+            token_endpoint: shape.token_endpoint,
+            client_id: shape.client_id,
+            client_secret: source(
+                "idp.clientSecretEnv",
+                shape.client_secret_env,
+                "idp.clientSecretFile",
+                shape.client_secret_file,
+            )?,
+            id_token,
+        })
+    }
 }
 
 /// A secret given by a variable's name or a file, not both.
@@ -360,6 +480,21 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(keyed.private_key, Some(ClientSecret::File("/k.pem".into())));
+        let enterprise = OAuthSettings::from_json(json!({
+            "grant": "enterprise_managed", "clientId": "mcp-client", "clientSecretEnv": "S",
+            "idp": {"issuer": "https://idp.example", "tokenEndpoint": "https://idp.example/token",
+                    "clientId": "tack", "idTokenFile": "/run/id-token"}
+        }))
+        .unwrap();
+        assert_eq!(
+            enterprise.idp,
+            Some(EnterpriseIdp::new(
+                "https://idp.example",
+                "https://idp.example/token",
+                "tack",
+                ClientSecret::File("/run/id-token".into())
+            ))
+        );
     }
 
     #[test]
@@ -392,6 +527,18 @@ mod tests {
                 "not both",
             ),
             (json!({"privateKeyFile": "/k"}), "needs the `clientId`"),
+            (
+                json!({"grant": "enterprise_managed", "clientId": "c"}),
+                "needs `idp`",
+            ),
+            (
+                json!({"grant": "enterprise_managed", "clientId": "c", "idp": {"issuer": "https://i", "tokenEndpoint": "https://i/t", "clientId": "x"}}),
+                "idTokenEnv",
+            ),
+            (
+                json!({"grant": "enterprise_managed", "clientId": "c", "idp": {"issuer": "i", "tokenEndpoint": "https://i/t", "clientId": "x", "idTokenEnv": "T"}}),
+                "not an http(s) URL",
+            ),
             (json!({"bogus": 1}), "bogus"),
             (json!("yes"), "`oauth`"),
         ] {
