@@ -90,9 +90,7 @@ pub async fn client(
         .call_timeout(call_timeout()?);
     // HTTP servers that ask for OAuth: signed in to on a terminal, their
     // tokens kept in the state directory.
-    if let Some(sign_in) = crate::mcp_sign_in::authorizer() {
-        options = options.authorizer(sign_in);
-    }
+    options = options.authorizer(crate::mcp_sign_in::authorizer());
     if let Some(file) = crate::mcp_sign_in::token_file() {
         options = options.token_file(file);
     }

@@ -3,7 +3,8 @@
 //! (`$BROWSER`, else `open` on macOS and `xdg-open` elsewhere); the
 //! browser comes back to tack-mcp's loopback listener on 127.0.0.1. Only
 //! where someone watches (stderr a terminal): elsewhere a server asking
-//! for a sign-in fails to start, saying so. The tokens are kept in the
+//! for a sign-in fails to start, saying to sign in once in a terminal. The
+//! tokens are kept in the
 //! state directory (`$XDG_STATE_HOME/tack/mcp-oauth.json`, or
 //! `~/.local/state/tack/mcp-oauth.json`; mode 0600), outside the workspace.
 
@@ -20,16 +21,31 @@ pub fn token_file() -> Option<PathBuf> {
     tack_agent::state_home_from_env().map(|state| state.join("tack").join("mcp-oauth.json"))
 }
 
-/// The sign-in, where stderr is a terminal.
-pub fn authorizer() -> Option<BrowserSignIn> {
-    std::io::stderr().is_terminal().then_some(BrowserSignIn)
+/// The sign-in: shown where stderr is a terminal, refused elsewhere.
+pub fn authorizer() -> BrowserSignIn {
+    BrowserSignIn {
+        watched: std::io::stderr().is_terminal(),
+    }
 }
 
 /// Prints the authorization URL and opens the browser.
-pub struct BrowserSignIn;
+pub struct BrowserSignIn {
+    /// Whether someone watches stderr.
+    watched: bool,
+}
 
 impl Authorizer for BrowserSignIn {
     fn open(&self, prompt: AuthorizationPrompt) -> BoxFuture<'static, Result<(), String>> {
+        if !self.watched {
+            let file = token_file()
+                .map(|f| format!(" in {}", f.display()))
+                .unwrap_or_default();
+            return Box::pin(async move {
+                Err(format!(
+                    "signing in needs you at a terminal (stderr is not one here): run `tack` in a terminal once and sign in; the token is kept{file} for the next sessions"
+                ))
+            });
+        }
         let url = prompt.url;
         if !(url.starts_with("https://") || url.starts_with("http://")) {
             let shown = tack_agent::escape_line(&url).into_owned();

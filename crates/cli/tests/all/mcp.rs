@@ -464,3 +464,49 @@ fn a_client_cannot_approve_what_the_servers_mode_does_not_allow() {
     assert!(!ws.join("b.txt").exists());
     assert_eq!(report["elicited"], 0, "{report}");
 }
+
+/// An HTTP server that asks for an OAuth sign-in (tack-mcp's test fixture,
+/// with its own authorization server), when stderr is not a terminal: the
+/// server fails to start, saying to sign in once in a terminal, and the run
+/// goes on without its tools.
+#[test]
+fn a_server_asking_for_a_sign_in_off_a_terminal_says_to_sign_in_at_one() {
+    let test = "oauth_off_terminal";
+    let Some(node) = node_bin("node", test) else {
+        return;
+    };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../plugins/mcp/tests/fixtures/oauth_server.mjs");
+    let mut server = std::process::Command::new(node)
+        .arg(script)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut port = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    std::fs::write(
+        ws.join(".mcp.json"),
+        json!({"mcpServers": {"guarded": {"type": "http", "url": url}}}).to_string(),
+    )
+    .unwrap();
+    tack(&ws).arg("trust").assert().success();
+    let log = log_in(&dir, "guarded");
+    let run = tack(&ws)
+        .args(["run", "读文件 README.md", "--log"])
+        .arg(&log)
+        .assert();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    run.success()
+        .stderr(predicates::str::contains(
+            "MCP server `guarded` failed to start",
+        ))
+        .stderr(predicates::str::contains(
+            "signing in needs you at a terminal",
+        ));
+}

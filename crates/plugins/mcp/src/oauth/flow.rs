@@ -1,10 +1,14 @@
 //! One server's authorization: discovery from the server's challenge, the
 //! client registration, the sign-in through the host, the token exchange,
-//! the step-up to more scopes, and the client-credentials grant. rmcp's
+//! the step-up to more scopes, and the grants without a user (client
+//! credentials, a workload's JWT, enterprise-managed). rmcp's
 //! `AuthorizationManager` does the protocol (protected resource metadata,
 //! authorization server metadata with the spec's fallbacks, dynamic client
 //! registration, PKCE S256, the `resource` parameter, the issuer checks,
-//! refreshing); this module decides when, with which client and scopes.
+//! refreshing, client credentials with a secret) and rmcp's `enterprise`
+//! module the enterprise-managed exchanges; this module decides when, with
+//! which client and scopes, and makes the two token requests rmcp has no
+//! flow for (`token_request`).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -196,7 +200,7 @@ impl OAuthSession {
     ) -> Result<(), AuthError> {
         let Some(authorizer) = self.context.authorizer.clone() else {
             return Err(AuthError::AuthorizationFailed(format!(
-                "the server at {} asks for an OAuth sign-in, and this host cannot show one (it provides no authorizer); sign in with a host that can (e.g. `tack`), or give the server a token with `headers`",
+                "the server at {} asks for an OAuth sign-in, and this host has no way to show one (it gave tack-mcp no authorizer); sign in from a host that can, or give the server a token with `headers`",
                 self.url
             )));
         };
@@ -271,8 +275,10 @@ impl OAuthSession {
             let mut config =
                 OAuthClientConfig::new(client_id, redirect_uri).with_scopes(scopes.to_vec());
             if let Some(secret) = &self.settings.client_secret {
-                config = config
-                    .with_client_secret(secret.read().map_err(AuthError::AuthorizationFailed)?);
+                let secret = secret
+                    .read()
+                    .map_err(|e| AuthError::AuthorizationFailed(format!("client secret: {e}")))?;
+                config = config.with_client_secret(secret);
             }
             return Ok(config);
         }
@@ -310,7 +316,9 @@ impl OAuthSession {
         };
         let config = ClientCredentialsConfig::ClientSecret {
             client_id: client_id.clone(),
-            client_secret: secret.read().map_err(AuthError::ClientCredentialsError)?,
+            client_secret: secret
+                .read()
+                .map_err(|e| AuthError::ClientCredentialsError(format!("client secret: {e}")))?,
             scopes: self.settings.scopes.clone(),
             resource: Some(self.url.clone()),
         };
