@@ -170,15 +170,11 @@ impl OAuthSession {
         step_up: bool,
     ) -> Vec<String> {
         let challenged = challenged_scopes(challenge.unwrap_or_default(), &self.url);
-        if step_up {
-            let mut scopes = manager.get_current_scopes().await;
-            scopes.extend(self.settings.scopes.iter().cloned());
-            return union(scopes, challenged);
+        let current = manager.get_current_scopes().await;
+        match pick_scopes(step_up, &self.settings.scopes, current, challenged) {
+            Some(scopes) => scopes,
+            None => manager.select_initial_scopes(&[]).await,
         }
-        if !self.settings.scopes.is_empty() {
-            return union(self.settings.scopes.clone(), Vec::new());
-        }
-        manager.select_initial_scopes(&[]).await
     }
 
     /// Whether a 403's `challenge` asks for scopes not asked for yet (a
@@ -509,6 +505,23 @@ pub(crate) fn challenged_scopes(challenge: &str, url: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The scopes of a sign-in, when they do not come from discovery (`None`:
+/// rmcp's initial selection, the challenge's `scope`, else the protected
+/// resource metadata's `scopes_supported`, else none): on a step-up, those
+/// asked for before, the settings' and the `challenged` ones; otherwise the
+/// settings' if any.
+fn pick_scopes(
+    step_up: bool,
+    configured: &[String],
+    current: Vec<String>,
+    challenged: Vec<String>,
+) -> Option<Vec<String>> {
+    if step_up {
+        return Some(union(union(current, configured.to_vec()), challenged));
+    }
+    (!configured.is_empty()).then(|| union(configured.to_vec(), Vec::new()))
+}
+
 /// `first` then the scopes of `then` not in it, each once.
 fn union(first: Vec<String>, then: Vec<String>) -> Vec<String> {
     let mut all: Vec<String> = Vec::new();
@@ -535,6 +548,39 @@ mod tests {
             ["mcp:read", "mcp:write"]
         );
         assert!(challenged_scopes("Bearer realm=\"x\"", url).is_empty());
+    }
+
+    fn strings(all: &[&str]) -> Vec<String> {
+        all.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn scopes_come_from_the_settings_or_discovery_and_a_step_up_adds_to_them() {
+        // No settings: discovery chooses (the challenge, then the metadata).
+        assert_eq!(
+            pick_scopes(false, &[], vec![], strings(&["mcp:read"])),
+            None
+        );
+        // The settings' scopes replace the server's, each once.
+        assert_eq!(
+            pick_scopes(
+                false,
+                &strings(&["a", "b", "a"]),
+                vec![],
+                strings(&["mcp:read"])
+            ),
+            Some(strings(&["a", "b"]))
+        );
+        // A step-up keeps what was asked for and adds what the 403 names.
+        assert_eq!(
+            pick_scopes(
+                true,
+                &strings(&["a"]),
+                strings(&["mcp:read", "a"]),
+                strings(&["mcp:read", "mcp:write"])
+            ),
+            Some(strings(&["mcp:read", "a", "mcp:write"]))
+        );
     }
 
     #[test]
