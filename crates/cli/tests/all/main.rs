@@ -12,6 +12,7 @@ mod hardening;
 mod hooks;
 mod interrupt;
 mod mcp;
+mod mcp_https;
 mod mcp_serve;
 mod models;
 mod persistence;
