@@ -240,9 +240,7 @@ impl AgentHooks {
             session_start: Waterfall::new(SESSION_START, |_| async { Vec::new() }),
             session_end: Waterfall::new(SESSION_END, |_| async {}),
             notification: Waterfall::new(NOTIFICATION, |_| async {}),
-            post_tool_batch: Waterfall::new(POST_TOOL_BATCH, |_| async {
-                BatchDecision::accept()
-            }),
+            post_tool_batch: Waterfall::new(POST_TOOL_BATCH, |_| async { BatchDecision::accept() }),
             stop_failure: Waterfall::new(STOP_FAILURE, |_| async {}),
             turn_end: Default::default(),
         }

@@ -183,8 +183,16 @@ async fn a_batch_listener_sees_the_whole_batch_once_and_its_context_follows_the_
         let sink = sink.clone();
         async move {
             sink.lock().push((
-                input.calls.iter().map(|c| c.call_id.to_string()).collect::<Vec<_>>(),
-                input.outcomes.iter().map(|o| o.call_id.to_string()).collect::<Vec<_>>(),
+                input
+                    .calls
+                    .iter()
+                    .map(|c| c.call_id.to_string())
+                    .collect::<Vec<_>>(),
+                input
+                    .outcomes
+                    .iter()
+                    .map(|o| o.call_id.to_string())
+                    .collect::<Vec<_>>(),
             ));
             next.run(input).await.add_context("lint the files next")
         }
@@ -198,7 +206,10 @@ async fn a_batch_listener_sees_the_whole_batch_once_and_its_context_follows_the_
     );
     assert_eq!(
         *seen.lock(),
-        [(vec!["c1".to_owned(), "c2".to_owned()], vec!["c1".to_owned(), "c2".to_owned()])]
+        [(
+            vec!["c1".to_owned(), "c2".to_owned()],
+            vec!["c1".to_owned(), "c2".to_owned()]
+        )]
     );
     let history = agent.history();
     let context = history
@@ -227,7 +238,9 @@ async fn a_batch_listener_that_stops_ends_the_turn_before_the_model_is_asked_aga
         .build();
     assert_eq!(agent.run("go").await.unwrap(), RunEnd::Concluded);
     // The reason stays in the history; the model's answer was never asked for.
-    assert!(matches!(agent.history().last(), Some(Message::Context(c)) if format!("{c:?}").contains("review first")));
+    assert!(
+        matches!(agent.history().last(), Some(Message::Context(c)) if format!("{c:?}").contains("review first"))
+    );
     let events = events.lock().clone();
     assert!(!events.iter().any(|e| matches!(e, Event::Assistant { .. })));
     assert!(events.iter().any(|e| matches!(

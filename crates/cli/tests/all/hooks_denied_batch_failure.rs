@@ -113,7 +113,10 @@ fn permission_denied_matches_the_tool_name_and_its_exit_2_changes_nothing() {
     .success();
     assert_eq!(case.results()[0]["error"]["code"], "DENIED");
     assert_eq!(seen(&bash_seen).len(), 1, "the Bash group runs");
-    assert!(seen(&write_seen).is_empty(), "the Write|Edit group does not");
+    assert!(
+        seen(&write_seen).is_empty(),
+        "the Write|Edit group does not"
+    );
     // Exit 2 neither undoes the denial nor says anything to the model: it
     // is reported as a warning and ignored.
     assert!(of_type(&case.log, "context/deferred").is_empty());
@@ -137,8 +140,7 @@ fn permission_denied_does_not_run_for_a_deny_rule_or_a_pre_tool_use_hook() {
     let script = recorder(&case, "denied.sh", &seen_at, "");
     let mut settings = hook("PermissionDenied", "", &script);
     settings["permissions"] = json!({"deny": ["Bash(rm:*)"]});
-    settings["hooks"]["PreToolUse"] =
-        json!([{"matcher": "Write", "hooks": [{"type": "command", "command": "echo no >&2; exit 2"}]}]);
+    settings["hooks"]["PreToolUse"] = json!([{"matcher": "Write", "hooks": [{"type": "command", "command": "echo no >&2; exit 2"}]}]);
     let settings = case.settings("s.json", &settings);
     case.run(
         &json!([
@@ -158,8 +160,7 @@ fn permission_denied_does_not_run_for_a_deny_rule_or_a_pre_tool_use_hook() {
 }
 
 #[test]
-fn post_tool_batch_gets_the_whole_batch_once_and_its_context_comes_before_the_next_model_call()
-{
+fn post_tool_batch_gets_the_whole_batch_once_and_its_context_comes_before_the_next_model_call() {
     let case = Case::new();
     std::fs::write(case.ws.join("notes.txt"), "remember the milk\n").unwrap();
     let seen_at = case.dir.path().join("seen.jsonl");
@@ -198,7 +199,10 @@ fn post_tool_batch_gets_the_whole_batch_once_and_its_context_comes_before_the_ne
     assert_eq!(calls[1]["tool_name"], "Read");
     assert_eq!(calls[1]["tool_use_id"], "c2");
     let path = calls[1]["tool_input"]["file_path"].as_str().unwrap();
-    assert!(path.starts_with('/') && path.ends_with("/notes.txt"), "{input}");
+    assert!(
+        path.starts_with('/') && path.ends_with("/notes.txt"),
+        "{input}"
+    );
     // `tool_response` is the text the model reads as the result.
     let results = case.results();
     for (call, result) in calls.iter().zip(&results) {
@@ -222,7 +226,10 @@ fn post_tool_batch_gets_the_whole_batch_once_and_its_context_comes_before_the_ne
         "Run the tests before you finish."
     );
     let log = records(&case.log);
-    let last_result = log.iter().rposition(|r| r["type"] == "tool/result").unwrap();
+    let last_result = log
+        .iter()
+        .rposition(|r| r["type"] == "tool/result")
+        .unwrap();
     let context = position(&case.log, "context/hook");
     assert!(last_result < context && context < position(&case.log, "assistant"));
 }
@@ -230,7 +237,10 @@ fn post_tool_batch_gets_the_whole_batch_once_and_its_context_comes_before_the_ne
 #[test]
 fn post_tool_batch_exit_2_or_block_stops_the_agent_before_the_model_is_asked_again() {
     for (then, reason) in [
-        ("echo 'Review the diff first.' >&2; exit 2", "Review the diff first."),
+        (
+            "echo 'Review the diff first.' >&2; exit 2",
+            "Review the diff first.",
+        ),
         (
             r#"echo '{"decision": "block", "reason": "The build is red."}'"#,
             "The build is red.",
@@ -335,8 +345,14 @@ fn stop_failure_gets_the_model_error_and_its_matcher_selects_the_kind() {
         "{input}"
     );
     assert!(input["session_id"].is_string() && input["transcript_path"].is_string());
-    assert!(seen_is_empty(&rate_seen), "the rate_limit group must not run");
-    assert!(seen_is_empty(&stop_seen), "StopFailure runs instead of Stop");
+    assert!(
+        seen_is_empty(&rate_seen),
+        "the rate_limit group must not run"
+    );
+    assert!(
+        seen_is_empty(&stop_seen),
+        "StopFailure runs instead of Stop"
+    );
     // Its exit 2 is reported as a warning and blocks nothing; its JSON is
     // not read (no stop reported).
     let reports = of_type(&case.log, "hook/report");

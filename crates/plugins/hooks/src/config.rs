@@ -572,8 +572,7 @@ impl Reader<'_> {
                 ),
             );
         }
-        if event.has_no_matcher() && !matches!(compiled, Matcher::All)
-        {
+        if event.has_no_matcher() && !matches!(compiled, Matcher::All) {
             self.warn(
                 &format!("{at}.matcher"),
                 &format!("{event} has no matcher in Claude Code; it is ignored and the hooks run for every {event}"),

@@ -74,7 +74,11 @@ async fn permission_denied_runs_when_no_one_could_approve_and_not_when_the_user_
         assert_eq!(out.error_code(), Some(ErrorCode::Denied), "{approval:?}");
         let recorded = bed.path().join("denied.json");
         assert_eq!(recorded.exists(), runs, "{approval:?}");
-        assert_eq!(retry_notes(out.outcome()).len(), usize::from(runs), "{approval:?}");
+        assert_eq!(
+            retry_notes(out.outcome()).len(),
+            usize::from(runs),
+            "{approval:?}"
+        );
         if runs {
             let input: Value =
                 serde_json::from_str(&std::fs::read_to_string(&recorded).unwrap()).unwrap();
@@ -95,10 +99,16 @@ async fn permission_denied_retry_false_or_plain_output_says_nothing_to_the_model
         "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PermissionDenied\", \"additionalContext\": \"may retry later\"}}'",
     ] {
         let denied = format!("#!/bin/sh\ncat >/dev/null\n{answer}\n");
-        let bed = Bed::new(&[("ask.sh", ASK), ("denied.sh", &denied)], asking_and_recording);
+        let bed = Bed::new(
+            &[("ask.sh", ASK), ("denied.sh", &denied)],
+            asking_and_recording,
+        );
         let out = bed.call("bash", json!({"command": "make deploy"})).await;
         assert_eq!(out.error_code(), Some(ErrorCode::Denied));
-        assert!(out.outcome().deferred_context.is_empty(), "{answer}: {out:?}");
+        assert!(
+            out.outcome().deferred_context.is_empty(),
+            "{answer}: {out:?}"
+        );
     }
 }
 
@@ -136,10 +146,9 @@ async fn post_tool_batch_sees_every_call_with_the_text_the_model_reads() {
         let check = bed.hooks().post_tool_batch(&calls, &outcomes).await;
         assert_eq!(check.context, ["lint next"]);
         assert_eq!(check.stop, None);
-        let input: Value = serde_json::from_str(
-            &std::fs::read_to_string(bed.path().join("batch.json")).unwrap(),
-        )
-        .unwrap();
+        let input: Value =
+            serde_json::from_str(&std::fs::read_to_string(bed.path().join("batch.json")).unwrap())
+                .unwrap();
         let seen = &input["tool_calls"];
         assert_eq!(seen[0]["tool_use_id"], "c1");
         assert_eq!(seen[0]["tool_input"]["command"], "cargo test");
@@ -164,7 +173,11 @@ async fn post_tool_batch_sees_every_call_with_the_text_the_model_reads() {
 #[tokio::test]
 async fn post_tool_batch_stops_on_exit_2_block_continue_false_and_fail_closed_errors() {
     for (command, fail_closed, reason) in [
-        ("echo 'fix the build' >&2; exit 2", false, "fix the build".to_owned()),
+        (
+            "echo 'fix the build' >&2; exit 2",
+            false,
+            "fix the build".to_owned(),
+        ),
         (
             "echo '{\"decision\": \"block\", \"reason\": \"tests are red\"}'",
             false,
@@ -182,9 +195,10 @@ async fn post_tool_batch_stops_on_exit_2_block_continue_false_and_fail_closed_er
                 .to_owned(),
         ),
     ] {
-        let bed = Bed::new(&[], |_| {
-            json!({"hooks": {"PostToolBatch": [{"hooks": [{"type": "command", "command": command, "failClosed": fail_closed}]}]}})
-        });
+        let bed = Bed::new(
+            &[],
+            |_| json!({"hooks": {"PostToolBatch": [{"hooks": [{"type": "command", "command": command, "failClosed": fail_closed}]}]}}),
+        );
         let (calls, outcomes) = batch();
         let check = bed.hooks().post_tool_batch(&calls, &outcomes).await;
         assert_eq!(check.stop.as_deref(), Some(reason.as_str()), "{command}");
@@ -193,7 +207,10 @@ async fn post_tool_batch_stops_on_exit_2_block_continue_false_and_fail_closed_er
     // An error of a hook that fails open stops nothing.
     let bed = Bed::new(&[], |_| one("PostToolBatch", "", "exit 1".into()));
     let (calls, outcomes) = batch();
-    assert_eq!(bed.hooks().post_tool_batch(&calls, &outcomes).await.stop, None);
+    assert_eq!(
+        bed.hooks().post_tool_batch(&calls, &outcomes).await.stop,
+        None
+    );
 }
 
 #[tokio::test]
@@ -205,13 +222,16 @@ async fn stop_failure_matches_the_error_kind_and_sends_the_error_fields() {
         ]}})
     });
     bed.hooks()
-        .stop_failure("rate_limit", "429 slow down", "the model endpoint answered HTTP 429")
+        .stop_failure(
+            "rate_limit",
+            "429 slow down",
+            "the model endpoint answered HTTP 429",
+        )
         .await;
     assert!(!bed.path().join("server.json").exists());
-    let input: Value = serde_json::from_str(
-        &std::fs::read_to_string(bed.path().join("limit.json")).unwrap(),
-    )
-    .unwrap();
+    let input: Value =
+        serde_json::from_str(&std::fs::read_to_string(bed.path().join("limit.json")).unwrap())
+            .unwrap();
     assert_eq!(input["hook_event_name"], "StopFailure");
     assert_eq!(input["error"], "rate_limit");
     assert_eq!(input["error_details"], "429 slow down");
@@ -220,7 +240,9 @@ async fn stop_failure_matches_the_error_kind_and_sends_the_error_fields() {
         "the model endpoint answered HTTP 429"
     );
     // Exit 2 blocks nothing: reported as a warning.
-    bed.hooks().stop_failure("server_error", "500", "HTTP 500").await;
+    bed.hooks()
+        .stop_failure("server_error", "500", "HTTP 500")
+        .await;
     assert!(bed.path().join("server.json").exists());
     let reports = bed.reports();
     assert!(
