@@ -460,7 +460,9 @@ impl Agent {
             concluded |= outcome.concluded_turn;
         }
         self.push_contexts(&outcomes)?;
-        if let Some(calls) = batch {
+        if let Some(calls) = batch
+            && !self.cancel.is_cancelled()
+        {
             self.after_batch(calls, outcomes).await?;
         }
         Ok(StepOutcome::ToolsRan {
@@ -520,7 +522,9 @@ impl Agent {
             }
         }
         self.push_contexts(&outcomes)?;
-        if let Some(calls) = batch {
+        if let Some(calls) = batch
+            && !self.cancel.is_cancelled()
+        {
             self.after_batch(calls, outcomes).await?;
         }
         Ok((count, self.hooks.take_turn_end()))
@@ -546,7 +550,8 @@ impl Agent {
     }
 
     /// Tells the `agent/post-tool-batch` listeners that every call of a
-    /// batch is answered: the context they return follows the results, and
+    /// batch is answered (not when the turn was cancelled: the model is not
+    /// asked again anyway): the context they return follows the results, and
     /// a stop they ask for ends the turn once the batch is answered (its
     /// reason stays in the history, after the context). A failing listener
     /// adds nothing.

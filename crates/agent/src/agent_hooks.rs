@@ -294,7 +294,8 @@ impl AgentHooks {
 
     /// `agent/post-tool-batch`: after every call of a model's batch is
     /// answered and its results are in the history, before the model is
-    /// asked again (also after [`Agent::rerun`](crate::Agent::rerun)).
+    /// asked again (also after [`Agent::rerun`](crate::Agent::rerun); not
+    /// when the turn was cancelled).
     pub fn post_tool_batch(&self) -> &PostToolBatchHook {
         &self.post_tool_batch
     }
