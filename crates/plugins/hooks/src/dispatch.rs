@@ -375,11 +375,6 @@ impl Inner {
             answer.json = None;
             answer.plain = None;
         }
-        // Claude Code ignores a StopFailure hook's output.
-        if event == HookEvent::StopFailure {
-            answer.json = None;
-            answer.plain = None;
-        }
         if let Some(message) = answer.field("systemMessage") {
             let message = message.to_owned();
             self.report(event, &run.command, ReportLevel::Message, message);
