@@ -217,7 +217,7 @@ async fn post_tool_batch_stops_on_exit_2_block_continue_false_and_fail_closed_er
 async fn stop_failure_matches_the_error_kind_and_sends_the_error_fields() {
     let bed = Bed::new(&[], |_| {
         json!({"hooks": {"StopFailure": [
-            {"matcher": "rate_limit|overloaded", "hooks": [{"type": "command", "command": "cat > \"$TACK_PROJECT_DIR/limit.json\""}]},
+            {"matcher": "rate_limit|overloaded", "hooks": [{"type": "command", "command": "cat > \"$TACK_PROJECT_DIR/limit.json\"; echo '{\"systemMessage\": \"paged the on-call\"}'"}]},
             {"matcher": "server_error", "hooks": [{"type": "command", "command": "cat > \"$TACK_PROJECT_DIR/server.json\"; exit 2"}]}
         ]}})
     });
@@ -238,6 +238,14 @@ async fn stop_failure_matches_the_error_kind_and_sends_the_error_fields() {
     assert_eq!(
         input["last_assistant_message"],
         "the model endpoint answered HTTP 429"
+    );
+    // Its output is not read (as in Claude Code): no systemMessage shown.
+    assert!(
+        !bed.reports()
+            .iter()
+            .any(|r| r.contains("paged the on-call")),
+        "{:?}",
+        bed.reports()
     );
     // Exit 2 blocks nothing: reported as a warning.
     bed.hooks()
