@@ -10,6 +10,7 @@ mod command_rules;
 mod demo;
 mod hardening;
 mod hooks;
+mod hooks_denied_batch_failure;
 mod interrupt;
 mod mcp;
 mod mcp_https;
