@@ -8,7 +8,10 @@ use tack_core::tool::{ContentBlock, DeferredContext, Outcome, ToolCall, joined_t
 use tack_pipeline::{Pipeline, TurnScheduler};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent_hooks::{AgentHooks, PromptSubmit, SessionEndInput, SessionStartInput, StopCheck};
+use crate::agent_hooks::{
+    AgentHooks, ModelFailure, PromptSubmit, SessionEndInput, SessionStartInput, StopCheck,
+    ToolBatch,
+};
 use crate::event::{Event, EventBus, TurnEndReason};
 use crate::log::writer::LogError;
 use crate::message::{Message, Reply};
@@ -431,6 +434,11 @@ impl Agent {
         }
         self.history.push(Message::ToolCalls(calls.clone()));
         let count = calls.len();
+        let batch = self
+            .hooks
+            .post_tool_batch()
+            .has_listeners(None)
+            .then(|| calls.clone());
         let outcomes = self
             .scheduler
             .run_turn(calls, self.cancel.child_token())
@@ -452,6 +460,11 @@ impl Agent {
             concluded |= outcome.concluded_turn;
         }
         self.push_contexts(&outcomes)?;
+        if let Some(calls) = batch
+            && !self.cancel.is_cancelled()
+        {
+            self.after_batch(calls, outcomes).await?;
+        }
         Ok(StepOutcome::ToolsRan {
             calls: count,
             concluded,
@@ -484,6 +497,11 @@ impl Agent {
             return Ok((0, None));
         }
         let count = calls.len();
+        let batch = self
+            .hooks
+            .post_tool_batch()
+            .has_listeners(None)
+            .then(|| calls.clone());
         let outcomes = self
             .scheduler
             .run_turn(calls, self.cancel.child_token())
@@ -504,6 +522,11 @@ impl Agent {
             }
         }
         self.push_contexts(&outcomes)?;
+        if let Some(calls) = batch
+            && !self.cancel.is_cancelled()
+        {
+            self.after_batch(calls, outcomes).await?;
+        }
         Ok((count, self.hooks.take_turn_end()))
     }
 
@@ -522,6 +545,35 @@ impl Agent {
                 })?;
                 self.history.push(Message::Context(context.clone()));
             }
+        }
+        Ok(())
+    }
+
+    /// Tells the `agent/post-tool-batch` listeners that every call of a
+    /// batch is answered (not when the turn was cancelled: the model is not
+    /// asked again anyway): the context they return follows the results, and
+    /// a stop they ask for ends the turn once the batch is answered (its
+    /// reason stays in the history, after the context). A failing listener
+    /// adds nothing.
+    async fn after_batch(
+        &mut self,
+        calls: Vec<ToolCall>,
+        outcomes: Vec<Arc<Outcome>>,
+    ) -> Result<(), AgentError> {
+        let hook = self.hooks.post_tool_batch().clone();
+        let decision = match hook.dispatch(None, ToolBatch { calls, outcomes }).await {
+            Ok(decision) => decision,
+            Err(error) => {
+                tracing::error!(%error, "an agent/post-tool-batch listener failed");
+                return Ok(());
+            }
+        };
+        for text in decision.context {
+            self.push_hook_context("PostToolBatch", text)?;
+        }
+        if let Some(reason) = decision.stop {
+            self.push_hook_context("PostToolBatch", reason.clone())?;
+            self.hooks.request_turn_end(reason);
         }
         Ok(())
     }
@@ -584,7 +636,15 @@ impl Agent {
         }
         let mut stop_hook_active = false;
         for steps in 1..=self.max_steps {
-            let (end, reason) = match self.step().await? {
+            let step = match self.step().await {
+                Ok(step) => step,
+                Err(AgentError::Model(error)) => {
+                    self.model_failed(&error).await;
+                    return Err(AgentError::Model(error));
+                }
+                Err(error) => return Err(error),
+            };
+            let (end, reason) = match step {
                 StepOutcome::Answered(text) => {
                     if steps < self.max_steps
                         && let Some(reason) = self.keep_going(&text, stop_hook_active).await
@@ -623,6 +683,23 @@ impl Agent {
 }
 
 impl Agent {
+    /// Tells the `agent/stop-failure` listeners that the turn ends on
+    /// `error` (a failing listener is logged and ignored).
+    async fn model_failed(&self, error: &ModelError) {
+        let hook = self.hooks.stop_failure();
+        if !hook.has_listeners(None) {
+            return;
+        }
+        let input = ModelFailure {
+            kind: error.kind().to_owned(),
+            details: error.details(),
+            message: error.to_string(),
+        };
+        if let Err(error) = hook.dispatch(None, input).await {
+            tracing::error!(%error, "an agent/stop-failure listener failed");
+        }
+    }
+
     /// Asks the `agent/stop` listeners whether to go on after `answer`.
     async fn keep_going(&self, answer: &str, stop_hook_active: bool) -> Option<String> {
         let hook = self.hooks.stop();

@@ -1,12 +1,16 @@
-//! The agent's own hook points: a prompt is submitted, the agent is about to
-//! stop, a session starts or ends, the user is needed.
+//! The agent's own hook points: a prompt is submitted, a batch of tool
+//! calls is answered, the agent is about to stop, a turn ends on a model
+//! error, a session starts or ends, the user is needed.
 //!
 //! They are waterfalls like the tool hook points: a listener gets the input
 //! and `next`, and returns a decision (or delegates). A panicking listener
 //! fails closed where that is safe (a prompt is blocked) and is ignored
 //! where it is not (the agent stops, no context is added).
 
+use std::sync::Arc;
+
 use tack_core::hook::Waterfall;
+use tack_core::tool::{Outcome, ToolCall};
 
 /// Name of the prompt hook point.
 pub const USER_PROMPT_SUBMIT: &str = "agent/user-prompt-submit";
@@ -18,6 +22,10 @@ pub const SESSION_START: &str = "agent/session-start";
 pub const SESSION_END: &str = "agent/session-end";
 /// Name of the notification hook point.
 pub const NOTIFICATION: &str = "agent/notification";
+/// Name of the tool-batch hook point.
+pub const POST_TOOL_BATCH: &str = "agent/post-tool-batch";
+/// Name of the model-failure hook point.
+pub const STOP_FAILURE: &str = "agent/stop-failure";
 
 /// The user's prompt, before it reaches the history or the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,6 +98,64 @@ impl StopDecision {
     }
 }
 
+/// A batch of tool calls the model made in one step, every call answered:
+/// the results are in the history, and the model is not asked yet.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ToolBatch {
+    /// The calls, as the model made them, in its order.
+    pub calls: Vec<ToolCall>,
+    /// Their outcomes, one per call, in the same order.
+    pub outcomes: Vec<Arc<Outcome>>,
+}
+
+/// What the batch's listeners decided: context for the model, or the end
+/// of the turn.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BatchDecision {
+    /// Context added after the batch's results, before the model is asked
+    /// again.
+    pub context: Vec<String>,
+    /// End the turn instead of asking the model again, for this reason
+    /// (added to the history after the context, so the model reads it when
+    /// the conversation goes on).
+    pub stop: Option<String>,
+}
+
+impl BatchDecision {
+    /// Ask the model again, adding nothing.
+    pub fn accept() -> Self {
+        Self::default()
+    }
+
+    /// Add context after the batch's results.
+    pub fn add_context(mut self, context: impl Into<String>) -> Self {
+        self.context.push(context.into());
+        self
+    }
+
+    /// End the turn with `reason` (the first reason given is kept).
+    pub fn stop(mut self, reason: impl Into<String>) -> Self {
+        self.stop.get_or_insert_with(|| reason.into());
+        self
+    }
+}
+
+/// A turn ends because the model could not answer (after the model's own
+/// retries).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ModelFailure {
+    /// The kind of error ([`ModelError::kind`](crate::ModelError::kind)):
+    /// `rate_limit`, `authentication_failed`, `server_error`, ….
+    pub kind: String,
+    /// Its details ([`ModelError::details`](crate::ModelError::details)).
+    pub details: String,
+    /// The error as the user is shown it.
+    pub message: String,
+}
+
 /// A session starts (`startup`) or resumes (`resume`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -126,6 +192,10 @@ pub type SessionStartHook = Waterfall<SessionStartInput, Vec<String>>;
 pub type SessionEndHook = Waterfall<SessionEndInput, ()>;
 /// `agent/notification`.
 pub type NotificationHook = Waterfall<NotificationInput, ()>;
+/// `agent/post-tool-batch`.
+pub type PostToolBatchHook = Waterfall<ToolBatch, BatchDecision>;
+/// `agent/stop-failure`: observers only.
+pub type StopFailureHook = Waterfall<ModelFailure, ()>;
 
 /// The agent's hook points (cheap to clone: clones share the listeners).
 ///
@@ -147,6 +217,8 @@ pub struct AgentHooks {
     session_start: SessionStartHook,
     session_end: SessionEndHook,
     notification: NotificationHook,
+    post_tool_batch: PostToolBatchHook,
+    stop_failure: StopFailureHook,
     /// A request to end the turn after the current tool batch.
     turn_end: std::sync::Arc<parking_lot::Mutex<Option<String>>>,
 }
@@ -168,6 +240,8 @@ impl AgentHooks {
             session_start: Waterfall::new(SESSION_START, |_| async { Vec::new() }),
             session_end: Waterfall::new(SESSION_END, |_| async {}),
             notification: Waterfall::new(NOTIFICATION, |_| async {}),
+            post_tool_batch: Waterfall::new(POST_TOOL_BATCH, |_| async { BatchDecision::accept() }),
+            stop_failure: Waterfall::new(STOP_FAILURE, |_| async {}),
             turn_end: Default::default(),
         }
     }
@@ -216,6 +290,20 @@ impl AgentHooks {
     /// `agent/notification`.
     pub fn notification(&self) -> &NotificationHook {
         &self.notification
+    }
+
+    /// `agent/post-tool-batch`: after every call of a model's batch is
+    /// answered and its results are in the history, before the model is
+    /// asked again (also after [`Agent::rerun`](crate::Agent::rerun); not
+    /// when the turn was cancelled).
+    pub fn post_tool_batch(&self) -> &PostToolBatchHook {
+        &self.post_tool_batch
+    }
+
+    /// `agent/stop-failure`: a turn ends because the model could not
+    /// answer; what the listeners do changes nothing.
+    pub fn stop_failure(&self) -> &StopFailureHook {
+        &self.stop_failure
     }
 
     /// Tells the `agent/notification` listeners (a panicking one is logged

@@ -74,9 +74,11 @@ pub use agent::{
     DEFAULT_SYSTEM_PROMPT, IMAGE_CONTEXT_SOURCE, RunEnd, StepOutcome,
 };
 pub use agent_hooks::{
-    AgentHooks, NOTIFICATION, NotificationHook, NotificationInput, PromptDecision, PromptSubmit,
-    SESSION_END, SESSION_START, STOP, SessionEndHook, SessionEndInput, SessionStartHook,
-    SessionStartInput, StopCheck, StopDecision, StopHook, USER_PROMPT_SUBMIT, UserPromptSubmitHook,
+    AgentHooks, BatchDecision, ModelFailure, NOTIFICATION, NotificationHook, NotificationInput,
+    POST_TOOL_BATCH, PostToolBatchHook, PromptDecision, PromptSubmit, SESSION_END, SESSION_START,
+    STOP, STOP_FAILURE, SessionEndHook, SessionEndInput, SessionStartHook, SessionStartInput,
+    StopCheck, StopDecision, StopFailureHook, StopHook, ToolBatch, USER_PROMPT_SUBMIT,
+    UserPromptSubmitHook,
 };
 pub use approval::{LoggedApprover, UnattendedApprover};
 pub use escape::{escape_block, escape_line, is_unsafe_char};

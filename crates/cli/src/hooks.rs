@@ -214,6 +214,40 @@ pub fn attach(hooks: &Hooks, agent_hooks: &AgentHooks) {
             })
             .forget();
     }
+    if hooks.handles(HookEvent::PostToolBatch) {
+        let h = hooks.clone();
+        agent_hooks
+            .post_tool_batch()
+            .tap(LISTENER, move |input, next| {
+                let h = h.clone();
+                async move {
+                    let check = h.post_tool_batch(&input.calls, &input.outcomes).await;
+                    let mut decision = next.run(input).await;
+                    for context in check.context {
+                        decision = decision.add_context(context);
+                    }
+                    if let Some(reason) = check.stop {
+                        decision = decision.stop(reason);
+                    }
+                    decision
+                }
+            })
+            .forget();
+    }
+    if hooks.handles(HookEvent::StopFailure) {
+        let h = hooks.clone();
+        agent_hooks
+            .stop_failure()
+            .tap(LISTENER, move |input, next| {
+                let h = h.clone();
+                async move {
+                    h.stop_failure(&input.kind, &input.details, &input.message)
+                        .await;
+                    next.run(input).await;
+                }
+            })
+            .forget();
+    }
     if hooks.handles(HookEvent::SessionStart) {
         let h = hooks.clone();
         agent_hooks

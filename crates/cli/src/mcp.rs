@@ -87,6 +87,7 @@ pub async fn client(
     let check = recheck(root, files.iter().chain(&settings.defining));
     let mut options = ClientOptions::default()
         .before_start(check)
+        .startup_timeout(startup_timeout()?)
         .call_timeout(call_timeout()?);
     // HTTP servers that ask for OAuth: signed in to on a terminal, their
     // tokens kept in the state directory.
@@ -109,16 +110,49 @@ pub async fn client(
 /// limit.
 pub const TOOL_TIMEOUT_VAR: &str = "MCP_TOOL_TIMEOUT";
 
+/// The environment variable that sets how long an MCP server may take to
+/// start (answer `initialize` and `tools/list`), in milliseconds (as Claude
+/// Code reads it).
+pub const STARTUP_TIMEOUT_VAR: &str = "MCP_TIMEOUT";
+
 /// The deadline of one MCP tool call: `MCP_TOOL_TIMEOUT` (milliseconds,
 /// `0` for none), else tack-mcp's default (10 minutes).
 fn call_timeout() -> Result<Option<std::time::Duration>, String> {
-    let Ok(text) = std::env::var(TOOL_TIMEOUT_VAR) else {
-        return Ok(Some(tack_mcp::DEFAULT_CALL_TIMEOUT));
+    match millis(
+        TOOL_TIMEOUT_VAR,
+        "the MCP tool call deadline",
+        "120000 (0 for none)",
+    )? {
+        None => Ok(Some(tack_mcp::DEFAULT_CALL_TIMEOUT)),
+        Some(ms) => Ok((ms > 0).then(|| std::time::Duration::from_millis(ms))),
+    }
+}
+
+/// How long a server may take to start: `MCP_TIMEOUT` (milliseconds), else
+/// tack-mcp's default (30 s).
+fn startup_timeout() -> Result<std::time::Duration, String> {
+    match millis(
+        STARTUP_TIMEOUT_VAR,
+        "how long an MCP server may take to start",
+        "10000",
+    )? {
+        None => Ok(ClientOptions::default().startup_timeout),
+        Some(0) => Err(format!(
+            "{STARTUP_TIMEOUT_VAR}=0: a server needs some time to start; give milliseconds, e.g. {STARTUP_TIMEOUT_VAR}=10000"
+        )),
+        Some(ms) => Ok(std::time::Duration::from_millis(ms)),
+    }
+}
+
+/// The milliseconds in environment variable `var`, when it is set.
+fn millis(var: &str, what: &str, example: &str) -> Result<Option<u64>, String> {
+    let Ok(text) = std::env::var(var) else {
+        return Ok(None);
     };
-    let ms: u64 = text.trim().parse().map_err(|_| {
-        format!("{TOOL_TIMEOUT_VAR}={text:?}: give the MCP tool call deadline in milliseconds, e.g. {TOOL_TIMEOUT_VAR}=120000 (0 for none)")
-    })?;
-    Ok((ms > 0).then(|| std::time::Duration::from_millis(ms)))
+    text.trim()
+        .parse()
+        .map(Some)
+        .map_err(|_| format!("{var}={text:?}: give {what} in milliseconds, e.g. {var}={example}"))
 }
 
 /// The check before each start of a stdio server (restarts after a crash

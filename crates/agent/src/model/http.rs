@@ -281,6 +281,10 @@ pub(crate) async fn body_text(
 /// An HTTP client with `timeout` for connecting and for every read (a
 /// stream may run longer as long as it keeps arriving).
 pub(crate) fn client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
+    // reqwest's rustls needs a process-wide crypto provider: rustls's `ring`
+    // one, unless the host installed another first (then this changes
+    // nothing).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .connect_timeout(timeout)
         .read_timeout(timeout)

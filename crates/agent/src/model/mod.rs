@@ -105,3 +105,47 @@ pub enum ModelError {
         turns: usize,
     },
 }
+
+impl ModelError {
+    /// The kind of error, by the names Claude Code gives a turn's API
+    /// errors (a `StopFailure` hook's `error`): `rate_limit` (HTTP 429),
+    /// `overloaded` (529), `authentication_failed` (401, 403),
+    /// `billing_error` (402), `model_not_found` (404), `invalid_request`
+    /// (other 4xx, and a configuration tack refuses), `server_error` (5xx,
+    /// no answer in time, a malformed answer) or `unknown` (the endpoint
+    /// could not be reached, a script with no turn left).
+    ///
+    /// ```
+    /// use tack_agent::ModelError;
+    /// let e = ModelError::Http { url: "u".into(), status: 429, body: "slow down".into(), hint: String::new() };
+    /// assert_eq!(e.kind(), "rate_limit");
+    /// assert_eq!(ModelError::ScriptExhausted { turns: 1 }.kind(), "unknown");
+    /// ```
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ModelError::Http { status, .. } => match status {
+                429 => "rate_limit",
+                529 => "overloaded",
+                401 | 403 => "authentication_failed",
+                402 => "billing_error",
+                404 => "model_not_found",
+                400..=499 => "invalid_request",
+                500..=599 => "server_error",
+                _ => "unknown",
+            },
+            ModelError::Config(_) => "invalid_request",
+            ModelError::Timeout { .. } | ModelError::Malformed(_) => "server_error",
+            ModelError::Transport { .. } | ModelError::ScriptExhausted { .. } => "unknown",
+        }
+    }
+
+    /// The details of the error: for an HTTP error its status and the
+    /// start of the provider's message (`429 rate limit exceeded`), else
+    /// the error's text.
+    pub fn details(&self) -> String {
+        match self {
+            ModelError::Http { status, body, .. } => format!("{status} {body}"),
+            other => other.to_string(),
+        }
+    }
+}

@@ -1,5 +1,7 @@
 //! The agent hook points: a prompt blocked or given context, a stop turned
-//! into one more step, session start and end.
+//! into one more step, session start and end, a batch's listeners adding
+//! context or ending the turn, a model error told to the stop-failure
+//! listeners.
 
 use std::sync::Arc;
 
@@ -153,4 +155,131 @@ async fn session_start_adds_context_and_session_end_runs() {
     assert!(matches!(&agent.history()[0], Message::Context(c) if c.text() == "started by startup"));
     agent.end_session("exit").await;
     assert_eq!(ended.lock().as_deref(), Some("exit"));
+}
+
+/// A model that makes one batch of two calls (of a tool no registry has),
+/// then answers.
+fn batch_then_answer() -> Arc<ScriptedModel> {
+    Arc::new(
+        ScriptedModel::parse(
+            r#"{"turns": [
+                {"tool_calls": [
+                    {"id": "c1", "name": "nope", "arguments": "{}"},
+                    {"id": "c2", "name": "nada", "arguments": "{\"x\": 1}"}
+                ]},
+                {"text": "done"}
+            ]}"#,
+        )
+        .unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn a_batch_listener_sees_the_whole_batch_once_and_its_context_follows_the_results() {
+    let hooks = AgentHooks::new();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let _batch = hooks.post_tool_batch().tap("batch", move |input, next| {
+        let sink = sink.clone();
+        async move {
+            sink.lock().push((
+                input
+                    .calls
+                    .iter()
+                    .map(|c| c.call_id.to_string())
+                    .collect::<Vec<_>>(),
+                input
+                    .outcomes
+                    .iter()
+                    .map(|o| o.call_id.to_string())
+                    .collect::<Vec<_>>(),
+            ));
+            next.run(input).await.add_context("lint the files next")
+        }
+    });
+    let mut agent = Agent::builder(batch_then_answer(), Pipeline::new(ToolRegistry::new()))
+        .hooks(hooks)
+        .build();
+    assert_eq!(
+        agent.run("go").await.unwrap(),
+        RunEnd::Answered("done".into())
+    );
+    assert_eq!(
+        *seen.lock(),
+        [(
+            vec!["c1".to_owned(), "c2".to_owned()],
+            vec!["c1".to_owned(), "c2".to_owned()]
+        )]
+    );
+    let history = agent.history();
+    let context = history
+        .iter()
+        .position(|m| matches!(m, Message::Context(c) if format!("{c:?}").contains("lint the files next")))
+        .unwrap();
+    let last_result = history
+        .iter()
+        .rposition(|m| matches!(m, Message::ToolResult { .. }))
+        .unwrap();
+    assert_eq!(context, last_result + 1, "{history:?}");
+}
+
+#[tokio::test]
+async fn a_batch_listener_that_stops_ends_the_turn_before_the_model_is_asked_again() {
+    let hooks = AgentHooks::new();
+    let _batch = hooks
+        .post_tool_batch()
+        .tap("gate", |input, next| async move {
+            next.run(input).await.stop("review first")
+        });
+    let (bus, events) = bus();
+    let mut agent = Agent::builder(batch_then_answer(), Pipeline::new(ToolRegistry::new()))
+        .events(bus)
+        .hooks(hooks)
+        .build();
+    assert_eq!(agent.run("go").await.unwrap(), RunEnd::Concluded);
+    // The reason stays in the history; the model's answer was never asked for.
+    assert!(
+        matches!(agent.history().last(), Some(Message::Context(c)) if format!("{c:?}").contains("review first"))
+    );
+    let events = events.lock().clone();
+    assert!(!events.iter().any(|e| matches!(e, Event::Assistant { .. })));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::TurnEnd {
+            reason: TurnEndReason::Concluded,
+            ..
+        }
+    )));
+}
+
+#[tokio::test]
+async fn a_model_error_reaches_the_stop_failure_listeners_and_not_the_stop_ones() {
+    let hooks = AgentHooks::new();
+    let failures = Arc::new(Mutex::new(Vec::new()));
+    let sink = failures.clone();
+    let _failure = hooks.stop_failure().tap("alert", move |input, next| {
+        let sink = sink.clone();
+        async move {
+            sink.lock().push(input.clone());
+            next.run(input).await
+        }
+    });
+    let stops = Arc::new(Mutex::new(0));
+    let count = stops.clone();
+    let _stop = hooks.stop().tap("stop", move |input, next| {
+        let count = count.clone();
+        async move {
+            *count.lock() += 1;
+            next.run(input).await
+        }
+    });
+    let mut agent = Agent::builder(model(&[]), Pipeline::new(ToolRegistry::new()))
+        .hooks(hooks)
+        .build();
+    let err = agent.run("hi").await.unwrap_err();
+    let failures = failures.lock().clone();
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].kind, "unknown");
+    assert_eq!(failures[0].message, err.to_string());
+    assert_eq!(*stops.lock(), 0);
 }

@@ -198,12 +198,25 @@ async fn a_cancelled_batch_commits_its_results_and_asks_the_model_no_more() {
     .unwrap();
     let (bus, _seen) = recording_bus();
     let cancel = tokio_util::sync::CancellationToken::new();
+    // The batch listeners are not told of a cancelled batch.
+    let hooks = tack_agent::AgentHooks::new();
+    let told = Arc::new(Mutex::new(0));
+    let count = told.clone();
+    let _batch = hooks.post_tool_batch().tap("batch", move |input, next| {
+        let count = count.clone();
+        async move {
+            *count.lock() += 1;
+            next.run(input).await.add_context("after the batch")
+        }
+    });
     let mut agent = Agent::builder(Arc::new(script), registry)
         .events(bus)
         .cancel(cancel.clone())
+        .hooks(hooks)
         .build();
     let (end, ()) = tokio::join!(agent.run("go"), cancel_soon(&cancel));
     assert_eq!(end.unwrap(), RunEnd::Cancelled);
+    assert_eq!(*told.lock(), 0);
     let history = agent.history();
     assert_eq!(history.len(), 3, "prompt, calls, result: {history:?}");
     assert!(

@@ -20,7 +20,10 @@ use sha2::{Digest, Sha256};
 
 /// The hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
+    Sha256::digest(bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// The trust store's file: `<state home>/tack/trust.json`.

@@ -7,14 +7,14 @@ use serde_json::{Value, json};
 
 use super::*;
 
-struct Case {
-    dir: tempfile::TempDir,
-    ws: PathBuf,
-    log: PathBuf,
+pub(crate) struct Case {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) ws: PathBuf,
+    pub(crate) log: PathBuf,
 }
 
 impl Case {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let ws = workspace(&dir);
         let log = log_in(&dir, "session");
@@ -22,7 +22,7 @@ impl Case {
     }
 
     /// A hook script outside the workspace, executable.
-    fn script(&self, name: &str, body: &str) -> String {
+    pub(crate) fn script(&self, name: &str, body: &str) -> String {
         use std::os::unix::fs::PermissionsExt;
         let path = self.dir.path().join(name);
         std::fs::write(&path, body).unwrap();
@@ -31,25 +31,36 @@ impl Case {
     }
 
     /// A settings file outside the workspace.
-    fn settings(&self, name: &str, value: &Value) -> PathBuf {
+    pub(crate) fn settings(&self, name: &str, value: &Value) -> PathBuf {
         let path = self.dir.path().join(name);
         std::fs::write(&path, value.to_string()).unwrap();
         path
     }
 
-    fn model(&self, turns: &Value) -> String {
+    pub(crate) fn model(&self, turns: &Value) -> String {
         let path = self.dir.path().join("model.json");
         std::fs::write(&path, json!({ "turns": turns }).to_string()).unwrap();
         format!("script:{}", path.display())
     }
 
-    fn run(&self, turns: &Value, settings: &[&Path]) -> assert_cmd::assert::Assert {
+    pub(crate) fn run(&self, turns: &Value, settings: &[&Path]) -> assert_cmd::assert::Assert {
+        self.run_in_mode("allow-all", turns, settings)
+    }
+
+    /// A run in permission `mode` (without a terminal, so a call that asks
+    /// is denied: no one can be asked).
+    pub(crate) fn run_in_mode(
+        &self,
+        mode: &str,
+        turns: &Value,
+        settings: &[&Path],
+    ) -> assert_cmd::assert::Assert {
         let mut cmd = tack(&self.ws);
         cmd.args([
             "run",
             "do it",
             "--mode",
-            "allow-all",
+            mode,
             "--model",
             &self.model(turns),
             "--log",
@@ -61,16 +72,16 @@ impl Case {
         cmd.timeout(std::time::Duration::from_secs(60)).assert()
     }
 
-    fn results(&self) -> Vec<Value> {
+    pub(crate) fn results(&self) -> Vec<Value> {
         of_type(&self.log, "tool/result")
     }
 }
 
-fn call(name: &str, args: Value) -> Value {
+pub(crate) fn call(name: &str, args: Value) -> Value {
     json!({"tool_calls": [{"id": "c1", "name": name, "arguments": args.to_string()}]})
 }
 
-fn hook(event: &str, matcher: &str, command: &str) -> Value {
+pub(crate) fn hook(event: &str, matcher: &str, command: &str) -> Value {
     json!({"hooks": {event: [{"matcher": matcher, "hooks": [{"type": "command", "command": command}]}]}})
 }
 

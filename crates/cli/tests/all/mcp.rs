@@ -157,6 +157,28 @@ fn a_bad_mcp_config_is_refused_with_its_file_and_server() {
         .stderr(predicates::str::contains("`x`"));
 }
 
+#[test]
+fn a_bad_mcp_timeout_is_refused_with_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    std::fs::write(
+        ws.join(".mcp.json"),
+        r#"{"mcpServers": {"ghost": {"command": "/nonexistent/ghost-mcp"}}}"#,
+    )
+    .unwrap();
+    tack(&ws).arg("trust").assert().success();
+    for (value, says) in [("abc", "MCP_TIMEOUT=\"abc\""), ("0", "MCP_TIMEOUT=0")] {
+        tack(&ws)
+            .args(["run", "hi", "--log"])
+            .arg(log_in(&dir, value))
+            .env("MCP_TIMEOUT", value)
+            .assert()
+            .failure()
+            .stderr(predicates::str::contains(says))
+            .stderr(predicates::str::contains("MCP_TIMEOUT=10000"));
+    }
+}
+
 /// One JSON-RPC line out, one in.
 fn exchange(stdin: &mut impl Write, stdout: &mut impl BufRead, message: Value) -> Value {
     writeln!(stdin, "{message}").unwrap();

@@ -11,7 +11,7 @@ use super::*;
 
 /// Serves `answers` (whole HTTP responses) one per connection, in order,
 /// and keeps the request bodies.
-fn serve(answers: Vec<String>) -> (String, Arc<Mutex<Vec<Value>>>) {
+pub(crate) fn serve(answers: Vec<String>) -> (String, Arc<Mutex<Vec<Value>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let bodies = Arc::new(Mutex::new(Vec::new()));

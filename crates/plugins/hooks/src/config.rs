@@ -45,11 +45,20 @@ pub enum HookEvent {
     Notification,
     /// When a call needs approval: may allow or deny it in the user's place.
     PermissionRequest,
+    /// When a call that needed approval was denied with no one deciding
+    /// (no one could be asked): may tell the model it may retry.
+    PermissionDenied,
+    /// When every call of a model's batch is answered, before the model is
+    /// asked again: may add context or end the turn.
+    PostToolBatch,
+    /// When a turn ends because the model could not answer: for
+    /// notification and logging only.
+    StopFailure,
 }
 
 impl HookEvent {
     /// Every event tack dispatches, in the order of Claude Code's documentation.
-    pub const ALL: [HookEvent; 9] = [
+    pub const ALL: [HookEvent; 12] = [
         HookEvent::PreToolUse,
         HookEvent::PostToolUse,
         HookEvent::PostToolUseFailure,
@@ -59,6 +68,9 @@ impl HookEvent {
         HookEvent::SessionEnd,
         HookEvent::Notification,
         HookEvent::PermissionRequest,
+        HookEvent::PermissionDenied,
+        HookEvent::PostToolBatch,
+        HookEvent::StopFailure,
     ];
 
     /// The name in settings files and in `hook_event_name`.
@@ -73,6 +85,9 @@ impl HookEvent {
             HookEvent::SessionEnd => "SessionEnd",
             HookEvent::Notification => "Notification",
             HookEvent::PermissionRequest => "PermissionRequest",
+            HookEvent::PermissionDenied => "PermissionDenied",
+            HookEvent::PostToolBatch => "PostToolBatch",
+            HookEvent::StopFailure => "StopFailure",
         }
     }
 
@@ -84,6 +99,22 @@ impl HookEvent {
                 | HookEvent::PostToolUse
                 | HookEvent::PostToolUseFailure
                 | HookEvent::PermissionRequest
+                | HookEvent::PermissionDenied
+        )
+    }
+
+    /// Whether exit 2 blocks nothing on the event in Claude Code (the
+    /// denial or the failure already happened): it is reported and ignored.
+    pub fn ignores_exit_2(self) -> bool {
+        matches!(self, HookEvent::PermissionDenied | HookEvent::StopFailure)
+    }
+
+    /// Whether the event has no matcher in Claude Code (one configured is
+    /// ignored, with a warning).
+    pub fn has_no_matcher(self) -> bool {
+        matches!(
+            self,
+            HookEvent::UserPromptSubmit | HookEvent::Stop | HookEvent::PostToolBatch
         )
     }
 }
@@ -94,26 +125,10 @@ impl fmt::Display for HookEvent {
     }
 }
 
-/// Of [`NOT_DISPATCHED`], the events whose moment tack does have, with
-/// that moment: configured, their warning says the hooks are not run yet
-/// rather than that the moment does not exist.
-pub const NOT_YET_DISPATCHED: &[(&str, &str)] = &[
-    (
-        "PermissionDenied",
-        "a rule, a hook or the user denied a call",
-    ),
-    ("PostToolBatch", "a batch of tool calls has its results"),
-    ("StopFailure", "a turn ended on a model error"),
-];
-
-/// Events Claude Code documents and tack does not dispatch: configured,
-/// they are skipped with a warning (for most, tack has no such moment; see
-/// [`NOT_YET_DISPATCHED`] for the others).
+/// Events Claude Code documents that tack has no moment for: configured,
+/// they are skipped with a warning.
 pub const NOT_DISPATCHED: &[&str] = &[
-    "PermissionDenied",
-    "PostToolBatch",
     "UserPromptExpansion",
-    "StopFailure",
     "SubagentStart",
     "SubagentStop",
     "TaskCreated",
@@ -444,14 +459,7 @@ impl HooksConfig {
         };
         for (name, groups) in events {
             let Some(event) = HookEvent::ALL.into_iter().find(|e| e.as_str() == name) else {
-                if let Some((_, moment)) = NOT_YET_DISPATCHED.iter().find(|(e, _)| e == name) {
-                    reader.warn(
-                        &format!("hooks.{name}"),
-                        &format!(
-                            "tack has this moment ({moment}) but does not run these hooks yet, so they never run"
-                        ),
-                    );
-                } else if NOT_DISPATCHED.contains(&name.as_str()) {
+                if NOT_DISPATCHED.contains(&name.as_str()) {
                     reader.warn(
                         &format!("hooks.{name}"),
                         "tack has no such moment, so these hooks never run",
@@ -564,10 +572,7 @@ impl Reader<'_> {
                 ),
             );
         }
-        if !event.matches_tools()
-            && matches!(event, HookEvent::UserPromptSubmit | HookEvent::Stop)
-            && !matches!(compiled, Matcher::All)
-        {
+        if event.has_no_matcher() && !matches!(compiled, Matcher::All) {
             self.warn(
                 &format!("{at}.matcher"),
                 &format!("{event} has no matcher in Claude Code; it is ignored and the hooks run for every {event}"),

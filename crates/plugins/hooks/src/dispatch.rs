@@ -274,6 +274,18 @@ impl Inner {
         }
         let failure = match &run.exit {
             HookExit::Code(0) => None,
+            HookExit::Code(2) if event.ignores_exit_2() => {
+                self.report(
+                    event,
+                    &run.command,
+                    ReportLevel::Warning,
+                    format!(
+                        "exited 2, which blocks nothing on {event} (as in Claude Code); ignored{}",
+                        detail(stderr)
+                    ),
+                );
+                return answer;
+            }
             HookExit::Code(2) => {
                 let reason = if stderr.is_empty() {
                     format!(
@@ -357,6 +369,11 @@ impl Inner {
                     format!("{failure}; ignored (a non-blocking error)"),
                 );
             }
+        }
+        // Claude Code ignores a StopFailure hook's output.
+        if event == HookEvent::StopFailure {
+            answer.json = None;
+            answer.plain = None;
         }
         if let Some(message) = answer.field("systemMessage") {
             let message = message.to_owned();

@@ -93,6 +93,19 @@ pub struct PromptCheck {
     pub context: Vec<String>,
 }
 
+/// What the `PostToolBatch` hooks decided.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BatchCheck {
+    /// Context to add after the batch's results, before the model is asked
+    /// again (each hook's `additionalContext`).
+    pub context: Vec<String>,
+    /// Why the agent must stop instead of asking the model again (exit 2's
+    /// stderr, `decision: "block"`'s `reason`, `continue: false`'s
+    /// `stopReason`): the model reads it when the conversation goes on.
+    pub stop: Option<String>,
+}
+
 impl Hooks {
     /// Hooks from `config` for `session`.
     pub fn new(config: HooksConfig, session: HookSession) -> Self {
@@ -293,6 +306,111 @@ impl Hooks {
             })
             .collect();
         (!reasons.is_empty()).then(|| reasons.join("\n"))
+    }
+
+    /// `PostToolBatch`: every call of a model's batch is answered, before
+    /// the model is asked again. Each hook gets `tool_calls`: for each call
+    /// (in the model's order) `tool_name`, `tool_input` (the model's
+    /// arguments), `tool_use_id` and `tool_response`, the text the model
+    /// reads as the call's result. `additionalContext` becomes context;
+    /// exit 2 (stderr), `"decision": "block"` (`reason`) or
+    /// `"continue": false` (`stopReason`) stop the agent before the model
+    /// is asked again.
+    pub async fn post_tool_batch(
+        &self,
+        calls: &[tack_core::tool::ToolCall],
+        outcomes: &[Arc<tack_core::tool::Outcome>],
+    ) -> BatchCheck {
+        let hooks = self.inner.matching(HookEvent::PostToolBatch, &[], None);
+        if hooks.is_empty() {
+            return BatchCheck::default();
+        }
+        let session = self.session();
+        let tool_calls: Vec<Value> = calls
+            .iter()
+            .zip(outcomes)
+            .map(|(call, outcome)| {
+                // Arguments that are not JSON are shown as the model wrote them.
+                let arguments = serde_json::from_str::<Value>(&call.arguments)
+                    .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+                let (name, input) = match session.names {
+                    crate::ToolNames::Tack => (call.name.clone(), arguments),
+                    _ => (
+                        crate::claude_name(&call.name).to_owned(),
+                        crate::names::to_claude_input(&call.name, &arguments, &session.cwd),
+                    ),
+                };
+                serde_json::json!({
+                    "tool_name": name,
+                    "tool_input": input,
+                    "tool_use_id": call.call_id.to_string(),
+                    "tool_response": tack_core::tool::joined_text(&outcome.content),
+                })
+            })
+            .collect();
+        let mut fields = Map::new();
+        fields.insert("tool_calls".into(), Value::Array(tool_calls));
+        let answers = self
+            .inner
+            .fire(HookEvent::PostToolBatch, hooks, fields)
+            .await;
+        let mut check = BatchCheck::default();
+        let mut stops = Vec::new();
+        for answer in &answers {
+            if let Some(reason) = &answer.blocking {
+                stops.push(reason.clone());
+                continue;
+            }
+            let stop = if answer.stops() {
+                Some(answer.field("stopReason"))
+            } else if answer.field("decision") == Some("block") {
+                Some(answer.field("reason"))
+            } else {
+                None
+            };
+            if let Some(reason) = stop {
+                let reason = reason.map_or_else(
+                    || {
+                        format!(
+                            "the PostToolBatch hook `{}` stopped the agent",
+                            answer.command
+                        )
+                    },
+                    str::to_owned,
+                );
+                self.inner.report(
+                    HookEvent::PostToolBatch,
+                    &answer.command,
+                    crate::ReportLevel::Blocked,
+                    format!("stopped the turn: {reason}"),
+                );
+                stops.push(reason);
+                continue;
+            }
+            if let Some(context) = answer.specific("additionalContext").and_then(Value::as_str) {
+                check.context.push(context.to_owned());
+            }
+        }
+        if !stops.is_empty() {
+            check.stop = Some(stops.join("; "));
+        }
+        check
+    }
+
+    /// `StopFailure`: the turn ends because the model could not answer.
+    /// `error` is the kind of error (`rate_limit`, `authentication_failed`,
+    /// `server_error`, …; the matcher is matched against it), `details`
+    /// its details (`error_details`) and `message` the error as shown
+    /// (`last_assistant_message`). The hooks' output and exit codes change
+    /// nothing.
+    pub async fn stop_failure(&self, error: &str, details: &str, message: &str) {
+        let mut fields = Map::new();
+        fields.insert("error".into(), error.into());
+        fields.insert("error_details".into(), details.into());
+        fields.insert("last_assistant_message".into(), message.into());
+        let _ = self
+            .fire_all(HookEvent::StopFailure, Some(error), fields)
+            .await;
     }
 
     /// `SessionStart` (`source`: `startup`, `resume`): `additionalContext`

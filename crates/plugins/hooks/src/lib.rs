@@ -9,8 +9,13 @@
 //! * `PostToolUse` runs on `tools/post-execute`: exit 2 or
 //!   `"decision": "block"` gives the model feedback (the tool already ran);
 //!   `hookSpecificOutput.additionalContext` becomes deferred context.
-//! * `UserPromptSubmit`, `Stop`, `SessionStart`, `SessionEnd` and
-//!   `Notification` are methods of [`Hooks`] a host calls at those points.
+//!   `PostToolUseFailure` runs there too for a call that ran and failed,
+//!   and `PermissionDenied` for a call that needed approval and was denied
+//!   with no one deciding: `hookSpecificOutput.retry: true` tells the model
+//!   it may retry the call.
+//! * `UserPromptSubmit`, `Stop`, `StopFailure`, `PostToolBatch`,
+//!   `SessionStart`, `SessionEnd`, `Notification` and `PermissionRequest`
+//!   are methods of [`Hooks`] a host calls at those points.
 //!
 //! Any other exit is a non-blocking error: reported and logged, and the call
 //! goes on — unless the hook sets `"failClosed": true`, then it blocks.
@@ -43,9 +48,9 @@ mod tool_events;
 pub use condition::Condition;
 pub use config::{
     ConfigError, DEFAULT_TIMEOUT, HookCommand, HookEvent, HooksConfig, MAX_TIMEOUT, MatcherGroup,
-    NOT_DISPATCHED, NOT_YET_DISPATCHED,
+    NOT_DISPATCHED,
 };
-pub use hooks::{Hooks, PermissionAnswer, PermissionUpdate, PromptCheck, TurnStopper};
+pub use hooks::{BatchCheck, Hooks, PermissionAnswer, PermissionUpdate, PromptCheck, TurnStopper};
 pub use names::{ToolNames, claude_name, tack_name};
 pub use report::{HookReport, ReportLevel, Reporter};
 pub use runner::{HookExit, HookRun, MAX_OUTPUT_BYTES, PreRun};

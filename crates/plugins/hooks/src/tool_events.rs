@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use tack_core::hook::{ListenerSpec, Priority, Provenance};
+use tack_core::hook::{Decider, ListenerSpec, Priority, Provenance};
 use tack_core::hooks::{PRE_EXECUTE, PostExecuteInput};
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 use tack_core::policy::PreDecision;
@@ -69,6 +69,7 @@ impl Plugin for Hooks {
         if pre
             || self.handles(HookEvent::PostToolUse)
             || self.handles(HookEvent::PostToolUseFailure)
+            || self.handles(HookEvent::PermissionDenied)
             || self.has_async()
         {
             let hooks = self.clone();
@@ -85,6 +86,8 @@ impl Plugin for Hooks {
                             .unwrap_or_default();
                         let ours = if input.outcome.value().is_some() {
                             hooks.post_tool_use(&input).await
+                        } else if denied_unasked(&input.outcome) {
+                            hooks.permission_denied(&input).await
                         } else {
                             hooks.post_tool_use_failure(&input).await
                         };
@@ -112,6 +115,27 @@ impl Plugin for Hooks {
         }
         Ok(())
     }
+}
+
+/// The pipeline stage whose provenance an approval's outcome carries
+/// (`tack-pipeline`'s `APPROVAL_STAGE`).
+const APPROVAL_STAGE: &str = "approval";
+
+/// Whether `outcome` is a call that needed approval and was denied with no
+/// one deciding: no one could be asked (no terminal, no approval service,
+/// an approval service that failed). tack's counterpart of Claude Code's
+/// auto mode denying in the user's place. A person's (or a
+/// `PermissionRequest` hook's) "no", a deny rule, a mode or a `PreToolUse`
+/// hook is not: Claude Code runs no `PermissionDenied` hook for those.
+fn denied_unasked(outcome: &tack_core::tool::Outcome) -> bool {
+    let declined = tack_core::policy::ApprovalOutcome::Denied { reason: None };
+    outcome
+        .failure_info()
+        .is_some_and(|f| f.code == ErrorCode::Denied)
+        && outcome.provenance.as_ref().is_some_and(|p| {
+            p.hook == APPROVAL_STAGE
+                && !matches!(&p.decider, Decider::Listener(name) if &**name == declined.as_str())
+        })
 }
 
 /// What the `PostToolUse` hooks said.
@@ -395,6 +419,43 @@ impl Hooks {
         }
         if !withheld.is_empty() {
             post.block = Some(withheld.join("; "));
+        }
+        post
+    }
+
+    /// `PermissionDenied`, for a call that needed approval and was denied
+    /// with no one deciding ([`denied_unasked`]): `reason` is the denial the
+    /// model reads. `hookSpecificOutput.retry: true` adds a message telling
+    /// the model it may retry the call (the denial stands); exit 2 and
+    /// other output change nothing but `continue: false`.
+    async fn permission_denied(&self, input: &PostExecuteInput) -> PostAnswer {
+        let (Some(exec), Some(failure)) = (&input.execution, input.outcome.failure_info()) else {
+            return PostAnswer::default();
+        };
+        let (shown, tool_input) = self.tool_view(exec);
+        let hooks = self.tool_hooks(HookEvent::PermissionDenied, exec, &shown);
+        if hooks.is_empty() {
+            return PostAnswer::default();
+        }
+        let mut fields = Map::new();
+        fields.insert("tool_name".into(), shown.clone().into());
+        fields.insert("tool_input".into(), tool_input);
+        fields.insert("tool_use_id".into(), exec.call_id().to_string().into());
+        fields.insert("reason".into(), failure.message.clone().into());
+        let answers = self
+            .inner
+            .fire(HookEvent::PermissionDenied, hooks, fields)
+            .await;
+        self.stop_if_asked(HookEvent::PermissionDenied, &answers);
+        let mut post = PostAnswer::default();
+        if let Some(answer) = answers.iter().find(|a| {
+            a.blocking.is_none() && a.specific("retry").and_then(Value::as_bool) == Some(true)
+        }) {
+            post.context.push(format!(
+                "The PermissionDenied hook `{}` says you may retry the denied `{shown}` call {}.",
+                answer.command,
+                exec.call_id()
+            ));
         }
         post
     }

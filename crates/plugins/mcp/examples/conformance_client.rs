@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use rmcp_reqwest as reqwest;
 use serde_json::Value;
 use serde_json::json;
 use tack_core::CancellationToken;
@@ -73,6 +72,9 @@ struct Browser;
 
 impl Authorizer for Browser {
     fn open(&self, prompt: AuthorizationPrompt) -> BoxFuture<'static, Result<(), String>> {
+        // The HTTPS stack's crypto provider (tack-mcp installed it already
+        // when it started the server; a no-op then).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         Box::pin(async move {
             let http = reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())

@@ -21,10 +21,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-// rmcp's HTTP client (reqwest 0.13; the workspace's `reqwest` is the model
-// clients' 0.12).
-extern crate rmcp_reqwest as reqwest;
-
 mod client;
 mod config;
 mod error;

@@ -226,9 +226,9 @@ fn bad_configuration_is_skipped_with_a_warning_naming_the_key_and_the_rest_is_us
             "has no matcher in Claude Code",
         ),
         (
-            json!({"hooks": {"PostToolBatch": [{"hooks": [good]}], "Stop": [{"hooks": [good]}]}}),
-            "hooks.PostToolBatch",
-            "tack has this moment (a batch of tool calls has its results) but does not run these hooks yet",
+            json!({"hooks": {"PostToolBatch": [{"matcher": "Bash", "hooks": [good]}], "Stop": [{"hooks": [good]}]}}),
+            "hooks.PostToolBatch[0].matcher",
+            "PostToolBatch has no matcher in Claude Code; it is ignored and the hooks run for every PostToolBatch",
         ),
         (
             json!({"hooks": {"Stop": [{"hooks": [{"type": "http", "url": "http://x"}, good]}], "PreCompact": []}}),

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
+use tack_core::policy::ApprovalService;
 use tack_core::tool::Tier;
 use tack_hooks::{HookReport, HookSession, Hooks, HooksConfig, ToolNames};
 use tack_test::{Call, FakeTool, Harness, Report};
@@ -59,6 +60,25 @@ impl Bed {
         settings: impl FnOnce(&Path) -> Value,
         names: ToolNames,
     ) -> Self {
+        Self::build(scripts, settings, names, None)
+    }
+
+    /// A bed whose calls that ask go to `approval` (without one, no one can
+    /// be asked).
+    pub fn with_approval(
+        scripts: &[(&str, &str)],
+        settings: impl FnOnce(&Path) -> Value,
+        approval: Arc<dyn ApprovalService>,
+    ) -> Self {
+        Self::build(scripts, settings, ToolNames::ClaudeCode, Some(approval))
+    }
+
+    fn build(
+        scripts: &[(&str, &str)],
+        settings: impl FnOnce(&Path) -> Value,
+        names: ToolNames,
+        approval: Option<Arc<dyn ApprovalService>>,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         for (name, body) in scripts {
             write_script(&dir.path().join(name), body);
@@ -98,12 +118,11 @@ impl Bed {
             &runs,
             &seen,
         );
-        let harness = Harness::builder()
-            .tool(bash)
-            .tool(write)
-            .tool(edit)
-            .install(hooks)
-            .unwrap();
+        let mut builder = Harness::builder().tool(bash).tool(write).tool(edit);
+        if let Some(approval) = approval {
+            builder = builder.approval(approval);
+        }
+        let harness = builder.install(hooks).unwrap();
         Self {
             dir,
             harness,

@@ -9,6 +9,7 @@ mod agent_events;
 mod bad_input;
 mod claude_features;
 mod config;
+mod denied_batch_failure;
 mod names;
 mod post_tool_use;
 mod pre_tool_use;

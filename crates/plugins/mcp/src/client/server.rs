@@ -508,6 +508,18 @@ impl Server {
                         .custom_headers(custom)
                         .max_sse_event_size(limit)
                         .max_json_response_size(limit);
+                    // rmcp's HTTPS client (reqwest with rustls) needs a
+                    // process-wide crypto provider: rustls's `ring` one, unless
+                    // the host installed another first. rmcp panics when it
+                    // cannot build its client (say, `SSL_CERT_FILE` names no
+                    // certificates): one built here first reports that.
+                    let _ = rustls::crypto::ring::default_provider().install_default();
+                    reqwest::Client::builder().build().map_err(|e| {
+                        self.start_error(format!(
+                            "cannot make an HTTPS client for {url}: {}; check SSL_CERT_FILE and SSL_CERT_DIR",
+                            error_chain(&e)
+                        ))
+                    })?;
                     let initialized = if static_token {
                         let transport = StreamableHttpClientTransport::from_config(config);
                         handler.serve_with_lifecycle(transport, lifecycle).await

@@ -92,6 +92,9 @@ impl OAuthSession {
         settings: OAuthSettings,
         context: OAuthContext,
     ) -> Result<(Self, AuthClient<reqwest::Client>), String> {
+        // rustls's crypto provider for the HTTP clients made here, unless
+        // the host installed one (as the start of an HTTP server does).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let mut manager = AuthorizationManager::new(url)
             .await
             .map_err(|e| format!("OAuth for {url}: {e}"))?;
@@ -103,7 +106,9 @@ impl OAuthSession {
         if let Err(e) = manager.initialize_from_store().await {
             tracing::debug!(server, "stored OAuth credentials not used: {e}");
         }
-        let client = AuthClient::new(super::http_client::transport_client(), manager);
+        let http = super::http_client::transport_client()
+            .map_err(|e| format!("cannot make an HTTP client for {url}: {e}"))?;
+        let client = AuthClient::new(http, manager);
         let session = OAuthSession {
             server: server.to_owned(),
             url: url.to_owned(),

@@ -92,7 +92,7 @@ const MAX_REDIRECTS: usize = 10;
 /// redirects followed (a 301, 302 or 303 would turn the POST into a GET
 /// without its message, and another origin would be sent the session id,
 /// the headers and the token).
-pub(crate) fn transport_client() -> reqwest::Client {
+pub(crate) fn transport_client() -> std::result::Result<reqwest::Client, reqwest::Error> {
     let policy = reqwest::redirect::Policy::custom(|attempt| {
         let keeps_body = matches!(
             attempt.status(),
@@ -114,7 +114,6 @@ pub(crate) fn transport_client() -> reqwest::Client {
         .pool_max_idle_per_host(0)
         .redirect(policy)
         .build()
-        .unwrap_or_default()
 }
 
 impl StreamableHttpClient for OAuthHttpClient {

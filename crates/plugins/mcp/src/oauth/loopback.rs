@@ -183,6 +183,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_redirect_is_received_past_other_requests() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let loopback = Loopback::bind(None).await.unwrap();
         let redirect = loopback.redirect_uri();
         assert!(redirect.starts_with("http://127.0.0.1:") && redirect.ends_with("/callback"));
@@ -213,6 +214,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_refusal_is_an_error() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let loopback = Loopback::bind(None).await.unwrap();
         let redirect = loopback.redirect_uri();
         let waiting = tokio::spawn(loopback.wait());

@@ -29,6 +29,9 @@ pub(crate) async fn token_request(
         .query()
         .unwrap_or_default()
         .to_owned();
+    // rustls's crypto provider, unless the host installed one (as the
+    // start of an HTTP server did already).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(std::time::Duration::from_secs(30))

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
-use rmcp_reqwest as reqwest;
 use serde_json::{Value, json};
 use tack_mcp::{AuthorizationPrompt, Authorizer, ClientOptions, McpConfig, ServerConfig};
 use tokio::io::AsyncBufReadExt;
@@ -55,6 +54,8 @@ impl Authorizer for Browser {
 
 /// The fixture, running (stopped when dropped), and its MCP URL.
 async fn oauth_server(mode: &str, test: &str) -> Option<(tokio::process::Child, String)> {
+    // The HTTPS stack's crypto provider, for the test's own HTTP clients.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let node = node::bin("node", test)?;
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
