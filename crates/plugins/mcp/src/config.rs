@@ -40,7 +40,7 @@ pub enum ServerConfig {
         /// How to sign in when the server asks for OAuth (default settings:
         /// dynamic client registration, the scopes the server names). Not
         /// used when `headers` has an `Authorization`.
-        oauth: OAuthSettings,
+        oauth: Box<OAuthSettings>,
     },
     /// A tack [`McpServer`](crate::McpServer) in this process, reached over
     /// two in-memory channels of JSON-RPC messages — no JSON text is written
@@ -71,7 +71,7 @@ impl ServerConfig {
         ServerConfig::Http {
             url: url.into(),
             headers: BTreeMap::new(),
-            oauth: OAuthSettings::default(),
+            oauth: Box::default(),
         }
     }
 
@@ -79,7 +79,7 @@ impl ServerConfig {
     /// other is returned as it is).
     pub fn with_oauth(mut self, settings: OAuthSettings) -> Self {
         if let ServerConfig::Http { oauth, .. } = &mut self {
-            *oauth = settings;
+            **oauth = settings;
         }
         self
     }
@@ -246,8 +246,8 @@ fn parse_server(name: &str, value: serde_json::Value) -> Result<ServerConfig, Mc
                 )));
             }
             let oauth = match shape.oauth {
-                Some(value) => OAuthSettings::from_json(value).map_err(bad)?,
-                None => OAuthSettings::default(),
+                Some(value) => Box::new(OAuthSettings::from_json(value).map_err(bad)?),
+                None => Box::default(),
             };
             Ok(ServerConfig::Http {
                 url: shape.url,
