@@ -394,13 +394,17 @@ impl Server {
 
     /// Starts the transport and runs the MCP initialization.
     async fn spawn(&self) -> Result<Service, McpError> {
+        if let Some((session, _)) = self.oauth.get() {
+            session.forget_failure();
+        }
         match self.spawn_with(lifecycle()).await {
             // A server that answered `server/discover` with something other
             // than a discover result or an error (a lenient server answering
             // every unknown method with `{}`) is started again with the
             // `initialize` handshake only; one that did not answer in time
-            // is not waited for twice.
-            Err(SpawnError::Failed(e)) => {
+            // is not waited for twice, nor one whose sign-in failed (the
+            // user is not asked twice).
+            Err(SpawnError::Failed(e)) if !self.sign_in_failed() => {
                 tracing::debug!(server = %self.name, "starting again with initialize only: {e}");
                 self.spawn_with(ClientLifecycleMode::Initialize)
                     .await
@@ -530,7 +534,15 @@ impl Server {
                         handler.serve_with_lifecycle(transport, lifecycle).await
                     };
                     initialized.map_err(|e| {
-                        self.start_error(format!("cannot initialize a session at {url}: {e}"))
+                        // A failed sign-in is said as itself, not inside
+                        // rmcp's transport error.
+                        let why = self
+                            .oauth
+                            .get()
+                            .and_then(|(session, _)| session.failure())
+                            .map(|failure| format!("the OAuth sign-in failed: {failure}"))
+                            .unwrap_or_else(|| e.to_string());
+                        self.start_error(format!("cannot initialize a session at {url}: {why}"))
                     })
                 }
             }
@@ -554,6 +566,13 @@ impl Server {
                 }
             }
         }
+    }
+
+    /// Whether the last sign-in of this server failed.
+    fn sign_in_failed(&self) -> bool {
+        self.oauth
+            .get()
+            .is_some_and(|(session, _)| session.failure().is_some())
     }
 
     /// Whether a sign-in of this server is waiting for the user.

@@ -80,6 +80,9 @@ pub(crate) struct OAuthSession {
     /// Whether a sign-in is waiting for the user (the start deadline does
     /// not run out meanwhile).
     pub(crate) authorizing: Arc<AtomicBool>,
+    /// Why the last authorization failed (for the start error, which
+    /// otherwise shows it inside rmcp's transport error).
+    failure: std::sync::Mutex<Option<String>>,
 }
 
 impl OAuthSession {
@@ -119,6 +122,7 @@ impl OAuthSession {
             running: Mutex::new(()),
             completed: Default::default(),
             authorizing: Arc::new(AtomicBool::new(false)),
+            failure: std::sync::Mutex::new(None),
         };
         Ok((session, client))
     }
@@ -128,11 +132,37 @@ impl OAuthSession {
         self.completed.load(Ordering::SeqCst)
     }
 
+    /// Why the last authorization failed (none after a success, and
+    /// before any since [`forget_failure`](Self::forget_failure)).
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.failure.lock().ok().and_then(|f| f.clone())
+    }
+
+    /// Forgets the last failure (a new start of the server).
+    pub(crate) fn forget_failure(&self) {
+        if let Ok(mut failure) = self.failure.lock() {
+            *failure = None;
+        }
+    }
+
     /// Authorizes after the server's `challenge` (its `WWW-Authenticate`;
     /// none when the stored token could not be refreshed), unless another
     /// request did since `seen` (a [`generation`](Self::generation)).
     /// `step_up`: the scopes the server said were insufficient (a 403).
     pub(crate) async fn authorize(
+        &self,
+        challenge: Option<&str>,
+        seen: u64,
+        step_up: bool,
+    ) -> Result<(), AuthError> {
+        let result = self.authorize_once(challenge, seen, step_up).await;
+        if let Ok(mut failure) = self.failure.lock() {
+            *failure = result.as_ref().err().map(ToString::to_string);
+        }
+        result
+    }
+
+    async fn authorize_once(
         &self,
         challenge: Option<&str>,
         seen: u64,

@@ -228,3 +228,39 @@ async fn a_stored_token_that_cannot_be_refreshed_leads_to_a_new_sign_in() {
     let served = stats(&url).await;
     assert!(served["refreshes"].as_u64().unwrap() >= 1, "{served}");
 }
+
+/// The user who says no.
+#[derive(Clone, Default)]
+struct Declining(Arc<AtomicUsize>);
+
+impl Authorizer for Declining {
+    fn open(&self, _prompt: AuthorizationPrompt) -> BoxFuture<'static, Result<(), String>> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Err("the user declined".to_owned()) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_declined_sign_in_is_asked_once_and_said_plainly() {
+    let Some((_server, url)) = oauth_server("", "oauth_declined").await else {
+        return;
+    };
+    let user = Declining::default();
+    let host = connect(&url, ClientOptions::default().authorizer(user.clone())).await;
+    let failures: Vec<String> = host
+        .plugin
+        .failures()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(
+        failures[0].contains("`guarded`")
+            && failures[0].contains("the OAuth sign-in failed")
+            && failures[0].contains("the user declined")
+            && !failures[0].contains("Transport"),
+        "{failures:?}"
+    );
+    assert_eq!(user.0.load(Ordering::SeqCst), 1);
+    host.plugin.shutdown().await;
+}
