@@ -1,8 +1,10 @@
 //! Where OAuth tokens are kept between sessions: one JSON file, mode 0600,
 //! holding each server's credentials under its URL. The host names the
 //! file (tack's CLI: `$XDG_STATE_HOME/tack/mcp-oauth.json`, outside the
-//! workspace); it is rewritten whole (a temporary file renamed over it).
-//! Without a file, tokens live only as long as the process.
+//! workspace); it is rewritten whole (a temporary file renamed over it)
+//! under an exclusive lock on `<file>.lock`, so two processes signing in at
+//! once keep each other's entries. Without a file, tokens live only as long
+//! as the process.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -60,6 +62,21 @@ impl TokenFile {
         }
     }
 
+    /// Applies `change` to the file on disk: read, changed and written
+    /// under the lock (another process's entries kept).
+    fn change(&self, change: impl FnOnce(&mut Shape) -> bool) -> Result<(), AuthError> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        create_private_dir(dir).map_err(|e| {
+            AuthError::CredentialStoreError(format!("cannot create {}: {e}", dir.display()))
+        })?;
+        let _lock = lock(&self.path)?;
+        let mut shape = self.read()?;
+        if change(&mut shape) {
+            self.write(shape)?;
+        }
+        Ok(())
+    }
+
     fn write(&self, mut shape: Shape) -> Result<(), AuthError> {
         shape.version = 1;
         let bad = |e: std::io::Error| {
@@ -87,6 +104,35 @@ impl TokenFile {
             bad(e)
         })
     }
+}
+
+/// An exclusive lock on `<path>.lock` (released when dropped).
+#[cfg(unix)]
+fn lock(path: &Path) -> Result<nix::fcntl::Flock<std::fs::File>, AuthError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let lock_path = PathBuf::from(name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(&lock_path)
+        .map_err(|e| {
+            AuthError::CredentialStoreError(format!(
+                "cannot open the lock {}: {e}",
+                lock_path.display()
+            ))
+        })?;
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, e)| {
+        AuthError::CredentialStoreError(format!("cannot lock {}: {e}", lock_path.display()))
+    })
+}
+
+#[cfg(not(unix))]
+fn lock(_path: &Path) -> Result<(), AuthError> {
+    Ok(())
 }
 
 #[cfg(unix)]
@@ -149,9 +195,10 @@ impl CredentialStore for ServerTokens {
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         let mut known = self.known.lock().await;
         let _one = self.file.lock.lock().await;
-        let mut shape = self.file.read()?;
-        shape.servers.insert(self.url.clone(), credentials.clone());
-        self.file.write(shape)?;
+        self.file.change(|shape| {
+            shape.servers.insert(self.url.clone(), credentials.clone());
+            true
+        })?;
         *known = Some(Some(credentials));
         Ok(())
     }
@@ -159,10 +206,8 @@ impl CredentialStore for ServerTokens {
     async fn clear(&self) -> Result<(), AuthError> {
         let mut known = self.known.lock().await;
         let _one = self.file.lock.lock().await;
-        let mut shape = self.file.read()?;
-        if shape.servers.remove(&self.url).is_some() {
-            self.file.write(shape)?;
-        }
+        self.file
+            .change(|shape| shape.servers.remove(&self.url).is_some())?;
         *known = Some(None);
         Ok(())
     }
@@ -215,7 +260,41 @@ mod tests {
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
-        assert_eq!(names, ["mcp-oauth.json"]);
+        let mut names: Vec<String> = names
+            .into_iter()
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["mcp-oauth.json", "mcp-oauth.json.lock"]);
+    }
+
+    /// Writers that share no memory (as two processes do) keep each
+    /// other's entries: each change is made under the file's lock.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn writers_of_their_own_keep_each_others_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp-oauth.json");
+        let writers: Vec<_> = (0..4)
+            .map(|writer| {
+                let path = path.clone();
+                tokio::spawn(async move {
+                    for n in 0..25 {
+                        let url = format!("https://s{writer}-{n}.example/mcp");
+                        TokenFile::new(path.clone())
+                            .for_server(&url)
+                            .save(credentials("c"))
+                            .await
+                            .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.await.unwrap();
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let kept: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(kept["servers"].as_object().unwrap().len(), 100, "{text}");
     }
 
     #[tokio::test]
