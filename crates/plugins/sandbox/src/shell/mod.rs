@@ -537,7 +537,13 @@ impl SandboxShell {
             command
         };
         if let Some(call) = call {
-            let grant = vec![dir.path().to_path_buf(), call.procs_file()];
+            // The FIFOs themselves, not their directory: a command can create
+            // nothing there for the next one to find.
+            let grant = vec![
+                dir.path().join("out"),
+                dir.path().join("err"),
+                call.procs_file(),
+            ];
             let (child, lease) = spawn_floor_supervisor(
                 &self.launch,
                 &self.shell,

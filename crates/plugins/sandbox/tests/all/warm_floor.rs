@@ -73,6 +73,20 @@ async fn one_supervisor_serves_command_after_command() {
         lines[0], lines[1],
         "the command shares the supervisor's cgroup"
     );
+    // The environment's directory (its FIFOs) takes no file a later command
+    // could find.
+    let out = run(
+        &sandbox,
+        &format!(
+            "n=0; for d in {}/tack-sandbox-*/; do \
+               [ -p \"$d/out\" ] || continue; n=$((n+1)); \
+               echo x > \"$d/left\" 2>/dev/null && echo \"wrote $d\"; done; echo \"found $n\"",
+            std::env::temp_dir().display()
+        ),
+    )
+    .await;
+    assert!(!out.stdout.contains("wrote"), "{out:?}");
+    assert_ne!(out.stdout.trim(), "found 0", "{out:?}");
 }
 
 #[tokio::test]
