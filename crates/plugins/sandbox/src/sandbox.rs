@@ -83,6 +83,7 @@ impl Sandbox {
             None
         };
         let launch = launch(&policy, kernel, applied, &confinement, tmpdir.as_deref())?;
+        let on_floor = matches!(launch, Launch::Floor { .. });
         if applied.protected == Enforcement::Unavailable {
             tracing::warn!(
                 protected = ?policy.protected(),
@@ -100,6 +101,7 @@ impl Sandbox {
                 &kernel.shell,
                 &wrapper,
                 &policy.limits().wrapper_script(&kernel.shell, false),
+                on_floor,
             ),
             wrapper,
             shell: kernel.shell.clone(),

@@ -141,6 +141,16 @@ pub struct PolicyIsolation {
     /// are not hidden from commands (the fs capability refuses them in
     /// every case).
     pub hidden: Enforcement,
+    /// Whether commands start in warm environments: one confined shell
+    /// (inside bubblewrap, or on the floor with Landlock and a `pids`
+    /// cgroup for the calls) started once and reused command after command,
+    /// so that a command's start costs about one `fork`. Each command is
+    /// still on its own: one at a time per environment, everything it
+    /// started killed when it ends (a PID namespace's processes, or on the
+    /// floor every process of the call's cgroup, which none can leave), and
+    /// an environment it left anything in is thrown away. `false`: each
+    /// command starts a confined shell of its own.
+    pub warm: bool,
     /// Whether commands run.
     pub commands: CommandAdmission,
 }
@@ -368,9 +378,14 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &Kernel) -> IsolationStatus {
     } else {
         Enforcement::Unavailable
     };
+    // On the floor, a warm environment needs Landlock limiting writes (so a
+    // command cannot leave the call's cgroup) and a cgroup to put each call
+    // in.
+    let warm = bwrap_used
+        || (!full_access && landlock_applied && applied(filesystem) && kernel.pids.is_some());
     let processes = if full_access || policy.limits().processes.is_none() {
         Enforcement::NotRequested
-    } else if kernel.pids == Some(true) || (kernel.pids == Some(false) && bwrap_used) {
+    } else if kernel.pids == Some(true) || (kernel.pids == Some(false) && warm) {
         Enforcement::Enforced
     } else if kernel.root {
         Enforcement::Unavailable
@@ -458,6 +473,7 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &Kernel) -> IsolationStatus {
         unix_sockets,
         processes,
         hidden,
+        warm,
         commands,
     });
     status
@@ -530,6 +546,15 @@ impl fmt::Display for IsolationStatus {
                 }
             )?;
             writeln!(f, "commands, hidden paths unreadable: {}", policy.hidden)?;
+            writeln!(
+                f,
+                "commands, start: {}",
+                if policy.warm {
+                    "in a warm environment (one confined shell reused, each command on its own)"
+                } else {
+                    "each in a confined shell of its own"
+                }
+            )?;
             writeln!(
                 f,
                 "commands, process count limited per call: {}{}",

@@ -457,6 +457,64 @@ async fn spawn_on_floor(
     leased(receive, alive).await
 }
 
+/// Starts a warm environment's supervisor on the floor (`launch` must be
+/// the floor): from a thread prepared for it alone, whose Landlock ruleset
+/// also lets it (and so its commands) write `grant` (the environment's
+/// FIFOs, the call cgroup's `cgroup.procs`). The supervisor leads no call
+/// cgroup of its own; its commands join the call's.
+pub(crate) async fn spawn_floor_supervisor(
+    launch: &Launch,
+    shell: &Path,
+    shell_args: Vec<OsString>,
+    make: impl FnOnce(&Path, Vec<OsString>) -> Command + Send + 'static,
+    required: bool,
+    grant: Vec<PathBuf>,
+) -> Result<(Child, SpawnerLease), ShellError> {
+    let Launch::Floor {
+        drop_capabilities,
+        landlock: Some(landlock),
+        seccomp,
+        watchdog: true,
+        ..
+    } = launch
+    else {
+        return Err(ShellError::Spawn {
+            message: "a supervisor on the floor needs Landlock and a watchdog".to_owned(),
+        });
+    };
+    let mut landlock = landlock.clone();
+    let Some(writable) = landlock.writable.as_mut() else {
+        return Err(ShellError::Spawn {
+            message: "a supervisor on the floor needs a Landlock ruleset that limits writes"
+                .to_owned(),
+        });
+    };
+    writable.extend(grant);
+    let parts = FloorParts {
+        drop_capabilities: *drop_capabilities,
+        landlock: Some(landlock),
+        seccomp: *seccomp,
+        watchdog: true,
+        processes: None,
+    };
+    let runtime = tokio::runtime::Handle::current();
+    let (send, receive) = tokio::sync::oneshot::channel::<Spawned>();
+    let (alive, released) = std::sync::mpsc::channel::<()>();
+    let job = ready::Job {
+        shell: shell.to_path_buf(),
+        shell_args,
+        make: Box::new(make),
+        reply: send,
+        alive: released,
+    };
+    ready::Prepared::start(parts, required, runtime)?
+        .run(job)
+        .map_err(|_| ShellError::Spawn {
+            message: "the spawning thread ended before the supervisor".to_owned(),
+        })?;
+    leased(receive, alive).await
+}
+
 /// The command a spawning thread started, with the lease that keeps the
 /// thread alive (`alive`) for as long as the command runs.
 async fn leased(

@@ -177,7 +177,54 @@ impl CallCgroup {
     pub(crate) fn add_process(&self, pid: i32) -> Result<(), String> {
         self.write("cgroup.procs", pid)
     }
+
+    /// The file a process writes `0` to, to move itself in.
+    pub(crate) fn procs_file(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
+    }
+
+    /// Kills every process in the cgroup and waits until the cgroup holds
+    /// none, not even a zombie (`pids.current` is 0); false when that did
+    /// not happen within [`CLEAR_LIMIT`].
+    ///
+    /// Race-free without freezing: a process can only be born in the cgroup
+    /// of a process in it, and none can leave it (the processes in it cannot
+    /// write any other cgroup's files), so once the count is 0 nothing can
+    /// appear again. Processes forked while a round kills show up in the
+    /// next round.
+    pub(crate) async fn clear(&self) -> bool {
+        let started = std::time::Instant::now();
+        loop {
+            let Ok(current) = std::fs::read_to_string(self.dir.join("pids.current")) else {
+                return false;
+            };
+            if current.trim() == "0" {
+                return true;
+            }
+            if started.elapsed() > CLEAR_LIMIT {
+                return false;
+            }
+            let procs = std::fs::read_to_string(self.procs_file()).unwrap_or_default();
+            for pid in procs
+                .split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok())
+            {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            if procs.trim().is_empty() {
+                // Only zombies, waiting for their parent (or init) to reap
+                // them.
+                tokio::time::sleep(std::time::Duration::from_micros(200)).await;
+            }
+        }
+    }
 }
+
+/// How long [`CallCgroup::clear`] waits for a cgroup to be empty.
+const CLEAR_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Drop for CallCgroup {
     fn drop(&mut self) {

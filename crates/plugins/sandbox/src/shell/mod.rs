@@ -26,7 +26,8 @@ pub use env::{ALLOWED_ENV, SECRET_SUFFIXES, is_secret_name};
 pub use limits::ResourceLimits;
 pub(crate) use tempdir::PrivateTempDir;
 
-use crate::isolation::{BwrapPlan, Launch, spawn};
+use crate::isolation::pids::CallCgroup;
+use crate::isolation::{Launch, spawn, spawn_floor_supervisor};
 use crate::path::Confinement;
 use crate::policy::SandboxPolicy;
 use crate::status::CommandAdmission;
@@ -35,6 +36,10 @@ use env::scrubbed_env;
 use sweep::SweepGuard;
 use warm::{EnvKey, WarmEnd, WarmEnv, make_fifos};
 pub(crate) use warm::{WarmPool, supervisor_script};
+
+/// The most processes a call's cgroup allows when the policy sets no limit
+/// (the kernel's own ceiling on process ids).
+const PID_MAX_LIMIT: u64 = 4_194_304;
 
 /// How long output readers may take after the process group was killed
 /// (a process that left the group could still hold a pipe open); then they
@@ -193,15 +198,15 @@ impl Shell for SandboxShell {
 
         let started = Instant::now();
         let mut protected = SweepGuard::start(self.confinement.clone()).await;
-        if let Launch::Bwrap { plan, .. } = &self.launch {
-            // A newline in the directory, or a NUL byte anywhere (which the
-            // supervisor's `read` would drop, running other text than the
-            // command's), take the classic way, which refuses a NUL.
-            let fits =
-                !resolved.path.to_string_lossy().contains('\n') && !request.command.contains('\0');
-            if self.warm.enabled() && fits {
+        // A newline in the directory, or a NUL byte anywhere (which the
+        // supervisor's `read` would drop, running other text than the
+        // command's), take the classic way, which refuses a NUL.
+        let fits =
+            !resolved.path.to_string_lossy().contains('\n') && !request.command.contains('\0');
+        if self.warm.enabled() && fits {
+            if let Some(key) = self.env_key(&protected) {
                 if let Some(result) = self
-                    .run_warm(plan, &request, &resolved.path, &cancel, &mut protected)
+                    .run_warm(key, &request, &resolved.path, &cancel, &mut protected)
                     .await
                 {
                     return result.map(|mut output| {
@@ -375,19 +380,42 @@ impl SandboxShell {
         )
     }
 
-    /// Runs the command in a warm environment (see [`warm`]); `None` when
-    /// none could be had, and the command was not started.
+    /// The key of a warm environment for a command started now, or `None`
+    /// when commands start the classic way here: under bubblewrap, and on
+    /// the floor where Landlock limits writes, a watchdog leads the
+    /// commands' group and the host can make the call's `pids` cgroup (which
+    /// the host empties after each command; without one, nothing would find
+    /// what a command left running outside the group's reach).
+    fn env_key(&self, protected: &SweepGuard) -> Option<EnvKey> {
+        match &self.launch {
+            Launch::Bwrap { plan, .. } => {
+                Some(EnvKey::now(plan, &protected.mountable(), self.env()))
+            }
+            Launch::Floor {
+                landlock: Some(rules),
+                watchdog: true,
+                ..
+            } if rules.writable.is_some() && crate::isolation::pids::hierarchy().is_some() => {
+                Some(EnvKey::on_floor(
+                    crate::isolation::carve::readable_around(&rules.hidden),
+                    self.env(),
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// Runs the command in a warm environment (see [`warm`]) keyed `key`;
+    /// `None` when none could be had, and the command was not started.
     async fn run_warm(
         &self,
-        plan: &BwrapPlan,
+        key: EnvKey,
         request: &CommandRequest,
         cwd: &Path,
         cancel: &CancellationToken,
         protected: &mut SweepGuard,
     ) -> Option<Result<CommandOutput, ShellError>> {
-        let env = self.env();
         let mountable = protected.mountable();
-        let key = EnvKey::now(plan, &mountable, env);
         let mut warm = match self.warm.take(&key) {
             Some(warm) => warm,
             None => match self.start_env(key, mountable).await {
@@ -477,12 +505,22 @@ impl SandboxShell {
     async fn start_env(&self, key: EnvKey, mountable: Vec<PathBuf>) -> Result<WarmEnv, String> {
         let dir = PrivateTempDir::create().map_err(|e| e.to_string())?;
         make_fifos(dir.path())?;
-        let args = vec![
+        let mut args = vec![
             OsString::from("-c"),
             self.supervisor.clone().into(),
             "tack-sandbox-supervisor".into(),
             dir.path().into(),
         ];
+        // On the floor: the call's cgroup, which each command joins.
+        let call = match &self.launch {
+            Launch::Floor { .. } => {
+                let max = self.policy.limits().processes.unwrap_or(PID_MAX_LIMIT);
+                let call = CallCgroup::create(max)?;
+                args.push(call.procs_file().into());
+                Some(call)
+            }
+            _ => None,
+        };
         let vars = key.env.clone();
         let make = move |program: &Path, args: Vec<OsString>| {
             let mut command = tokio::process::Command::new(program);
@@ -498,6 +536,26 @@ impl SandboxShell {
                 .kill_on_drop(true);
             command
         };
+        if let Some(call) = call {
+            // The FIFOs themselves, not their directory: a command can create
+            // nothing there for the next one to find.
+            let grant = vec![
+                dir.path().join("out"),
+                dir.path().join("err"),
+                call.procs_file(),
+            ];
+            let (child, lease) = spawn_floor_supervisor(
+                &self.launch,
+                &self.shell,
+                args,
+                make,
+                self.policy.os_isolation_required(),
+                grant,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+            return WarmEnv::on_floor(key, child, lease, dir, call).await;
+        }
         let (child, lease) = spawn(
             &self.launch,
             &self.shell,

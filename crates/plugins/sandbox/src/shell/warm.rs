@@ -40,7 +40,7 @@ use std::sync::Mutex;
 use std::sync::PoisonError;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use nix::sys::signal::{Signal, kill};
+use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
@@ -61,9 +61,11 @@ const IDLE_LIMIT: usize = 4;
 const SETTLE_ROUNDS: u32 = 10_000;
 
 /// The supervisor: `$1` is the environment's directory (the `out` and
-/// `err` FIFOs, the `in` file). It runs in the shell commands run in.
-/// `@RUN@` runs one command (see [`supervisor_script`]) and sets `r` to its
-/// status; `@TRAPS@` sets the supervisor's signal traps.
+/// `err` FIFOs, the `in` file), `$2` on the floor the `cgroup.procs` file of
+/// the call's cgroup. It runs in the shell commands run in. `@RUN@` runs one
+/// command (see [`supervisor_script`]) and sets `r` to its status;
+/// `@CLEANUP@` makes sure nothing of it runs on; `@TRAPS@` sets the
+/// supervisor's signal traps.
 ///
 /// It first answers `ready`. A request is: the nonce, `f` (run the command
 /// in a forked subshell) or `e` (in a shell started anew), the working
@@ -73,7 +75,7 @@ const SETTLE_ROUNDS: u32 = 10_000;
 /// `exit <nonce> <status> <ipc> <busy>`, where `ipc` is 1 when System V IPC
 /// objects are left and `busy` non-empty when processes still ran after
 /// the settling rounds.
-const SUPERVISOR: &str = r#"d=$1 p=
+const SUPERVISOR: &str = r#"d=$1 j=$2 p=
 @TRAPS@
 echo ready
 while IFS= read -r n && IFS= read -r m && IFS= read -r w; do
@@ -88,7 +90,16 @@ while IFS= read -r n && IFS= read -r m && IFS= read -r w; do
   case $l in '+') i=$d/in;; *) i=/dev/null;; esac
   exec 3>"$d/out" 4>"$d/err"
 @RUN@
-  kill -9 -1 2>/dev/null
+@CLEANUP@
+  echo "exit $n $r $v $b"
+done
+"#;
+
+/// Inside a PID namespace, after each command: kills every process of the
+/// namespace but the supervisor (`kill -9 -1` spares PID 1), waits until
+/// none runs (`b` is non-empty when some still ran after the settling
+/// rounds), and sets `v` to 1 when System V IPC objects are left.
+const CLEANUP_NAMESPACE: &str = r#"  kill -9 -1 2>/dev/null
   k=0
   while :; do
     b=
@@ -106,10 +117,17 @@ while IFS= read -r n && IFS= read -r m && IFS= read -r w; do
   v=0
   for f in /proc/sysvipc/shm /proc/sysvipc/sem /proc/sysvipc/msg; do
     { IFS= read -r t && IFS= read -r t && v=1; } 2>/dev/null <"$f"
-  done
-  echo "exit $n $r $v $b"
-done
-"#;
+  done"#;
+
+/// On the floor the host empties the command's cgroup itself (see
+/// [`WarmEnv::end`]); there is no IPC namespace of the call's own to check.
+const CLEANUP_FLOOR: &str = "  v=0 b=";
+
+/// On the floor, the first thing a command's subshell does: move itself
+/// into the call's cgroup (`$j`, its `cgroup.procs`), where everything it
+/// starts is born and from where nothing can leave. A subshell that cannot
+/// does not run the command.
+const JOIN_FLOOR: &str = r#"    echo 0 >"$j" || exit 126"#;
 
 /// Under bash, a command runs in a subshell the supervisor forks, not in a
 /// bash started anew (`f` requests): starting bash is most of what a
@@ -127,14 +145,16 @@ done
 /// is passed on to the command's shell.
 const RUN_BASH: &str = r#"  case $m in
     f) (
+@JOIN@
     trap - INT QUIT
     cd -- "$w" || exit 126
     set -- "$c"
-    unset d n m w c s l i r k b f t v g p
+    unset d j n m w c s l i r k b f t v g p
 @CLEAN@
 @IN_PLACE@
   ) <"$i" >&3 2>&4 3>&- 4>&- & ;;
     *) (
+@JOIN@
     trap - INT QUIT
     cd -- "$w" || exit 126
     unset OLDPWD
@@ -205,6 +225,7 @@ const PASSED_ON: [&str; 8] = ["HUP", "INT", "QUIT", "ABRT", "USR1", "USR2", "ALR
 /// shell anew (`@LIMITS@` ends with `exec <shell> -c "$1"`).
 const RUN_STARTED: &str = r#"  echo "started $n"
   (
+@JOIN@
     cd -- "$w" || exit 126
     set -- "$c"
 @LIMITS@
@@ -215,8 +236,15 @@ const RUN_STARTED: &str = r#"  echo "started $n"
 /// The supervisor's script for commands run in `shell`, given the limits
 /// wrapper that runs the command in place (`in_place`) and the one that
 /// starts the shell anew (`started`); see
-/// [`ResourceLimits::wrapper_script`](super::ResourceLimits).
-pub(crate) fn supervisor_script(shell: &Path, in_place: &str, started: &str) -> String {
+/// [`ResourceLimits::wrapper_script`](super::ResourceLimits). `floor`: the
+/// environment is a supervisor on the floor (commands join the call's
+/// cgroup, the host cleans up), not a PID namespace of its own.
+pub(crate) fn supervisor_script(
+    shell: &Path,
+    in_place: &str,
+    started: &str,
+    floor: bool,
+) -> String {
     let (run, traps) = if shell.file_name().is_some_and(|n| n == "bash") {
         let clean = format!(
             "    BASH_ARGV0={}; SECONDS=0; unset OLDPWD",
@@ -242,10 +270,18 @@ pub(crate) fn supervisor_script(shell: &Path, in_place: &str, started: &str) -> 
             String::new(),
         )
     };
+    let (cleanup, join) = if floor {
+        (CLEANUP_FLOOR, JOIN_FLOOR)
+    } else {
+        (CLEANUP_NAMESPACE, "    :")
+    };
     SUPERVISOR
         .replace("@TRAPS@", &traps)
-        .replace("@RUN@", &run)
-        .replace("@ROUNDS@", &SETTLE_ROUNDS.to_string())
+        .replace("@RUN@", &run.replace("@JOIN@", join))
+        .replace(
+            "@CLEANUP@",
+            &cleanup.replace("@ROUNDS@", &SETTLE_ROUNDS.to_string()),
+        )
 }
 
 /// `text` in single quotes, for a shell.
@@ -254,7 +290,8 @@ fn shell_quoted(text: &str) -> String {
 }
 
 /// What makes two environments interchangeable: bubblewrap's arguments
-/// (mounts, namespaces) and the command's environment variables.
+/// (mounts, namespaces), or on the floor what the Landlock ruleset lets
+/// commands read, and the command's environment variables.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct EnvKey {
     pub(crate) args: Vec<OsString>,
@@ -274,25 +311,44 @@ impl EnvKey {
             env,
         }
     }
+
+    /// The key of commands started now on the floor, whose ruleset makes
+    /// `readable` readable, with `env` set.
+    pub(crate) fn on_floor(readable: Vec<PathBuf>, env: Vec<(OsString, OsString)>) -> Self {
+        Self {
+            args: readable.into_iter().map(PathBuf::into_os_string).collect(),
+            env,
+        }
+    }
 }
 
-/// One bubblewrap sandbox with its supervisor.
+/// One environment with its supervisor: a bubblewrap sandbox, or a
+/// supervisor on the floor.
 pub(crate) struct WarmEnv {
     key: EnvKey,
-    /// bubblewrap itself (outside the namespaces).
-    bwrap: Child,
-    /// The supervisor, PID 1 of the namespace, as the host sees it.
+    /// What the host spawned: bubblewrap (outside the namespaces), or the
+    /// supervisor itself on the floor.
+    child: Child,
+    /// The supervisor, as the host sees it.
     supervisor: Pid,
     requests: ChildStdin,
     answers: Lines<BufReader<ChildStdout>>,
     dir: PrivateTempDir,
-    /// What the private `/tmp` and `/dev/shm` held when the environment
-    /// started (the mount points of the roots bound inside them).
-    memory: Vec<PathBuf>,
-    /// The `pids` cgroup the supervisor and every command it starts count
-    /// in (one call at a time: the limit is per call).
-    _cgroup: Option<CallCgroup>,
-    /// Keeps the spawning thread (bubblewrap's `--die-with-parent`) alive.
+    /// Under bubblewrap, what the private `/tmp` and `/dev/shm` held when
+    /// the environment started (the mount points of the roots bound inside
+    /// them); `None` on the floor, which has no private ones.
+    memory: Option<Vec<PathBuf>>,
+    /// Under bubblewrap, the `pids` cgroup the supervisor and every command
+    /// it starts count in (one call at a time: the limit is per call). On
+    /// the floor, the call's cgroup: each command moves into it first, the
+    /// supervisor stays outside, and the host empties it after each command.
+    cgroup: Option<CallCgroup>,
+    /// On the floor, the process group of the environment (led by its
+    /// watchdog): the supervisor and every command's process are in it, and
+    /// none can leave it.
+    group: Option<Pid>,
+    /// Keeps the spawning thread (bubblewrap's `--die-with-parent`, the
+    /// floor's watchdog) alive.
     _lease: SpawnerLease,
 }
 
@@ -339,14 +395,7 @@ impl WarmEnv {
         dir: PrivateTempDir,
         processes: Option<u64>,
     ) -> Result<Self, String> {
-        let requests = bwrap.stdin.take().ok_or("no pipe to the supervisor")?;
-        let answers = bwrap.stdout.take().ok_or("no pipe from the supervisor")?;
-        let mut answers = BufReader::new(answers).lines();
-        let ready = tokio::time::timeout(READY_LIMIT, answers.next_line()).await;
-        if !matches!(&ready, Ok(Ok(Some(line))) if line == "ready") {
-            let _ = bwrap.start_kill();
-            return Err(format!("the supervisor did not start: {ready:?}"));
-        }
+        let (requests, answers) = ready(&mut bwrap).await?;
         let Some(bwrap_pid) = bwrap.id() else {
             return Err("bubblewrap ended at once".to_owned());
         };
@@ -368,14 +417,49 @@ impl WarmEnv {
             _ => None,
         };
         Ok(Self {
-            _cgroup: cgroup,
+            cgroup,
             key,
-            bwrap,
+            child: bwrap,
             supervisor,
             requests,
             answers,
             dir,
-            memory,
+            memory: Some(memory),
+            group: None,
+            _lease: lease,
+        })
+    }
+
+    /// An environment on the floor from a spawned supervisor, once it said
+    /// it is ready: its commands join `call` (the call's cgroup), and the
+    /// lease's watchdog leads the group every process of it is in.
+    pub(crate) async fn on_floor(
+        key: EnvKey,
+        mut supervisor: Child,
+        lease: SpawnerLease,
+        dir: PrivateTempDir,
+        call: CallCgroup,
+    ) -> Result<Self, String> {
+        let group = lease
+            .group()
+            .and_then(|g| i32::try_from(g).ok())
+            .map(Pid::from_raw)
+            .ok_or("the supervisor has no watchdog leading its group")?;
+        let (requests, answers) = ready(&mut supervisor).await?;
+        let pid = supervisor
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .ok_or("the supervisor ended at once")?;
+        Ok(Self {
+            key,
+            child: supervisor,
+            supervisor: Pid::from_raw(pid),
+            requests,
+            answers,
+            dir,
+            memory: None,
+            cgroup: Some(call),
+            group: Some(group),
             _lease: lease,
         })
     }
@@ -385,18 +469,28 @@ impl WarmEnv {
         self.dir.path()
     }
 
-    /// Kills the supervisor (the kernel then kills every process of the
-    /// namespace) and bubblewrap.
+    /// Kills the supervisor (under bubblewrap the kernel then kills every
+    /// process of the namespace) and bubblewrap; on the floor, the
+    /// environment's whole process group.
     pub(crate) fn kill(&mut self) {
+        if let Some(group) = self.group {
+            let _ = killpg(group, Signal::SIGKILL);
+        }
         let _ = kill(self.supervisor, Signal::SIGKILL);
-        let _ = self.bwrap.start_kill();
+        let _ = self.child.start_kill();
     }
 
-    /// Waits for bubblewrap to be gone after [`kill`](Self::kill); its
-    /// status (killed by `SIGKILL`).
+    /// Waits for bubblewrap (the supervisor on the floor) to be gone after
+    /// [`kill`](Self::kill); its status (killed by `SIGKILL`).
     pub(crate) async fn reap(&mut self) -> std::io::Result<std::process::ExitStatus> {
         self.kill();
-        self.bwrap.wait().await
+        let status = self.child.wait().await;
+        if self.group.is_some() {
+            if let Some(cgroup) = &self.cgroup {
+                cgroup.clear().await;
+            }
+        }
+        status
     }
 
     /// Sends a request and waits for the supervisor to have forked it.
@@ -446,10 +540,18 @@ impl WarmEnv {
             Some((status, ipc_left, busy))
         })();
         match parsed {
-            Some((status, ipc_left, busy)) => WarmEnd::Exited {
-                status,
-                reusable: !ipc_left && !busy && self.is_clean(),
-            },
+            Some((status, ipc_left, busy)) => {
+                // On the floor the host empties the call's cgroup: nothing
+                // the command started runs on.
+                let emptied = match (&self.group, &self.cgroup) {
+                    (Some(_), Some(call)) => call.clear().await,
+                    _ => true,
+                };
+                WarmEnd::Exited {
+                    status,
+                    reusable: emptied && !ipc_left && !busy && self.is_clean(),
+                }
+            }
             None => WarmEnd::Broken(format!("unexpected answer from the supervisor: {line:?}")),
         }
     }
@@ -463,13 +565,30 @@ impl WarmEnv {
         if !children.is_ok_and(|c| c.trim().is_empty()) {
             return false;
         }
-        memory_filesystems(self.supervisor).is_some_and(|now| now == self.memory)
+        match &self.memory {
+            Some(memory) => memory_filesystems(self.supervisor).is_some_and(|now| &now == memory),
+            None => true,
+        }
     }
 
     /// Whether the environment serves commands keyed `key`.
     pub(crate) fn serves(&self, key: &EnvKey) -> bool {
         &self.key == key
     }
+}
+
+/// The pipes to and from a new environment's supervisor, once it said it
+/// is ready (the process is killed otherwise).
+async fn ready(child: &mut Child) -> Result<(ChildStdin, Lines<BufReader<ChildStdout>>), String> {
+    let requests = child.stdin.take().ok_or("no pipe to the supervisor")?;
+    let answers = child.stdout.take().ok_or("no pipe from the supervisor")?;
+    let mut answers = BufReader::new(answers).lines();
+    let ready = tokio::time::timeout(READY_LIMIT, answers.next_line()).await;
+    if !matches!(&ready, Ok(Ok(Some(line))) if line == "ready") {
+        let _ = child.start_kill();
+        return Err(format!("the supervisor did not start: {ready:?}"));
+    }
+    Ok((requests, answers))
 }
 
 /// Every entry of the namespace's memory-backed `/tmp` and `/dev/shm`, seen
@@ -568,12 +687,30 @@ mod tests {
 
     #[test]
     fn the_script_holds_the_limits_inside_the_commands_subshell() {
-        for shell in ["/bin/bash", "/bin/sh"] {
+        for (shell, floor) in [
+            ("/bin/bash", false),
+            ("/bin/sh", false),
+            ("/bin/bash", true),
+            ("/bin/sh", true),
+        ] {
             let script = supervisor_script(
                 Path::new(shell),
                 "ulimit -t 5 2>/dev/null\neval \"$1\"\n",
                 "ulimit -t 6 2>/dev/null\nexec /bin/sh -c \"$1\"\n",
+                floor,
             );
+            // On the floor the subshell joins the call's cgroup before it
+            // does anything else; the namespace's kill loop is not there.
+            assert_eq!(script.contains(JOIN_FLOOR), floor, "{script}");
+            assert_eq!(script.contains("kill -9 -1"), !floor, "{script}");
+            if floor {
+                let subshell = script.find("(\n").unwrap();
+                assert!(
+                    script[subshell..]
+                        .trim_start_matches("(\n")
+                        .starts_with(JOIN_FLOOR)
+                );
+            }
             let limit = if shell == "/bin/bash" {
                 "ulimit -t 5"
             } else {

@@ -448,7 +448,8 @@ fn temp_dirs_are_removed_even_after_a_dead_host() {
 }
 
 /// On the floor, a watchdog leads each command's process group while it
-/// runs (for a killed host); a run that ends leaves none behind.
+/// runs (for a killed host); a run that ends leaves none behind (in a warm
+/// environment, the environment's watchdog goes with the sandbox).
 #[tokio::test]
 async fn no_watchdog_outlives_its_run() {
     let fx = Fixture::new();
@@ -487,6 +488,12 @@ async fn no_watchdog_outlives_its_run() {
     );
     let out = running.await.unwrap().unwrap();
     assert_eq!(out.exit_code, Some(0), "{out:?}");
+    if crate::fixture::warm(&sb) {
+        // A warm environment's watchdog leads the environment's group and
+        // lives as long as the environment: until the sandbox is dropped.
+        assert!(is_watchdog(&group), "the environment lost its watchdog");
+        drop(sb);
+    }
     let start = std::time::Instant::now();
     while is_watchdog(&group) && start.elapsed() < Duration::from_secs(5) {
         tokio::time::sleep(Duration::from_millis(20)).await;

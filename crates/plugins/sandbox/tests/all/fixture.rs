@@ -110,6 +110,12 @@ pub fn in_bwrap(sandbox: &Sandbox) -> bool {
         .is_some_and(|p| p.namespaces == tack_sandbox::Enforcement::Enforced)
 }
 
+/// Whether this sandbox's commands start in warm environments (inside
+/// bubblewrap, or on the floor with a cgroup for the calls).
+pub fn warm(sandbox: &Sandbox) -> bool {
+    sandbox.status().policy.is_some_and(|p| p.warm)
+}
+
 static NEXT_MARKER: AtomicU64 = AtomicU64::new(1);
 
 /// A `sleep` duration no other process uses: `sleep <marker>` sleeps

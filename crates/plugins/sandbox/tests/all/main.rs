@@ -18,3 +18,4 @@ mod protected;
 mod protected_depth;
 mod unix_sockets;
 mod warm;
+mod warm_floor;
