@@ -148,6 +148,29 @@ fn server_log(dir: &Path) -> String {
     text
 }
 
+/// A run of `tack` in `ws` whose trusted certificates are `file` alone,
+/// logging to `name` in `dir`; the MCP server fails to start either way
+/// (`openssl s_server` is no MCP server).
+fn run_trusting(
+    dir: &tempfile::TempDir,
+    ws: &Path,
+    name: &str,
+    file: &Path,
+) -> assert_cmd::assert::Assert {
+    tack(ws)
+        .args(["run", "读文件 README.md", "--log"])
+        .arg(log_in(dir, name))
+        .env("SSL_CERT_FILE", file)
+        .env("SSL_CERT_DIR", dir.path().join("no-such-dir"))
+        // s_server does not answer MCP: do not wait the 30 s default.
+        .env("MCP_TIMEOUT", "3000")
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "MCP server `remote` failed to start",
+        ))
+}
+
 #[test]
 fn an_https_server_gets_tls_with_the_certificate_checked() {
     let dir = tempfile::tempdir().unwrap();
@@ -169,31 +192,14 @@ fn an_https_server_gets_tls_with_the_certificate_checked() {
 
     // A certificate store that holds no certificate: a clear error that
     // names the variables, not a crash.
-    tack(&ws)
-        .args(["run", "读文件 README.md", "--log"])
-        .arg(log_in(&dir, "no-store"))
-        .env("SSL_CERT_FILE", certs.join("leaf.ext"))
-        .env("SSL_CERT_DIR", dir.path().join("no-such-dir"))
-        .assert()
-        .success()
-        .stderr(predicates::str::contains(
-            "MCP server `remote` failed to start: cannot make an HTTPS client",
-        ))
+    run_trusting(&dir, &ws, "no-store", &certs.join("leaf.ext"))
+        .stderr(predicates::str::contains("cannot make an HTTPS client"))
         .stderr(predicates::str::contains("SSL_CERT_FILE"));
 
     // A certificate nobody the client trusts vouched for: the client ends
     // the handshake with TLS's "unknown CA" alert (48), and the
     // server is not used.
-    tack(&ws)
-        .args(["run", "读文件 README.md", "--log"])
-        .arg(log_in(&dir, "untrusted"))
-        .env("SSL_CERT_FILE", certs.join("other.pem"))
-        .env("SSL_CERT_DIR", dir.path().join("no-such-dir"))
-        .assert()
-        .success()
-        .stderr(predicates::str::contains(
-            "MCP server `remote` failed to start",
-        ));
+    run_trusting(&dir, &ws, "untrusted", &certs.join("other.pem"));
     let refused = server_log(&certs);
     assert!(
         refused.contains("alert unknown ca") || refused.contains("alert number 48"),
@@ -204,18 +210,8 @@ fn an_https_server_gets_tls_with_the_certificate_checked() {
     // completes (no alert); s_server is no MCP server, so starting the
     // session still fails, after TLS.
     let before = refused.len();
-    tack(&ws)
-        .args(["run", "读文件 README.md", "--log"])
-        .arg(log_in(&dir, "trusted"))
-        .env("SSL_CERT_FILE", certs.join("ca.pem"))
-        // s_server does not answer MCP: do not wait the 30 s default.
-        .env("MCP_TIMEOUT", "3000")
-        .env("SSL_CERT_DIR", dir.path().join("no-such-dir"))
-        .assert()
-        .success()
-        .stderr(predicates::str::contains(
-            "MCP server `remote` failed to start",
-        ));
+    run_trusting(&dir, &ws, "trusted", &certs.join("ca.pem"))
+        .stderr(predicates::str::contains("within 3s"));
     let after = server_log(&certs);
     let trusted = &after[before..];
     assert!(
