@@ -522,6 +522,20 @@ fn a_server_asking_for_a_sign_in_off_a_terminal_says_to_sign_in_at_one() {
         .args(["run", "读文件 README.md", "--log"])
         .arg(&log)
         .assert();
+    // rmcp's OAuth code logs what a sign-in exchanges at debug level: `-vv`
+    // leaves it out, naming its target in `RUST_LOG` lets it in.
+    let debug = |rust_log: Option<&str>| {
+        let mut cmd = tack(&ws);
+        cmd.args(["-vv", "run", "读文件 README.md", "--log"])
+            .arg(log_in(&dir, "debug"));
+        match rust_log {
+            Some(directives) => cmd.env("RUST_LOG", directives),
+            None => cmd.env_remove("RUST_LOG"),
+        };
+        String::from_utf8(cmd.output().unwrap().stderr).unwrap()
+    };
+    let quiet = debug(None);
+    let named = debug(Some("rmcp::transport::auth=debug"));
     server.kill().unwrap();
     server.wait().unwrap();
     run.success()
@@ -531,4 +545,10 @@ fn a_server_asking_for_a_sign_in_off_a_terminal_says_to_sign_in_at_one() {
         .stderr(predicates::str::contains(
             "signing in needs you at a terminal",
         ));
+    assert!(
+        quiet.contains("DEBUG"),
+        "-vv printed no debug line: {quiet}"
+    );
+    assert!(!quiet.contains("rmcp::transport::auth"), "{quiet}");
+    assert!(named.contains("rmcp::transport::auth"), "{named}");
 }
