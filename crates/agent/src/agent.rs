@@ -434,15 +434,7 @@ impl Agent {
         }
         self.history.push(Message::ToolCalls(calls.clone()));
         let count = calls.len();
-        let batch = self
-            .hooks
-            .post_tool_batch()
-            .has_listeners(None)
-            .then(|| calls.clone());
-        let outcomes = self
-            .scheduler
-            .run_turn(calls, self.cancel.child_token())
-            .await;
+        let (outcomes, batch) = self.run_batch(calls).await;
         let mut concluded = false;
         for (index, outcome) in outcomes.iter().enumerate() {
             // The log keeps what the model saw: a value whose content a
@@ -459,12 +451,7 @@ impl Agent {
             });
             concluded |= outcome.concluded_turn;
         }
-        self.push_contexts(&outcomes)?;
-        if let Some(calls) = batch
-            && !self.cancel.is_cancelled()
-        {
-            self.after_batch(calls, outcomes).await?;
-        }
+        self.end_batch(batch, outcomes).await?;
         Ok(StepOutcome::ToolsRan {
             calls: count,
             concluded,
@@ -497,15 +484,7 @@ impl Agent {
             return Ok((0, None));
         }
         let count = calls.len();
-        let batch = self
-            .hooks
-            .post_tool_batch()
-            .has_listeners(None)
-            .then(|| calls.clone());
-        let outcomes = self
-            .scheduler
-            .run_turn(calls, self.cancel.child_token())
-            .await;
+        let (outcomes, batch) = self.run_batch(calls).await;
         for (index, outcome) in outcomes.iter().enumerate() {
             self.emit(Event::ToolResult {
                 outcome: outcome.as_logged(),
@@ -521,12 +500,7 @@ impl Agent {
                 };
             }
         }
-        self.push_contexts(&outcomes)?;
-        if let Some(calls) = batch
-            && !self.cancel.is_cancelled()
-        {
-            self.after_batch(calls, outcomes).await?;
-        }
+        self.end_batch(batch, outcomes).await?;
         Ok((count, self.hooks.take_turn_end()))
     }
 
@@ -545,6 +519,37 @@ impl Agent {
                 })?;
                 self.history.push(Message::Context(context.clone()));
             }
+        }
+        Ok(())
+    }
+
+    /// Runs one batch through the scheduler; its calls are kept for the
+    /// `agent/post-tool-batch` listeners when there are any.
+    async fn run_batch(&self, calls: Vec<ToolCall>) -> (Vec<Arc<Outcome>>, Option<Vec<ToolCall>>) {
+        let batch = self
+            .hooks
+            .post_tool_batch()
+            .has_listeners(None)
+            .then(|| calls.clone());
+        let outcomes = self
+            .scheduler
+            .run_turn(calls, self.cancel.child_token())
+            .await;
+        (outcomes, batch)
+    }
+
+    /// Once a batch's results are in the history: their deferred context,
+    /// then the batch listeners (not after a cancelled turn).
+    async fn end_batch(
+        &mut self,
+        batch: Option<Vec<ToolCall>>,
+        outcomes: Vec<Arc<Outcome>>,
+    ) -> Result<(), AgentError> {
+        self.push_contexts(&outcomes)?;
+        if let Some(calls) = batch
+            && !self.cancel.is_cancelled()
+        {
+            self.after_batch(calls, outcomes).await?;
         }
         Ok(())
     }
