@@ -15,7 +15,7 @@ use tack_core::tool::{ErrorCode, ToolExecution};
 use tokio::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-use crate::harness::*;
+use super::harness::*;
 
 /// A log of `what` at ms since `t0`.
 #[derive(Clone)]

@@ -1,7 +1,7 @@
 //! The custom `ChatModel` example: the loop asks it, it calls the tool, reads
 //! the result (a failure too) and answers.
 
-mod support;
+use crate::support;
 
 #[test]
 fn the_model_calls_its_tool_and_answers_from_the_result() {

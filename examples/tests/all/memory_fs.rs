@@ -1,7 +1,7 @@
 //! `memory_fs`: the builtin tools read and list the in-memory files, a write
 //! is refused by the capability, and a missing file is `ENOENT`-shaped.
 
-mod support;
+use crate::support;
 
 #[test]
 fn builtin_tools_run_on_the_memory_file_system() {

@@ -1,7 +1,7 @@
 //! The progressive-disclosure example: a masked tool is unknown to the agent
 //! until `reveal_tools` widens its mask; another agent is not masked.
 
-mod support;
+use crate::support;
 
 #[test]
 fn tools_appear_group_by_group_for_the_masked_agent_only() {

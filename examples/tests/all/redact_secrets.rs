@@ -2,7 +2,7 @@
 //! success (value replaced, content re-rendered) or a failure (message
 //! redacted where it is made); the rest of the result is kept.
 
-mod support;
+use crate::support;
 
 #[test]
 fn secrets_are_redacted_from_content_and_log() {

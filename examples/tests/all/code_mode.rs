@@ -1,7 +1,7 @@
 //! The code-mode example: the model is shown `run_code` only, and every tool
 //! call the program makes passes the pre-execute gate, which denies one.
 
-mod support;
+use crate::support;
 
 #[test]
 fn every_sub_call_meets_the_gate_and_a_denial_reaches_the_program() {

@@ -1,7 +1,7 @@
 //! The hooks-file example: a PreToolUse script blocks `rm` with exit code 2,
 //! a PostToolUse script records the call and answers with JSON context.
 
-mod support;
+use crate::support;
 
 #[test]
 fn the_scripts_block_record_and_add_context() {

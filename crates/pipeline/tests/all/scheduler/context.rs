@@ -10,7 +10,7 @@ use tack_core::hook::Next;
 use tack_core::hooks::{ExecuteOutput, ExecuteRequest, PostDecision, PostExecuteInput};
 use tack_core::tool::ErrorCode;
 
-use crate::harness::*;
+use super::harness::*;
 
 #[tokio::test(start_paused = true)]
 async fn each_outcome_keeps_its_own_context_in_order_while_calls_overlap() {

@@ -6,7 +6,7 @@ use tack_core::tool::{ErrorCode, ToolCall, ToolErrorCode};
 use tack_pipeline::SchedulerConfig;
 use tokio_util::sync::CancellationToken;
 
-use crate::harness::*;
+use super::harness::*;
 
 const USER_CANCEL: &str =
     "CANCELLED: the call of tool `work` was cancelled before the tool started; nothing was done";

@@ -2,7 +2,7 @@
 //! reason, the answers decide (once runs, deny refuses with the UI's reason),
 //! and "always for this session" means the next call is not asked at all.
 
-mod support;
+use crate::support;
 
 #[test]
 fn the_ui_answers_over_the_channel() {

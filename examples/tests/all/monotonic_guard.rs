@@ -1,7 +1,7 @@
 //! `monotonic_guard`: a listener allows every call outright, and the guard
 //! still denies the `.env` read (and only it).
 
-mod support;
+use crate::support;
 
 #[test]
 fn guard_denies_what_pre_execute_allowed() {

@@ -1,7 +1,7 @@
 //! `typed_tool`: the derived schema reaches the model, a valid call returns
 //! the typed output, and the schema refuses a wrong type before the body.
 
-mod support;
+use crate::support;
 
 #[test]
 fn typed_tool_derives_its_schema_and_validates_calls() {

@@ -1,7 +1,7 @@
 //! `retry_wrapper`: the first call succeeds on its third attempt, the second
 //! gives up after three failures, and the metrics count exactly that.
 
-mod support;
+use crate::support;
 
 #[test]
 fn retries_with_backoff_and_counts() {

@@ -9,7 +9,7 @@ use serde_json::json;
 use tack_core::hook::{AgentId, Disposer, Scope};
 use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
 
-use crate::harness::*;
+use super::harness::*;
 
 fn flip(id: &str, ms: u64) -> ToolCall {
     ToolCall::new(id, "flip", json!({"ms": ms}).to_string())

@@ -7,7 +7,7 @@ use tack_core::tool::ToolCall;
 use tack_pipeline::{ResourceClaim, SchedulerConfig};
 use tokio_util::sync::CancellationToken;
 
-use crate::harness::*;
+use super::harness::*;
 
 fn keyed(args: &Value) -> Vec<ResourceClaim> {
     match args["key"].as_str() {

@@ -5,7 +5,7 @@ use tack_core::tool::ErrorCode;
 use tack_pipeline::{SchedulerConfig, SchedulerConfigError, TurnScheduler};
 use tokio_util::sync::CancellationToken;
 
-use crate::harness::*;
+use super::harness::*;
 
 #[tokio::test(start_paused = true)]
 async fn p_p_e_p_p_p_has_the_exact_overlap_pattern() {

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use serde_json::json;
 use tack_core::policy::PreDecision;
 
-use crate::harness::*;
+use super::harness::*;
 
 /// When each call starts and ends under the rules, calls taking no time to be
 /// admitted: `(start, end)` per call.

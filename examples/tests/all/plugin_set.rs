@@ -2,7 +2,7 @@
 //! the builtin tools run in the sandbox's workspace, the by-name gate denies
 //! the write, and an unknown name fails the set.
 
-mod support;
+use crate::support;
 
 #[test]
 fn plugin_set_composes_by_value_and_by_name() {

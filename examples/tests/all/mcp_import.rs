@@ -2,7 +2,7 @@
 //! in `.ci/node`): its tools are imported under `mcp__files__`, a read runs,
 //! a bad call is refused by tack's schema check and a write by the gate.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

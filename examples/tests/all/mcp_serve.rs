@@ -1,7 +1,7 @@
 //! The MCP-serve example driven by a client nobody here wrote: the official
 //! TypeScript SDK's client (from npm, in `.ci/node`) over stdio.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -77,7 +77,7 @@ fn the_typescript_sdk_client_lists_and_calls_the_served_tools() {
     };
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "hello file\n").unwrap();
-    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_client.mjs");
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/all/fixtures/mcp_client.mjs");
     let output = Command::new(node)
         .arg(client)
         .arg(sdk)

@@ -1,7 +1,7 @@
 //! `permission_gate`: the gate lets `ls` run, denies `rm -rf` itself, and its
 //! ask ends in a denial when no approver is installed — each with who decided.
 
-mod support;
+use crate::support;
 
 #[test]
 fn gate_allows_denies_and_asks() {

@@ -5,7 +5,7 @@
 //! CI:
 //!
 //! * a cookbook example (`-p tack-examples --example NAME`) must exist in
-//!   `examples/examples/`, and its test `examples/tests/NAME.rs` runs it and
+//!   `examples/examples/`, and its test `examples/tests/all/NAME.rs` runs it and
 //!   checks what it does;
 //! * every other command is run here and must succeed, unless it is listed
 //!   in [`NOT_RUN`] with the reason it cannot run in CI.
@@ -169,7 +169,7 @@ fn every_cookbook_example_in_the_docs_exists_and_has_a_test() {
             file.display(),
             source.display()
         );
-        let test = root.join("examples/tests").join(format!("{name}.rs"));
+        let test = root.join("examples/tests/all").join(format!("{name}.rs"));
         let test_text = std::fs::read_to_string(&test).unwrap_or_else(|_| {
             panic!(
                 "{}: `{command}`: the example has no test {} (each example's test runs it)",

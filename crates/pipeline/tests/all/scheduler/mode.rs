@@ -11,7 +11,7 @@ use tack_core::hook::{AgentId, Scope};
 use tack_core::tool::{OutputSpec, Tool, ToolCall, ToolDefinition, ToolError};
 use tack_pipeline::{ExecutionMode, Pipeline, Presentation, Restriction, ToolRegistry};
 
-use crate::harness::*;
+use super::harness::*;
 
 fn tool(name: &str, classify: Option<fn(&Value) -> bool>) -> ToolDefinition {
     let mut builder = ToolDefinition::builder(name)

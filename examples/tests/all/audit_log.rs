@@ -1,7 +1,7 @@
 //! `audit_log`: the file it writes holds one JSON line per call, in order,
 //! with each call's end — success, invalid arguments, unknown tool.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! The structured-output example: the schema refuses the first answer, the
 //! second concludes the turn and reaches the host as a typed value.
 
-mod support;
+use crate::support;
 
 #[test]
 fn a_bad_answer_is_refused_and_a_valid_one_concludes_the_turn() {
