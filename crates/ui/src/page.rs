@@ -1,0 +1,364 @@
+//! The page's content, built from the session's records alone: the same
+//! records give the same HTML, live or replayed.
+
+use serde_json::Value;
+use tack_agent::{Event, Record, TurnEndReason, escape_line};
+use tack_core::tool::ContentBlock;
+use tack_pipeline::ToolRegistry;
+
+use crate::card::{Approval, Card, duration};
+use crate::html::escape_html;
+use crate::timeline::{Step, Timeline, Turn};
+
+/// A change to the page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Patch {
+    /// Put this item (a message or a card) in the session's list: in place
+    /// of the element with the same id, or at the end.
+    Item {
+        /// The element's id.
+        id: String,
+        /// Its HTML.
+        html: String,
+    },
+    /// The timeline's new SVG.
+    Timeline(String),
+}
+
+/// The session's page: messages, one card per tool call and the timeline,
+/// rendered on the server from the records, with every text the model, a
+/// tool or the log wrote escaped.
+///
+/// ```
+/// use tack_agent::{Event, Record};
+/// use tack_ui::{Page, Patch};
+/// let mut page = Page::new(tack_pipeline::ToolRegistry::new());
+/// let patches = page.apply(&Record::new(1, 0, Event::User { text: "<b>hi</b>".into() }));
+/// let Patch::Item { id, html } = &patches[0] else { panic!() };
+/// assert_eq!(id, "i-1");
+/// assert!(html.contains("&lt;b&gt;hi&lt;/b&gt;"));
+/// ```
+#[derive(Debug)]
+pub struct Page {
+    registry: ToolRegistry,
+    t0: Option<u64>,
+    now: u64,
+    cards: Vec<Card>,
+    /// The current batch's cards, by position.
+    batch: Vec<usize>,
+    steps: Vec<Step>,
+    turns: Vec<Turn>,
+}
+
+impl Page {
+    /// An empty page whose cards find the tools' presenters in `registry`.
+    pub fn new(registry: ToolRegistry) -> Self {
+        Self {
+            registry,
+            t0: None,
+            now: 0,
+            cards: Vec::new(),
+            batch: Vec::new(),
+            steps: Vec::new(),
+            turns: Vec::new(),
+        }
+    }
+
+    /// The id of the card of `call_id` that awaits an approval (the latest).
+    pub fn awaiting_approval(&self, call_id: &str) -> Option<String> {
+        self.cards
+            .iter()
+            .rev()
+            .find(|c| c.call_id == call_id && c.awaiting_approval())
+            .map(|c| c.dom_id.clone())
+    }
+
+    /// What `record` changes on the page.
+    pub fn apply(&mut self, record: &Record) -> Vec<Patch> {
+        let ts = record.ts;
+        let t0 = *self.t0.get_or_insert(ts);
+        self.now = self.now.max(ts);
+        let mut patches = Vec::new();
+        let mut message = |class: &str, who: &str, html: String| {
+            patches.push(Patch::Item {
+                id: format!("i-{}", record.seq),
+                html: format!(
+                    "<div class=\"msg {class}\" id=\"i-{}\"><span class=\"who\">{who}</span><div class=\"text\">{html}</div><span class=\"t\">+{}</span></div>",
+                    record.seq,
+                    duration(ts.saturating_sub(t0))
+                ),
+            });
+        };
+        let mut touched = None;
+        match &record.event {
+            Event::SessionStart {
+                model,
+                resumed,
+                sandbox,
+                ..
+            } => {
+                let mut text = format!(
+                    "{} with model <b>{}</b>",
+                    if *resumed { "resumed" } else { "started" },
+                    escape_html(model)
+                );
+                if let Some(sandbox) = sandbox {
+                    text.push_str(&format!(" · {}", escape_html(sandbox)));
+                }
+                message("session", "session", text);
+            }
+            Event::User { text } => {
+                self.turns.push(Turn {
+                    start: ts,
+                    end: None,
+                });
+                self.steps.push(Step::open(ts));
+                message("user", "user", escape_html(text));
+            }
+            Event::Assistant { text } => {
+                self.end_step(ts);
+                message("assistant", "assistant", escape_html(text));
+            }
+            Event::AssistantNote { text } => {
+                self.end_step(ts);
+                message("assistant note", "assistant", escape_html(text));
+            }
+            Event::ModelUsage { usage, session } => {
+                match self.steps.last_mut() {
+                    Some(step) if step.usage.is_none() => {
+                        step.end.get_or_insert(ts);
+                        step.usage = Some(*usage);
+                    }
+                    _ => {}
+                }
+                message(
+                    "usage",
+                    "tokens",
+                    format!(
+                        "{} in, {} out (session: {} in, {} out)",
+                        usage.input_tokens,
+                        usage.output_tokens,
+                        session.input_tokens,
+                        session.output_tokens
+                    ),
+                );
+            }
+            Event::ToolCall {
+                call_id,
+                tool,
+                arguments,
+                index,
+            } => {
+                self.end_step(ts);
+                let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+                if *index == 0 {
+                    self.batch.clear();
+                }
+                self.cards
+                    .push(Card::new(record.seq, ts, call_id, tool, args));
+                let at = self.cards.len() - 1;
+                if self.batch.len() <= *index {
+                    self.batch.resize(*index + 1, at);
+                }
+                self.batch[*index] = at;
+                touched = Some(at);
+            }
+            Event::ApprovalRequest { request } => {
+                let call_id = request.call_id.as_str();
+                let at = match self.cards.iter().rposition(|c| {
+                    c.call_id == call_id && c.result.is_none() && c.approval.is_none()
+                }) {
+                    Some(at) => at,
+                    // A call a `run_code` program made: its card opens here.
+                    None => {
+                        self.cards.push(Card::new(
+                            record.seq,
+                            ts,
+                            call_id,
+                            &request.tool,
+                            Value::clone(&request.arguments),
+                        ));
+                        self.cards.len() - 1
+                    }
+                };
+                self.cards[at].approval = Some(Approval {
+                    asked: ts,
+                    reason: request.reason.clone(),
+                    answered: None,
+                });
+                touched = Some(at);
+            }
+            Event::ApprovalOutcome {
+                call_id, outcome, ..
+            } => {
+                if let Some(at) = self
+                    .cards
+                    .iter()
+                    .rposition(|c| c.call_id == *call_id && c.awaiting_approval())
+                    && let Some(approval) = &mut self.cards[at].approval
+                {
+                    approval.answered = Some((ts, outcome.clone()));
+                    touched = Some(at);
+                }
+            }
+            Event::ToolResult { outcome, index } => {
+                let call_id = outcome.call_id.as_str();
+                let at = self
+                    .batch
+                    .get(*index)
+                    .copied()
+                    .filter(|&at| {
+                        self.cards[at].call_id == call_id && self.cards[at].result.is_none()
+                    })
+                    .or_else(|| {
+                        self.cards
+                            .iter()
+                            .rposition(|c| c.call_id == call_id && c.result.is_none())
+                    });
+                let at = match at {
+                    Some(at) => at,
+                    None => {
+                        self.cards.push(Card::new(
+                            record.seq,
+                            ts,
+                            call_id,
+                            &outcome.tool,
+                            Value::Null,
+                        ));
+                        self.cards.len() - 1
+                    }
+                };
+                self.cards[at].result = Some((ts, outcome.clone()));
+                touched = Some(at);
+                // The batch is done: the model is asked next.
+                if self
+                    .batch
+                    .iter()
+                    .all(|&at| self.cards[at].result.is_some())
+                {
+                    self.steps.push(Step::open(ts));
+                }
+            }
+            Event::CodeDispatch {
+                parent_call_id,
+                call_id,
+                tool,
+                code,
+                ..
+            } => {
+                if let Some(at) = self
+                    .cards
+                    .iter()
+                    .rposition(|c| c.call_id == *parent_call_id)
+                {
+                    let status = code.as_deref().map_or_else(|| "ok".to_owned(), |c| format!("ERR {c}"));
+                    self.cards[at]
+                        .nested
+                        .push(format!("{tool} {call_id} → {status}"));
+                    touched = Some(at);
+                }
+            }
+            Event::ContextDeferred { context, .. } => {
+                let mut text = context.text();
+                let images = context
+                    .content
+                    .iter()
+                    .filter(|b| matches!(b, ContentBlock::Image { .. }))
+                    .count();
+                if images > 0 {
+                    text.push_str(&format!(" ({images} images)"));
+                }
+                if let Some(source) = context.source() {
+                    text.push_str(&format!(" — from {}", escape_line(source)));
+                }
+                message("context", "context", escape_html(&text));
+            }
+            Event::HookContext { hook, context } => message(
+                "context",
+                "context",
+                format!(
+                    "{} — from the {} hook",
+                    escape_html(&context.text()),
+                    escape_html(hook)
+                ),
+            ),
+            Event::PromptBlocked { reason } => message(
+                "blocked",
+                "blocked",
+                format!("the prompt was blocked by a hook: {}", escape_html(reason)),
+            ),
+            Event::HookReport {
+                hook,
+                command,
+                blocked,
+                message: text,
+            } => message(
+                if *blocked { "hook blocked" } else { "hook" },
+                "hook",
+                format!(
+                    "{} hook <code>{}</code>: {}",
+                    escape_html(hook),
+                    escape_html(command),
+                    escape_html(text)
+                ),
+            ),
+            Event::TurnEnd { reason, steps } => {
+                if let Some(turn) = self.turns.last_mut() {
+                    turn.end.get_or_insert(ts);
+                }
+                // A step opened after the last batch that never ran.
+                if let Some(step) = self.steps.last()
+                    && step.end.is_none()
+                {
+                    self.steps.pop();
+                }
+                let why = match reason {
+                    TurnEndReason::Answered => "answered",
+                    TurnEndReason::Concluded => "concluded by a tool",
+                    TurnEndReason::MaxSteps => "stopped at the step limit",
+                    TurnEndReason::Cancelled => "cancelled",
+                    TurnEndReason::EmptyReply => "the model replied with nothing",
+                    TurnEndReason::PromptBlocked => "the prompt was blocked",
+                    _ => "ended",
+                };
+                message(
+                    "turn-end",
+                    "turn",
+                    format!(
+                        "{why} · {steps} model call{}",
+                        if *steps == 1 { "" } else { "s" }
+                    ),
+                );
+            }
+            _ => {}
+        }
+        if let Some(at) = touched {
+            let card = &self.cards[at];
+            patches.push(Patch::Item {
+                id: card.dom_id.clone(),
+                html: card.html(&self.registry, t0),
+            });
+        }
+        patches.push(Patch::Timeline(self.timeline()));
+        patches
+    }
+
+    fn end_step(&mut self, ts: u64) {
+        if let Some(step) = self.steps.last_mut() {
+            step.end.get_or_insert(ts);
+        }
+    }
+
+    /// The timeline's SVG as of the last record.
+    pub fn timeline(&self) -> String {
+        Timeline {
+            t0: self.t0.unwrap_or(0),
+            now: self.now,
+            cards: &self.cards,
+            steps: &self.steps,
+            turns: &self.turns,
+        }
+        .svg()
+    }
+}
