@@ -28,6 +28,7 @@ use crate::token::{new_token, same_token};
 const PAGE: &str = include_str!("../assets/page.html");
 const SCRIPT: &str = include_str!("../assets/app.js");
 const STYLE: &str = include_str!("../assets/style.css");
+const ICON: &str = include_str!("../assets/icon.svg");
 
 /// Every response's Content-Security-Policy: the page's own script, style
 /// and events, nothing else (no inline script or style, no other origin).
@@ -485,6 +486,7 @@ async fn handle(AxumState(shared): AxumState<Arc<Shared>>, request: Request) -> 
         (&Method::GET, "") => asset(PAGE, "text/html; charset=utf-8"),
         (&Method::GET, "app.js") => asset(SCRIPT, "text/javascript; charset=utf-8"),
         (&Method::GET, "style.css") => asset(STYLE, "text/css; charset=utf-8"),
+        (&Method::GET, "icon.svg") => asset(ICON, "image/svg+xml"),
         (&Method::GET, "events") => events(shared),
         (&Method::POST, "answer") => answer(&shared, &parts.headers, body).await,
         _ => refused(StatusCode::NOT_FOUND, "no such page"),
