@@ -142,10 +142,12 @@ impl Card {
         }
         out.push_str(&self.body());
         if let Some((_, outcome)) = &self.result {
-            out.push_str(&format!(
-                "<div class=\"summary\">{}</div>",
-                escape_html(&self.summary(registry, outcome))
-            ));
+            if outcome.is_success() {
+                out.push_str(&format!(
+                    "<div class=\"summary\">{}</div>",
+                    escape_html(&self.summary(registry, outcome))
+                ));
+            }
             if let Some(failure) = outcome.failure_info() {
                 out.push_str(&format!(
                     "<div class=\"error\"><b>{}</b> {}</div>",
@@ -367,7 +369,7 @@ fn diff_html(diff: &str) -> String {
         } else {
             "ctx"
         };
-        out.push_str(&format!("<span class=\"{class}\">{}</span>\n", escape_html(line)));
+        out.push_str(&format!("<span class=\"{class}\">{}</span>", escape_html(line)));
     }
     out.push_str("</pre>");
     out

@@ -67,10 +67,14 @@ impl Timeline<'_> {
         let x = self.x(start);
         let w = self.x(end).saturating_sub(x).max(2);
         let y = AXIS + row * ROW;
+        // A wait for approval: a band under its call's label.
+        let (top, height) = if class == "wait" {
+            (y + ROW - 8, 6)
+        } else {
+            (y + 2, ROW - 4)
+        };
         let mut out = format!(
-            "<g class=\"{class}\"><rect x=\"{x}\" y=\"{}\" width=\"{w}\" height=\"{}\"></rect><title>{}</title>",
-            y + 2,
-            ROW - 4,
+            "<g class=\"{class}\"><rect x=\"{x}\" y=\"{top}\" width=\"{w}\" height=\"{height}\"></rect><title>{}</title>",
             escape_html(title)
         );
         // A label where it fits (about 7 units a character).
@@ -78,7 +82,7 @@ impl Timeline<'_> {
             out.push_str(&format!(
                 "<text x=\"{}\" y=\"{}\">{}</text>",
                 x + 3,
-                y + ROW - 7,
+                y + ROW - 9,
                 escape_html(label)
             ));
         }
@@ -120,8 +124,13 @@ impl Timeline<'_> {
             let ts = self.t0 + self.span() * k / 4;
             let x = self.x(ts);
             out.push_str(&format!(
-                "<g class=\"tick\"><line x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{height}\"></line><text x=\"{x}\" y=\"12\">{}</text></g>",
+                "<g class=\"tick\"><line x1=\"{x}\" y1=\"{}\" x2=\"{x}\" y2=\"{height}\"></line><text x=\"{x}\" y=\"12\" text-anchor=\"{}\">{}</text></g>",
                 AXIS - 4,
+                match k {
+                    0 => "start",
+                    4 => "end",
+                    _ => "middle",
+                },
                 duration(ts - self.t0)
             ));
         }
