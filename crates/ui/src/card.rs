@@ -162,10 +162,7 @@ impl Card {
                 ));
             }
             for note in &outcome.notes {
-                out.push_str(&format!(
-                    "<div class=\"note\">{}</div>",
-                    escape_html(note)
-                ));
+                out.push_str(&format!("<div class=\"note\">{}</div>", escape_html(note)));
             }
         }
         if !self.nested.is_empty() {
@@ -189,7 +186,12 @@ impl Card {
 
     /// Which card: `diff`, `write`, `command`, `file` or `generic`.
     fn kind(&self) -> &'static str {
-        if self.meta().and_then(|m| m.get("kind")).and_then(Value::as_str) == Some("diff") {
+        if self
+            .meta()
+            .and_then(|m| m.get("kind"))
+            .and_then(Value::as_str)
+            == Some("diff")
+        {
             return "diff";
         }
         match self.tool.as_str() {
@@ -222,7 +224,11 @@ impl Card {
             .and_then(Value::as_str)
             .or_else(|| self.arg("path"))
             .unwrap_or_default();
-        let diff = match self.meta().and_then(|m| m.get("diff")).and_then(Value::as_str) {
+        let diff = match self
+            .meta()
+            .and_then(|m| m.get("diff"))
+            .and_then(Value::as_str)
+        {
             Some(diff) => diff.to_owned(),
             // Before the result (or when it failed): the change asked for.
             None => {
@@ -251,7 +257,9 @@ impl Card {
             head.push_str(&format!(
                 " <span class=\"meta\">{} · {} bytes · {} lines</span>",
                 if created { "created" } else { "replaced" },
-                meta.get("bytes_written").and_then(Value::as_u64).unwrap_or(0),
+                meta.get("bytes_written")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
                 meta.get("lines").and_then(Value::as_u64).unwrap_or(0),
             ));
         }
@@ -270,7 +278,11 @@ impl Card {
             "<div class=\"body\"><pre class=\"cmd\">$ {}</pre>",
             escape_html(&clipped(self.arg("command").unwrap_or_default(), MAX_SHOWN))
         );
-        if let Some(value) = self.outcome().and_then(Outcome::value).filter(|v| v.is_object()) {
+        if let Some(value) = self
+            .outcome()
+            .and_then(Outcome::value)
+            .filter(|v| v.is_object())
+        {
             let text = |name: &str| value.get(name).and_then(Value::as_str).unwrap_or_default();
             if !text("stdout").is_empty() {
                 out.push_str(&format!(
@@ -345,7 +357,11 @@ fn approval_html(approval: &Approval, tool: &str) -> String {
             };
             format!(
                 "<div class=\"approval {}\">{} <span class=\"d\">after {}</span></div>",
-                if outcome.is_allowed() { "allowed" } else { "denied" },
+                if outcome.is_allowed() {
+                    "allowed"
+                } else {
+                    "denied"
+                },
                 escape_html(&text),
                 duration(at.saturating_sub(approval.asked))
             )
@@ -369,7 +385,10 @@ fn diff_html(diff: &str) -> String {
         } else {
             "ctx"
         };
-        out.push_str(&format!("<span class=\"{class}\">{}</span>", escape_html(line)));
+        out.push_str(&format!(
+            "<span class=\"{class}\">{}</span>",
+            escape_html(line)
+        ));
     }
     out.push_str("</pre>");
     out

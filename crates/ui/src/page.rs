@@ -232,11 +232,7 @@ impl Page {
                 self.cards[at].result = Some((ts, outcome.clone()));
                 touched = Some(at);
                 // The batch is done: the model is asked next.
-                if self
-                    .batch
-                    .iter()
-                    .all(|&at| self.cards[at].result.is_some())
-                {
+                if self.batch.iter().all(|&at| self.cards[at].result.is_some()) {
                     self.steps.push(Step::open(ts));
                 }
             }
@@ -252,7 +248,9 @@ impl Page {
                     .iter()
                     .rposition(|c| c.call_id == *parent_call_id)
                 {
-                    let status = code.as_deref().map_or_else(|| "ok".to_owned(), |c| format!("ERR {c}"));
+                    let status = code
+                        .as_deref()
+                        .map_or_else(|| "ok".to_owned(), |c| format!("ERR {c}"));
                     self.cards[at]
                         .nested
                         .push(format!("{tool} {call_id} → {status}"));
@@ -360,5 +358,126 @@ impl Page {
             turns: &self.turns,
         }
         .svg()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+    use tack_core::host::NewOutcome;
+    use tack_core::policy::{ApprovalOutcome, ApprovalRequest};
+    use tack_core::tool::{CallId, Outcome, Tier};
+
+    use super::*;
+
+    fn items(patches: &[Patch]) -> Vec<(String, String)> {
+        patches
+            .iter()
+            .filter_map(|p| match p {
+                Patch::Item { id, html } => Some((id.clone(), html.clone())),
+                Patch::Timeline(_) => None,
+            })
+            .collect()
+    }
+
+    fn records() -> Vec<Record> {
+        let args = json!({"command": "echo <b>"});
+        vec![
+            Record::new(
+                1,
+                100,
+                Event::ToolCall {
+                    call_id: "c1".into(),
+                    tool: "bash".into(),
+                    arguments: args.to_string(),
+                    index: 0,
+                },
+            ),
+            Record::new(
+                2,
+                110,
+                Event::ApprovalRequest {
+                    request: ApprovalRequest::new(
+                        CallId::from("c1"),
+                        "bash",
+                        Tier::Executes,
+                        None,
+                        args,
+                        "commands ask",
+                    ),
+                },
+            ),
+            Record::new(
+                3,
+                150,
+                Event::ApprovalOutcome {
+                    call_id: "c1".into(),
+                    tool: "bash".into(),
+                    outcome: ApprovalOutcome::AllowedAlways,
+                },
+            ),
+            Record::new(
+                4,
+                170,
+                Event::ToolResult {
+                    outcome: Arc::new(Outcome::success(
+                        CallId::from("c1"),
+                        "bash",
+                        json!({"stdout": "<b>\\n", "stderr": "", "exit_code": 0}),
+                        tack_core::tool::ContentBlock::text("<b>"),
+                    )),
+                    index: 0,
+                },
+            ),
+        ]
+    }
+
+    #[test]
+    fn an_approval_is_shown_on_its_calls_card_and_cleared_by_its_answer() {
+        let mut page = Page::new(ToolRegistry::new());
+        let all = records();
+        page.apply(&all[0]);
+        let asked = items(&page.apply(&all[1]));
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0].0, "i-1", "the call's own card");
+        assert!(
+            asked[0].1.contains("needs approval: commands ask"),
+            "{}",
+            asked[0].1
+        );
+        assert!(asked[0].1.contains("<div class=\"prompt\"></div>"));
+        assert_eq!(page.awaiting_approval("c1").as_deref(), Some("i-1"));
+        assert_eq!(page.awaiting_approval("c2"), None);
+        let answered = items(&page.apply(&all[2]));
+        assert!(
+            answered[0].1.contains("approved for this session"),
+            "{}",
+            answered[0].1
+        );
+        assert!(!answered[0].1.contains("prompt"));
+        assert_eq!(page.awaiting_approval("c1"), None);
+        let done = items(&page.apply(&all[3]));
+        assert!(done[0].1.contains("state-ok"));
+        assert!(
+            done[0].1.contains("<pre class=\"out\">&lt;b&gt;"),
+            "{}",
+            done[0].1
+        );
+        assert!(done[0].1.contains("exit code 0"));
+        assert!(!done[0].1.contains("<b>"));
+    }
+
+    #[test]
+    fn the_same_records_render_the_same_page() {
+        let render = || {
+            let mut page = Page::new(ToolRegistry::new());
+            records()
+                .iter()
+                .flat_map(|r| page.apply(r))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(render(), render());
     }
 }

@@ -155,7 +155,10 @@ impl UiServer {
         for record in records {
             server.record(record);
         }
-        server.set_status("replay", &format!("replay of {title} (hash chain verified)"));
+        server.set_status(
+            "replay",
+            &format!("replay of {title} (hash chain verified)"),
+        );
         Ok(server)
     }
 
@@ -240,8 +243,6 @@ impl UiServer {
                     state.timeline = Some(Arc::clone(&f));
                     let _ = self.shared.frames.send(f);
                 }
-                #[allow(unreachable_patterns)]
-                _ => {}
             }
         }
     }
@@ -462,8 +463,11 @@ async fn handle(AxumState(shared): AxumState<Arc<Shared>>, request: Request) -> 
         }
         _ => {}
     }
-    if text(&parts.headers, header::HeaderName::from_static("sec-fetch-site"))
-        .is_some_and(|site| site == "cross-site")
+    if text(
+        &parts.headers,
+        header::HeaderName::from_static("sec-fetch-site"),
+    )
+    .is_some_and(|site| site == "cross-site")
     {
         return refused(StatusCode::FORBIDDEN, "cross-site requests are refused");
     }
@@ -513,7 +517,11 @@ fn events(shared: Arc<Shared>) -> Response {
         .chain(live)
         .map(|f| Ok::<_, Infallible>(SseEvent::default().data(&*f)));
     let first = futures::stream::once(async {
-        Ok::<_, Infallible>(SseEvent::default().retry(Duration::from_millis(500)).comment("tack"))
+        Ok::<_, Infallible>(
+            SseEvent::default()
+                .retry(Duration::from_millis(500))
+                .comment("tack"),
+        )
     });
     secured(
         Sse::new(first.chain(stream))
@@ -532,9 +540,8 @@ async fn answer(shared: &Shared, headers: &HeaderMap, body: Body) -> Response {
     let Ok(bytes) = to_bytes(body, 4096).await else {
         return refused(StatusCode::PAYLOAD_TOO_LARGE, "the answer is too large");
     };
-    let parsed: Option<(u64, Answer)> = serde_json::from_slice::<Value>(&bytes)
-        .ok()
-        .and_then(|v| {
+    let parsed: Option<(u64, Answer)> =
+        serde_json::from_slice::<Value>(&bytes).ok().and_then(|v| {
             let n = v.get("pending")?.as_u64()?;
             let answer = match v.get("answer")?.as_str()? {
                 "once" => Answer::Once,

@@ -173,9 +173,9 @@ impl Timeline<'_> {
                     n + 1,
                     duration(end - step.start.min(end))
                 ),
-                &step
-                    .usage
-                    .map_or_else(String::new, |u| format!("{}/{}", u.input_tokens, u.output_tokens)),
+                &step.usage.map_or_else(String::new, |u| {
+                    format!("{}/{}", u.input_tokens, u.output_tokens)
+                }),
             ));
         }
         for (card, lane) in self.cards.iter().zip(&lanes) {

@@ -75,7 +75,11 @@ impl Served {
 
     fn token(&self) -> String {
         let rest = self.url.strip_prefix("http://").unwrap();
-        rest.split_once('/').unwrap().1.trim_end_matches('/').to_owned()
+        rest.split_once('/')
+            .unwrap()
+            .1
+            .trim_end_matches('/')
+            .to_owned()
     }
 }
 
@@ -236,7 +240,9 @@ fn the_live_page_shows_cards_asks_on_them_and_a_replay_renders_the_same() {
 
     let tack = Served::start(
         &ws,
-        &["run", "--ui", "--mode", "ask", "--model", &model, "--log", &log_arg, "go"],
+        &[
+            "run", "--ui", "--mode", "ask", "--model", &model, "--log", &log_arg, "go",
+        ],
     );
     let stderr = Arc::clone(&tack.stderr);
     let live = browser.run("live", &tack.url, &out);
@@ -246,7 +252,13 @@ fn the_live_page_shows_cards_asks_on_them_and_a_replay_renders_the_same() {
     // Live: the parallel batch was on the page while c3 waited for its answer.
     assert_eq!(live["status"], "live session", "{live}");
     assert_eq!(live["parallel"], json!(["c1", "c2"]), "{live}");
-    assert!(live["c3WhileAsked"].as_str().unwrap().contains("state-wait"), "{live}");
+    assert!(
+        live["c3WhileAsked"]
+            .as_str()
+            .unwrap()
+            .contains("state-wait"),
+        "{live}"
+    );
     check_cards(&live);
 
     // The log agrees with the page: allowed once, denied by the rule (not
@@ -272,15 +284,24 @@ fn the_live_page_shows_cards_asks_on_them_and_a_replay_renders_the_same() {
         "{outcomes:?}"
     );
     assert!(!ws.join("made-by-c5").exists());
-    assert_eq!(std::fs::read_to_string(ws.join("notes.txt")).unwrap(), "ciao\n");
-    assert_eq!(std::fs::read_to_string(ws.join("new.txt")).unwrap(), "one\ntwo\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "ciao\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("new.txt")).unwrap(),
+        "one\ntwo\n"
+    );
 
     // Replay: the log alone renders the same cards.
     let replayed = Served::start(&ws, &["replay", "--ui", &log_arg]);
     let replay = browser.run("replay", &replayed.url, &out);
     assert_eq!(replayed.wait(), 0);
     assert!(
-        replay["status"].as_str().unwrap().contains("hash chain verified"),
+        replay["status"]
+            .as_str()
+            .unwrap()
+            .contains("hash chain verified"),
         "{replay}"
     );
     check_cards(&replay);
@@ -303,22 +324,36 @@ fn check_cards(page: &Value) {
     assert!(error.contains("denied by permission rule"), "{error}");
     assert!(error.contains("rm *"), "{error}");
     assert!(
-        page["c4Provenance"].as_str().unwrap().starts_with("decided by "),
+        page["c4Provenance"]
+            .as_str()
+            .unwrap()
+            .starts_with("decided by "),
         "{page}"
     );
     assert_eq!(page["c5Status"], "DENIED");
-    assert!(page["c5Approval"].as_str().unwrap().contains("denied on the session's page"));
+    assert!(
+        page["c5Approval"]
+            .as_str()
+            .unwrap()
+            .contains("denied on the session's page")
+    );
     assert_eq!(
         page["c6Diff"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|l| l.as_str().unwrap().starts_with("add:") || l.as_str().unwrap().starts_with("del:"))
+            .filter(|l| l.as_str().unwrap().starts_with("add:")
+                || l.as_str().unwrap().starts_with("del:"))
             .collect::<Vec<_>>(),
         [&json!("del:-hello"), &json!("add:+bye")],
         "{page}"
     );
-    assert!(page["c6Approval"].as_str().unwrap().starts_with("approved for this session"));
+    assert!(
+        page["c6Approval"]
+            .as_str()
+            .unwrap()
+            .starts_with("approved for this session")
+    );
     assert_eq!(page["c7Approval"], 0, "the session rule allowed c7 unasked");
     // The timeline: every call, the four waits for approval, the model steps.
     assert_eq!(page["calls"], 8, "{page}");
@@ -342,10 +377,15 @@ fn closing_the_page_denies_the_call_it_was_asked_about() {
     let log_arg = log.display().to_string();
     let tack = Served::start(
         &ws,
-        &["run", "--ui", "--mode", "ask", "--model", &model, "--log", &log_arg, "go"],
+        &[
+            "run", "--ui", "--mode", "ask", "--model", &model, "--log", &log_arg, "go",
+        ],
     );
     let asked = browser.run("close", &tack.url, dir.path());
-    assert!(asked["asked"].as_str().unwrap().contains("state-wait"), "{asked}");
+    assert!(
+        asked["asked"].as_str().unwrap().contains("state-wait"),
+        "{asked}"
+    );
     let stderr = Arc::clone(&tack.stderr);
     assert_eq!(tack.wait(), 0, "{}", stderr.lock().unwrap());
     let result = &of_type(&log, "tool/result")[0];
@@ -353,7 +393,10 @@ fn closing_the_page_denies_the_call_it_was_asked_about() {
     let outcome = &of_type(&log, "approval/outcome")[0];
     assert_eq!(outcome["outcome"]["outcome"], "denied", "{outcome}");
     assert!(
-        outcome["outcome"]["reason"].as_str().unwrap().contains("page was closed"),
+        outcome["outcome"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("page was closed"),
         "{outcome}"
     );
     assert!(!ws.join("made").exists());
@@ -392,23 +435,41 @@ fn the_page_refuses_requests_without_its_token_host_or_origin() {
         .success();
     let served = Served::start(&ws, &["replay", "--ui", &log.display().to_string()]);
     let (host, token) = (served.host(), served.token());
-    assert!(host.starts_with("127.0.0.1:"), "loopback by default: {host}");
+    assert!(
+        host.starts_with("127.0.0.1:"),
+        "loopback by default: {host}"
+    );
     assert!(!served.url.contains(&log.display().to_string()));
 
     // The page, with its security headers.
-    let (status, page) = request(&host, &format!("GET /{token}/ HTTP/1.1\r\nHost: {host}"), "");
+    let (status, page) = request(
+        &host,
+        &format!("GET /{token}/ HTTP/1.1\r\nHost: {host}"),
+        "",
+    );
     assert_eq!(status, 200, "{page}");
-    assert!(page.contains("content-security-policy: default-src 'none'; script-src 'self'"), "{page}");
+    assert!(
+        page.contains("content-security-policy: default-src 'none'; script-src 'self'"),
+        "{page}"
+    );
     assert!(page.contains("x-content-type-options: nosniff"), "{page}");
     // No token, or another one.
-    for path in ["/".to_owned(), "/events".to_owned(), format!("/{}/", "0".repeat(64))] {
+    for path in [
+        "/".to_owned(),
+        "/events".to_owned(),
+        format!("/{}/", "0".repeat(64)),
+    ] {
         let (status, text) = request(&host, &format!("GET {path} HTTP/1.1\r\nHost: {host}"), "");
         assert_eq!(status, 403, "{path}: {text}");
         assert!(text.contains("needs the session's token"), "{text}");
         assert!(!text.contains(&token));
     }
     // Another Host (DNS rebinding), another Origin.
-    let (status, _) = request(&host, &format!("GET /{token}/ HTTP/1.1\r\nHost: evil.example:80"), "");
+    let (status, _) = request(
+        &host,
+        &format!("GET /{token}/ HTTP/1.1\r\nHost: evil.example:80"),
+        "",
+    );
     assert_eq!(status, 421);
     let (status, text) = request(
         &host,
@@ -419,7 +480,9 @@ fn the_page_refuses_requests_without_its_token_host_or_origin() {
     let answer = r#"{"pending": 0, "answer": "once"}"#;
     let (status, text) = request(
         &host,
-        &format!("POST /{token}/answer HTTP/1.1\r\nHost: {host}\r\nOrigin: http://evil.example\r\nContent-Type: application/json"),
+        &format!(
+            "POST /{token}/answer HTTP/1.1\r\nHost: {host}\r\nOrigin: http://evil.example\r\nContent-Type: application/json"
+        ),
         answer,
     );
     assert_eq!(status, 403, "{text}");
@@ -433,7 +496,9 @@ fn the_page_refuses_requests_without_its_token_host_or_origin() {
     // From the page's origin, an answer to nothing pending is refused too.
     let (status, text) = request(
         &host,
-        &format!("POST /{token}/answer HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\nContent-Type: application/json"),
+        &format!(
+            "POST /{token}/answer HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\nContent-Type: application/json"
+        ),
         answer,
     );
     assert_eq!(status, 409, "{text}");
@@ -448,12 +513,20 @@ fn the_page_refuses_requests_without_its_token_host_or_origin() {
 /// what a new page is sent.
 fn first_events(host: &str, token: &str) -> String {
     let mut stream = TcpStream::connect(host).unwrap();
-    write!(stream, "GET /{token}/events HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
+    write!(
+        stream,
+        "GET /{token}/events HTTP/1.1\r\nHost: {host}\r\n\r\n"
+    )
+    .unwrap();
     let mut seen = Vec::new();
     let mut buffer = [0u8; 4096];
     while !String::from_utf8_lossy(&seen).contains("\"op\":\"status\"") {
         let n = stream.read(&mut buffer).unwrap();
-        assert!(n > 0, "the stream ended: {}", String::from_utf8_lossy(&seen));
+        assert!(
+            n > 0,
+            "the stream ended: {}",
+            String::from_utf8_lossy(&seen)
+        );
         seen.extend_from_slice(&buffer[..n]);
     }
     String::from_utf8_lossy(&seen).into_owned()
