@@ -175,6 +175,14 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     )
     .await?;
 
+    // `--ui`: the page shows every record and answers the approvals (started
+    // before the log, so an address that cannot be served leaves no log).
+    let session_rules = SessionRules::new();
+    let ui = match args.ui {
+        Some(addr) => Some(crate::commands::ui::live(addr, &registry, &session_rules).await?),
+        None => None,
+    };
+
     // Refuse to start when nothing would be recorded.
     let mut deferred = Vec::new();
     let (log, resumed) = match &args.resume {
@@ -215,12 +223,6 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
         args.json,
     ));
     let records = Arc::clone(&printer);
-    let session_rules = SessionRules::new();
-    // `--ui`: the page shows every record and answers the approvals.
-    let ui = match args.ui {
-        Some(addr) => Some(crate::commands::ui::live(addr, &registry, &session_rules).await?),
-        None => None,
-    };
     let bus = match &resumed {
         Some((_, last)) => EventBus::resuming(Arc::new(log), last),
         None => EventBus::new(Some(Arc::new(log))),

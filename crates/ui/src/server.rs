@@ -278,6 +278,11 @@ impl UiServer {
         }
     }
 
+    /// Whether a page was ever opened.
+    pub fn opened(&self) -> bool {
+        self.shared.state.lock().ever_connected
+    }
+
     /// What the page is for.
     pub fn mode(&self) -> Mode {
         self.shared.mode

@@ -42,7 +42,9 @@ pub async fn replay(
 /// After the session: serves the page until it is closed (at once when it
 /// was never opened).
 pub async fn until_closed(page: &UiServer) {
-    eprintln!("tack: the session ended; its page stays up until it is closed (or Ctrl-C)");
+    if page.opened() {
+        eprintln!("tack: the session ended; its page stays up until it is closed (or Ctrl-C)");
+    }
     page.until_closed(false).await;
 }
 

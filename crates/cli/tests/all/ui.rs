@@ -531,3 +531,28 @@ fn first_events(host: &str, token: &str) -> String {
     }
     String::from_utf8_lossy(&seen).into_owned()
 }
+
+#[test]
+fn a_log_whose_chain_is_broken_is_not_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let model = script(&dir, &json!([{"text": "the answer"}]));
+    let log = log_in(&dir, "tampered");
+    super::tack(&ws)
+        .args(["run", "--model", &model, "--log"])
+        .arg(&log)
+        .arg("go")
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&log).unwrap();
+    std::fs::write(&log, text.replace("the answer", "another answer")).unwrap();
+    let out = super::tack(&ws)
+        .args(["replay", "--ui"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("hash"), "{stderr}");
+    assert!(!stderr.contains("the session's page"), "{stderr}");
+}
