@@ -1,9 +1,11 @@
 //! The page's content, built from the session's records alone: the same
 //! records give the same HTML, live or replayed.
 
-use serde_json::Value;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
 use tack_agent::{Event, Record, TurnEndReason, escape_line};
-use tack_core::tool::ContentBlock;
+use tack_core::tool::{ContentBlock, Outcome};
 use tack_pipeline::ToolRegistry;
 
 use crate::card::{Approval, Card, duration};
@@ -24,6 +26,26 @@ pub enum Patch {
     },
     /// The timeline's new SVG.
     Timeline(String),
+}
+
+/// The outcome of a `run_code` program's call, as its `tool/code-dispatch`
+/// record logged it (content and code; no value).
+fn nested_outcome(
+    call_id: &str,
+    tool: &str,
+    code: Option<&str>,
+    content: &[ContentBlock],
+) -> Option<Outcome> {
+    let text: String = content.iter().filter_map(ContentBlock::as_text).collect();
+    let status = match code {
+        None => json!({"status": "ok", "value": null}),
+        Some(code) => json!({"status": "error", "error": {"code": code, "message": text}}),
+    };
+    let mut outcome = json!({"call_id": call_id, "tool": tool, "content": content});
+    if let (Some(outcome), Value::Object(status)) = (outcome.as_object_mut(), status) {
+        outcome.extend(status);
+    }
+    serde_json::from_value(outcome).ok()
 }
 
 /// The session's page: messages, one card per tool call and the timeline,
@@ -241,8 +263,21 @@ impl Page {
                 call_id,
                 tool,
                 code,
+                content,
                 ..
             } => {
+                // A nested call that was asked about has its own card: it
+                // settles here (there is no `tool/result` for it).
+                if let Some(at) = self.cards.iter().rposition(|c| {
+                    c.call_id == *call_id && c.approval.is_some() && c.result.is_none()
+                }) && let Some(outcome) = nested_outcome(call_id, tool, code.as_deref(), content)
+                {
+                    self.cards[at].result = Some((ts, Arc::new(outcome)));
+                    patches.push(Patch::Item {
+                        id: self.cards[at].dom_id.clone(),
+                        html: self.cards[at].html(&self.registry, t0),
+                    });
+                }
                 if let Some(at) = self
                     .cards
                     .iter()

@@ -556,3 +556,74 @@ fn a_log_whose_chain_is_broken_is_not_served() {
     assert!(stderr.contains("hash"), "{stderr}");
     assert!(!stderr.contains("the session's page"), "{stderr}");
 }
+
+#[test]
+fn a_run_code_programs_call_is_asked_about_on_its_own_card() {
+    let Some(browser) = browser() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let program = "const r = await tools.bash({command: 'echo nested'}); return r.stdout;";
+    let model = script(
+        &dir,
+        &json!([calls(&[("c1", "run_code", json!({ "code": program }))]), {"text": "done"}]),
+    );
+    let log = log_in(&dir, "nested");
+    let log_arg = log.display().to_string();
+    let tack = Served::start(
+        &ws,
+        &[
+            "run",
+            "--ui",
+            "--mode",
+            "ask",
+            "--presentation",
+            "code",
+            "--model",
+            &model,
+            "--log",
+            &log_arg,
+            "go",
+        ],
+    );
+    let page = browser.run("nested", &tack.url, dir.path());
+    let stderr = Arc::clone(&tack.stderr);
+    assert_eq!(tack.wait(), 0, "{}", stderr.lock().unwrap());
+    let ids: Vec<&str> = page["cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| id.as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{page}");
+    assert_eq!(ids[0], "c1");
+    assert!(ids[1].starts_with("c1:code:"), "{page}");
+    assert!(
+        page["subApproval"]
+            .as_str()
+            .unwrap()
+            .starts_with("approved once"),
+        "{page}"
+    );
+    assert!(
+        page["subContent"].as_str().unwrap().contains("nested"),
+        "{page}"
+    );
+    assert!(
+        page["parentNested"].as_str().unwrap().contains("bash"),
+        "{page}"
+    );
+    let outcomes = of_type(&log, "approval/outcome");
+    let answered: Vec<(&str, &str)> = outcomes
+        .iter()
+        .map(|o| {
+            (
+                o["tool"].as_str().unwrap(),
+                o["outcome"]["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        answered,
+        [("run_code", "allowed_once"), ("bash", "allowed_once")]
+    );
+}

@@ -89,6 +89,21 @@ async function close(page) {
   return { asked: await page.$eval(card('c1'), (c) => c.className) };
 }
 
+async function nested(page) {
+  const sub = '#cards .card[data-call-id^="c1:code:"]';
+  // `run_code` is asked about first, then the call its program makes.
+  await answer(page, 'c1', 'once');
+  await page.locator(`${sub} .prompt button.answer-once`).click();
+  await page.locator(`${sub}.state-ok`).waitFor();
+  await page.locator('#cards .msg.turn-end').waitFor();
+  return {
+    cards: await page.$$eval('#cards .card', (cards) => cards.map((c) => c.dataset.callId)),
+    subApproval: await page.textContent(`${sub} .approval`),
+    subContent: await page.textContent(`${sub} pre.content`),
+    parentNested: await page.textContent(`${card('c1')} ul.nested`),
+  };
+}
+
 (async () => {
   const browser = await chromium.launch({
     executablePath: process.env.TACK_CHROMIUM,
@@ -101,7 +116,7 @@ async function close(page) {
     if (message.type() === 'error') errors.push(message.text());
   });
   await page.goto(url);
-  const run = { live, replay, close }[scenario];
+  const run = { live, replay, close, nested }[scenario];
   const result = await run(page);
   result.errors = errors;
   await browser.close();
