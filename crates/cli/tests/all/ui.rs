@@ -486,6 +486,28 @@ fn the_page_refuses_requests_without_its_token_host_or_origin() {
         answer,
     );
     assert_eq!(status, 403, "{text}");
+    // Another session's page (another server, its own token) cannot answer
+    // this one's requests: its origin is refused, and so is its token.
+    let other = Served::start(&ws, &["replay", "--ui", &log.display().to_string()]);
+    assert_ne!(other.token(), token);
+    let (status, text) = request(
+        &host,
+        &format!(
+            "POST /{token}/answer HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{}\r\nContent-Type: application/json",
+            other.host()
+        ),
+        answer,
+    );
+    assert_eq!(status, 403, "{text}");
+    let (status, text) = request(
+        &host,
+        &format!(
+            "POST /{}/answer HTTP/1.1\r\nHost: {host}\r\nOrigin: http://{host}\r\nContent-Type: application/json",
+            other.token()
+        ),
+        answer,
+    );
+    assert_eq!(status, 403, "{text}");
     // An answer needs an Origin, the page's own.
     let (status, text) = request(
         &host,
