@@ -505,6 +505,73 @@ mod tests {
     }
 
     #[test]
+    fn the_timeline_shows_steps_with_their_tokens_and_parallel_calls_in_lanes() {
+        use tack_agent::Usage;
+        let mut page = Page::new(ToolRegistry::new());
+        let usage = Usage {
+            input_tokens: 120,
+            output_tokens: 30,
+        };
+        let call = |seq, ts, id: &str, index| {
+            Record::new(
+                seq,
+                ts,
+                Event::ToolCall {
+                    call_id: id.into(),
+                    tool: "read_file".into(),
+                    arguments: "{}".into(),
+                    index,
+                },
+            )
+        };
+        let result = |seq, ts, id: &str, index| {
+            Record::new(
+                seq,
+                ts,
+                Event::ToolResult {
+                    outcome: Arc::new(Outcome::success(
+                        CallId::from(id),
+                        "read_file",
+                        json!(null),
+                        tack_core::tool::ContentBlock::text("x"),
+                    )),
+                    index,
+                },
+            )
+        };
+        for record in [
+            Record::new(1, 1000, Event::User { text: "go".into() }),
+            Record::new(
+                2,
+                1400,
+                Event::ModelUsage {
+                    usage,
+                    session: usage,
+                },
+            ),
+            call(3, 1400, "a", 0),
+            call(4, 1400, "b", 1),
+            result(5, 1600, "a", 0),
+            result(6, 1800, "b", 1),
+        ] {
+            page.apply(&record);
+        }
+        let svg = page.timeline();
+        assert!(
+            svg.contains("model step 1: 400 ms, 120 in / 30 out tokens"),
+            "{svg}"
+        );
+        assert!(svg.contains(">120/30</text>"), "{svg}");
+        assert!(svg.contains("read_file a: 200 ms"), "{svg}");
+        assert!(svg.contains("read_file b: 400 ms"), "{svg}");
+        assert!(
+            svg.contains(">calls 2</text>"),
+            "two calls at once, two lanes: {svg}"
+        );
+        assert!(!svg.contains(">calls 3</text>"), "{svg}");
+    }
+
+    #[test]
     fn the_same_records_render_the_same_page() {
         let render = || {
             let mut page = Page::new(ToolRegistry::new());
