@@ -24,5 +24,5 @@ mod timeline;
 mod token;
 
 pub use html::escape_html;
-pub use page::{Page, Patch};
+pub use page::{Item, Page};
 pub use server::{DEFAULT_APPROVAL_TIMEOUT, Mode, UiError, UiServer};

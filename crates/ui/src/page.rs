@@ -12,20 +12,15 @@ use crate::card::{Approval, Card, duration};
 use crate::html::escape_html;
 use crate::timeline::{Step, Timeline, Turn};
 
-/// A change to the page.
+/// A message or a card of the session's list, to put in place of the
+/// element with the same id, or at the end.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Patch {
-    /// Put this item (a message or a card) in the session's list: in place
-    /// of the element with the same id, or at the end.
-    Item {
-        /// The element's id.
-        id: String,
-        /// Its HTML.
-        html: String,
-    },
-    /// The timeline's new SVG.
-    Timeline(String),
+pub struct Item {
+    /// The element's id.
+    pub id: String,
+    /// Its HTML.
+    pub html: String,
 }
 
 /// The outcome of a `run_code` program's call, as its `tool/code-dispatch`
@@ -54,12 +49,12 @@ fn nested_outcome(
 ///
 /// ```
 /// use tack_agent::{Event, Record};
-/// use tack_ui::{Page, Patch};
+/// use tack_ui::Page;
 /// let mut page = Page::new(tack_pipeline::ToolRegistry::new());
-/// let patches = page.apply(&Record::new(1, 0, Event::User { text: "<b>hi</b>".into() }));
-/// let Patch::Item { id, html } = &patches[0] else { panic!() };
-/// assert_eq!(id, "i-1");
-/// assert!(html.contains("&lt;b&gt;hi&lt;/b&gt;"));
+/// let items = page.apply(&Record::new(1, 0, Event::User { text: "<b>hi</b>".into() }));
+/// assert_eq!(items[0].id, "i-1");
+/// assert!(items[0].html.contains("&lt;b&gt;hi&lt;/b&gt;"));
+/// assert!(page.timeline().starts_with("<svg"));
 /// ```
 #[derive(Debug)]
 pub struct Page {
@@ -96,14 +91,15 @@ impl Page {
             .map(|c| c.dom_id.clone())
     }
 
-    /// What `record` changes on the page.
-    pub fn apply(&mut self, record: &Record) -> Vec<Patch> {
+    /// The items `record` adds or changes (the timeline changes too: see
+    /// [`timeline`](Self::timeline)).
+    pub fn apply(&mut self, record: &Record) -> Vec<Item> {
         let ts = record.ts;
         let t0 = *self.t0.get_or_insert(ts);
         self.now = self.now.max(ts);
         let mut patches = Vec::new();
         let mut message = |class: &str, who: &str, html: String| {
-            patches.push(Patch::Item {
+            patches.push(Item {
                 id: format!("i-{}", record.seq),
                 html: format!(
                     "<div class=\"msg {class}\" id=\"i-{}\"><span class=\"who\">{who}</span><div class=\"text\">{html}</div><span class=\"t\">+{}</span></div>",
@@ -273,7 +269,7 @@ impl Page {
                 }) && let Some(outcome) = nested_outcome(call_id, tool, code.as_deref(), content)
                 {
                     self.cards[at].result = Some((ts, Arc::new(outcome)));
-                    patches.push(Patch::Item {
+                    patches.push(Item {
                         id: self.cards[at].dom_id.clone(),
                         html: self.cards[at].html(&self.registry, t0),
                     });
@@ -368,12 +364,11 @@ impl Page {
         }
         if let Some(at) = touched {
             let card = &self.cards[at];
-            patches.push(Patch::Item {
+            patches.push(Item {
                 id: card.dom_id.clone(),
                 html: card.html(&self.registry, t0),
             });
         }
-        patches.push(Patch::Timeline(self.timeline()));
         patches
     }
 
@@ -407,13 +402,10 @@ mod tests {
 
     use super::*;
 
-    fn items(patches: &[Patch]) -> Vec<(String, String)> {
-        patches
+    fn items(items: &[Item]) -> Vec<(String, String)> {
+        items
             .iter()
-            .filter_map(|p| match p {
-                Patch::Item { id, html } => Some((id.clone(), html.clone())),
-                Patch::Timeline(_) => None,
-            })
+            .map(|i| (i.id.clone(), i.html.clone()))
             .collect()
     }
 

@@ -22,7 +22,7 @@ use tack_permission::{Answer, ApprovalInbox, PendingApproval};
 use tack_pipeline::ToolRegistry;
 use tokio::sync::{broadcast, watch};
 
-use crate::page::{Page, Patch};
+use crate::page::Page;
 use crate::token::{new_token, same_token};
 
 const PAGE: &str = include_str!("../assets/page.html");
@@ -41,6 +41,9 @@ pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long the page may be gone (a reload, a reconnection) before its
 /// pending approvals are denied and a finished session's server stops.
 const CLOSED_GRACE: Duration = Duration::from_secs(2);
+
+/// How often, at most, a live page is sent the timeline again.
+const TIMELINE_EVERY: Duration = Duration::from_millis(250);
 
 /// The server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -94,9 +97,24 @@ struct Shared {
     port: u16,
     state: Mutex<State>,
     frames: broadcast::Sender<Arc<str>>,
-    clients: watch::Sender<usize>,
+    /// The pages open now, and whether one ever was. (Never changed while
+    /// `state` is locked, so neither lock waits for the other.)
+    presence: watch::Sender<Presence>,
     approval_timeout: Duration,
     mode: Mode,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Presence {
+    open: usize,
+    ever: bool,
+}
+
+impl Presence {
+    /// A page was open and none is now.
+    fn closed(self) -> bool {
+        self.ever && self.open == 0
+    }
 }
 
 #[derive(Debug)]
@@ -106,12 +124,14 @@ struct State {
     history: Vec<Arc<str>>,
     /// The latest timeline frame.
     timeline: Option<Arc<str>>,
+    /// Whether records came since it was made.
+    timeline_stale: bool,
+    /// Whether a task will send it soon.
+    timeline_due: bool,
     /// The latest status frame.
     status: Arc<str>,
     pending: HashMap<u64, PendingApproval>,
     next_pending: u64,
-    clients: usize,
-    ever_connected: bool,
 }
 
 impl UiServer {
@@ -155,6 +175,7 @@ impl UiServer {
         for record in records {
             server.record(record);
         }
+        server.shared.send_timeline();
         server.set_status(
             "replay",
             &format!("replay of {title} (hash chain verified)"),
@@ -198,14 +219,14 @@ impl UiServer {
                 page: Page::new(registry),
                 history: Vec::new(),
                 timeline: None,
+                timeline_stale: false,
+                timeline_due: false,
                 status: frame(&json!({"op": "status", "state": "starting", "text": "starting"})),
                 pending: HashMap::new(),
                 next_pending: 0,
-                clients: 0,
-                ever_connected: false,
             }),
             frames: broadcast::channel(4096).0,
-            clients: watch::channel(0).0,
+            presence: watch::channel(Presence::default()).0,
             approval_timeout,
             mode,
         });
@@ -231,24 +252,29 @@ impl UiServer {
     /// Shows one record (an [`EventBus`](tack_agent::EventBus) observer).
     pub fn record(&self, record: &Record) {
         let mut state = self.shared.state.lock();
-        for patch in state.page.apply(record) {
-            match patch {
-                Patch::Item { id, html } => {
-                    let f = frame(&json!({"op": "item", "id": id, "html": html}));
-                    state.history.push(Arc::clone(&f));
-                    let _ = self.shared.frames.send(f);
-                }
-                Patch::Timeline(svg) => {
-                    let f = frame(&json!({"op": "timeline", "html": svg}));
-                    state.timeline = Some(Arc::clone(&f));
-                    let _ = self.shared.frames.send(f);
-                }
-            }
+        for item in state.page.apply(record) {
+            let f = frame(&json!({"op": "item", "id": item.id, "html": item.html}));
+            state.history.push(Arc::clone(&f));
+            let _ = self.shared.frames.send(f);
+        }
+        // The timeline is sent again a moment later, once for all the
+        // records of that moment.
+        state.timeline_stale = true;
+        if !state.timeline_due
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            state.timeline_due = true;
+            let shared = Arc::clone(&self.shared);
+            runtime.spawn(async move {
+                tokio::time::sleep(TIMELINE_EVERY).await;
+                shared.send_timeline();
+            });
         }
     }
 
-    /// Says on the page that the session ended.
+    /// Says on the page that the session ended (after its last timeline).
     pub fn finish(&self) {
+        self.shared.send_timeline();
         self.set_status("ended", "session ended");
     }
 
@@ -263,16 +289,14 @@ impl UiServer {
     /// close). Returns at once when no page was ever opened and
     /// `wait_for_first` is false.
     pub async fn until_closed(&self, wait_for_first: bool) {
-        let mut clients = self.shared.clients.subscribe();
+        let mut presence = self.shared.presence.subscribe();
         loop {
-            if !wait_for_first && !self.shared.state.lock().ever_connected {
+            if !wait_for_first && !presence.borrow_and_update().ever {
                 return;
             }
-            let _ = clients
-                .wait_for(|&n| n == 0 && self.shared.state.lock().ever_connected)
-                .await;
+            let _ = presence.wait_for(|p| p.closed()).await;
             tokio::time::sleep(CLOSED_GRACE).await;
-            if *clients.borrow_and_update() == 0 {
+            if presence.borrow_and_update().closed() {
                 return;
             }
         }
@@ -280,7 +304,7 @@ impl UiServer {
 
     /// Whether a page was ever opened.
     pub fn opened(&self) -> bool {
-        self.shared.state.lock().ever_connected
+        self.shared.presence.borrow().ever
     }
 
     /// What the page is for.
@@ -294,6 +318,19 @@ fn frame(value: &Value) -> Arc<str> {
 }
 
 impl Shared {
+    /// Sends the timeline if records came since it was last sent.
+    fn send_timeline(&self) {
+        let mut state = self.state.lock();
+        state.timeline_due = false;
+        if !state.timeline_stale {
+            return;
+        }
+        state.timeline_stale = false;
+        let f = frame(&json!({"op": "timeline", "html": state.page.timeline()}));
+        state.timeline = Some(Arc::clone(&f));
+        let _ = self.frames.send(f);
+    }
+
     /// A new approval request from the inbox: shown on its call's card, or
     /// denied when no page can answer it.
     fn offer(self: &Arc<Self>, pending: PendingApproval) {
@@ -303,7 +340,7 @@ impl Shared {
                 reason: Some(reason.to_owned()),
             });
         };
-        if state.ever_connected && state.clients == 0 {
+        if self.presence.borrow().closed() {
             drop(state);
             return refuse(
                 pending,
@@ -344,10 +381,11 @@ impl Shared {
 
     /// A page connected.
     fn connect(&self) -> (Vec<Arc<str>>, broadcast::Receiver<Arc<str>>) {
-        let mut state = self.state.lock();
-        state.clients += 1;
-        state.ever_connected = true;
-        let _ = self.clients.send(state.clients);
+        self.presence.send_modify(|p| {
+            p.open += 1;
+            p.ever = true;
+        });
+        let state = self.state.lock();
         let mut initial = vec![frame(&json!({"op": "reset"}))];
         initial.extend(state.history.iter().cloned());
         initial.extend(state.timeline.iter().cloned());
@@ -358,20 +396,18 @@ impl Shared {
     /// A page went away: once none is left for a moment, its pending
     /// approvals are denied.
     fn disconnect(self: &Arc<Self>) {
-        let mut state = self.state.lock();
-        state.clients = state.clients.saturating_sub(1);
-        let _ = self.clients.send(state.clients);
-        if state.clients > 0 || state.pending.is_empty() {
+        self.presence
+            .send_modify(|p| p.open = p.open.saturating_sub(1));
+        if !self.presence.borrow().closed() || self.state.lock().pending.is_empty() {
             return;
         }
-        drop(state);
         let shared = Arc::clone(self);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 tokio::time::sleep(CLOSED_GRACE).await;
                 let pending: Vec<PendingApproval> = {
                     let mut state = shared.state.lock();
-                    if state.clients > 0 {
+                    if !shared.presence.borrow().closed() {
                         return;
                     }
                     state.pending.drain().map(|(_, p)| p).collect()
