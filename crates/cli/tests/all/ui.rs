@@ -113,6 +113,7 @@ fn browser() -> Option<Browser> {
     };
     let chromium = std::env::var_os("TACK_CHROMIUM")
         .map(PathBuf::from)
+        .filter(|path| path.is_file())
         .or_else(|| on_path("chromium"))
         .or_else(|| on_path("chromium-browser"));
     let mut missing = Vec::new();
