@@ -1,7 +1,7 @@
 //! HTML escaping: everything the model, a tool or a log wrote is text.
 
 /// `text` with `&`, `<`, `>`, `"` and `'` as character references, and
-/// control characters (but line feeds and tabs) as `\u{…}` escapes: safe in
+/// control characters (but line feeds, carriage returns and tabs) as `\u{…}` escapes: safe in
 /// element content and in quoted attribute values.
 ///
 /// ```
@@ -16,7 +16,7 @@ pub fn escape_html(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            '\n' | '\t' => out.push(c),
+            '\n' | '\r' | '\t' => out.push(c),
             c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
             c => out.push(c),
         }

@@ -104,7 +104,7 @@ impl Timeline<'_> {
                     ends.len() - 1
                 }
             };
-            ends[lane] = end.max(card.started + 1);
+            ends[lane] = end;
             lanes.push(lane);
         }
         lanes

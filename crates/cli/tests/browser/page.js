@@ -59,6 +59,7 @@ async function common(page, seen) {
   return {
     ...seen,
     cards: await cardsHtml(page),
+    timeline: await page.$eval('#timeline', (timeline) => timeline.innerHTML),
     pwned: await page.evaluate(() => window.pwned === 1),
     scripts: await page.$$eval('#cards script, #cards img', (found) => found.length),
     c1Title: await text(`${card('c1')} .title`),
