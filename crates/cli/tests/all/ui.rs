@@ -307,7 +307,10 @@ fn the_live_page_shows_cards_asks_on_them_and_a_replay_renders_the_same() {
     );
     check_cards(&replay);
     assert_eq!(replay["cards"], live["cards"]);
-    assert!(live["timeline"].as_str().unwrap().starts_with("<svg"), "{live}");
+    assert!(
+        live["timeline"].as_str().unwrap().starts_with("<svg"),
+        "{live}"
+    );
     assert_eq!(replay["timeline"], live["timeline"]);
     keep_screenshots(&out);
 }
