@@ -191,6 +191,12 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
             for warning in &contents.warnings {
                 eprintln!("tack: warning: {}", escape_block(warning, "  "));
             }
+            // The page shows the session from its start.
+            if let Some((page, _)) = &ui {
+                for record in &contents.records {
+                    page.record(record);
+                }
+            }
             let history = history_from_records(&contents.records);
             for note in &history.notes {
                 eprintln!("tack: warning: {note}");
