@@ -655,3 +655,62 @@ fn a_run_code_programs_call_is_asked_about_on_its_own_card() {
         [("run_code", "allowed_once"), ("bash", "allowed_once")]
     );
 }
+
+#[test]
+fn a_resumed_sessions_page_starts_with_its_earlier_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let first = script(&dir, &json!([{"text": "the first answer"}]));
+    let log = log_in(&dir, "resumed");
+    super::tack(&ws)
+        .args(["run", "--model", &first, "--log"])
+        .arg(&log)
+        .arg("first prompt")
+        .assert()
+        .success();
+    let second = script(
+        &dir,
+        &json!([calls(&[("k1", "bash", json!({"command": "touch k1"}))]), {"text": "done"}]),
+    );
+    let log_arg = log.display().to_string();
+    let tack = Served::start(
+        &ws,
+        &[
+            "run",
+            "--ui",
+            "--mode",
+            "ask",
+            "--model",
+            &second,
+            "--resume",
+            &log_arg,
+            "second prompt",
+        ],
+    );
+    // The page, opened while k1 waits for its answer, shows both turns.
+    let (host, token) = (tack.host(), tack.token());
+    let mut stream = TcpStream::connect(&host).unwrap();
+    write!(
+        stream,
+        "GET /{token}/events HTTP/1.1\r\nHost: {host}\r\n\r\n"
+    )
+    .unwrap();
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("\"op\":\"prompt\"") {
+        let n = stream.read(&mut buffer).unwrap();
+        assert!(n > 0, "{}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buffer[..n]);
+    }
+    let seen = String::from_utf8_lossy(&seen).into_owned();
+    let first_at = seen.find("the first answer").unwrap();
+    let second_at = seen.find("second prompt").unwrap();
+    assert!(first_at < second_at, "{seen}");
+    // Closing it denies k1, and the session ends.
+    drop(stream);
+    let stderr = Arc::clone(&tack.stderr);
+    assert_eq!(tack.wait(), 0, "{}", stderr.lock().unwrap());
+    let results = of_type(&log, "tool/result");
+    assert_eq!(results.last().unwrap()["error"]["code"], "DENIED");
+    assert!(!ws.join("k1").exists());
+}
