@@ -207,6 +207,13 @@ pub struct SessionArgs {
     /// How the model is shown the tools (default: native).
     #[arg(long, value_enum)]
     pub presentation: Option<PresentationFlag>,
+    /// `run` and `chat`: serve the session's page (tool-call cards,
+    /// approvals, timeline) on ADDR (default 127.0.0.1 on a free port) and
+    /// print its URL, which carries a new random token; approvals are asked
+    /// on the page instead of the terminal. Another address than loopback
+    /// serves every host that can reach it.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = "127.0.0.1:0")]
+    pub ui: Option<std::net::SocketAddr>,
 }
 
 impl std::ops::Deref for SessionArgs {
@@ -335,6 +342,11 @@ pub struct ReplayArgs {
     /// Print the events as JSONL instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Show the verified log on a local page (the live page's cards and
+    /// timeline) on ADDR (default 127.0.0.1 on a free port), and print its
+    /// URL, which carries a new random token.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = "127.0.0.1:0", conflicts_with = "json")]
+    pub ui: Option<std::net::SocketAddr>,
 }
 
 /// `tack sessions`.

@@ -49,7 +49,7 @@ async fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Tools(tools) => commands::tools::tools(&tools).await,
-        Command::Replay(replay) => commands::replay::replay(&replay),
+        Command::Replay(replay) => commands::replay::replay(&replay).await,
         Command::Sessions(sessions) => commands::sessions::sessions(&sessions),
         Command::Plugins => commands::plugins::plugins(),
         Command::Config(config) => commands::config::config(&config),

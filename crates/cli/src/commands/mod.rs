@@ -9,3 +9,4 @@ pub mod run;
 pub mod sessions;
 pub mod tools;
 pub mod trust;
+pub mod ui;
