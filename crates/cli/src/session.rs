@@ -9,12 +9,12 @@ use tack_agent::{
     PluginSet, Retry, SessionLog, UnattendedApprover, escape_block, history_from_records,
     state_home_from_env,
 };
-use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
+use tack_code_mode::prompt_section;
 use tack_core::policy::ApprovalService;
 use tack_core::tool::{ToolCall, ToolDefinition};
 use tack_hooks::{HookSession, ToolNames};
 use tack_permission::{Permission, SessionRules, TerminalApprover};
-use tack_pipeline::{ExecutionMode, Pipeline, Presentation, ToolRegistry};
+use tack_pipeline::{Presentation, ToolRegistry};
 use tack_tools::BuiltinTools;
 
 use crate::args::SessionArgs;
@@ -209,20 +209,11 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     };
     let log_path = log.path().to_owned();
 
-    let presentation = match settings.presentation.value.as_str() {
-        "code" => Presentation::Code,
-        "both" => Presentation::Both,
-        _ => Presentation::Native,
-    };
-    registry.set_presentation(None, presentation);
-    let pipeline = Pipeline::new(registry.clone());
-    // Sub-calls of `run_code` overlap when the pipeline would run them in
-    // parallel. (The classifier holds the pipeline whose registry holds
-    // `run_code`: a reference cycle, released when the process ends.)
-    let modes = pipeline.clone();
-    let code_mode = CodeModePlugin::new(CodeModeConfig::default().classifier(Arc::new(
-        move |call: &ToolCall| modes.execution_mode(call) == ExecutionMode::Parallel,
-    )));
+    let crate::presentation::Offered {
+        presentation,
+        pipeline,
+        code_mode,
+    } = crate::presentation::offer(&settings, &registry);
     let printer = Arc::new(EventPrinter::new(
         registry.clone(),
         stdout_style(),
