@@ -62,6 +62,7 @@ mod agent_hooks;
 mod approval;
 mod escape;
 mod event;
+mod journal;
 mod log;
 mod message;
 mod model;
@@ -83,6 +84,7 @@ pub use agent_hooks::{
 pub use approval::{LoggedApprover, UnattendedApprover};
 pub use escape::{escape_block, escape_line, is_unsafe_char};
 pub use event::{Event, EventBus, Link, Record, TurnEndReason};
+pub use journal::StepJournal;
 pub use log::chain::GENESIS_HASH;
 pub use log::location::{state_home, state_home_from_env, workspace_key};
 pub use log::reader::{LogBreak, LogContents, LogReadError, MAX_REPORTED_BREAKS, read_log};
