@@ -406,7 +406,7 @@ impl Agent {
             () = self.cancel.cancelled() => return Ok(StepOutcome::Cancelled),
             reply = async {
                 match journal {
-                    Some(journal) => journal.model_step(&*self.model, &messages, &schemas, &observer).await,
+                    Some(journal) => journal.model_step(&self.model, &messages, &schemas, &observer).await,
                     None => self.model.complete_observed(&messages, &schemas, &observer).await,
                 }
             } => reply?,

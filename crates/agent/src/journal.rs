@@ -32,7 +32,7 @@ pub trait StepJournal: Send + Sync {
     /// The model's error.
     async fn model_step(
         &self,
-        model: &dyn ChatModel,
+        model: &Arc<dyn ChatModel>,
         messages: &[Message],
         tools: &[ToolSchema],
         observer: &dyn ModelObserver,
