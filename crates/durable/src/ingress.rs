@@ -83,7 +83,7 @@ impl IngressClient {
         let body = TurnRequest {
             prompt: prompt.to_owned(),
         };
-        request(&self.object(session, "turn"), Some(&body)).await
+        request(&self.object(session, "turn"), Some(Some(&body))).await
     }
 
     /// Starts one turn of `session` without waiting: its invocation id,
@@ -102,7 +102,7 @@ impl IngressClient {
             prompt: prompt.to_owned(),
         };
         let url = format!("{}/send", self.object(session, "turn"));
-        let sent: Sent = request(&url, Some(&body)).await?;
+        let sent: Sent = request(&url, Some(Some(&body))).await?;
         Ok(sent.invocation_id)
     }
 
@@ -125,7 +125,7 @@ impl IngressClient {
         &self,
         session: &str,
     ) -> Result<Option<PendingApproval>, IngressError> {
-        request(&self.object(session, "pending_approval"), Some(&())).await
+        request::<(), _>(&self.object(session, "pending_approval"), Some(None)).await
     }
 
     /// Answers the approval `session` waits for.
@@ -134,7 +134,7 @@ impl IngressClient {
     ///
     /// [`IngressError`] (a session waiting for none answers an error status).
     pub async fn answer(&self, session: &str, answer: &ApprovalAnswer) -> Result<(), IngressError> {
-        let _: serde_json::Value = request(&self.object(session, "answer"), Some(answer)).await?;
+        let _: serde_json::Value = request(&self.object(session, "answer"), Some(Some(answer))).await?;
         Ok(())
     }
 
@@ -144,7 +144,7 @@ impl IngressClient {
     ///
     /// [`IngressError`].
     pub async fn history(&self, session: &str) -> Result<Vec<StoredMessage>, IngressError> {
-        request(&self.object(session, "history"), Some(&())).await
+        request::<(), _>(&self.object(session, "history"), Some(None)).await
     }
 }
 
@@ -157,7 +157,7 @@ impl IngressClient {
 pub async fn register_deployment(admin_url: &str, endpoint_uri: &str) -> Result<(), IngressError> {
     let url = format!("{}/deployments", admin_url.trim_end_matches('/'));
     let body = serde_json::json!({"uri": endpoint_uri, "force": true});
-    let _: serde_json::Value = request(&url, Some(&body)).await?;
+    let _: serde_json::Value = request(&url, Some(Some(&body))).await?;
     Ok(())
 }
 
@@ -188,10 +188,11 @@ fn split(url: &str) -> Result<(String, String), IngressError> {
     Ok((authority.to_owned(), path.to_owned()))
 }
 
-/// One HTTP/1.1 request (POST with a JSON body, or GET) and its JSON answer.
+/// One HTTP/1.1 request and its JSON answer: a GET (`None`), or a POST
+/// with a JSON body (`Some(Some(body))`) or an empty one (`Some(None)`).
 async fn request<B: Serialize, T: DeserializeOwned>(
     url: &str,
-    body: Option<&B>,
+    body: Option<Option<&B>>,
 ) -> Result<T, IngressError> {
     let (authority, path) = split(url)?;
     let transport = |reason: String| IngressError::Transport {
@@ -209,7 +210,10 @@ async fn request<B: Serialize, T: DeserializeOwned>(
         .uri(path)
         .header(http::header::HOST, &authority);
     let request = match body {
-        Some(body) => {
+        Some(None) => builder
+            .method(http::Method::POST)
+            .body(Full::new(Bytes::new())),
+        Some(Some(body)) => {
             let json = serde_json::to_vec(body).map_err(|e| transport(e.to_string()))?;
             builder
                 .method(http::Method::POST)

@@ -1,0 +1,8 @@
+//! tack-restate through real processes: a Restate server, tack endpoint
+//! processes, sessions driven by scripted models.
+
+mod approval;
+mod crash;
+mod fixture;
+mod restate;
+mod scene;
