@@ -128,6 +128,8 @@ bind-address = "127.0.0.1:{ingress}"
             .arg(self.dir.join("data"))
             .args(["--listen-mode", "tcp", "--no-logo", "--log-disable-ansi-codes", "true"])
             .current_dir(&self.dir)
+            // No usage reports and no update checks: tests talk to loopback only.
+            .env("DO_NOT_TRACK", "1")
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log"))
             .stderr(log)
