@@ -18,11 +18,11 @@ pub trait SessionHost: Send + Sync + 'static {
 
     /// The system prompt.
     fn system_prompt(&self) -> String {
-        crate::session::defaults().0.to_owned()
+        tack_agent::DEFAULT_SYSTEM_PROMPT.to_owned()
     }
 
     /// The step limit: model calls per turn.
     fn max_steps(&self) -> usize {
-        crate::session::defaults().1
+        tack_agent::DEFAULT_MAX_STEPS
     }
 }

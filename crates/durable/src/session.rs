@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
-use tack_agent::{Agent, DEFAULT_MAX_STEPS, DEFAULT_SYSTEM_PROMPT, RunEnd, Usage};
+use tack_agent::{Agent, RunEnd, Usage};
 
 use crate::approval::{ApprovalAnswer, DurableApprover, PendingApproval};
 use crate::host::SessionHost;
@@ -67,11 +67,10 @@ impl TackSession {
     pub fn new(host: Arc<dyn SessionHost>) -> Self {
         // The capability lives as long as the pipeline: the endpoint serves
         // until its process ends.
-        std::mem::forget(
-            host.pipeline()
-                .capabilities()
-                .provide_approval(Arc::new(DurableApprover)),
-        );
+        host.pipeline()
+            .capabilities()
+            .provide_approval(Arc::new(DurableApprover))
+            .forget();
         Self { host }
     }
 }
@@ -157,9 +156,4 @@ impl TackSession {
                 .unwrap_or_default(),
         ))
     }
-}
-
-/// The defaults a [`SessionHost`] starts from.
-pub(crate) const fn defaults() -> (&'static str, usize) {
-    (DEFAULT_SYSTEM_PROMPT, DEFAULT_MAX_STEPS)
 }

@@ -166,3 +166,57 @@ impl StoredReply {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_message_survives_the_state_and_back() {
+        let stored = vec![
+            StoredMessage::User { text: "hi".into() },
+            StoredMessage::ToolCalls {
+                calls: vec![StoredCall {
+                    id: "c1".into(),
+                    name: "read_file".into(),
+                    arguments: "{\"path\": oops".into(),
+                }],
+            },
+            StoredMessage::ToolResult {
+                call_id: "c1".into(),
+                tool: "read_file".into(),
+                content: "INVALID_ARGUMENTS: …".into(),
+                is_error: true,
+            },
+            StoredMessage::Context {
+                context: DeferredContext::text_note("later"),
+            },
+            StoredMessage::Assistant { text: "done".into() },
+        ];
+        let json = serde_json::to_string(&stored).unwrap();
+        let back: Vec<StoredMessage> = serde_json::from_str(&json).unwrap();
+        let again: Vec<StoredMessage> = back
+            .iter()
+            .map(StoredMessage::to_message)
+            .filter_map(|m| StoredMessage::from_message(&m))
+            .collect();
+        assert_eq!(again, stored);
+        assert!(StoredMessage::from_message(&Message::System("s".into())).is_none());
+    }
+
+    #[test]
+    fn a_reply_survives_the_journal_and_back() {
+        for reply in [
+            StoredReply::Text("t".into()),
+            StoredReply::ToolCalls(vec![StoredCall {
+                id: "c1".into(),
+                name: "bash".into(),
+                arguments: "{}".into(),
+            }]),
+        ] {
+            let json = serde_json::to_string(&reply).unwrap();
+            let back: StoredReply = serde_json::from_str(&json).unwrap();
+            assert_eq!(StoredReply::from_reply(&back.to_reply()), reply);
+        }
+    }
+}

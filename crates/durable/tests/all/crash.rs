@@ -89,12 +89,19 @@ fn sessions_complete_after_an_endpoint_is_killed_mid_call() {
             .runtime
             .block_on(scene.client.history(&s))
             .unwrap_or_else(|e| panic!("history of {s}: {e}"));
-        // Completed calls ran exactly once, whatever replays happened.
+        // Completed calls ran exactly once, whatever replays happened, and
+        // their deferred context (c1's was replayed on A) follows them once.
         for call in ["c1", "c3"] {
             let lines = scene.lines(&format!("{s}-{call}"));
             assert_eq!(lines.len(), 1, "{s} {call} ran {} times: {lines:?}", lines.len());
             let (content, is_error) = result(&history, call).expect("a result");
             assert!(!is_error, "{s} {call}: {content}");
+            let note = format!("note: appended {s}-{call}");
+            let notes = history
+                .iter()
+                .filter(|m| matches!(m, StoredMessage::Context { context } if serde_json::to_string(context).expect("json").contains(&note)))
+                .count();
+            assert_eq!(notes, 1, "{s}: the context of {call}");
         }
         let held = scene.lines(&format!("{s}-c2"));
         let (content, is_error) = result(&history, "c2").expect("c2's result");

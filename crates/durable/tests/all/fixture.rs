@@ -4,7 +4,7 @@
 //! by the history) and call four tools, each appending the endpoint's name
 //! as a line to `DIR/files/{file}`:
 //!
-//! * `append`: appends and returns.
+//! * `append`: appends, defers a context (`note: appended FILE`) and returns.
 //! * `hold`: appends, then waits until `DIR/gate` exists (so a test can
 //!   stop the process while the call is in flight).
 //! * `hold_idempotent`: `hold`, declared idempotent.
@@ -19,6 +19,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tack_agent::{ChatModel, ScriptedModel};
 use tack_core::policy::PreDecision;
+use tack_core::context::ToolRunContext;
 use tack_core::tool::{OutputSpec, ToolDefinition, ToolError, ToolErrorCode, ToolExecution};
 use tack_pipeline::{Pipeline, ToolRegistry};
 use tack_restate::SessionHost;
@@ -67,10 +68,13 @@ fn tool(
         .input_schema(json!({"type": "object", "properties": {"file": {"type": "string"}}, "required": ["file"]}))
         .output(OutputSpec::new(json!({"type": "string"})))
         .idempotent(idempotent)
-        .handler(move |args: Arc<Value>, _cx| {
+        .handler(move |args: Arc<Value>, cx: ToolRunContext| {
             let (dir, endpoint) = (dir.clone(), endpoint.clone());
             async move {
                 append(&dir, &endpoint, &args)?;
+                if !hold {
+                    cx.defer_context(format!("note: appended {}", args["file"].as_str().unwrap_or("")));
+                }
                 if hold {
                     let gate = dir.join("gate");
                     let mut waited = 0;
@@ -92,17 +96,19 @@ fn tool(
         .expect("fixture tool")
 }
 
-/// Runs an endpoint when started by [`EndpointProcess::spawn`]; does
-/// nothing in an ordinary test run.
+/// The endpoint process [`EndpointProcess::spawn`] starts (ignored in an
+/// ordinary test run).
 #[test]
+#[ignore = "the endpoint process the other tests start, with TACK_RESTATE_FIXTURE_* set"]
 fn endpoint_process() {
-    let (Ok(dir), Ok(name), Ok(port)) = (
-        std::env::var("TACK_RESTATE_FIXTURE_DIR"),
-        std::env::var("TACK_RESTATE_FIXTURE_NAME"),
-        std::env::var("TACK_RESTATE_FIXTURE_PORT"),
-    ) else {
-        return;
+    let var = |name: &str| {
+        std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: this is the endpoint process the other tests start"))
     };
+    let (dir, name, port) = (
+        var("TACK_RESTATE_FIXTURE_DIR"),
+        var("TACK_RESTATE_FIXTURE_NAME"),
+        var("TACK_RESTATE_FIXTURE_PORT"),
+    );
     let dir = PathBuf::from(dir);
     let registry = ToolRegistry::new();
     for (tool_name, hold, idempotent) in [
@@ -176,7 +182,7 @@ impl EndpointProcess {
             .open(self.dir.join(format!("endpoint-{}.log", self.name)))
             .expect("endpoint log");
         let child = Command::new(std::env::current_exe().expect("test binary"))
-            .args(["fixture::endpoint_process", "--exact", "--nocapture", "--test-threads=1"])
+            .args(["fixture::endpoint_process", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
             .env("TACK_RESTATE_FIXTURE_DIR", &self.dir)
             .env("TACK_RESTATE_FIXTURE_NAME", &self.name)
             .env("TACK_RESTATE_FIXTURE_PORT", self.port.to_string())
