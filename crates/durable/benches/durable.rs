@@ -118,8 +118,7 @@ fn benches(c: &mut Criterion) {
     for calls in CALLS {
         group.bench_with_input(BenchmarkId::new("in-memory", calls), &calls, |b, &calls| {
             b.to_async(&runtime).iter(|| async {
-                let mut agent =
-                    Agent::builder(Arc::new(Steps { calls }), memory.clone()).build();
+                let mut agent = Agent::builder(Arc::new(Steps { calls }), memory.clone()).build();
                 agent.run("go").await.expect("turn")
             });
         });

@@ -66,11 +66,7 @@ impl IngressClient {
     }
 
     fn object(&self, session: &str, handler: &str) -> String {
-        format!(
-            "{}/{SERVICE_NAME}/{}/{handler}",
-            self.base,
-            encode(session)
-        )
+        format!("{}/{SERVICE_NAME}/{}/{handler}", self.base, encode(session))
     }
 
     /// Runs one turn of `session` and waits for its end (which may be
@@ -112,7 +108,11 @@ impl IngressClient {
     ///
     /// [`IngressError`].
     pub async fn attach(&self, invocation: &str) -> Result<TurnReport, IngressError> {
-        let url = format!("{}/restate/invocation/{}/attach", self.base, encode(invocation));
+        let url = format!(
+            "{}/restate/invocation/{}/attach",
+            self.base,
+            encode(invocation)
+        );
         request::<(), _>(&url, None).await
     }
 
@@ -134,7 +134,8 @@ impl IngressClient {
     ///
     /// [`IngressError`] (a session waiting for none answers an error status).
     pub async fn answer(&self, session: &str, answer: &ApprovalAnswer) -> Result<(), IngressError> {
-        let _: serde_json::Value = request(&self.object(session, "answer"), Some(Some(answer))).await?;
+        let _: serde_json::Value =
+            request(&self.object(session, "answer"), Some(Some(answer))).await?;
         Ok(())
     }
 
@@ -220,7 +221,9 @@ async fn request<B: Serialize, T: DeserializeOwned>(
                 .header(http::header::CONTENT_TYPE, "application/json")
                 .body(Full::new(Bytes::from(json)))
         }
-        None => builder.method(http::Method::GET).body(Full::new(Bytes::new())),
+        None => builder
+            .method(http::Method::GET)
+            .body(Full::new(Bytes::new())),
     }
     .map_err(|e| transport(e.to_string()))?;
     let response = sender
@@ -241,7 +244,11 @@ async fn request<B: Serialize, T: DeserializeOwned>(
             body: String::from_utf8_lossy(&bytes).into_owned(),
         });
     }
-    let bytes = if bytes.is_empty() { Bytes::from_static(b"null") } else { bytes };
+    let bytes = if bytes.is_empty() {
+        Bytes::from_static(b"null")
+    } else {
+        bytes
+    };
     serde_json::from_slice(&bytes).map_err(|e| IngressError::Malformed {
         url: url.to_owned(),
         reason: format!("{e}: {}", String::from_utf8_lossy(&bytes)),

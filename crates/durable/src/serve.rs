@@ -1,8 +1,8 @@
 //! Serving the session object on a port.
 
-use std::sync::Arc;
 use restate_sdk::endpoint::Endpoint;
 use restate_sdk::http_server::HttpServer;
+use std::sync::Arc;
 use tokio::net::TcpListener;
 
 use crate::host::SessionHost;
@@ -25,9 +25,7 @@ pub enum ServeError {
 /// The Restate endpoint serving `host`'s sessions (the `TackSession`
 /// virtual object).
 pub fn endpoint(host: Arc<dyn SessionHost>) -> Endpoint {
-    Endpoint::builder()
-        .bind(TackSession::new(host))
-        .build()
+    Endpoint::builder().bind(TackSession::new(host)).build()
 }
 
 /// Serves `host`'s sessions on `listener` (HTTP/2, as Restate calls

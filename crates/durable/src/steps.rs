@@ -185,7 +185,10 @@ impl StepJournal for RestateJournal<'_, '_> {
     ) -> Arc<Outcome> {
         let mut answers = Vec::new();
         for round in 0..MAX_APPROVAL_ROUNDS {
-            let step = match self.run_once(pipeline, &call, &cancel, &answers, round).await {
+            let step = match self
+                .run_once(pipeline, &call, &cancel, &answers, round)
+                .await
+            {
                 Ok(step) => step,
                 Err(error) => return host_fault(&call, &error),
             };

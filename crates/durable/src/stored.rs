@@ -29,7 +29,11 @@ impl From<&ToolCall> for StoredCall {
 impl StoredCall {
     /// The call again.
     pub fn to_call(&self) -> ToolCall {
-        ToolCall::new(self.id.as_str(), self.name.as_str(), self.arguments.as_str())
+        ToolCall::new(
+            self.id.as_str(),
+            self.name.as_str(),
+            self.arguments.as_str(),
+        )
     }
 }
 
@@ -152,7 +156,9 @@ impl StoredReply {
     /// The recorded form of `reply`.
     pub fn from_reply(reply: &Reply) -> Self {
         match reply {
-            Reply::ToolCalls(calls) => Self::ToolCalls(calls.iter().map(StoredCall::from).collect()),
+            Reply::ToolCalls(calls) => {
+                Self::ToolCalls(calls.iter().map(StoredCall::from).collect())
+            }
             Reply::Text(text) => Self::Text(text.clone()),
             _ => Self::Text(String::new()),
         }
@@ -162,7 +168,9 @@ impl StoredReply {
     pub fn to_reply(&self) -> Reply {
         match self {
             Self::Text(text) => Reply::Text(text.clone()),
-            Self::ToolCalls(calls) => Reply::ToolCalls(calls.iter().map(StoredCall::to_call).collect()),
+            Self::ToolCalls(calls) => {
+                Reply::ToolCalls(calls.iter().map(StoredCall::to_call).collect())
+            }
         }
     }
 }
@@ -191,7 +199,9 @@ mod tests {
             StoredMessage::Context {
                 context: DeferredContext::text_note("later"),
             },
-            StoredMessage::Assistant { text: "done".into() },
+            StoredMessage::Assistant {
+                text: "done".into(),
+            },
         ];
         let json = serde_json::to_string(&stored).unwrap();
         let back: Vec<StoredMessage> = serde_json::from_str(&json).unwrap();

@@ -123,7 +123,9 @@ pub async fn serve(args: DurableServeArgs) -> Result<ExitCode, String> {
 pub async fn run(url: &str, session: Option<String>, prompt: &str) -> Result<ExitCode, String> {
     let client = IngressClient::new(url).map_err(|e| format!("--durable: {e}"))?;
     let session = session.unwrap_or_else(new_session_id);
-    eprintln!("tack: session {session} (answer its approvals with: tack approve --durable {url} --session {session} yes|no)");
+    eprintln!(
+        "tack: session {session} (answer its approvals with: tack approve --durable {url} --session {session} yes|no)"
+    );
     let invocation = client
         .send_turn(&session, prompt)
         .await
@@ -155,7 +157,13 @@ pub async fn run(url: &str, session: Option<String>, prompt: &str) -> Result<Exi
                 .await
                 .map_err(|e| e.to_string())?;
             client
-                .answer(&session, &ApprovalAnswer { allow, reason: None })
+                .answer(
+                    &session,
+                    &ApprovalAnswer {
+                        allow,
+                        reason: None,
+                    },
+                )
                 .await
                 .map_err(|e| e.to_string())?;
         }

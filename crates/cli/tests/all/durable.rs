@@ -32,7 +32,9 @@ struct Running(Child);
 impl Drop for Running {
     fn drop(&mut self) {
         if let Ok(None) = self.0.try_wait() {
-            let _ = StdCommand::new("kill").arg(self.0.id().to_string()).status();
+            let _ = StdCommand::new("kill")
+                .arg(self.0.id().to_string())
+                .status();
         }
         let _ = self.0.wait();
     }
@@ -61,8 +63,15 @@ fn a_durable_turn_waits_for_its_approval_and_runs_the_call_once() {
         dir.path(),
         "serve",
         &[
-            "serve", "--restate", &address, "--register", &server.admin, "-m", &model,
-            "--mode", "ask",
+            "serve",
+            "--restate",
+            &address,
+            "--register",
+            &server.admin,
+            "-m",
+            &model,
+            "--mode",
+            "ask",
         ],
     ));
     wait_until("the endpoint to register", Duration::from_secs(120), || {
@@ -73,7 +82,14 @@ fn a_durable_turn_waits_for_its_approval_and_runs_the_call_once() {
         &ws,
         dir.path(),
         "run",
-        &["run", "--durable", &server.ingress, "--session", "s1", "echo it"],
+        &[
+            "run",
+            "--durable",
+            &server.ingress,
+            "--session",
+            "s1",
+            "echo it",
+        ],
     ));
     wait_until("the approval to be shown", Duration::from_secs(120), || {
         read(dir.path(), "run.err").contains("waits for approval")
@@ -83,24 +99,47 @@ fn a_durable_turn_waits_for_its_approval_and_runs_the_call_once() {
         shown.contains("tack: session s1 waits for approval of bash: echo ran >> ran.txt (c1): permission mode `ask` requires approval"),
         "{shown}"
     );
-    assert!(!ws.join("ran.txt").exists(), "the call waits for its answer");
+    assert!(
+        !ws.join("ran.txt").exists(),
+        "the call waits for its answer"
+    );
 
     tack(&ws)
-        .args(["approve", "--durable", &server.ingress, "--session", "s1", "yes"])
+        .args([
+            "approve",
+            "--durable",
+            &server.ingress,
+            "--session",
+            "s1",
+            "yes",
+        ])
         .assert()
         .success();
     let status = run.0.wait().unwrap();
     assert!(status.success(), "{}", read(dir.path(), "run.err"));
     assert_eq!(read(dir.path(), "run.out"), "all done\n");
-    assert_eq!(std::fs::read_to_string(ws.join("ran.txt")).unwrap(), "ran\n");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("ran.txt")).unwrap(),
+        "ran\n"
+    );
 
     // Nothing waits any more: a second answer is refused, saying why.
     let out = tack(&ws)
-        .args(["approve", "--durable", &server.ingress, "--session", "s1", "no"])
+        .args([
+            "approve",
+            "--durable",
+            &server.ingress,
+            "--session",
+            "s1",
+            "no",
+        ])
         .assert()
         .failure();
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-    assert!(err.contains("session s1 is not waiting for an approval"), "{err}");
+    assert!(
+        err.contains("session s1 is not waiting for an approval"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -112,9 +151,19 @@ fn bad_durable_urls_and_answers_are_usage_errors() {
         .assert()
         .failure();
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-    assert!(err.contains("localhost:8080 is not an http://HOST:PORT URL"), "{err}");
+    assert!(
+        err.contains("localhost:8080 is not an http://HOST:PORT URL"),
+        "{err}"
+    );
     let out = tack(&ws)
-        .args(["approve", "--durable", "http://127.0.0.1:1", "--session", "s", "maybe"])
+        .args([
+            "approve",
+            "--durable",
+            "http://127.0.0.1:1",
+            "--session",
+            "s",
+            "maybe",
+        ])
         .assert()
         .failure();
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();

@@ -10,7 +10,9 @@ use crate::scene::Scene;
 
 #[test]
 fn an_approval_survives_a_restart_of_every_process() {
-    let Some(mut scene) = Scene::new() else { return };
+    let Some(mut scene) = Scene::new() else {
+        return;
+    };
     let mut endpoint = scene.endpoint("A");
     scene.register(&endpoint);
     scene.script("asked", &[&[("c1", "guarded", "asked-c1")]], "done");
@@ -46,28 +48,67 @@ fn an_approval_survives_a_restart_of_every_process() {
         .expect("still waiting after the restart");
     assert_eq!(pending.request.tool, "guarded");
     assert_eq!(pending.request.call_id.to_string(), "c1");
-    assert_eq!(pending.request.reason, "guarded calls need a person's approval");
-    assert!(scene.lines("asked-c1").is_empty(), "the body waits for the answer");
+    assert_eq!(
+        pending.request.reason,
+        "guarded calls need a person's approval"
+    );
+    assert!(
+        scene.lines("asked-c1").is_empty(),
+        "the body waits for the answer"
+    );
 
-    let allow = ApprovalAnswer { allow: true, reason: None };
-    let deny = ApprovalAnswer { allow: false, reason: Some("not today".into()) };
-    scene.runtime.block_on(client.answer("asked", &allow)).expect("answer");
-    scene.runtime.block_on(client.answer("refused", &deny)).expect("answer");
+    let allow = ApprovalAnswer {
+        allow: true,
+        reason: None,
+    };
+    let deny = ApprovalAnswer {
+        allow: false,
+        reason: Some("not today".into()),
+    };
+    scene
+        .runtime
+        .block_on(client.answer("asked", &allow))
+        .expect("answer");
+    scene
+        .runtime
+        .block_on(client.answer("refused", &deny))
+        .expect("answer");
 
     for id in &invocations {
         let report = scene.runtime.block_on(client.attach(id)).expect("attach");
         assert_eq!(report.text.as_deref(), Some("done"), "{report:?}");
     }
-    assert_eq!(scene.lines("asked-c1"), ["A"], "the approved call ran exactly once");
-    assert!(scene.lines("refused-c1").is_empty(), "the refused call never ran");
-    let history = scene.runtime.block_on(client.history("refused")).expect("history");
+    assert_eq!(
+        scene.lines("asked-c1"),
+        ["A"],
+        "the approved call ran exactly once"
+    );
+    assert!(
+        scene.lines("refused-c1").is_empty(),
+        "the refused call never ran"
+    );
+    let history = scene
+        .runtime
+        .block_on(client.history("refused"))
+        .expect("history");
     let refused = history.iter().find_map(|m| match m {
-        StoredMessage::ToolResult { content, is_error, .. } => Some((content.clone(), *is_error)),
+        StoredMessage::ToolResult {
+            content, is_error, ..
+        } => Some((content.clone(), *is_error)),
         _ => None,
     });
     let (content, is_error) = refused.expect("a result");
-    assert!(is_error && content.starts_with("DENIED") && content.contains("not today"), "{content}");
+    assert!(
+        is_error && content.starts_with("DENIED") && content.contains("not today"),
+        "{content}"
+    );
     // No approval is pending any more.
-    assert!(scene.runtime.block_on(client.pending_approval("asked")).expect("pending").is_none());
+    assert!(
+        scene
+            .runtime
+            .block_on(client.pending_approval("asked"))
+            .expect("pending")
+            .is_none()
+    );
     let _ = scene.path();
 }

@@ -32,7 +32,11 @@ fn sessions_complete_after_an_endpoint_is_killed_mid_call() {
     let session = |i: usize| format!("s{i:02}");
     for i in 0..SESSIONS {
         let s = session(i);
-        let hold = if i % 2 == 0 { "hold" } else { "hold_idempotent" };
+        let hold = if i % 2 == 0 {
+            "hold"
+        } else {
+            "hold_idempotent"
+        };
         scene.script(
             &s,
             &[
@@ -93,7 +97,12 @@ fn sessions_complete_after_an_endpoint_is_killed_mid_call() {
         // their deferred context (c1's was replayed on A) follows them once.
         for call in ["c1", "c3"] {
             let lines = scene.lines(&format!("{s}-{call}"));
-            assert_eq!(lines.len(), 1, "{s} {call} ran {} times: {lines:?}", lines.len());
+            assert_eq!(
+                lines.len(),
+                1,
+                "{s} {call} ran {} times: {lines:?}",
+                lines.len()
+            );
             let (content, is_error) = result(&history, call).expect("a result");
             assert!(!is_error, "{s} {call}: {content}");
             let note = format!("note: appended {s}-{call}");
@@ -110,7 +119,10 @@ fn sessions_complete_after_an_endpoint_is_killed_mid_call() {
             // Interrupted, not idempotent: reported to the model, not repeated.
             (true, true) => {
                 assert_eq!(held, ["A"], "{s}: an interrupted call must not run again");
-                assert!(is_error && content.contains(INTERRUPTED_MESSAGE), "{s}: {content}");
+                assert!(
+                    is_error && content.contains(INTERRUPTED_MESSAGE),
+                    "{s}: {content}"
+                );
                 assert!(content.starts_with("EXECUTION_FAILED"), "{s}: {content}");
                 reported += 1;
             }

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tack_agent::{ChatModel, ScriptedModel};
-use tack_core::policy::PreDecision;
 use tack_core::context::ToolRunContext;
+use tack_core::policy::PreDecision;
 use tack_core::tool::{OutputSpec, ToolDefinition, ToolError, ToolErrorCode, ToolExecution};
 use tack_pipeline::{Pipeline, ToolRegistry};
 use tack_restate::SessionHost;
@@ -55,13 +55,7 @@ fn append(dir: &Path, name: &str, args: &Value) -> Result<(), ToolError> {
         .map_err(|e| ToolError::with_code(ToolErrorCode::ExecutionFailed, e.to_string()))
 }
 
-fn tool(
-    name: &str,
-    dir: &Path,
-    endpoint: &str,
-    hold: bool,
-    idempotent: bool,
-) -> ToolDefinition {
+fn tool(name: &str, dir: &Path, endpoint: &str, hold: bool, idempotent: bool) -> ToolDefinition {
     let (dir, endpoint) = (dir.to_owned(), endpoint.to_owned());
     ToolDefinition::builder(name)
         .description("Append a line to a file (test fixture).")
@@ -102,7 +96,9 @@ fn tool(
 #[ignore = "the endpoint process the other tests start, with TACK_RESTATE_FIXTURE_* set"]
 fn endpoint_process() {
     let var = |name: &str| {
-        std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: this is the endpoint process the other tests start"))
+        std::env::var(name).unwrap_or_else(|_| {
+            panic!("{name} is not set: this is the endpoint process the other tests start")
+        })
     };
     let (dir, name, port) = (
         var("TACK_RESTATE_FIXTURE_DIR"),
@@ -141,9 +137,10 @@ fn endpoint_process() {
         .build()
         .expect("runtime");
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port.parse::<u16>().expect("port")))
-            .await
-            .expect("bind the endpoint's port");
+        let listener =
+            tokio::net::TcpListener::bind(("127.0.0.1", port.parse::<u16>().expect("port")))
+                .await
+                .expect("bind the endpoint's port");
         tack_restate::serve(listener, host).await;
     });
 }
@@ -182,7 +179,13 @@ impl EndpointProcess {
             .open(self.dir.join(format!("endpoint-{}.log", self.name)))
             .expect("endpoint log");
         let child = Command::new(std::env::current_exe().expect("test binary"))
-            .args(["fixture::endpoint_process", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+            .args([
+                "fixture::endpoint_process",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env("TACK_RESTATE_FIXTURE_DIR", &self.dir)
             .env("TACK_RESTATE_FIXTURE_NAME", &self.name)
             .env("TACK_RESTATE_FIXTURE_PORT", self.port.to_string())

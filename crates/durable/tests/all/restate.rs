@@ -38,7 +38,10 @@ fn server_binary() -> Option<PathBuf> {
 pub fn wait_until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
     let start = Instant::now();
     while !check() {
-        assert!(start.elapsed() < limit, "gave up waiting for {what} after {limit:?}");
+        assert!(
+            start.elapsed() < limit,
+            "gave up waiting for {what} after {limit:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -126,7 +129,13 @@ bind-address = "127.0.0.1:{ingress}"
             .arg(&config)
             .arg("--base-dir")
             .arg(self.dir.join("data"))
-            .args(["--listen-mode", "tcp", "--no-logo", "--log-disable-ansi-codes", "true"])
+            .args([
+                "--listen-mode",
+                "tcp",
+                "--no-logo",
+                "--log-disable-ansi-codes",
+                "true",
+            ])
             .current_dir(&self.dir)
             // No usage reports and no update checks: tests talk to loopback only.
             .env("DO_NOT_TRACK", "1")

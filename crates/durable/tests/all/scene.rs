@@ -89,9 +89,11 @@ impl Scene {
 
     pub fn wait_for_file(&self, file: &str) {
         let path = self.dir.join("files").join(file);
-        wait_until(&format!("{file} to be written"), Duration::from_secs(180), || {
-            path.exists()
-        });
+        wait_until(
+            &format!("{file} to be written"),
+            Duration::from_secs(180),
+            || path.exists(),
+        );
     }
 
     pub fn open_gate(&self) {
@@ -108,7 +110,8 @@ impl Drop for Scene {
     fn drop(&mut self) {
         // TACK_RESTATE_KEEP=1 keeps the scratch directory (logs, files).
         if std::env::var_os("TACK_RESTATE_KEEP").is_some() {
-            let _ = std::mem::replace(&mut self._scratch, tempfile::tempdir().expect("scratch")).keep();
+            let _ =
+                std::mem::replace(&mut self._scratch, tempfile::tempdir().expect("scratch")).keep();
         }
     }
 }
