@@ -139,6 +139,28 @@ impl IngressClient {
         Ok(())
     }
 
+    /// Resolves the awakeable of a [`PendingApproval`] with `answer`
+    /// through Restate's ingress directly (`POST
+    /// /restate/awakeables/{id}/resolve`), as a host that only knows the
+    /// awakeable would.
+    ///
+    /// # Errors
+    ///
+    /// [`IngressError`].
+    pub async fn resolve_awakeable(
+        &self,
+        awakeable: &str,
+        answer: &ApprovalAnswer,
+    ) -> Result<(), IngressError> {
+        let url = format!(
+            "{}/restate/awakeables/{}/resolve",
+            self.base,
+            encode(awakeable)
+        );
+        let _: serde_json::Value = request(&url, Some(Some(answer))).await?;
+        Ok(())
+    }
+
     /// The history of `session`.
     ///
     /// # Errors

@@ -8,8 +8,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use parking_lot::Mutex;
 use tack_agent::{
-    Agent, ChatModel, Message, ModelError, ModelObserver, Reply, RunEnd, ScriptedModel,
-    StepJournal,
+    Agent, ChatModel, Message, ModelError, ModelObserver, Reply, RunEnd, ScriptedModel, StepJournal,
 };
 use tack_core::tool::{Outcome, ToolCall, ToolSchema};
 use tack_pipeline::Pipeline;

@@ -69,10 +69,16 @@ fn an_approval_survives_a_restart_of_every_process() {
         .runtime
         .block_on(client.answer("asked", &allow))
         .expect("answer");
+    // The other answer goes to the awakeable through the ingress directly.
+    let refused = scene
+        .runtime
+        .block_on(client.pending_approval("refused"))
+        .expect("pending_approval")
+        .expect("still waiting after the restart");
     scene
         .runtime
-        .block_on(client.answer("refused", &deny))
-        .expect("answer");
+        .block_on(client.resolve_awakeable(&refused.awakeable, &deny))
+        .expect("resolve the awakeable");
 
     for id in &invocations {
         let report = scene.runtime.block_on(client.attach(id)).expect("attach");
