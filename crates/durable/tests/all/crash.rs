@@ -6,10 +6,10 @@ use tack_restate::{INTERRUPTED_MESSAGE, StoredMessage};
 
 use crate::scene::Scene;
 
-const SESSIONS: usize = 20;
+pub const SESSIONS: usize = 20;
 
 /// The result the history holds for `call_id`: (content, is_error).
-fn result(history: &[StoredMessage], call_id: &str) -> Option<(String, bool)> {
+pub fn result(history: &[StoredMessage], call_id: &str) -> Option<(String, bool)> {
     history.iter().find_map(|m| match m {
         StoredMessage::ToolResult {
             call_id: id,

@@ -2,6 +2,7 @@
 //! processes, sessions driven by scripted models.
 
 mod approval;
+mod balance;
 mod crash;
 mod fixture;
 mod restate;
