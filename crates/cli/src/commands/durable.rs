@@ -99,6 +99,12 @@ pub async fn serve(args: DurableServeArgs) -> Result<ExitCode, String> {
         .map_err(|e| format!("--restate {}: {e}", args.restate))?;
     let uri = format!("http://{address}");
     eprintln!("tack: serving sessions to Restate at {uri}");
+    if !address.ip().is_loopback() {
+        eprintln!(
+            "tack: warning: {uri} accepts every request that reaches it (Restate's request signing is not checked): anyone who can connect can run turns in {}; keep it on a network only the Restate server reaches",
+            root.display()
+        );
+    }
     let serving = tokio::spawn(tack_restate::serve(listener, host));
     match &args.register {
         Some(admin) => {
