@@ -62,6 +62,10 @@ pub struct DurableServeArgs {
     /// this URL (e.g. http://127.0.0.1:9070) once it listens.
     #[arg(long, value_name = "ADMIN_URL")]
     pub register: Option<String>,
+    /// Serve only requests signed by the Restate server whose
+    /// request-identity public key this is (`publickeyv1_…`; repeatable).
+    #[arg(long, value_name = "KEY")]
+    pub identity_key: Vec<String>,
     /// The policy the sessions' calls go through.
     #[command(flatten)]
     pub policy: PolicyArgs,

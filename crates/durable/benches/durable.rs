@@ -136,7 +136,8 @@ fn benches(c: &mut Criterion) {
     let host = Arc::new(BenchHost {
         pipeline: pipeline(),
     });
-    runtime.spawn(tack_restate::serve(listener, host));
+    let endpoint = tack_restate::endpoint(host, &[]).expect("endpoint");
+    runtime.spawn(tack_restate::serve(listener, endpoint));
     runtime
         .block_on(tack_restate::register_deployment(
             &server.admin,

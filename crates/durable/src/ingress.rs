@@ -226,7 +226,9 @@ async fn request<B: Serialize, T: DeserializeOwned>(
         .await
         .map_err(|e| transport(e.to_string()))?;
     // A small request is sent at once, not held back for more.
-    stream.set_nodelay(true).map_err(|e| transport(e.to_string()))?;
+    stream
+        .set_nodelay(true)
+        .map_err(|e| transport(e.to_string()))?;
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .map_err(|e| transport(e.to_string()))?;

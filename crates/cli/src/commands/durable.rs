@@ -99,13 +99,15 @@ pub async fn serve(args: DurableServeArgs) -> Result<ExitCode, String> {
         .map_err(|e| format!("--restate {}: {e}", args.restate))?;
     let uri = format!("http://{address}");
     eprintln!("tack: serving sessions to Restate at {uri}");
-    if !address.ip().is_loopback() {
+    if !address.ip().is_loopback() && args.identity_key.is_empty() {
         eprintln!(
-            "tack: warning: {uri} accepts every request that reaches it (Restate's request signing is not checked): anyone who can connect can run turns in {}; keep it on a network only the Restate server reaches",
+            "tack: warning: {uri} accepts every request that reaches it: anyone who can connect can run turns in {}; give the Restate server's request-signing key (--identity-key), or keep it on a network only the server reaches",
             root.display()
         );
     }
-    let serving = tokio::spawn(tack_restate::serve(listener, host));
+    let endpoint = tack_restate::endpoint(host, &args.identity_key)
+        .map_err(|e| format!("--identity-key: {e}"))?;
+    let serving = tokio::spawn(tack_restate::serve(listener, endpoint));
     match &args.register {
         Some(admin) => {
             tack_restate::register_deployment(admin, &uri)

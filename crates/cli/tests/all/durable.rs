@@ -168,4 +168,19 @@ fn bad_durable_urls_and_answers_are_usage_errors() {
         .failure();
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(err.contains("`maybe` is not an answer; use yes"), "{err}");
+    let out = tack(&ws)
+        .args([
+            "serve",
+            "--restate",
+            "127.0.0.1:0",
+            "--identity-key",
+            "nope",
+        ])
+        .assert()
+        .failure();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("--identity-key: `nope` is not a Restate request-identity public key"),
+        "{err}"
+    );
 }

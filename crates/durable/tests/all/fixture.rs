@@ -141,7 +141,11 @@ fn endpoint_process() {
             tokio::net::TcpListener::bind(("127.0.0.1", port.parse::<u16>().expect("port")))
                 .await
                 .expect("bind the endpoint's port");
-        tack_restate::serve(listener, host).await;
+        let keys: Vec<String> = std::env::var("TACK_RESTATE_FIXTURE_KEY")
+            .into_iter()
+            .collect();
+        let endpoint = tack_restate::endpoint(host, &keys).expect("the endpoint");
+        tack_restate::serve(listener, endpoint).await;
     });
 }
 
@@ -149,6 +153,7 @@ fn endpoint_process() {
 pub struct EndpointProcess {
     child: Option<Child>,
     name: String,
+    key: Option<String>,
     dir: PathBuf,
     /// Its port.
     pub port: u16,
@@ -157,9 +162,16 @@ pub struct EndpointProcess {
 impl EndpointProcess {
     /// Starts endpoint `name` serving sessions whose files are under `dir`.
     pub fn spawn(name: &str, dir: &Path) -> Self {
+        Self::spawn_with_key(name, dir, None)
+    }
+
+    /// [`spawn`](Self::spawn), serving only requests signed by the server
+    /// whose request-identity public key is `key`.
+    pub fn spawn_with_key(name: &str, dir: &Path, key: Option<&str>) -> Self {
         let mut process = Self {
             child: None,
             name: name.to_owned(),
+            key: key.map(str::to_owned),
             dir: dir.to_owned(),
             port: free_port(),
         };
@@ -178,7 +190,11 @@ impl EndpointProcess {
             .append(true)
             .open(self.dir.join(format!("endpoint-{}.log", self.name)))
             .expect("endpoint log");
-        let child = Command::new(std::env::current_exe().expect("test binary"))
+        let mut command = Command::new(std::env::current_exe().expect("test binary"));
+        if let Some(key) = &self.key {
+            command.env("TACK_RESTATE_FIXTURE_KEY", key);
+        }
+        let child = command
             .args([
                 "fixture::endpoint_process",
                 "--exact",

@@ -5,5 +5,6 @@ mod approval;
 mod balance;
 mod crash;
 mod fixture;
+mod identity;
 mod restate;
 mod scene;

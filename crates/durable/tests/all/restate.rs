@@ -50,6 +50,7 @@ pub fn wait_until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) 
 pub struct Restate {
     child: Option<Child>,
     dir: PathBuf,
+    extra: String,
     ports: (u16, u16, u16),
     /// `http://127.0.0.1:PORT` of the ingress.
     pub ingress: String,
@@ -62,6 +63,11 @@ impl Restate {
     /// skipped, with a note) when restate-server is not installed, except
     /// under CI (`CI=true`), where that fails the test.
     pub fn start(scratch: &Path) -> Option<Self> {
+        Self::start_with(scratch, "")
+    }
+
+    /// [`start`](Self::start), with `extra` appended to its configuration.
+    pub fn start_with(scratch: &Path, extra: &str) -> Option<Self> {
         let Some(_) = server_binary() else {
             if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
                 panic!(
@@ -79,6 +85,7 @@ impl Restate {
         let mut server = Self {
             child: None,
             dir,
+            extra: extra.to_owned(),
             ports,
             ingress: format!("http://127.0.0.1:{}", ports.0),
             admin: format!("http://127.0.0.1:{}", ports.1),
@@ -114,7 +121,9 @@ disable-web-ui = true
 
 [ingress]
 bind-address = "127.0.0.1:{ingress}"
-"#
+{extra}
+"#,
+                extra = self.extra
             ),
         )
         .expect("restate config");

@@ -21,12 +21,17 @@ pub struct Scene {
 impl Scene {
     /// `None` when restate-server is not installed (outside CI).
     pub fn new() -> Option<Self> {
+        Self::with_server(Restate::start)
+    }
+
+    /// A scene whose server `start` starts in the scratch directory.
+    pub fn with_server(start: impl FnOnce(&Path) -> Option<Restate>) -> Option<Self> {
         let scratch = tempfile::tempdir().expect("scratch");
         let dir = scratch.path().to_owned();
         eprintln!("scratch directory: {}", dir.display());
         std::fs::create_dir_all(dir.join("scripts")).expect("scripts");
         std::fs::create_dir_all(dir.join("files")).expect("files");
-        let restate = Restate::start(&dir)?;
+        let restate = start(&dir)?;
         let client = IngressClient::new(&restate.ingress).expect("ingress URL");
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
