@@ -12,7 +12,8 @@ use crate::agent_hooks::{
     AgentHooks, ModelFailure, PromptSubmit, SessionEndInput, SessionStartInput, StopCheck,
     ToolBatch,
 };
-use crate::event::{Event, EventBus, TurnEndReason};
+use crate::bus::EventBus;
+use crate::event::{Event, TurnEndReason};
 use crate::journal::StepJournal;
 use crate::log::writer::LogError;
 use crate::message::{Message, Reply};

@@ -8,7 +8,8 @@ use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent_hooks::AgentHooks;
-use crate::event::{Event, EventBus};
+use crate::bus::EventBus;
+use crate::event::Event;
 
 /// Wraps the approval service a host installs so every request and its
 /// outcome become `approval/request` and `approval/outcome` events.

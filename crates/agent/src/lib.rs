@@ -60,6 +60,8 @@
 mod agent;
 mod agent_hooks;
 mod approval;
+mod bus;
+mod chain;
 mod escape;
 mod event;
 mod journal;
@@ -82,10 +84,11 @@ pub use agent_hooks::{
     UserPromptSubmitHook,
 };
 pub use approval::{LoggedApprover, UnattendedApprover};
+pub use bus::EventBus;
+pub use chain::GENESIS_HASH;
 pub use escape::{escape_block, escape_line, is_unsafe_char};
-pub use event::{Event, EventBus, Link, Record, TurnEndReason};
+pub use event::{Event, Link, Record, TurnEndReason};
 pub use journal::StepJournal;
-pub use log::chain::GENESIS_HASH;
 pub use log::location::{state_home, state_home_from_env, workspace_key};
 pub use log::reader::{LogBreak, LogContents, LogReadError, MAX_REPORTED_BREAKS, read_log};
 pub use log::writer::{LogError, SessionLog};

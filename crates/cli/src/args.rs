@@ -30,7 +30,7 @@ pub enum Command {
     /// An interactive session: one prompt per line, approvals asked on the terminal.
     Chat(SessionArgs),
     /// Print the tool schemas a model sees.
-    Tools(ToolsArgs),
+    Tools(ToolsCli),
     /// Re-render a session log exactly as the live run printed it.
     Replay(ReplayArgs),
     /// List the session logs of the workspace (or of every workspace with --all).
@@ -38,7 +38,7 @@ pub enum Command {
     /// List the plugins installable by name.
     Plugins,
     /// Print the effective settings and where each value came from.
-    Config(SessionArgs),
+    Config(ConfigCli),
     /// The Model Context Protocol: serve tack's tools to MCP clients.
     #[command(subcommand)]
     Mcp(McpCommand),
@@ -287,6 +287,13 @@ pub struct SessionArgs {
     /// How the model is shown the tools (default: native).
     #[arg(long, value_enum)]
     pub presentation: Option<PresentationFlag>,
+    /// `run` and `chat`: serve the session's page (tool-call cards,
+    /// approvals, timeline) on ADDR (default 127.0.0.1 on a free port) and
+    /// print its URL, which carries a new random token; approvals are asked
+    /// on the page instead of the terminal. Another address than loopback
+    /// serves every host that can reach it.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = "127.0.0.1:0")]
+    pub ui: Option<std::net::SocketAddr>,
 }
 
 impl std::ops::Deref for SessionArgs {
@@ -388,16 +395,83 @@ impl From<FormatFlag> for tack_core::tool::ToolFormat {
     }
 }
 
-/// `tack tools`.
+/// `tack tools` as parsed: the format, and the options that decide which
+/// tools there are and how they are shown (no model, prompt or log).
 #[derive(Debug, Args)]
-pub struct ToolsArgs {
+pub struct ToolsCli {
     /// Schema format.
     #[arg(long, value_enum, default_value_t = FormatFlag::Openai)]
     pub format: FormatFlag,
-    /// Session options (the workspace and settings whose MCP servers'
-    /// tools are listed too).
+    /// The workspace and settings (whose MCP servers' tools are listed too).
     #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// How the tools are offered: `native` (each tool), `code` (the
+    /// `run_code` tool, whose programs call the others) or `both`
+    /// (default: native, or the settings' `presentation`).
+    #[arg(long, value_enum)]
+    pub presentation: Option<PresentationFlag>,
+}
+
+/// `tack tools`, as the command reads it.
+#[derive(Debug)]
+pub struct ToolsArgs {
+    /// `--format`.
+    pub format: FormatFlag,
+    /// The session options that apply (the others are left unset).
     pub session: SessionArgs,
+}
+
+impl From<ToolsCli> for ToolsArgs {
+    fn from(cli: ToolsCli) -> Self {
+        Self {
+            format: cli.format,
+            session: SessionArgs {
+                policy: cli.policy,
+                presentation: cli.presentation,
+                ..SessionArgs::default()
+            },
+        }
+    }
+}
+
+/// `tack config` as parsed: the options that decide the effective
+/// settings (no log, resumed conversation, output format or page).
+#[derive(Debug, Args)]
+pub struct ConfigCli {
+    /// Workspace, settings and policy.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// The model, as PROVIDER:MODEL (`openai:gpt-4o-mini`,
+    /// `anthropic:claude-sonnet-4-5`, `mock`, `script:FILE`): shown with
+    /// the endpoint and key variable it would use.
+    #[arg(short = 'm', long, value_name = "PROVIDER:MODEL")]
+    pub model: Option<ModelSpec>,
+    /// The system prompt, as text or `@FILE` (default: tack's own).
+    #[arg(long, value_name = "TEXT|@FILE", allow_hyphen_values = true)]
+    pub system_prompt: Option<String>,
+    /// Model calls per turn before the loop stops (at least 1; default 16).
+    #[arg(long, value_name = "N", value_parser = parse_max_steps, allow_negative_numbers = true)]
+    pub max_steps: Option<usize>,
+    /// Request timeout for the HTTP models, in seconds (default 120).
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub model_timeout: Option<Duration>,
+    /// How the model is shown the tools (default: native).
+    #[arg(long, value_enum)]
+    pub presentation: Option<PresentationFlag>,
+}
+
+impl From<ConfigCli> for SessionArgs {
+    fn from(cli: ConfigCli) -> Self {
+        Self {
+            policy: cli.policy,
+            model: cli.model,
+            system_prompt: cli.system_prompt,
+            max_steps: cli.max_steps,
+            model_timeout: cli.model_timeout,
+            presentation: cli.presentation,
+            ..SessionArgs::default()
+        }
+    }
 }
 
 /// `tack replay`.
@@ -415,6 +489,11 @@ pub struct ReplayArgs {
     /// Print the events as JSONL instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Show the verified log on a local page (the live page's cards and
+    /// timeline) on ADDR (default 127.0.0.1 on a free port), and print its
+    /// URL, which carries a new random token.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = "127.0.0.1:0", conflicts_with = "json")]
+    pub ui: Option<std::net::SocketAddr>,
 }
 
 /// `tack sessions`.

@@ -15,6 +15,7 @@ mod mcp_sign_in;
 mod mcp_token;
 mod model_spec;
 mod output;
+mod presentation;
 mod prompt;
 mod prompter;
 mod sandbox_layer;
@@ -52,11 +53,11 @@ async fn main() -> ExitCode {
             Ok(()) => commands::chat::chat(chat).await,
             Err(e) => Err(e),
         },
-        Command::Tools(tools) => commands::tools::tools(&tools).await,
-        Command::Replay(replay) => commands::replay::replay(&replay),
+        Command::Tools(tools) => commands::tools::tools(&tools.into()).await,
+        Command::Replay(replay) => commands::replay::replay(&replay).await,
         Command::Sessions(sessions) => commands::sessions::sessions(&sessions),
         Command::Plugins => commands::plugins::plugins(),
-        Command::Config(config) => commands::config::config(&config),
+        Command::Config(config) => commands::config::config(&config.into()),
         Command::Mcp(args::McpCommand::Serve(serve)) => commands::mcp::serve(serve.into()).await,
         Command::Trust(trust) => commands::trust::trust(&trust),
         Command::Serve(serve) => commands::durable::serve(serve).await,

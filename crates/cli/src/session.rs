@@ -9,12 +9,12 @@ use tack_agent::{
     PluginSet, Retry, SessionLog, UnattendedApprover, escape_block, history_from_records,
     state_home_from_env,
 };
-use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
+use tack_code_mode::prompt_section;
 use tack_core::policy::ApprovalService;
 use tack_core::tool::{ToolCall, ToolDefinition};
 use tack_hooks::{HookSession, ToolNames};
 use tack_permission::{Permission, SessionRules, TerminalApprover};
-use tack_pipeline::{ExecutionMode, Pipeline, Presentation, ToolRegistry};
+use tack_pipeline::{Presentation, ToolRegistry};
 use tack_tools::BuiltinTools;
 
 use crate::args::SessionArgs;
@@ -37,6 +37,8 @@ pub struct Session {
     /// The calls a `PreToolUse` hook deferred in the resumed session's last
     /// turn, to run again before anything else.
     pub deferred: Vec<ToolCall>,
+    /// The session's page (`--ui`).
+    pub ui: Option<tack_ui::UiServer>,
 }
 
 impl Session {
@@ -79,9 +81,14 @@ impl Session {
         Ok(stopped)
     }
 
-    /// Tells the `SessionEnd` hooks.
+    /// Tells the `SessionEnd` hooks; with `--ui`, then says on the page
+    /// that the session ended and serves it until it is closed.
     pub async fn end(&self, reason: &str) {
         self.agent.end_session(reason).await;
+        if let Some(ui) = &self.ui {
+            ui.finish();
+            crate::commands::ui::until_closed(ui).await;
+        }
     }
 }
 
@@ -168,6 +175,14 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     )
     .await?;
 
+    // `--ui`: the page shows every record and answers the approvals (started
+    // before the log, so an address that cannot be served leaves no log).
+    let session_rules = SessionRules::new();
+    let ui = match args.ui {
+        Some(addr) => Some(crate::commands::ui::live(addr, &registry, &session_rules).await?),
+        None => None,
+    };
+
     // Refuse to start when nothing would be recorded.
     let mut deferred = Vec::new();
     let (log, resumed) = match &args.resume {
@@ -175,6 +190,12 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
             let (log, contents) = SessionLog::resume(path).map_err(|e| format!("--resume: {e}"))?;
             for warning in &contents.warnings {
                 eprintln!("tack: warning: {}", escape_block(warning, "  "));
+            }
+            // The page shows the session from its start.
+            if let Some((page, _)) = &ui {
+                for record in &contents.records {
+                    page.record(record);
+                }
             }
             let history = history_from_records(&contents.records);
             for note in &history.notes {
@@ -188,20 +209,11 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     };
     let log_path = log.path().to_owned();
 
-    let presentation = match settings.presentation.value.as_str() {
-        "code" => Presentation::Code,
-        "both" => Presentation::Both,
-        _ => Presentation::Native,
-    };
-    registry.set_presentation(None, presentation);
-    let pipeline = Pipeline::new(registry.clone());
-    // Sub-calls of `run_code` overlap when the pipeline would run them in
-    // parallel. (The classifier holds the pipeline whose registry holds
-    // `run_code`: a reference cycle, released when the process ends.)
-    let modes = pipeline.clone();
-    let code_mode = CodeModePlugin::new(CodeModeConfig::default().classifier(Arc::new(
-        move |call: &ToolCall| modes.execution_mode(call) == ExecutionMode::Parallel,
-    )));
+    let crate::presentation::Offered {
+        presentation,
+        pipeline,
+        code_mode,
+    } = crate::presentation::offer(&settings, &registry);
     let printer = Arc::new(EventPrinter::new(
         registry.clone(),
         stdout_style(),
@@ -243,6 +255,10 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
         let transcript = Arc::clone(transcript);
         bus = bus.with_observer(move |record| transcript.record(record));
     }
+    if let Some((page, _)) = &ui {
+        let page = page.clone();
+        bus = bus.with_observer(move |record| page.record(record));
+    }
     let bus = Arc::new(bus);
     let agent_hooks = AgentHooks::new();
     let hooks = transcript.map(|transcript| {
@@ -255,8 +271,10 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
         hooks
     });
 
-    let session_rules = SessionRules::new();
-    let mut inner: Arc<dyn ApprovalService> = if std::io::stdin().is_terminal() {
+    let (ui, page_approver) = ui.unzip();
+    let mut inner: Arc<dyn ApprovalService> = if let Some(approver) = page_approver {
+        approver
+    } else if std::io::stdin().is_terminal() {
         Arc::new(TerminalApprover::stdio(session_rules.clone()))
     } else {
         Arc::new(UnattendedApprover::new(unattended_reason(mode)))
@@ -341,6 +359,7 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
         log_path,
         resumed: args.resume.is_some(),
         deferred,
+        ui,
     })
 }
 

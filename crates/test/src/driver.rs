@@ -2,22 +2,25 @@
 //! and the harness's nested dispatcher over a registry, and calls through it.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 use tack_core::CancellationToken;
+use tack_core::capability::{OnAdmitted, ToolDispatcher};
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
-use tack_core::host::{CapabilitySlots, ToolRegistrar};
+use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome, ToolRegistrar};
 use tack_core::plugin::RegistrationError;
 use tack_core::policy::GUARD_STAGE;
-use tack_core::tool::{CallId, Outcome, ToolCall, ToolDefinition};
+use tack_core::tool::{CallId, ErrorCode, Failure, Outcome, ToolCall, ToolDefinition};
 use tack_pipeline::{
     APPROVAL_STAGE, ExecutionMode, Pipeline, PipelineConfig, StageRecorder, ToolRegistry,
 };
 
 use crate::Stage;
-use crate::nested::{NestedCalls, NestedDispatcher};
+use crate::nested::NestedCalls;
 
 /// The stages each call entered, by call id.
 #[derive(Default)]
@@ -122,5 +125,55 @@ impl Driver {
 
     pub(crate) fn take_stages(&self, call_id: &CallId) -> Vec<Stage> {
         self.stages.0.lock().remove(call_id).unwrap_or_default()
+    }
+}
+
+type OutcomeFuture = Pin<Box<dyn Future<Output = Arc<Outcome>> + Send + 'static>>;
+
+/// The harness's nested dispatcher: runs nested calls through the harness's pipeline, exactly as the
+/// pipeline's own nested dispatcher does, and notes each outcome under the
+/// root of the call's parent token. Holds the driver weakly: it lives in the
+/// driver's own capability slots.
+pub(crate) struct NestedDispatcher(Weak<Driver>);
+
+impl NestedDispatcher {
+    pub(crate) fn new(driver: Weak<Driver>) -> Self {
+        Self(driver)
+    }
+}
+
+impl ToolDispatcher for NestedDispatcher {
+    fn dispatch(&self, call: ToolCall, cancel: CancellationToken) -> OutcomeFuture {
+        self.dispatch_admitted(call, cancel, Box::new(|| {}))
+    }
+
+    fn dispatch_admitted(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        admitted: OnAdmitted,
+    ) -> OutcomeFuture {
+        let driver = self.0.upgrade();
+        Box::pin(async move {
+            let Some(driver) = driver else {
+                admitted();
+                return Arc::new(Outcome::failure(
+                    call.call_id,
+                    call.name,
+                    Failure::new(
+                        ErrorCode::Internal,
+                        "the harness was dropped before this nested call ran",
+                    ),
+                ));
+            };
+            let root = call.parent.as_ref().map(|p| p.root_call_id().clone());
+            let outcome = driver.execute_admitted(call, cancel, admitted).await;
+            // A call made without a parent token belongs to no top-level
+            // call: it is not kept (its record stays with the harness).
+            if let Some(root) = root {
+                driver.nested().push(root, outcome.clone());
+            }
+            outcome
+        })
     }
 }

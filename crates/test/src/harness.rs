@@ -14,9 +14,10 @@ use tack_core::host::{CapabilitySlots, PluginHost};
 use tack_core::plugin::{Plugin, PluginError};
 use tack_core::policy::ApprovalService;
 use tack_core::tool::{CallId, Outcome};
+use tack_pipeline::Presentation;
 
 use crate::driver::{Driver, stage_of_hook};
-use crate::{Call, ExecutionMode, ExecutionModes, FakeTool, Presentation, Report};
+use crate::{Call, ExecutionMode, ExecutionModes, FakeTool, Report};
 
 /// The name of the harness's own `tools/result` observer (the one that keeps
 /// each call's record for its [`Report`]).

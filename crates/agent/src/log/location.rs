@@ -12,7 +12,7 @@ use nix::errno::Errno;
 use nix::fcntl::{AT_FDCWD, OFlag, openat};
 use nix::sys::stat::{Mode, mkdirat};
 
-use crate::log::chain::sha256_hex;
+use crate::chain::sha256_hex;
 
 /// The per-user state directory of `tack`'s data: `$XDG_STATE_HOME` when it
 /// is set to an absolute path, else `$HOME/.local/state` (the XDG base

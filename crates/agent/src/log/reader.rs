@@ -3,8 +3,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::chain::{GENESIS_HASH, sha256_hex, unseal};
 use crate::event::{Event, Record};
-use crate::log::chain::{GENESIS_HASH, sha256_hex, unseal};
 
 /// What [`read_log`] found in a log that passed every check.
 #[derive(Debug)]

@@ -7,7 +7,7 @@ use futures::future::BoxFuture;
 use tack_agent::{
     Event, EventBus, LoggedApprover, PluginSet, SessionLog, UnattendedApprover, state_home_from_env,
 };
-use tack_code_mode::{CodeModeConfig, CodeModePlugin, prompt_section};
+use tack_code_mode::prompt_section;
 use tack_core::CancellationToken;
 use tack_core::capability::ToolDispatcher;
 use tack_core::policy::ApprovalService;
@@ -17,7 +17,7 @@ use tack_core::tool::{Outcome, ToolCall};
 use tack_hooks::{HookSession, ToolNames};
 use tack_mcp::{CallPeers, ElicitingApprover, HttpOptions, McpServer, serve_http};
 use tack_permission::{Mode, Permission};
-use tack_pipeline::{ExecutionMode, Pipeline, Presentation, ToolRegistry};
+use tack_pipeline::{Pipeline, Presentation, ToolRegistry};
 use tack_tools::BuiltinTools;
 
 use crate::args::ServeArgs;
@@ -147,17 +147,11 @@ pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     let registry = ToolRegistry::new();
     // Code mode as in `tack run`: `run_code` served (alone under `code`),
     // its sub-calls through the same pipeline.
-    let presentation = match settings.presentation.value.as_str() {
-        "code" => Presentation::Code,
-        "both" => Presentation::Both,
-        _ => Presentation::Native,
-    };
-    registry.set_presentation(None, presentation);
-    let pipeline = Pipeline::new(registry.clone());
-    let modes = pipeline.clone();
-    let code_mode = CodeModePlugin::new(CodeModeConfig::default().classifier(Arc::new(
-        move |call: &ToolCall| modes.execution_mode(call) == ExecutionMode::Parallel,
-    )));
+    let crate::presentation::Offered {
+        presentation,
+        pipeline,
+        code_mode,
+    } = crate::presentation::offer(&settings, &registry);
     let mcp = crate::mcp::client(&root, &args.session, &settings, &registry).await?;
     let mut plugins = PluginSet::over(pipeline.clone())
         .with(timeout)

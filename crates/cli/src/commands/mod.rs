@@ -10,3 +10,4 @@ pub mod run;
 pub mod sessions;
 pub mod tools;
 pub mod trust;
+pub mod ui;

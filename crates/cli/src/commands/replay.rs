@@ -12,7 +12,7 @@ use crate::session::{builtin_registry, workspace};
 /// Verifies a session log and re-renders it; a log that fails verification
 /// is reported (every break with its line number) and not replayed. An
 /// empty file, or one that is no log at all, is one line of error.
-pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
+pub async fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
     let path = match &args.log {
         Some(path) => path.clone(),
         None => {
@@ -44,6 +44,12 @@ pub fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
         return Ok(ExitCode::SUCCESS);
     }
     let installed = builtin_registry()?;
+    if let Some(addr) = args.ui {
+        let title = path.display().to_string();
+        let registry = installed.pipeline.registry().clone();
+        crate::commands::ui::replay(addr, registry, &contents.records, &title).await?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let printer = EventPrinter::new(installed.pipeline.registry().clone(), stdout_style(), false);
     for record in &contents.records {
         printer.print(record);

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use tack_agent::PluginSet;
 use tack_core::tool::{ToolFormat, export_tools};
-use tack_pipeline::{Pipeline, ToolRegistry};
+use tack_pipeline::ToolRegistry;
 use tack_tools::BuiltinTools;
 
 use crate::args::ToolsArgs;
@@ -24,13 +24,17 @@ pub async fn tools(args: &ToolsArgs) -> Result<ExitCode, String> {
     let root = workspace(args.session.workspace.as_deref())?;
     let settings = Settings::load(&root, &args.session)?;
     let registry = ToolRegistry::new();
-    let pipeline = Pipeline::new(registry.clone());
+    // `run_code` too, shown as the settings' (or `--presentation`'s) way
+    // of offering the tools says.
+    let offered = crate::presentation::offer(&settings, &registry);
     let mcp = crate::mcp::client(&root, &args.session, &settings, &registry).await?;
     let servers: Vec<String> = mcp
         .as_ref()
         .map(|m| m.server_names().into_iter().map(str::to_owned).collect())
         .unwrap_or_default();
-    let mut plugins = PluginSet::over(pipeline).with(BuiltinTools);
+    let mut plugins = PluginSet::over(offered.pipeline)
+        .with(BuiltinTools)
+        .with(offered.code_mode);
     if let Some(mcp) = mcp {
         plugins = plugins.with(mcp);
     }

@@ -187,6 +187,63 @@ fn mcp_serve_refuses_the_agent_loop_options() {
 }
 
 #[test]
+fn tools_and_config_refuse_the_options_they_would_ignore() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = workspace(&dir);
+    let refused: [(&str, &[&[&str]]); 2] = [
+        (
+            "tools",
+            &[
+                &["--model", "mock"],
+                &["--max-steps", "3"],
+                &["--log", "x.jsonl"],
+                &["--resume", "x.jsonl"],
+                &["--continue"],
+                &["--json"],
+                &["--ui"],
+            ],
+        ),
+        (
+            "config",
+            &[
+                &["--log", "x.jsonl"],
+                &["--resume", "x.jsonl"],
+                &["--continue"],
+                &["--json"],
+                &["--ui"],
+            ],
+        ),
+    ];
+    for (command, options) in refused {
+        for args in options {
+            tack(&ws)
+                .arg(command)
+                .args(*args)
+                .assert()
+                .code(2)
+                .stderr(contains(format!("unexpected argument '{}'", args[0])));
+        }
+    }
+    // What they read still works.
+    let config = stdout_of(tack(&ws).args([
+        "config",
+        "--max-steps",
+        "9",
+        "--model",
+        "mock",
+        "--presentation",
+        "both",
+        "--mode",
+        "read-only",
+    ]));
+    assert!(config.contains("max_steps"), "{config}");
+    assert!(config.contains('9'), "{config}");
+    let tools =
+        stdout_of(tack(&ws).args(["tools", "--presentation", "code", "--format", "neutral"]));
+    assert!(tools.contains("run_code"), "{tools}");
+}
+
+#[test]
 fn a_missing_permissions_file_is_called_a_permissions_file() {
     let dir = tempfile::tempdir().unwrap();
     let ws = workspace(&dir);

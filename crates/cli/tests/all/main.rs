@@ -32,6 +32,7 @@ mod script;
 mod sessions;
 mod settings;
 mod trust;
+mod ui;
 
 use std::path::{Path, PathBuf};
 

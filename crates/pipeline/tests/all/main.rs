@@ -1,4 +1,5 @@
-//! Integration tests of the tool registry and the per-call pipeline (issue 3).
+//! Integration tests of the tool registry, the per-call pipeline and the
+//! turn scheduler (one test binary, so the crate links its tests once).
 #![allow(clippy::unwrap_used)]
 #![allow(missing_docs)]
 
@@ -24,6 +25,7 @@ mod registry;
 mod replace;
 mod result;
 mod rewrite;
+mod scheduler;
 mod stages;
 mod thread_copies;
 mod transport;

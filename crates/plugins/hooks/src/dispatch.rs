@@ -12,6 +12,11 @@ use crate::report::{HookReport, ReportLevel, Reporter};
 use crate::runner::{HookExit, HookRun, MAX_OUTPUT_BYTES, PreRun, refused, run};
 use crate::session::HookSession;
 
+/// Ends the agent's turn, with the reason (a hook's `"continue": false`
+/// and `stopReason`, or a deferred call). Set by the host
+/// ([`Hooks::set_turn_stopper`](crate::Hooks::set_turn_stopper)).
+pub type TurnStopper = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// One command's answer, interpreted by Claude Code's rules.
 #[derive(Debug)]
 pub(crate) struct Answer {
@@ -61,7 +66,7 @@ pub(crate) struct Inner {
     /// call's outcome carries it.
     pub(crate) pre_context: Mutex<HashMap<String, Vec<String>>>,
     /// Ends the agent's turn (`"continue": false`, `defer`).
-    pub(crate) stopper: RwLock<Option<crate::hooks::TurnStopper>>,
+    pub(crate) stopper: RwLock<Option<TurnStopper>>,
     /// What finished `async` hooks said for the model, until its next
     /// batch of results or prompt carries it.
     pub(crate) async_context: Mutex<Vec<String>>,

@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 use serde_json::{Map, Value};
 
 use crate::config::{HookEvent, HooksConfig};
-use crate::dispatch::Inner;
+use crate::dispatch::{Inner, TurnStopper};
 use crate::report::Reporter;
 use crate::session::HookSession;
 
@@ -42,11 +42,6 @@ impl std::fmt::Debug for Hooks {
             .finish_non_exhaustive()
     }
 }
-
-/// Ends the agent's turn, with the reason (a hook's `"continue": false`
-/// and `stopReason`, or a deferred call). Set by the host
-/// ([`Hooks::set_turn_stopper`]).
-pub type TurnStopper = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// What the `PermissionRequest` hooks answered for a call that needs
 /// approval.

@@ -50,7 +50,8 @@ pub use config::{
     ConfigError, DEFAULT_TIMEOUT, HookCommand, HookEvent, HooksConfig, MAX_TIMEOUT, MatcherGroup,
     NOT_DISPATCHED,
 };
-pub use hooks::{BatchCheck, Hooks, PermissionAnswer, PermissionUpdate, PromptCheck, TurnStopper};
+pub use dispatch::TurnStopper;
+pub use hooks::{BatchCheck, Hooks, PermissionAnswer, PermissionUpdate, PromptCheck};
 pub use names::{ToolNames, claude_name, tack_name};
 pub use report::{HookReport, ReportLevel, Reporter};
 pub use runner::{HookExit, HookRun, MAX_OUTPUT_BYTES, PreRun};

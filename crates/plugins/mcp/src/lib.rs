@@ -32,10 +32,7 @@ mod stdio;
 pub use client::mapping::{
     MAX_SCHEMA_BYTES, PERMISSIVE_OUTPUT, content_block, content_blocks, tier_from_annotations,
 };
-pub use client::{
-    ClientOptions, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, McpPlugin, McpProgress,
-    PLUGIN_NAME,
-};
+pub use client::{ClientOptions, DEFAULT_CALL_TIMEOUT, McpPlugin, McpProgress, PLUGIN_NAME};
 pub use config::{McpConfig, ServerConfig};
 pub use error::McpError;
 pub use names::{server_prefix, tack_tool_name};
@@ -46,3 +43,4 @@ pub use server::{
     APPROVAL_KEY, CallPeers, ElicitingApprover, HttpOptions, McpServer, ToolSource,
     annotations_for, client_schema, outcome_result, serve_http, tool_json,
 };
+pub use stdio::DEFAULT_MAX_MESSAGE_BYTES;

@@ -89,6 +89,7 @@
 mod error;
 mod fs;
 mod isolation;
+mod limits;
 mod path;
 mod plugin;
 mod policy;
@@ -98,6 +99,7 @@ mod stale;
 mod status;
 
 pub use error::SandboxError;
+pub use limits::ResourceLimits;
 pub use path::{MAX_NAME_BYTES, MAX_PATH_BYTES};
 pub use plugin::PLUGIN_NAME;
 pub use policy::{
@@ -105,7 +107,7 @@ pub use policy::{
     SandboxMode, SandboxPolicy,
 };
 pub use sandbox::Sandbox;
-pub use shell::{ALLOWED_ENV, ResourceLimits, SECRET_SUFFIXES, is_secret_name};
+pub use shell::{ALLOWED_ENV, SECRET_SUFFIXES, is_secret_name};
 pub use status::{
     CommandAdmission, Enforcement, IsolationStatus, PolicyIsolation, probe_isolation,
 };

@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use crate::shell::ResourceLimits;
+use crate::limits::ResourceLimits;
 
 /// The preset a sandbox starts from, as other agent hosts name them.
 ///

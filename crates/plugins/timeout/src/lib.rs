@@ -70,5 +70,6 @@ mod wrapper;
 
 pub use config::TimeoutConfig;
 pub use error::TimeoutConfigError;
-pub use plugin::{LISTENER_NAME, PLUGIN_NAME};
+pub use plugin::PLUGIN_NAME;
 pub use policy::{DEFAULT_GRACE, TimeoutPolicy};
+pub use wrapper::LISTENER_NAME;

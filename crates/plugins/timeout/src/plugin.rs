@@ -3,12 +3,10 @@
 use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory};
 
 use crate::TimeoutPolicy;
+use crate::wrapper::TimeoutWrapper;
 
 /// The plugin's name.
 pub const PLUGIN_NAME: &str = "timeout";
-
-/// The name of the `tools/execute` listener (the provenance of a `TIMEOUT`).
-pub const LISTENER_NAME: &str = "timeout";
 
 impl Plugin for TimeoutPolicy {
     fn name(&self) -> &str {
@@ -19,7 +17,7 @@ impl Plugin for TimeoutPolicy {
         cx.hooks().execute().register_with(
             self.spec(),
             self.order.clone(),
-            crate::wrapper::TimeoutWrapper::new(self.clone()),
+            TimeoutWrapper::new(self.clone()),
         )?;
         Ok(())
     }

@@ -2,10 +2,8 @@
 
 use std::time::Duration;
 
-use tack_core::hook::{Disposer, ListenerSpec, Order, OrderError, Priority, Scope};
-use tack_core::hooks::ToolHooks;
+use tack_core::hook::{Order, Scope};
 
-use crate::plugin::LISTENER_NAME;
 use crate::{TimeoutConfig, TimeoutConfigError};
 
 /// How long a body that was told to stop may take before it is abandoned.
@@ -15,7 +13,7 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 ///
 /// The default: declared budgets only (no default budget, no ceiling), a
 /// 2 s grace period, global scope, outside the other `tools/execute`
-/// wrappers (registered at [`Priority::EARLY`]). To place it relative to a
+/// wrappers (registered at [`Priority::EARLY`](tack_core::hook::Priority::EARLY)). To place it relative to a
 /// particular wrapper, name it: [`TimeoutConfig::before`] /
 /// [`TimeoutConfig::after`]. Built with [`new`](Self::new) from a
 /// [`TimeoutConfig`].
@@ -131,29 +129,5 @@ impl TimeoutPolicy {
     /// The scope the wrapper is registered in.
     pub fn scope(&self) -> &Scope {
         &self.scope
-    }
-
-    /// The wrapper's registration: named [`LISTENER_NAME`], in the policy's
-    /// scope, at [`Priority::EARLY`].
-    pub(crate) fn spec(&self) -> ListenerSpec {
-        ListenerSpec::new(LISTENER_NAME)
-            .with_scope(self.scope.clone())
-            .with_priority(Priority::EARLY)
-    }
-
-    /// Registers the wrapper on `hooks` directly (without a plugin host),
-    /// returning its disposer. Installed as a plugin, it belongs to the
-    /// plugin's footprint instead.
-    ///
-    /// # Errors
-    ///
-    /// [`OrderError`] when the policy is placed before or after a listener
-    /// that is not registered on `tools/execute` (register that one first).
-    pub fn attach(&self, hooks: &ToolHooks) -> Result<Disposer, OrderError> {
-        hooks.execute().register_with(
-            self.spec(),
-            self.order.clone(),
-            crate::wrapper::TimeoutWrapper::new(self.clone()),
-        )
     }
 }

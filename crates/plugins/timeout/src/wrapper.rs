@@ -3,11 +3,40 @@
 use std::pin::pin;
 use std::time::Duration;
 
-use tack_core::hook::{Next, WaterfallListener};
-use tack_core::hooks::{ExecuteOutput, ExecuteRequest};
+use tack_core::hook::{Disposer, ListenerSpec, Next, OrderError, Priority, WaterfallListener};
+use tack_core::hooks::{ExecuteOutput, ExecuteRequest, ToolHooks};
 use tack_core::tool::{ToolError, ToolErrorCode};
 
 use crate::TimeoutPolicy;
+
+/// The name of the `tools/execute` listener (the provenance of a `TIMEOUT`).
+pub const LISTENER_NAME: &str = "timeout";
+
+impl TimeoutPolicy {
+    /// The wrapper's registration: named [`LISTENER_NAME`], in the policy's
+    /// scope, at [`Priority::EARLY`].
+    pub(crate) fn spec(&self) -> ListenerSpec {
+        ListenerSpec::new(LISTENER_NAME)
+            .with_scope(self.scope.clone())
+            .with_priority(Priority::EARLY)
+    }
+
+    /// Registers the wrapper on `hooks` directly (without a plugin host),
+    /// returning its disposer. Installed as a plugin, it belongs to the
+    /// plugin's footprint instead.
+    ///
+    /// # Errors
+    ///
+    /// [`OrderError`] when the policy is placed before or after a listener
+    /// that is not registered on `tools/execute` (register that one first).
+    pub fn attach(&self, hooks: &ToolHooks) -> Result<Disposer, OrderError> {
+        hooks.execute().register_with(
+            self.spec(),
+            self.order.clone(),
+            TimeoutWrapper::new(self.clone()),
+        )
+    }
+}
 
 /// The wrapper listener (one per installed policy).
 pub(crate) struct TimeoutWrapper {

@@ -5,7 +5,5 @@ mod plugin;
 mod progress;
 mod server;
 
-pub use plugin::{
-    ClientOptions, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES, McpPlugin, PLUGIN_NAME,
-};
+pub use plugin::{ClientOptions, DEFAULT_CALL_TIMEOUT, McpPlugin, PLUGIN_NAME};
 pub use progress::McpProgress;

@@ -13,12 +13,10 @@ use super::server::Server;
 use crate::config::{McpConfig, ServerConfig};
 use crate::error::McpError;
 use crate::oauth::{Authorizer, TokenFile};
+use crate::stdio::DEFAULT_MAX_MESSAGE_BYTES;
 
 /// The plugin's name.
 pub const PLUGIN_NAME: &str = "mcp";
-
-/// The default [`ClientOptions::max_message_bytes`]: 8 MiB.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 
 /// How long an MCP tool call waits for its answer by default: 10 minutes
 /// (see [`ClientOptions::call_timeout`]).

@@ -116,7 +116,7 @@ impl McpServer {
             peers: CallPeers::default(),
             log_level: Arc::new(AtomicU8::new(NO_LEVEL)),
             changes: None,
-            max_message_bytes: crate::DEFAULT_MAX_MESSAGE_BYTES,
+            max_message_bytes: crate::stdio::DEFAULT_MAX_MESSAGE_BYTES,
             states: RequestStates::default(),
             instructions: None,
         }

@@ -2,7 +2,6 @@
 
 mod capture;
 mod env;
-mod limits;
 mod notes;
 mod sweep;
 mod tempdir;
@@ -23,7 +22,6 @@ use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
 pub use env::{ALLOWED_ENV, SECRET_SUFFIXES, is_secret_name};
-pub use limits::ResourceLimits;
 pub(crate) use tempdir::PrivateTempDir;
 
 use crate::isolation::pids::CallCgroup;
