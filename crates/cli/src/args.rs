@@ -44,7 +44,7 @@ pub enum Command {
     Mcp(McpCommand),
     /// Trust the workspace's files that define hooks or MCP servers (they
     /// start programs outside the sandbox), after reviewing them.
-    Trust(crate::commands::trust::TrustArgs),
+    Trust(TrustArgs),
     /// Serve tack's sessions as a durable Restate endpoint (`--restate ADDR`).
     Serve(DurableServeArgs),
     /// Answer the approval a durable session waits for.
@@ -472,6 +472,25 @@ impl From<ConfigCli> for SessionArgs {
             ..SessionArgs::default()
         }
     }
+}
+
+/// `tack trust`.
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The files to trust (default: the workspace's `.tack/settings.json`
+    /// and `.mcp.json`, and your user settings if they are inside the
+    /// workspace, those that define hooks or MCP servers).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The workspace (default: the current directory).
+    #[arg(short = 'C', long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// List the trusted files and whether they changed since.
+    #[arg(long, conflicts_with_all = ["paths", "revoke"])]
+    pub list: bool,
+    /// Forget the trust of the PATHs.
+    #[arg(long, requires = "paths")]
+    pub revoke: bool,
 }
 
 /// `tack replay`.

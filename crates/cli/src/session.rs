@@ -87,7 +87,7 @@ impl Session {
         self.agent.end_session(reason).await;
         if let Some(ui) = &self.ui {
             ui.finish();
-            crate::commands::ui::until_closed(ui).await;
+            crate::page::until_closed(ui).await;
         }
     }
 }
@@ -179,7 +179,7 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     // before the log, so an address that cannot be served leaves no log).
     let session_rules = SessionRules::new();
     let ui = match args.ui {
-        Some(addr) => Some(crate::commands::ui::live(addr, &registry, &session_rules).await?),
+        Some(addr) => Some(crate::page::live(addr, &registry, &session_rules).await?),
         None => None,
     };
 

@@ -14,7 +14,7 @@ use crate::session;
 /// Ctrl-C during a turn cancels that turn; at the prompt it quits. SIGTERM
 /// and SIGHUP during a turn cancel it, then quit.
 pub async fn chat(args: SessionArgs) -> Result<ExitCode, String> {
-    if let Some(refused) = crate::trust::gate(&args)? {
+    if let Some(refused) = crate::trust_gate::gate(&args)? {
         return Ok(refused);
     }
     let mut session = session::open(&args).await?;

@@ -72,7 +72,7 @@ fn ceiling(mode: Mode) -> Option<Tier> {
 pub async fn serve(args: ServeArgs) -> Result<ExitCode, String> {
     // The workspace's untrusted hooks and MCP servers are refused as `run`
     // and `chat` refuse them.
-    if let Some(refused) = crate::trust::gate(&args.session)? {
+    if let Some(refused) = crate::trust_gate::gate(&args.session)? {
         return Ok(refused);
     }
     // Before anything starts: a token that cannot be had stops it here.

@@ -10,4 +10,3 @@ pub mod run;
 pub mod sessions;
 pub mod tools;
 pub mod trust;
-pub mod ui;

@@ -47,7 +47,7 @@ pub async fn replay(args: &ReplayArgs) -> Result<ExitCode, String> {
     if let Some(addr) = args.ui {
         let title = path.display().to_string();
         let registry = installed.pipeline.registry().clone();
-        crate::commands::ui::replay(addr, registry, &contents.records, &title).await?;
+        crate::page::replay(addr, registry, &contents.records, &title).await?;
         return Ok(ExitCode::SUCCESS);
     }
     let printer = EventPrinter::new(installed.pipeline.registry().clone(), stdout_style(), false);

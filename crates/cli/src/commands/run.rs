@@ -11,7 +11,7 @@ use crate::session;
 
 /// Runs one prompt to its end.
 pub async fn run(args: RunArgs) -> Result<ExitCode, String> {
-    if let Some(refused) = crate::trust::gate(&args.session)? {
+    if let Some(refused) = crate::trust_gate::gate(&args.session)? {
         return Ok(refused);
     }
     let mut session = session::open(&args.session).await?;

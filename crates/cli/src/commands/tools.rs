@@ -18,7 +18,7 @@ use crate::settings::Settings;
 pub async fn tools(args: &ToolsArgs) -> Result<ExitCode, String> {
     let format: ToolFormat = args.format.into();
     // The workspace's untrusted MCP servers are refused as `run` refuses them.
-    if let Some(refused) = crate::trust::gate(&args.session)? {
+    if let Some(refused) = crate::trust_gate::gate(&args.session)? {
         return Ok(refused);
     }
     let root = workspace(args.session.workspace.as_deref())?;

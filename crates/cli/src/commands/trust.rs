@@ -5,32 +5,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Args;
 use serde_json::Value;
 
+use crate::args::TrustArgs;
 use crate::output::print_text;
 use crate::session::workspace;
 use crate::trust::store::{self, Entry, MISSING, TrustStore, sha256_hex};
 use crate::trust::{describe, inside};
-
-/// `tack trust`.
-#[derive(Debug, Args)]
-pub struct TrustArgs {
-    /// The files to trust (default: the workspace's `.tack/settings.json`
-    /// and `.mcp.json`, and your user settings if they are inside the
-    /// workspace, those that define hooks or MCP servers).
-    #[arg(value_name = "PATH")]
-    pub paths: Vec<PathBuf>,
-    /// The workspace (default: the current directory).
-    #[arg(short = 'C', long, value_name = "DIR")]
-    pub workspace: Option<PathBuf>,
-    /// List the trusted files and whether they changed since.
-    #[arg(long, conflicts_with_all = ["paths", "revoke"])]
-    pub list: bool,
-    /// Forget the trust of the PATHs.
-    #[arg(long, requires = "paths")]
-    pub revoke: bool,
-}
 
 /// What a file starts, read once: its text, hash and description.
 struct Examined {
@@ -49,9 +30,9 @@ fn examine(path: &Path) -> Result<Examined, String> {
     let canonical = path
         .canonicalize()
         .map_err(|e| format!("cannot resolve {name}: {e}"))?;
-    let value: Value = if crate::settings_codex::is_codex_file(path) {
+    let value: Value = if crate::settings::codex::is_codex_file(path) {
         // codex's hooks.json or config.toml, read as a session reads it.
-        crate::settings_codex::read_codex(path, &text, &Default::default())?
+        crate::settings::codex::read_codex(path, &text, &Default::default())?
             .settings
             .unwrap_or_else(|| serde_json::json!({}))
     } else {
@@ -92,22 +73,22 @@ fn workspace_files(root: &Path) -> Result<Vec<PathBuf>, String> {
     {
         candidates.push(user);
     }
-    if let Some(claude) = crate::settings_claude::claude_user_settings_path()
+    if let Some(claude) = crate::settings::claude::claude_user_settings_path()
         && inside(&claude, root)
     {
         candidates.push(claude);
     }
-    candidates.extend(crate::settings_claude::claude_workspace_settings_paths(
+    candidates.extend(crate::settings::claude::claude_workspace_settings_paths(
         root,
     ));
-    if let Some(home) = crate::settings_codex::codex_home() {
+    if let Some(home) = crate::settings::codex::codex_home() {
         candidates.extend(
             [home.join("hooks.json"), home.join("config.toml")]
                 .into_iter()
                 .filter(|p| inside(p, root)),
         );
     }
-    candidates.extend(crate::settings_codex::codex_workspace_paths(root));
+    candidates.extend(crate::settings::codex::codex_workspace_paths(root));
     candidates.push(root.join(".tack").join("settings.json"));
     candidates.push(root.join(".mcp.json"));
     let mut files = Vec::new();

@@ -78,8 +78,8 @@ impl ListenerSpec {
     }
 
     /// A listener that only dispatches made for `agent` reach.
-    pub fn for_agent(agent: AgentId, name: impl Into<Arc<str>>) -> Self {
-        Self::new(name).with_scope(Scope::Agent(agent))
+    pub fn for_agent(agent: impl Into<AgentId>, name: impl Into<Arc<str>>) -> Self {
+        Self::new(name).with_scope(Scope::Agent(agent.into()))
     }
 
     /// Sets the scope.

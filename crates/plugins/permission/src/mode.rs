@@ -159,8 +159,8 @@ impl Modes {
     }
 
     /// Sets one agent's mode.
-    pub fn set_agent(&self, agent: AgentId, mode: Mode) {
-        self.inner.write().agents.insert(agent, mode);
+    pub fn set_agent(&self, agent: impl Into<AgentId>, mode: Mode) {
+        self.inner.write().agents.insert(agent.into(), mode);
     }
 
     /// Removes one agent's override (it follows the default again).

@@ -165,7 +165,7 @@ inventory::submit! {
 /// let same = Permission::new(
 ///     PermissionConfig::default()
 ///         .mode(Mode::AcceptEdits)
-///         .agent_mode("reviewer".into(), Mode::ReadOnly)
+///         .agent_mode("reviewer", Mode::ReadOnly)
 ///         .rule(Rule::deny("bash").command("command", "rm *").build().unwrap()),
 /// );
 /// assert_eq!(same.rules().len(), 1);
@@ -231,8 +231,8 @@ impl PermissionConfig {
     }
 
     /// One agent's mode.
-    pub fn agent_mode(mut self, agent: AgentId, mode: Mode) -> Self {
-        self.agent_modes.push((agent, mode));
+    pub fn agent_mode(mut self, agent: impl Into<AgentId>, mode: Mode) -> Self {
+        self.agent_modes.push((agent.into(), mode));
         self
     }
 

@@ -534,8 +534,8 @@ impl RuleBuilder {
     }
 
     /// Only calls made for this agent.
-    pub fn agent(mut self, agent: AgentId) -> Self {
-        self.agent = Some(agent);
+    pub fn agent(mut self, agent: impl Into<AgentId>) -> Self {
+        self.agent = Some(agent.into());
         self
     }
 

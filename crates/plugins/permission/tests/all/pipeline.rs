@@ -145,7 +145,7 @@ async fn cancellation_during_approval_never_runs_the_tool() {
 async fn a_denial_never_consults_the_approver() {
     let gate = Permission::new(
         PermissionConfig::default()
-            .agent_mode("ro".into(), Mode::ReadOnly)
+            .agent_mode("ro", Mode::ReadOnly)
             .rule(Rule::deny("fetch").build().unwrap()),
     );
     let (approver, mut inbox) = ChannelApprover::new(gate.session_rules(), 4);

@@ -22,6 +22,9 @@
 //! allow rules, asks and denies and `accept-edits` do apply, inside the
 //! sandbox.
 
+pub mod claude;
+pub mod codex;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -702,7 +705,7 @@ impl Settings {
         // Claude Code's files first, each below tack's own of its scope;
         // the workspace's above the user's (Claude Code's precedence).
         if claude == AgentFiles::All
-            && let Some(path) = crate::settings_claude::claude_user_settings_path()
+            && let Some(path) = crate::settings::claude::claude_user_settings_path()
         {
             settings.apply_claude_file(&path, "claude-user")?;
         }
@@ -711,7 +714,7 @@ impl Settings {
         }
         if claude != AgentFiles::None {
             let [shared, local] =
-                crate::settings_claude::claude_workspace_settings_paths(workspace);
+                crate::settings::claude::claude_workspace_settings_paths(workspace);
             settings.apply_claude_file(&shared, "claude-project")?;
             settings.apply_claude_file(&local, "claude-local")?;
         }
