@@ -14,6 +14,7 @@ use crate::agent_hooks::{
 };
 use crate::bus::EventBus;
 use crate::event::{Event, TurnEndReason};
+use crate::journal::StepJournal;
 use crate::log::writer::LogError;
 use crate::message::{Message, Reply};
 use crate::model::observe::{ModelObserver, Retry, Usage};
@@ -378,6 +379,13 @@ impl Agent {
     ///
     /// [`AgentError::Model`] or [`AgentError::Log`].
     pub async fn step(&mut self) -> Result<StepOutcome, AgentError> {
+        self.step_with(None).await
+    }
+
+    async fn step_with(
+        &mut self,
+        journal: Option<&dyn StepJournal>,
+    ) -> Result<StepOutcome, AgentError> {
         if self.cancel.is_cancelled() {
             return Ok(StepOutcome::Cancelled);
         }
@@ -397,7 +405,12 @@ impl Agent {
         let reply = tokio::select! {
             biased;
             () = self.cancel.cancelled() => return Ok(StepOutcome::Cancelled),
-            reply = self.model.complete_observed(&messages, &schemas, &observer) => reply?,
+            reply = async {
+                match journal {
+                    Some(journal) => journal.model_step(&self.model, &messages, &schemas, &observer).await,
+                    None => self.model.complete_observed(&messages, &schemas, &observer).await,
+                }
+            } => reply?,
         };
         if let Some(step) = observer.usage.lock().take() {
             self.usage += step;
@@ -435,7 +448,10 @@ impl Agent {
         }
         self.history.push(Message::ToolCalls(calls.clone()));
         let count = calls.len();
-        let (outcomes, batch) = self.run_batch(calls).await;
+        let (outcomes, batch) = match journal {
+            Some(journal) => self.run_journaled_batch(calls, journal).await,
+            None => self.run_batch(calls).await,
+        };
         let mut concluded = false;
         for (index, outcome) in outcomes.iter().enumerate() {
             // The log keeps what the model saw: a value whose content a
@@ -539,6 +555,26 @@ impl Agent {
         (outcomes, batch)
     }
 
+    /// Runs one batch through `journal`, one call at a time in model order.
+    async fn run_journaled_batch(
+        &self,
+        calls: Vec<ToolCall>,
+        journal: &dyn StepJournal,
+    ) -> (Vec<Arc<Outcome>>, Option<Vec<ToolCall>>) {
+        let batch = self
+            .hooks
+            .post_tool_batch()
+            .has_listeners(None)
+            .then(|| calls.clone());
+        let cancel = self.cancel.child_token();
+        let mut outcomes = Vec::with_capacity(calls.len());
+        for call in calls {
+            let pipeline = self.scheduler.pipeline();
+            outcomes.push(journal.tool_call(pipeline, call, cancel.clone()).await);
+        }
+        (outcomes, batch)
+    }
+
     /// Once a batch's results are in the history: their deferred context,
     /// then the batch listeners (not after a cancelled turn).
     async fn end_batch(
@@ -607,7 +643,29 @@ impl Agent {
     /// [`AgentError::Model`] or [`AgentError::Log`]; tool failures are not
     /// errors.
     pub async fn run(&mut self, prompt: impl Into<String>) -> Result<RunEnd, AgentError> {
-        let prompt = prompt.into();
+        self.run_with(prompt.into(), None).await
+    }
+
+    /// [`run`](Self::run), with each model request and each tool call
+    /// going through `journal` (see [`StepJournal`]): a durable host records
+    /// them, and replays the recorded results after a crash.
+    ///
+    /// # Errors
+    ///
+    /// As [`run`](Self::run).
+    pub async fn run_journaled(
+        &mut self,
+        prompt: impl Into<String>,
+        journal: &dyn StepJournal,
+    ) -> Result<RunEnd, AgentError> {
+        self.run_with(prompt.into(), Some(journal)).await
+    }
+
+    async fn run_with(
+        &mut self,
+        prompt: String,
+        journal: Option<&dyn StepJournal>,
+    ) -> Result<RunEnd, AgentError> {
         let check = self.hooks.user_prompt_submit().clone();
         let mut contexts = Vec::new();
         if check.has_listeners(None) {
@@ -642,7 +700,7 @@ impl Agent {
         }
         let mut stop_hook_active = false;
         for steps in 1..=self.max_steps {
-            let step = match self.step().await {
+            let step = match self.step_with(journal).await {
                 Ok(step) => step,
                 Err(AgentError::Model(error)) => {
                     self.model_failed(&error).await;

@@ -45,6 +45,78 @@ pub enum Command {
     /// Trust the workspace's files that define hooks or MCP servers (they
     /// start programs outside the sandbox), after reviewing them.
     Trust(TrustArgs),
+    /// Serve tack's sessions as a durable Restate endpoint (`--restate ADDR`).
+    Serve(DurableServeArgs),
+    /// Answer the approval a durable session waits for.
+    Approve(ApproveArgs),
+}
+
+/// `tack serve --restate ADDR`.
+#[derive(Debug, Args)]
+pub struct DurableServeArgs {
+    /// Serve the `TackSession` virtual object to a Restate server at this
+    /// address (e.g. 127.0.0.1:9080).
+    #[arg(long, value_name = "ADDR", required = true)]
+    pub restate: std::net::SocketAddr,
+    /// Register the endpoint with the Restate server whose admin API is at
+    /// this URL (e.g. http://127.0.0.1:9070) once it listens.
+    #[arg(long, value_name = "ADMIN_URL")]
+    pub register: Option<String>,
+    /// Serve only requests signed by the Restate server whose
+    /// request-identity public key this is (`publickeyv1_…`; repeatable).
+    #[arg(long, value_name = "KEY")]
+    pub identity_key: Vec<String>,
+    /// The policy the sessions' calls go through.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// The model (default: the deterministic mock); a script serves every
+    /// session from its own place in it.
+    #[arg(short = 'm', long, value_name = "PROVIDER:MODEL")]
+    pub model: Option<ModelSpec>,
+    /// The system prompt: text, or @FILE (default: tack's).
+    #[arg(long, value_name = "TEXT|@FILE", allow_hyphen_values = true)]
+    pub system_prompt: Option<String>,
+    /// The step limit: model calls per turn.
+    #[arg(long, value_name = "N", value_parser = parse_max_steps, allow_negative_numbers = true)]
+    pub max_steps: Option<usize>,
+}
+
+impl DurableServeArgs {
+    /// The session options these set.
+    pub fn session(&self) -> SessionArgs {
+        SessionArgs {
+            policy: PolicyArgs {
+                workspace: self.policy.workspace.clone(),
+                settings: self.policy.settings.clone(),
+                permissions: self.policy.permissions.clone(),
+                mode: self.policy.mode,
+                sandbox: self.policy.sandbox,
+                sandbox_layer: self.policy.sandbox_layer,
+                tool_timeout: self.policy.tool_timeout,
+                mcp_config: None,
+            },
+            model: self.model.clone(),
+            system_prompt: self.system_prompt.clone(),
+            max_steps: self.max_steps,
+            ..SessionArgs::default()
+        }
+    }
+}
+
+/// `tack approve`.
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// The Restate ingress URL (e.g. http://127.0.0.1:8080).
+    #[arg(long, value_name = "URL")]
+    pub durable: String,
+    /// The session waiting.
+    #[arg(long, value_name = "ID")]
+    pub session: String,
+    /// `yes` (the call runs) or `no` (it is refused).
+    pub answer: String,
+    /// Why (the model reads it when the call is refused).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
 }
 
 /// `tack mcp`.
@@ -124,6 +196,14 @@ pub struct RunArgs {
     /// The prompt (words are joined with spaces), e.g. `读文件 README.md`.
     #[arg(required = true)]
     pub prompt: Vec<String>,
+    /// Run the turn on Restate, through the ingress at this URL (e.g.
+    /// http://127.0.0.1:8080), where `tack serve --restate` endpoints
+    /// serve the sessions; follows it to its answer.
+    #[arg(long, value_name = "URL")]
+    pub durable: Option<String>,
+    /// With --durable: the session's id (default: a new one, printed).
+    #[arg(long = "session", value_name = "ID", requires = "durable")]
+    pub session_id: Option<String>,
     /// Session options.
     #[command(flatten)]
     pub session: SessionArgs,

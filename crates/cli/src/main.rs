@@ -41,6 +41,10 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     verbosity::init(cli.verbose);
     let result = match cli.command {
+        Command::Run(run) if run.durable.is_some() => {
+            let url = run.durable.clone().unwrap_or_default();
+            commands::durable::run(&url, run.session_id.clone(), &run.prompt.join(" ")).await
+        }
         Command::Run(mut run) => match continue_last(&mut run.session) {
             Ok(()) => commands::run::run(run).await,
             Err(e) => Err(e),
@@ -56,6 +60,8 @@ async fn main() -> ExitCode {
         Command::Config(config) => commands::config::config(&config.into()),
         Command::Mcp(args::McpCommand::Serve(serve)) => commands::mcp::serve(serve.into()).await,
         Command::Trust(trust) => commands::trust::trust(&trust),
+        Command::Serve(serve) => commands::durable::serve(serve).await,
+        Command::Approve(approve) => commands::durable::approve(approve).await,
     };
     match result {
         Ok(code) => code,

@@ -18,6 +18,7 @@ use tack_agent as _;
 use tack_code_mode as _;
 use tack_permission as _;
 use tack_pipeline as _;
+use tack_restate as _;
 use tack_sandbox as _;
 use tack_timeout as _;
 use tack_tools as _;

@@ -37,6 +37,7 @@ use crate::message::{Message, Reply};
 pub struct ScriptedModel {
     turns: Vec<Turn>,
     next: AtomicUsize,
+    by_history: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -124,7 +125,31 @@ impl ScriptedModel {
         Ok(Self {
             turns: script.turns,
             next: AtomicUsize::new(0),
+            by_history: false,
         })
+    }
+
+    /// Answers with the turn whose index is the number of model replies
+    /// (text answers and tool-call batches) the history it is asked with
+    /// holds, rather than the next turn it has not given yet: a model
+    /// rebuilt for a conversation replayed or resumed elsewhere (a durable
+    /// host's session moving between processes) continues where the
+    /// conversation is, and one model serves many sessions.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use tack_agent::{ChatModel, Message, Reply, ScriptedModel};
+    /// let script = ScriptedModel::parse(r#"{"turns": [{"text": "one"}, {"text": "two"}]}"#)
+    ///     .unwrap()
+    ///     .positioned_by_history();
+    /// let history = [Message::User("hi".into()), Message::Assistant("one".into())];
+    /// assert!(matches!(script.complete(&history, &[]).await.unwrap(), Reply::Text(t) if t == "two"));
+    /// assert!(matches!(script.complete(&history[..1], &[]).await.unwrap(), Reply::Text(t) if t == "one"));
+    /// # }
+    /// ```
+    pub fn positioned_by_history(mut self) -> Self {
+        self.by_history = true;
+        self
     }
 
     /// How many turns the script has.
@@ -144,8 +169,15 @@ impl ChatModel for ScriptedModel {
         "script".to_owned()
     }
 
-    async fn complete(&self, _: &[Message], _: &[ToolSchema]) -> Result<Reply, ModelError> {
-        let at = self.next.fetch_add(1, Ordering::Relaxed);
+    async fn complete(&self, messages: &[Message], _: &[ToolSchema]) -> Result<Reply, ModelError> {
+        let at = if self.by_history {
+            messages
+                .iter()
+                .filter(|m| matches!(m, Message::Assistant(_) | Message::ToolCalls(_)))
+                .count()
+        } else {
+            self.next.fetch_add(1, Ordering::Relaxed)
+        };
         match self.turns.get(at) {
             None => Err(ModelError::ScriptExhausted {
                 turns: self.turns.len(),

@@ -6,6 +6,7 @@ mod agent_loop;
 mod code_dispatch;
 mod event_log;
 mod http_server;
+mod journal;
 mod log_integrity;
 mod log_location;
 mod log_properties;

@@ -2,6 +2,7 @@
 
 pub mod chat;
 pub mod config;
+pub mod durable;
 pub mod mcp;
 pub mod plugins;
 pub mod replay;

@@ -8,6 +8,7 @@ mod code_mode;
 mod command_line;
 mod command_rules;
 mod demo;
+mod durable;
 mod hardening;
 mod hooks;
 mod hooks_denied_batch_failure;
@@ -21,6 +22,11 @@ mod policy;
 mod progress;
 mod redaction;
 mod replay;
+// The Restate server harness tack-restate's tests use (its own ports and
+// data directory; a missing server fails the tests under CI).
+#[allow(dead_code)]
+#[path = "../../../durable/tests/all/restate.rs"]
+mod restate;
 mod resume;
 mod script;
 mod sessions;

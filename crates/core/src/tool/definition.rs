@@ -315,6 +315,7 @@ pub struct ToolDefinition {
     timeout: Option<Duration>,
     concurrency: Option<Arc<ConcurrencyFn>>,
     tier: Tier,
+    idempotent: bool,
     output: OutputSpec,
     present_call: Option<Arc<PresentCallFn>>,
     present_result: Option<Arc<PresentResultFn>>,
@@ -326,6 +327,7 @@ impl fmt::Debug for ToolDefinition {
         f.debug_struct("ToolDefinition")
             .field("name", &self.name)
             .field("tier", &self.tier)
+            .field("idempotent", &self.idempotent)
             .field("timeout", &self.timeout)
             .field("concurrency", &self.concurrency.is_some())
             .field("finalize_content", &self.finalize_content.is_some())
@@ -380,6 +382,7 @@ impl ToolDefinition {
             timeout: None,
             concurrency: None,
             tier: Tier::Executes,
+            idempotent: false,
             output: None,
             present_call: None,
             present_result: None,
@@ -425,6 +428,15 @@ impl ToolDefinition {
     /// The tier.
     pub fn tier(&self) -> Tier {
         self.tier
+    }
+
+    /// Whether the tool declared itself idempotent: running a call of it
+    /// twice with the same arguments has the effect of running it once.
+    /// A durable host runs such a call again when a crash interrupted it
+    /// before its outcome was recorded; any other interrupted call is
+    /// reported to the model instead. MCP's `idempotentHint` maps here.
+    pub fn is_idempotent(&self) -> bool {
+        self.idempotent
     }
 
     /// The output declaration.
@@ -503,6 +515,7 @@ pub struct ToolDefinitionBuilder {
     timeout: Option<Duration>,
     concurrency: Option<Arc<ConcurrencyFn>>,
     tier: Tier,
+    idempotent: bool,
     output: Option<OutputSpec>,
     present_call: Option<Arc<PresentCallFn>>,
     present_result: Option<Arc<PresentResultFn>>,
@@ -600,6 +613,15 @@ impl ToolDefinitionBuilder {
     /// The tier (default [`Tier::Executes`], the cautious assumption).
     pub fn tier(mut self, tier: Tier) -> Self {
         self.tier = tier;
+        self
+    }
+
+    /// Declares the tool idempotent (default: not): a call run twice with
+    /// the same arguments has the effect of running it once, so a durable
+    /// host may run again a call a crash interrupted (see
+    /// [`ToolDefinition::is_idempotent`]).
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = idempotent;
         self
     }
 
@@ -705,6 +727,7 @@ impl ToolDefinitionBuilder {
             timeout: self.timeout,
             concurrency: self.concurrency,
             tier: self.tier,
+            idempotent: self.idempotent,
             output,
             present_call: self.present_call,
             present_result: self.present_result,

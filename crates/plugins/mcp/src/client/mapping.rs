@@ -5,6 +5,9 @@
 //!   absent or `true` (MCP's default) → [`Tier::Network`]; otherwise
 //!   `destructiveHint: false` → [`Tier::Writes`]; otherwise
 //!   [`Tier::Executes`]. Without any hint a tool is never read-only.
+//! * **Idempotence**: `idempotentHint: true` → the definition's
+//!   `idempotent` flag (a durable host runs such a call again when a crash
+//!   interrupted it; see `ToolDefinition::is_idempotent`).
 //! * **Execution mode**: a read-only tool may run in parallel with other
 //!   parallel calls; every other tool runs alone.
 //! * **Value**: with an `outputSchema`, the success value is the result's

@@ -918,6 +918,11 @@ impl Server {
             .unwrap_or_else(|| format!("The tool `{original}` of the MCP server `{}`.", self.name));
         let annotations = tool.get("annotations");
         let tier = tier_from_annotations(annotations);
+        // `idempotentHint: true`: a durable host may run an interrupted call again.
+        let idempotent = annotations
+            .and_then(|a| a.get("idempotentHint"))
+            .and_then(Value::as_bool)
+            == Some(true);
         let has_output_schema = output.is_some();
         let spec = match output {
             Some(schema) => OutputSpec::new(schema).render(|_args, value| render_structured(value)),
@@ -936,6 +941,7 @@ impl Server {
             .input_schema(input.clone())
             .output(spec.clone())
             .tier(tier)
+            .idempotent(idempotent)
             .handler(move |args: Arc<Value>, cx: ToolRunContext| {
                 let server = server.clone();
                 let server_name = server_name.clone();

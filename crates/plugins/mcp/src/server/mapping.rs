@@ -5,7 +5,8 @@ use tack_core::tool::{ContentBlock, Outcome, Tier, ToolDefinition};
 
 /// The MCP `annotations` of a tool of tier `tier`: `readOnlyHint` for
 /// read-only tools, `destructiveHint: false` for tools that only write the
-/// workspace, `openWorldHint` for network tools.
+/// workspace, `openWorldHint` for network tools, `idempotentHint` for
+/// read-only tools (a served tool declared idempotent also gets it).
 ///
 /// ```
 /// use tack_core::tool::Tier;
@@ -64,6 +65,9 @@ pub fn tool_json(definition: &ToolDefinition) -> Value {
         tool.insert("outputSchema".into(), client_schema(output));
     }
     let mut annotations = annotations_for(definition.tier());
+    if definition.is_idempotent() {
+        annotations["idempotentHint"] = json!(true);
+    }
     annotations["title"] = json!(title);
     tool.insert("annotations".into(), annotations);
     Value::Object(tool)

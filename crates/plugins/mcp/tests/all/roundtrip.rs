@@ -40,6 +40,9 @@ async fn tools_round_trip_over_http_with_values_tiers_and_errors() {
     assert_eq!(echo_tool.definition().tier(), Tier::ReadOnly);
     let sleep_tool = host.registry.get("mcp__tack__sleep", None).unwrap();
     assert_eq!(sleep_tool.definition().tier(), Tier::Writes);
+    // idempotentHint (sent for read-only tools) → idempotent.
+    assert!(echo_tool.definition().is_idempotent());
+    assert!(!sleep_tool.definition().is_idempotent());
     let out = call(&host.pipeline, "mcp__tack__echo", json!({"text": "héllo"})).await;
     assert_eq!(
         out.value().cloned(),
