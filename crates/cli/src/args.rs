@@ -107,16 +107,35 @@ impl DurableServeArgs {
 #[derive(Debug, Args)]
 pub struct ApproveArgs {
     /// The Restate ingress URL (e.g. http://127.0.0.1:8080).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = parse_restate_url)]
     pub durable: String,
     /// The session waiting.
     #[arg(long, value_name = "ID")]
     pub session: String,
     /// `yes` (the call runs) or `no` (it is refused).
-    pub answer: String,
+    #[arg(value_enum)]
+    pub answer: AnswerFlag,
     /// Why (the model reads it when the call is refused).
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
+}
+
+/// `tack approve`'s answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AnswerFlag {
+    /// The call runs.
+    #[value(alias = "y", alias = "allow")]
+    Yes,
+    /// The call is refused.
+    #[value(alias = "n", alias = "deny")]
+    No,
+}
+
+/// An ingress or admin URL: `http://HOST:PORT`.
+fn parse_restate_url(text: &str) -> Result<String, String> {
+    tack_restate::IngressClient::new(text)
+        .map(|_| text.to_owned())
+        .map_err(|e| e.to_string())
 }
 
 /// `tack mcp`.
@@ -198,8 +217,13 @@ pub struct RunArgs {
     pub prompt: Vec<String>,
     /// Run the turn on Restate, through the ingress at this URL (e.g.
     /// http://127.0.0.1:8080), where `tack serve --restate` endpoints
-    /// serve the sessions; follows it to its answer.
-    #[arg(long, value_name = "URL")]
+    /// serve the sessions; follows it to its answer. The endpoints decide
+    /// the model and the policy: a durable run takes no session options.
+    #[arg(long, value_name = "URL", value_parser = parse_restate_url, conflicts_with_all = [
+        "workspace", "settings", "permissions", "mode", "sandbox", "sandbox_layer", "tool_timeout",
+        "mcp_config", "model", "system_prompt", "log", "resume", "continue_last", "json",
+        "max_steps", "model_timeout", "presentation", "ui",
+    ])]
     pub durable: Option<String>,
     /// With --durable: the session's id (default: a new one, printed).
     #[arg(long = "session", value_name = "ID", requires = "durable")]

@@ -14,7 +14,7 @@ use tack_pipeline::{Pipeline, ToolRegistry};
 use tack_restate::{ApprovalAnswer, DurableApprover, IngressClient, SessionHost, TurnReport};
 use tack_tools::BuiltinTools;
 
-use crate::args::{ApproveArgs, DurableServeArgs};
+use crate::args::{AnswerFlag, ApproveArgs, DurableServeArgs};
 use crate::exit;
 use crate::guard_plugins;
 use crate::model_spec::ModelSpec;
@@ -50,6 +50,12 @@ impl SessionHost for CliHost {
 
 /// `tack serve --restate ADDR`: serves until the process is stopped.
 pub async fn serve(args: DurableServeArgs) -> Result<ExitCode, String> {
+    if args.policy.mcp_config.is_some() {
+        eprintln!(
+            "tack: error: tack serve --restate loads no MCP servers (its sessions use the builtin tools); leave out --mcp-config"
+        );
+        return Ok(ExitCode::from(exit::USAGE));
+    }
     let session = args.session();
     let root = workspace(session.policy.workspace.as_deref())?;
     let settings = Settings::load(&root, &session)?;
@@ -208,15 +214,7 @@ fn new_session_id() -> String {
 /// `tack approve --durable URL --session ID yes|no`.
 pub async fn approve(args: ApproveArgs) -> Result<ExitCode, String> {
     let client = IngressClient::new(&args.durable).map_err(|e| format!("--durable: {e}"))?;
-    let allow = match args.answer.as_str() {
-        "yes" | "y" | "allow" => true,
-        "no" | "n" | "deny" => false,
-        other => {
-            return Err(format!(
-                "`{other}` is not an answer; use yes (allow the call) or no (refuse it)"
-            ));
-        }
-    };
+    let allow = args.answer == AnswerFlag::Yes;
     client
         .answer(
             &args.session,

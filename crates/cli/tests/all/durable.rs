@@ -149,7 +149,7 @@ fn bad_durable_urls_and_answers_are_usage_errors() {
     let out = tack(&ws)
         .args(["run", "--durable", "localhost:8080", "hi"])
         .assert()
-        .failure();
+        .code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(
         err.contains("localhost:8080 is not an http://HOST:PORT URL"),
@@ -165,9 +165,9 @@ fn bad_durable_urls_and_answers_are_usage_errors() {
             "maybe",
         ])
         .assert()
-        .failure();
+        .code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-    assert!(err.contains("`maybe` is not an answer; use yes"), "{err}");
+    assert!(err.contains("[possible values: yes, no]"), "{err}");
     let out = tack(&ws)
         .args([
             "serve",
@@ -183,4 +183,33 @@ fn bad_durable_urls_and_answers_are_usage_errors() {
         err.contains("--identity-key: `nope` is not a Restate request-identity public key"),
         "{err}"
     );
+    // What the endpoints decide is not taken from `tack run --durable`.
+    for options in [
+        &["--mode", "allow-all"][..],
+        &["--model", "mock"][..],
+        &["--log", "x.jsonl"][..],
+        &["--ui"][..],
+        &["-C", "."][..],
+    ] {
+        let out = tack(&ws)
+            .args(["run", "--durable", "http://127.0.0.1:1"])
+            .args(options)
+            .arg("hi")
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(err.contains("cannot be used with"), "{options:?}: {err}");
+    }
+    let out = tack(&ws)
+        .args([
+            "serve",
+            "--restate",
+            "127.0.0.1:0",
+            "--mcp-config",
+            "m.json",
+        ])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("loads no MCP servers"), "{err}");
 }
