@@ -274,7 +274,7 @@ pub struct Record {
     /// What happened.
     pub event: Event,
     /// The record's link in the session's hash chain (`None` for a record
-    /// built by hand rather than numbered by an [`EventBus`]).
+    /// built by hand rather than numbered by an [`EventBus`](crate::EventBus)).
     pub link: Option<Link>,
 }
 
