@@ -69,16 +69,10 @@ pub struct DurableServeArgs {
     /// The policy the sessions' calls go through.
     #[command(flatten)]
     pub policy: PolicyArgs,
-    /// The model (default: the deterministic mock); a script serves every
-    /// session from its own place in it.
-    #[arg(short = 'm', long, value_name = "PROVIDER:MODEL")]
-    pub model: Option<ModelSpec>,
-    /// The system prompt: text, or @FILE (default: tack's).
-    #[arg(long, value_name = "TEXT|@FILE", allow_hyphen_values = true)]
-    pub system_prompt: Option<String>,
-    /// The step limit: model calls per turn.
-    #[arg(long, value_name = "N", value_parser = parse_max_steps, allow_negative_numbers = true)]
-    pub max_steps: Option<usize>,
+    /// The model (a script serves every session from its own place in it)
+    /// and the loop.
+    #[command(flatten)]
+    pub agent: AgentArgs,
 }
 
 impl DurableServeArgs {
@@ -95,9 +89,12 @@ impl DurableServeArgs {
                 tool_timeout: self.policy.tool_timeout,
                 mcp_config: None,
             },
-            model: self.model.clone(),
-            system_prompt: self.system_prompt.clone(),
-            max_steps: self.max_steps,
+            agent: AgentArgs {
+                model: self.agent.model.clone(),
+                system_prompt: self.agent.system_prompt.clone(),
+                max_steps: self.agent.max_steps,
+                model_timeout: self.agent.model_timeout,
+            },
             ..SessionArgs::default()
         }
     }
@@ -267,13 +264,10 @@ pub struct PolicyArgs {
     pub mcp_config: Option<PathBuf>,
 }
 
-/// Options of a session (`run`, `chat`, `config`). Those left out come from
-/// the settings files (see `tack config`), then the defaults.
+/// The model and the agent loop: options of `run`, `chat`, `config` and
+/// `serve --restate`. Those left out come from the settings files.
 #[derive(Debug, Default, Args)]
-pub struct SessionArgs {
-    /// Workspace, settings and policy.
-    #[command(flatten)]
-    pub policy: PolicyArgs,
+pub struct AgentArgs {
     /// The model, as PROVIDER:MODEL: `openai:gpt-4o-mini`,
     /// `anthropic:claude-sonnet-4-5`, `mock` (the default: no key, no
     /// network) or `script:FILE`. `openai` or `anthropic` alone take the
@@ -287,6 +281,24 @@ pub struct SessionArgs {
     /// workspace's AGENTS.md is appended to it.
     #[arg(long, value_name = "TEXT|@FILE", allow_hyphen_values = true)]
     pub system_prompt: Option<String>,
+    /// Model calls per turn before the loop stops (at least 1; default 16).
+    #[arg(long, value_name = "N", value_parser = parse_max_steps, allow_negative_numbers = true)]
+    pub max_steps: Option<usize>,
+    /// Request timeout for the HTTP models, in seconds (default 120).
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub model_timeout: Option<Duration>,
+}
+
+/// Options of a session (`run`, `chat`, `config`). Those left out come from
+/// the settings files (see `tack config`), then the defaults.
+#[derive(Debug, Default, Args)]
+pub struct SessionArgs {
+    /// Workspace, settings and policy.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// The model and the loop.
+    #[command(flatten)]
+    pub agent: AgentArgs,
     /// The session log, a new file (default: $XDG_STATE_HOME/tack/sessions/KEY/UNIX_MS-PID.jsonl,
     /// or ~/.local/state/… without XDG_STATE_HOME; KEY names the workspace).
     #[arg(long, value_name = "FILE")]
@@ -302,12 +314,6 @@ pub struct SessionArgs {
     /// Print the events as JSONL on stdout instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Model calls per turn before the loop stops (at least 1; default 16).
-    #[arg(long, value_name = "N", value_parser = parse_max_steps, allow_negative_numbers = true)]
-    pub max_steps: Option<usize>,
-    /// Request timeout for the HTTP models, in seconds (default 120).
-    #[arg(long, value_name = "SECS", value_parser = parse_seconds, allow_negative_numbers = true)]
-    pub model_timeout: Option<Duration>,
     /// How the model is shown the tools (default: native).
     #[arg(long, value_enum)]
     pub presentation: Option<PresentationFlag>,
@@ -465,20 +471,9 @@ pub struct ConfigCli {
     /// Workspace, settings and policy.
     #[command(flatten)]
     pub policy: PolicyArgs,
-    /// The model, as PROVIDER:MODEL (`openai:gpt-4o-mini`,
-    /// `anthropic:claude-sonnet-4-5`, `mock`, `script:FILE`): shown with
-    /// the endpoint and key variable it would use.
-    #[arg(short = 'm', long, value_name = "PROVIDER:MODEL")]
-    pub model: Option<ModelSpec>,
-    /// The system prompt, as text or `@FILE` (default: tack's own).
-    #[arg(long, value_name = "TEXT|@FILE", allow_hyphen_values = true)]
-    pub system_prompt: Option<String>,
-    /// Model calls per turn before the loop stops (at least 1; default 16).
-    #[arg(long, value_name = "N", value_parser = parse_max_steps, allow_negative_numbers = true)]
-    pub max_steps: Option<usize>,
-    /// Request timeout for the HTTP models, in seconds (default 120).
-    #[arg(long, value_name = "SECS", value_parser = parse_seconds, allow_negative_numbers = true)]
-    pub model_timeout: Option<Duration>,
+    /// The model and the loop.
+    #[command(flatten)]
+    pub agent: AgentArgs,
     /// How the model is shown the tools (default: native).
     #[arg(long, value_enum)]
     pub presentation: Option<PresentationFlag>,
@@ -488,10 +483,7 @@ impl From<ConfigCli> for SessionArgs {
     fn from(cli: ConfigCli) -> Self {
         Self {
             policy: cli.policy,
-            model: cli.model,
-            system_prompt: cli.system_prompt,
-            max_steps: cli.max_steps,
-            model_timeout: cli.model_timeout,
+            agent: cli.agent,
             presentation: cli.presentation,
             ..SessionArgs::default()
         }

@@ -311,7 +311,7 @@ pub async fn open(args: &SessionArgs) -> Result<Session, String> {
     let plugins = plugins
         .build()
         .map_err(|e| format!("cannot install the plugins: {e}"))?;
-    let prompt = SystemPrompt::build(args.system_prompt.as_deref(), &root)?;
+    let prompt = SystemPrompt::build(args.agent.system_prompt.as_deref(), &root)?;
     let mut system_prompt = prompt.text.clone();
     let mut sources = prompt.sources.clone();
     // Under code presentation the model learns the tools from the SDK text.

@@ -71,7 +71,7 @@ pub fn config(args: &SessionArgs) -> Result<ExitCode, String> {
         Ok((_, warnings)) => warnings.iter().for_each(|w| print_text(w)),
         Err(refusal) => print_text(&format!("hooks refused: {refusal}")),
     }
-    let prompt = SystemPrompt::build(args.system_prompt.as_deref(), &root)?;
+    let prompt = SystemPrompt::build(args.agent.system_prompt.as_deref(), &root)?;
     print_text(&format!(
         "system prompt: {} ({} characters)",
         prompt.sources.join(" + "),

@@ -90,7 +90,7 @@ pub async fn serve(args: DurableServeArgs) -> Result<ExitCode, String> {
         .with(BuiltinTools)
         .build()
         .map_err(|e| format!("cannot install the plugins: {e}"))?;
-    let prompt = SystemPrompt::build(session.system_prompt.as_deref(), &root)?;
+    let prompt = SystemPrompt::build(session.agent.system_prompt.as_deref(), &root)?;
     let host = Arc::new(CliHost {
         model,
         pipeline,

@@ -949,7 +949,7 @@ impl Settings {
 
     fn apply_flags(&mut self, args: &SessionArgs) -> Result<(), String> {
         // Enumerated values were checked by the command line's parser.
-        if let Some(model) = &args.model {
+        if let Some(model) = &args.agent.model {
             self.model.set(model.clone(), Origin::Flag("--model"));
         }
         if let Some(mode) = args.mode {
@@ -962,14 +962,14 @@ impl Settings {
         if let Some(sandbox) = args.sandbox {
             self.sandbox.set(sandbox.into(), Origin::Flag("--sandbox"));
         }
-        if let Some(steps) = args.max_steps {
+        if let Some(steps) = args.agent.max_steps {
             self.max_steps.set(steps, Origin::Flag("--max-steps"));
         }
         if let Some(timeout) = args.tool_timeout {
             self.tool_timeout
                 .set(Some(timeout), Origin::Flag("--tool-timeout"));
         }
-        if let Some(timeout) = args.model_timeout {
+        if let Some(timeout) = args.agent.model_timeout {
             self.model_timeout
                 .set(timeout, Origin::Flag("--model-timeout"));
         }
