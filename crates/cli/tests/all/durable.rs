@@ -124,18 +124,17 @@ fn a_durable_turn_waits_for_its_approval_and_runs_the_call_once() {
     );
 
     // Nothing waits any more: a second answer is refused, saying why.
-    let out = tack(&ws)
-        .args([
+    let err = stderr_of_exit(
+        tack(&ws).args([
             "approve",
             "--durable",
             &server.ingress,
             "--session",
             "s1",
             "no",
-        ])
-        .assert()
-        .failure();
-    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        ]),
+        1,
+    );
     assert!(
         err.contains("session s1 is not waiting for an approval"),
         "{err}"
@@ -146,39 +145,36 @@ fn a_durable_turn_waits_for_its_approval_and_runs_the_call_once() {
 fn bad_durable_urls_and_answers_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let ws = workspace(&dir);
-    let out = tack(&ws)
-        .args(["run", "--durable", "localhost:8080", "hi"])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let err = stderr_of_exit(
+        tack(&ws).args(["run", "--durable", "localhost:8080", "hi"]),
+        2,
+    );
     assert!(
         err.contains("localhost:8080 is not an http://HOST:PORT URL"),
         "{err}"
     );
-    let out = tack(&ws)
-        .args([
+    let err = stderr_of_exit(
+        tack(&ws).args([
             "approve",
             "--durable",
             "http://127.0.0.1:1",
             "--session",
             "s",
             "maybe",
-        ])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        ]),
+        2,
+    );
     assert!(err.contains("[possible values: yes, no]"), "{err}");
-    let out = tack(&ws)
-        .args([
+    let err = stderr_of_exit(
+        tack(&ws).args([
             "serve",
             "--restate",
             "127.0.0.1:0",
             "--identity-key",
             "nope",
-        ])
-        .assert()
-        .failure();
-    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        ]),
+        1,
+    );
     assert!(
         err.contains("--identity-key: `nope` is not a Restate request-identity public key"),
         "{err}"
@@ -191,25 +187,24 @@ fn bad_durable_urls_and_answers_are_usage_errors() {
         &["--ui"][..],
         &["-C", "."][..],
     ] {
-        let out = tack(&ws)
-            .args(["run", "--durable", "http://127.0.0.1:1"])
-            .args(options)
-            .arg("hi")
-            .assert()
-            .code(2);
-        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        let err = stderr_of_exit(
+            tack(&ws)
+                .args(["run", "--durable", "http://127.0.0.1:1"])
+                .args(options)
+                .arg("hi"),
+            2,
+        );
         assert!(err.contains("cannot be used with"), "{options:?}: {err}");
     }
-    let out = tack(&ws)
-        .args([
+    let err = stderr_of_exit(
+        tack(&ws).args([
             "serve",
             "--restate",
             "127.0.0.1:0",
             "--mcp-config",
             "m.json",
-        ])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        ]),
+        2,
+    );
     assert!(err.contains("loads no MCP servers"), "{err}");
 }

@@ -95,3 +95,9 @@ pub fn stdout_of(cmd: &mut Command) -> String {
     let out = cmd.assert().success().get_output().stdout.clone();
     String::from_utf8(out).unwrap()
 }
+
+/// stderr of a run that exits with `code`.
+pub fn stderr_of_exit(cmd: &mut Command, code: i32) -> String {
+    let out = cmd.assert().code(code).get_output().stderr.clone();
+    String::from_utf8_lossy(&out).into_owned()
+}

@@ -165,6 +165,20 @@ impl Browser {
     }
 }
 
+/// A session of one turn whose scripted model answers `answer`, logged in
+/// `log_in(dir, name)`.
+fn recorded(dir: &tempfile::TempDir, ws: &Path, name: &str, answer: &str) -> PathBuf {
+    let model = script(dir, &json!([{ "text": answer }]));
+    let log = log_in(dir, name);
+    super::tack(ws)
+        .args(["run", "--model", &model, "--log"])
+        .arg(&log)
+        .arg("go")
+        .assert()
+        .success();
+    log
+}
+
 fn script(dir: &tempfile::TempDir, turns: &Value) -> String {
     let path = dir.path().join("script.json");
     std::fs::write(&path, json!({ "turns": turns }).to_string()).unwrap();
@@ -431,14 +445,7 @@ fn request(host: &str, head: &str, body: &str) -> (u16, String) {
 fn the_page_refuses_requests_without_its_token_host_or_origin() {
     let dir = tempfile::tempdir().unwrap();
     let ws = workspace(&dir);
-    let model = script(&dir, &json!([{"text": "<b>hi</b>"}]));
-    let log = log_in(&dir, "plain");
-    super::tack(&ws)
-        .args(["run", "--model", &model, "--log"])
-        .arg(&log)
-        .arg("go")
-        .assert()
-        .success();
+    let log = recorded(&dir, &ws, "plain", "<b>hi</b>");
     let served = Served::start(&ws, &["replay", "--ui", &log.display().to_string()]);
     let (host, token) = (served.host(), served.token());
     assert!(
@@ -564,14 +571,7 @@ fn first_events(host: &str, token: &str) -> String {
 fn a_log_whose_chain_is_broken_is_not_served() {
     let dir = tempfile::tempdir().unwrap();
     let ws = workspace(&dir);
-    let model = script(&dir, &json!([{"text": "the answer"}]));
-    let log = log_in(&dir, "tampered");
-    super::tack(&ws)
-        .args(["run", "--model", &model, "--log"])
-        .arg(&log)
-        .arg("go")
-        .assert()
-        .success();
+    let log = recorded(&dir, &ws, "tampered", "the answer");
     let text = std::fs::read_to_string(&log).unwrap();
     std::fs::write(&log, text.replace("the answer", "another answer")).unwrap();
     let out = super::tack(&ws)
