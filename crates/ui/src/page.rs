@@ -173,9 +173,7 @@ impl Page {
                 if *index == 0 {
                     self.batch.clear();
                 }
-                self.cards
-                    .push(Card::new(record.seq, ts, call_id, tool, args));
-                let at = self.cards.len() - 1;
+                let at = self.open_card(record.seq, ts, call_id, tool, args);
                 if self.batch.len() <= *index {
                     self.batch.resize(*index + 1, at);
                 }
@@ -184,22 +182,19 @@ impl Page {
             }
             Event::ApprovalRequest { request } => {
                 let call_id = request.call_id.as_str();
-                let at = match self.cards.iter().rposition(|c| {
+                let found = self.cards.iter().rposition(|c| {
                     c.call_id == call_id && c.result.is_none() && c.approval.is_none()
-                }) {
-                    Some(at) => at,
-                    // A call a `run_code` program made: its card opens here.
-                    None => {
-                        self.cards.push(Card::new(
-                            record.seq,
-                            ts,
-                            call_id,
-                            &request.tool,
-                            Value::clone(&request.arguments),
-                        ));
-                        self.cards.len() - 1
-                    }
-                };
+                });
+                // A call a `run_code` program made: its card opens here.
+                let at = found.unwrap_or_else(|| {
+                    self.open_card(
+                        record.seq,
+                        ts,
+                        call_id,
+                        &request.tool,
+                        Value::clone(&request.arguments),
+                    )
+                });
                 self.cards[at].approval = Some(Approval {
                     asked: ts,
                     reason: request.reason.clone(),
@@ -234,19 +229,9 @@ impl Page {
                             .iter()
                             .rposition(|c| c.call_id == call_id && c.result.is_none())
                     });
-                let at = match at {
-                    Some(at) => at,
-                    None => {
-                        self.cards.push(Card::new(
-                            record.seq,
-                            ts,
-                            call_id,
-                            &outcome.tool,
-                            Value::Null,
-                        ));
-                        self.cards.len() - 1
-                    }
-                };
+                let at = at.unwrap_or_else(|| {
+                    self.open_card(record.seq, ts, call_id, &outcome.tool, Value::Null)
+                });
                 self.cards[at].result = Some((ts, outcome.clone()));
                 touched = Some(at);
                 // The batch is done: the model is asked next.
@@ -370,6 +355,12 @@ impl Page {
             });
         }
         patches
+    }
+
+    /// Opens a new card (record `seq`, at `ts`) and returns its place.
+    fn open_card(&mut self, seq: u64, ts: u64, call_id: &str, tool: &str, args: Value) -> usize {
+        self.cards.push(Card::new(seq, ts, call_id, tool, args));
+        self.cards.len() - 1
     }
 
     fn end_step(&mut self, ts: u64) {
