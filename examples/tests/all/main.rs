@@ -17,6 +17,7 @@ mod monotonic_guard;
 mod permission_gate;
 mod plugin_set;
 mod redact_secrets;
+mod retry_on_timeout;
 mod retry_wrapper;
 mod structured_output;
 mod tool_disclosure;

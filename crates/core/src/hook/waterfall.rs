@@ -550,9 +550,11 @@ impl<In, Out> Drop for Witness<'_, In, Out> {
 
 /// The rest of a waterfall chain, handed to each listener.
 ///
-/// Consumed by [`run`](Next::run): a listener can delegate at most once, and
-/// the compiler enforces it. Dropping it without running skips the rest of the
-/// chain (a short-circuit).
+/// Consumed by [`run`](Next::run): a listener can delegate at most once
+/// through one `Next`, and the compiler enforces it. Dropping it without
+/// running skips the rest of the chain (a short-circuit). A wrapper that
+/// means to run the rest of the chain again — a retry — says so by taking a
+/// second handle first, with [`fork`](Next::fork).
 #[must_use = "a Next that is neither run nor deliberately dropped usually means a forgotten `.run(input).await`"]
 pub struct Next<In, Out> {
     view: Stages<In, Out>,
@@ -640,6 +642,41 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
         };
         witness.disarm();
         NextFuture { inner, view, pos }
+    }
+
+    /// A second handle on the same rest of the chain, for a wrapper that runs
+    /// it again: a retry runs one handle, looks at the output, and may run
+    /// the other. Each run goes through every listener after this one and the
+    /// default anew (a deadline wrapped inside the retry applies to each
+    /// attempt; one wrapped outside it, to all of them).
+    ///
+    /// ```
+    /// use tack_core::hook::Waterfall;
+    ///
+    /// // The default fails (returns `None`) on its first run only.
+    /// let runs = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    /// let counted = runs.clone();
+    /// let hook = Waterfall::new("demo/flaky", move |x: u32| {
+    ///     let run = counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ///     async move { (run > 0).then_some(x) }
+    /// });
+    /// let _kept = hook.tap("retry-once", |x, next| async move {
+    ///     let again = next.fork();
+    ///     match next.run(x).await {
+    ///         None => again.run(x).await,
+    ///         answered => answered,
+    ///     }
+    /// });
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(hook.dispatch(None, 7).await.unwrap(), Some(7));
+    /// # });
+    /// assert_eq!(runs.load(std::sync::atomic::Ordering::Relaxed), 2);
+    /// ```
+    pub fn fork(&self) -> Self {
+        Self {
+            view: self.view.clone(),
+            pos: self.pos,
+        }
     }
 
     /// The hook point this chain belongs to.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::ToolRunContext;
@@ -81,6 +82,29 @@ impl ExecuteRequest {
     /// The time budget the tool declared.
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
+    }
+
+    /// When this call's time budget ends, on tokio's clock (wait for it with
+    /// `tokio::time::sleep_until`). The first wrapper that asks fixes it, at
+    /// `budget` from now; every later ask for the same call — by any
+    /// wrapper, with any budget — gets that same instant. So a deadline
+    /// wrapper that a retry runs again (through [`Next::fork`]) gives the
+    /// second attempt only the time the first one left, and the call as a
+    /// whole keeps its budget.
+    ///
+    /// [`Next::fork`]: crate::hook::Next::fork
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tack_core::hooks::ExecuteRequest;
+    ///
+    /// fn attempt_budget(request: &ExecuteRequest) -> Duration {
+    ///     let deadline = request.call_deadline(Duration::from_secs(5));
+    ///     deadline.saturating_duration_since(tokio::time::Instant::now())
+    /// }
+    /// ```
+    pub fn call_deadline(&self, budget: Duration) -> Instant {
+        self.context.effects().deadline(budget)
     }
 
     /// The cancellation signal the body will get.

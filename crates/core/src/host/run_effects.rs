@@ -1,8 +1,11 @@
 //! The side effects one execution's body asked for.
 
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use parking_lot::Mutex;
 
@@ -55,6 +58,9 @@ pub(crate) struct EffectsInner {
     any_deferred: AtomicBool,
     concluded: AtomicBool,
     dispatched: AtomicBool,
+    /// When the call's time budget ends: fixed by the first `tools/execute`
+    /// wrapper that asks, the same for every later attempt of the call.
+    deadline: OnceLock<Instant>,
 }
 
 impl EffectsInner {
@@ -79,6 +85,10 @@ impl EffectsInner {
 
     pub(crate) fn mark_dispatched(&self) {
         self.dispatched.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn deadline(&self, budget: Duration) -> Instant {
+        *self.deadline.get_or_init(|| Instant::now() + budget)
     }
 }
 

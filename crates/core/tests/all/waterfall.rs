@@ -521,3 +521,37 @@ fn a_listener_that_owns_a_disposer_of_its_own_hook_can_be_disposed() {
         drop(kept);
     });
 }
+
+// A fork of `next` runs the rest of the chain again: every listener after the
+// forking one, and the default, once per run; the listeners before it once.
+#[tokio::test]
+async fn a_forked_next_runs_the_rest_of_the_chain_again() {
+    let log = log();
+    let hook = echo_hook(&log);
+    let _outer = recorder(
+        &hook,
+        ListenerSpec::new("outer").with_priority(Priority::EARLY),
+        &log,
+    );
+    let retry_log = log.clone();
+    let _retry = hook.tap("retry", move |input: String, next| {
+        let log = retry_log.clone();
+        async move {
+            log.lock().push("retry".to_owned());
+            let again = next.fork();
+            let first = next.run(format!("{input}-1")).await;
+            let second = again.run(format!("{input}-2")).await;
+            format!("{first}+{second}")
+        }
+    });
+    let _inner = recorder(
+        &hook,
+        ListenerSpec::new("inner").with_priority(Priority::LATE),
+        &log,
+    );
+    assert_eq!(hook.dispatch(None, "x".into()).await.unwrap(), "x-1+x-2");
+    assert_eq!(
+        *log.lock(),
+        ["outer", "retry", "inner", "default", "inner", "default"]
+    );
+}

@@ -79,9 +79,10 @@ impl TimeoutConfig {
     }
 
     /// Places the wrapper after (inside) the `tools/execute` listener named
-    /// `name`: each run of the inner chain gets its own budget. Put the
-    /// timeout after a retry wrapper (`.after("retry")`) to give each attempt
-    /// its own budget. Settings key: `after` (a list of names).
+    /// `name`: that listener sees the caller's token and the `TIMEOUT`
+    /// output. Every run of the wrapper — each attempt of a retry that runs
+    /// the rest of the chain again — counts against the same deadline, the
+    /// call's. Settings key: `after` (a list of names).
     ///
     /// The named listener must be registered when the plugin is installed.
     pub fn after(mut self, name: impl Into<Arc<str>>) -> Self {

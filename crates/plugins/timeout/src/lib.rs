@@ -10,7 +10,7 @@
 //! * **Signal**: the body runs with a *child* of the caller's cancellation
 //!   token, so the caller's cancellation still reaches it, while the deadline
 //!   cancels only the child. The caller's token is what every other stage sees.
-//! * **Deadline**: when the budget runs out the child is cancelled and the body
+//! * **Deadline**: when the call's budget runs out the child is cancelled and the body
 //!   gets a grace period (default 2 s) to reach quiescence; then its future is
 //!   dropped (abandoned). The outcome is `TIMEOUT`, "tool `x` timed out after
 //!   5000 ms", with provenance `tools/execute › listener timeout`. A hung tool
@@ -24,16 +24,22 @@
 //! ## Ordering
 //!
 //! By default the wrapper is *outside* the other `tools/execute` wrappers:
-//! its budget covers them and the body together. A retry wrapper inside it
-//! shares one budget across all attempts ("timeout outside a retry covers
-//! the whole retry"). To give each attempt its own budget, place them by
-//! name — no priority numbers to pick:
+//! its budget covers them and the body together. To place it elsewhere,
+//! name the listener it goes next to — no priority numbers to pick:
+//! [`TimeoutConfig::after`], [`TimeoutConfig::before`], or, from the other
+//! wrapper's side, `Order::before(tack_timeout::LISTENER_NAME)`
+//! ([`Order`](tack_core::hook::Order)).
 //!
-//! * the timeout inside the retry: `TimeoutConfig::default().after("retry")`
-//!   ([`TimeoutConfig::after`]); or
-//! * the retry outside the timeout, registered with
-//!   `Order::before(tack_timeout::LISTENER_NAME)`
-//!   ([`Order`](tack_core::hook::Order)).
+//! ## One deadline per call
+//!
+//! The budget is the call's, not an attempt's: the wrapper takes its deadline
+//! from [`ExecuteRequest::call_deadline`](tack_core::hooks::ExecuteRequest::call_deadline),
+//! fixed the first time the call reaches it. A retry placed outside the
+//! timeout that runs the rest of the chain again (through
+//! [`Next::fork`](tack_core::hook::Next::fork)) gets only what the earlier
+//! attempts left; an attempt that finds the budget spent answers `TIMEOUT`
+//! without starting the body. A retry that wants a budget per attempt keeps
+//! its own clock.
 //!
 //! ## Example
 //!

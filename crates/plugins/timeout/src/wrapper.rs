@@ -3,6 +3,8 @@
 use std::pin::pin;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use tack_core::hook::{Disposer, ListenerSpec, Next, OrderError, Priority, WaterfallListener};
 use tack_core::hooks::{ExecuteOutput, ExecuteRequest, ToolHooks};
 use tack_core::tool::{ToolError, ToolErrorCode};
@@ -74,6 +76,14 @@ async fn run_with_deadline(
     grace: Duration,
 ) -> ExecuteOutput {
     let tool = request.execution().name().to_owned();
+    // The call's deadline, not this attempt's: a retry outside this wrapper
+    // that runs it again gets only the time the earlier attempts left.
+    let deadline = request.call_deadline(budget);
+    if deadline <= Instant::now() {
+        // Nothing left: the body does not start again.
+        drop(next);
+        return timed_out(&tool, budget, true);
+    }
     let caller = request.cancellation().clone();
     let (request, child) = request.child_cancellation();
     let mut body = pin!(next.run(request));
@@ -82,7 +92,7 @@ async fn run_with_deadline(
         biased;
         output = &mut body => return output,
         () = caller.cancelled() => false,
-        () = tokio::time::sleep(budget) => true,
+        () = tokio::time::sleep_until(deadline) => true,
     };
 
     if deadline_won {
@@ -99,15 +109,16 @@ async fn run_with_deadline(
                 "tool ignored its cancellation signal; abandoning it"
             );
         }
-        let mut message = format!("tool `{tool}` timed out after {} ms", budget.as_millis());
         if !stopped {
+            let mut message = format!("tool `{tool}` timed out after {} ms", budget.as_millis());
             message.push_str(&format!(
                 " (it did not stop within the {} ms grace period and was abandoned)",
                 grace.as_millis()
             ));
+            message.push_str(ADVICE);
+            return ExecuteOutput::err(ToolError::with_code(ToolErrorCode::Timeout, message));
         }
-        message.push_str("; try a smaller piece of work, or ask the user to raise the timeout");
-        return ExecuteOutput::err(ToolError::with_code(ToolErrorCode::Timeout, message));
+        return timed_out(&tool, budget, false);
     }
 
     // The caller cancelled first: the child token already carries it to the
@@ -129,4 +140,19 @@ async fn run_with_deadline(
             ))
         }
     }
+}
+
+/// What the model is told to do about a `TIMEOUT`.
+const ADVICE: &str = "; try a smaller piece of work, or ask the user to raise the timeout";
+
+/// The `TIMEOUT` of a call whose budget ran out; `before_start` when an
+/// attempt found it spent already (a retry after the deadline), so its body
+/// never started again.
+fn timed_out(tool: &str, budget: Duration, before_start: bool) -> ExecuteOutput {
+    let mut message = format!("tool `{tool}` timed out after {} ms", budget.as_millis());
+    if before_start {
+        message.push_str(" (the call's budget was spent before this attempt; it did not start)");
+    }
+    message.push_str(ADVICE);
+    ExecuteOutput::err(ToolError::with_code(ToolErrorCode::Timeout, message))
 }

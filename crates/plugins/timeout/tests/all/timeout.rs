@@ -421,7 +421,7 @@ fn the_timeout_is_placed_by_name() {
     r.uninstall();
     assert_eq!(execute_names(&r), ["retry", "log"]);
 
-    // Inside the retry: each attempt would get its own budget.
+    // Inside the retry (whose attempts all count against the call deadline).
     let (mut r, _wrappers) =
         with_wrappers(TimeoutPolicy::new(TimeoutConfig::default().after("retry")).unwrap());
     r.install().unwrap();
@@ -480,4 +480,106 @@ fn invalid_configs_are_refused() {
 fn the_factory_is_registered() {
     let f = tack_core::host::find_plugin("timeout").unwrap();
     assert_eq!(f.create().name(), "timeout");
+}
+
+/// A retry outside the timeout: runs the rest of the chain (the timeout
+/// wrapper and the body) once more when it ends in `TIMEOUT`.
+fn retry_outside_the_timeout(r: &Timed) -> Disposer {
+    r.hooks()
+        .execute()
+        .tap_with(
+            "retry",
+            Order::before(LISTENER_NAME),
+            |req, next| async move {
+                let again = next.fork();
+                let first = next.run(req.clone()).await;
+                match first.result() {
+                    Err(e) if e.code() == ErrorCode::Timeout => again.run(req).await,
+                    _ => first,
+                }
+            },
+        )
+        .unwrap()
+}
+
+// A retry that runs the timeout again gets the time the first attempt left,
+// not a new budget: a body that reports its own TIMEOUT after 30 ms and then
+// runs until stopped ends at the call's 100 ms deadline, not at 130 ms.
+#[tokio::test(start_paused = true)]
+async fn a_retry_around_the_timeout_gets_only_the_time_left() {
+    let attempts = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counted = attempts.clone();
+    let r = timed_registry([tool("flaky", Some(100), move |cx| {
+        let attempt = counted.fetch_add(1, Ordering::SeqCst);
+        async move {
+            if attempt == 0 {
+                sleep(ms(30)).await;
+                return Err(ToolError::with_code(
+                    ToolErrorCode::Timeout,
+                    "upstream timed out",
+                ));
+            }
+            cooperative(cx).await
+        }
+    })]);
+    let _retry = retry_outside_the_timeout(&r);
+    let start = Instant::now();
+    let out = call(&r, "flaky").await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Timeout);
+    assert!(
+        f.message.starts_with("tool `flaky` timed out after 100 ms"),
+        "{}",
+        f.message
+    );
+    assert_eq!(attempts.load(Ordering::SeqCst), 2, "the body ran twice");
+    assert_eq!(
+        start.elapsed(),
+        ms(100),
+        "the second attempt had 70 ms, not 100"
+    );
+}
+
+// When the deadline itself ended the first attempt, a retry has no time left:
+// the body does not start again, and the call ends at its deadline.
+#[tokio::test(start_paused = true)]
+async fn a_retry_after_the_deadline_does_not_start_the_body_again() {
+    let attempts = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counted = attempts.clone();
+    let r = timed_registry([tool("slow", Some(100), move |cx| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        cooperative(cx)
+    })]);
+    let _retry = retry_outside_the_timeout(&r);
+    let start = Instant::now();
+    let out = call(&r, "slow").await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::Timeout);
+    assert!(f.message.contains("it did not start"), "{}", f.message);
+    assert_eq!(attempts.load(Ordering::SeqCst), 1, "no second start");
+    assert_eq!(start.elapsed(), ms(100));
+}
+
+// A retry that succeeds: the second attempt's answer is the call's outcome.
+#[tokio::test(start_paused = true)]
+async fn a_retry_around_the_timeout_returns_the_second_attempts_answer() {
+    let attempts = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counted = attempts.clone();
+    let r = timed_registry([tool("flaky", Some(100), move |_cx| {
+        let attempt = counted.fetch_add(1, Ordering::SeqCst);
+        async move {
+            sleep(ms(20)).await;
+            if attempt == 0 {
+                return Err(ToolError::with_code(
+                    ToolErrorCode::Timeout,
+                    "upstream timed out",
+                ));
+            }
+            Ok(json!("answered"))
+        }
+    })]);
+    let _retry = retry_outside_the_timeout(&r);
+    let out = call(&r, "flaky").await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(attempts.load(Ordering::SeqCst), 2);
 }
