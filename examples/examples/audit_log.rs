@@ -51,7 +51,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .execute(call, CancellationToken::new())
             .await;
     }
-    drop((echo, plugins)); // unloads the observer, which closes the channel
+    echo.dispose();
+    plugins.disposables.dispose(); // unloads the observer, which closes the channel
+    drop(plugins);
     writer.join().map_err(|_| "the audit writer panicked")??;
     print!("{}", std::fs::read_to_string(&path)?);
     Ok(())

@@ -7,8 +7,8 @@
 //! `ToolRegistry::restrict` puts a mask on one agent: a tool the mask hides is
 //! absent from that agent's schemas, and a call of it ends `UNKNOWN_TOOL`
 //! exactly like a tool that does not exist. Each hidden group has its own
-//! deny mask (masks on one agent intersect), and revealing a group drops its
-//! mask's `Disposer`, which lifts it. Other agents are not masked.
+//! deny mask (masks on one agent intersect), and revealing a group disposes
+//! its mask's `Disposer`, which lifts it. Other agents are not masked.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -46,10 +46,8 @@ type Masks = Mutex<HashMap<(Option<AgentId>, String), Disposer>>;
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = ToolRegistry::new();
-    // Declared before the tools, so dropped after them: a mask's disposer
-    // must not run while the registry is removing the tool that holds it.
     let masks: Arc<Masks> = Arc::default();
-    let mut tools = Vec::new(); // the registrations: dropping one unregisters its tool
+    let mut tools = Vec::new(); // the registrations: `dispose()` unregisters one
     for &name in GROUPS.iter().flat_map(|(_, names)| names.iter()) {
         tools.push(registry.register(tool(name, move |_, _| Ok(json!(format!("{name} ran"))))?)?);
     }
@@ -57,9 +55,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tools.push(registry.register(tool("reveal_tools", move |args, cx| {
         let group = args["group"].as_str().unwrap_or_default().to_owned();
         let key = (cx.agent().cloned(), group);
-        let mut masks = shared.lock().map_err(|_| ToolError::new("poisoned"))?;
-        match masks.remove(&key) {
-            Some(_lifted) => Ok(json!(format!("{} tools revealed", key.1))), // dropped: lifted
+        let lifted = shared
+            .lock()
+            .map_err(|_| ToolError::new("poisoned"))?
+            .remove(&key);
+        match lifted {
+            Some(mask) => {
+                mask.dispose();
+                Ok(json!(format!("{} tools revealed", key.1)))
+            }
             None => Err(ToolError::new("nothing hidden in that group")),
         }
     })?)?);

@@ -4,9 +4,8 @@
 //!
 //! Run: `cargo run -p tack-examples --example typed_tool`
 
-use tack_core::host::PluginHost;
 use tack_core::prelude::*;
-use tack_pipeline::{Pipeline, ToolRegistry};
+use tack_pipeline::PluginSet;
 
 #[derive(Deserialize, JsonSchema)]
 struct CountArgs {
@@ -39,18 +38,12 @@ impl Tool for CountWords {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // The tool is unregistered when the plugin unloads (its disposables
-    // are dropped). A host with an agent loop installs plugins with
-    // tack-agent's `PluginSet`; this one needs only core and the pipeline.
+    // The tool stays registered until the plugin unloads
+    // (`plugins.disposables.dispose()`). This host needs only tack-core and
+    // tack-pipeline.
     let words = plugin_fn("words", |cx| cx.register_typed(CountWords));
-    let pipeline = Pipeline::new(ToolRegistry::new());
-    let mut host = PluginHost::new(
-        pipeline.hooks(),
-        pipeline.capabilities(),
-        pipeline.registry(),
-    );
-    host.install(&words)?;
-    let _installed = host.into_disposables();
+    let plugins = PluginSet::new().with(words).build()?;
+    let pipeline = &plugins.pipeline;
     for schema in pipeline.registry().schemas(None) {
         println!("schema: {}", schema.to_openai());
     }

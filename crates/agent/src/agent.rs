@@ -123,6 +123,14 @@ pub struct Agent {
     _code_dispatch: Disposer,
 }
 
+/// The agent's own listener goes with it: agents come and go over one
+/// long-lived pipeline (a durable endpoint builds one per turn).
+impl Drop for Agent {
+    fn drop(&mut self) {
+        self._code_dispatch.dispose();
+    }
+}
+
 impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Agent")

@@ -68,7 +68,6 @@ mod journal;
 mod log;
 mod message;
 mod model;
-mod plugin_set;
 mod render;
 mod resume;
 
@@ -105,9 +104,11 @@ pub use model::observe::{ModelObserver, NoObserver, Retry, Usage};
 pub use model::openai::{OpenAiCompatible, OpenAiConfig};
 pub use model::scripted::{ScriptError, ScriptedModel};
 pub use model::{ChatModel, ModelError};
-pub use plugin_set::{InstalledPlugins, PluginSet};
 pub use render::{Renderer, Style};
 pub use resume::{ResumedHistory, history_from_records};
+/// Composing plugins into a pipeline lives in tack-pipeline; re-exported for
+/// hosts that use the agent loop.
+pub use tack_pipeline::{InstalledPlugins, PluginSet};
 
 // Link the plugin crates whose inventory names hosts install by name.
 use tack_permission as _;

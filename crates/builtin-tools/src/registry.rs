@@ -39,7 +39,7 @@ pub enum RegisterError {
 }
 
 /// Registers every builtin tool in `registrar` under `scope`, all or nothing.
-/// Dropping (or disposing) the returned bag unregisters them.
+/// Disposing the returned bag unregisters them.
 ///
 /// # Errors
 ///
@@ -66,7 +66,7 @@ pub enum RegisterError {
 /// let registry = Names::default();
 /// let tools = tack_tools::register_builtin_tools(&registry, Scope::Global).unwrap();
 /// assert_eq!(registry.0.lock().unwrap().len(), 7);
-/// drop(tools);
+/// tools.dispose();
 /// assert!(registry.0.lock().unwrap().is_empty());
 /// ```
 pub fn register_builtin_tools(
@@ -75,8 +75,14 @@ pub fn register_builtin_tools(
 ) -> Result<Disposables, RegisterError> {
     let registered = Disposables::new();
     for definition in builtin_tools()? {
-        // On error `registered` is dropped, unregistering what came before.
-        registered.add(registrar.register_tool(scope.clone(), definition)?);
+        match registrar.register_tool(scope.clone(), definition) {
+            Ok(disposer) => registered.add(disposer),
+            Err(e) => {
+                // Nothing half-registered: undo what came before.
+                registered.dispose();
+                return Err(e.into());
+            }
+        }
     }
     Ok(registered)
 }

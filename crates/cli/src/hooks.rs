@@ -196,23 +196,19 @@ pub fn attach(hooks: &Hooks, agent_hooks: &AgentHooks) {
                     }
                     decision
                 }
-            })
-            .forget();
+            });
     }
     if hooks.handles(HookEvent::Stop) {
         let h = hooks.clone();
-        agent_hooks
-            .stop()
-            .tap(LISTENER, move |input, next| {
-                let h = h.clone();
-                async move {
-                    match h.stop(input.stop_hook_active).await {
-                        Some(reason) => StopDecision::keep_going(reason),
-                        None => next.run(input).await,
-                    }
+        agent_hooks.stop().tap(LISTENER, move |input, next| {
+            let h = h.clone();
+            async move {
+                match h.stop(input.stop_hook_active).await {
+                    Some(reason) => StopDecision::keep_going(reason),
+                    None => next.run(input).await,
                 }
-            })
-            .forget();
+            }
+        });
     }
     if hooks.handles(HookEvent::PostToolBatch) {
         let h = hooks.clone();
@@ -231,8 +227,7 @@ pub fn attach(hooks: &Hooks, agent_hooks: &AgentHooks) {
                     }
                     decision
                 }
-            })
-            .forget();
+            });
     }
     if hooks.handles(HookEvent::StopFailure) {
         let h = hooks.clone();
@@ -245,8 +240,7 @@ pub fn attach(hooks: &Hooks, agent_hooks: &AgentHooks) {
                         .await;
                     next.run(input).await;
                 }
-            })
-            .forget();
+            });
     }
     if hooks.handles(HookEvent::SessionStart) {
         let h = hooks.clone();
@@ -259,21 +253,17 @@ pub fn attach(hooks: &Hooks, agent_hooks: &AgentHooks) {
                     contexts.extend(next.run(input).await);
                     contexts
                 }
-            })
-            .forget();
+            });
     }
     if hooks.handles(HookEvent::SessionEnd) {
         let h = hooks.clone();
-        agent_hooks
-            .session_end()
-            .tap(LISTENER, move |input, next| {
-                let h = h.clone();
-                async move {
-                    h.session_end(&input.reason).await;
-                    next.run(input).await;
-                }
-            })
-            .forget();
+        agent_hooks.session_end().tap(LISTENER, move |input, next| {
+            let h = h.clone();
+            async move {
+                h.session_end(&input.reason).await;
+                next.run(input).await;
+            }
+        });
     }
     if hooks.handles(HookEvent::Notification) {
         let h = hooks.clone();
@@ -285,8 +275,7 @@ pub fn attach(hooks: &Hooks, agent_hooks: &AgentHooks) {
                     h.notification(&input.kind, &input.message).await;
                     next.run(input).await;
                 }
-            })
-            .forget();
+            });
     }
 }
 

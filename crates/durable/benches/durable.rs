@@ -78,8 +78,7 @@ fn pipeline() -> Pipeline {
                 .build()
                 .expect("echo"),
         )
-        .expect("register")
-        .forget();
+        .expect("register");
     Pipeline::new(registry)
 }
 

@@ -109,21 +109,19 @@ fn main() {
     ] {
         registry
             .register(tool(tool_name, &dir, &name, hold, idempotent))
-            .expect("register")
-            .forget();
+            .expect("register");
     }
     let pipeline = Pipeline::new(registry);
-    pipeline
-        .hooks()
-        .pre_execute()
-        .tap("fixture-ask", |exec: Arc<ToolExecution>, next| async move {
+    pipeline.hooks().pre_execute().tap(
+        "fixture-ask",
+        |exec: Arc<ToolExecution>, next| async move {
             if exec.name() == "guarded" {
                 PreDecision::ask("guarded calls need a person's approval")
             } else {
                 next.run(exec).await
             }
-        })
-        .forget();
+        },
+    );
     let host = Arc::new(FixtureHost { dir, pipeline });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

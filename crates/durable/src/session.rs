@@ -69,8 +69,7 @@ impl TackSession {
         // until its process ends.
         host.pipeline()
             .capabilities()
-            .provide_approval(Arc::new(DurableApprover))
-            .forget();
+            .provide_approval(Arc::new(DurableApprover));
         Self { host }
     }
 }

@@ -41,8 +41,8 @@ fn pipeline() -> Pipeline {
         .handler(|_args, _cx| async move { Ok(json!({})) })
         .build()
         .expect("a valid definition");
-    registry.register(sleep).expect("registered").forget();
-    registry.register(noop).expect("registered").forget();
+    registry.register(sleep).expect("registered");
+    registry.register(noop).expect("registered");
     Pipeline::new(registry)
 }
 

@@ -15,6 +15,9 @@
 //! * [`TurnScheduler`]: runs a model's batch of calls through a pipeline, in
 //!   a bounded pool, policy in model order.
 //!
+//! A host installs plugins into a pipeline with [`PluginSet`]: by value or by
+//! `inventory` name, in order, all or nothing per plugin.
+//!
 //! ```
 //! use serde_json::json;
 //! use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
@@ -53,6 +56,7 @@
 #![warn(missing_docs)]
 
 mod pipeline;
+mod plugin_set;
 mod registry;
 mod scheduler;
 
@@ -60,6 +64,7 @@ pub use pipeline::{
     APPROVAL_STAGE, DryRun, INVALID_REWRITE, LATE_CANCELLATION_NOTE, MAX_DEPTH_LIMIT, Pipeline,
     PipelineConfig, Stage, StageRecorder,
 };
+pub use plugin_set::{InstalledPlugins, PluginSet};
 pub use registry::{
     Presentation, RUN_CODE, RegisteredTool, RestrictError, Restriction, ToolRegistry,
     UnknownPresentation,

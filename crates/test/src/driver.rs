@@ -65,9 +65,7 @@ impl Driver {
             let config = PipelineConfig::default().with_stage_recorder(stages.clone());
             let capabilities = CapabilitySlots::new();
             // Provided first, so the pipeline does not provide its own.
-            capabilities
-                .provide_dispatcher(Arc::new(NestedDispatcher::new(me.clone())))
-                .forget();
+            capabilities.provide_dispatcher(Arc::new(NestedDispatcher::new(me.clone())));
             let pipeline =
                 Pipeline::with_parts(ToolRegistry::new(), ToolHooks::new(), capabilities, config);
             Self {

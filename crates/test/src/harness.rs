@@ -122,17 +122,17 @@ impl HarnessBuilder {
             harness.set_presentation(agent.as_ref(), presentation);
         }
         for (scope, tool) in self.tools {
-            harness.register_in(scope, &tool)?.forget();
+            harness.register_in(scope, &tool)?;
         }
         let caps = harness.driver.capabilities();
         if let Some(fs) = self.fs {
-            caps.provide_fs(fs).forget();
+            caps.provide_fs(fs);
         }
         if let Some(shell) = self.shell {
-            caps.provide_shell(shell).forget();
+            caps.provide_shell(shell);
         }
         if let Some(approval) = self.approval {
-            caps.provide_approval(approval).forget();
+            caps.provide_approval(approval);
         }
         Ok(harness)
     }
@@ -172,6 +172,17 @@ pub struct Harness<P> {
     started: Arc<Mutex<HashSet<CallId>>>,
     next_id: AtomicU64,
     _recorder: Disposer,
+}
+
+/// A harness owns its plugin's registrations and its own recorder: dropping
+/// it removes them (the pipeline may be shared with another harness).
+impl<P> Drop for Harness<P> {
+    fn drop(&mut self) {
+        if let Some(footprint) = self.footprint.take() {
+            footprint.dispose();
+        }
+        self._recorder.dispose();
+    }
 }
 
 impl<P> fmt::Debug for Harness<P> {
@@ -229,7 +240,9 @@ impl<P: Plugin> Harness<P> {
 
     /// Unloads the plugin: everything it registered goes away.
     pub fn uninstall(&mut self) {
-        self.footprint = None;
+        if let Some(footprint) = self.footprint.take() {
+            footprint.dispose();
+        }
     }
 
     /// Installs the plugin (again, after [`uninstall`](Self::uninstall)); a

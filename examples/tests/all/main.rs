@@ -13,6 +13,7 @@ mod hooks_file;
 mod mcp_import;
 mod mcp_serve;
 mod memory_fs;
+mod minimal_host;
 mod monotonic_guard;
 mod permission_gate;
 mod plugin_set;

@@ -101,8 +101,7 @@ async fn a_typed_tool_with_the_hosts_types_runs_through_the_pipeline() {
             })
             .unwrap(),
         )
-        .unwrap()
-        .forget();
+        .unwrap();
     let pipeline = Pipeline::new(registry);
 
     // The model's key order and spelling (`0.50`) reach the tool as written.

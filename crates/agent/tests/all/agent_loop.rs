@@ -27,7 +27,7 @@ pub fn registry() -> Pipeline {
         })
         .build()
         .unwrap();
-    registry.register(note).unwrap().forget();
+    registry.register(note).unwrap();
     Pipeline::new(registry)
 }
 
@@ -188,7 +188,7 @@ async fn a_cancelled_batch_commits_its_results_and_asks_the_model_no_more() {
         })
         .build()
         .unwrap();
-    registry.registry().register(slow).unwrap().forget();
+    registry.registry().register(slow).unwrap();
     let script = ScriptedModel::parse(
         r#"{"turns": [
             {"tool_calls": [{"id": "a", "name": "slow", "arguments": "{}"}]},
@@ -247,7 +247,7 @@ async fn images_in_a_tool_result_reach_the_model_as_context_after_the_batch() {
         .handler(|_args, _cx| async move { Ok(json!({})) })
         .build()
         .unwrap();
-    registry.registry().register(camera).unwrap().forget();
+    registry.registry().register(camera).unwrap();
     let script = ScriptedModel::parse(
         r#"{"turns": [
             {"tool_calls": [

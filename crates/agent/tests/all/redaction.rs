@@ -33,7 +33,7 @@ async fn a_replaced_content_keeps_the_secret_out_of_the_log_and_its_replay() {
     let path = dir.path().join("session.jsonl");
     let registry = ToolRegistry::new();
     let pipeline = Pipeline::new(registry.clone());
-    registry.register(read_env()).unwrap().forget();
+    registry.register(read_env()).unwrap();
     let _redact =
         pipeline
             .hooks()
@@ -94,7 +94,7 @@ async fn an_untouched_result_keeps_its_value_in_the_log() {
     let path = dir.path().join("session.jsonl");
     let registry = ToolRegistry::new();
     let pipeline = Pipeline::new(registry.clone());
-    registry.register(read_env()).unwrap().forget();
+    registry.register(read_env()).unwrap();
     let script = json!({"turns": [
         {"tool_calls": [{"id": "c1", "name": "read_env", "arguments": "{}"}]},
         {"text": "done"}
@@ -130,13 +130,10 @@ async fn a_redacted_sub_call_keeps_the_secret_from_the_program_and_the_log() {
     let path = dir.path().join("session.jsonl");
     let registry = ToolRegistry::new();
     let pipeline = Pipeline::new(registry.clone());
-    registry.register(read_env()).unwrap().forget();
+    registry.register(read_env()).unwrap();
     let definition =
         run_code_definition(CodeModeConfig::default(), pipeline.hooks().clone()).unwrap();
-    registry
-        .register_code_transport(definition)
-        .unwrap()
-        .forget();
+    registry.register_code_transport(definition).unwrap();
     registry.set_presentation(None, Presentation::Code);
     let _redact =
         pipeline

@@ -118,7 +118,7 @@ fn the_plugin_installs_every_tool_and_is_submitted_by_name() {
     let mut host = PluginHost::new(&hooks, &caps, &registry);
     host.install(&BuiltinTools).unwrap();
     assert_eq!(registry.names.lock().unwrap().len(), 7);
-    drop(host.into_disposables());
+    host.into_disposables().dispose();
     assert!(registry.names.lock().unwrap().is_empty());
 
     let factory = tack_core::host::find_plugin("builtin-tools").unwrap();

@@ -42,10 +42,10 @@ impl DisposeAction {
 ///   removes: dispatch never holds a lock while a listener runs, so this cannot
 ///   deadlock. A dispatch already in progress keeps its snapshot; the removal
 ///   affects later dispatches only.
-/// * **Dropping a `Disposer` disposes it**, like tracing's `DefaultGuard`. Keep it
-///   (usually in a [`Disposables`] bag that a plugin's host drops on unload), or
-///   call [`forget`](Disposer::forget) to make the registration live as long as the
-///   hook point itself.
+/// * **Dropping a `Disposer` leaves the registration in place**: only
+///   [`dispose`](Disposer::dispose) removes it. `let _ = hook.tap(..)` keeps the
+///   listener for as long as the hook point lives; keep the handle (or put it
+///   in a [`Disposables`] bag, a plugin's footprint) to remove it later.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,17 +55,18 @@ impl DisposeAction {
 /// let undone = Arc::new(AtomicBool::new(false));
 /// let flag = undone.clone();
 /// let disposer = Disposer::new(move || flag.store(true, Ordering::SeqCst));
+/// drop(Disposer::new(|| unreachable!("dropping never undoes")));
 /// disposer.dispose();
 /// disposer.dispose(); // idempotent
 /// assert!(undone.load(Ordering::SeqCst));
 /// ```
-#[must_use = "dropping a Disposer undoes the registration at once; keep it, put it in a Disposables bag, or call .forget()"]
 pub struct Disposer {
     action: Mutex<Option<DisposeAction>>,
 }
 
 impl Disposer {
-    /// A disposer that runs `action` once, on the first [`dispose`](Self::dispose) or on drop.
+    /// A disposer that runs `action` once, on the first [`dispose`](Self::dispose)
+    /// (never on drop).
     pub fn new(action: impl FnOnce() + Send + 'static) -> Self {
         Self {
             action: Mutex::new(Some(DisposeAction::Boxed(Box::new(action)))),
@@ -101,20 +102,6 @@ impl Disposer {
     pub fn is_disposed(&self) -> bool {
         self.action.lock().is_none()
     }
-
-    /// Gives up the ability to undo: the registration stays for the life of the
-    /// hook point (or registry) it was made in.
-    pub fn forget(self) {
-        drop(self.action.lock().take());
-    }
-}
-
-impl Drop for Disposer {
-    fn drop(&mut self) {
-        if let Some(action) = self.action.get_mut().take() {
-            action.run();
-        }
-    }
 }
 
 impl fmt::Debug for Disposer {
@@ -127,9 +114,10 @@ impl fmt::Debug for Disposer {
 
 /// A bag of [`Disposer`]s: a plugin's whole footprint.
 ///
-/// [`dispose`](Self::dispose) (or dropping the bag) disposes every member in
-/// reverse order of addition (last registered, first removed). The bag stays
-/// usable afterwards: disposers added later are disposed by the next call.
+/// [`dispose`](Self::dispose) disposes every member in reverse order of
+/// addition (last registered, first removed). The bag stays usable
+/// afterwards: disposers added later are disposed by the next call. Like a
+/// [`Disposer`], dropping the bag undoes nothing.
 ///
 /// ```
 /// use tack_core::hook::{Disposables, Disposer};
@@ -141,7 +129,6 @@ impl fmt::Debug for Disposer {
 /// assert!(bag.is_empty());
 /// ```
 #[derive(Default)]
-#[must_use = "dropping a Disposables bag disposes everything in it"]
 pub struct Disposables {
     members: Mutex<Vec<Disposer>>,
 }
@@ -189,12 +176,6 @@ impl Disposables {
     /// Turns the bag into a single [`Disposer`] that disposes all of it.
     pub fn into_disposer(self) -> Disposer {
         Disposer::new(move || self.dispose())
-    }
-}
-
-impl Drop for Disposables {
-    fn drop(&mut self) {
-        self.dispose();
     }
 }
 

@@ -835,7 +835,7 @@ mod tests {
             assert_eq!(names(&list.view(Some(agent))), expected);
         }
         assert_eq!(list.len(), 101);
-        keep.clear();
+        keep.drain(..).for_each(|d| d.dispose());
         assert_eq!(list.len(), 1);
     }
 

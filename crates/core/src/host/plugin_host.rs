@@ -47,7 +47,7 @@ use crate::plugin::{Plugin, PluginContext, PluginError};
 /// assert!(host.install(&DenyAll).is_err()); // duplicate name
 /// assert_eq!(hooks.pre_execute().listener_count(), 1);
 /// let footprint = host.into_disposables();
-/// drop(footprint); // unload every plugin
+/// footprint.dispose(); // unload every plugin
 /// assert_eq!(hooks.pre_execute().listener_count(), 0);
 /// ```
 pub struct PluginHost<'a> {
@@ -143,8 +143,8 @@ impl<'a> PluginHost<'a> {
         self.installed.iter().map(|(n, _)| n.as_str()).collect()
     }
 
-    /// Every plugin's footprint in one bag; dropping it unloads the plugins,
-    /// the last installed first.
+    /// Every plugin's footprint in one bag; disposing it unloads the plugins,
+    /// the last installed first (dropping it unloads nothing).
     pub fn into_disposables(self) -> Disposables {
         let all = Disposables::new();
         for (_, footprint) in self.installed {

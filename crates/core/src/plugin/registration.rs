@@ -9,7 +9,7 @@ use crate::hook::{Disposables, Disposer};
 /// the plugin's footprint owns it, so it stays installed until the plugin is
 /// unloaded, **whatever happens to this handle**.
 ///
-/// Unlike a [`Disposer`], dropping a `Registration` does nothing: writing
+/// Dropping a `Registration` does nothing (as with a [`Disposer`]): writing
 /// `let _gate = cx.hooks().pre_execute().tap(..)` inside `install` keeps the
 /// gate installed. The handle is only needed to remove the registration
 /// early, with [`dispose`](Self::dispose); the footprint's own disposal later

@@ -305,6 +305,6 @@ async fn a_body_reaches_the_client_of_its_call_and_without_one_nothing_is_sent()
         ]
     );
     // Disposing the provider empties the slot.
-    drop(provided);
+    provided.dispose();
     assert!(slots.snapshot().client.is_none());
 }

@@ -25,13 +25,51 @@ fn dispose_runs_once_whatever_happens() {
 }
 
 #[test]
-fn drop_disposes_and_forget_does_not() {
+fn dropping_undoes_nothing_only_dispose_does() {
     let n = Arc::new(AtomicUsize::new(0));
     drop(counting(&n));
-    assert_eq!(n.load(Ordering::SeqCst), 1);
-    counting(&n).forget();
-    assert_eq!(n.load(Ordering::SeqCst), 1);
+    let _ = counting(&n);
+    assert_eq!(n.load(Ordering::SeqCst), 0);
+    let bag = Disposables::new();
+    bag.add(counting(&n));
+    drop(bag);
+    assert_eq!(n.load(Ordering::SeqCst), 0, "nor does dropping a bag");
     assert!(Disposer::noop().is_disposed());
+}
+
+// A host's registration stays until it is disposed: `let _ =` — the line
+// rustc suggests for an unused value — keeps the listener, like the same
+// line inside a plugin.
+#[tokio::test]
+async fn a_host_registration_ignored_with_let_underscore_stays_registered() {
+    use tack_core::hooks::ToolHooks;
+    use tack_core::policy::PreDecision;
+
+    let hooks = ToolHooks::new();
+    let _ = hooks
+        .pre_execute()
+        .tap("gate", |_, _| async { PreDecision::deny("closed") });
+    {
+        let _scoped = hooks.execute().tap("wrap", |req, next| next.run(req));
+    }
+    assert_eq!(
+        hooks.pre_execute().listener_names(None),
+        ["gate".into()] as [Arc<str>; 1]
+    );
+    assert_eq!(
+        hooks.execute().listener_count(),
+        1,
+        "the end of a scope keeps it too"
+    );
+    let kept = hooks
+        .post_execute()
+        .tap("post", |input, next| next.run(input));
+    kept.dispose();
+    assert_eq!(
+        hooks.post_execute().listener_count(),
+        0,
+        "dispose removes it"
+    );
 }
 
 #[test]
@@ -80,7 +118,7 @@ fn a_bag_disposes_last_added_first_and_stays_usable() {
 
     let o = order.clone();
     bag.add(Disposer::new(move || o.lock().push(4)));
-    drop(bag);
+    bag.dispose();
     assert_eq!(*order.lock(), [3, 2, 1, 4]);
 }
 

@@ -112,7 +112,7 @@ fn install_registers_and_unload_removes_everything() {
 
     let footprint = host.into_disposables();
     assert_eq!(hooks.pre_execute().listener_count(), 1);
-    drop(footprint);
+    footprint.dispose();
     assert_eq!(hooks.pre_execute().listener_count(), 0);
     assert!(registry.0.lock().is_empty());
 }
@@ -383,17 +383,20 @@ fn a_registration_handle_can_remove_it_before_unload() {
         hooks.pre_execute().listener_names(None),
         [Arc::<str>::from("kept")]
     );
-    drop(host.into_disposables());
+    host.into_disposables().dispose();
     assert_eq!(hooks.pre_execute().listener_count(), 0);
 }
 
 #[test]
-fn outside_a_plugin_dropping_the_disposer_still_removes_the_listener() {
+fn outside_a_plugin_dropping_the_disposer_keeps_the_listener_and_dispose_removes_it() {
     let hooks = ToolHooks::new();
     let disposer = hooks.pre_execute().tap("gate", |e, next| next.run(e));
-    assert_eq!(hooks.pre_execute().listener_count(), 1);
+    let second = hooks.pre_execute().tap("second", |e, next| next.run(e));
+    assert_eq!(hooks.pre_execute().listener_count(), 2);
     drop(disposer);
-    assert_eq!(hooks.pre_execute().listener_count(), 0);
+    assert_eq!(hooks.pre_execute().listener_count(), 2);
+    second.dispose();
+    assert_eq!(hooks.pre_execute().listener_count(), 1);
 }
 
 // A wrapped error is part of the message, and not a `source()` as well: a

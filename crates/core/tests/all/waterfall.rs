@@ -250,15 +250,17 @@ async fn disposing_twice_or_after_the_hook_is_gone_is_harmless() {
 }
 
 #[tokio::test]
-async fn dropping_a_disposer_removes_the_listener_and_forget_keeps_it() {
+async fn only_dispose_removes_a_listener_dropping_its_disposer_keeps_it() {
     let hook: Waterfall<u32, u32> = Waterfall::new("test/drop", |x| async move { x });
-    {
-        let _scoped = hook.tap("scoped", |x, next| next.run(x + 1));
-        assert_eq!(hook.dispatch(None, 0).await.unwrap(), 1);
-    }
+    let removed = hook.tap("removed", |x, next| next.run(x + 1));
+    assert_eq!(hook.dispatch(None, 0).await.unwrap(), 1);
+    removed.dispose();
     assert_eq!(hook.dispatch(None, 0).await.unwrap(), 0);
-    hook.tap("forever", |x, next| next.run(x + 5)).forget();
-    assert_eq!(hook.dispatch(None, 0).await.unwrap(), 5);
+    {
+        let _scoped = hook.tap("scoped", |x, next| next.run(x + 5));
+    }
+    hook.tap("forever", |x, next| next.run(x + 10));
+    assert_eq!(hook.dispatch(None, 0).await.unwrap(), 15);
 }
 
 #[tokio::test]
@@ -489,21 +491,24 @@ fn finishes(what: &str, f: impl FnOnce() + Send + 'static) {
 
 #[test]
 fn a_listener_that_owns_a_disposer_of_its_own_hook_can_be_disposed() {
-    // A plugin keeps a companion listener exactly as long as its main one
-    // (the main listener owns the companion's disposer). Disposing the main
-    // listener drops it, which disposes the companion on the same hook.
+    // The main listener owns the companion's disposer. Disposing the main
+    // listener drops it (after the list's lock is released) and leaves the
+    // companion registered — dropping a disposer undoes nothing — until the
+    // companion is disposed, which then finds its own hook unlocked.
     finishes("disposing a listener that owns a disposer", || {
         let log = log();
         let hook = echo_hook(&log);
-        let companion = recorder(&hook, "companion", &log);
-        let owned = Arc::new(companion);
+        let companion = Arc::new(recorder(&hook, "companion", &log));
+        let owned = companion.clone();
         let main = hook.tap("main", move |input: String, next| {
             let _owned = owned.clone();
             next.run(input)
         });
         assert_eq!(hook.listener_count(), 2);
         main.dispose();
-        assert_eq!(hook.listener_count(), 0, "the companion went with it");
+        assert_eq!(hook.listener_count(), 1, "the companion stays");
+        companion.dispose();
+        assert_eq!(hook.listener_count(), 0);
         // A refused ordered registration that owns a disposer drops it
         // without hanging too.
         let kept = recorder(&hook, "kept", &log);
@@ -517,8 +522,12 @@ fn a_listener_that_owns_a_disposer_of_its_own_hook_can_be_disposed() {
             },
         );
         assert!(refused.is_err());
-        assert_eq!(hook.listener_count(), 1, "only `kept` is left");
-        drop(kept);
+        assert_eq!(
+            hook.listener_count(),
+            2,
+            "`kept`, and `owned`: nothing disposed it"
+        );
+        kept.dispose();
     });
 }
 

@@ -1,6 +1,7 @@
 // Inside `install`, a registration made through the plugin context belongs to
 // the plugin: binding the handle to `_gate`, or discarding it, compiles
-// without a warning and leaves the listener installed until unload.
+// without a warning and leaves the listener installed until unload. A host's
+// own registration is the same: `let _ =` keeps it until it is disposed.
 #![deny(warnings)]
 
 use std::sync::Arc;
@@ -57,7 +58,10 @@ fn main() {
         assert!(matches!(guarded, GuardOutcome::Denied { .. }));
     });
 
-    drop(host.into_disposables()); // unload
+    let _ = hooks.execute().tap("host-wrapper", |req, next| next.run(req));
+    assert_eq!(hooks.execute().listener_count(), 1, "a host's `let _ =` keeps it");
+
+    host.into_disposables().dispose(); // unload
     assert_eq!(hooks.pre_execute().listener_count(), 0);
     assert_eq!(hooks.result().listener_count(), 0);
     assert!(hooks.guards().names(None).is_empty());

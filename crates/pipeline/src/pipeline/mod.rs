@@ -177,7 +177,7 @@ impl Pipeline {
         });
         if inner.capabilities.snapshot().dispatcher.is_none() {
             let nested = Arc::new(NestedDispatcher(Arc::downgrade(&inner)));
-            inner.capabilities.provide_dispatcher(nested).forget();
+            inner.capabilities.provide_dispatcher(nested);
         }
         Self { inner }
     }

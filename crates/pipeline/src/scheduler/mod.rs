@@ -569,7 +569,7 @@ mod tests {
             .handler(|args, _cx| async move { Ok(args["path"].clone()) })
             .build()
             .unwrap();
-        registry.register(read).unwrap().forget();
+        registry.register(read).unwrap();
         let config = SchedulerConfig::default()
             .with_max_parallel(2)
             .unwrap()

@@ -31,8 +31,7 @@ fn logged_work() -> (Harness, Trail) {
         .tap("policy", move |exec: Arc<ToolExecution>, next| {
             pre.lock().push("pre-execute".to_owned());
             next.run(exec)
-        })
-        .forget();
+        });
     (h, log)
 }
 
@@ -102,7 +101,7 @@ async fn every_refusal_reports_the_end_of_admission_once() {
     }
     // A denial by policy.
     let (h, log) = logged_work();
-    answer_pre(&h, "deny", PreDecision::deny("no")).forget();
+    answer_pre(&h, "deny", PreDecision::deny("no"));
     let code = run(
         &h,
         &log,
@@ -121,8 +120,7 @@ async fn a_call_dropped_during_admission_drops_the_callback_uncalled() {
         .pre_execute()
         .tap("stuck", |_exec: Arc<ToolExecution>, _next| async move {
             futures::future::pending::<PreDecision>().await
-        })
-        .forget();
+        });
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let run = h.pipeline.execute_admitted(
         ToolCall::new("c", "work", "{}"),

@@ -20,7 +20,7 @@ fn asking(
     if let Some(approver) = approver {
         h.provide_approval(approver);
     }
-    answer_pre(&h, "gate", PreDecision::ask("echo has side effects")).forget();
+    answer_pre(&h, "gate", PreDecision::ask("echo has side effects"));
     (h, runs)
 }
 
@@ -213,20 +213,17 @@ async fn allowed_rewritten_runs_the_approvers_arguments_checked_and_judged_again
     h.provide_approval(rewritten(json!("changed")));
     let seen = std::sync::Arc::new(parking_lot::Mutex::new(Vec::new()));
     let judged = seen.clone();
-    h.hooks()
-        .pre_execute()
-        .tap("gate", move |exec, _next| {
-            let text = exec.arguments()["text"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
-            judged.lock().push(text.clone());
-            std::future::ready(match text.as_str() {
-                "forbidden" => PreDecision::deny("not that"),
-                _ => PreDecision::ask("echo has side effects"),
-            })
+    h.hooks().pre_execute().tap("gate", move |exec, _next| {
+        let text = exec.arguments()["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        judged.lock().push(text.clone());
+        std::future::ready(match text.as_str() {
+            "forbidden" => PreDecision::deny("not that"),
+            _ => PreDecision::ask("echo has side effects"),
         })
-        .forget();
+    });
     let out = h.call("c", "echo", r#"{"text": "asked"}"#).await;
     assert!(out.is_success(), "{out:?}");
     assert_eq!(runs.load(Ordering::SeqCst), 1);

@@ -18,8 +18,7 @@ fn gated() -> (Harness, Log, Arc<std::sync::atomic::AtomicUsize>) {
     let log = Log::default();
     log_and_delegate(h.hooks().pre_execute(), "policy", &log, |exec| {
         exec.call_id().as_str().to_owned()
-    })
-    .forget();
+    });
     (h, log, runs)
 }
 

@@ -72,7 +72,9 @@ async fn thousand_concurrent_calls_with_listener_churn_lose_nothing() {
                 for d in [pre, exec, post, obs, guard] {
                     d.dispose();
                 }
-                drop(tool);
+                if let Ok(tool) = tool {
+                    tool.dispose();
+                }
                 churned.fetch_add(1, Ordering::SeqCst);
                 tokio::task::yield_now().await;
             }

@@ -18,8 +18,7 @@ fn policy(h: &Harness) {
                 Some("ask") => PreDecision::ask("sure?"),
                 _ => next.run(exec).await,
             }
-        })
-        .forget();
+        });
 }
 
 #[tokio::test]

@@ -220,25 +220,22 @@ async fn without_a_wrapper_the_body_gets_the_caller_signal() {
 
 /// A `tools/execute` wrapper like the timeout plugin's.
 fn timeout_wrapper(h: &Harness, budget: Duration) {
-    h.hooks()
-        .execute()
-        .tap(
-            ListenerSpec::new("timeout").with_priority(Priority::EARLY),
-            move |req, next| async move {
-                let (req, child) = req.child_cancellation();
-                tokio::select! {
-                    out = next.run(req) => out,
-                    () = tokio::time::sleep(budget) => {
-                        child.cancel();
-                        ExecuteOutput::err(ToolError::with_code(
-                            ToolErrorCode::Timeout,
-                            format!("tool call timed out after {} ms", budget.as_millis()),
-                        ))
-                    }
+    h.hooks().execute().tap(
+        ListenerSpec::new("timeout").with_priority(Priority::EARLY),
+        move |req, next| async move {
+            let (req, child) = req.child_cancellation();
+            tokio::select! {
+                out = next.run(req) => out,
+                () = tokio::time::sleep(budget) => {
+                    child.cancel();
+                    ExecuteOutput::err(ToolError::with_code(
+                        ToolErrorCode::Timeout,
+                        format!("tool call timed out after {} ms", budget.as_millis()),
+                    ))
                 }
-            },
-        )
-        .forget();
+            }
+        },
+    );
 }
 
 // TIMEOUT: a hung body is ended by a wrapper.

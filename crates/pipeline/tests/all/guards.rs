@@ -233,7 +233,7 @@ async fn global_guards_run_before_the_agents_whatever_the_registration_order() {
     assert_eq!(log.entries(), ["global-pass", "global-deny"]);
 
     // Without the global denial, the agent's own guards run, in their order.
-    drop(_g2);
+    _g2.dispose();
     let out = h.call_as("d", "echo", r#"{"text": "x"}"#, "a").await;
     assert_eq!(
         out.provenance.as_ref().unwrap().decider,

@@ -81,7 +81,7 @@ impl Harness {
     /// Registers a global tool; the registration lives as long as the harness
     /// (the disposer is forgotten).
     pub fn add(&self, definition: ToolDefinition) {
-        self.registry.register(definition).unwrap().forget();
+        self.registry.register(definition).unwrap();
     }
 
     /// Registers a tool in `agent`'s own layer, for as long as the returned disposer lives.
@@ -103,10 +103,7 @@ impl Harness {
 
     /// Installs `approver` as the approval service for as long as the harness lives.
     pub fn provide_approval(&self, approver: Arc<Approver>) {
-        self.pipeline
-            .capabilities()
-            .provide_approval(approver)
-            .forget();
+        self.pipeline.capabilities().provide_approval(approver);
     }
 
     pub async fn call(&self, id: &str, name: &str, args: &str) -> Arc<Outcome> {

@@ -23,7 +23,7 @@ async fn no_listener_or_delegating_listeners_allow() {
     );
     let log = Log::default();
     for name in ["outer", "inner"] {
-        log_and_delegate(h.hooks().pre_execute(), name, &log, move |_| name.into()).forget();
+        log_and_delegate(h.hooks().pre_execute(), name, &log, move |_| name.into());
     }
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert!(out.is_success());

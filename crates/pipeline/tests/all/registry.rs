@@ -325,9 +325,11 @@ fn finishes(what: &str, f: impl FnOnce() + Send + 'static) {
 
 #[test]
 fn a_tool_that_owns_disposers_of_its_own_registry_can_be_unregistered() {
-    // A host keeps a mask and a companion tool alive exactly as long as a
-    // tool (the handler owns their disposers). Dropping that tool's last
-    // reference runs them, and they write to the same registry.
+    // A tool's handler owns the disposers of a mask and a companion tool of
+    // the same registry. Unregistering the tool drops its handler (after the
+    // registry's lock is released): dropping the disposers undoes nothing,
+    // so the mask and the companion stay until someone disposes them, which
+    // then finds the registry unlocked.
     finishes("unregistering a tool that owns disposers", || {
         let registry = ToolRegistry::new();
         let agent = AgentId::new("a");
@@ -337,6 +339,7 @@ fn a_tool_that_owns_disposers_of_its_own_registry_can_be_unregistered() {
             .unwrap();
         let companion = registry.register(echo("companion")).unwrap();
         let owned = Arc::new((mask, companion));
+        let kept = owned.clone();
         let owner = raw_tool(
             "owner",
             echo_schema(),
@@ -350,10 +353,16 @@ fn a_tool_that_owns_disposers_of_its_own_registry_can_be_unregistered() {
         owner.dispose();
         assert!(registry.get("owner", None).is_none());
         assert!(
-            registry.get("companion", None).is_none(),
-            "its disposer ran"
+            registry.get("companion", None).is_some(),
+            "still registered"
         );
-        // The mask went with it: the agent sees `other` again.
+        assert!(
+            registry.get("other", Some(&agent)).is_none(),
+            "still masked"
+        );
+        kept.0.dispose();
+        kept.1.dispose();
+        assert!(registry.get("companion", None).is_none());
         assert!(registry.get("other", Some(&agent)).is_some());
     });
 }

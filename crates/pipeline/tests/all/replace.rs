@@ -138,7 +138,9 @@ fn replacing_in_an_agent_scope_leaves_the_global_layer_alone() {
             vec![tool("t", "Own 2.")],
         )
         .unwrap();
-    drop(own);
+    // The first replace's disposers are stale: disposing them leaves the
+    // second replace's tool.
+    own.iter().for_each(|d| d.dispose());
     assert_eq!(
         registry
             .get("t", Some(&agent))

@@ -43,20 +43,17 @@ fn instrumented() -> (Harness, Log) {
     }));
     let hooks = h.hooks();
     let l = log.clone();
-    hooks
-        .pre_execute()
-        .tap("log-pre", move |exec, next| {
-            l.push("pre");
-            let mode = exec.arg_str("mode").unwrap_or_default().to_owned();
-            async move {
-                match mode.as_str() {
-                    "deny" => PreDecision::deny("denied on request"),
-                    "ask" => PreDecision::ask("asked on request"),
-                    _ => next.run(exec).await,
-                }
+    hooks.pre_execute().tap("log-pre", move |exec, next| {
+        l.push("pre");
+        let mode = exec.arg_str("mode").unwrap_or_default().to_owned();
+        async move {
+            match mode.as_str() {
+                "deny" => PreDecision::deny("denied on request"),
+                "ask" => PreDecision::ask("asked on request"),
+                _ => next.run(exec).await,
             }
-        })
-        .forget();
+        }
+    });
     let l = log.clone();
     hooks
         .guards()
@@ -67,47 +64,37 @@ fn instrumented() -> (Harness, Log) {
             } else {
                 GuardVerdict::Pass
             }
-        })
-        .forget();
+        });
     let l = log.clone();
-    hooks
-        .execute()
-        .tap("log-execute", move |req, next| {
-            l.push("execute");
-            let timeout = req.execution().arg_str("mode") == Some("timeout");
-            async move {
-                if timeout {
-                    return ExecuteOutput::err(ToolError::with_code(
-                        ToolErrorCode::Timeout,
-                        "timed out on request",
-                    ));
-                }
-                next.run(req).await
+    hooks.execute().tap("log-execute", move |req, next| {
+        l.push("execute");
+        let timeout = req.execution().arg_str("mode") == Some("timeout");
+        async move {
+            if timeout {
+                return ExecuteOutput::err(ToolError::with_code(
+                    ToolErrorCode::Timeout,
+                    "timed out on request",
+                ));
             }
-        })
-        .forget();
+            next.run(req).await
+        }
+    });
     let l = log.clone();
-    hooks
-        .post_execute()
-        .tap("log-post", move |input, next| {
-            l.push("post");
-            let block = input.execution.as_ref().and_then(|e| e.arg_str("mode")) == Some("block");
-            async move {
-                if block {
-                    return PostDecision::accept().block("blocked on request");
-                }
-                next.run(input).await
+    hooks.post_execute().tap("log-post", move |input, next| {
+        l.push("post");
+        let block = input.execution.as_ref().and_then(|e| e.arg_str("mode")) == Some("block");
+        async move {
+            if block {
+                return PostDecision::accept().block("blocked on request");
             }
-        })
-        .forget();
+            next.run(input).await
+        }
+    });
     let l = log.clone();
-    hooks
-        .result()
-        .tap(
-            "log-result",
-            move |_record: &Arc<tack_core::hooks::ExecutionRecord>| l.push("result"),
-        )
-        .forget();
+    hooks.result().tap(
+        "log-result",
+        move |_record: &Arc<tack_core::hooks::ExecutionRecord>| l.push("result"),
+    );
     (h, log)
 }
 

@@ -32,10 +32,8 @@ fn tool(name: &str, tier: Tier) -> Result<ToolDefinition, Box<dyn std::error::Er
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = ToolRegistry::new();
-    registry.register(tool("bash", Tier::Executes)?)?.forget();
-    registry
-        .register(tool("read_file", Tier::ReadOnly)?)?
-        .forget();
+    registry.register(tool("bash", Tier::Executes)?)?;
+    registry.register(tool("read_file", Tier::ReadOnly)?)?;
 
     // Install: rules from TOML, paths relative to the workspace root, and an
     // approver for UIs whose "always" answers become session rules.

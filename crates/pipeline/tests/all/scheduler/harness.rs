@@ -70,11 +70,7 @@ impl Bench {
             started: Arc::default(),
             _observer: observer,
         };
-        bench
-            .registry
-            .register(bench.work("work"))
-            .unwrap()
-            .forget();
+        bench.registry.register(bench.work("work")).unwrap();
         bench
     }
 
@@ -169,7 +165,7 @@ impl Bench {
             .handler(handler)
             .build()
             .unwrap();
-        self.registry.register(definition).unwrap().forget();
+        self.registry.register(definition).unwrap();
     }
 
     pub fn scheduler(&self, config: SchedulerConfig) -> TurnScheduler {

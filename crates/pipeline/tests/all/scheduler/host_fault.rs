@@ -80,7 +80,7 @@ fn setup(recorder: Arc<Faulty>) -> Setup {
             })
             .build()
             .unwrap();
-        registry.register(tool).unwrap().forget();
+        registry.register(tool).unwrap();
     }
     let hooks = ToolHooks::new();
     let observed: Arc<Mutex<Vec<Arc<Outcome>>>> = Arc::default();

@@ -37,14 +37,13 @@ async fn calls_after_a_barrier_are_reclassified() {
                     if let Some(old) = slot.lock().take() {
                         old.dispose();
                     }
-                    registry.register(replacement.clone()).unwrap().forget();
+                    registry.register(replacement.clone()).unwrap();
                     async move { Ok(json!({})) }
                 })
                 .build()
                 .unwrap(),
         )
-        .unwrap()
-        .forget();
+        .unwrap();
     assert_eq!(
         b.pipeline.execution_mode(&flip("x", 1)),
         tack_pipeline::ExecutionMode::Parallel
@@ -71,8 +70,7 @@ async fn a_result_observer_can_make_the_next_call_exclusive() {
     let b = Arc::new(Bench::new());
     b.registry
         .register(b.work_classified("flip", |_| true))
-        .unwrap()
-        .forget();
+        .unwrap();
     let replacement = Mutex::new(Some(b.work_classified("flip", |_| false)));
     let registry = b.registry.clone();
     let _observer = b
@@ -85,8 +83,7 @@ async fn a_result_observer_can_make_the_next_call_exclusive() {
             {
                 registry
                     .register_in(Scope::Agent(AgentId::new("a")), exclusive)
-                    .unwrap()
-                    .forget();
+                    .unwrap();
             }
         });
     let out = b

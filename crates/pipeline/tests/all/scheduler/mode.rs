@@ -43,7 +43,7 @@ fn mode_as(r: &ToolRegistry, name: &str, args: &str, agent: &str) -> ExecutionMo
 fn no_classifier_is_exclusive() {
     // MODE-002
     let r = ToolRegistry::new();
-    r.register(tool("plain", None)).unwrap().forget();
+    r.register(tool("plain", None)).unwrap();
     assert_eq!(
         mode(&r, "plain", r#"{"path": "a"}"#),
         ExecutionMode::Exclusive
@@ -55,8 +55,7 @@ fn the_classifier_decides_per_call_from_the_arguments() {
     // MODE-004
     let r = ToolRegistry::new();
     r.register(tool("fs", Some(|a| a["write"] != json!(true))))
-        .unwrap()
-        .forget();
+        .unwrap();
     assert_eq!(mode(&r, "fs", r#"{"path": "a"}"#), ExecutionMode::Parallel);
     assert_eq!(
         mode(&r, "fs", r#"{"path": "a", "write": true}"#),
@@ -97,8 +96,7 @@ fn invalid_or_unparseable_arguments_are_exclusive_without_asking_the_classifier(
     let consulted = Arc::new(Mutex::new(0));
     let r = ToolRegistry::new();
     r.register(ToolDefinition::from_tool(TypedRead(consulted.clone())).unwrap())
-        .unwrap()
-        .forget();
+        .unwrap();
     for bad in [r#"{"path": 1}"#, "{}", "not json", "[1]", r#"{"path": "#] {
         assert_eq!(
             mode(&r, "typed_read", bad),
@@ -123,9 +121,8 @@ fn a_panicking_or_false_classifier_is_exclusive() {
     // MODE-006 (a truthy non-boolean cannot be returned: the classifier returns `bool`)
     let r = ToolRegistry::new();
     r.register(tool("boom", Some(|_| panic!("classifier blew up"))))
-        .unwrap()
-        .forget();
-    r.register(tool("no", Some(|_| false))).unwrap().forget();
+        .unwrap();
+    r.register(tool("no", Some(|_| false))).unwrap();
     assert_eq!(
         mode(&r, "boom", r#"{"path": "a"}"#),
         ExecutionMode::Exclusive
@@ -153,8 +150,7 @@ fn a_raw_classifier_gets_the_parsed_arguments_unchanged() {
             .build()
             .unwrap(),
     )
-    .unwrap()
-    .forget();
+    .unwrap();
     let raw = r#"{"z": 1, "anything": 18446744073709551615, "a": 1.50}"#;
     assert_eq!(mode(&r, "raw", raw), ExecutionMode::Parallel);
     let saw: Value = serde_json::from_str(&seen.lock()[0]).unwrap();
@@ -171,11 +167,10 @@ fn hidden_unknown_and_code_mode_direct_calls_are_exclusive() {
     // MODE-008
     let r = ToolRegistry::new();
     let safe: fn(&Value) -> bool = |_| true;
-    r.register(tool("read", Some(safe))).unwrap().forget();
-    r.register(tool("other", Some(safe))).unwrap().forget();
+    r.register(tool("read", Some(safe))).unwrap();
+    r.register(tool("other", Some(safe))).unwrap();
     r.register_in(Scope::Agent(AgentId::new("a")), tool("mine", Some(safe)))
-        .unwrap()
-        .forget();
+        .unwrap();
     let args = r#"{"path": "x"}"#;
     assert_eq!(mode(&r, "nope", args), ExecutionMode::Exclusive);
     assert_eq!(mode(&r, "bad name!", args), ExecutionMode::Exclusive);
@@ -185,8 +180,7 @@ fn hidden_unknown_and_code_mode_direct_calls_are_exclusive() {
     assert_eq!(mode(&r, "mine", args), ExecutionMode::Exclusive);
     // Restricted away from b.
     r.restrict(&AgentId::new("b"), Restriction::deny(["read"]))
-        .unwrap()
-        .forget();
+        .unwrap();
     assert_eq!(mode_as(&r, "read", args, "b"), ExecutionMode::Exclusive);
     assert_eq!(mode_as(&r, "other", args, "b"), ExecutionMode::Parallel);
     // Code presentation: a model-direct native call is unknown, so exclusive.

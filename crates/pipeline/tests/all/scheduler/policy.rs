@@ -51,8 +51,7 @@ where
                 log.push(format!("pre {}", exec.call_id()));
                 decision.await
             }
-        })
-        .forget();
+        });
 }
 
 /// Takes `ms` (from the call's arguments) to answer, then allows once.
@@ -84,8 +83,7 @@ async fn pre_execute_and_approval_run_in_model_order_and_never_overlap() {
     let log = Log::new();
     b.pipeline
         .capabilities()
-        .provide_approval(Arc::new(SlowApprover(log.clone())))
-        .forget();
+        .provide_approval(Arc::new(SlowApprover(log.clone())));
     let pre = log.clone();
     // Slower for earlier calls: without ordering, later calls would overtake.
     logged_pre(&b, &log, "slow-policy", move |exec, _next| {
@@ -134,22 +132,18 @@ async fn guards_are_admission_too() {
     let b = Bench::new();
     let log = Log::new();
     let seen = log.clone();
-    b.pipeline
-        .hooks()
-        .guards()
-        .add_async(
-            Scope::Global,
-            "slow-guard",
-            move |exec: Arc<ToolExecution>| {
-                let seen = seen.clone();
-                async move {
-                    seen.push(format!("guard {}", exec.call_id()));
-                    tokio::time::sleep(Duration::from_millis(2)).await;
-                    GuardVerdict::Pass
-                }
-            },
-        )
-        .forget();
+    b.pipeline.hooks().guards().add_async(
+        Scope::Global,
+        "slow-guard",
+        move |exec: Arc<ToolExecution>| {
+            let seen = seen.clone();
+            async move {
+                seen.push(format!("guard {}", exec.call_id()));
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                GuardVerdict::Pass
+            }
+        },
+    );
     b.run(10, vec![work("c1", 10, true), work("c2", 10, true)])
         .await;
     assert_eq!(log.entries(), ["0 guard c1", "2 guard c2"]);
@@ -170,17 +164,13 @@ async fn denials_and_panicking_policy_are_ordered_and_never_dispatched() {
         }
     });
     let post = log.clone();
-    b.pipeline
-        .hooks()
-        .post_execute()
-        .tap(
-            ListenerSpec::new("post"),
-            move |input: tack_core::hooks::PostExecuteInput, next| {
-                post.push(format!("post {}", input.outcome.call_id));
-                next.run(input)
-            },
-        )
-        .forget();
+    b.pipeline.hooks().post_execute().tap(
+        ListenerSpec::new("post"),
+        move |input: tack_core::hooks::PostExecuteInput, next| {
+            post.push(format!("post {}", input.outcome.call_id));
+            next.run(input)
+        },
+    );
     let out = b
         .run(
             10,

@@ -1268,7 +1268,7 @@ impl Server {
         let remove: Vec<String> = old.keys().cloned().collect();
         // The old disposers only remove their own registrations: after the
         // replace they are no-ops, and dropping them (at return) changes
-        // nothing.
+        // nothing (dropping a disposer never does).
         let remove = &remove;
         loop {
             let sources: Vec<(String, Value)> = fresh
@@ -1300,6 +1300,10 @@ impl Server {
                     }
                     if refused.is_none() || fresh.len() == before {
                         tracing::warn!(server = %self.name, "MCP tools not re-registered: {e}");
+                        // None of the server's tools stays registered.
+                        for (_, (_, disposer)) in old {
+                            disposer.dispose();
+                        }
                         return Vec::new();
                     }
                     tracing::warn!(server = %self.name, tool = ?refused, "MCP tool not registered: {e}");

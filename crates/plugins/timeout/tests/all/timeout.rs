@@ -324,8 +324,7 @@ async fn budget_comes_from_the_agents_visible_definition() {
     let mut r = registry([tool("t", Some(10_000), cooperative)]);
     let a = AgentId::new("a");
     r.register_in(Scope::Agent(a.clone()), &tool("t", Some(50), cooperative))
-        .unwrap()
-        .forget();
+        .unwrap();
     r.install().unwrap();
     let out = r
         .call(Call::raw("t", "{}").id("c").agent(a))
@@ -432,7 +431,7 @@ fn the_timeout_is_placed_by_name() {
         TimeoutPolicy::new(TimeoutConfig::default().after("retry").before("log")).unwrap();
     let between = between.attach(r.hooks()).unwrap();
     assert_eq!(execute_names(&r), ["retry", "timeout", "log"]);
-    drop(between);
+    between.dispose();
     assert_eq!(execute_names(&r), ["retry", "log"]);
 }
 

@@ -3,7 +3,8 @@
 use tack_core::hook::Disposables;
 use tack_core::host::PluginHost;
 use tack_core::plugin::{Plugin, PluginError};
-use tack_pipeline::Pipeline;
+
+use crate::{Pipeline, ToolRegistry};
 
 enum Entry {
     Value(Box<dyn Plugin>),
@@ -12,19 +13,29 @@ enum Entry {
 
 /// Composes plugins, by value or by `inventory` name, into one [`Pipeline`]
 /// (its registry, hook points and capability slots) and one [`Disposables`],
-/// installed in the order given.
+/// installed in the order given: the one way a host installs plugins.
 ///
 /// ```
-/// use tack_agent::PluginSet;
-/// use tack_timeout::TimeoutPolicy;
-/// let set = PluginSet::new()
-///     .with(TimeoutPolicy::default())
-///     .with_named("builtin-tools")
-///     .build()
-///     .unwrap();
-/// assert!(set.pipeline.registry().get("read_file", None).is_some());
-/// assert_eq!(set.installed, ["timeout", "builtin-tools"]);
-/// assert!(PluginSet::new().with_named("no-such-plugin").build().is_err());
+/// use tack_core::prelude::*;
+/// use tack_pipeline::PluginSet;
+///
+/// let gate = plugin_fn("read-only", |cx| {
+///     cx.hooks().pre_execute().tap("read-only", |exec, next| async move {
+///         if !exec.tier().is_read_only() {
+///             return PreDecision::deny("this session is read-only");
+///         }
+///         next.run(exec).await
+///     });
+///     Ok(())
+/// });
+/// let set = PluginSet::new().with(gate).build().unwrap();
+/// assert_eq!(set.installed, ["read-only"]);
+/// assert_eq!(set.pipeline.hooks().pre_execute().listener_count(), 1);
+/// set.disposables.dispose(); // unloads every plugin of the set
+/// assert_eq!(set.pipeline.hooks().pre_execute().listener_count(), 0);
+///
+/// let err = PluginSet::new().with_named("no-such-plugin").build().unwrap_err();
+/// assert!(err.to_string().contains("no-such-plugin"), "{err}");
 /// ```
 #[must_use]
 pub struct PluginSet {
@@ -47,13 +58,14 @@ impl Default for PluginSet {
 }
 
 /// The result of [`PluginSet::build`]: the pipeline and every plugin's
-/// footprint. Dropping `disposables` unloads the plugins.
+/// footprint. The plugins stay installed until `disposables` is disposed
+/// (dropping this value unloads nothing).
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct InstalledPlugins {
     /// The pipeline the plugins installed into (its registry holds their tools).
     pub pipeline: Pipeline,
-    /// Every plugin's registrations; drop (or dispose) to unload them.
+    /// Every plugin's registrations; dispose them to unload the plugins.
     pub disposables: Disposables,
     /// The installed plugins' names, in installation order.
     pub installed: Vec<String>,
@@ -62,7 +74,7 @@ pub struct InstalledPlugins {
 impl PluginSet {
     /// An empty set over a new pipeline over a new registry.
     pub fn new() -> Self {
-        Self::over(Pipeline::new(tack_pipeline::ToolRegistry::new()))
+        Self::over(Pipeline::new(ToolRegistry::new()))
     }
 
     /// An empty set over `pipeline` (e.g. one with a custom config).
@@ -105,9 +117,13 @@ impl PluginSet {
             pipeline.registry(),
         );
         for entry in &self.entries {
-            match entry {
-                Entry::Value(plugin) => host.install(&**plugin)?,
-                Entry::Named(name) => host.install_named(name)?,
+            let installed = match entry {
+                Entry::Value(plugin) => host.install(&**plugin),
+                Entry::Named(name) => host.install_named(name),
+            };
+            if let Err(e) = installed {
+                host.into_disposables().dispose();
+                return Err(e);
             }
         }
         let installed = host
