@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use tack_core::hooks::ToolHooks;
 use tack_core::host::{NewExecutionToken, NewToolExecution};
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
 use tack_permission::{Action, Mode, Permission, PermissionConfig, Rule, RuleSet};
@@ -110,8 +109,11 @@ fn bench(c: &mut Criterion) {
     );
 
     // The listener as the pipeline runs it: a tools/pre-execute dispatch.
-    let hooks = ToolHooks::new();
-    let _listener = gate.attach(&hooks);
+    let plugins = tack_pipeline::PluginSet::new()
+        .with(gate.clone())
+        .build()
+        .unwrap();
+    let hooks = plugins.pipeline.hooks();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

@@ -4,8 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tack_core::hook::{AgentId, Disposer, ListenerSpec, Priority, Scope};
-use tack_core::hooks::ToolHooks;
+use tack_core::hook::{AgentId, ListenerSpec, Priority, Scope};
 use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory};
 use tack_core::policy::ApprovalService;
 use tack_core::tool::ToolExecution;
@@ -25,17 +24,18 @@ pub const PLUGIN_NAME: &str = "permission";
 /// listener named `permission` and, if configured, an approver.
 ///
 /// ```
-/// use tack_core::hooks::ToolHooks;
 /// use tack_permission::{Mode, Permission, PermissionConfig, Rule};
+/// use tack_pipeline::PluginSet;
 ///
 /// let gate = Permission::new(PermissionConfig::default()
 ///     .mode(Mode::AcceptEdits)
 ///     .rule(Rule::deny("bash").command("command", "rm *").build().unwrap())
 ///);
-/// let hooks = ToolHooks::new();
-/// let disposer = gate.attach(&hooks);
+/// let plugins = PluginSet::new().with(gate).build().unwrap();
+/// let hooks = plugins.pipeline.hooks();
 /// assert_eq!(hooks.pre_execute().listener_names(None)[0].as_ref(), "permission");
-/// disposer.dispose();
+/// plugins.disposables.dispose(); // unload
+/// assert_eq!(hooks.pre_execute().listener_count(), 0);
 /// ```
 #[derive(Clone)]
 pub struct Permission {
@@ -108,17 +108,6 @@ impl Permission {
         self.approver = Some(approver);
         self
     }
-
-    /// Registers the listener on `hooks` directly, without the approver
-    /// (what `install` does for the listener); returns its disposer.
-    pub fn attach(&self, hooks: &ToolHooks) -> Disposer {
-        let spec = ListenerSpec::new(PLUGIN_NAME)
-            .with_scope(self.scope.clone())
-            .with_priority(self.priority);
-        hooks
-            .pre_execute()
-            .register(spec, GateListener(self.state.clone()))
-    }
 }
 
 impl Plugin for Permission {
@@ -127,8 +116,12 @@ impl Plugin for Permission {
     }
 
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let disposer = self.attach(cx.hooks().tool_hooks());
-        cx.keep(disposer);
+        let spec = ListenerSpec::new(PLUGIN_NAME)
+            .with_scope(self.scope.clone())
+            .with_priority(self.priority);
+        cx.hooks()
+            .pre_execute()
+            .register(spec, GateListener(self.state.clone()));
         if let Some(approver) = &self.approver {
             cx.provide_approval(approver.clone());
         }

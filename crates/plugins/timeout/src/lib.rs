@@ -46,7 +46,7 @@
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! use std::time::Duration;
-//! use tack_core::hooks::ToolHooks;
+//! use tack_pipeline::PluginSet;
 //! use tack_timeout::{TimeoutConfig, TimeoutPolicy};
 //!
 //! let policy = TimeoutPolicy::new(TimeoutConfig::default()
@@ -58,10 +58,10 @@
 //! assert_eq!(policy.budget_for(None), Some(Duration::from_secs(60)));
 //! assert_eq!(policy.budget_for(Some(Duration::from_secs(900))), Some(Duration::from_secs(300)));
 //!
-//! let hooks = ToolHooks::new();
-//! let disposer = policy.attach(&hooks).unwrap(); // without a plugin host
-//! assert_eq!(hooks.execute().listener_count(), 1);
-//! disposer.dispose();
+//! let plugins = PluginSet::new().with(policy).build().unwrap();
+//! let hooks = plugins.pipeline.hooks();
+//! assert_eq!(hooks.execute().listener_names(None), ["timeout".into()] as [std::sync::Arc<str>; 1]);
+//! plugins.disposables.dispose(); // unload
 //! assert_eq!(hooks.execute().listener_count(), 0);
 //! # }
 //! ```

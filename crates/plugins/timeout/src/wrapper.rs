@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use tack_core::hook::{Disposer, ListenerSpec, Next, OrderError, Priority, WaterfallListener};
-use tack_core::hooks::{ExecuteOutput, ExecuteRequest, ToolHooks};
+use tack_core::hook::{ListenerSpec, Next, Priority, WaterfallListener};
+use tack_core::hooks::{ExecuteOutput, ExecuteRequest};
 use tack_core::tool::{ToolError, ToolErrorCode};
 
 use crate::TimeoutPolicy;
@@ -21,22 +21,6 @@ impl TimeoutPolicy {
         ListenerSpec::new(LISTENER_NAME)
             .with_scope(self.scope.clone())
             .with_priority(Priority::EARLY)
-    }
-
-    /// Registers the wrapper on `hooks` directly (without a plugin host),
-    /// returning its disposer. Installed as a plugin, it belongs to the
-    /// plugin's footprint instead.
-    ///
-    /// # Errors
-    ///
-    /// [`OrderError`] when the policy is placed before or after a listener
-    /// that is not registered on `tools/execute` (register that one first).
-    pub fn attach(&self, hooks: &ToolHooks) -> Result<Disposer, OrderError> {
-        hooks.execute().register_with(
-            self.spec(),
-            self.order.clone(),
-            TimeoutWrapper::new(self.clone()),
-        )
     }
 }
 
