@@ -434,10 +434,7 @@ async fn an_agent_id_applies_the_registrys_masks_to_the_loop() {
     let pipeline = registry();
     let registry = pipeline.registry().clone();
     let mask = registry
-        .restrict(
-            &tack_core::hook::AgentId::from("helper"),
-            tack_pipeline::Restriction::deny(["note"]),
-        )
+        .restrict("helper", tack_pipeline::Restriction::deny(["note"]))
         .unwrap();
     for (agent, offered, result) in [
         (Some("helper"), Vec::<String>::new(), "UNKNOWN_TOOL"),

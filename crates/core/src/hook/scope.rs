@@ -76,6 +76,14 @@ impl From<String> for AgentId {
     }
 }
 
+/// A clone (cheap: the name is shared), so every API that names an agent
+/// takes `impl Into<AgentId>` and an `&AgentId` in hand works as well.
+impl From<&AgentId> for AgentId {
+    fn from(value: &AgentId) -> Self {
+        value.clone()
+    }
+}
+
 impl serde::Serialize for AgentId {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&self.0)

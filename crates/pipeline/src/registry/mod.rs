@@ -388,9 +388,10 @@ impl ToolRegistry {
     /// global tools).
     pub fn restrict(
         &self,
-        agent: &AgentId,
+        agent: impl Into<AgentId>,
         restriction: Restriction,
     ) -> Result<Disposer, RestrictError> {
+        let agent = &agent.into();
         if restriction.is_empty() {
             return Err(RestrictError::Empty);
         }

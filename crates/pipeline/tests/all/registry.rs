@@ -126,11 +126,11 @@ fn run_code_cannot_be_restricted() {
     let registry = ToolRegistry::new();
     let _echo = registry.register(echo("echo")).unwrap();
     let err = registry
-        .restrict(&AgentId::new("a"), Restriction::deny([RUN_CODE]))
+        .restrict(AgentId::new("a"), Restriction::deny([RUN_CODE]))
         .unwrap_err();
     assert_eq!(err, RestrictError::Reserved);
     let err = registry
-        .restrict(&AgentId::new("a"), Restriction::allow(["echo", RUN_CODE]))
+        .restrict(AgentId::new("a"), Restriction::allow(["echo", RUN_CODE]))
         .unwrap_err();
     assert_eq!(err, RestrictError::Reserved);
 }

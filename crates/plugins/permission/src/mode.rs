@@ -164,7 +164,7 @@ impl Modes {
     }
 
     /// Removes one agent's override (it follows the default again).
-    pub fn clear_agent(&self, agent: &AgentId) {
-        self.inner.write().agents.remove(agent);
+    pub fn clear_agent(&self, agent: impl Into<AgentId>) {
+        self.inner.write().agents.remove(&agent.into());
     }
 }

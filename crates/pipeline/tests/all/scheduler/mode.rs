@@ -179,7 +179,7 @@ fn hidden_unknown_and_code_mode_direct_calls_are_exclusive() {
     assert_eq!(mode_as(&r, "mine", args, "b"), ExecutionMode::Exclusive);
     assert_eq!(mode(&r, "mine", args), ExecutionMode::Exclusive);
     // Restricted away from b.
-    r.restrict(&AgentId::new("b"), Restriction::deny(["read"]))
+    r.restrict(AgentId::new("b"), Restriction::deny(["read"]))
         .unwrap();
     assert_eq!(mode_as(&r, "read", args, "b"), ExecutionMode::Exclusive);
     assert_eq!(mode_as(&r, "other", args, "b"), ExecutionMode::Parallel);

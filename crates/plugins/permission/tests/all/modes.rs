@@ -112,7 +112,7 @@ fn per_agent_mode_overrides_the_default_both_ways() {
     gate.modes()
         .set_agent(AgentId::new("planner"), Mode::AcceptEdits);
     assert_eq!(gate.evaluate(&w("planner")).action, Action::Allow);
-    gate.modes().clear_agent(&AgentId::new("planner"));
+    gate.modes().clear_agent(AgentId::new("planner"));
     assert_eq!(gate.evaluate(&w("planner")).action, Action::Ask);
     // APR-012 (live switch): the default changes for the next call.
     gate.modes().set_default(Mode::ReadOnly);
