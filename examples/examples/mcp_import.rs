@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use tack_agent::PluginSet;
 use tack_core::prelude::*;
-use tack_mcp::{ClientOptions, McpConfig, McpPlugin};
+use tack_mcp::{ClientOptions, McpClient, McpConfig};
 use tack_pipeline::{Pipeline, ToolRegistry};
 
 const INSTALL: &str = "is missing: run `npm ci --prefix .ci/node --no-audit --no-fund`";
@@ -41,7 +41,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = ToolRegistry::new();
     let pipeline = Pipeline::new(registry.clone());
     let registrar = Arc::new(registry.clone()); // where the server's tools go
-    let plugin = McpPlugin::connect(&config, ClientOptions::default(), registrar).await;
+    let plugin = McpClient::connect(&config, ClientOptions::default(), registrar).await;
     if let Some(failure) = plugin.failures().first() {
         return Err(failure.to_string().into());
     }

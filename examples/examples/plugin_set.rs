@@ -11,7 +11,7 @@ use tack_core::host::plugin_factories;
 use tack_core::plugin::PluginFactory;
 use tack_core::prelude::*;
 use tack_sandbox::{Sandbox, SandboxPolicy};
-use tack_timeout::{TimeoutConfig, TimeoutPolicy};
+use tack_timeout::{Timeout, TimeoutConfig};
 use tack_tools as _; // a crate whose plugins are installed by name must be linked
 
 fn read_only() -> Box<dyn Plugin> {
@@ -43,7 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let timeouts = TimeoutConfig::default().grace(Duration::from_millis(500));
     let plugins = PluginSet::new()
         .with(sandbox)
-        .with(TimeoutPolicy::new(timeouts)?)
+        .with(Timeout::new(timeouts)?)
         .with_named("builtin-tools")
         .with_named("read-only")
         .build()?;

@@ -49,7 +49,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     // The timeout first: the retry places itself before (outside) it by name.
     let plugins = PluginSet::new()
-        .with(tack_timeout::TimeoutPolicy::default())
+        .with(tack_timeout::Timeout::default())
         .with(retry)
         .build()?;
     let pipeline = &plugins.pipeline;

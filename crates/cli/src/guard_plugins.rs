@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tack_permission::{PermissionConfig, RuleSet};
 use tack_sandbox::{CommandAdmission, Enforcement, Sandbox, SandboxMode, SandboxPolicy};
-use tack_timeout::{TimeoutConfig, TimeoutPolicy};
+use tack_timeout::{Timeout, TimeoutConfig};
 
 use crate::args::SessionArgs;
 use crate::sandbox_layer::SandboxLayer;
@@ -15,10 +15,10 @@ use crate::settings::{Settings, user_settings_path};
 
 /// The `tool_timeout` setting as a policy: no setting, the plugin's default
 /// budgets; a setting, that budget as both default and ceiling.
-pub fn timeout(settings: &Settings) -> Result<TimeoutPolicy, String> {
+pub fn timeout(settings: &Settings) -> Result<Timeout, String> {
     match settings.tool_timeout.value {
-        None => Ok(TimeoutPolicy::default()),
-        Some(budget) => TimeoutPolicy::new(
+        None => Ok(Timeout::default()),
+        Some(budget) => Timeout::new(
             TimeoutConfig::default()
                 .default_budget(budget)
                 .ceiling(budget)

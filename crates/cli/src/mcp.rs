@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use tack_mcp::{ClientOptions, McpConfig, McpPlugin};
+use tack_mcp::{ClientOptions, McpClient, McpConfig};
 use tack_pipeline::ToolRegistry;
 
 use crate::args::SessionArgs;
@@ -63,7 +63,7 @@ pub async fn client(
     args: &SessionArgs,
     settings: &Settings,
     registry: &ToolRegistry,
-) -> Result<Option<McpPlugin>, String> {
+) -> Result<Option<McpClient>, String> {
     let (config, files) = config(root, args, settings)?;
     // The bytes parsed are the bytes judged (the gate before the session
     // read them once already; a file swapped since is caught here).
@@ -95,7 +95,7 @@ pub async fn client(
     if let Some(file) = crate::mcp_sign_in::token_file() {
         options = options.token_file(file);
     }
-    let plugin = McpPlugin::connect(&config, options, Arc::new(registry.clone())).await;
+    let plugin = McpClient::connect(&config, options, Arc::new(registry.clone())).await;
     for failure in plugin.failures() {
         eprintln!(
             "tack: warning: {}",

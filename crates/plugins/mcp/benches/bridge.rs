@@ -30,7 +30,7 @@ use tack_core::capability::ToolDispatcher;
 use tack_core::context::ToolRunContext;
 use tack_core::host::PluginHost;
 use tack_core::tool::{OutputSpec, Tier, ToolCall, ToolDefinition};
-use tack_mcp::{ClientOptions, McpConfig, McpPlugin, McpServer, ServerConfig};
+use tack_mcp::{ClientOptions, McpClient, McpConfig, McpServer, ServerConfig};
 use tack_pipeline::{Pipeline, ToolRegistry};
 use tokio::runtime::Runtime;
 
@@ -166,7 +166,7 @@ fn bench_on(c: &mut Criterion, runtime: &str, rt: &Runtime) {
 
     let client = ToolRegistry::new();
     let in_process = ServerConfig::InProcess { server };
-    let plugin = rt.block_on(McpPlugin::connect(
+    let plugin = rt.block_on(McpClient::connect(
         &McpConfig::new().with_server("a", in_process),
         ClientOptions::default(),
         Arc::new(client.clone()),

@@ -1,6 +1,6 @@
 //! tack's MCP client for the conformance suite's client scenarios: the
 //! suite runs `conformance_client URL` with `MCP_CONFORMANCE_SCENARIO` set.
-//! It connects through [`McpPlugin`] (the server named `conformance`), and
+//! It connects through [`McpClient`] (the server named `conformance`), and
 //! for `tools_call` calls `add_numbers` through a tack pipeline; for
 //! `sep-2322-client-request-state` it calls the scenario's `test_mrtr_*`
 //! tools, whose servers ask for input (2026-07-28 `input_required`), with a
@@ -26,8 +26,8 @@ use tack_core::capability::{
 use tack_core::host::PluginHost;
 use tack_core::tool::{CallId, ToolCall};
 use tack_mcp::{
-    AuthorizationPrompt, Authorizer, ClientOptions, ClientSecret, EnterpriseIdp, McpConfig,
-    McpPlugin, OAuthGrant, OAuthSettings, ServerConfig,
+    AuthorizationPrompt, Authorizer, ClientOptions, ClientSecret, EnterpriseIdp, McpClient,
+    McpConfig, OAuthGrant, OAuthSettings, ServerConfig,
 };
 use tack_pipeline::{Pipeline, ToolRegistry};
 
@@ -182,7 +182,7 @@ async fn main() -> ExitCode {
     let pipeline = Pipeline::new(registry.clone());
     let server = ServerConfig::http(url).with_oauth(oauth_settings(&scenario));
     let config = McpConfig::new().with_server("conformance", server);
-    let plugin = McpPlugin::connect(
+    let plugin = McpClient::connect(
         &config,
         ClientOptions::default()
             .startup_timeout(Duration::from_secs(10))

@@ -2,7 +2,7 @@
 //!
 //! The Model Context Protocol both ways, on the official Rust SDK (`rmcp`):
 //!
-//! * **client** — [`McpPlugin`] starts the servers of an `.mcp.json`
+//! * **client** — [`McpClient`] starts the servers of an `.mcp.json`
 //!   ([`McpConfig`]) over stdio or streamable HTTP and registers each tool
 //!   as `mcp__<server>__<tool>` ([`tack_tool_name`]); every call goes
 //!   through the host's pipeline (schema validation, permission, approval,
@@ -32,7 +32,7 @@ mod stdio;
 pub use client::mapping::{
     MAX_SCHEMA_BYTES, PERMISSIVE_OUTPUT, content_block, content_blocks, tier_from_annotations,
 };
-pub use client::{ClientOptions, DEFAULT_CALL_TIMEOUT, McpPlugin, McpProgress, PLUGIN_NAME};
+pub use client::{ClientOptions, DEFAULT_CALL_TIMEOUT, McpClient, McpProgress, PLUGIN_NAME};
 pub use config::{McpConfig, ServerConfig};
 pub use error::McpError;
 pub use names::{server_prefix, tack_tool_name};

@@ -8,7 +8,7 @@ use serde_json::json;
 use tack_core::host::PluginHost;
 use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
 use tack_pipeline::{Pipeline, ToolRegistry};
-use tack_timeout::{TimeoutConfig, TimeoutPolicy};
+use tack_timeout::{Timeout, TimeoutConfig};
 use tokio_util::sync::CancellationToken;
 
 #[tokio::main(flavor = "current_thread")]
@@ -31,7 +31,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
 
     // Install: a 100 ms grace period instead of the default 2 s.
-    let policy = TimeoutPolicy::new(TimeoutConfig::default().grace(Duration::from_millis(100)))?;
+    let policy = Timeout::new(TimeoutConfig::default().grace(Duration::from_millis(100)))?;
     let pipeline = Pipeline::new(registry.clone());
     let mut host = PluginHost::new(pipeline.hooks(), pipeline.capabilities(), &registry);
     host.install(&policy)?;

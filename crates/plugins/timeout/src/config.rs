@@ -7,13 +7,13 @@ use std::time::Duration;
 use tack_core::hook::Scope;
 use tack_core::serde::{Deserialize, Deserializer};
 
-/// What [`TimeoutPolicy::new`](crate::TimeoutPolicy::new) builds the plugin
+/// What [`Timeout::new`](crate::Timeout::new) builds the plugin
 /// from. Build it with its methods, or deserialize it from settings
 /// (durations in milliseconds, every key optional):
 ///
 /// ```
 /// use std::time::Duration;
-/// use tack_timeout::{TimeoutConfig, TimeoutPolicy};
+/// use tack_timeout::{TimeoutConfig, Timeout};
 ///
 /// let config = TimeoutConfig::default()
 ///     .default_budget(Duration::from_secs(60))
@@ -22,7 +22,7 @@ use tack_core::serde::{Deserialize, Deserializer};
 ///     r#"{"default_budget_ms": 60000, "ceiling_ms": 300000}"#,
 /// ).unwrap();
 /// assert_eq!(config, from_settings);
-/// let policy = TimeoutPolicy::new(config).unwrap();
+/// let policy = Timeout::new(config).unwrap();
 /// assert_eq!(policy.budget_for(None), Some(Duration::from_secs(60)));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-/// A [`TimeoutPolicy`](crate::TimeoutPolicy) that cannot be built.
+/// A [`Timeout`](crate::Timeout) that cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TimeoutConfigError {

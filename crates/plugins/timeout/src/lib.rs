@@ -6,7 +6,7 @@
 //!   ([`ExecuteRequest::timeout`](tack_core::hooks::ExecuteRequest::timeout));
 //!   for tools that declare none, an optional policy default (off by default:
 //!   an undeclared tool is left untouched); any budget is clamped by an
-//!   optional ceiling. See [`TimeoutPolicy::budget_for`].
+//!   optional ceiling. See [`Timeout::budget_for`].
 //! * **Signal**: the body runs with a *child* of the caller's cancellation
 //!   token, so the caller's cancellation still reaches it, while the deadline
 //!   cancels only the child. The caller's token is what every other stage sees.
@@ -47,9 +47,9 @@
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! use std::time::Duration;
 //! use tack_pipeline::PluginSet;
-//! use tack_timeout::{TimeoutConfig, TimeoutPolicy};
+//! use tack_timeout::{TimeoutConfig, Timeout};
 //!
-//! let policy = TimeoutPolicy::new(TimeoutConfig::default()
+//! let policy = Timeout::new(TimeoutConfig::default()
 //!     .default_budget(Duration::from_secs(60)) // for tools that declare none
 //!     .ceiling(Duration::from_secs(300))
 //!     .grace(Duration::from_secs(2))
@@ -77,5 +77,5 @@ mod wrapper;
 pub use config::TimeoutConfig;
 pub use error::TimeoutConfigError;
 pub use plugin::PLUGIN_NAME;
-pub use policy::{DEFAULT_GRACE, TimeoutPolicy};
+pub use policy::{DEFAULT_GRACE, Timeout};
 pub use wrapper::LISTENER_NAME;

@@ -2,13 +2,13 @@
 
 use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory};
 
-use crate::TimeoutPolicy;
+use crate::Timeout;
 use crate::wrapper::TimeoutWrapper;
 
 /// The plugin's name.
 pub const PLUGIN_NAME: &str = "timeout";
 
-impl Plugin for TimeoutPolicy {
+impl Plugin for Timeout {
     fn name(&self) -> &str {
         PLUGIN_NAME
     }
@@ -27,6 +27,6 @@ inventory::submit! {
     PluginFactory::new(
         PLUGIN_NAME,
         "Per-tool deadlines from declared timeouts, with a 2 s grace period.",
-        || Box::new(TimeoutPolicy::default()),
+        || Box::new(Timeout::default()),
     )
 }

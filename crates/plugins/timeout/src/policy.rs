@@ -20,15 +20,15 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 ///
 /// ```
 /// use std::time::Duration;
-/// use tack_timeout::TimeoutPolicy;
+/// use tack_timeout::Timeout;
 ///
-/// let policy = TimeoutPolicy::default();
+/// let policy = Timeout::default();
 /// assert_eq!(policy.budget_for(None), None); // undeclared: untouched
 /// assert_eq!(policy.budget_for(Some(Duration::from_secs(5))), Some(Duration::from_secs(5)));
 /// assert_eq!(policy.grace(), Duration::from_secs(2));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TimeoutPolicy {
+pub struct Timeout {
     pub(crate) default_budget: Option<Duration>,
     pub(crate) ceiling: Option<Duration>,
     pub(crate) grace: Duration,
@@ -36,7 +36,7 @@ pub struct TimeoutPolicy {
     pub(crate) scope: Scope,
 }
 
-impl Default for TimeoutPolicy {
+impl Default for Timeout {
     fn default() -> Self {
         Self {
             default_budget: None,
@@ -48,14 +48,14 @@ impl Default for TimeoutPolicy {
     }
 }
 
-impl TimeoutPolicy {
+impl Timeout {
     /// The policy (and plugin) `config` describes.
     ///
     /// # Errors
     ///
     /// [`TimeoutConfigError`] for a zero default or ceiling, or a default
     /// above the ceiling.
-    pub fn new(config: TimeoutConfig) -> Result<TimeoutPolicy, TimeoutConfigError> {
+    pub fn new(config: TimeoutConfig) -> Result<Timeout, TimeoutConfigError> {
         let mut order = Order::default();
         for name in config.before {
             order = order.and_before(name);
@@ -63,7 +63,7 @@ impl TimeoutPolicy {
         for name in config.after {
             order = order.and_after(name);
         }
-        let p = TimeoutPolicy {
+        let p = Timeout {
             default_budget: config.default_budget,
             ceiling: config.ceiling,
             grace: config.grace.unwrap_or(DEFAULT_GRACE),
@@ -92,9 +92,9 @@ impl TimeoutPolicy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use tack_timeout::{TimeoutConfig, TimeoutPolicy};
+    /// use tack_timeout::{TimeoutConfig, Timeout};
     /// let ms = Duration::from_millis;
-    /// let p = TimeoutPolicy::new(TimeoutConfig::default().ceiling(ms(1000))).unwrap();
+    /// let p = Timeout::new(TimeoutConfig::default().ceiling(ms(1000))).unwrap();
     /// assert_eq!(p.budget_for(Some(ms(5000))), Some(ms(1000)));
     /// assert_eq!(p.budget_for(Some(ms(10))), Some(ms(10)));
     /// assert_eq!(p.budget_for(None), None); // a ceiling is not a default

@@ -9,12 +9,12 @@ use tack_core::hook::{ListenerSpec, Next, Priority, WaterfallListener};
 use tack_core::hooks::{ExecuteOutput, ExecuteRequest};
 use tack_core::tool::{ToolError, ToolErrorCode};
 
-use crate::TimeoutPolicy;
+use crate::Timeout;
 
 /// The name of the `tools/execute` listener (the provenance of a `TIMEOUT`).
 pub const LISTENER_NAME: &str = "timeout";
 
-impl TimeoutPolicy {
+impl Timeout {
     /// The wrapper's registration: named [`LISTENER_NAME`], in the policy's
     /// scope, at [`Priority::EARLY`].
     pub(crate) fn spec(&self) -> ListenerSpec {
@@ -26,11 +26,11 @@ impl TimeoutPolicy {
 
 /// The wrapper listener (one per installed policy).
 pub(crate) struct TimeoutWrapper {
-    policy: TimeoutPolicy,
+    policy: Timeout,
 }
 
 impl TimeoutWrapper {
-    pub(crate) fn new(policy: TimeoutPolicy) -> Self {
+    pub(crate) fn new(policy: Timeout) -> Self {
         Self { policy }
     }
 }

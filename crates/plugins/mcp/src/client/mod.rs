@@ -5,5 +5,5 @@ mod plugin;
 mod progress;
 mod server;
 
-pub use plugin::{ClientOptions, DEFAULT_CALL_TIMEOUT, McpPlugin, PLUGIN_NAME};
+pub use plugin::{ClientOptions, DEFAULT_CALL_TIMEOUT, McpClient, PLUGIN_NAME};
 pub use progress::McpProgress;

@@ -178,7 +178,7 @@ impl ClientOptions {
     ///     let _ = tx.send(event);
     /// });
     /// # drop(options);
-    /// // ... connect `McpPlugin` with `options`, then:
+    /// // ... connect `McpClient` with `options`, then:
     /// // while let Some(p) = rx.recv().await { println!("{} {}/{:?}", p.tool, p.progress, p.total) }
     /// # assert!(rx.try_recv().is_err());
     /// ```
@@ -257,22 +257,22 @@ impl ClientOptions {
 /// (the host's tool registry; it also serves the re-registrations after
 /// `notifications/tools/list_changed` and restarts). Uninstalling stops
 /// every server and disposes its tools.
-pub struct McpPlugin {
+pub struct McpClient {
     servers: Vec<Arc<Server>>,
     failures: Vec<McpError>,
     registrar: Arc<dyn ToolRegistrar>,
 }
 
-impl std::fmt::Debug for McpPlugin {
+impl std::fmt::Debug for McpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpPlugin")
+        f.debug_struct("McpClient")
             .field("servers", &self.server_names())
             .field("failures", &self.failures)
             .finish_non_exhaustive()
     }
 }
 
-impl McpPlugin {
+impl McpClient {
     /// Starts every server of `config` and lists its tools.
     pub async fn connect(
         config: &McpConfig,
@@ -332,7 +332,7 @@ impl McpPlugin {
     }
 }
 
-impl Plugin for McpPlugin {
+impl Plugin for McpClient {
     fn name(&self) -> &str {
         PLUGIN_NAME
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tack_core::tool::{ErrorCode, Outcome};
-use tack_mcp::{ClientOptions, HttpOptions, McpConfig, McpPlugin, ServerConfig};
+use tack_mcp::{ClientOptions, HttpOptions, McpClient, McpConfig, ServerConfig};
 use tack_pipeline::{Pipeline, ToolRegistry};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -103,7 +103,7 @@ async fn a_server_that_never_answers_initialize_times_out_at_start() {
     let config = McpConfig::new().with_server("asleep", ServerConfig::stdio("sleep", ["600"]));
     let registry = ToolRegistry::new();
     let started = std::time::Instant::now();
-    let plugin = McpPlugin::connect(
+    let plugin = McpClient::connect(
         &config,
         ClientOptions::default().startup_timeout(Duration::from_millis(500)),
         std::sync::Arc::new(registry.clone()),
@@ -619,7 +619,7 @@ async fn uninstalling_the_plugin_disposes_the_tools_and_stops_the_servers() {
     );
     let registry = ToolRegistry::new();
     let pipeline = Pipeline::new(registry.clone());
-    let plugin = McpPlugin::connect(
+    let plugin = McpClient::connect(
         &McpConfig::new().with_server("u", server),
         ClientOptions::default(),
         std::sync::Arc::new(registry.clone()),

@@ -8,7 +8,7 @@ use tack_core::CancellationToken;
 use tack_core::capability::ToolDispatcher;
 use tack_core::host::PluginHost;
 use tack_core::tool::{ContentBlock, ErrorCode, Outcome, ToolCall};
-use tack_mcp::{ClientOptions, McpConfig, McpPlugin, McpProgress, ServerConfig};
+use tack_mcp::{ClientOptions, McpClient, McpConfig, McpProgress, ServerConfig};
 use tack_pipeline::{Pipeline, ToolRegistry};
 
 use crate::node;
@@ -16,7 +16,7 @@ use crate::node;
 pub struct Host {
     pub registry: ToolRegistry,
     pub pipeline: Pipeline,
-    pub plugin: Arc<McpPlugin>,
+    pub plugin: Arc<McpClient>,
     pub _host: tack_core::hook::Disposables,
 }
 
@@ -28,7 +28,7 @@ pub async fn host_with(config: McpConfig, options: ClientOptions) -> Host {
     let registry = ToolRegistry::new();
     let pipeline = Pipeline::new(registry.clone());
     let plugin = Arc::new(
-        McpPlugin::connect(
+        McpClient::connect(
             &config,
             options.startup_timeout(Duration::from_secs(60)),
             Arc::new(registry.clone()),

@@ -6,16 +6,16 @@ use std::time::Duration;
 
 use tack_core::tool::Outcome;
 use tack_test::{Call, FakeTool, Harness};
-use tack_timeout::TimeoutPolicy;
+use tack_timeout::Timeout;
 use tokio::time::sleep;
 use tokio_util::sync::CancellationToken;
 
 /// The timeout plugin over a pipeline with test tools.
-pub type Timed = Harness<TimeoutPolicy>;
+pub type Timed = Harness<Timeout>;
 
 /// `tools` registered globally, `policy` not installed yet (a test adds its
 /// own listeners first, then calls `install`).
-pub fn registry_with(tools: impl IntoIterator<Item = FakeTool>, policy: TimeoutPolicy) -> Timed {
+pub fn registry_with(tools: impl IntoIterator<Item = FakeTool>, policy: Timeout) -> Timed {
     let mut builder = Harness::builder();
     for tool in tools {
         builder = builder.tool(tool);
@@ -25,14 +25,11 @@ pub fn registry_with(tools: impl IntoIterator<Item = FakeTool>, policy: TimeoutP
 
 /// [`registry_with`] under the default policy.
 pub fn registry(tools: impl IntoIterator<Item = FakeTool>) -> Timed {
-    registry_with(tools, TimeoutPolicy::default())
+    registry_with(tools, Timeout::default())
 }
 
 /// `tools`, then `policy` installed as the plugin.
-pub fn timed_registry_with(
-    tools: impl IntoIterator<Item = FakeTool>,
-    policy: TimeoutPolicy,
-) -> Timed {
+pub fn timed_registry_with(tools: impl IntoIterator<Item = FakeTool>, policy: Timeout) -> Timed {
     let mut timed = registry_with(tools, policy);
     timed.install().unwrap();
     timed
@@ -41,7 +38,7 @@ pub fn timed_registry_with(
 /// [`timed_registry_with`] under the default policy: declared budgets only
 /// (no default budget, no ceiling), a 2 s grace period.
 pub fn timed_registry(tools: impl IntoIterator<Item = FakeTool>) -> Timed {
-    timed_registry_with(tools, TimeoutPolicy::default())
+    timed_registry_with(tools, Timeout::default())
 }
 
 /// Calls the tool `name` (call id `c`, no arguments) with `caller` as the

@@ -10,7 +10,7 @@ use tack_core::hook::{AgentId, Decider, Disposer, Order, Scope};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
 use tack_core::tool::{ErrorCode, ToolError, ToolErrorCode};
 use tack_test::Call;
-use tack_timeout::{LISTENER_NAME, TimeoutConfig, TimeoutConfigError, TimeoutPolicy};
+use tack_timeout::{LISTENER_NAME, Timeout, TimeoutConfig, TimeoutConfigError};
 use tokio::time::{Instant, sleep};
 use tokio_util::sync::CancellationToken;
 
@@ -162,7 +162,7 @@ async fn body_finishing_just_before_the_deadline_keeps_its_result() {
 // Ceiling clamps a declared budget (and a default one).
 #[tokio::test(start_paused = true)]
 async fn ceiling_clamps_the_declared_budget() {
-    let policy = TimeoutPolicy::new(TimeoutConfig::default().ceiling(ms(250))).unwrap();
+    let policy = Timeout::new(TimeoutConfig::default().ceiling(ms(250))).unwrap();
     let r = timed_registry_with([tool("long", Some(60_000), cooperative)], policy);
     let start = Instant::now();
     let out = call(&r, "long").await;
@@ -179,7 +179,7 @@ async fn ceiling_clamps_the_declared_budget() {
 // Default budget applies to undeclared tools when configured.
 #[tokio::test(start_paused = true)]
 async fn default_budget_applies_to_undeclared_tools_when_configured() {
-    let policy = TimeoutPolicy::new(TimeoutConfig::default().default_budget(ms(300))).unwrap();
+    let policy = Timeout::new(TimeoutConfig::default().default_budget(ms(300))).unwrap();
     let r = timed_registry_with([tool("free", None, cooperative)], policy);
     let out = call(&r, "free").await;
     let f = failure(&out);
@@ -244,7 +244,7 @@ async fn body_ignoring_the_signal_is_abandoned_after_the_grace_period() {
         }
     }
     let flag = dropped.clone();
-    let policy = TimeoutPolicy::new(TimeoutConfig::default().grace(ms(700))).unwrap();
+    let policy = Timeout::new(TimeoutConfig::default().grace(ms(700))).unwrap();
     let r = timed_registry_with(
         [tool("hung", Some(100), move |_cx| {
             let guard = DropFlag(flag.clone());
@@ -406,7 +406,7 @@ fn execute_names(r: &Timed) -> Vec<String> {
 fn the_timeout_is_placed_by_name() {
     /// The plugin under `policy`, not installed yet, next to a `retry` and a
     /// `log` wrapper at the default priority.
-    fn with_wrappers(policy: TimeoutPolicy) -> (Timed, [Disposer; 2]) {
+    fn with_wrappers(policy: Timeout) -> (Timed, [Disposer; 2]) {
         let r = registry_with([], policy);
         let retry = r.hooks().execute().tap("retry", |req, next| next.run(req));
         let log = r.hooks().execute().tap("log", |req, next| next.run(req));
@@ -414,7 +414,7 @@ fn the_timeout_is_placed_by_name() {
     }
 
     // Default: outside every wrapper at the default priority.
-    let (mut r, _wrappers) = with_wrappers(TimeoutPolicy::default());
+    let (mut r, _wrappers) = with_wrappers(Timeout::default());
     r.install().unwrap();
     assert_eq!(execute_names(&r), ["timeout", "retry", "log"]);
     r.uninstall();
@@ -422,13 +422,12 @@ fn the_timeout_is_placed_by_name() {
 
     // Inside the retry (whose attempts all count against the call deadline).
     let (mut r, _wrappers) =
-        with_wrappers(TimeoutPolicy::new(TimeoutConfig::default().after("retry")).unwrap());
+        with_wrappers(Timeout::new(TimeoutConfig::default().after("retry")).unwrap());
     r.install().unwrap();
     assert_eq!(execute_names(&r), ["retry", "timeout", "log"]);
     r.uninstall();
 
-    let between =
-        TimeoutPolicy::new(TimeoutConfig::default().after("retry").before("log")).unwrap();
+    let between = Timeout::new(TimeoutConfig::default().after("retry").before("log")).unwrap();
     let (mut r, _wrappers) = with_wrappers(between);
     r.install().unwrap();
     assert_eq!(execute_names(&r), ["retry", "timeout", "log"]);
@@ -438,7 +437,7 @@ fn the_timeout_is_placed_by_name() {
 
 #[test]
 fn placing_the_timeout_next_to_a_missing_wrapper_fails_the_install() {
-    let policy = TimeoutPolicy::new(TimeoutConfig::default().after("retry")).unwrap();
+    let policy = Timeout::new(TimeoutConfig::default().after("retry")).unwrap();
     let mut r = registry_with([], policy);
     let err = r.install().unwrap_err();
     assert!(
@@ -456,19 +455,18 @@ fn placing_the_timeout_next_to_a_missing_wrapper_fails_the_install() {
 #[test]
 fn invalid_configs_are_refused() {
     assert_eq!(
-        TimeoutPolicy::new(TimeoutConfig::default().ceiling(Duration::ZERO)),
+        Timeout::new(TimeoutConfig::default().ceiling(Duration::ZERO)),
         Err(TimeoutConfigError::Zero { what: "ceiling" })
     );
     assert!(matches!(
-        TimeoutPolicy::new(
+        Timeout::new(
             TimeoutConfig::default()
                 .default_budget(ms(10))
                 .ceiling(ms(5))
         ),
         Err(TimeoutConfigError::DefaultAboveCeiling { .. })
     ));
-    let err =
-        TimeoutPolicy::new(TimeoutConfig::default().default_budget(Duration::ZERO)).unwrap_err();
+    let err = Timeout::new(TimeoutConfig::default().default_budget(Duration::ZERO)).unwrap_err();
     assert_eq!(
         err.to_string(),
         "the timeout default budget must be greater than zero"
