@@ -8,7 +8,7 @@
 //! without building it, so the cost of a dispatch does not depend on how
 //! many other agents have listeners.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::listeners::Entry;
 use super::{AgentId, Priority};
@@ -83,13 +83,12 @@ pub(crate) struct Snapshot<L: ?Sized, M> {
     /// How many listeners there are, across every scope.
     pub(crate) len: usize,
     /// The global listeners as a flat list, by rank, when there are at most
-    /// [`FLAT_MAX`] of them (built by the first dispatch after a change of
-    /// the global list, so a run of registrations builds none): a dispatch
-    /// then steps to the next listener by index instead of searching the
-    /// tree. Past that size the tree is walked, so a change stays O(log n).
-    pub(crate) flat: Option<Run<L>>,
-    /// Which publication this is (each change publishes the next).
-    pub(crate) version: u64,
+    /// [`FLAT_MAX`] of them (built once by the first dispatch after a change
+    /// of the global list, on whichever thread, so a run of registrations
+    /// builds none): a dispatch then steps to the next listener by index
+    /// instead of searching the tree. Past that size (or before it is
+    /// built) the tree is walked, so a change stays O(log n).
+    pub(crate) flat: OnceLock<Option<Run<L>>>,
     pub(crate) meta: M,
 }
 
@@ -103,7 +102,6 @@ impl<L: ?Sized, M: Clone> Clone for Snapshot<L, M> {
             agents: self.agents.clone(),
             flat: self.flat.clone(),
             len: self.len,
-            version: self.version,
             meta: self.meta.clone(),
         }
     }
@@ -114,21 +112,23 @@ impl<L: ?Sized, M> Snapshot<L, M> {
         Self {
             global: imbl::OrdMap::new(),
             agents: AgentRuns::default(),
-            flat: Some(Arc::from(Vec::new())),
+            flat: OnceLock::from(Some(Arc::from(Vec::new()))),
             len: 0,
-            version: 0,
             meta,
         }
     }
 
-    /// Sets the flat list of the global listeners from the tree: a list when
-    /// they are few (O(n) with n at most [`FLAT_MAX`]), none otherwise.
-    pub(crate) fn flatten(&mut self) {
-        self.flat = (self.global.len() <= FLAT_MAX).then(|| {
-            self.global
-                .iter()
-                .map(|(rank, entry)| Slot::new(*rank, entry.clone()))
-                .collect()
+    /// Builds the flat list of the global listeners from the tree unless it
+    /// is built: a list when they are few (O(n) with n at most
+    /// [`FLAT_MAX`]), none otherwise.
+    pub(crate) fn flatten(&self) {
+        self.flat.get_or_init(|| {
+            (self.global.len() <= FLAT_MAX).then(|| {
+                self.global
+                    .iter()
+                    .map(|(rank, entry)| Slot::new(*rank, entry.clone()))
+                    .collect()
+            })
         });
     }
 
@@ -188,7 +188,7 @@ impl<L: ?Sized, M> Entries<L, M> {
     #[inline]
     pub(crate) fn at(&self, pos: Pos) -> Option<(&Entry<L>, &L, Pos)> {
         let own = self.agent.as_deref().and_then(|run| run.get(pos.agent()));
-        let Some(flat) = &self.snapshot.flat else {
+        let Some(Some(flat)) = self.snapshot.flat.get() else {
             return self.at_in_tree(pos, own);
         };
         // With a flat list the global position is an index into it, below
