@@ -251,3 +251,49 @@ impl CapabilitySlots {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{ApprovalOutcome, ApprovalRequest};
+    use tokio_util::sync::CancellationToken;
+
+    /// Each execution's snapshot is a clone of this thread's copy: after the
+    /// first, no snapshot loads the published capabilities (no lock but the
+    /// thread's own, no shared count written), until a change.
+    #[test]
+    fn a_snapshot_makes_no_copy_until_a_change() {
+        let slots = CapabilitySlots::new();
+        let first = slots.snapshot();
+        let made = slots.current.capabilities.copies_made();
+        for _ in 0..100 {
+            assert!(Arc::ptr_eq(&first, &slots.snapshot()));
+        }
+        assert_eq!(slots.current.capabilities.copies_made(), made);
+    }
+
+    #[test]
+    fn a_change_is_seen_by_the_next_snapshot_on_every_thread() {
+        struct Nothing;
+        #[async_trait::async_trait]
+        impl crate::policy::ApprovalService for Nothing {
+            async fn request(
+                &self,
+                _request: ApprovalRequest,
+                _cancel: CancellationToken,
+            ) -> ApprovalOutcome {
+                unreachable!("never asked")
+            }
+        }
+        let slots = CapabilitySlots::new();
+        let before = std::thread::scope(|s| s.spawn(|| slots.snapshot()).join().expect("reads"));
+        assert!(before.approval.is_none());
+        let provided = slots.provide_approval(Arc::new(Nothing));
+        assert!(slots.snapshot().approval.is_some());
+        std::thread::scope(|s| {
+            s.spawn(|| assert!(slots.snapshot().approval.is_some()));
+        });
+        provided.dispose();
+        assert!(slots.snapshot().approval.is_none());
+    }
+}

@@ -906,6 +906,27 @@ mod tests {
         }
     }
 
+    /// A dispatch reads this thread's copy of the snapshot: after the first,
+    /// no dispatch loads the published snapshot or makes a copy (no lock but
+    /// the thread's own, no shared count written), until a change.
+    #[test]
+    fn a_dispatch_makes_no_copy_until_a_change() {
+        let list = ListenerList::<str>::new();
+        let a = AgentId::new("a");
+        let _g = add(&list, ListenerSpec::new("g"));
+        let _own = add(&list, ListenerSpec::for_agent(a.clone(), "own"));
+        let first = list.view(Some(&a));
+        let made = list.published.copies_made();
+        for _ in 0..100 {
+            assert!(first.same_as(&list.view(Some(&a))));
+            assert!(list.reaches_any(None));
+        }
+        assert_eq!(list.published.copies_made(), made);
+        let _later = add(&list, ListenerSpec::new("later"));
+        assert_eq!(names(&list.view(Some(&a))), ["g", "own", "later"]);
+        assert_eq!(list.published.copies_made(), made + 1);
+    }
+
     #[test]
     fn removing_an_unknown_key_changes_nothing() {
         let list = ListenerList::<str>::new();

@@ -74,6 +74,12 @@ impl<T: Clone + Send + Sync, C: Send> Versioned<T, C> {
     pub(crate) fn generation(&self) -> u64 {
         self.published.version()
     }
+
+    /// How many copies reads made (see [`Replicated::copies_made`]).
+    #[cfg(test)]
+    pub(crate) fn copies_made(&self) -> u64 {
+        self.published.copies_made()
+    }
 }
 
 /// Write access to a [`Versioned`] value; dropping it publishes the value.

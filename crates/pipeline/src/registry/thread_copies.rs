@@ -54,3 +54,44 @@ impl ThreadCopies {
         (Some(copy.clone()), found)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+    use tack_core::tool::{OutputSpec, ToolDefinition};
+
+    use super::*;
+    use crate::ToolRegistry;
+
+    fn tool(name: &str) -> ToolDefinition {
+        ToolDefinition::builder(name)
+            .description("A tool.")
+            .input_schema(json!({"type": "object"}))
+            .output(OutputSpec::new(json!({})))
+            .handler(|_args, _cx| async move { Ok(Value::Null) })
+            .build()
+            .expect("valid")
+    }
+
+    /// Resolving a call reads this thread's copies: after the first call no
+    /// call loads the published catalogue or copies a tool (no lock but the
+    /// thread's own, no shared count written), until a change.
+    #[test]
+    fn a_resolve_makes_no_copy_until_a_change() {
+        let registry = ToolRegistry::new();
+        let _a = registry.register(tool("a")).expect("registers");
+        let first = registry.resolve("a", None).tool.expect("found");
+        let made = registry.inner.layers.copies_made();
+        for _ in 0..100 {
+            let again = registry.resolve("a", None).tool.expect("found");
+            assert!(Arc::ptr_eq(&first, &again), "this thread's copy of the tool");
+            assert!(registry.resolve("missing", None).tool.is_none());
+        }
+        assert_eq!(registry.inner.layers.copies_made(), made);
+
+        let _b = registry.register(tool("b")).expect("registers");
+        let after = registry.resolve("a", None).tool.expect("found");
+        assert!(!Arc::ptr_eq(&first, &after), "a change empties the copies");
+        assert_eq!(registry.inner.layers.copies_made(), made + 1);
+    }
+}
