@@ -75,9 +75,10 @@ fn a_call_allocates_no_more_than_pinned() {
     let _scoped: Vec<Disposer> = agents
         .iter()
         .map(|a| {
-            pre.tap(ListenerSpec::for_agent(a.clone(), "session"), |exec, next| {
-                next.run(exec)
-            })
+            pre.tap(
+                ListenerSpec::for_agent(a.clone(), "session"),
+                |exec, next| next.run(exec),
+            )
         })
         .collect();
     let calls: Vec<ToolCall> = agents

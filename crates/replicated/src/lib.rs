@@ -143,7 +143,11 @@ impl<T: Send + Sync, C: Send> Replicated<T, C> {
     /// `make` and `read` run under this thread's copy's lock: they must not
     /// read or change this `Replicated` value (that would deadlock).
     #[inline]
-    pub fn with_copy<R>(&self, make: impl FnOnce(&Arc<T>) -> C, read: impl FnOnce(&mut C) -> R) -> R {
+    pub fn with_copy<R>(
+        &self,
+        make: impl FnOnce(&Arc<T>) -> C,
+        read: impl FnOnce(&mut C) -> R,
+    ) -> R {
         let mut copy = self.copies.get_or_default().lock();
         // Emptied by every change (under this lock), so a copy is never
         // older than the last change that returned.
@@ -263,7 +267,10 @@ mod tests {
         let here = read(&r);
         let there = std::thread::scope(|s| s.spawn(|| read(&r)).join().expect("reads"));
         assert!(!Arc::ptr_eq(&here, &there), "each thread has its own copy");
-        assert!(Arc::ptr_eq(&here, &read(&r)), "a thread reads its copy again");
+        assert!(
+            Arc::ptr_eq(&here, &read(&r)),
+            "a thread reads its copy again"
+        );
         assert_eq!(r.copies_held(), 2);
     }
 
@@ -303,7 +310,10 @@ mod tests {
         for i in 0..3 {
             r.with_copy(|p| vec![**p], |cache| cache.push(i));
         }
-        assert_eq!(r.with_copy(|_| Vec::new(), |cache| cache.clone()), [10, 0, 1, 2]);
+        assert_eq!(
+            r.with_copy(|_| Vec::new(), |cache| cache.clone()),
+            [10, 0, 1, 2]
+        );
         drop(r.publish(Arc::new(20)));
         assert_eq!(r.with_copy(|p| vec![**p], |cache| cache.clone()), [20]);
     }

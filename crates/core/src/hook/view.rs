@@ -86,8 +86,9 @@ pub(crate) struct Snapshot<L: ?Sized, M> {
     /// [`FLAT_MAX`] of them (built once by the first dispatch after a change
     /// of the global list, on whichever thread, so a run of registrations
     /// builds none): a dispatch then steps to the next listener by index
-    /// instead of searching the tree. Past that size (or before it is
-    /// built) the tree is walked, so a change stays O(log n).
+    /// instead of searching the tree. Past that size the tree is walked, so
+    /// a change stays O(log n). Decided (built, or `None`) in every
+    /// snapshot a dispatch reads: a thread's copy is made after it.
     pub(crate) flat: OnceLock<Option<Run<L>>>,
     pub(crate) meta: M,
 }
@@ -312,6 +313,12 @@ impl<L: ?Sized, M> View<L, M> {
     /// The view of `snapshot` for a dispatch made for `agent`.
     #[inline]
     pub(crate) fn of(snapshot: Arc<Snapshot<L, M>>, agent: Option<&AgentId>) -> Self {
+        // Decided before any walk, and never after: a position is an index
+        // with a flat list and a rank without one.
+        debug_assert!(
+            snapshot.flat.get().is_some(),
+            "a view reads a snapshot whose flat list was decided"
+        );
         let agent = match agent {
             Some(agent) if !snapshot.agents.is_empty() => snapshot.agents.get(agent).cloned(),
             _ => None,

@@ -6,9 +6,9 @@ use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
-use tack_replicated::Replicated;
 use tack_core::hook::AgentId;
 use tack_core::tool::{ExportedTool, ToolFormat, tools_json};
+use tack_replicated::Replicated;
 
 use super::{Presentation, ToolRegistry};
 

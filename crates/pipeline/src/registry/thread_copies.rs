@@ -84,7 +84,10 @@ mod tests {
         let made = registry.inner.layers.copies_made();
         for _ in 0..100 {
             let again = registry.resolve("a", None).tool.expect("found");
-            assert!(Arc::ptr_eq(&first, &again), "this thread's copy of the tool");
+            assert!(
+                Arc::ptr_eq(&first, &again),
+                "this thread's copy of the tool"
+            );
             assert!(registry.resolve("missing", None).tool.is_none());
         }
         assert_eq!(registry.inner.layers.copies_made(), made);
