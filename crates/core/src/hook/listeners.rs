@@ -927,6 +927,52 @@ mod tests {
         assert_eq!(list.published.copies_made(), made + 1);
     }
 
+    /// One thread registers listeners (globally and for an agent) while
+    /// others dispatch: once a registration returned, every dispatch that
+    /// starts after it sees it, and every view is a whole snapshot (the
+    /// first k registrations in order, nothing missing in between).
+    #[test]
+    fn dispatches_on_other_threads_see_each_change_once_it_returned() {
+        use std::sync::atomic::AtomicBool;
+        const CHANGES: usize = 300;
+        let list = ListenerList::<str>::new();
+        let a = AgentId::new("a");
+        let returned = AtomicUsize::new(0);
+        let done = AtomicBool::new(false);
+        let mut keep = Vec::new();
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    while !done.load(Ordering::SeqCst) {
+                        let floor = returned.load(Ordering::SeqCst);
+                        let view = list.view(Some(&a));
+                        let seen: Vec<usize> = names(&view)
+                            .iter()
+                            .map(|n| n.parse().expect("a number"))
+                            .collect();
+                        assert!(seen.len() >= floor, "{} seen after {floor}", seen.len());
+                        assert!(
+                            seen.iter().copied().eq(0..seen.len()),
+                            "a whole snapshot in order: {seen:?}"
+                        );
+                    }
+                });
+            }
+            for n in 0..CHANGES {
+                // Every third one is the agent's own (merged in rank order).
+                let spec = if n % 3 == 0 {
+                    ListenerSpec::for_agent(a.clone(), n.to_string())
+                } else {
+                    ListenerSpec::new(n.to_string())
+                };
+                keep.push(add(&list, spec));
+                returned.store(n + 1, Ordering::SeqCst);
+            }
+            done.store(true, Ordering::SeqCst);
+        });
+        assert_eq!(names(&list.view(Some(&a))).len(), CHANGES);
+    }
+
     #[test]
     fn removing_an_unknown_key_changes_nothing() {
         let list = ListenerList::<str>::new();
