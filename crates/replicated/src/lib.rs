@@ -148,6 +148,8 @@ impl<T: Send + Sync, C: Send> Replicated<T, C> {
         make: impl FnOnce(&Arc<T>) -> C,
         read: impl FnOnce(&mut C) -> R,
     ) -> R {
+        #[cfg(feature = "counting")]
+        counting::count(&counting::READS);
         let mut copy = self.copies.get_or_default().lock();
         // Emptied by every change (under this lock), so a copy is never
         // older than the last change that returned.
@@ -173,6 +175,8 @@ impl<T: Send + Sync, C: Send> Replicated<T, C> {
         // first, so the load below sees that value (or a later one).
         self.copied.store(true, Ordering::SeqCst);
         self.made.fetch_add(1, Ordering::Relaxed);
+        #[cfg(feature = "counting")]
+        counting::count(&counting::COPIES);
         let _ = self.version.load(Ordering::SeqCst);
         let published = self.published.load();
         let out = read(copy.insert(make(&published)));
@@ -234,6 +238,36 @@ impl<T: std::fmt::Debug, C: Send> std::fmt::Debug for Replicated<T, C> {
             .field("published", &**self.published.load())
             .field("version", &self.version.load(Ordering::SeqCst))
             .finish_non_exhaustive()
+    }
+}
+
+/// Per-thread counts of what reads did, across every [`Replicated`] value
+/// (feature `counting`, for tests: a hot path's reads and copies pinned per
+/// call). Each read takes exactly one lock, its thread's own copy's; each
+/// copy made also loads the published value.
+#[cfg(feature = "counting")]
+pub mod counting {
+    use std::cell::Cell;
+    use std::thread::LocalKey;
+
+    thread_local! {
+        pub(crate) static READS: Cell<u64> = const { Cell::new(0) };
+        pub(crate) static COPIES: Cell<u64> = const { Cell::new(0) };
+    }
+
+    pub(crate) fn count(counter: &'static LocalKey<Cell<u64>>) {
+        counter.with(|c| c.set(c.get() + 1));
+    }
+
+    /// How many reads ([`with_copy`](crate::Replicated::with_copy)) this
+    /// thread has made, of any value: each took one lock, its own copy's.
+    pub fn reads() -> u64 {
+        READS.with(Cell::get)
+    }
+
+    /// How many of those reads made a copy (loaded the published value).
+    pub fn copies() -> u64 {
+        COPIES.with(Cell::get)
     }
 }
 
