@@ -2,12 +2,8 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use arc_swap::ArcSwap;
-use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
-use thread_local::ThreadLocal;
+use tack_replicated::Replicated;
 
 use super::{ClientChannel, FileSystem, Shell, ToolDispatcher};
 use crate::hook::Disposer;
@@ -128,25 +124,10 @@ pub struct CapabilitySlots {
 /// one shared `Arc` would write the lock's reader count and the `Arc`'s
 /// reference count, cache lines every thread's executions share. Instead
 /// each thread hands out clones of its own copy, whose count only it
-/// writes, and compares the copy's version with `version` (a plain load):
-/// the published value is loaded (without a lock, `arc-swap`) only when
-/// it changed.
+/// writes (see [`Replicated`]).
 #[derive(Default)]
 struct Slots {
-    published: ArcSwap<Versioned>,
-    /// The version of `published`, stored after it is.
-    version: AtomicU64,
-    /// Each on its own cache line, so threads' locks do not false-share.
-    replicas: ThreadLocal<CachePadded<Mutex<Option<Versioned>>>>,
-    /// Serializes changes.
-    writer: Mutex<()>,
-}
-
-/// The capabilities with the number of the change that made them.
-#[derive(Clone, Default)]
-struct Versioned {
-    version: u64,
-    capabilities: Arc<Capabilities>,
+    capabilities: Replicated<Capabilities>,
 }
 
 impl fmt::Debug for CapabilitySlots {
@@ -166,41 +147,24 @@ impl CapabilitySlots {
     /// The capabilities as they are now (an immutable value; providers
     /// changed later do not change it).
     pub fn snapshot(&self) -> Arc<Capabilities> {
-        let slots = &*self.current;
-        let version = slots.version.load(Ordering::Acquire);
-        let mut mine = slots.replicas.get_or_default().lock();
-        match &*mine {
-            Some(copy) if copy.version == version => copy.capabilities.clone(),
-            _ => {
-                let current = slots.published.load();
-                // This thread's own copy (the providers are shared, the
-                // count of the copy is not).
-                let capabilities = Arc::new(Capabilities::clone(&current.capabilities));
-                *mine = Some(Versioned {
-                    version: current.version,
-                    capabilities: capabilities.clone(),
-                });
-                capabilities
-            }
-        }
+        self.current.capabilities.with_copy(
+            // This thread's own copy (the providers are shared, the count
+            // of the copy is not).
+            |published| Arc::new(Capabilities::clone(published)),
+            |mine| mine.clone(),
+        )
     }
 
     fn set(&self, edit: impl FnOnce(&mut Capabilities)) {
-        let slots = &*self.current;
-        let _writer = slots.writer.lock();
-        let current = slots.published.load_full();
-        let mut next = Capabilities::clone(&current.capabilities);
-        edit(&mut next);
-        slots.published.store(Arc::new(Versioned {
-            version: current.version + 1,
-            capabilities: Arc::new(next),
-        }));
-        slots.version.store(current.version + 1, Ordering::Release);
-        // The threads' copies go now, so a removed provider is not kept
-        // alive by a thread that stopped executing.
-        for replica in slots.replicas.iter() {
-            *replica.lock() = None;
-        }
+        // The threads' copies go now (dropped with what was replaced), so a
+        // removed provider is not kept alive by a thread that stopped
+        // executing.
+        let replaced = self.current.capabilities.update(|current| {
+            let mut next = Capabilities::clone(current);
+            edit(&mut next);
+            Arc::new(next)
+        });
+        drop(replaced);
     }
 
     fn provide_with(
@@ -285,5 +249,51 @@ impl CapabilitySlots {
             |caps| caps.client = Some(client),
             move |caps| caps.client.as_ref().is_some_and(|c| Arc::ptr_eq(c, &mine)),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{ApprovalOutcome, ApprovalRequest};
+    use tokio_util::sync::CancellationToken;
+
+    /// Each execution's snapshot is a clone of this thread's copy: after the
+    /// first, no snapshot loads the published capabilities (no lock but the
+    /// thread's own, no shared count written), until a change.
+    #[test]
+    fn a_snapshot_makes_no_copy_until_a_change() {
+        let slots = CapabilitySlots::new();
+        let first = slots.snapshot();
+        let made = slots.current.capabilities.copies_made();
+        for _ in 0..100 {
+            assert!(Arc::ptr_eq(&first, &slots.snapshot()));
+        }
+        assert_eq!(slots.current.capabilities.copies_made(), made);
+    }
+
+    #[test]
+    fn a_change_is_seen_by_the_next_snapshot_on_every_thread() {
+        struct Nothing;
+        #[async_trait::async_trait]
+        impl crate::policy::ApprovalService for Nothing {
+            async fn request(
+                &self,
+                _request: ApprovalRequest,
+                _cancel: CancellationToken,
+            ) -> ApprovalOutcome {
+                unreachable!("never asked")
+            }
+        }
+        let slots = CapabilitySlots::new();
+        let before = std::thread::scope(|s| s.spawn(|| slots.snapshot()).join().expect("reads"));
+        assert!(before.approval.is_none());
+        let provided = slots.provide_approval(Arc::new(Nothing));
+        assert!(slots.snapshot().approval.is_some());
+        std::thread::scope(|s| {
+            s.spawn(|| assert!(slots.snapshot().approval.is_some()));
+        });
+        provided.dispose();
+        assert!(slots.snapshot().approval.is_none());
     }
 }

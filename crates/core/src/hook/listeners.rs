@@ -3,16 +3,15 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 
-use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
-use thread_local::ThreadLocal;
+use tack_replicated::{Replaced, Replicated};
 
 use super::disposer::Undo;
 use super::order::{Conflict, arrange};
-use super::view::{FLAT_MAX, Rank, Run, Slot, Snapshot, View, base_rank};
+use super::view::{Rank, Run, Slot, Snapshot, View, base_rank};
 use super::{AgentId, Disposer, Order, OrderError, Scope};
 
 /// The relative order of listeners on one hook point. Higher runs first (outer).
@@ -177,15 +176,24 @@ struct Registrations<L: ?Sized, M> {
     next_id: u64,
 }
 
+/// The published snapshot and each thread's own copy of it (see
+/// [`Replicated`]): a separate allocation whose reference count only that
+/// thread's dispatches touch, so dispatches on different threads write to
+/// no shared cache line. Made again (a shallow copy: a few pointers) when
+/// the thread first dispatches after a change; each change empties every
+/// copy, so a disposed listener is not kept alive by the copy of a thread
+/// that stopped dispatching.
+type Published<L, M> = Replicated<Snapshot<L, M>>;
+
 /// The registered listeners of one hook point.
 ///
-/// * **Dispatch** reads its thread's [`Replica`] of the published
-///   [`Snapshot`], checked against the published version (one atomic load
-///   of a line only a change writes), so it writes to nothing another
+/// * **Dispatch** reads its thread's copy of the published [`Snapshot`]
+///   ([`Published`]), checked against the published version (one atomic
+///   load of a line only a change writes), so it writes to nothing another
 ///   thread's dispatches write, then finds the agent's own list in a hash
 ///   map: the same cost for one agent or 100,000, and no cache of views
-///   that could turn into a slow path. A thread takes the lock of the
-///   published snapshot only to copy it after a change.
+///   that could turn into a slow path. A thread loads the published
+///   snapshot only to copy it after a change.
 /// * **Registration and disposal** change one list of a persistent
 ///   structure and publish a new snapshot: O(log n) in the number of
 ///   listeners (plus the size of the one agent's own list). While some
@@ -194,38 +202,16 @@ struct Registrations<L: ?Sized, M> {
 /// * A dispatch keeps the snapshot it started with: registering or disposing
 ///   during it changes later dispatches only.
 pub(crate) struct ListenerList<L: ?Sized + Send + Sync, M: Send + Sync = ()> {
-    /// The latest snapshot; its lock is taken by a change (to replace it)
-    /// and by a thread's first dispatch after a change (to copy it).
-    published: Mutex<Arc<Snapshot<L, M>>>,
-    /// The version of [`published`](Self::published): what a dispatch
-    /// compares its thread's copy against.
-    version: AtomicU64,
+    /// The latest snapshot and each thread's copy of it.
+    published: Published<L, M>,
     /// How many listeners the published snapshot holds.
     len: AtomicUsize,
-    /// Each thread's own copy of the published snapshot (see [`Replica`]).
-    /// Each on its own cache line: a thread's dispatches lock only theirs.
-    replicas: ThreadLocal<CachePadded<Replica<L, M>>>,
-    /// Whether a thread copied a snapshot since the last change emptied the
-    /// replicas (when none did, a change has none to empty).
-    copied: AtomicBool,
     registrations: Mutex<Registrations<L, M>>,
 }
 
-/// One thread's copy of the published snapshot: a separate allocation whose
-/// reference count only that thread's dispatches touch, so dispatches on
-/// different threads write to no shared cache line. Made again (a shallow
-/// copy: a few pointers) when the thread first dispatches after a change.
-///
-/// Each change empties every replica, so a disposed listener is not kept
-/// alive by the copy of a thread that stopped dispatching. The lock is
-/// uncontended (only its thread and a change take it).
-struct Replica<L: ?Sized + Send + Sync, M: Send + Sync> {
-    copy: Mutex<Option<Arc<Snapshot<L, M>>>>,
-}
-
-/// The threads' copies a change emptied, to drop once the registrations'
-/// lock is released.
-type Stale<L, M> = Vec<Arc<Snapshot<L, M>>>;
+/// What a change replaced (the snapshot and the threads' copies it
+/// emptied), to drop once the registrations' lock is released.
+type Stale<L, M> = Option<Replaced<Snapshot<L, M>, Arc<Snapshot<L, M>>>>;
 
 impl<L: ?Sized + Send + Sync + 'static> ListenerList<L, ()> {
     pub(crate) fn new() -> Arc<Self> {
@@ -238,12 +224,9 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     pub(crate) fn with_meta(meta: M) -> Arc<Self> {
         let working = Snapshot::empty(meta);
         Arc::new(Self {
-            published: Mutex::new(Arc::new(working.clone())),
-            // Not shared with the published one: changed in place.
-            version: AtomicU64::new(0),
+            // Not shared with the working one: that is changed in place.
+            published: Replicated::new(working.clone()),
             len: AtomicUsize::new(0),
-            replicas: ThreadLocal::new(),
-            copied: AtomicBool::new(false),
             registrations: Mutex::new(Registrations {
                 base: HashMap::default(),
                 constrained: 0,
@@ -276,36 +259,15 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     /// The published snapshot, as this thread's copy of it.
     #[inline]
     fn snapshot(&self) -> Arc<Snapshot<L, M>> {
-        let version = self.version.load(Ordering::Acquire);
-        let replica = self.replicas.get_or(|| {
-            CachePadded::new(Replica {
-                copy: Mutex::new(None),
-            })
-        });
-        let mut copy = replica.copy.lock();
-        if let Some(mine) = &*copy
-            && mine.version == version
-        {
-            return mine.clone();
-        }
-        // Copied under the lock, so a change cannot free the snapshot
-        // while it is copied; the copy's own version says which it is.
-        let mut published = self.published.lock();
-        let mut mine = Snapshot::clone(&published);
-        if mine.flat.is_none() && mine.global.len() <= FLAT_MAX {
-            // The first dispatch after a change of the global list builds
-            // its flat list, for every thread (unless a change holds the
-            // snapshot too: then for this thread's copy only).
-            mine.flatten();
-            if let Some(shared) = Arc::get_mut(&mut published) {
-                shared.flat = mine.flat.clone();
-            }
-        }
-        drop(published);
-        let mine = Arc::new(mine);
-        self.copied.store(true, Ordering::Release);
-        *copy = Some(mine.clone());
-        mine
+        self.published.with_copy(
+            |published| {
+                // The first dispatch after a change of the global list
+                // builds its flat list, for every thread.
+                published.flatten();
+                Arc::new(Snapshot::clone(published))
+            },
+            |mine| mine.clone(),
+        )
     }
 
     /// Adds a listener; the returned disposer removes exactly this registration.
@@ -548,7 +510,6 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     /// (a listener missing from it keeps its base key). O(n).
     fn rebuild(regs: &mut Registrations<L, M>, ranks: &HashMap<Rank, Rank>) {
         let mut snapshot = Snapshot::empty(regs.working.meta.clone());
-        snapshot.version = regs.working.version;
         let mut ranked: Vec<(Rank, &Arc<Entry<L>>)> = regs
             .base
             .iter()
@@ -588,7 +549,6 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     /// owns of this same list, which take that lock.
     #[must_use = "dropped after the registrations' lock is released"]
     fn publish(&self, regs: &mut Registrations<L, M>, change: Change<L>) -> Stale<L, M> {
-        let version = regs.working.version + 1;
         let global = match &change {
             Change::Added(..) | Change::Removed(_) | Change::Rebuilt => true,
             Change::Agent { .. } | Change::Nothing => false,
@@ -596,48 +556,32 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         // A change of an agent's list leaves the global list as it was, so
         // the flat list a dispatch may have built for the published snapshot
         // still holds; after any other change the first dispatch builds it.
-        let flat = if global {
-            None
-        } else {
-            self.published.lock().flat.clone()
+        let flat = match (global, self.published.load().flat.get()) {
+            (false, Some(flat)) => OnceLock::from(flat.clone()),
+            _ => OnceLock::new(),
         };
         let working = Arc::make_mut(&mut regs.working);
-        working.version = version;
         working.flat = flat.clone();
         self.len.store(working.len, Ordering::Release);
         // The working snapshot is published, and the one it replaces comes
-        // back as the working one. Readers clone the published snapshot under
-        // its lock, so once it is swapped out its count says who holds it.
-        {
-            let mut published = self.published.lock();
-            std::mem::swap(&mut *published, &mut regs.working);
-            if matches!(change, Change::Rebuilt) {
-                // Rebuilt from scratch: the replaced one is of no use.
-                regs.working = published.clone();
-            }
-            self.version.store(version, Ordering::Release);
+        // back as the working one. Once it is swapped out, its count says
+        // who holds it (a dispatch still running on it). Each thread copies
+        // the new snapshot when it next dispatches; the old copies go now,
+        // so a disposed listener is not kept alive by a thread that stopped
+        // dispatching.
+        let mut replaced = self.published.publish(regs.working.clone());
+        if matches!(change, Change::Rebuilt) {
+            // Rebuilt from scratch: the replaced one is of no use (dropped
+            // with the copies, after the lock).
+            return Some(replaced);
         }
-        // Each thread copies the new snapshot when it next dispatches; the
-        // old copies go now, so a disposed listener is not kept alive by a
-        // thread that stopped dispatching.
-        let mut stale = Vec::new();
-        if self.copied.swap(false, Ordering::AcqRel) {
-            for replica in self.replicas.iter() {
-                stale.extend(replica.copy.lock().take());
-            }
-        }
+        std::mem::swap(&mut regs.working, &mut replaced.previous);
         // Made up to date in place unless a dispatch still holds it (then
         // copied first: a few pointers, the nodes shared until changed).
-        match change {
-            Change::Rebuilt => {}
-            change => {
-                let next = Arc::make_mut(&mut regs.working);
-                Self::replay(next, &change);
-                next.version = version;
-                next.flat = flat;
-            }
-        }
-        stale
+        let next = Arc::make_mut(&mut regs.working);
+        Self::replay(next, &change);
+        next.flat = flat;
+        Some(replaced)
     }
 
     fn disposer(self: &Arc<Self>, key: Rank) -> Disposer {
@@ -709,7 +653,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Undo
 
 impl<L: ?Sized + Send + Sync, M: Send + Sync> fmt::Debug for ListenerList<L, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let chain = self.published.lock().chain();
+        let chain = self.published.load().chain();
         f.debug_list()
             .entries(chain.iter().map(|e| (&*e.name, &e.scope, e.priority)))
             .finish()
@@ -801,7 +745,7 @@ mod tests {
         assert_eq!(names(&after), ["g"]);
         assert_eq!(names(&first), ["g", "only-a"], "an old view is immutable");
         assert!(
-            list.published.lock().agents.is_empty(),
+            list.published.load().agents.is_empty(),
             "no empty agent list is kept"
         );
     }
@@ -960,6 +904,73 @@ mod tests {
             }
             proptest::prop_assert_eq!(list.len(), live.len());
         }
+    }
+
+    /// A dispatch reads this thread's copy of the snapshot: after the first,
+    /// no dispatch loads the published snapshot or makes a copy (no lock but
+    /// the thread's own, no shared count written), until a change.
+    #[test]
+    fn a_dispatch_makes_no_copy_until_a_change() {
+        let list = ListenerList::<str>::new();
+        let a = AgentId::new("a");
+        let _g = add(&list, ListenerSpec::new("g"));
+        let _own = add(&list, ListenerSpec::for_agent(a.clone(), "own"));
+        let first = list.view(Some(&a));
+        let made = list.published.copies_made();
+        for _ in 0..100 {
+            assert!(first.same_as(&list.view(Some(&a))));
+            assert!(list.reaches_any(None));
+        }
+        assert_eq!(list.published.copies_made(), made);
+        let _later = add(&list, ListenerSpec::new("later"));
+        assert_eq!(names(&list.view(Some(&a))), ["g", "own", "later"]);
+        assert_eq!(list.published.copies_made(), made + 1);
+    }
+
+    /// One thread registers listeners (globally and for an agent) while
+    /// others dispatch: once a registration returned, every dispatch that
+    /// starts after it sees it, and every view is a whole snapshot (the
+    /// first k registrations in order, nothing missing in between).
+    #[test]
+    fn dispatches_on_other_threads_see_each_change_once_it_returned() {
+        use std::sync::atomic::AtomicBool;
+        const CHANGES: usize = 300;
+        let list = ListenerList::<str>::new();
+        let a = AgentId::new("a");
+        let returned = AtomicUsize::new(0);
+        let done = AtomicBool::new(false);
+        let mut keep = Vec::new();
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    while !done.load(Ordering::SeqCst) {
+                        let floor = returned.load(Ordering::SeqCst);
+                        let view = list.view(Some(&a));
+                        let seen: Vec<usize> = names(&view)
+                            .iter()
+                            .map(|n| n.parse().expect("a number"))
+                            .collect();
+                        assert!(seen.len() >= floor, "{} seen after {floor}", seen.len());
+                        assert!(
+                            seen.iter().copied().eq(0..seen.len()),
+                            "a whole snapshot in order: {seen:?}"
+                        );
+                    }
+                });
+            }
+            for n in 0..CHANGES {
+                // Every third one is the agent's own (merged in rank order).
+                let spec = if n % 3 == 0 {
+                    ListenerSpec::for_agent(a.clone(), n.to_string())
+                } else {
+                    ListenerSpec::new(n.to_string())
+                };
+                keep.push(add(&list, spec));
+                returned.store(n + 1, Ordering::SeqCst);
+            }
+            done.store(true, Ordering::SeqCst);
+        });
+        assert_eq!(names(&list.view(Some(&a))).len(), CHANGES);
     }
 
     #[test]

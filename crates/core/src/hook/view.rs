@@ -8,7 +8,7 @@
 //! without building it, so the cost of a dispatch does not depend on how
 //! many other agents have listeners.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::listeners::Entry;
 use super::{AgentId, Priority};
@@ -83,13 +83,13 @@ pub(crate) struct Snapshot<L: ?Sized, M> {
     /// How many listeners there are, across every scope.
     pub(crate) len: usize,
     /// The global listeners as a flat list, by rank, when there are at most
-    /// [`FLAT_MAX`] of them (built by the first dispatch after a change of
-    /// the global list, so a run of registrations builds none): a dispatch
-    /// then steps to the next listener by index instead of searching the
-    /// tree. Past that size the tree is walked, so a change stays O(log n).
-    pub(crate) flat: Option<Run<L>>,
-    /// Which publication this is (each change publishes the next).
-    pub(crate) version: u64,
+    /// [`FLAT_MAX`] of them (built once by the first dispatch after a change
+    /// of the global list, on whichever thread, so a run of registrations
+    /// builds none): a dispatch then steps to the next listener by index
+    /// instead of searching the tree. Past that size the tree is walked, so
+    /// a change stays O(log n). Decided (built, or `None`) in every
+    /// snapshot a dispatch reads: a thread's copy is made after it.
+    pub(crate) flat: OnceLock<Option<Run<L>>>,
     pub(crate) meta: M,
 }
 
@@ -103,7 +103,6 @@ impl<L: ?Sized, M: Clone> Clone for Snapshot<L, M> {
             agents: self.agents.clone(),
             flat: self.flat.clone(),
             len: self.len,
-            version: self.version,
             meta: self.meta.clone(),
         }
     }
@@ -114,21 +113,23 @@ impl<L: ?Sized, M> Snapshot<L, M> {
         Self {
             global: imbl::OrdMap::new(),
             agents: AgentRuns::default(),
-            flat: Some(Arc::from(Vec::new())),
+            flat: OnceLock::from(Some(Arc::from(Vec::new()))),
             len: 0,
-            version: 0,
             meta,
         }
     }
 
-    /// Sets the flat list of the global listeners from the tree: a list when
-    /// they are few (O(n) with n at most [`FLAT_MAX`]), none otherwise.
-    pub(crate) fn flatten(&mut self) {
-        self.flat = (self.global.len() <= FLAT_MAX).then(|| {
-            self.global
-                .iter()
-                .map(|(rank, entry)| Slot::new(*rank, entry.clone()))
-                .collect()
+    /// Builds the flat list of the global listeners from the tree unless it
+    /// is built: a list when they are few (O(n) with n at most
+    /// [`FLAT_MAX`]), none otherwise.
+    pub(crate) fn flatten(&self) {
+        self.flat.get_or_init(|| {
+            (self.global.len() <= FLAT_MAX).then(|| {
+                self.global
+                    .iter()
+                    .map(|(rank, entry)| Slot::new(*rank, entry.clone()))
+                    .collect()
+            })
         });
     }
 
@@ -188,7 +189,7 @@ impl<L: ?Sized, M> Entries<L, M> {
     #[inline]
     pub(crate) fn at(&self, pos: Pos) -> Option<(&Entry<L>, &L, Pos)> {
         let own = self.agent.as_deref().and_then(|run| run.get(pos.agent()));
-        let Some(flat) = &self.snapshot.flat else {
+        let Some(Some(flat)) = self.snapshot.flat.get() else {
             return self.at_in_tree(pos, own);
         };
         // With a flat list the global position is an index into it, below
@@ -312,6 +313,12 @@ impl<L: ?Sized, M> View<L, M> {
     /// The view of `snapshot` for a dispatch made for `agent`.
     #[inline]
     pub(crate) fn of(snapshot: Arc<Snapshot<L, M>>, agent: Option<&AgentId>) -> Self {
+        // Decided before any walk, and never after: a position is an index
+        // with a flat list and a rank without one.
+        debug_assert!(
+            snapshot.flat.get().is_some(),
+            "a view reads a snapshot whose flat list was decided"
+        );
         let agent = match agent {
             Some(agent) if !snapshot.agents.is_empty() => snapshot.agents.get(agent).cloned(),
             _ => None,

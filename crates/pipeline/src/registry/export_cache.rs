@@ -4,12 +4,11 @@
 use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use arc_swap::ArcSwap;
 use parking_lot::{Mutex, MutexGuard};
 use tack_core::hook::AgentId;
 use tack_core::tool::{ExportedTool, ToolFormat, tools_json};
+use tack_replicated::Replicated;
 
 use super::{Presentation, ToolRegistry};
 
@@ -17,39 +16,26 @@ use super::{Presentation, ToolRegistry};
 /// write access bumps: whatever was computed from an older generation is
 /// stale.
 ///
-/// Readers load the published snapshot without a lock (an `arc-swap` load
-/// writes to nothing another thread's loads write), so lookups on many
-/// threads do not contend. Writers take the writers' lock, change a working
-/// copy, and publish a copy of it when the write access ends: the value is
-/// made of persistent maps, so that copy is a few pointers.
-pub(crate) struct Versioned<T: Clone> {
-    published: ArcSwap<T>,
+/// Readers on the call path read their thread's copy `C` of the published
+/// snapshot ([`with_copy`](Self::with_copy), see [`Replicated`]); other
+/// readers load the published snapshot without a lock. Writers take the
+/// writers' lock, change a working copy, and publish a copy of it when the
+/// write access ends: the value is made of persistent maps, so that copy is
+/// a few pointers.
+pub(crate) struct Versioned<T: Clone + Send + Sync, C: Send = Arc<T>> {
+    published: Replicated<T, C>,
     /// The writers' copy, equal to the published one between writes.
     working: Mutex<T>,
-    generation: AtomicU64,
     /// Told the generation after every write access.
     changes: tokio::sync::watch::Sender<u64>,
-    /// Run after every write access is published (outside the writers' lock).
-    after_publish: Option<Box<dyn Fn() + Send + Sync>>,
 }
 
-impl<T: Clone> Versioned<T> {
+impl<T: Clone + Send + Sync, C: Send> Versioned<T, C> {
     pub(crate) fn new(value: T) -> Self {
         Self {
-            published: ArcSwap::from_pointee(value.clone()),
+            published: Replicated::new(value.clone()),
             working: Mutex::new(value),
-            generation: AtomicU64::new(0),
             changes: tokio::sync::watch::Sender::new(0),
-            after_publish: None,
-        }
-    }
-
-    /// The same, running `after` after every write access is published,
-    /// once the writers' lock is released.
-    pub(crate) fn with_after_publish(value: T, after: impl Fn() + Send + Sync + 'static) -> Self {
-        Self {
-            after_publish: Some(Box::new(after)),
-            ..Self::new(value)
         }
     }
 
@@ -65,14 +51,20 @@ impl<T: Clone> Versioned<T> {
         self.published.load()
     }
 
-    /// The published snapshot, owned.
-    pub(crate) fn read_full(&self) -> Arc<T> {
-        self.published.load_full()
+    /// Runs `read` on this thread's copy of the published snapshot (made by
+    /// `make` at the thread's first read after a change).
+    #[inline]
+    pub(crate) fn with_copy<R>(
+        &self,
+        make: impl FnOnce(&Arc<T>) -> C,
+        read: impl FnOnce(&mut C) -> R,
+    ) -> R {
+        self.published.with_copy(make, read)
     }
 
     /// Write access to the writers' copy; it is published, and what was
     /// derived from the value before is stale, when the access ends.
-    pub(crate) fn write(&self) -> Write<'_, T> {
+    pub(crate) fn write(&self) -> Write<'_, T, C> {
         Write {
             working: Some(self.working.lock()),
             versioned: self,
@@ -80,50 +72,58 @@ impl<T: Clone> Versioned<T> {
     }
 
     pub(crate) fn generation(&self) -> u64 {
-        self.generation.load(Ordering::Acquire)
+        self.published.version()
+    }
+
+    /// How many copies reads made (see [`Replicated::copies_made`]).
+    #[cfg(test)]
+    pub(crate) fn copies_made(&self) -> u64 {
+        self.published.copies_made()
     }
 }
 
 /// Write access to a [`Versioned`] value; dropping it publishes the value.
-pub(crate) struct Write<'a, T: Clone> {
+pub(crate) struct Write<'a, T: Clone + Send + Sync, C: Send> {
     /// Always `Some` until dropped (taken then, to release the lock before
     /// the replaced snapshot is dropped).
     working: Option<MutexGuard<'a, T>>,
-    versioned: &'a Versioned<T>,
+    versioned: &'a Versioned<T, C>,
 }
 
-impl<T: Clone> Deref for Write<'_, T> {
+impl<T: Clone + Send + Sync, C: Send> Deref for Write<'_, T, C> {
     type Target = T;
     fn deref(&self) -> &T {
         self.working.as_ref().expect("held until dropped")
     }
 }
 
-impl<T: Clone> DerefMut for Write<'_, T> {
+impl<T: Clone + Send + Sync, C: Send> DerefMut for Write<'_, T, C> {
     fn deref_mut(&mut self) -> &mut T {
         self.working.as_mut().expect("held until dropped")
     }
 }
 
-impl<T: Clone> Drop for Write<'_, T> {
+impl<T: Clone + Send + Sync, C: Send> Drop for Write<'_, T, C> {
     fn drop(&mut self) {
         let Some(working) = self.working.take() else {
             return;
         };
         // Published before the generation moves: a reader that sees the new
         // generation reads the new value (one that reads the old generation
-        // and the new value only rewrites its export once more).
-        let replaced = self.versioned.published.swap(Arc::new(T::clone(&working)));
-        let generation = self.versioned.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        // and the new value only rewrites its export once more). The
+        // threads' copies are emptied with it.
+        let replaced = self
+            .versioned
+            .published
+            .publish(Arc::new(T::clone(&working)));
+        let generation = self.versioned.published.version();
         // Cheap without receivers.
         self.versioned.changes.send_replace(generation);
-        // The replaced snapshot may hold the last reference to a removed
-        // tool, and dropping that tool may run a disposer it owns (a mask, a
-        // companion tool) that writes here: the writers' lock goes first.
+        // The replaced snapshot (and the threads' copies) may hold the last
+        // reference to a removed tool, and dropping that tool may run a
+        // disposer it owns (a mask, a companion tool) that writes here: the
+        // writers' lock goes first.
         drop(working);
-        if let Some(after) = &self.versioned.after_publish {
-            after();
-        }
         drop(replaced);
     }
 }

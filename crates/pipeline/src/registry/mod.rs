@@ -74,9 +74,9 @@ impl Layers {
 }
 
 struct Inner {
-    layers: Versioned<Layers>,
-    /// Each thread's copies of the tools it resolved calls to.
-    copies: Arc<ThreadCopies>,
+    /// The catalogue, and each thread's copy of it with the tools it
+    /// resolved calls to.
+    layers: Versioned<Layers, ThreadCopies>,
     exports: ExportCache,
     next_id: AtomicU64,
 }
@@ -154,12 +154,9 @@ impl Default for ToolRegistry {
 impl ToolRegistry {
     /// An empty registry.
     pub fn new() -> Self {
-        let copies = Arc::new(ThreadCopies::default());
-        let emptied = copies.clone();
         Self {
             inner: Arc::new(Inner {
-                layers: Versioned::with_after_publish(Layers::default(), move || emptied.clear()),
-                copies,
+                layers: Versioned::new(Layers::default()),
                 exports: ExportCache::default(),
                 next_id: AtomicU64::new(1),
             }),
@@ -490,18 +487,14 @@ impl ToolRegistry {
     /// The tool is this thread's copy of the registered one (see
     /// [`RegisteredTool::thread_copy`]).
     pub(crate) fn resolve(&self, name: &str, agent: Option<&AgentId>) -> Resolution {
-        let versioned = &self.inner.layers;
-        let (tool, presentation) = self.inner.copies.resolve(
-            versioned.generation(),
-            || versioned.read_full(),
-            || versioned.generation(),
-            |layers| {
+        let (tool, presentation) = self.inner.layers.with_copy(ThreadCopies::of, |mine| {
+            mine.resolve(|layers| {
                 (
                     Self::visible_ref(layers, name, agent),
                     Self::presentation_in(layers, agent),
                 )
-            },
-        );
+            })
+        });
         Resolution { tool, presentation }
     }
 

@@ -7,105 +7,94 @@
 //! calls through a copy of its own ([`RegisteredTool::thread_copy`]): the
 //! same definition and validators, with a count only that thread writes.
 //!
-//! The same per-thread entry keeps the thread's copy of the published
-//! catalogue, so a lookup reads the registry's generation (a plain load) and
-//! this thread's entry, and loads the published catalogue only after a
-//! change.
+//! They are kept with the thread's copy of the published catalogue (the
+//! registry's [`Replicated`](tack_replicated::Replicated) value), so a
+//! lookup reads the registry's version and this thread's copy, and each
+//! change of the registry empties them with it: a removed tool is not kept
+//! alive by a thread that stopped calling.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crossbeam_utils::CachePadded;
 use foldhash::fast::RandomState;
-use parking_lot::Mutex;
-use thread_local::ThreadLocal;
 
 use super::{Layers, RegisteredTool};
 
-/// One thread's copies, made while the registry was at `generation`: the
-/// catalogue, and by registration id the tools it called.
-#[derive(Default)]
-struct Copies {
-    generation: u64,
-    layers: Option<Arc<Layers>>,
+/// One thread's copy of the catalogue, and by registration id its copies of
+/// the tools it called.
+pub(crate) struct ThreadCopies {
+    pub(crate) layers: Arc<Layers>,
     tools: HashMap<u64, Arc<RegisteredTool>, RandomState>,
 }
 
-impl Copies {
-    /// Everything this thread keeps, taken out (to drop outside the lock:
-    /// dropping a tool may run code that changes the registry).
-    fn take(
-        &mut self,
-    ) -> (
-        Option<Arc<Layers>>,
-        HashMap<u64, Arc<RegisteredTool>, RandomState>,
-    ) {
-        (self.layers.take(), std::mem::take(&mut self.tools))
-    }
-}
-
-/// The copies of every thread that called a tool since the last change.
-///
-/// Each change of the registry empties them all (after publishing), so a
-/// removed tool is not kept alive by a thread that stopped calling; a
-/// thread's copies also go when it sees a newer generation than they were
-/// made at. Each thread's copies sit on their own cache line; the lock is
-/// uncontended (only its thread and a change take it).
-#[derive(Default)]
-pub(crate) struct ThreadCopies {
-    threads: ThreadLocal<CachePadded<Mutex<Copies>>>,
-}
-
 impl ThreadCopies {
-    /// Looks a call up in this thread's copy of the catalogue at
-    /// `generation` (read before: `load` gives the published catalogue,
-    /// `current` reads the generation again): `lookup` picks the registered
-    /// tool (if any) and what else the caller needs, and the tool comes back
-    /// as this thread's copy of it.
+    /// The copies of a thread that has called nothing yet in `layers`.
+    pub(crate) fn of(layers: &Arc<Layers>) -> Self {
+        Self {
+            layers: layers.clone(),
+            tools: HashMap::default(),
+        }
+    }
+
+    /// Looks a call up in this thread's catalogue: `lookup` picks the
+    /// registered tool (if any) and what else the caller needs, and the
+    /// tool comes back as this thread's copy of it.
     pub(crate) fn resolve<R>(
-        &self,
-        generation: u64,
-        load: impl FnOnce() -> Arc<Layers>,
-        current: impl Fn() -> u64,
+        &mut self,
         lookup: impl FnOnce(&Layers) -> (Option<&Arc<RegisteredTool>>, R),
     ) -> (Option<Arc<RegisteredTool>>, R) {
-        let mut copies = self.threads.get_or_default().lock();
-        if copies.generation != generation {
-            let stale = copies.take();
-            copies.generation = generation;
-            drop(copies);
-            drop(stale);
-            copies = self.threads.get_or_default().lock();
-        }
-        let Copies { layers, tools, .. } = &mut *copies;
-        let layers = layers.get_or_insert_with(load);
-        let (shared, found) = lookup(layers);
+        let (shared, found) = lookup(&self.layers);
         let Some(shared) = shared else {
             return (None, found);
         };
-        if let Some(copy) = tools.get(&shared.id) {
-            return (Some(copy.clone()), found);
-        }
-        let copy = Arc::new(shared.thread_copy());
-        tools.insert(shared.id, copy.clone());
-        // A change that moved the generation after it was read may have
-        // emptied the threads' copies before these were kept: then they go
-        // now (the call still runs on its copy).
-        if current() != generation {
-            let stale = copies.take();
-            drop(copies);
-            drop(stale);
-        }
-        (Some(copy), found)
+        let copy = self
+            .tools
+            .entry(shared.id)
+            .or_insert_with(|| Arc::new(shared.thread_copy()));
+        (Some(copy.clone()), found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+    use tack_core::tool::{OutputSpec, ToolDefinition};
+
+    use super::*;
+    use crate::ToolRegistry;
+
+    fn tool(name: &str) -> ToolDefinition {
+        ToolDefinition::builder(name)
+            .description("A tool.")
+            .input_schema(json!({"type": "object"}))
+            .output(OutputSpec::new(json!({})))
+            .handler(|_args, _cx| async move { Ok(Value::Null) })
+            .build()
+            .expect("valid")
     }
 
-    /// Empties every thread's copies: called after each change is published.
-    pub(crate) fn clear(&self) {
-        let stale: Vec<_> = self
-            .threads
-            .iter()
-            .map(|copies| copies.lock().take())
-            .collect();
-        drop(stale);
+    /// Resolving a call reads this thread's copies: after the first call no
+    /// call loads the published catalogue or copies a tool (no lock but the
+    /// thread's own, no shared count written), until a change.
+    #[test]
+    fn a_resolve_makes_no_copy_until_a_change() {
+        let registry = ToolRegistry::new();
+        let _a = registry.register(tool("a")).expect("registers");
+        let first = registry.resolve("a", None).tool.expect("found");
+        let made = registry.inner.layers.copies_made();
+        for _ in 0..100 {
+            let again = registry.resolve("a", None).tool.expect("found");
+            assert!(
+                Arc::ptr_eq(&first, &again),
+                "this thread's copy of the tool"
+            );
+            assert!(registry.resolve("missing", None).tool.is_none());
+        }
+        assert_eq!(registry.inner.layers.copies_made(), made);
+
+        let _b = registry.register(tool("b")).expect("registers");
+        let after = registry.resolve("a", None).tool.expect("found");
+        assert!(!Arc::ptr_eq(&first, &after), "a change empties the copies");
+        assert_eq!(registry.inner.layers.copies_made(), made + 1);
     }
 }
