@@ -5,6 +5,7 @@
 //! confinement. A host that installs no such plugin gets a clear
 //! [`CapabilityError`] from every tool that needs one.
 
+mod batch;
 mod client;
 mod dispatch;
 mod error;
@@ -15,6 +16,7 @@ mod shell;
 pub use client::{
     ClientChannel, ClientLogLevel, ClientRequest, ClientRequestError, ClientRequestKind, Progress,
 };
+pub use batch::{BatchEvent, DispatchBatch, SerialBatch};
 pub use dispatch::{OnAdmitted, ToolDispatcher};
 pub use error::CapabilityError;
 pub use fs::{Access, DirEntry, EntryKind, FileBytes, FileSystem, FsError, Metadata, WriteReport};

@@ -23,6 +23,7 @@
 mod admit;
 mod approval;
 mod config;
+mod dispatcher;
 mod dry_run;
 mod execute;
 mod fault;
@@ -40,10 +41,9 @@ mod stage;
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
-use futures::future::{BoxFuture, Either};
-use tack_core::capability::{OnAdmitted, ToolDispatcher};
+use futures::future::Either;
 use tack_core::hook::AgentId;
 use tack_core::hooks::ToolHooks;
 use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome};
@@ -66,6 +66,8 @@ pub(crate) use resolve::Prepared;
 
 use crate::ToolRegistry;
 use admit::{Admission, AskMode};
+use dispatcher::NestedDispatcher;
+pub(crate) use dispatcher::scheduled_batch;
 use fault::{HostFault, preparation_failure};
 use finalize::Finalizing;
 
@@ -176,7 +178,7 @@ impl Pipeline {
             config,
         });
         if inner.capabilities.snapshot().dispatcher.is_none() {
-            let nested = Arc::new(NestedDispatcher(Arc::downgrade(&inner)));
+            let nested = NestedDispatcher::new(&inner, Arc::default());
             inner.capabilities.provide_dispatcher(nested).forget();
         }
         Self { inner }
@@ -260,9 +262,9 @@ impl Pipeline {
     /// approval prompts, guards) then sees one call at a time, in the order
     /// the calls were started, while the bodies still overlap. The
     /// [`TurnScheduler`](crate::TurnScheduler) runs a model's calls this way,
-    /// and a composite tool reaches the same mechanism through
-    /// [`ToolDispatcher::dispatch_admitted`] (code mode admits its sub-calls
-    /// in submission order with it).
+    /// and so does a composite tool's batch
+    /// ([`ToolDispatcher::open_batch`](tack_core::capability::ToolDispatcher::open_batch)),
+    /// which runs its sub-calls on the scheduler's own code.
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
@@ -490,68 +492,4 @@ pub(crate) fn skeleton(call: &ToolCall) -> ToolCall {
     skeleton.agent.clone_from(&call.agent);
     skeleton.parent.clone_from(&call.parent);
     skeleton
-}
-
-/// The pipeline as the nested dispatcher of composite tools. Holds the
-/// pipeline weakly: the capability lives inside the pipeline's own slots.
-struct NestedDispatcher(Weak<Inner>);
-
-impl ToolDispatcher for NestedDispatcher {
-    fn dispatch(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'static, Arc<Outcome>> {
-        self.dispatch_admitted(call, cancel, Box::new(|| {}))
-    }
-
-    fn dispatch_admitted(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-        admitted: OnAdmitted,
-    ) -> BoxFuture<'static, Arc<Outcome>> {
-        let inner = self.0.upgrade();
-        Box::pin(async move {
-            match inner {
-                Some(inner) => {
-                    Pipeline { inner }
-                        .execute_admitted(call, cancel, admitted)
-                        .await
-                }
-                None => {
-                    admitted();
-                    Arc::new(Outcome::failure(
-                        call.call_id,
-                        call.name,
-                        Failure::new(
-                            ErrorCode::Internal,
-                            "the pipeline was shut down before this nested call ran",
-                        ),
-                    ))
-                }
-            }
-        })
-    }
-}
-
-impl ToolDispatcher for Pipeline {
-    fn dispatch(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'static, Arc<Outcome>> {
-        let pipeline = self.clone();
-        Box::pin(async move { pipeline.execute(call, cancel).await })
-    }
-
-    fn dispatch_admitted(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-        admitted: OnAdmitted,
-    ) -> BoxFuture<'static, Arc<Outcome>> {
-        let pipeline = self.clone();
-        Box::pin(async move { pipeline.execute_admitted(call, cancel, admitted).await })
-    }
 }

@@ -1,0 +1,186 @@
+//! The pipeline as the nested dispatcher of composite tools: single calls
+//! through the pipeline, batches through the turn scheduler's own schedule.
+
+use std::sync::{Arc, Weak};
+use std::task::{Context, Poll};
+
+use futures::future::BoxFuture;
+use tack_core::capability::{BatchEvent, DispatchBatch, OnAdmitted, ToolDispatcher};
+use tack_core::host::{NewFailure, NewOutcome};
+use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall};
+use tokio_util::sync::CancellationToken;
+
+use super::{Inner, Pipeline};
+use crate::SchedulerConfig;
+use crate::scheduler::Schedule;
+
+/// The pipeline as the nested dispatcher of composite tools. Holds the
+/// pipeline weakly: the capability lives inside the pipeline's own slots.
+/// Its batches follow `scheduling`.
+pub(super) struct NestedDispatcher {
+    inner: Weak<Inner>,
+    scheduling: Arc<SchedulerConfig>,
+}
+
+impl NestedDispatcher {
+    pub(super) fn new(inner: &Arc<Inner>, scheduling: Arc<SchedulerConfig>) -> Arc<Self> {
+        Arc::new(Self {
+            inner: Arc::downgrade(inner),
+            scheduling,
+        })
+    }
+}
+
+impl Pipeline {
+    /// A nested dispatcher over this pipeline (held weakly) whose batches
+    /// follow `scheduling`: what
+    /// [`TurnScheduler::dispatcher`](crate::TurnScheduler::dispatcher) returns.
+    pub(crate) fn nested_dispatcher(
+        &self,
+        scheduling: Arc<SchedulerConfig>,
+    ) -> Arc<dyn ToolDispatcher> {
+        NestedDispatcher::new(&self.inner, scheduling)
+    }
+}
+
+/// The outcome of a nested call whose pipeline is gone.
+fn shut_down(call: ToolCall) -> Arc<Outcome> {
+    Arc::new(Outcome::failure(
+        call.call_id,
+        call.name,
+        Failure::new(
+            ErrorCode::Internal,
+            "the pipeline was shut down before this nested call ran",
+        ),
+    ))
+}
+
+impl ToolDispatcher for NestedDispatcher {
+    fn dispatch(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Arc<Outcome>> {
+        self.dispatch_admitted(call, cancel, Box::new(|| {}))
+    }
+
+    fn dispatch_admitted(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        admitted: OnAdmitted,
+    ) -> BoxFuture<'static, Arc<Outcome>> {
+        let inner = self.inner.upgrade();
+        Box::pin(async move {
+            match inner {
+                Some(inner) => {
+                    Pipeline { inner }
+                        .execute_admitted(call, cancel, admitted)
+                        .await
+                }
+                None => {
+                    admitted();
+                    shut_down(call)
+                }
+            }
+        })
+    }
+
+    fn open_batch(
+        &self,
+        cancel: CancellationToken,
+        max_parallel: usize,
+    ) -> Box<dyn DispatchBatch + '_> {
+        match self.inner.upgrade() {
+            Some(inner) => scheduled_batch(
+                Pipeline { inner },
+                Arc::clone(&self.scheduling),
+                cancel,
+                max_parallel,
+            ),
+            None => Box::new(ShutDownBatch::default()),
+        }
+    }
+}
+
+impl ToolDispatcher for Pipeline {
+    fn dispatch(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Arc<Outcome>> {
+        let pipeline = self.clone();
+        Box::pin(async move { pipeline.execute(call, cancel).await })
+    }
+
+    fn dispatch_admitted(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+        admitted: OnAdmitted,
+    ) -> BoxFuture<'static, Arc<Outcome>> {
+        let pipeline = self.clone();
+        Box::pin(async move { pipeline.execute_admitted(call, cancel, admitted).await })
+    }
+
+    /// A batch under the default [`SchedulerConfig`].
+    fn open_batch(
+        &self,
+        cancel: CancellationToken,
+        max_parallel: usize,
+    ) -> Box<dyn DispatchBatch + '_> {
+        scheduled_batch(self.clone(), Arc::default(), cancel, max_parallel)
+    }
+}
+
+/// A batch of calls through `pipeline` on the turn scheduler's own
+/// schedule, under `scheduling` (what every batch of this crate is).
+pub(crate) fn scheduled_batch(
+    pipeline: Pipeline,
+    scheduling: Arc<SchedulerConfig>,
+    cancel: CancellationToken,
+    max_parallel: usize,
+) -> Box<dyn DispatchBatch> {
+    Box::new(ScheduledBatch(Schedule::new(
+        pipeline,
+        scheduling,
+        cancel,
+        max_parallel,
+    )))
+}
+
+/// A composite tool's batch: the turn scheduler's schedule, fed call by call.
+struct ScheduledBatch(Schedule);
+
+impl DispatchBatch for ScheduledBatch {
+    fn submit(&mut self, call: ToolCall) -> usize {
+        self.0.push(call)
+    }
+
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<BatchEvent>> {
+        self.0.poll_event(cx)
+    }
+}
+
+/// The batch of a dispatcher whose pipeline is gone: each call starts and
+/// ends `INTERNAL` at once, in submission order.
+#[derive(Default)]
+struct ShutDownBatch {
+    submitted: usize,
+    events: std::collections::VecDeque<BatchEvent>,
+}
+
+impl DispatchBatch for ShutDownBatch {
+    fn submit(&mut self, call: ToolCall) -> usize {
+        let index = self.submitted;
+        self.submitted += 1;
+        self.events.push_back(BatchEvent::Started(index));
+        self.events
+            .push_back(BatchEvent::Ended(index, shut_down(call)));
+        index
+    }
+
+    fn poll_event(&mut self, _cx: &mut Context<'_>) -> Poll<Option<BatchEvent>> {
+        Poll::Ready(self.events.pop_front())
+    }
+}
