@@ -148,7 +148,7 @@ fn gauged_after(
         })
 }
 
-/// A parallel-safe tool whose body waits on `barrier`.
+/// A parallel-safe tool whose body waits on `barrier` (or until cancelled).
 fn waiting(name: &str, barrier: &Arc<Barrier>) -> FakeTool {
     let barrier = Arc::clone(barrier);
     FakeTool::new(name)
@@ -159,8 +159,13 @@ fn waiting(name: &str, barrier: &Arc<Barrier>) -> FakeTool {
         .body(move |_args, cx| {
             let barrier = Arc::clone(&barrier);
             async move {
-                barrier.wait().await;
-                Ok(json!(cx.call_id().as_str()))
+                tokio::select! {
+                    _ = barrier.wait() => Ok(json!(cx.call_id().as_str())),
+                    () = cx.cancellation().cancelled() => Err(ToolError::with_code(
+                        ToolErrorCode::Cancelled,
+                        "stopped waiting for the others",
+                    )),
+                }
             }
         })
 }
