@@ -8,9 +8,7 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 use tack_core::CancellationToken;
-use tack_core::capability::{
-    BatchEvent, DispatchBatch, OnAdmitted, SerialBatch, ToolDispatcher,
-};
+use tack_core::capability::{BatchEvent, DispatchBatch, OnAdmitted, SerialBatch, ToolDispatcher};
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome, ToolRegistrar};

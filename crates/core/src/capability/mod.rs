@@ -13,10 +13,10 @@ mod fs;
 pub(crate) mod set;
 mod shell;
 
+pub use batch::{BatchEvent, DispatchBatch, SerialBatch};
 pub use client::{
     ClientChannel, ClientLogLevel, ClientRequest, ClientRequestError, ClientRequestKind, Progress,
 };
-pub use batch::{BatchEvent, DispatchBatch, SerialBatch};
 pub use dispatch::{OnAdmitted, ToolDispatcher};
 pub use error::CapabilityError;
 pub use fs::{Access, DirEntry, EntryKind, FileBytes, FileSystem, FsError, Metadata, WriteReport};

@@ -23,7 +23,6 @@
 mod admit;
 mod approval;
 mod config;
-mod dispatcher;
 mod dry_run;
 mod execute;
 mod fault;
@@ -41,7 +40,7 @@ mod stage;
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use futures::future::Either;
 use tack_core::hook::AgentId;
@@ -66,8 +65,6 @@ pub(crate) use resolve::Prepared;
 
 use crate::ToolRegistry;
 use admit::{Admission, AskMode};
-use dispatcher::NestedDispatcher;
-pub(crate) use dispatcher::scheduled_batch;
 use fault::{HostFault, preparation_failure};
 use finalize::Finalizing;
 
@@ -133,6 +130,16 @@ impl fmt::Debug for Pipeline {
     }
 }
 
+/// A [`Pipeline`] held weakly.
+pub(crate) struct WeakPipeline(Weak<Inner>);
+
+impl WeakPipeline {
+    /// The pipeline, while something else keeps it alive.
+    pub(crate) fn upgrade(&self) -> Option<Pipeline> {
+        self.0.upgrade().map(|inner| Pipeline { inner })
+    }
+}
+
 impl Pipeline {
     /// A pipeline over `registry` with fresh hook points and capability
     /// slots and the default [`PipelineConfig`].
@@ -145,27 +152,10 @@ impl Pipeline {
         )
     }
 
-    /// A pipeline over `registry` with existing hook points, capability slots
-    /// and settings (hook points and slots are shared handles: a plugin
-    /// installed into them before or after is seen by the calls).
-    ///
-    /// ```
-    /// use tack_core::host::CapabilitySlots;
-    /// use tack_core::hooks::ToolHooks;
-    /// use tack_pipeline::{Pipeline, PipelineConfig, ToolRegistry};
-    ///
-    /// let hooks = ToolHooks::new();
-    /// let pipeline = Pipeline::with_parts(
-    ///     ToolRegistry::new(),
-    ///     hooks.clone(),
-    ///     CapabilitySlots::new(),
-    ///     PipelineConfig::default().with_max_argument_bytes(64 * 1024),
-    /// );
-    /// assert_eq!(pipeline.config().max_argument_bytes(), 64 * 1024);
-    /// // The pipeline is the nested dispatcher of composite tools.
-    /// assert!(pipeline.capabilities().snapshot().dispatcher.is_some());
-    /// ```
-    pub fn with_parts(
+    /// The pipeline over these parts, without providing a nested
+    /// dispatcher ([`with_parts`](Self::with_parts) provides the pipeline's
+    /// own: it lives beside the scheduler whose rules its batches follow).
+    pub(crate) fn assemble(
         registry: ToolRegistry,
         hooks: ToolHooks,
         capabilities: CapabilitySlots,
@@ -177,11 +167,13 @@ impl Pipeline {
             capabilities,
             config,
         });
-        if inner.capabilities.snapshot().dispatcher.is_none() {
-            let nested = NestedDispatcher::new(&inner, Arc::default());
-            inner.capabilities.provide_dispatcher(nested).forget();
-        }
         Self { inner }
+    }
+
+    /// A handle that does not keep the pipeline alive: for what the
+    /// pipeline holds itself (its nested dispatcher, in its capability slots).
+    pub(crate) fn downgrade(&self) -> WeakPipeline {
+        WeakPipeline(Arc::downgrade(&self.inner))
     }
 
     /// The catalogue calls resolve in.

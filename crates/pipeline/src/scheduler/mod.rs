@@ -17,6 +17,7 @@
 //! call at a time, in model order. Bodies of parallel calls overlap.
 
 mod config;
+mod dispatcher;
 mod gate;
 mod mode;
 mod resources;
@@ -36,7 +37,7 @@ pub use mode::ExecutionMode;
 pub use resources::{Access, ResourceClaim, ResourceFn, ResourceKey};
 
 use crate::Pipeline;
-pub(crate) use schedule::Schedule;
+use schedule::Schedule;
 
 /// Runs a turn's tool calls through a [`Pipeline`]: parallel calls share a
 /// bounded rolling pool, exclusive calls run alone, and outcomes come back in
@@ -255,7 +256,7 @@ impl TurnScheduler {
     /// # });
     /// ```
     pub fn batch(&self, cancel: CancellationToken, max_parallel: usize) -> Box<dyn DispatchBatch> {
-        crate::pipeline::scheduled_batch(
+        dispatcher::scheduled_batch(
             self.pipeline.clone(),
             Arc::clone(&self.config),
             cancel,

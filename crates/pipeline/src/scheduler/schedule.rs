@@ -347,7 +347,8 @@ impl Schedule {
             };
             let failure = not_run_named(&call, &why);
             let outcome = self.pipeline.refuse_unrun_contained(call, failure);
-            self.ready.push_back(BatchEvent::Ended(pending.index, outcome));
+            self.ready
+                .push_back(BatchEvent::Ended(pending.index, outcome));
         }
         self.halted = Some(why);
     }
@@ -357,7 +358,9 @@ impl Schedule {
 fn not_run(why: &str) -> Failure {
     Failure::new(
         ErrorCode::Cancelled,
-        format!("this call was not run: {why}. Nothing was done; call it again if it is still needed"),
+        format!(
+            "this call was not run: {why}. Nothing was done; call it again if it is still needed"
+        ),
     )
 }
 

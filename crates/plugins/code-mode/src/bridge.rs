@@ -12,14 +12,11 @@ use serde_json::{Value, json};
 use tack_core::capability::{BatchEvent, DispatchBatch};
 use tack_core::context::ToolRunContext;
 use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry, CodeDispatchStart, ToolHooks};
-use tack_core::tool::{
-    ContentBlock, DeferredContext, ErrorCode, Outcome, ToolCall, joined_text,
-};
+use tack_core::tool::{ContentBlock, DeferredContext, ErrorCode, Outcome, ToolCall, joined_text};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::{Event, RunEnd, Settle};
-use crate::plugin::PLUGIN_NAME;
 
 /// How the program's side of a run ended.
 pub(crate) struct Ending {
@@ -52,6 +49,8 @@ pub(crate) struct SubCalls<'a> {
     /// Set once the run is ending: calls started from then on (only to end
     /// `CANCELLED`) are not announced.
     quiet: bool,
+    /// The source of the contexts deferred for images (the plugin's name).
+    source: &'static str,
 }
 
 impl<'a> SubCalls<'a> {
@@ -60,6 +59,7 @@ impl<'a> SubCalls<'a> {
         hooks: &'a ToolHooks,
         batch: Box<dyn DispatchBatch + 'a>,
         settles: std_mpsc::Sender<Settle>,
+        source: &'static str,
     ) -> Self {
         Self {
             cx,
@@ -69,6 +69,7 @@ impl<'a> SubCalls<'a> {
             calls: HashMap::new(),
             deferred: BTreeMap::new(),
             quiet: false,
+            source,
         }
     }
 
@@ -130,7 +131,14 @@ impl<'a> SubCalls<'a> {
         let call = self.cx.nested_call(call_id, name, args);
         let index = self.batch.submit(call.clone());
         let announced = false;
-        self.calls.insert(index, SubCall { id, call, announced });
+        self.calls.insert(
+            index,
+            SubCall {
+                id,
+                call,
+                announced,
+            },
+        );
     }
 
     /// Whether a start is announced now: not once the run is ending or
@@ -174,7 +182,7 @@ impl<'a> SubCalls<'a> {
 
     /// A sub-call settled: keep what it defers, log it.
     async fn settled(&mut self, id: u64, call: &ToolCall, outcome: &Outcome) {
-        let contexts = contexts_of(outcome);
+        let contexts = contexts_of(outcome, self.source);
         if !contexts.is_empty() {
             self.deferred.insert(id, contexts);
         }
@@ -224,10 +232,10 @@ fn started(hooks: &ToolHooks, cx: &ToolRunContext, call: &ToolCall) {
 }
 
 /// What a settled sub-call leaves for after the outer result: an image a
-/// successful sub-call returns reaches the model as context (its final
-/// content: a post-execute block or replacement that removed the image
-/// leaves nothing to defer), then every context the sub-call deferred.
-fn contexts_of(outcome: &Outcome) -> Vec<DeferredContext> {
+/// successful sub-call returns reaches the model as context from `source`
+/// (its final content: a post-execute block or replacement that removed the
+/// image leaves nothing to defer), then every context the sub-call deferred.
+fn contexts_of(outcome: &Outcome, source: &str) -> Vec<DeferredContext> {
     let mut contexts = Vec::new();
     if outcome.is_success()
         && outcome
@@ -235,7 +243,7 @@ fn contexts_of(outcome: &Outcome) -> Vec<DeferredContext> {
             .iter()
             .any(|block| matches!(block, ContentBlock::Image { .. }))
     {
-        contexts.push(DeferredContext::blocks(outcome.content.to_vec()).with_source(PLUGIN_NAME));
+        contexts.push(DeferredContext::blocks(outcome.content.to_vec()).with_source(source));
     }
     contexts.extend(outcome.deferred_context.iter().cloned());
     contexts

@@ -291,7 +291,7 @@ async fn run_code(
     // rules; the outer call's cancellation reaches them through this token.
     let sub_cancel = cx.cancellation().child_token();
     let batch = dispatcher.open_batch(sub_cancel.clone(), config.max_parallel_sub_calls);
-    let ending = SubCalls::new(&cx, hooks, batch, settle_tx)
+    let ending = SubCalls::new(&cx, hooks, batch, settle_tx, PLUGIN_NAME)
         .run(&mut events, &stop, &sub_cancel)
         .await;
     result_of(code, ending, cx.is_cancelled())

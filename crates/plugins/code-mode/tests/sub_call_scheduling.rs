@@ -55,7 +55,10 @@ impl Gauge {
             most = most.max(self.running.load(Ordering::SeqCst));
         }
         self.running.fetch_sub(1, Ordering::SeqCst);
-        self.log.lock().unwrap().push(format!("end {what} saw {most}"));
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("end {what} saw {most}"));
     }
 
     fn lines(&self) -> Vec<String> {
@@ -70,11 +73,19 @@ struct Counting {
 }
 
 impl ToolDispatcher for Counting {
-    fn dispatch(&self, call: ToolCall, cancel: CancellationToken) -> BoxFuture<'static, Arc<Outcome>> {
+    fn dispatch(
+        &self,
+        call: ToolCall,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'static, Arc<Outcome>> {
         self.inner.dispatch(call, cancel)
     }
 
-    fn open_batch(&self, cancel: CancellationToken, max_parallel: usize) -> Box<dyn DispatchBatch + '_> {
+    fn open_batch(
+        &self,
+        cancel: CancellationToken,
+        max_parallel: usize,
+    ) -> Box<dyn DispatchBatch + '_> {
         Box::new(CountingBatch {
             inner: self.inner.open_batch(cancel, max_parallel),
             submitted: &self.submitted,
@@ -129,7 +140,9 @@ fn gauged_after(
     FakeTool::new(name)
         .description("Counts the bodies running beside it.")
         .tier(Tier::Executes)
-        .schema(json!({"type": "object", "properties": {"i": {"type": "integer"}}, "required": ["i"]}))
+        .schema(
+            json!({"type": "object", "properties": {"i": {"type": "integer"}}, "required": ["i"]}),
+        )
         .output_schema(json!({"type": "integer"}))
         .concurrency_safe(parallel)
         .body(move |args, _cx| {
@@ -280,7 +293,12 @@ async fn parallel_safe_sub_calls_overlap_under_promise_all_and_not_in_sequence()
     assert!(out.is_success(), "{out:?}");
     assert_eq!(
         gauge.lines(),
-        ["start read 1", "end read 1 saw 1", "start read 2", "end read 2 saw 1"]
+        [
+            "start read 1",
+            "end read 1 saw 1",
+            "start read 2",
+            "end read 2 saw 1"
+        ]
     );
 }
 
@@ -295,28 +313,28 @@ async fn pre_execute_listeners_see_the_sub_calls_in_submission_order() {
     let _counting = provide_counting(&h, count_tx);
     let log: Log = Arc::default();
     let seen = Arc::clone(&log);
-    let _listener = h.hooks().pre_execute().tap(
-        "order",
-        move |execution: Arc<ToolExecution>, next| {
-            let seen = Arc::clone(&seen);
-            let count = count.clone();
-            async move {
-                let id = execution.call_id().as_str().to_owned();
-                if id.contains(":code:") {
-                    seen.lock().unwrap().push(format!("enter {id}"));
-                    // The first call's admission lasts until every call is
-                    // submitted: a call admitted meanwhile would log its
-                    // entry here.
-                    if id.ends_with(":1") {
-                        submitted(&count, 3).await;
+    let _listener =
+        h.hooks()
+            .pre_execute()
+            .tap("order", move |execution: Arc<ToolExecution>, next| {
+                let seen = Arc::clone(&seen);
+                let count = count.clone();
+                async move {
+                    let id = execution.call_id().as_str().to_owned();
+                    if id.contains(":code:") {
+                        seen.lock().unwrap().push(format!("enter {id}"));
+                        // The first call's admission lasts until every call is
+                        // submitted: a call admitted meanwhile would log its
+                        // entry here.
+                        if id.ends_with(":1") {
+                            submitted(&count, 3).await;
+                        }
+                        tokio::task::yield_now().await;
+                        seen.lock().unwrap().push(format!("exit {id}"));
                     }
-                    tokio::task::yield_now().await;
-                    seen.lock().unwrap().push(format!("exit {id}"));
+                    next.run(execution).await
                 }
-                next.run(execution).await
-            }
-        },
-    );
+            });
     let out = run(
         &h,
         "return await Promise.all([tools.read({i: 1}), tools.read({i: 2}), tools.write({i: 3})]);",
@@ -324,7 +342,12 @@ async fn pre_execute_listeners_see_the_sub_calls_in_submission_order() {
     .await;
     assert!(out.is_success(), "{out:?}");
     let expected: Vec<String> = (1..=3)
-        .flat_map(|n| [format!("enter outer:code:{n}"), format!("exit outer:code:{n}")])
+        .flat_map(|n| {
+            [
+                format!("enter outer:code:{n}"),
+                format!("exit outer:code:{n}"),
+            ]
+        })
         .collect();
     assert_eq!(*log.lock().unwrap(), expected);
 }
@@ -368,7 +391,11 @@ async fn cancelling_run_code_ends_every_sub_call_with_one_outcome() {
     let ids: Vec<&str> = nested.iter().map(Report::call_id).collect();
     assert_eq!(ids, ["outer:code:1", "outer:code:2", "outer:code:3"]);
     for record in nested {
-        assert_eq!(record.error_code(), Some(ErrorCode::Cancelled), "{record:?}");
+        assert_eq!(
+            record.error_code(),
+            Some(ErrorCode::Cancelled),
+            "{record:?}"
+        );
         assert!(record.observed(), "{record:?}");
     }
     assert!(nested[0].failure().unwrap().dispatched);

@@ -60,7 +60,11 @@ impl Gauge {
                         most = most.max(gauge.running.load(Ordering::SeqCst));
                     }
                     gauge.running.fetch_sub(1, Ordering::SeqCst);
-                    gauge.log.lock().unwrap().push(format!("end {id} saw {most}"));
+                    gauge
+                        .log
+                        .lock()
+                        .unwrap()
+                        .push(format!("end {id} saw {most}"));
                     Ok(json!(id))
                 }
             })
@@ -73,8 +77,14 @@ impl Gauge {
 fn bench() -> (Bench, Gauge) {
     let b = Bench::new();
     let gauge = Gauge::default();
-    b.registry.register(gauge.tool("par", true)).unwrap().forget();
-    b.registry.register(gauge.tool("solo", false)).unwrap().forget();
+    b.registry
+        .register(gauge.tool("par", true))
+        .unwrap()
+        .forget();
+    b.registry
+        .register(gauge.tool("solo", false))
+        .unwrap()
+        .forget();
     (b, gauge)
 }
 
@@ -142,7 +152,9 @@ async fn calls_submitted_as_a_stream_follow_the_turn_rules() {
 async fn conflicting_resource_claims_in_a_batch_do_not_overlap() {
     let (b, gauge) = bench();
     let config = SchedulerConfig::default().with_resource_keys("par", |args: &Value| {
-        vec![ResourceClaim::write(args["key"].as_str().unwrap_or_default())]
+        vec![ResourceClaim::write(
+            args["key"].as_str().unwrap_or_default(),
+        )]
     });
     // The scheduler's dispatcher: batches under its configuration.
     let dispatcher = b.scheduler(config).dispatcher();
@@ -178,7 +190,13 @@ async fn a_batch_keeps_the_scheduler_bound_and_its_own() {
 
     // The batch's own bound of 1, under the pipeline's own dispatcher.
     let (b, gauge) = bench();
-    let dispatcher = b.pipeline.capabilities().snapshot().dispatcher.clone().unwrap();
+    let dispatcher = b
+        .pipeline
+        .capabilities()
+        .snapshot()
+        .dispatcher
+        .clone()
+        .unwrap();
     let mut batch = dispatcher.open_batch(CancellationToken::new(), 1);
     batch.submit(call("par", "p0", json!({})));
     batch.submit(call("par", "p1", json!({})));

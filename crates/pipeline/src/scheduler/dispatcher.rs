@@ -1,46 +1,78 @@
 //! The pipeline as the nested dispatcher of composite tools: single calls
-//! through the pipeline, batches through the turn scheduler's own schedule.
+//! through the pipeline, batches on the turn scheduler's own schedule. Here,
+//! beside the scheduler, because the pipeline's batches follow its rules.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
 use tack_core::capability::{BatchEvent, DispatchBatch, OnAdmitted, ToolDispatcher};
-use tack_core::host::{NewFailure, NewOutcome};
+use tack_core::hooks::ToolHooks;
+use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome};
 use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall};
 use tokio_util::sync::CancellationToken;
 
-use super::{Inner, Pipeline};
-use crate::SchedulerConfig;
-use crate::scheduler::Schedule;
+use super::config::SchedulerConfig;
+use super::schedule::Schedule;
+use crate::pipeline::WeakPipeline;
+use crate::{Pipeline, PipelineConfig, ToolRegistry};
 
-/// The pipeline as the nested dispatcher of composite tools. Holds the
-/// pipeline weakly: the capability lives inside the pipeline's own slots.
-/// Its batches follow `scheduling`.
-pub(super) struct NestedDispatcher {
-    inner: Weak<Inner>,
-    scheduling: Arc<SchedulerConfig>,
-}
+impl Pipeline {
+    /// A pipeline over `registry` with existing hook points, capability slots
+    /// and settings (hook points and slots are shared handles: a plugin
+    /// installed into them before or after is seen by the calls).
+    ///
+    /// ```
+    /// use tack_core::host::CapabilitySlots;
+    /// use tack_core::hooks::ToolHooks;
+    /// use tack_pipeline::{Pipeline, PipelineConfig, ToolRegistry};
+    ///
+    /// let hooks = ToolHooks::new();
+    /// let pipeline = Pipeline::with_parts(
+    ///     ToolRegistry::new(),
+    ///     hooks.clone(),
+    ///     CapabilitySlots::new(),
+    ///     PipelineConfig::default().with_max_argument_bytes(64 * 1024),
+    /// );
+    /// assert_eq!(pipeline.config().max_argument_bytes(), 64 * 1024);
+    /// // The pipeline is the nested dispatcher of composite tools.
+    /// assert!(pipeline.capabilities().snapshot().dispatcher.is_some());
+    /// ```
+    pub fn with_parts(
+        registry: ToolRegistry,
+        hooks: ToolHooks,
+        capabilities: CapabilitySlots,
+        config: PipelineConfig,
+    ) -> Self {
+        let pipeline = Self::assemble(registry, hooks, capabilities, config);
+        if pipeline.capabilities().snapshot().dispatcher.is_none() {
+            let nested = pipeline.nested_dispatcher(Arc::default());
+            pipeline.capabilities().provide_dispatcher(nested).forget();
+        }
+        pipeline
+    }
 
-impl NestedDispatcher {
-    pub(super) fn new(inner: &Arc<Inner>, scheduling: Arc<SchedulerConfig>) -> Arc<Self> {
-        Arc::new(Self {
-            inner: Arc::downgrade(inner),
+    /// A nested dispatcher over this pipeline (held weakly) whose batches
+    /// follow `scheduling`: the pipeline's own (default configuration), and
+    /// what [`TurnScheduler::dispatcher`](crate::TurnScheduler::dispatcher)
+    /// returns.
+    pub(crate) fn nested_dispatcher(
+        &self,
+        scheduling: Arc<SchedulerConfig>,
+    ) -> Arc<dyn ToolDispatcher> {
+        Arc::new(NestedDispatcher {
+            pipeline: self.downgrade(),
             scheduling,
         })
     }
 }
 
-impl Pipeline {
-    /// A nested dispatcher over this pipeline (held weakly) whose batches
-    /// follow `scheduling`: what
-    /// [`TurnScheduler::dispatcher`](crate::TurnScheduler::dispatcher) returns.
-    pub(crate) fn nested_dispatcher(
-        &self,
-        scheduling: Arc<SchedulerConfig>,
-    ) -> Arc<dyn ToolDispatcher> {
-        NestedDispatcher::new(&self.inner, scheduling)
-    }
+/// The pipeline as the nested dispatcher of composite tools. Holds the
+/// pipeline weakly: the capability lives inside the pipeline's own slots.
+/// Its batches follow `scheduling`.
+struct NestedDispatcher {
+    pipeline: WeakPipeline,
+    scheduling: Arc<SchedulerConfig>,
 }
 
 /// The outcome of a nested call whose pipeline is gone.
@@ -70,14 +102,10 @@ impl ToolDispatcher for NestedDispatcher {
         cancel: CancellationToken,
         admitted: OnAdmitted,
     ) -> BoxFuture<'static, Arc<Outcome>> {
-        let inner = self.inner.upgrade();
+        let pipeline = self.pipeline.upgrade();
         Box::pin(async move {
-            match inner {
-                Some(inner) => {
-                    Pipeline { inner }
-                        .execute_admitted(call, cancel, admitted)
-                        .await
-                }
+            match pipeline {
+                Some(pipeline) => pipeline.execute_admitted(call, cancel, admitted).await,
                 None => {
                     admitted();
                     shut_down(call)
@@ -91,13 +119,10 @@ impl ToolDispatcher for NestedDispatcher {
         cancel: CancellationToken,
         max_parallel: usize,
     ) -> Box<dyn DispatchBatch + '_> {
-        match self.inner.upgrade() {
-            Some(inner) => scheduled_batch(
-                Pipeline { inner },
-                Arc::clone(&self.scheduling),
-                cancel,
-                max_parallel,
-            ),
+        match self.pipeline.upgrade() {
+            Some(pipeline) => {
+                scheduled_batch(pipeline, Arc::clone(&self.scheduling), cancel, max_parallel)
+            }
             None => Box::new(ShutDownBatch::default()),
         }
     }
@@ -135,7 +160,7 @@ impl ToolDispatcher for Pipeline {
 
 /// A batch of calls through `pipeline` on the turn scheduler's own
 /// schedule, under `scheduling` (what every batch of this crate is).
-pub(crate) fn scheduled_batch(
+pub(super) fn scheduled_batch(
     pipeline: Pipeline,
     scheduling: Arc<SchedulerConfig>,
     cancel: CancellationToken,
