@@ -46,7 +46,7 @@ pub enum BatchEvent {
 /// It is a stream: [`submit`](Self::submit) may be called at any time, also
 /// between two events, and a call submitted later is queued behind the ones
 /// submitted before it. Nothing runs unless the batch is polled
-/// ([`poll_event`](Self::poll_event), or [`next_event`](Self::next_event)
+/// ([`poll_event`](Self::poll_event), or `next_event().await`
 /// on `dyn DispatchBatch`). Open one with [`ToolDispatcher::open_batch`].
 pub trait DispatchBatch: Send {
     /// Queues `call` behind every call submitted before it and returns its
