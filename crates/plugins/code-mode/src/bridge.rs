@@ -87,17 +87,21 @@ impl<'a> SubCalls<'a> {
             cancelled: false,
         };
         loop {
+            // In this order: a cancellation first; then the batch, so that a
+            // call the program submitted starts (and is announced) as soon
+            // as the rules let it, before the program's end is read.
             tokio::select! {
+                biased;
+                () = self.cx.cancellation().cancelled(), if !ending.cancelled => {
+                    ending.cancelled = true;
+                    stop.store(true, Ordering::SeqCst);
+                }
+                Some(event) = self.batch.next_event() => self.on_event(event).await,
                 event = events.recv() => match event {
                     Some(Event::Submit { id, name, args }) => self.submit(id, name, args),
                     Some(Event::Finished(end)) => { ending.end = Some(end); break; }
                     None => break,
                 },
-                Some(event) = self.batch.next_event() => self.on_event(event).await,
-                () = self.cx.cancellation().cancelled(), if !ending.cancelled => {
-                    ending.cancelled = true;
-                    stop.store(true, Ordering::SeqCst);
-                }
             }
         }
         // Over: the calls still outstanding are cancelled and drained.
