@@ -187,6 +187,7 @@ impl ToolDispatcher for NestedDispatcher {
             outcome
         })
     }
+
     fn open_batch(
         &self,
         cancel: CancellationToken,

@@ -73,7 +73,6 @@ use schedule::Schedule;
 ///   the first failure cancels the rest, whose outcomes name the failed call.
 /// * **Resources** (optional): parallel calls whose claims conflict (the same
 ///   key, one of them writing) do not overlap.
-///
 /// * **Batches**: the same schedule runs a composite tool's calls, fed as a
 ///   stream ([`batch`](Self::batch), and the pipeline's
 ///   [`ToolDispatcher::open_batch`]): code mode's sub-calls follow these
