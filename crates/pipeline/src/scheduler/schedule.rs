@@ -109,9 +109,12 @@ pub(crate) struct Schedule {
     /// The agent whose listeners were checked last (a run of calls of one
     /// agent is checked once).
     checked: Option<Option<AgentId>>,
-    /// Each call without its arguments: what ends it when it cannot be
-    /// prepared (the call itself moved into the stage that failed).
-    names: Vec<ToolCall>,
+    /// How many calls were pushed (the next call's index).
+    submitted: usize,
+    /// Each call that has not ended, without its arguments: what ends it
+    /// when it cannot be prepared (the call itself moved into the stage that
+    /// failed). Forgotten when it ends, so a long batch holds only these.
+    names: HashMap<usize, ToolCall>,
     first_with_id: HashMap<CallId, usize>,
     queue: VecDeque<Pending>,
     pool: Pool,
@@ -145,7 +148,8 @@ impl Schedule {
             cause,
             gated: false,
             checked: None,
-            names: Vec::new(),
+            submitted: 0,
+            names: HashMap::new(),
             first_with_id: HashMap::new(),
             queue: VecDeque::new(),
             pool: Pool {
@@ -171,18 +175,19 @@ impl Schedule {
 
     /// How many calls were pushed.
     pub(crate) fn len(&self) -> usize {
-        self.names.len()
+        self.submitted
     }
 
-    /// `call` without its arguments, by index.
+    /// A call that has not ended, without its arguments, by index.
     pub(crate) fn name(&self, index: usize) -> Option<&ToolCall> {
-        self.names.get(index)
+        self.names.get(&index)
     }
 
     /// Queues `call` behind the calls pushed before it; its index.
     pub(crate) fn push(&mut self, call: ToolCall) -> usize {
-        let index = self.names.len();
-        self.names.push(skeleton(&call));
+        let index = self.submitted;
+        self.submitted += 1;
+        self.names.insert(index, skeleton(&call));
         // Policy can only interleave if there is policy: checked as each call
         // arrives (a turn pushes all of its calls before the first starts).
         if !self.gated && self.checked.as_ref() != Some(&call.agent) {
@@ -222,7 +227,7 @@ impl Schedule {
         loop {
             self.start_next();
             if let Some(event) = self.ready.pop_front() {
-                return Poll::Ready(Some(event));
+                return Poll::Ready(Some(self.reported(event)));
             }
             if self.running.is_empty() {
                 // An empty pool admits any call, so the queue is empty too.
@@ -230,13 +235,21 @@ impl Schedule {
             }
             if let Poll::Ready(Some((index, outcome))) = self.running.poll_next_unpin(cx) {
                 self.finished(index, &outcome);
-                return Poll::Ready(Some(BatchEvent::Ended(index, outcome)));
+                return Poll::Ready(Some(self.reported(BatchEvent::Ended(index, outcome))));
             }
             match &self.admitting {
                 Some((_, gate)) if gate.poll_admitted(cx) => self.admitting = None,
                 _ => return Poll::Pending,
             }
         }
+    }
+
+    /// `event`, about to be reported: an ended call is forgotten.
+    fn reported(&mut self, event: BatchEvent) -> BatchEvent {
+        if let BatchEvent::Ended(index, _) = &event {
+            self.names.remove(index);
+        }
+        event
     }
 
     /// Starts queued calls, in order, while the pool admits them and no
@@ -323,7 +336,7 @@ impl Schedule {
         let Some(faulted) = self.queue.pop_front() else {
             return;
         };
-        let Some(call) = self.names.get(faulted.index).cloned() else {
+        let Some(call) = self.names.get(&faulted.index).cloned() else {
             return;
         };
         let why = format!(
@@ -339,7 +352,7 @@ impl Schedule {
                 Entry::Duplicate { call, .. } | Entry::Waiting(Some(call)) => call,
                 Entry::Call(Some(prepared)) => prepared.into_call(),
                 Entry::Waiting(None) | Entry::Call(None) => {
-                    match self.names.get(pending.index).cloned() {
+                    match self.names.get(&pending.index).cloned() {
                         Some(call) => call,
                         None => continue,
                     }
