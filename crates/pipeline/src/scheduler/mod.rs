@@ -177,7 +177,8 @@ impl TurnScheduler {
             Arc::clone(&self.config),
             cancel,
             usize::MAX,
-        );
+        )
+        .without_starts();
         schedule.reserve(total);
         for call in calls {
             schedule.push(call);

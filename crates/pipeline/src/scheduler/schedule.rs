@@ -9,6 +9,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
+use foldhash::fast::RandomState;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -114,7 +115,7 @@ pub(crate) struct Schedule {
     /// Each call that has not ended, without its arguments: what ends it
     /// when it cannot be prepared (the call itself moved into the stage that
     /// failed). Forgotten when it ends, so a long batch holds only these.
-    names: HashMap<usize, ToolCall>,
+    names: HashMap<usize, ToolCall, RandomState>,
     first_with_id: HashMap<CallId, usize>,
     queue: VecDeque<Pending>,
     pool: Pool,
@@ -125,6 +126,9 @@ pub(crate) struct Schedule {
     ready: VecDeque<BatchEvent>,
     /// Set by a host fault while preparing a call: no call starts after it.
     halted: Option<String>,
+    /// Whether starts are reported ([`BatchEvent::Started`]); a turn, which
+    /// only collects outcomes, does without.
+    report_starts: bool,
 }
 
 impl Schedule {
@@ -149,7 +153,7 @@ impl Schedule {
             gated: false,
             checked: None,
             submitted: 0,
-            names: HashMap::new(),
+            names: HashMap::default(),
             first_with_id: HashMap::new(),
             queue: VecDeque::new(),
             pool: Pool {
@@ -163,7 +167,14 @@ impl Schedule {
             admitting: None,
             ready: VecDeque::new(),
             halted: None,
+            report_starts: true,
         }
+    }
+
+    /// Reports no [`BatchEvent::Started`], only the ends.
+    pub(crate) fn without_starts(mut self) -> Self {
+        self.report_starts = false;
+        self
     }
 
     /// Room for `additional` more calls.
@@ -291,7 +302,9 @@ impl Schedule {
             if let Some(gate) = &gate {
                 self.admitting = Some((next.index, Arc::clone(gate)));
             }
-            self.ready.push_back(BatchEvent::Started(next.index));
+            if self.report_starts {
+                self.ready.push_back(BatchEvent::Started(next.index));
+            }
             self.running.push(start(
                 self.pipeline.clone(),
                 next.index,
