@@ -121,7 +121,10 @@ pub(crate) struct Schedule {
     pool: Pool,
     running: FuturesUnordered<BoxFuture<'static, (usize, Arc<Outcome>)>>,
     /// The call whose admission is not over yet (only when gated).
-    admitting: Option<(usize, Arc<Gate>)>,
+    admitting: Option<usize>,
+    /// Hears when that call's admission is over (one call admits at a time,
+    /// so one gate serves them all, reset as each starts).
+    gate: Arc<Gate>,
     /// Events decided without polling a call (starts, refusals).
     ready: VecDeque<BatchEvent>,
     /// Set by a host fault while preparing a call: no call starts after it.
@@ -165,6 +168,7 @@ impl Schedule {
             },
             running: FuturesUnordered::new(),
             admitting: None,
+            gate: Arc::default(),
             ready: VecDeque::new(),
             halted: None,
             report_starts: true,
@@ -248,9 +252,10 @@ impl Schedule {
                 self.finished(index, &outcome);
                 return Poll::Ready(Some(self.reported(BatchEvent::Ended(index, outcome))));
             }
-            match &self.admitting {
-                Some((_, gate)) if gate.poll_admitted(cx) => self.admitting = None,
-                _ => return Poll::Pending,
+            if self.admitting.is_some() && self.gate.poll_admitted(cx) {
+                self.admitting = None;
+            } else {
+                return Poll::Pending;
             }
         }
     }
@@ -298,10 +303,11 @@ impl Schedule {
                 continue;
             };
             self.pool.take(next.index, next.plan);
-            let gate = self.gated.then(|| Arc::new(Gate::default()));
-            if let Some(gate) = &gate {
-                self.admitting = Some((next.index, Arc::clone(gate)));
-            }
+            let gate = self.gated.then(|| {
+                self.gate.reset();
+                self.admitting = Some(next.index);
+                Arc::clone(&self.gate)
+            });
             if self.report_starts {
                 self.ready.push_back(BatchEvent::Started(next.index));
             }
@@ -320,7 +326,7 @@ impl Schedule {
     /// failure may cancel its siblings.
     fn finished(&mut self, index: usize, outcome: &Outcome) {
         self.pool.release(index);
-        if self.admitting.as_ref().is_some_and(|(i, _)| *i == index) {
+        if self.admitting == Some(index) {
             self.admitting = None;
         }
         if let Some(cause) = &self.cause
