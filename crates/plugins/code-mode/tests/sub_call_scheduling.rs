@@ -324,12 +324,14 @@ async fn pre_execute_listeners_see_the_sub_calls_in_submission_order() {
                     if id.contains(":code:") {
                         seen.lock().unwrap().push(format!("enter {id}"));
                         // The first call's admission lasts until every call is
-                        // submitted: a call admitted meanwhile would log its
-                        // entry here.
+                        // submitted, and each one yields to the others: a
+                        // call admitted meanwhile would log its entry here.
                         if id.ends_with(":1") {
-                            submitted(&count, 3).await;
+                            submitted(&count, 4).await;
                         }
-                        tokio::task::yield_now().await;
+                        for _ in 0..8 {
+                            tokio::task::yield_now().await;
+                        }
                         seen.lock().unwrap().push(format!("exit {id}"));
                     }
                     next.run(execution).await
@@ -337,11 +339,12 @@ async fn pre_execute_listeners_see_the_sub_calls_in_submission_order() {
             });
     let out = run(
         &h,
-        "return await Promise.all([tools.read({i: 1}), tools.read({i: 2}), tools.write({i: 3})]);",
+        "return await Promise.all([tools.read({i: 1}), tools.read({i: 2}), tools.read({i: 3}), \
+         tools.write({i: 4})]);",
     )
     .await;
     assert!(out.is_success(), "{out:?}");
-    let expected: Vec<String> = (1..=3)
+    let expected: Vec<String> = (1..=4)
         .flat_map(|n| {
             [
                 format!("enter outer:code:{n}"),
