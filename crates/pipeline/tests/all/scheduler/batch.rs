@@ -256,3 +256,40 @@ async fn cancelling_a_batch_ends_every_call_once_and_runs_no_queued_call() {
     // Through the pipeline: the observers saw all three.
     assert_eq!(b.observed.lock().len(), 3);
 }
+
+#[tokio::test]
+async fn pre_execute_listeners_see_a_batch_one_call_at_a_time_in_submission_order() {
+    let (b, _gauge) = bench();
+    let log: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = Arc::clone(&log);
+    let _policy = b.pipeline.hooks().pre_execute().tap(
+        "order",
+        move |exec: Arc<tack_core::tool::ToolExecution>, next| {
+            let seen = Arc::clone(&seen);
+            async move {
+                let id = exec.call_id().as_str().to_owned();
+                seen.lock().unwrap().push(format!("enter {id}"));
+                // Each admission yields to the others: a call admitted
+                // meanwhile would log its entry here.
+                for _ in 0..8 {
+                    tokio::task::yield_now().await;
+                }
+                seen.lock().unwrap().push(format!("exit {id}"));
+                next.run(exec).await
+            }
+        },
+    );
+    let scheduler = b.scheduler(SchedulerConfig::default());
+    let mut batch = scheduler.batch(CancellationToken::new(), usize::MAX);
+    for id in ["p0", "p1", "p2"] {
+        batch.submit(call("par", id, json!({})));
+    }
+    let (_, outcomes) = drain(&mut *batch).await;
+    assert!(outcomes.iter().all(|o| o.is_success()), "{outcomes:?}");
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "enter p0", "exit p0", "enter p1", "exit p1", "enter p2", "exit p2"
+        ]
+    );
+}
