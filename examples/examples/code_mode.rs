@@ -4,13 +4,13 @@
 //!
 //! `cargo run -p tack-examples --features code-mode --example code_mode`
 //!
-//! `CodeModePlugin` registers `run_code`; `Presentation::Code` shows the model
+//! `CodeMode` registers `run_code`; `Presentation::Code` shows the model
 //! only that tool, plus the SDK text (`sdk_text`) declaring `tools.<name>` for
 //! the system prompt. The program below refunds every order; the gate denies
 //! refunds over 100, and the program catches that `ToolCallError` and goes on.
 
 use tack_agent::PluginSet;
-use tack_code_mode::{CodeModeConfig, CodeModePlugin, sdk_text};
+use tack_code_mode::{CodeMode, CodeModeConfig, sdk_text};
 use tack_core::prelude::*;
 use tack_pipeline::{Pipeline, Presentation, ToolRegistry};
 
@@ -48,7 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _tools = [registry.register(list_orders)?, registry.register(refund)?];
     let pipeline = Pipeline::new(registry.clone());
     let _plugins = PluginSet::over(pipeline.clone())
-        .with(CodeModePlugin::new(CodeModeConfig::default()))
+        .with(CodeMode::new(CodeModeConfig::default()))
         .build()?;
     registry.set_presentation(None, Presentation::Code);
     let pre_execute = pipeline.hooks().pre_execute();

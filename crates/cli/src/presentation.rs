@@ -2,11 +2,8 @@
 //! natively, only code mode's `run_code`, or both, as the settings'
 //! `presentation` says.
 
-use std::sync::Arc;
-
-use tack_code_mode::{CodeModeConfig, CodeModePlugin};
-use tack_core::tool::ToolCall;
-use tack_pipeline::{ExecutionMode, Pipeline, Presentation, ToolRegistry};
+use tack_code_mode::{CodeMode, CodeModeConfig};
+use tack_pipeline::{Pipeline, Presentation, ToolRegistry};
 
 use crate::settings::Settings;
 
@@ -19,14 +16,13 @@ pub struct Offered {
     /// The pipeline over the registry.
     pub pipeline: Pipeline,
     /// Code mode: `run_code`, whose programs' calls go through `pipeline`.
-    pub code_mode: CodeModePlugin,
+    pub code_mode: CodeMode,
 }
 
 /// Sets `registry`'s presentation from `settings` and makes the pipeline
-/// and code mode over it. Sub-calls of `run_code` overlap when the pipeline
-/// would run them in parallel. (The classifier holds the pipeline whose
-/// registry holds `run_code`: a reference cycle, released when the process
-/// ends.)
+/// and code mode over it. Sub-calls of `run_code` run as a batch of the
+/// pipeline's dispatcher, under the turn scheduler's rules (those the
+/// pipeline would run in parallel overlap).
 pub fn offer(settings: &Settings, registry: &ToolRegistry) -> Offered {
     let presentation = match settings.presentation.value.as_str() {
         "code" => Presentation::Code,
@@ -35,10 +31,7 @@ pub fn offer(settings: &Settings, registry: &ToolRegistry) -> Offered {
     };
     registry.set_presentation(None, presentation);
     let pipeline = Pipeline::new(registry.clone());
-    let modes = pipeline.clone();
-    let code_mode = CodeModePlugin::new(CodeModeConfig::default().classifier(Arc::new(
-        move |call: &ToolCall| modes.execution_mode(call) == ExecutionMode::Parallel,
-    )));
+    let code_mode = CodeMode::new(CodeModeConfig::default());
     Offered {
         presentation,
         pipeline,

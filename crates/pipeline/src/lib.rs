@@ -48,8 +48,11 @@
 //! Policy in order: [`Pipeline::execute_admitted`] reports when a call's
 //! admission (everything up to and including the guards) is over, so a caller
 //! that runs several calls can admit them one at a time while their bodies
-//! overlap. The [`TurnScheduler`] runs a model's calls this way; composite
-//! tools reach it through `ToolDispatcher::dispatch_admitted` (tack-core).
+//! overlap. The [`TurnScheduler`] runs a model's calls this way. Composite
+//! tools get the whole schedule — order, modes, pool, resources,
+//! cancellation — through `ToolDispatcher::open_batch` (tack-core), which
+//! the pipeline implements with the scheduler's own code
+//! ([`TurnScheduler::batch`]).
 //!
 //! See `docs/pipeline.md` for the step table and each outcome path.
 #![forbid(unsafe_code)]

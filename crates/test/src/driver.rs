@@ -8,7 +8,7 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 use tack_core::CancellationToken;
-use tack_core::capability::{OnAdmitted, ToolDispatcher};
+use tack_core::capability::{BatchEvent, DispatchBatch, OnAdmitted, SerialBatch, ToolDispatcher};
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome, ToolRegistrar};
@@ -17,6 +17,7 @@ use tack_core::policy::GUARD_STAGE;
 use tack_core::tool::{CallId, ErrorCode, Failure, Outcome, ToolCall, ToolDefinition};
 use tack_pipeline::{
     APPROVAL_STAGE, ExecutionMode, Pipeline, PipelineConfig, StageRecorder, ToolRegistry,
+    TurnScheduler,
 };
 
 use crate::Stage;
@@ -113,6 +114,16 @@ impl Driver {
         self.pipeline.execute_admitted(call, cancel, admitted).await
     }
 
+    /// A batch under the turn scheduler's rules (default configuration),
+    /// exactly as the pipeline's own nested dispatcher opens one.
+    pub(crate) fn batch(
+        &self,
+        cancel: CancellationToken,
+        max_parallel: usize,
+    ) -> Box<dyn DispatchBatch> {
+        TurnScheduler::new(self.pipeline.clone()).batch(cancel, max_parallel)
+    }
+
     pub(crate) fn execution_mode(&self, call: &ToolCall) -> ExecutionMode {
         self.pipeline.execution_mode(call)
     }
@@ -173,5 +184,54 @@ impl ToolDispatcher for NestedDispatcher {
             }
             outcome
         })
+    }
+
+    fn open_batch(
+        &self,
+        cancel: CancellationToken,
+        max_parallel: usize,
+    ) -> Box<dyn DispatchBatch + '_> {
+        match self.0.upgrade() {
+            Some(driver) => Box::new(NestedBatch {
+                batch: driver.batch(cancel, max_parallel),
+                driver,
+                roots: HashMap::new(),
+            }),
+            // Each call ends `INTERNAL` through `dispatch`, one at a time.
+            None => Box::new(SerialBatch::new(self, cancel)),
+        }
+    }
+}
+
+/// The harness's batch: the pipeline's (the turn scheduler's rules), noting
+/// each outcome under the root of the call's parent token.
+struct NestedBatch {
+    batch: Box<dyn DispatchBatch>,
+    driver: Arc<Driver>,
+    /// The root of each submitted call's parent token, by index.
+    roots: HashMap<usize, CallId>,
+}
+
+impl DispatchBatch for NestedBatch {
+    fn submit(&mut self, call: ToolCall) -> usize {
+        let root = call.parent.as_ref().map(|p| p.root_call_id().clone());
+        let index = self.batch.submit(call);
+        if let Some(root) = root {
+            self.roots.insert(index, root);
+        }
+        index
+    }
+
+    fn poll_event(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<BatchEvent>> {
+        let event = std::task::ready!(self.batch.poll_event(cx));
+        if let Some(BatchEvent::Ended(index, outcome)) = &event
+            && let Some(root) = self.roots.remove(index)
+        {
+            self.driver.nested().push(root, outcome.clone());
+        }
+        std::task::Poll::Ready(event)
     }
 }

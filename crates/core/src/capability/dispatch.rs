@@ -8,6 +8,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::tool::{Outcome, ToolCall};
 
+use super::batch::{DispatchBatch, SerialBatch};
+
 /// What [`ToolDispatcher::dispatch_admitted`] calls once the call's admission
 /// is over.
 ///
@@ -34,11 +36,12 @@ pub trait ToolDispatcher: Send + Sync + 'static {
     /// admission (resolve, parse, validate, `tools/pre-execute`, approval,
     /// guards) is over, whatever it decided, and before the body starts.
     ///
-    /// This is how a composite tool runs policy in the order its calls were
-    /// submitted while their bodies overlap: start a call, wait for its
-    /// `admitted`, then start the next one. Pre-execute listeners, guards and
-    /// approval prompts then see one call at a time, in that order — the rule
-    /// the turn scheduler applies to a model's calls.
+    /// This is the mechanism beneath the turn scheduler's ordering: start a
+    /// call, wait for its `admitted`, then start the next one. Pre-execute
+    /// listeners, guards and approval prompts then see one call at a time, in
+    /// that order. A composite tool that runs many calls wants
+    /// [`open_batch`](Self::open_batch), which applies all of the turn
+    /// scheduler's rules, this one included.
     ///
     /// `admitted` runs at most once, on the task polling the returned future,
     /// and must not block. If the future is dropped before admission ends it
@@ -98,6 +101,67 @@ pub trait ToolDispatcher: Send + Sync + 'static {
             admitted();
             outcome
         })
+    }
+
+    /// Opens a [`DispatchBatch`]: the calls a composite tool submits to it
+    /// run under the rules the host's turn scheduler applies to a model's
+    /// calls (admission in submission order, parallel-safe calls overlap,
+    /// exclusive calls run alone, conflicting resources serialize, every
+    /// call ends in one outcome). `cancel` is the batch's signal; at most
+    /// `max_parallel` calls overlap (and never more than the host allows;
+    /// `0` counts as `1`).
+    ///
+    /// The default, for dispatchers that know no scheduler, runs each call
+    /// alone, in submission order, through [`dispatch`](Self::dispatch):
+    /// the rules hold, nothing overlaps.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures::future::BoxFuture;
+    /// use tack_core::capability::{BatchEvent, ToolDispatcher};
+    /// use tack_core::tool::{Outcome, ToolCall};
+    /// use tack_core::host::NewOutcome;
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// /// Succeeds at once with the call's arguments as a string.
+    /// struct Echo;
+    /// impl ToolDispatcher for Echo {
+    ///     fn dispatch(&self, call: ToolCall, _cancel: CancellationToken) -> BoxFuture<'static, Arc<Outcome>> {
+    ///         let value = serde_json::Value::String(call.arguments.to_string());
+    ///         Box::pin(async move { Arc::new(Outcome::success(call.call_id, call.name, value, vec![])) })
+    ///     }
+    /// }
+    ///
+    /// # futures::executor::block_on(async {
+    /// let dispatcher = Echo;
+    /// let mut batch = dispatcher.open_batch(CancellationToken::new(), 4);
+    /// assert_eq!(batch.submit(ToolCall::new("c1", "echo", "a")), 0);
+    /// assert_eq!(batch.submit(ToolCall::new("c2", "echo", "b")), 1);
+    /// let mut seen = Vec::new();
+    /// while let Some(event) = batch.next_event().await {
+    ///     seen.push(match event {
+    ///         BatchEvent::Started(i) => format!("start {i}"),
+    ///         BatchEvent::Ended(i, outcome) => format!("end {i} {}", outcome.value().unwrap()),
+    ///         _ => unreachable!(),
+    ///     });
+    ///     if seen.len() == 2 {
+    ///         // A stream: a call submitted mid-way queues behind the others.
+    ///         assert_eq!(batch.submit(ToolCall::new("c3", "echo", "c")), 2);
+    ///     }
+    /// }
+    /// // The default runs each call alone, in submission order.
+    /// assert_eq!(seen, [
+    ///     "start 0", "end 0 \"a\"", "start 1", "end 1 \"b\"", "start 2", "end 2 \"c\"",
+    /// ]);
+    /// # });
+    /// ```
+    fn open_batch(
+        &self,
+        cancel: CancellationToken,
+        max_parallel: usize,
+    ) -> Box<dyn DispatchBatch + '_> {
+        let _ = max_parallel; // one at a time is within any bound
+        Box::new(SerialBatch::new(self, cancel))
     }
 }
 

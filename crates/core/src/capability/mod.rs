@@ -5,6 +5,7 @@
 //! confinement. A host that installs no such plugin gets a clear
 //! [`CapabilityError`] from every tool that needs one.
 
+mod batch;
 mod client;
 mod dispatch;
 mod error;
@@ -12,6 +13,7 @@ mod fs;
 pub(crate) mod set;
 mod shell;
 
+pub use batch::{BatchEvent, DispatchBatch, SerialBatch};
 pub use client::{
     ClientChannel, ClientLogLevel, ClientRequest, ClientRequestError, ClientRequestKind, Progress,
 };

@@ -42,8 +42,7 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Weak};
 
-use futures::future::{BoxFuture, Either};
-use tack_core::capability::{OnAdmitted, ToolDispatcher};
+use futures::future::Either;
 use tack_core::hook::AgentId;
 use tack_core::hooks::ToolHooks;
 use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome};
@@ -131,6 +130,16 @@ impl fmt::Debug for Pipeline {
     }
 }
 
+/// A [`Pipeline`] held weakly.
+pub(crate) struct WeakPipeline(Weak<Inner>);
+
+impl WeakPipeline {
+    /// The pipeline, while something else keeps it alive.
+    pub(crate) fn upgrade(&self) -> Option<Pipeline> {
+        self.0.upgrade().map(|inner| Pipeline { inner })
+    }
+}
+
 impl Pipeline {
     /// A pipeline over `registry` with fresh hook points and capability
     /// slots and the default [`PipelineConfig`].
@@ -143,27 +152,10 @@ impl Pipeline {
         )
     }
 
-    /// A pipeline over `registry` with existing hook points, capability slots
-    /// and settings (hook points and slots are shared handles: a plugin
-    /// installed into them before or after is seen by the calls).
-    ///
-    /// ```
-    /// use tack_core::host::CapabilitySlots;
-    /// use tack_core::hooks::ToolHooks;
-    /// use tack_pipeline::{Pipeline, PipelineConfig, ToolRegistry};
-    ///
-    /// let hooks = ToolHooks::new();
-    /// let pipeline = Pipeline::with_parts(
-    ///     ToolRegistry::new(),
-    ///     hooks.clone(),
-    ///     CapabilitySlots::new(),
-    ///     PipelineConfig::default().with_max_argument_bytes(64 * 1024),
-    /// );
-    /// assert_eq!(pipeline.config().max_argument_bytes(), 64 * 1024);
-    /// // The pipeline is the nested dispatcher of composite tools.
-    /// assert!(pipeline.capabilities().snapshot().dispatcher.is_some());
-    /// ```
-    pub fn with_parts(
+    /// The pipeline over these parts, without providing a nested
+    /// dispatcher ([`with_parts`](Self::with_parts) provides the pipeline's
+    /// own: it lives beside the scheduler whose rules its batches follow).
+    pub(crate) fn assemble(
         registry: ToolRegistry,
         hooks: ToolHooks,
         capabilities: CapabilitySlots,
@@ -175,11 +167,13 @@ impl Pipeline {
             capabilities,
             config,
         });
-        if inner.capabilities.snapshot().dispatcher.is_none() {
-            let nested = Arc::new(NestedDispatcher(Arc::downgrade(&inner)));
-            inner.capabilities.provide_dispatcher(nested);
-        }
         Self { inner }
+    }
+
+    /// A handle that does not keep the pipeline alive: for what the
+    /// pipeline holds itself (its nested dispatcher, in its capability slots).
+    pub(crate) fn downgrade(&self) -> WeakPipeline {
+        WeakPipeline(Arc::downgrade(&self.inner))
     }
 
     /// The catalogue calls resolve in.
@@ -260,9 +254,9 @@ impl Pipeline {
     /// approval prompts, guards) then sees one call at a time, in the order
     /// the calls were started, while the bodies still overlap. The
     /// [`TurnScheduler`](crate::TurnScheduler) runs a model's calls this way,
-    /// and a composite tool reaches the same mechanism through
-    /// [`ToolDispatcher::dispatch_admitted`] (code mode admits its sub-calls
-    /// in submission order with it).
+    /// and so does a composite tool's batch
+    /// ([`ToolDispatcher::open_batch`](tack_core::capability::ToolDispatcher::open_batch)),
+    /// which runs its sub-calls on the scheduler's own code.
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
@@ -490,68 +484,4 @@ pub(crate) fn skeleton(call: &ToolCall) -> ToolCall {
     skeleton.agent.clone_from(&call.agent);
     skeleton.parent.clone_from(&call.parent);
     skeleton
-}
-
-/// The pipeline as the nested dispatcher of composite tools. Holds the
-/// pipeline weakly: the capability lives inside the pipeline's own slots.
-struct NestedDispatcher(Weak<Inner>);
-
-impl ToolDispatcher for NestedDispatcher {
-    fn dispatch(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'static, Arc<Outcome>> {
-        self.dispatch_admitted(call, cancel, Box::new(|| {}))
-    }
-
-    fn dispatch_admitted(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-        admitted: OnAdmitted,
-    ) -> BoxFuture<'static, Arc<Outcome>> {
-        let inner = self.0.upgrade();
-        Box::pin(async move {
-            match inner {
-                Some(inner) => {
-                    Pipeline { inner }
-                        .execute_admitted(call, cancel, admitted)
-                        .await
-                }
-                None => {
-                    admitted();
-                    Arc::new(Outcome::failure(
-                        call.call_id,
-                        call.name,
-                        Failure::new(
-                            ErrorCode::Internal,
-                            "the pipeline was shut down before this nested call ran",
-                        ),
-                    ))
-                }
-            }
-        })
-    }
-}
-
-impl ToolDispatcher for Pipeline {
-    fn dispatch(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-    ) -> BoxFuture<'static, Arc<Outcome>> {
-        let pipeline = self.clone();
-        Box::pin(async move { pipeline.execute(call, cancel).await })
-    }
-
-    fn dispatch_admitted(
-        &self,
-        call: ToolCall,
-        cancel: CancellationToken,
-        admitted: OnAdmitted,
-    ) -> BoxFuture<'static, Arc<Outcome>> {
-        let pipeline = self.clone();
-        Box::pin(async move { pipeline.execute_admitted(call, cancel, admitted).await })
-    }
 }

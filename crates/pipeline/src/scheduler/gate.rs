@@ -1,4 +1,4 @@
-//! The admission gate of one call of a turn: the pipeline tells the scheduler
+//! The admission gate of the call of a turn being admitted: the pipeline tells the scheduler
 //! when the call's admission (parse, validate, pre-execute, approval, guards)
 //! is over, through the `admitted` option of the call. Only then may the next
 //! call start, so policy runs in model order.
@@ -21,6 +21,12 @@ impl Gate {
         if !self.admitted.swap(true, Ordering::AcqRel) {
             self.waker.wake();
         }
+    }
+
+    /// Makes the gate ready for the next call (once the previous call's
+    /// admission is over, nothing else admits through it).
+    pub(crate) fn reset(&self) {
+        self.admitted.store(false, Ordering::Release);
     }
 
     /// Whether the call's admission is over; registers `cx` to hear of it.

@@ -17,18 +17,17 @@
 //! call at a time, in model order. Bodies of parallel calls overlap.
 
 mod config;
+mod dispatcher;
 mod gate;
 mod mode;
 mod resources;
+mod schedule;
 
-use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, OnceLock};
-use std::task::Poll;
+use std::sync::Arc;
 
-use futures::stream::{FuturesUnordered, StreamExt};
-use futures::{FutureExt, future::poll_fn};
+use futures::future::poll_fn;
+use tack_core::capability::{BatchEvent, DispatchBatch, ToolDispatcher};
 use tack_core::host::{NewFailure, NewOutcome};
 use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall};
 use tokio_util::sync::CancellationToken;
@@ -38,10 +37,7 @@ pub use mode::ExecutionMode;
 pub use resources::{Access, ResourceClaim, ResourceFn, ResourceKey};
 
 use crate::Pipeline;
-use crate::pipeline::{CallOptions, CancelCause, Prepared, fault_description, skeleton};
-use gate::Gate;
-use mode::{Plan, plan_for};
-use resources::ResourceTable;
+use schedule::Schedule;
 
 /// Runs a turn's tool calls through a [`Pipeline`]: parallel calls share a
 /// bounded rolling pool, exclusive calls run alone, and outcomes come back in
@@ -77,6 +73,10 @@ use resources::ResourceTable;
 ///   the first failure cancels the rest, whose outcomes name the failed call.
 /// * **Resources** (optional): parallel calls whose claims conflict (the same
 ///   key, one of them writing) do not overlap.
+/// * **Batches**: the same schedule runs a composite tool's calls, fed as a
+///   stream ([`batch`](Self::batch), and the pipeline's
+///   [`ToolDispatcher::open_batch`]): code mode's sub-calls follow these
+///   rules, in submission order.
 ///
 /// All calls are driven by the task that awaits [`run_turn`](Self::run_turn)
 /// (no task is spawned): a tool body that needs a thread of its own should
@@ -128,77 +128,6 @@ impl fmt::Debug for TurnScheduler {
     }
 }
 
-/// A call waiting to start: resolved and parsed once, with the plan made
-/// from that parse (both redone only when the tool its name resolves to is no
-/// longer the one they were made for).
-struct Pending {
-    index: usize,
-    entry: Entry,
-    plan: Plan,
-}
-
-enum Entry {
-    /// A call whose id the earlier call at `first` already uses: refused,
-    /// not run (nor resolved or parsed).
-    Duplicate { first: usize, call: ToolCall },
-    /// A call not prepared yet (it is prepared when it is next to start).
-    Waiting(Option<ToolCall>),
-    /// A call to run (`None` only while it is being prepared again).
-    Call(Option<Prepared>),
-}
-
-/// What is running.
-struct Pool {
-    max: usize,
-    in_flight: usize,
-    exclusive: bool,
-    resources: ResourceTable,
-    /// Claims of the running calls, by index (only calls that claim any).
-    claims: Vec<(usize, Vec<resources::ResourceClaim>)>,
-}
-
-impl Pool {
-    fn admits(&self, plan: &Plan) -> bool {
-        if self.exclusive {
-            return false;
-        }
-        match plan.mode {
-            ExecutionMode::Parallel => {
-                self.in_flight < self.max
-                    && (plan.claims.is_empty() || self.resources.admits(&plan.claims))
-            }
-            _ => self.in_flight == 0,
-        }
-    }
-
-    fn take(&mut self, index: usize, plan: Plan) {
-        self.in_flight += 1;
-        match plan.mode {
-            ExecutionMode::Parallel => {
-                if !plan.claims.is_empty() {
-                    self.resources.acquire(&plan.claims);
-                    self.claims.push((index, plan.claims));
-                }
-            }
-            _ => self.exclusive = true,
-        }
-    }
-
-    fn release(&mut self, index: usize) {
-        self.in_flight = self.in_flight.saturating_sub(1);
-        self.exclusive = false;
-        if let Some(at) = self.claims.iter().position(|(i, _)| *i == index) {
-            let (_, claims) = self.claims.swap_remove(at);
-            self.resources.release(&claims);
-        }
-    }
-}
-
-enum Event {
-    Finished(usize, Arc<Outcome>),
-    Admitted,
-}
-
 impl TurnScheduler {
     /// A scheduler over `pipeline` with the default configuration.
     pub fn new(pipeline: Pipeline) -> Self {
@@ -243,297 +172,119 @@ impl TurnScheduler {
         if total == 0 {
             return Vec::new();
         }
-        let hooks = self.pipeline.hooks();
-        // Policy can only interleave if there is policy: decided once, when
-        // the turn starts (a listener registered meanwhile orders the next turn).
-        let mut checked: Option<Option<&tack_core::hook::AgentId>> = None;
-        let gated = calls.iter().any(|c| {
-            let agent = c.agent.as_ref();
-            if checked == Some(agent) {
-                return false; // same agent as the call before: already checked
-            }
-            checked = Some(agent);
-            hooks.pre_execute().has_listeners(agent) || hooks.guards().has_listeners(agent)
-        });
-        let siblings = self.config.cancel_siblings_on_failure();
-        // Why the turn cancelled its remaining calls (the first failure).
-        let cause: OnceLock<CancelCause> = OnceLock::new();
-        let cause = siblings.then_some(&cause);
-        // One admission gate per call, by index.
-        let gates: Vec<Gate> = (0..total).map(|_| Gate::default()).collect();
-
-        let turn = cancel.child_token();
-        // Each call without its arguments: what ends it when it cannot be
-        // prepared (the call itself moved into the stage that failed).
-        let mut names: Vec<ToolCall> = Vec::with_capacity(total);
-        let mut queue: VecDeque<Pending> = VecDeque::with_capacity(total);
-        let mut first_with_id: HashMap<tack_core::tool::CallId, usize> =
-            HashMap::with_capacity(total);
-        for (index, call) in calls.into_iter().enumerate() {
-            names.push(skeleton(&call));
-            let duplicate_of = match first_with_id.entry(call.call_id.clone()) {
-                std::collections::hash_map::Entry::Occupied(first) => Some(*first.get()),
-                std::collections::hash_map::Entry::Vacant(slot) => {
-                    slot.insert(index);
-                    None
-                }
-            };
-            let entry = match duplicate_of {
-                Some(first) => Entry::Duplicate { first, call },
-                None => Entry::Waiting(Some(call)),
-            };
-            queue.push_back(Pending {
-                index,
-                entry,
-                plan: Plan::EXCLUSIVE,
-            });
+        let mut schedule = Schedule::new(
+            self.pipeline.clone(),
+            Arc::clone(&self.config),
+            cancel,
+            usize::MAX,
+        )
+        .without_starts();
+        schedule.reserve(total);
+        for call in calls {
+            schedule.push(call);
         }
         let mut results: Vec<Option<Arc<Outcome>>> = vec![None; total];
-        let mut pool = Pool {
-            max: self.config.max_parallel(),
-            in_flight: 0,
-            exclusive: false,
-            resources: ResourceTable::default(),
-            claims: Vec::new(),
-        };
-        let mut running = FuturesUnordered::new();
-        // The call whose admission is not over yet (only when gated).
-        let mut admitting: Option<usize> = None;
-
-        loop {
-            while admitting.is_none() {
-                let Some(next) = queue.front_mut() else { break };
-                if let Entry::Duplicate { .. } = next.entry {
-                    // Refused in its place in model order, without a slot.
-                    let Some(next) = queue.pop_front() else { break };
-                    if let Entry::Duplicate { first, call } = next.entry {
-                        let outcome = self.pipeline.refuse_duplicate_id(call, first);
-                        if let Some(slot) = results.get_mut(next.index) {
-                            *slot = Some(outcome);
-                        }
-                    }
-                    continue;
-                }
-                if let Err(failure) = self.refresh(next) {
-                    // A host fault while preparing the next call: it ends
-                    // `INTERNAL`, no call after it starts, and the running
-                    // calls finish as they would have.
-                    self.halt(&mut queue, &mut results, &names, failure);
-                    break;
-                }
-                if !pool.admits(&next.plan) {
-                    break;
-                }
-                let Some(next) = queue.pop_front() else { break };
-                let Entry::Call(Some(prepared)) = next.entry else {
-                    continue;
-                };
-                pool.take(next.index, next.plan);
-                if gated {
-                    admitting = Some(next.index);
-                }
-                let Some(gate) = gates.get(next.index) else {
-                    continue;
-                };
-                let options = CallOptions {
-                    admitted: move || gate.admit(),
-                    cause,
-                };
-                running.push(self.start(next.index, prepared, turn.child_token(), options));
-            }
-            if running.is_empty() {
-                // An empty pool admits any call, so the queue is empty too.
-                break;
-            }
-            let event = poll_fn(|cx| {
-                if let Poll::Ready(Some((index, outcome))) = running.poll_next_unpin(cx) {
-                    return Poll::Ready(Event::Finished(index, outcome));
-                }
-                match admitting.and_then(|index| gates.get(index)) {
-                    Some(gate) if gate.poll_admitted(cx) => Poll::Ready(Event::Admitted),
-                    _ => Poll::Pending,
-                }
-            })
-            .await;
-            match event {
-                Event::Admitted => admitting = None,
-                Event::Finished(index, outcome) => {
-                    pool.release(index);
-                    if admitting == Some(index) {
-                        admitting = None;
-                    }
-                    if let Some(cause) = cause
-                        && !turn.is_cancelled()
-                        && !cancel.is_cancelled()
-                        && let Some(failure) = outcome.failure_info()
-                        && failure.code != ErrorCode::Cancelled
-                    {
-                        let _ = cause.set(CancelCause {
-                            call_id: outcome.call_id.clone(),
-                            tool: outcome.tool.clone(),
-                            code: failure.code,
-                            message: failure.message.clone(),
-                        });
-                        tracing::debug!(call_id = %outcome.call_id, "a call failed; cancelling its siblings");
-                        turn.cancel();
-                    }
-                    if let Some(slot) = results.get_mut(index) {
-                        *slot = Some(outcome);
-                    }
-                }
+        while let Some(event) = poll_fn(|cx| schedule.poll_event(cx)).await {
+            if let BatchEvent::Ended(index, outcome) = event
+                && let Some(slot) = results.get_mut(index)
+            {
+                *slot = Some(outcome);
             }
         }
         // Every call was started and every started call finished; the
         // fallback only keeps this total should that ever break.
+        let lost = |index: usize| {
+            let call = schedule
+                .name(index)
+                .cloned()
+                .unwrap_or_else(|| ToolCall::new("", "", ""));
+            Arc::new(Outcome::failure(
+                call.call_id,
+                call.name,
+                Failure::new(
+                    ErrorCode::Internal,
+                    "the scheduler lost this call's outcome; this is a fault in the host",
+                ),
+            ))
+        };
+        debug_assert_eq!(schedule.len(), total);
         results
             .into_iter()
-            .zip(names)
-            .map(|(outcome, call)| {
-                outcome.unwrap_or_else(|| {
-                    Arc::new(Outcome::failure(
-                        call.call_id,
-                        call.name,
-                        Failure::new(
-                            ErrorCode::Internal,
-                            "the scheduler lost this call's outcome; this is a fault in the host",
-                        ),
-                    ))
-                })
-            })
+            .enumerate()
+            .map(|(index, outcome)| outcome.unwrap_or_else(|| lost(index)))
             .collect()
     }
 
-    /// Ends the turn's dispatching after the call at the front of `queue`
-    /// could not be prepared (`failure`, a host fault): that call ends with
-    /// `failure`, and every call after it ends `CANCELLED`, not run, saying
-    /// why. Both are finalized and shown to the `tools/result` observers.
-    fn halt(
-        &self,
-        queue: &mut VecDeque<Pending>,
-        results: &mut [Option<Arc<Outcome>>],
-        names: &[ToolCall],
-        failure: Failure,
-    ) {
-        let Some(faulted) = queue.pop_front() else {
-            return;
-        };
-        let Some(call) = names.get(faulted.index).cloned() else {
-            return;
-        };
-        let why = format!(
-            "the host failed while preparing call `{}` (`{}`) of this turn, and a turn starts \
-             no more calls after a host fault ({})",
-            call.call_id, call.name, failure.message
-        );
-        if let Some(slot) = results.get_mut(faulted.index) {
-            *slot = Some(self.pipeline.refuse_unrun_contained(call, failure));
-        }
-        for pending in queue.drain(..) {
-            let call = match pending.entry {
-                Entry::Duplicate { call, .. } | Entry::Waiting(Some(call)) => call,
-                Entry::Call(Some(prepared)) => prepared.into_call(),
-                Entry::Waiting(None) | Entry::Call(None) => {
-                    match names.get(pending.index).cloned() {
-                        Some(call) => call,
-                        None => continue,
-                    }
-                }
-            };
-            let failure = Failure::new(
-                ErrorCode::Cancelled,
-                format!(
-                    "`{}` was not run: {why}. Nothing was done; call it again if it is still \
-                     needed",
-                    call.name
-                ),
-            );
-            if let Some(slot) = results.get_mut(pending.index) {
-                *slot = Some(self.pipeline.refuse_unrun_contained(call, failure));
-            }
-        }
+    /// A batch of calls run under this scheduler's rules as they are
+    /// submitted, one at a time or many at once: the same schedule as
+    /// [`run_turn`](Self::run_turn)'s, fed as a stream. `cancel` is the
+    /// batch's signal; at most `max_parallel` parallel calls overlap (never
+    /// more than the configuration's bound; `0` counts as `1`). This is
+    /// what a composite tool's
+    /// [`ToolDispatcher::open_batch`] returns.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tack_core::capability::BatchEvent;
+    /// use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
+    /// use tack_pipeline::{Pipeline, ToolRegistry, TurnScheduler};
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let registry = ToolRegistry::new();
+    /// let _echo = registry.register(
+    ///     ToolDefinition::builder("echo")
+    ///         .description("Repeat the text.")
+    ///         .input_schema(json!({"type": "object"}))
+    ///         .output(OutputSpec::new(json!({})))
+    ///         .handler(|args, _cx| async move { Ok((*args).clone()) })
+    ///         .build()
+    ///         .unwrap(),
+    /// ).unwrap();
+    /// let scheduler = TurnScheduler::new(Pipeline::new(registry));
+    /// let mut batch = scheduler.batch(CancellationToken::new(), 4);
+    /// batch.submit(ToolCall::new("c1", "echo", r#"{"n": 1}"#));
+    /// batch.submit(ToolCall::new("c2", "echo", r#"{"n": 2}"#));
+    /// let mut ended = Vec::new();
+    /// while let Some(event) = batch.next_event().await {
+    ///     if let BatchEvent::Ended(index, outcome) = event {
+    ///         ended.push((index, outcome.value().cloned()));
+    ///     }
+    /// }
+    /// // `echo` is exclusive (no `concurrency_safe`): one after the other.
+    /// assert_eq!(ended, [(0, Some(json!({"n": 1}))), (1, Some(json!({"n": 2})))]);
+    /// # });
+    /// ```
+    pub fn batch(&self, cancel: CancellationToken, max_parallel: usize) -> Box<dyn DispatchBatch> {
+        dispatcher::scheduled_batch(
+            self.pipeline.clone(),
+            Arc::clone(&self.config),
+            cancel,
+            max_parallel,
+        )
     }
 
-    /// Resolves and parses `call` once, and plans it from that parse; a
-    /// host fault while doing so is the call's failure.
-    fn prepare(&self, call: ToolCall) -> Result<(Prepared, Plan), Failure> {
-        let prepared = self.pipeline.try_prepare(call)?;
-        let plan = match &prepared {
-            Prepared::Parsed(parsed) => plan_for(
-                &parsed.resolved.tool,
-                parsed.arguments.value(),
-                Some(&self.config),
-            ),
-            _ => Plan::EXCLUSIVE,
-        };
-        Ok((prepared, plan))
-    }
-
-    /// Prepares the next call when it first reaches the front of the queue,
-    /// and again when its name no longer resolves to the tool it was prepared
-    /// for (an earlier call, or an observer, re-registered or removed it): a
-    /// call is classified against the registry as it is when the call is next
-    /// to start. A host fault while preparing it is returned (the call is
-    /// gone then: it moved into the stage that failed).
-    fn refresh(&self, pending: &mut Pending) -> Result<(), Failure> {
-        if let Entry::Waiting(call) = &mut pending.entry {
-            let Some(call) = call.take() else {
-                return Ok(());
-            };
-            let (prepared, plan) = self.prepare(call)?;
-            pending.entry = Entry::Call(Some(prepared));
-            pending.plan = plan;
-            return Ok(());
-        }
-        let Entry::Call(slot) = &mut pending.entry else {
-            return Ok(());
-        };
-        let Some(prepared) = slot.take() else {
-            return Ok(());
-        };
-        let current = self.pipeline.lookup(prepared.call()).ok();
-        let same = match (prepared.tool(), &current) {
-            // The same registration (each thread calls through its own copy).
-            (Some(was), Some(now)) => was.id == now.id,
-            (None, None) => true,
-            _ => false,
-        };
-        if same {
-            *slot = Some(prepared);
-            return Ok(());
-        }
-        let (prepared, plan) = self.prepare(prepared.into_call())?;
-        *slot = Some(prepared);
-        pending.plan = plan;
-        Ok(())
-    }
-
-    /// One call through the pipeline, as the current call of its turn.
-    fn start<'a, A: FnOnce() + Send + 'a>(
-        &'a self,
-        index: usize,
-        prepared: Prepared,
-        cancel: CancellationToken,
-        options: CallOptions<'a, A>,
-    ) -> impl Future<Output = (usize, Arc<Outcome>)> + Send + 'a {
-        let call_id = prepared.call().call_id.clone();
-        let tool = prepared.call().name.clone();
-        let run =
-            AssertUnwindSafe(self.pipeline.run_prepared(prepared, cancel, options)).catch_unwind();
-        run.map(move |result| {
-            let outcome = result.unwrap_or_else(|payload| {
-                let message = fault_description(&*payload, "the pipeline");
-                tracing::error!(%call_id, %message, "the pipeline panicked");
-                Arc::new(Outcome::failure(
-                    call_id,
-                    tool,
-                    Failure::new(
-                        ErrorCode::Internal,
-                        format!("the pipeline failed while running this call ({message}); this is a fault in the host, not in the call"),
-                    ),
-                ))
-            });
-            (index, outcome)
-        })
+    /// A nested dispatcher whose batches
+    /// ([`ToolDispatcher::open_batch`]) follow this scheduler's
+    /// configuration (pool bound, resource keys, sibling cancellation). The
+    /// pipeline's own dispatcher batches with the default configuration;
+    /// a host whose scheduler is configured otherwise provides this one, so
+    /// a composite tool's sub-calls follow the same rules as the model's
+    /// calls:
+    ///
+    /// ```
+    /// use tack_pipeline::{Pipeline, SchedulerConfig, ToolRegistry, TurnScheduler};
+    ///
+    /// let pipeline = Pipeline::new(ToolRegistry::new());
+    /// let config = SchedulerConfig::default().with_max_parallel(2).unwrap();
+    /// let scheduler = TurnScheduler::with_config(pipeline.clone(), config);
+    /// pipeline.capabilities().provide_dispatcher(scheduler.dispatcher());
+    /// ```
+    ///
+    /// It holds the pipeline weakly (it lives in the pipeline's own
+    /// capability slots).
+    pub fn dispatcher(&self) -> Arc<dyn ToolDispatcher> {
+        self.pipeline.nested_dispatcher(Arc::clone(&self.config))
     }
 }
 

@@ -352,113 +352,173 @@ fn run_inner(
     state: &Rc<RefCell<State>>,
 ) -> Result<Option<String>, (FailKind, String)> {
     let internal = |e: rquickjs::Error| (FailKind::Exception, format!("engine error: {e}"));
-    let runtime = Runtime::new().map_err(internal)?;
-    runtime.set_memory_limit(limits.memory_bytes);
-    runtime.set_max_stack_size(1024 * 1024);
-    {
-        let stop = Arc::clone(stop);
-        let deadline = limits.deadline;
-        let state = Rc::clone(state);
-        runtime.set_interrupt_handler(Some(Box::new(move || {
-            stop.load(Ordering::SeqCst)
-                || Instant::now() >= deadline
-                || state.try_borrow().is_ok_and(|s| s.output_exceeded)
-        })));
-    }
+    let runtime = new_runtime(limits, stop, state).map_err(internal)?;
     let context = Context::full(&runtime).map_err(internal)?;
-
-    // Setup and program start.
-    let started: Result<(), String> = context.with(|ctx| {
-        let globals = ctx.globals();
-        let print_state = Rc::clone(state);
-        let max_output = limits.output_bytes;
-        let print = Function::new(ctx.clone(), move |line: String| -> bool {
-            let mut s = print_state.borrow_mut();
-            if s.output_exceeded {
-                return false;
-            }
-            s.output_bytes = s.output_bytes.saturating_add(line.len() + 1);
-            if s.output_bytes > max_output {
-                s.output_exceeded = true;
-                return false;
-            }
-            s.logs.push(line);
-            true
-        })
-        .map_err(|e| e.to_string())?;
-        let submit_state = Rc::clone(state);
-        let submit_events = events.clone();
-        let submit_settles = Rc::clone(settles);
-        let submit_stop = Arc::clone(stop);
-        let submit_limits = limits.clone();
-        // The id of the started call (decimal), or `!` and why it could not
-        // start (the program waited for earlier calls as long as it may).
-        let submit = Function::new(ctx.clone(), move |name: String, args: String| -> String {
-            let bytes = args.len();
-            if let Err(why) = wait_for_room(
-                &submit_limits,
-                &submit_stop,
-                &submit_settles,
-                &submit_state,
-                bytes,
-            ) {
-                return format!("!{why}");
-            }
-            let mut s = submit_state.borrow_mut();
-            s.next_id += 1;
-            s.outstanding += 1;
-            let id = s.next_id;
-            s.sizes.insert(id, bytes);
-            s.outstanding_bytes = s.outstanding_bytes.saturating_add(bytes);
-            let _ = submit_events.send(Event::Submit { id, name, args });
-            id.to_string()
-        })
-        .map_err(|e| e.to_string())?;
-        let done_state = Rc::clone(state);
-        let done = Function::new(ctx.clone(), move |ok: bool, payload: String| {
-            let mut s = done_state.borrow_mut();
-            if s.done.is_none() {
-                s.done = Some(if ok {
-                    Ok(if payload.is_empty() {
-                        None
-                    } else {
-                        Some(payload)
-                    })
-                } else {
-                    Err(payload)
-                });
-            }
-        })
-        .map_err(|e| e.to_string())?;
-        globals
-            .set("__tack_print", print)
-            .map_err(|e| e.to_string())?;
-        globals
-            .set("__tack_submit", submit)
-            .map_err(|e| e.to_string())?;
-        globals
-            .set("__tack_done", done)
-            .map_err(|e| e.to_string())?;
-        let prelude = PRELUDE.replace("__MAX_DEPTH__", &MAX_ARGUMENT_DEPTH.to_string());
-        ctx.eval::<(), _>(prelude).map_err(|e| e.to_string())?;
-        // Positions in errors and stacks read `program:<line>:<column>`
-        // (mapped back to the program's own by the caller).
-        let mut options = EvalOptions::default();
-        options.filename = Some(FILE_NAME.to_owned());
-        let promise: JsValue = match ctx.eval_with_options(program, options) {
-            Ok(v) => v,
-            Err(_) => return Err(describe(&ctx)),
-        };
-        let finish: Function = globals.get("__tack_finish").map_err(|e| e.to_string())?;
-        if finish.call::<_, JsValue>((promise,)).is_err() {
-            return Err(describe(&ctx));
-        }
-        Ok(())
-    });
-    if let Err(message) = started {
+    let bindings = Bindings {
+        limits,
+        stop,
+        events,
+        settles,
+        state,
+    };
+    if let Err(message) = context.with(|ctx| start_program(&ctx, program, &bindings)) {
         return Err(classify(limits, stop, state, message, Phase::Compile));
     }
+    drive(&runtime, &context, limits, stop, settles, state)
+}
 
+/// What the functions the program calls (`__tack_print`, `__tack_submit`,
+/// `__tack_done`) are made from: the run's limits, its stop flag, the
+/// channels to and from the bridge, and the run's state.
+struct Bindings<'a> {
+    limits: &'a Limits,
+    stop: &'a Arc<AtomicBool>,
+    events: &'a mpsc::UnboundedSender<Event>,
+    settles: &'a Rc<std_mpsc::Receiver<Settle>>,
+    state: &'a Rc<RefCell<State>>,
+}
+
+/// A runtime with the run's memory limit, and an interrupt handler that
+/// stops the program once the run is stopped, out of time or over its
+/// output limit.
+fn new_runtime(
+    limits: &Limits,
+    stop: &Arc<AtomicBool>,
+    state: &Rc<RefCell<State>>,
+) -> rquickjs::Result<Runtime> {
+    let runtime = Runtime::new()?;
+    runtime.set_memory_limit(limits.memory_bytes);
+    runtime.set_max_stack_size(1024 * 1024);
+    let stop = Arc::clone(stop);
+    let deadline = limits.deadline;
+    let state = Rc::clone(state);
+    runtime.set_interrupt_handler(Some(Box::new(move || {
+        stop.load(Ordering::SeqCst)
+            || Instant::now() >= deadline
+            || state.try_borrow().is_ok_and(|s| s.output_exceeded)
+    })));
+    Ok(runtime)
+}
+
+/// Installs the host functions and the prelude, then starts the program
+/// (it runs up to its first `await` of something unsettled); `Err` is the
+/// description of what failed.
+fn start_program(
+    ctx: &rquickjs::Ctx<'_>,
+    program: &str,
+    host: &Bindings<'_>,
+) -> Result<(), String> {
+    let globals = ctx.globals();
+    let print = print_function(ctx, host).map_err(|e| e.to_string())?;
+    let submit = submit_function(ctx, host).map_err(|e| e.to_string())?;
+    let done = done_function(ctx, host).map_err(|e| e.to_string())?;
+    globals
+        .set("__tack_print", print)
+        .map_err(|e| e.to_string())?;
+    globals
+        .set("__tack_submit", submit)
+        .map_err(|e| e.to_string())?;
+    globals
+        .set("__tack_done", done)
+        .map_err(|e| e.to_string())?;
+    let prelude = PRELUDE.replace("__MAX_DEPTH__", &MAX_ARGUMENT_DEPTH.to_string());
+    ctx.eval::<(), _>(prelude).map_err(|e| e.to_string())?;
+    // Positions in errors and stacks read `program:<line>:<column>`
+    // (mapped back to the program's own by the caller).
+    let mut options = EvalOptions::default();
+    options.filename = Some(FILE_NAME.to_owned());
+    let promise: JsValue = match ctx.eval_with_options(program, options) {
+        Ok(v) => v,
+        Err(_) => return Err(describe(ctx)),
+    };
+    let finish: Function = globals.get("__tack_finish").map_err(|e| e.to_string())?;
+    if finish.call::<_, JsValue>((promise,)).is_err() {
+        return Err(describe(ctx));
+    }
+    Ok(())
+}
+
+/// `__tack_print(line)`: keeps a printed line; `false` once the output limit
+/// is exceeded.
+fn print_function<'js>(
+    ctx: &rquickjs::Ctx<'js>,
+    host: &Bindings<'_>,
+) -> rquickjs::Result<Function<'js>> {
+    let state = Rc::clone(host.state);
+    let max_output = host.limits.output_bytes;
+    Function::new(ctx.clone(), move |line: String| -> bool {
+        let mut s = state.borrow_mut();
+        if s.output_exceeded {
+            return false;
+        }
+        s.output_bytes = s.output_bytes.saturating_add(line.len() + 1);
+        if s.output_bytes > max_output {
+            s.output_exceeded = true;
+            return false;
+        }
+        s.logs.push(line);
+        true
+    })
+}
+
+/// `__tack_submit(name, args)`: the id of the started call (decimal), or
+/// `!` and why it could not start (the program waited for earlier calls as
+/// long as it may).
+fn submit_function<'js>(
+    ctx: &rquickjs::Ctx<'js>,
+    host: &Bindings<'_>,
+) -> rquickjs::Result<Function<'js>> {
+    let state = Rc::clone(host.state);
+    let events = host.events.clone();
+    let settles = Rc::clone(host.settles);
+    let stop = Arc::clone(host.stop);
+    let limits = host.limits.clone();
+    Function::new(ctx.clone(), move |name: String, args: String| -> String {
+        let bytes = args.len();
+        if let Err(why) = wait_for_room(&limits, &stop, &settles, &state, bytes) {
+            return format!("!{why}");
+        }
+        let mut s = state.borrow_mut();
+        s.next_id += 1;
+        s.outstanding += 1;
+        let id = s.next_id;
+        s.sizes.insert(id, bytes);
+        s.outstanding_bytes = s.outstanding_bytes.saturating_add(bytes);
+        let _ = events.send(Event::Submit { id, name, args });
+        id.to_string()
+    })
+}
+
+/// `__tack_done(ok, payload)`: the program's end (the first one counts):
+/// its returned JSON (empty: nothing returned), or its failure.
+fn done_function<'js>(
+    ctx: &rquickjs::Ctx<'js>,
+    host: &Bindings<'_>,
+) -> rquickjs::Result<Function<'js>> {
+    let state = Rc::clone(host.state);
+    Function::new(ctx.clone(), move |ok: bool, payload: String| {
+        let mut s = state.borrow_mut();
+        if s.done.is_none() {
+            s.done = Some(if ok {
+                Ok((!payload.is_empty()).then_some(payload))
+            } else {
+                Err(payload)
+            });
+        }
+    })
+}
+
+/// Runs the started program to its end: ready jobs, then the next settled
+/// sub-call handed to the program, until it is done, stopped, out of time
+/// or waiting on nothing that can settle.
+fn drive(
+    runtime: &Runtime,
+    context: &Context,
+    limits: &Limits,
+    stop: &AtomicBool,
+    settles: &std_mpsc::Receiver<Settle>,
+    state: &RefCell<State>,
+) -> Result<Option<String>, (FailKind, String)> {
     loop {
         // Run every ready job.
         loop {
@@ -492,38 +552,54 @@ fn run_inner(
         let settle = match early {
             // Received while a submission waited: already counted as settled.
             Some(settle) => settle,
-            None => {
-                if outstanding == 0 {
-                    return Err((
-                        FailKind::Stalled,
-                        "the program is waiting on something that can never settle".to_owned(),
-                    ));
-                }
-                let wait = limits.deadline.saturating_duration_since(Instant::now());
-                let settle = match settles.recv_timeout(wait) {
-                    Ok(settle) => settle,
-                    Err(std_mpsc::RecvTimeoutError::Timeout) => continue,
-                    Err(std_mpsc::RecvTimeoutError::Disconnected) => {
-                        return Err((FailKind::Cancelled, "run_code was cancelled".to_owned()));
-                    }
-                };
-                state.borrow_mut().settled(settle.id);
-                settle
-            }
+            None => match next_settle(limits, settles, state, outstanding)? {
+                Some(settle) => settle,
+                None => continue,
+            },
         };
-        let failed = context.with(|ctx| {
-            let settle_fn: Function = ctx
-                .globals()
-                .get("__tack_settle")
-                .map_err(|_| describe(&ctx))?;
-            settle_fn
-                .call::<_, ()>((settle.id as f64, settle.ok, settle.payload))
-                .map_err(|_| describe(&ctx))
-        });
-        if let Err(message) = failed {
+        if let Err(message) = context.with(|ctx| deliver(&ctx, settle)) {
             return Err(classify(limits, stop, state, message, Phase::Run));
         }
     }
+}
+
+/// Waits for the next settled sub-call, up to the deadline (`None`: the
+/// deadline passed); fails when nothing is outstanding (the program waits
+/// on something that can never settle) or the bridge is gone.
+fn next_settle(
+    limits: &Limits,
+    settles: &std_mpsc::Receiver<Settle>,
+    state: &RefCell<State>,
+    outstanding: usize,
+) -> Result<Option<Settle>, (FailKind, String)> {
+    if outstanding == 0 {
+        return Err((
+            FailKind::Stalled,
+            "the program is waiting on something that can never settle".to_owned(),
+        ));
+    }
+    let wait = limits.deadline.saturating_duration_since(Instant::now());
+    match settles.recv_timeout(wait) {
+        Ok(settle) => {
+            state.borrow_mut().settled(settle.id);
+            Ok(Some(settle))
+        }
+        Err(std_mpsc::RecvTimeoutError::Timeout) => Ok(None),
+        Err(std_mpsc::RecvTimeoutError::Disconnected) => {
+            Err((FailKind::Cancelled, "run_code was cancelled".to_owned()))
+        }
+    }
+}
+
+/// Hands a settled sub-call to the program (`__tack_settle`).
+fn deliver(ctx: &rquickjs::Ctx<'_>, settle: Settle) -> Result<(), String> {
+    let settle_fn: Function = ctx
+        .globals()
+        .get("__tack_settle")
+        .map_err(|_| describe(ctx))?;
+    settle_fn
+        .call::<_, ()>((settle.id as f64, settle.ok, settle.payload))
+        .map_err(|_| describe(ctx))
 }
 
 /// The pending exception, described by the prelude (or plainly if that fails).

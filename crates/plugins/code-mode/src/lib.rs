@@ -7,7 +7,7 @@
 //! the `typescript` feature (on by default: swc erases the types); without
 //! it programs are JavaScript and the crate builds much faster.
 //!
-//! * [`CodeModePlugin`] registers `run_code` as the registry's code transport.
+//! * [`CodeMode`] registers `run_code` as the registry's code transport.
 //! * [`sdk_text`] generates the TypeScript declarations a host appends to the
 //!   system prompt under the `code` or `both` presentation (call it with the
 //!   registry's `native_tools(agent)`); [`prompt_section`] adds the
@@ -18,11 +18,12 @@
 //!   ([`DEFAULT_OUTPUT_BYTES`]); each hit is `CODE_RUN_FAILED` with its kind
 //!   (`timeout`, `memory`, `output`, also `syntax`, `typescript`,
 //!   `exception`, `stalled`) and the captured logs in the error data.
-//! * Sub-calls are `<outer id>:code:<n>`; the [`SubCallClassifier`] of the
-//!   config decides which may overlap (default: none — serial). They are
-//!   admitted (pre-execute, approval, guards) one at a time in submission
-//!   order, through the dispatcher's `dispatch_admitted`, while the bodies
-//!   of parallel calls overlap.
+//! * Sub-calls are `<outer id>:code:<n>`. A run's sub-calls are one batch
+//!   of the host's dispatcher (`ToolDispatcher::open_batch`), which runs them
+//!   under the turn scheduler's rules: admitted (pre-execute, approval,
+//!   guards) one at a time in submission order; calls of tools the host
+//!   classifies parallel overlap (at most `max_parallel_sub_calls`),
+//!   exclusive ones run alone, conflicting resource claims serialize.
 //! * A sub-call that concludes the turn (and succeeds) makes `run_code` ask
 //!   to conclude it too; honoured only if `run_code` succeeds.
 //! * Errors point at the program's own lines and columns, never at the
@@ -40,6 +41,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod bridge;
 mod engine;
 mod location;
 mod plugin;
@@ -48,10 +50,9 @@ mod sdk;
 mod strip;
 
 pub use plugin::{
-    CodeModeConfig, CodeModePlugin, DEFAULT_MAX_OUTSTANDING_BYTES,
-    DEFAULT_MAX_OUTSTANDING_SUB_CALLS, DEFAULT_MAX_PARALLEL_SUB_CALLS, DEFAULT_MEMORY_BYTES,
-    DEFAULT_OUTPUT_BYTES, DEFAULT_OUTSTANDING_WAIT, DEFAULT_TIMEOUT, PLUGIN_NAME, RUN_CODE,
-    SubCallClassifier, run_code_definition,
+    CodeMode, CodeModeConfig, DEFAULT_MAX_OUTSTANDING_BYTES, DEFAULT_MAX_OUTSTANDING_SUB_CALLS,
+    DEFAULT_MAX_PARALLEL_SUB_CALLS, DEFAULT_MEMORY_BYTES, DEFAULT_OUTPUT_BYTES,
+    DEFAULT_OUTSTANDING_WAIT, DEFAULT_TIMEOUT, PLUGIN_NAME, RUN_CODE, run_code_definition,
 };
 pub use render::{MAX_INDENT, NO_OUTPUT, render_result};
 pub use sdk::{CODE_ONLY_RULE, USAGE, prompt_section, sdk_text};

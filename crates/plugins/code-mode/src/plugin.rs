@@ -1,25 +1,19 @@
-//! The plugin, its configuration, the `run_code` tool and the dispatch bridge.
+//! The plugin, its configuration and the `run_code` tool.
 
-use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
-use futures::future::BoxFuture;
-use futures::stream::FuturesUnordered;
 use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
-use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry, CodeDispatchStart, ToolHooks};
+use tack_core::hooks::ToolHooks;
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
-use tack_core::tool::{
-    CallId, ContentBlock, DeferredContext, ErrorCode, Outcome, OutputSpec, ToolCall,
-    ToolDefinition, ToolError, ToolErrorCode, joined_text,
-};
-use tokio::sync::{mpsc, oneshot};
+use tack_core::tool::{OutputSpec, ToolDefinition, ToolError, ToolErrorCode};
+use tokio::sync::mpsc;
 
+use crate::bridge::{Ending, SubCalls};
 use crate::engine::{self, Event, FailKind, Limits, Settle};
 use crate::location::{Position, Program};
 use crate::render::render_result;
@@ -36,7 +30,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 pub const DEFAULT_MEMORY_BYTES: usize = 64 * 1024 * 1024;
 /// Default limit on the combined bytes a program prints (1 MiB).
 pub const DEFAULT_OUTPUT_BYTES: usize = 1024 * 1024;
-/// Default number of parallel-classified sub-calls that may overlap.
+/// Default number of parallel sub-calls that may overlap (within the host's
+/// own bound).
 pub const DEFAULT_MAX_PARALLEL_SUB_CALLS: usize = 10;
 /// Default number of sub-calls a run may have outstanding (started by the
 /// program and not settled yet) at once.
@@ -48,21 +43,15 @@ pub const DEFAULT_MAX_OUTSTANDING_BYTES: usize = 16 * 1024 * 1024;
 /// limits waits for earlier ones to settle before the call fails.
 pub const DEFAULT_OUTSTANDING_WAIT: Duration = Duration::from_secs(30);
 
-/// Decides whether a sub-call may overlap with other parallel sub-calls
-/// (`true`) or must run alone (`false`). A host builds it from its registry's
-/// `execution_mode(call)`.
-pub type SubCallClassifier = Arc<dyn Fn(&ToolCall) -> bool + Send + Sync>;
-
-/// What [`CodeModePlugin::new`] builds the plugin from. Build it with its
+/// What [`CodeMode::new`] builds the plugin from. Build it with its
 /// methods, or deserialize its limits from settings (`timeout_ms`,
 /// `memory_bytes`, `output_bytes`, `max_parallel_sub_calls`,
 /// `max_outstanding_sub_calls`, `max_outstanding_bytes`,
-/// `outstanding_wait_ms`, every key optional); the sub-call classifier is
-/// set in code.
+/// `outstanding_wait_ms`, every key optional).
 ///
 /// ```
 /// use std::time::Duration;
-/// use tack_code_mode::{CodeModeConfig, CodeModePlugin};
+/// use tack_code_mode::{CodeModeConfig, CodeMode};
 ///
 /// let config = CodeModeConfig::default()
 ///     .timeout(Duration::from_secs(30))
@@ -71,7 +60,7 @@ pub type SubCallClassifier = Arc<dyn Fn(&ToolCall) -> bool + Send + Sync>;
 ///     r#"{"timeout_ms": 30000, "max_parallel_sub_calls": 4}"#,
 /// ).unwrap();
 /// assert_eq!(format!("{config:?}"), format!("{from_settings:?}"));
-/// let _plugin = CodeModePlugin::new(config);
+/// let _plugin = CodeMode::new(config);
 /// ```
 #[derive(Clone, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -85,8 +74,6 @@ pub struct CodeModeConfig {
     max_outstanding_bytes: usize,
     #[serde(rename = "outstanding_wait_ms", deserialize_with = "millis")]
     outstanding_wait: Duration,
-    #[serde(skip)]
-    classifier: Option<SubCallClassifier>,
 }
 
 fn millis<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
@@ -117,9 +104,12 @@ impl CodeModeConfig {
         self
     }
 
-    /// How many parallel-classified sub-calls may overlap (default
+    /// How many parallel sub-calls may overlap (default
     /// [`DEFAULT_MAX_PARALLEL_SUB_CALLS`]; 1 = serial; 0 is refused at
-    /// install). Settings key: `max_parallel_sub_calls`.
+    /// install). Which sub-calls are parallel is the host's turn
+    /// scheduling's decision (the tool's `concurrency_safe` classifier), and
+    /// so is the bound this can only lower. Settings key:
+    /// `max_parallel_sub_calls`.
     pub fn max_parallel_sub_calls(mut self, calls: usize) -> Self {
         self.max_parallel_sub_calls = calls;
         self
@@ -154,14 +144,6 @@ impl CodeModeConfig {
         self.outstanding_wait = wait;
         self
     }
-
-    /// The sub-call classifier (default none: every sub-call is exclusive,
-    /// run one at a time). A host builds it from its registry's
-    /// `execution_mode(call)`. Not a settings key.
-    pub fn classifier(mut self, classifier: SubCallClassifier) -> Self {
-        self.classifier = Some(classifier);
-        self
-    }
 }
 
 impl Default for CodeModeConfig {
@@ -174,7 +156,6 @@ impl Default for CodeModeConfig {
             max_outstanding_sub_calls: DEFAULT_MAX_OUTSTANDING_SUB_CALLS,
             max_outstanding_bytes: DEFAULT_MAX_OUTSTANDING_BYTES,
             outstanding_wait: DEFAULT_OUTSTANDING_WAIT,
-            classifier: None,
         }
     }
 }
@@ -189,25 +170,24 @@ impl fmt::Debug for CodeModeConfig {
             .field("max_outstanding_sub_calls", &self.max_outstanding_sub_calls)
             .field("max_outstanding_bytes", &self.max_outstanding_bytes)
             .field("outstanding_wait", &self.outstanding_wait)
-            .field("classifier", &self.classifier.is_some())
             .finish()
     }
 }
 
 /// The code-mode plugin: registers `run_code` as the code transport.
 #[derive(Clone, Debug, Default)]
-pub struct CodeModePlugin {
+pub struct CodeMode {
     config: CodeModeConfig,
 }
 
-impl CodeModePlugin {
+impl CodeMode {
     /// A plugin with `config`.
     pub fn new(config: CodeModeConfig) -> Self {
         Self { config }
     }
 }
 
-impl Plugin for CodeModePlugin {
+impl Plugin for CodeMode {
     fn name(&self) -> &str {
         PLUGIN_NAME
     }
@@ -247,7 +227,7 @@ fn output_schema() -> Value {
     })
 }
 
-/// The `run_code` definition (what [`CodeModePlugin`] registers). `hooks` are
+/// The `run_code` definition (what [`CodeMode`] registers). `hooks` are
 /// the host's tool hooks (for `tools/code-dispatch-log`).
 ///
 /// # Errors
@@ -293,11 +273,6 @@ fn fail(kind: FailKind, message: String, logs: &[String]) -> ToolError {
         .with_data(json!({"logs": logs}))
 }
 
-struct Running {
-    futures: FuturesUnordered<BoxFuture<'static, (u64, ToolCall, Arc<Outcome>)>>,
-    exclusive: bool,
-}
-
 async fn run_code(
     config: &CodeModeConfig,
     hooks: &ToolHooks,
@@ -305,168 +280,81 @@ async fn run_code(
     cx: ToolRunContext,
 ) -> Result<Value, ToolError> {
     let code = args.get("code").and_then(Value::as_str).unwrap_or_default();
+    let program = strip(code)?;
+    let dispatcher = cx
+        .dispatcher()
+        .map_err(|e| setup_error(format!("run_code needs the nested dispatcher: {e}")))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (settle_tx, settle_rx) = std_mpsc::channel::<Settle>();
+    let mut events = start_engine(program, limits(config, args), &stop, settle_rx)?;
+    // The program's calls run as one batch under the host's scheduling
+    // rules; the outer call's cancellation reaches them through this token.
+    let sub_cancel = cx.cancellation().child_token();
+    let batch = dispatcher.open_batch(sub_cancel.clone(), config.max_parallel_sub_calls);
+    let ending = SubCalls::new(&cx, hooks, batch, settle_tx, PLUGIN_NAME)
+        .run(&mut events, &stop, &sub_cancel)
+        .await;
+    result_of(code, ending, cx.is_cancelled())
+}
+
+/// `code` as the JavaScript the engine runs (TypeScript types erased).
+fn strip(code: &str) -> Result<String, ToolError> {
+    prepare(code).map_err(|e| match e {
+        StripError::Syntax { message, at } => located(fail(FailKind::Syntax, message, &[]), at),
+        StripError::NonErasable { message, at } => {
+            located(fail(FailKind::Typescript, message, &[]), at)
+        }
+    })
+}
+
+/// The limits of a run: the configuration's, with a `timeout_ms` argument
+/// that may only lower the wall time.
+fn limits(config: &CodeModeConfig, args: &Value) -> Limits {
     let mut timeout = config.timeout;
     if let Some(ms) = args.get("timeout_ms").and_then(Value::as_u64) {
         timeout = timeout.min(Duration::from_millis(ms));
     }
-    let program = match prepare(code) {
-        Ok(program) => program,
-        Err(StripError::Syntax { message, at }) => {
-            return Err(located(fail(FailKind::Syntax, message, &[]), at));
-        }
-        Err(StripError::NonErasable { message, at }) => {
-            return Err(located(fail(FailKind::Typescript, message, &[]), at));
-        }
-    };
-    let dispatcher = cx.dispatcher().map_err(|e| {
-        ToolError::with_code(
-            ToolErrorCode::CodeRunFailed,
-            format!("run_code needs the nested dispatcher: {e}"),
-        )
-        .with_kind("setup")
-    })?;
-    let limits = Limits {
+    Limits {
         deadline: Instant::now() + timeout,
         memory_bytes: config.memory_bytes,
         output_bytes: config.output_bytes,
         max_outstanding: config.max_outstanding_sub_calls.max(1),
         max_outstanding_bytes: config.max_outstanding_bytes,
         outstanding_wait: config.outstanding_wait,
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    let (event_tx, mut events) = mpsc::unbounded_channel();
-    let (settle_tx, settle_rx) = std_mpsc::channel::<Settle>();
-    {
-        let stop = Arc::clone(&stop);
-        std::thread::Builder::new()
-            .name("tack-run-code".to_owned())
-            .spawn(move || engine::run(program, limits, stop, event_tx, settle_rx))
-            .map_err(|e| {
-                ToolError::with_code(
-                    ToolErrorCode::CodeRunFailed,
-                    format!("cannot start the engine: {e}"),
-                )
-                .with_kind("setup")
-            })?;
     }
+}
 
-    let outer = cx.call_id().clone();
-    let sub_cancel = cx.cancellation().child_token();
-    let max_parallel = config.max_parallel_sub_calls.max(1);
-    let mut queue: VecDeque<(u64, ToolCall)> = VecDeque::new();
-    let mut running = Running {
-        futures: FuturesUnordered::new(),
-        exclusive: false,
-    };
-    let mut bridge = Bridge {
-        hooks,
-        cx: &cx,
-        outer: &outer,
-        deferred: BTreeMap::new(),
-    };
-    let mut end = None;
-    let mut cancelled = false;
-    // The started call whose admission (pre-execute, approval, guards) is not
-    // over yet: no other call starts before it is, so policy sees the
-    // sub-calls one at a time, in submission order.
-    let mut admitting: Option<oneshot::Receiver<()>> = None;
+/// Starts the engine on a thread of its own; its events.
+fn start_engine(
+    program: String,
+    limits: Limits,
+    stop: &Arc<AtomicBool>,
+    settles: std_mpsc::Receiver<Settle>,
+) -> Result<mpsc::UnboundedReceiver<Event>, ToolError> {
+    let (event_tx, events) = mpsc::unbounded_channel();
+    let stop = Arc::clone(stop);
+    std::thread::Builder::new()
+        .name("tack-run-code".to_owned())
+        .spawn(move || engine::run(program, limits, stop, event_tx, settles))
+        .map_err(|e| setup_error(format!("cannot start the engine: {e}")))?;
+    Ok(events)
+}
 
-    loop {
-        // Start queued calls, in submission order.
-        // Once cancelled, queued calls are abandoned without starting (checked
-        // here too: a running call may settle in the same wake-up as the
-        // cancellation).
-        if !cancelled && cx.is_cancelled() {
-            cancelled = true;
-            stop.store(true, Ordering::SeqCst);
-            sub_cancel.cancel();
-        }
-        if cancelled {
-            queue.clear();
-        }
-        while admitting.is_none()
-            && let Some((_, call)) = queue.front()
-        {
-            let parallel = config.classifier.as_ref().is_some_and(|c| c(call));
-            let may_start = running.futures.is_empty()
-                || (parallel && !running.exclusive && running.futures.len() < max_parallel);
-            if !may_start {
-                break;
-            }
-            let Some((id, call)) = queue.pop_front() else {
-                break;
-            };
-            running.exclusive = !parallel;
-            bridge.started(&call);
-            let (admitted, admission) = oneshot::channel();
-            admitting = Some(admission);
-            let fut = dispatcher.dispatch_admitted(
-                call.clone(),
-                sub_cancel.clone(),
-                Box::new(move || {
-                    let _ = admitted.send(());
-                }),
-            );
-            running
-                .futures
-                .push(Box::pin(async move { (id, call, fut.await) }));
-        }
-        tokio::select! {
-            event = events.recv() => match event {
-                Some(Event::Submit { id, name, args }) => {
-                    let call = cx.nested_call(format!("{}:code:{id}", outer.as_str()), name, args);
-                    queue.push_back((id, call));
-                }
-                Some(Event::Finished(run_end)) => { end = Some(run_end); break; }
-                None => break,
-            },
-            Some((id, call, outcome)) = running.futures.next(), if !running.futures.is_empty() => {
-                // The program hears first; the record is logged before the
-                // loop starts another call, so the log's order stays true.
-                let _ = settle_tx.send(settle_of(id, &call, &outcome));
-                bridge.settled(id, &call, &outcome).await;
-            }
-            // Sent, or dropped with a dispatch that ended: admission is over.
-            _ = async {
-                if let Some(admission) = admitting.as_mut() {
-                    let _ = admission.await;
-                }
-            }, if admitting.is_some() => admitting = None,
-            () = cx.cancellation().cancelled(), if !cancelled => {
-                cancelled = true;
-                stop.store(true, Ordering::SeqCst);
-                sub_cancel.cancel();
-            }
-        }
-    }
+/// A `CODE_RUN_FAILED` error of kind `setup`: the run could not start.
+fn setup_error(message: String) -> ToolError {
+    ToolError::with_code(ToolErrorCode::CodeRunFailed, message).with_kind("setup")
+}
 
-    // Settled: cancel and drain outstanding sub-calls.
-    sub_cancel.cancel();
-    stop.store(true, Ordering::SeqCst);
-    drop(settle_tx);
-    while let Some((id, call, outcome)) = running.futures.next().await {
-        bridge.settled(id, &call, &outcome).await;
-    }
-    // Sub-call contexts ride on the outer result in submission order, whatever
-    // the run's own fate.
-    bridge.defer_all();
-    if end.is_none() {
-        // Wait for the engine thread to report (it stops at its next interrupt check).
-        while let Some(event) = events.recv().await {
-            if let Event::Finished(run_end) = event {
-                end = Some(run_end);
-                break;
-            }
-        }
-    }
-    let Some(end) = end else {
+/// What `run_code` returns for a run of `code` that ended so.
+fn result_of(code: &str, ending: Ending, cancelled_now: bool) -> Result<Value, ToolError> {
+    let Some(end) = ending.end else {
         return Err(fail(
             FailKind::Exception,
             "the engine stopped unexpectedly".to_owned(),
             &[],
         ));
     };
-    if cancelled || cx.is_cancelled() {
+    if ending.cancelled || cancelled_now {
         return Err(
             ToolError::with_code(ToolErrorCode::Cancelled, "run_code was cancelled")
                 .with_kind(FailKind::Cancelled.as_str())
@@ -511,116 +399,4 @@ fn located(error: ToolError, at: Option<Position>) -> ToolError {
     data["line"] = json!(at.line);
     data["column"] = json!(at.column);
     error.with_data(data)
-}
-
-fn settle_of(id: u64, call: &ToolCall, outcome: &Outcome) -> Settle {
-    if outcome.is_success() && outcome.content_replaced {
-        // A listener replaced what the model would read (a redaction): the
-        // program, which the model wrote, gets that and not the value.
-        return Settle {
-            id,
-            ok: true,
-            payload: Value::String(joined_text(&outcome.content)).to_string(),
-        };
-    }
-    if let Some(value) = outcome.value() {
-        return Settle {
-            id,
-            ok: true,
-            payload: serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned()),
-        };
-    }
-    let (code, message) = outcome.failure_info().map_or_else(
-        || (ErrorCode::Internal.as_str(), "the call failed".to_owned()),
-        |f| (f.code.as_str(), f.message.clone()),
-    );
-    Settle {
-        id,
-        ok: false,
-        payload: json!({"code": code, "message": message, "tool": call.name}).to_string(),
-    }
-}
-
-/// The run's side of the sub-calls: the `tools/code-dispatch` events and
-/// the contexts to defer onto the outer result.
-struct Bridge<'a> {
-    hooks: &'a ToolHooks,
-    cx: &'a ToolRunContext,
-    outer: &'a CallId,
-    /// Per submission number: the contexts a settled sub-call leaves.
-    deferred: BTreeMap<u64, Vec<DeferredContext>>,
-}
-
-impl Bridge<'_> {
-    /// A sub-call is dispatched.
-    fn started(&self, call: &ToolCall) {
-        let start = CodeDispatchStart::new(
-            self.outer.clone(),
-            call.call_id.clone(),
-            call.name.clone(),
-            call.arguments.clone(),
-        );
-        self.hooks.code_dispatch().notify(
-            self.cx.agent(),
-            &Arc::new(CodeDispatchEvent::Started(start)),
-        );
-    }
-
-    /// A sub-call settled: keep what it defers, log it.
-    async fn settled(&mut self, id: u64, call: &ToolCall, outcome: &Outcome) {
-        let mut contexts = Vec::new();
-        // An image a successful sub-call returns reaches the model as context
-        // after the outer result (its final content: a post-execute block or
-        // replacement that removed the image leaves nothing to defer).
-        if outcome.is_success()
-            && outcome
-                .content
-                .iter()
-                .any(|block| matches!(block, ContentBlock::Image { .. }))
-        {
-            contexts
-                .push(DeferredContext::blocks(outcome.content.to_vec()).with_source(PLUGIN_NAME));
-        }
-        contexts.extend(outcome.deferred_context.iter().cloned());
-        if !contexts.is_empty() {
-            self.deferred.insert(id, contexts);
-        }
-        // A sub-call that concluded the turn (its tool asked to, and the call
-        // succeeded: the pipeline sets the flag only then) concludes it for
-        // `run_code` too; the pipeline honours that only if `run_code` itself
-        // succeeds.
-        if outcome.concluded_turn {
-            self.cx.conclude_turn();
-        }
-        let entry = CodeDispatchLogEntry::new(
-            self.outer.clone(),
-            outcome.call_id.clone(),
-            call.name.clone(),
-            call.arguments.clone(),
-            outcome.error_code(),
-            outcome.content.to_vec(),
-        );
-        // A failing rewrite is contained: the original record is logged.
-        let entry = match self
-            .hooks
-            .code_dispatch_log()
-            .dispatch(self.cx.agent(), entry.clone())
-            .await
-        {
-            Ok(rewritten) => rewritten,
-            Err(_) => entry,
-        };
-        self.hooks.code_dispatch().notify(
-            self.cx.agent(),
-            &Arc::new(CodeDispatchEvent::Settled(entry)),
-        );
-    }
-
-    /// Defers the sub-calls' contexts onto the outer result, in submission
-    /// order.
-    fn defer_all(&mut self) {
-        for context in std::mem::take(&mut self.deferred).into_values().flatten() {
-            self.cx.defer_context(context);
-        }
-    }
 }

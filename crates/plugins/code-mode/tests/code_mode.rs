@@ -10,7 +10,7 @@
 //! | CODE-004 [CORE] `both`: direct native calls execute | `both_mode_direct_call_executes`; the prompt states the only-`run_code` rule under `code` alone (`prompt_section(tools, code_only)`, doctest in `src/sdk.rs`; `tack-cli` passes `code_only` for `code`) |
 //! | CODE-006 [DETAIL] per-agent declaration, once per scope | restated: the registry's presentation for an agent (`Harness::set_presentation(Some(agent), ..)` here) is a host setting (last write wins), and `Presentation::Native` opts an agent out of a code default; there is no plugin-side declaration to conflict or dispose |
 //! | CODE-007 [CORE] programs never see `run_code` | `run_code_is_not_bound_inside_programs` |
-//! | CODE-008 [CORE] ids `<outer>:code:<n>`, outer agent, opaque parent token | `sub_calls_carry_the_outer_agent_and_token`, `serial_by_default_in_submission_order` |
+//! | CODE-008 [CORE] ids `<outer>:code:<n>`, outer agent, opaque parent token | `sub_calls_carry_the_outer_agent_and_token`, `exclusive_sub_calls_run_one_at_a_time_in_submission_order` |
 //! | CODE-009 [CORE] one start + one settle per started sub-call, complete content; never a model message | `each_started_sub_call_logs_a_start_then_one_settle_with_complete_content`; the agent side in `crates/agent/tests/all/code_dispatch.rs` |
 //! | CODE-011 [CORE] lossy arguments reject before dispatch | `lossy_arguments_reject_before_dispatch_with_the_reason`, `non_json_arguments_reject` |
 //! | CODE-013 [CORE] a failing log rewrite logs the original | `a_panicking_dispatch_log_listener_logs_the_original`, `dispatch_log_rewrite_reaches_only_the_log` |
@@ -19,7 +19,7 @@
 //! | CODE-019 [CORE] outer abort aborts the in-flight call, abandons queued ones | `cancelling_abandons_queued_sub_calls`, `cancelling_the_outer_call_cancels_and_drains_sub_calls` |
 //! | CODE-022 [CORE] pre-aborted → runtime never invoked; late binding rejects | `cancelling_a_busy_loop_stops_it` (pre-cancelled: CANCELLED before dispatch), `a_binding_call_after_cancellation_is_not_dispatched` |
 //! | CODE-023 [CORE] overlap up to the cap; cap must be positive | `five_reads_overlap_and_the_exclusive_call_runs_alone`, `a_zero_sub_call_cap_is_refused_at_install` |
-//! | CODE-024 [CORE] exclusive calls run alone, hold the barrier through post-execute | `five_reads_overlap_and_the_exclusive_call_runs_alone`, `serial_by_default_in_submission_order`, `an_exclusive_call_holds_its_barrier_through_post_execute` |
+//! | CODE-024 [CORE] exclusive calls run alone, hold the barrier through post-execute | `five_reads_overlap_and_the_exclusive_call_runs_alone`, `exclusive_sub_calls_run_one_at_a_time_in_submission_order`, `an_exclusive_call_holds_its_barrier_through_post_execute` |
 //! | CODE-027 [CORE] no owning agent: dispatch works | `a_run_without_an_agent_dispatches_and_reports` — tack differs on purpose: the events still go to global `tools/code-dispatch` listeners, and logging them is the host's choice |
 //! | CODE-029 [DETAIL] rendering | `results_render_as_logs_then_pretty_json_with_capped_indentation`, `a_string_result_is_rendered_raw_after_the_logs`, `empty_run_says_so`, unit tests in `src/render.rs` |
 //! | CODE-031 [DETAIL] log-record invariants (turn-enclosed, non-empty ids, one root) | by construction: the bridge makes every id from the outer call (`<outer>:code:<n>`, parent = outer); the agent emits them between the run's `tool/call` and `tool/result` (checked in `crates/agent/tests/all/code_dispatch.rs`) |
@@ -31,7 +31,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tack_code_mode::{CodeModeConfig, CodeModePlugin, sdk_text};
+use tack_code_mode::{CodeMode, CodeModeConfig, sdk_text};
 use tack_core::hook::{AgentId, Disposer};
 use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry};
 use tack_core::tool::{ContentBlock, ErrorCode, Tier, ToolError, ToolErrorCode};
@@ -114,7 +114,7 @@ type DispatchLog = Arc<Mutex<Vec<CodeDispatchEvent>>>;
 
 /// The plugin in the harness, with what a host's session log would get.
 struct Host {
-    harness: Harness<CodeModePlugin>,
+    harness: Harness<CodeMode>,
     agent: AgentId,
     /// What a host's session log would get (`tools/code-dispatch`).
     log: DispatchLog,
@@ -122,14 +122,15 @@ struct Host {
 }
 
 impl Deref for Host {
-    type Target = Harness<CodeModePlugin>;
+    type Target = Harness<CodeMode>;
     fn deref(&self) -> &Self::Target {
         &self.harness
     }
 }
 
-/// The plugin with `config` over `tools`; with `parallel`, its sub-call
-/// classifier is the pipeline's execution mode (what a host builds it from).
+/// The plugin with `config` over `tools`. Sub-calls run under the turn
+/// scheduler's rules (tools that say they are `concurrency_safe` overlap);
+/// without `parallel`, at most one runs at a time.
 fn host_with(config: CodeModeConfig, tools: Vec<FakeTool>, parallel: bool) -> Host {
     let agent = AgentId::new("coder");
     let mut builder = Harness::builder().agent_presentation(agent.clone(), Presentation::Code);
@@ -137,10 +138,10 @@ fn host_with(config: CodeModeConfig, tools: Vec<FakeTool>, parallel: bool) -> Ho
         builder = builder.tool(tool);
     }
     let mut config = config;
-    if parallel {
-        config = config.classifier(builder.execution_modes().classifier());
+    if !parallel {
+        config = config.max_parallel_sub_calls(1);
     }
-    let harness = builder.install(CodeModePlugin::new(config)).unwrap();
+    let harness = builder.install(CodeMode::new(config)).unwrap();
     let log: DispatchLog = Arc::default();
     let sink = Arc::clone(&log);
     let keep = harness
@@ -567,12 +568,12 @@ async fn five_reads_overlap_and_the_exclusive_call_runs_alone() {
 }
 
 #[tokio::test]
-async fn serial_by_default_in_submission_order() {
+async fn exclusive_sub_calls_run_one_at_a_time_in_submission_order() {
     let events: Events = Arc::default();
     let h = host_with(
         CodeModeConfig::default(),
         vec![writer(Arc::clone(&events)), echo()],
-        false,
+        true,
     );
     let out = h
         .run("const r = await Promise.all([tools.write({}), tools.write({}), tools.echo({text: 'x'})]); return r;")
@@ -872,7 +873,7 @@ async fn a_panicking_dispatch_log_listener_logs_the_original() {
 /// installs (registering `run_code`) with a valid cap.
 #[tokio::test]
 async fn a_zero_sub_call_cap_is_refused_at_install() {
-    let zero = CodeModePlugin::new(CodeModeConfig::default().max_parallel_sub_calls(0));
+    let zero = CodeMode::new(CodeModeConfig::default().max_parallel_sub_calls(0));
     let mut refused = Harness::builder()
         .presentation(Presentation::Code)
         .uninstalled(zero)
@@ -885,7 +886,7 @@ async fn a_zero_sub_call_cap_is_refused_at_install() {
     let out = refused.call(call).await;
     assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool), "{out:?}");
 
-    let h = Harness::new(CodeModePlugin::new(CodeModeConfig::default())).unwrap();
+    let h = Harness::new(CodeMode::new(CodeModeConfig::default())).unwrap();
     h.set_presentation(None, Presentation::Code);
     let names: Vec<String> = h.schemas(None).into_iter().map(|s| s.name).collect();
     assert_eq!(names, ["run_code"]);
@@ -1647,7 +1648,7 @@ async fn calls_over_the_outstanding_bound_wait_and_all_run() {
 #[test]
 fn a_zero_outstanding_bound_is_refused_at_install() {
     let error = Harness::builder()
-        .install(CodeModePlugin::new(
+        .install(CodeMode::new(
             CodeModeConfig::default().max_outstanding_sub_calls(0),
         ))
         .err()

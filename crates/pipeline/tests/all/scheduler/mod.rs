@@ -2,6 +2,7 @@
 
 mod harness;
 
+mod batch;
 mod cancellation;
 mod context;
 mod host_fault;
