@@ -354,6 +354,17 @@ impl<'a> Walker<'a> {
             }
             AssignmentValue::Array(items) => {
                 for (key, value) in items {
+                    if key.is_none() && value.value.starts_with('[') {
+                        // `y=([ k]=v)`: bash reads a subscript with blanks
+                        // in it as a key (arithmetic) where the parser sees
+                        // plain words; refuse to read it either way.
+                        self.out.unreadable(|| {
+                            format!(
+                                "the array element `{}` may be a key bash evaluates as arithmetic, which can run code",
+                                value.value
+                            )
+                        });
+                    }
                     if let Some(key) = key {
                         // `y=([k]=v)`: an indexed array's key is arithmetic.
                         match self.word(&key.value) {

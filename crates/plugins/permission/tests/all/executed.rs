@@ -68,6 +68,7 @@ const FORMS: &[(&str, Action)] = &[
     ("a=(); i='a[$(rm victim)]'; : $((i))", Action::Ask),
     ("printf -v 'a[$(rm victim)]' %s 1", Action::Ask),
     ("x='a[$(rm victim)]'; : ${!x}", Action::Ask),
+    ("x='a[$(rm victim)]'; y=([ x]=1)", Action::Ask),
 ];
 
 #[test]
