@@ -9,7 +9,6 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
-use foldhash::fast::RandomState;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -115,7 +114,7 @@ pub(crate) struct Schedule {
     /// Each call that has not ended, without its arguments: what ends it
     /// when it cannot be prepared (the call itself moved into the stage that
     /// failed). Forgotten when it ends, so a long batch holds only these.
-    names: HashMap<usize, ToolCall, RandomState>,
+    names: Names,
     first_with_id: HashMap<CallId, usize>,
     queue: VecDeque<Pending>,
     pool: Pool,
@@ -132,6 +131,46 @@ pub(crate) struct Schedule {
     /// Whether starts are reported ([`BatchEvent::Started`]); a turn, which
     /// only collects outcomes, does without.
     report_starts: bool,
+}
+
+/// Each call that has not ended, by submission index: indices are handed out
+/// in order and mostly end in order, so a window from the oldest call still
+/// held (no hashing per call; what ended at the front is dropped).
+#[derive(Default)]
+struct Names {
+    /// The index of the first slot.
+    base: usize,
+    slots: VecDeque<Option<ToolCall>>,
+}
+
+impl Names {
+    fn reserve(&mut self, additional: usize) {
+        self.slots.reserve(additional);
+    }
+
+    /// Holds `call` as the call at `index`, the next index handed out.
+    fn push(&mut self, index: usize, call: ToolCall) {
+        debug_assert_eq!(index, self.base + self.slots.len());
+        self.slots.push_back(Some(call));
+    }
+
+    fn get(&self, index: usize) -> Option<&ToolCall> {
+        self.slots.get(index.checked_sub(self.base)?)?.as_ref()
+    }
+
+    /// Forgets the call at `index` (it ended).
+    fn remove(&mut self, index: usize) {
+        if let Some(slot) = index
+            .checked_sub(self.base)
+            .and_then(|at| self.slots.get_mut(at))
+        {
+            *slot = None;
+        }
+        while let Some(None) = self.slots.front() {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+    }
 }
 
 impl Schedule {
@@ -156,7 +195,7 @@ impl Schedule {
             gated: false,
             checked: None,
             submitted: 0,
-            names: HashMap::default(),
+            names: Names::default(),
             first_with_id: HashMap::new(),
             queue: VecDeque::new(),
             pool: Pool {
@@ -195,14 +234,14 @@ impl Schedule {
 
     /// A call that has not ended, without its arguments, by index.
     pub(crate) fn name(&self, index: usize) -> Option<&ToolCall> {
-        self.names.get(&index)
+        self.names.get(index)
     }
 
     /// Queues `call` behind the calls pushed before it; its index.
     pub(crate) fn push(&mut self, call: ToolCall) -> usize {
         let index = self.submitted;
         self.submitted += 1;
-        self.names.insert(index, skeleton(&call));
+        self.names.push(index, skeleton(&call));
         // Policy can only interleave if there is policy: checked as each call
         // arrives (a turn pushes all of its calls before the first starts).
         if !self.gated && self.checked.as_ref() != Some(&call.agent) {
@@ -263,7 +302,7 @@ impl Schedule {
     /// `event`, about to be reported: an ended call is forgotten.
     fn reported(&mut self, event: BatchEvent) -> BatchEvent {
         if let BatchEvent::Ended(index, _) = &event {
-            self.names.remove(index);
+            self.names.remove(*index);
         }
         event
     }
@@ -355,7 +394,7 @@ impl Schedule {
         let Some(faulted) = self.queue.pop_front() else {
             return;
         };
-        let Some(call) = self.names.get(&faulted.index).cloned() else {
+        let Some(call) = self.names.get(faulted.index).cloned() else {
             return;
         };
         let why = format!(
@@ -371,7 +410,7 @@ impl Schedule {
                 Entry::Duplicate { call, .. } | Entry::Waiting(Some(call)) => call,
                 Entry::Call(Some(prepared)) => prepared.into_call(),
                 Entry::Waiting(None) | Entry::Call(None) => {
-                    match self.names.get(&pending.index).cloned() {
+                    match self.names.get(pending.index).cloned() {
                         Some(call) => call,
                         None => continue,
                     }
