@@ -33,7 +33,6 @@
 
 pub mod capability;
 pub mod context;
-mod future_pool;
 pub mod hook;
 pub mod hooks;
 pub mod host;

@@ -231,34 +231,34 @@ impl Guards {
         agent: Option<&AgentId>,
         execution: &Arc<ToolExecution>,
     ) -> Result<GuardOutcome, HookError> {
-        if self.list.len() == 0 {
+        if self.list.is_empty() {
             // No guard anywhere: passed without reading the list.
             return Ok(GuardOutcome::Passed);
         }
         let view = self.list.view(agent);
-        for entry in view.entries.iter() {
+        for (name, listener) in view.listeners() {
             // A panic while checking (a synchronous guard, or an asynchronous
             // one building or running its future) is contained alike.
-            let checked =
-                match catch_unwind(AssertUnwindSafe(|| entry.listener.check_erased(execution))) {
-                    Ok(Check::Ready(verdict)) => Ok(verdict),
-                    Ok(Check::Boxed(future)) => AssertUnwindSafe(future).catch_unwind().await,
-                    Err(payload) => Err(payload),
-                };
+            let checked = match catch_unwind(AssertUnwindSafe(|| listener.check_erased(execution)))
+            {
+                Ok(Check::Ready(verdict)) => Ok(verdict),
+                Ok(Check::Boxed(future)) => AssertUnwindSafe(future).catch_unwind().await,
+                Err(payload) => Err(payload),
+            };
             match checked {
                 Ok(GuardVerdict::Pass) => {}
                 Ok(GuardVerdict::Deny { reason }) => {
                     return Ok(GuardOutcome::Denied {
                         reason,
-                        provenance: Provenance::listener(GUARD_STAGE, entry.name.clone()),
+                        provenance: Provenance::listener(GUARD_STAGE, name.clone()),
                     });
                 }
                 Err(payload) => {
                     let message = panic_message(&*payload);
-                    tracing::error!(guard = &*entry.name, %message, "guard panicked; failing closed");
+                    tracing::error!(guard = &**name, %message, "guard panicked; failing closed");
                     return Err(HookError::ListenerPanicked {
                         hook: GUARD_STAGE,
-                        listener: entry.name.clone(),
+                        listener: name.clone(),
                         message,
                     });
                 }

@@ -18,7 +18,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::ToolError;
-use crate::future_pool::{PoolKey, Pooled};
+use tack_hook::future_pool::{PoolKey, Pooled};
 
 /// What a body returns: its success value or its error.
 pub type BodyResult = Result<Value, ToolError>;

@@ -17,9 +17,9 @@ use super::{
     ToolError, ToolErrorCode, ToolHandler,
 };
 use crate::context::ToolRunContext;
-use crate::future_pool::PoolKey;
 use crate::hook::panic_message;
 use crate::tool::BodyResult;
+use tack_hook::future_pool::PoolKey;
 
 /// A tool with typed arguments and output. Its input and output JSON Schemas
 /// are generated from the types (schemars) once, when it is turned into a

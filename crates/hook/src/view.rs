@@ -10,8 +10,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::listeners::Entry;
-use super::{AgentId, Priority};
+use super::AgentId;
+use super::spec::{Entry, Priority};
 
 /// A listener's place in the chain order of its hook point, across every
 /// scope: lower runs first (outer).
@@ -297,7 +297,7 @@ impl<'a, L: ?Sized, M> Iterator for Iter<'a, L, M> {
 
 /// What one dispatch reads: its listeners and the hook's shared data `M`.
 /// Two pointers; cloning it copies no listener.
-pub(crate) struct View<L: ?Sized, M = ()> {
+pub struct View<L: ?Sized, M = ()> {
     pub(crate) entries: Entries<L, M>,
 }
 
@@ -326,6 +326,14 @@ impl<L: ?Sized, M> View<L, M> {
         Self {
             entries: Entries { snapshot, agent },
         }
+    }
+
+    /// The listeners, in the order a dispatch runs them: each with the
+    /// name it was registered under.
+    pub fn listeners(&self) -> impl Iterator<Item = (&Arc<str>, &L)> {
+        self.entries
+            .iter()
+            .map(|entry| (&entry.name, &*entry.listener))
     }
 
     /// The hook's shared data.

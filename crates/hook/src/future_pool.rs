@@ -1,7 +1,7 @@
 //! Thread-local pools of the boxes type-erased futures live in, by the
 //! future's type: a hook listener's future (one that does not return
 //! `next.run(..)` itself), a hook point's asynchronous default, and a tool
-//! body ([`BodyFuture`](crate::tool::BodyFuture)).
+//! body (tack-core's `BodyFuture`).
 //!
 //! Why: each of those futures is boxed once per dispatch or call. A chain of
 //! listeners allocates one box per level and frees them all as it unwinds;
@@ -22,7 +22,7 @@
 //! * A box is given back to the pool of the thread that drops it, whichever
 //!   thread filled it: a future may move between threads between polls.
 //! * A pool keeps only empty boxes, so it never keeps a listener's captures
-//!   (or a disposed listener) alive, and at most [`POOL_BYTES`] of them per
+//!   (or a disposed listener) alive, and at most `POOL_BYTES` of them per
 //!   type and thread.
 //! * No user code runs while a pool is borrowed: the future is dropped
 //!   before its box goes back, and written after its box comes out, so a
@@ -65,11 +65,11 @@ thread_local! {
 /// A future type's index in every thread's pool table: the same number on
 /// every thread, given the first time the type is looked up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct PoolKey(u32);
+pub struct PoolKey(u32);
 
 impl PoolKey {
     /// The key of the future type `F`.
-    pub(crate) fn of<F: 'static>() -> Self {
+    pub fn of<F: 'static>() -> Self {
         let id = TypeId::of::<F>();
         let known = KNOWN
             .try_with(|known| known.try_borrow().ok()?.as_ref()?.get(&id).copied())
@@ -95,7 +95,7 @@ impl PoolKey {
     /// The key of the future a function of three arguments returns: a way
     /// to name the type of an `async fn`'s or `-> impl Future` function's
     /// future (`PoolKey::returned_by(body::<T>)`).
-    pub(crate) fn returned_by<A, B, C, R: 'static>(_: fn(A, B, C) -> R) -> Self {
+    pub fn returned_by<A, B, C, R: 'static>(_: fn(A, B, C) -> R) -> Self {
         Self::of::<R>()
     }
 
@@ -216,14 +216,14 @@ fn give_back<F: 'static>(slot: Pin<Box<Keyed<F>>>) {
 
 /// A pooled future: its box goes back to the pool when this is dropped,
 /// finished or not.
-pub(crate) struct Pooled<Out>(Option<Pin<Box<dyn PooledFuture<Out>>>>);
+pub struct Pooled<Out>(Option<Pin<Box<dyn PooledFuture<Out>>>>);
 
 impl<Out> Pooled<Out> {
     /// `future`, in a pooled box (its type's key looked up now: where
     /// futures of one type are built over and over, keep the key and use
     /// [`keyed`](Self::keyed)).
     #[inline]
-    pub(crate) fn new<F>(future: F) -> Self
+    pub fn new<F>(future: F) -> Self
     where
         F: Future<Output = Out> + Send + 'static,
     {
@@ -234,7 +234,7 @@ impl<Out> Pooled<Out> {
     /// [`PoolKey::of::<F>()`](PoolKey::of). A key of another type is not
     /// unsound: the box is then allocated and freed as any box.
     #[inline]
-    pub(crate) fn keyed<F>(key: PoolKey, future: F) -> Self
+    pub fn keyed<F>(key: PoolKey, future: F) -> Self
     where
         F: Future<Output = Out> + Send + 'static,
     {

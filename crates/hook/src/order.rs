@@ -26,7 +26,7 @@ use std::sync::Arc;
 ///    already runs before `a` is a conflict, not a reshuffle.
 ///
 /// ```
-/// use tack_core::hook::{ListenerSpec, Order, Priority, Waterfall};
+/// use tack_hook::{ListenerSpec, Order, Priority, Waterfall};
 ///
 /// # futures::executor::block_on(async {
 /// let hook: Waterfall<String, String> = Waterfall::new("demo/order", |s| async move { s });

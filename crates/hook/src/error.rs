@@ -63,7 +63,7 @@ impl HookError {
 ///
 /// ```
 /// let payload = std::panic::catch_unwind(|| panic!("boom {}", 1)).unwrap_err();
-/// assert_eq!(tack_core::hook::panic_message(&*payload), "boom 1");
+/// assert_eq!(tack_hook::panic_message(&*payload), "boom 1");
 /// ```
 pub fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(text) = payload.downcast_ref::<&'static str>() {

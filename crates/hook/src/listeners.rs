@@ -11,136 +11,9 @@ use tack_replicated::{Replaced, Replicated};
 
 use super::disposer::Undo;
 use super::order::{Conflict, arrange};
+use super::spec::{Entry, ListenerSpec};
 use super::view::{Rank, Run, Slot, Snapshot, View, base_rank};
 use super::{AgentId, Disposer, Order, OrderError, Scope};
-
-/// The relative order of listeners on one hook point. Higher runs first (outer).
-///
-/// Listeners with equal priority run in registration order: the first registered
-/// is the outermost. The default is [`Priority::NORMAL`] (0). To place a
-/// listener relative to a *particular* listener, name it with an
-/// [`Order`](super::Order) instead of guessing a number that beats its priority.
-///
-/// ```
-/// use tack_core::hook::Priority;
-/// assert!(Priority::EARLY > Priority::NORMAL);
-/// assert!(Priority::NORMAL > Priority::LATE);
-/// assert_eq!(Priority::default(), Priority::NORMAL);
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Priority(pub i32);
-
-impl Priority {
-    /// Outer than the default: sees the input first and the output last
-    /// (audit, security gates).
-    pub const EARLY: Priority = Priority(100);
-    /// The default.
-    pub const NORMAL: Priority = Priority(0);
-    /// Inner than the default: closest to the hook's default (e.g. the tool body).
-    pub const LATE: Priority = Priority(-100);
-}
-
-/// How a listener is registered: its name, its scope and its priority.
-///
-/// The name appears in tracing, in error messages ("listener `audit` panicked")
-/// and in the provenance of the decisions the listener makes; it need not be
-/// unique, but a name that says who registered it helps the people reading logs.
-///
-/// ```
-/// use tack_core::hook::{AgentId, ListenerSpec, Priority, Scope};
-/// let spec = ListenerSpec::new("audit").with_priority(Priority::EARLY);
-/// assert_eq!(spec.name(), "audit");
-/// assert_eq!(spec.scope(), &Scope::Global);
-///
-/// let scoped = ListenerSpec::for_agent(AgentId::new("a"), "only-a");
-/// assert_eq!(scoped.scope(), &Scope::Agent(AgentId::new("a")));
-///
-/// // A bare name is a global listener with normal priority.
-/// let from_str: ListenerSpec = "plain".into();
-/// assert_eq!(from_str.priority(), Priority::NORMAL);
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ListenerSpec {
-    name: Arc<str>,
-    scope: Scope,
-    priority: Priority,
-}
-
-impl ListenerSpec {
-    /// A global listener with normal priority.
-    pub fn new(name: impl Into<Arc<str>>) -> Self {
-        Self {
-            name: name.into(),
-            scope: Scope::Global,
-            priority: Priority::NORMAL,
-        }
-    }
-
-    /// A listener that only dispatches made for `agent` reach.
-    pub fn for_agent(agent: impl Into<AgentId>, name: impl Into<Arc<str>>) -> Self {
-        Self::new(name).with_scope(Scope::Agent(agent.into()))
-    }
-
-    /// Sets the scope.
-    pub fn with_scope(mut self, scope: impl Into<Scope>) -> Self {
-        self.scope = scope.into();
-        self
-    }
-
-    /// Sets the priority.
-    pub fn with_priority(mut self, priority: Priority) -> Self {
-        self.priority = priority;
-        self
-    }
-
-    /// The listener's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The listener's scope.
-    pub fn scope(&self) -> &Scope {
-        &self.scope
-    }
-
-    /// The listener's priority.
-    pub fn priority(&self) -> Priority {
-        self.priority
-    }
-}
-
-impl From<&str> for ListenerSpec {
-    fn from(name: &str) -> Self {
-        Self::new(name)
-    }
-}
-
-impl From<String> for ListenerSpec {
-    fn from(name: String) -> Self {
-        Self::new(name)
-    }
-}
-
-impl From<(Scope, &str)> for ListenerSpec {
-    fn from((scope, name): (Scope, &str)) -> Self {
-        Self::new(name).with_scope(scope)
-    }
-}
-
-/// One registered listener.
-pub(crate) struct Entry<L: ?Sized> {
-    pub(crate) name: Arc<str>,
-    pub(crate) scope: Scope,
-    pub(crate) priority: Priority,
-    pub(crate) order: Option<Order>,
-    pub(crate) listener: Arc<L>,
-}
-
-impl<L: ?Sized> Entry<L> {
-    fn constrained(&self) -> bool {
-        self.order.as_ref().is_some_and(|o| !o.is_empty())
-    }
-}
 
 /// The change a publication carries, made again in the snapshot it replaces.
 enum Change<L: ?Sized> {
@@ -187,8 +60,8 @@ type Published<L, M> = Replicated<Snapshot<L, M>>;
 
 /// The registered listeners of one hook point.
 ///
-/// * **Dispatch** reads its thread's copy of the published [`Snapshot`]
-///   ([`Published`]), checked against the published version (one atomic
+/// * **Dispatch** reads its thread's copy of the published snapshot
+///   (`Published`), checked against the published version (one atomic
 ///   load of a line only a change writes), so it writes to nothing another
 ///   thread's dispatches write, then finds the agent's own list in a hash
 ///   map: the same cost for one agent or 100,000, and no cache of views
@@ -201,7 +74,7 @@ type Published<L, M> = Replicated<Snapshot<L, M>>;
 ///   each change instead (O(n) per change; constraints are few).
 /// * A dispatch keeps the snapshot it started with: registering or disposing
 ///   during it changes later dispatches only.
-pub(crate) struct ListenerList<L: ?Sized + Send + Sync, M: Send + Sync = ()> {
+pub struct ListenerList<L: ?Sized + Send + Sync, M: Send + Sync = ()> {
     /// The latest snapshot and each thread's copy of it.
     published: Published<L, M>,
     /// How many listeners the published snapshot holds.
@@ -214,7 +87,8 @@ pub(crate) struct ListenerList<L: ?Sized + Send + Sync, M: Send + Sync = ()> {
 type Stale<L, M> = Option<Replaced<Snapshot<L, M>, Arc<Snapshot<L, M>>>>;
 
 impl<L: ?Sized + Send + Sync + 'static> ListenerList<L, ()> {
-    pub(crate) fn new() -> Arc<Self> {
+    /// An empty list.
+    pub fn new() -> Arc<Self> {
         Self::with_meta(())
     }
 }
@@ -238,14 +112,14 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
 
     /// The listeners a dispatch for `agent` runs, in order.
     #[inline]
-    pub(crate) fn view(&self, agent: Option<&AgentId>) -> View<L, M> {
+    pub fn view(&self, agent: Option<&AgentId>) -> View<L, M> {
         View::of(self.snapshot(), agent)
     }
 
     /// Whether a dispatch for `agent` would run any listener: read from
     /// this thread's copy of the published snapshot.
     #[inline]
-    pub(crate) fn reaches_any(&self, agent: Option<&AgentId>) -> bool {
+    pub fn reaches_any(&self, agent: Option<&AgentId>) -> bool {
         if self.len.load(Ordering::Acquire) == 0 {
             return false;
         }
@@ -271,7 +145,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     }
 
     /// Adds a listener; the returned disposer removes exactly this registration.
-    pub(crate) fn insert(self: &Arc<Self>, spec: ListenerSpec, listener: Arc<L>) -> Disposer {
+    pub fn insert(self: &Arc<Self>, spec: ListenerSpec, listener: Arc<L>) -> Disposer {
         // Dropped after the lock (see `publish`).
         let stale;
         let key = {
@@ -304,7 +178,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     ///
     /// [`OrderError`] for a name no listener has, or a conflict; nothing is
     /// registered then.
-    pub(crate) fn insert_ordered(
+    pub fn insert_ordered(
         self: &Arc<Self>,
         hook: &'static str,
         spec: ListenerSpec,
@@ -629,7 +503,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     }
 
     /// Names of the listeners a dispatch for `agent` would reach, in order.
-    pub(crate) fn names_for(&self, agent: Option<&AgentId>) -> Vec<Arc<str>> {
+    pub fn names_for(&self, agent: Option<&AgentId>) -> Vec<Arc<str>> {
         self.view(agent)
             .entries
             .iter()
@@ -638,8 +512,13 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     }
 
     /// How many listeners are registered, across every scope.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.len.load(Ordering::Acquire)
+    }
+
+    /// Whether no listener is registered in any scope (one atomic load).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -663,6 +542,7 @@ impl<L: ?Sized + Send + Sync, M: Send + Sync> fmt::Debug for ListenerList<L, M> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Priority;
 
     fn names(view: &View<str>) -> Vec<&str> {
         view.entries.iter().map(|e| &*e.name).collect()

@@ -50,7 +50,7 @@ impl DisposeAction {
 /// ```
 /// use std::sync::atomic::{AtomicBool, Ordering};
 /// use std::sync::Arc;
-/// use tack_core::hook::Disposer;
+/// use tack_hook::Disposer;
 ///
 /// let undone = Arc::new(AtomicBool::new(false));
 /// let flag = undone.clone();
@@ -120,7 +120,7 @@ impl fmt::Debug for Disposer {
 /// [`Disposer`], dropping the bag undoes nothing.
 ///
 /// ```
-/// use tack_core::hook::{Disposables, Disposer};
+/// use tack_hook::{Disposables, Disposer};
 /// let bag = Disposables::new();
 /// bag.add(Disposer::new(|| println!("second")));
 /// bag.add(Disposer::new(|| println!("first")));

@@ -8,7 +8,7 @@ use std::sync::Arc;
 /// Cheap to clone (a shared string). Two ids are equal when their text is equal.
 ///
 /// ```
-/// use tack_core::hook::AgentId;
+/// use tack_hook::AgentId;
 /// let a = AgentId::new("reviewer");
 /// assert_eq!(a.as_str(), "reviewer");
 /// assert_eq!(a, AgentId::from("reviewer"));
@@ -104,7 +104,7 @@ impl<'de> serde::Deserialize<'de> for AgentId {
 /// dispatch made for no agent (`None`) reaches only the global listeners.
 ///
 /// ```
-/// use tack_core::hook::{AgentId, Scope};
+/// use tack_hook::{AgentId, Scope};
 /// let a = AgentId::new("a");
 /// assert!(Scope::Global.reaches(Some(&a)));
 /// assert!(Scope::Agent(a.clone()).reaches(Some(&a)));

@@ -35,7 +35,7 @@ impl fmt::Display for Decider {
 /// decider in place; one that returns a new value is stamped with its own name.
 ///
 /// ```
-/// use tack_core::hook::Provenance;
+/// use tack_hook::Provenance;
 /// let p = Provenance::listener("tools/pre-execute", "permission");
 /// assert_eq!(p.to_string(), "tools/pre-execute › listener `permission`");
 /// ```

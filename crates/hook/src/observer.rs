@@ -17,7 +17,7 @@ use super::{AgentId, Disposer, ListenerSpec, Order, OrderError, panic_message};
 /// ```
 /// use std::sync::Arc;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
-/// use tack_core::hook::{Observer, ObserverListener};
+/// use tack_hook::{Observer, ObserverListener};
 ///
 /// struct Counter(Arc<AtomicUsize>);
 /// impl ObserverListener<String> for Counter {
@@ -63,7 +63,7 @@ struct Inner<T> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use tack_core::hook::Observer;
+/// use tack_hook::Observer;
 ///
 /// let hook: Observer<u32> = Observer::new("demo/numbers");
 /// let _bad = hook.tap("bad", |_| panic!("observer bug"));

@@ -30,7 +30,7 @@ use super::{
 /// * **transform** what `next` returned.
 ///
 /// ```
-/// use tack_core::hook::{Next, Waterfall, WaterfallListener};
+/// use tack_hook::{Next, Waterfall, WaterfallListener};
 ///
 /// /// Doubles whatever the rest of the chain produces.
 /// struct Doubler;
@@ -243,7 +243,7 @@ struct Inner<In, Out> {
 /// `Waterfall` is a cheap handle (`Clone` shares the same hook point).
 ///
 /// ```
-/// use tack_core::hook::{ListenerSpec, Priority, Waterfall};
+/// use tack_hook::{ListenerSpec, Priority, Waterfall};
 ///
 /// # futures::executor::block_on(async {
 /// let hook: Waterfall<String, String> = Waterfall::new("demo/greet", |name| async move {
@@ -300,7 +300,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
 
     /// A hook point whose default is synchronous: a dispatch that reaches
     /// the default builds no future for it (no allocation).
-    pub(crate) fn new_sync<F>(name: &'static str, default: F) -> Self
+    pub fn new_sync<F>(name: &'static str, default: F) -> Self
     where
         F: Fn(In) -> Out + Send + Sync + 'static,
     {
@@ -337,7 +337,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     /// setting would not reach them).
     pub fn with_provenance(self, slot: ProvenanceSlot<Out>) -> Self {
         assert!(
-            Arc::strong_count(&self.inner) == 1 && self.inner.list.len() == 0,
+            Arc::strong_count(&self.inner) == 1 && self.inner.list.is_empty(),
             "with_provenance is called on a fresh hook point, before it is cloned or has listeners"
         );
         let default = self.inner.list.view(None).meta().default.clone();
@@ -445,7 +445,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     /// snapshot read for both the check and the dispatch.
     ///
     /// ```
-    /// use tack_core::hook::Waterfall;
+    /// use tack_hook::Waterfall;
     ///
     /// # futures::executor::block_on(async {
     /// let hook = Waterfall::new("demo/twice", |x: u32| async move { x * 2 });
@@ -464,7 +464,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
         agent: Option<&AgentId>,
         input: In,
     ) -> Result<Dispatch<In, Out>, In> {
-        if self.inner.list.len() == 0 {
+        if self.inner.list.is_empty() {
             return Err(input);
         }
         let view = self.inner.list.view(agent);
@@ -651,7 +651,7 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
     /// attempt; one wrapped outside it, to all of them).
     ///
     /// ```
-    /// use tack_core::hook::Waterfall;
+    /// use tack_hook::Waterfall;
     ///
     /// // The default fails (returns `None`) on its first run only.
     /// let runs = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
@@ -925,7 +925,7 @@ mod tests {
     /// registered meanwhile does not see it; the next dispatch sees the change.
     #[test]
     fn a_dispatch_is_a_snapshot_of_its_start() {
-        use crate::hook::{AgentId, ListenerSpec, Priority};
+        use crate::{AgentId, ListenerSpec, Priority};
         use futures::channel::oneshot;
         use std::sync::Mutex;
         use std::task::Waker;
@@ -990,8 +990,8 @@ mod tests {
     /// registration order), merged with an agent's own listeners.
     #[test]
     fn the_flat_and_the_tree_walks_give_the_same_order() {
-        use crate::hook::view::FLAT_MAX;
-        use crate::hook::{AgentId, ListenerSpec, Priority};
+        use crate::view::FLAT_MAX;
+        use crate::{AgentId, ListenerSpec, Priority};
 
         type Log = Vec<Arc<str>>;
         let agent = AgentId::new("a");

@@ -1,0 +1,45 @@
+//! # tack-hook
+//!
+//! The hook engine behind tack's plugin contract: typed hook points that
+//! listeners attach to, with ordering, scopes and disposal. It knows nothing
+//! of tools; `tack-core` instantiates it for the tool pipeline's hook points
+//! and re-exports what a plugin author names ([`Next`], [`Order`], [`Scope`],
+//! [`AgentId`], [`Disposer`]).
+//!
+//! Two kinds of hook point:
+//!
+//! * [`Waterfall<In, Out>`]: listeners form a chain around the hook's default.
+//!   Each gets the input and a [`Next`] it may run at most once.
+//! * [`Observer<T>`]: listeners see a frozen `Arc<T>` and cannot change it.
+//!
+//! Every registration takes a [`ListenerSpec`] (name, [`Scope`], [`Priority`])
+//! and returns a [`Disposer`]; a plugin's disposers live in one [`Disposables`]
+//! bag. `tap_with` / `register_with` also take an [`Order`]: before or after
+//! other listeners, by name. See `docs/architecture.md` for the ordering and failure rules with
+//! diagrams.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod disposer;
+mod error;
+pub mod future_pool;
+mod listeners;
+mod observer;
+mod order;
+mod provenance;
+mod scope;
+mod spec;
+mod view;
+mod waterfall;
+
+pub use disposer::{Disposables, Disposer};
+pub use error::{HookError, panic_message};
+pub use observer::{Notified, Observer, ObserverListener};
+pub use order::{Order, OrderError, Relation};
+pub use provenance::{Decider, Provenance};
+pub use scope::{AgentId, Scope};
+pub use spec::{ListenerSpec, Priority};
+pub use waterfall::{Dispatch, Next, NextFuture, Waterfall, WaterfallListener};
+
+pub use listeners::ListenerList;
+pub use view::View;
