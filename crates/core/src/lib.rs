@@ -31,11 +31,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod approval;
 pub mod capability;
 pub mod context;
 pub mod hook;
 pub mod hooks;
 pub mod host;
+mod model;
 pub mod plugin;
 pub mod policy;
 pub mod prelude;

@@ -35,16 +35,27 @@
 //! # Ok::<(), tack_core::tool::DefinitionError>(())
 //! ```
 
+#[doc(no_inline)]
 pub use crate::CancellationToken;
+#[doc(no_inline)]
 pub use crate::async_trait;
+#[doc(no_inline)]
 pub use crate::context::ToolRunContext;
+#[doc(no_inline)]
 pub use crate::hook::{ListenerSpec, Priority, Scope};
+#[doc(no_inline)]
 pub use crate::hooks::{ExecuteOutput, ExecuteRequest, ExecutionRecord, PostDecision};
+#[doc(no_inline)]
 pub use crate::plugin::{Plugin, PluginContext, PluginError, plugin_fn};
+#[doc(no_inline)]
 pub use crate::policy::{GuardVerdict, PreDecision};
+#[doc(no_inline)]
 pub use crate::schemars::JsonSchema;
+#[doc(no_inline)]
 pub use crate::serde::{Deserialize, Serialize};
+#[doc(no_inline)]
 pub use crate::serde_json::{Value, json};
+#[doc(no_inline)]
 pub use crate::tool::{
     ContentBlock, ErrorCode, OutputSpec, Tier, Tool, ToolCall, ToolDefinition, ToolError,
     ToolErrorCode, joined_text,

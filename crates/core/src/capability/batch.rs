@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use futures::future::{BoxFuture, poll_fn};
 use tokio_util::sync::CancellationToken;
 
-use crate::tool::{Outcome, ToolCall};
+use crate::model::{Outcome, ToolCall};
 
 use super::ToolDispatcher;
 

@@ -17,7 +17,7 @@ use std::fmt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::tool::{CallId, ToolError};
+use crate::model::{CallId, ToolError};
 
 /// How far a call has got: `progress` out of `total` (when known), with an
 /// optional message. Progress only grows within a call.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
-use crate::tool::{Outcome, ToolCall};
+use crate::model::{Outcome, ToolCall};
 
 use super::batch::{DispatchBatch, SerialBatch};
 

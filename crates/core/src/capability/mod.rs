@@ -10,6 +10,7 @@ mod client;
 mod dispatch;
 mod error;
 mod fs;
+mod into_tool_error;
 pub(crate) mod set;
 mod shell;
 

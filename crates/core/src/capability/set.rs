@@ -6,8 +6,8 @@ use std::sync::Arc;
 use tack_replicated::Replicated;
 
 use super::{ClientChannel, FileSystem, Shell, ToolDispatcher};
+use crate::approval::ApprovalService;
 use crate::hook::Disposer;
-use crate::policy::ApprovalService;
 
 /// The capabilities one execution runs with: each present or not.
 ///

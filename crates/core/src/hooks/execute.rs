@@ -10,10 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::ToolRunContext;
 use crate::hook::Provenance;
-use crate::host::{NewExecuteRequest, NewFailure};
-use crate::tool::{
-    BodyFuture, ErrorCode, Failure, ToolError, ToolErrorCode, ToolExecution, ToolHandler,
-};
+use crate::tool::{BodyFuture, Failure, ToolError, ToolErrorCode, ToolExecution, ToolHandler};
 
 /// The input of `tools/execute`: the run context the body will get (and
 /// through it the execution), and the body itself (the hook's default runs
@@ -24,9 +21,9 @@ use crate::tool::{
 /// caller's cancellation reaching the body.
 #[derive(Clone)]
 pub struct ExecuteRequest {
-    context: ToolRunContext,
-    handler: Arc<dyn ToolHandler>,
-    timeout: Option<Duration>,
+    pub(crate) context: ToolRunContext,
+    pub(crate) handler: Arc<dyn ToolHandler>,
+    pub(crate) timeout: Option<Duration>,
 }
 
 impl fmt::Debug for ExecuteRequest {
@@ -36,35 +33,6 @@ impl fmt::Debug for ExecuteRequest {
             .field("tool", &self.execution().name())
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
-    }
-}
-
-impl crate::host::build::sealed::Sealed for ExecuteRequest {}
-
-impl NewExecuteRequest for ExecuteRequest {
-    fn new(
-        context: ToolRunContext,
-        handler: Arc<dyn ToolHandler>,
-        timeout: Option<Duration>,
-    ) -> Self {
-        Self {
-            context,
-            handler,
-            timeout,
-        }
-    }
-
-    fn start_body(self) -> Result<BodyFuture, ExecuteOutput> {
-        if self.context.is_cancelled() {
-            let failure = cancelled_before_start(self.execution().name());
-            return Err(ExecuteOutput::err(ToolError::with_code(
-                ToolErrorCode::Cancelled,
-                failure.message,
-            )));
-        }
-        self.context.effects().mark_dispatched();
-        let arguments = self.execution().arguments().clone();
-        Ok(self.handler.call(arguments, self.context))
     }
 }
 
@@ -127,37 +95,26 @@ impl ExecuteRequest {
     /// body never starts: the output is a `CANCELLED` error and the run
     /// effects do not record a dispatch.
     pub async fn run_body(self) -> ExecuteOutput {
-        match NewExecuteRequest::start_body(self) {
+        match self.start() {
             Ok(body) => body.await.into(),
             Err(output) => output,
         }
     }
-}
 
-/// The failure of a call that was cancelled before its tool started:
-/// `CANCELLED`, not dispatched, and a message saying nothing was done. The
-/// one place it is built, for every stage that can find a call cancelled
-/// before the body runs.
-///
-/// ```
-/// use tack_core::host::cancelled_before_start;
-/// use tack_core::tool::ErrorCode;
-/// let failure = cancelled_before_start("bash");
-/// assert_eq!(failure.code, ErrorCode::Cancelled);
-/// assert!(!failure.dispatched);
-/// assert_eq!(
-///     failure.message,
-///     "the call of tool `bash` was cancelled before the tool started; nothing was done"
-/// );
-/// ```
-pub fn cancelled_before_start(tool: &str) -> Failure {
-    Failure::new(
-        ErrorCode::Cancelled,
-        format!(
-            "the call of tool `{tool}` was cancelled before the tool started; nothing was done"
-        ),
-    )
-    .with_dispatched(false)
+    /// Starts the body, or answers `CANCELLED` without starting it when the
+    /// signal is already cancelled.
+    pub(crate) fn start(self) -> Result<BodyFuture, ExecuteOutput> {
+        if self.context.is_cancelled() {
+            let failure = Failure::cancelled_before_start(self.execution().name());
+            return Err(ExecuteOutput::err(ToolError::with_code(
+                ToolErrorCode::Cancelled,
+                failure.message,
+            )));
+        }
+        self.context.effects().mark_dispatched();
+        let arguments = self.execution().arguments().clone();
+        Ok(self.handler.call(arguments, self.context))
+    }
 }
 
 /// The output of `tools/execute`: the body's value or error, and who produced

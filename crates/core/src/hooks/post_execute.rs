@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::context::ToolExecution;
 use crate::hook::Provenance;
-use crate::tool::{Content, ContentBlock, DeferredContext, Outcome, ToolExecution};
+use crate::model::{Content, ContentBlock, DeferredContext, Outcome};
 
 /// The input of `tools/post-execute`: the outcome so far, and the execution
 /// when the call got far enough to have one (an unknown tool or invalid
@@ -18,14 +19,6 @@ pub struct PostExecuteInput {
     pub execution: Option<Arc<ToolExecution>>,
     /// The outcome so far (frozen).
     pub outcome: Arc<Outcome>,
-}
-
-impl crate::host::build::sealed::Sealed for PostExecuteInput {}
-
-impl crate::host::NewPostExecuteInput for PostExecuteInput {
-    fn new(execution: Option<Arc<ToolExecution>>, outcome: Arc<Outcome>) -> Self {
-        Self { execution, outcome }
-    }
 }
 
 /// What `tools/post-execute` decided. Composable: a listener takes what `next`

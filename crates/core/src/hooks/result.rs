@@ -17,19 +17,3 @@ pub struct ExecutionRecord {
     /// The final outcome (what the caller gets).
     pub outcome: Arc<Outcome>,
 }
-
-impl crate::host::build::sealed::Sealed for ExecutionRecord {}
-
-impl crate::host::NewExecutionRecord for ExecutionRecord {
-    fn new(
-        agent: Option<AgentId>,
-        execution: Option<Arc<ToolExecution>>,
-        outcome: Arc<Outcome>,
-    ) -> Self {
-        Self {
-            agent,
-            execution,
-            outcome,
-        }
-    }
-}

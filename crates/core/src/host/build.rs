@@ -253,3 +253,23 @@ pub trait NewExecutionRecord: sealed::Sealed + Sized {
         outcome: Arc<Outcome>,
     ) -> Self;
 }
+
+/// The failure of a call that was cancelled before its tool started:
+/// `CANCELLED`, not dispatched, and a message saying nothing was done. The
+/// one place it is built, for every stage that can find a call cancelled
+/// before the body runs.
+///
+/// ```
+/// use tack_core::host::cancelled_before_start;
+/// use tack_core::tool::ErrorCode;
+/// let failure = cancelled_before_start("bash");
+/// assert_eq!(failure.code, ErrorCode::Cancelled);
+/// assert!(!failure.dispatched);
+/// assert_eq!(
+///     failure.message,
+///     "the call of tool `bash` was cancelled before the tool started; nothing was done"
+/// );
+/// ```
+pub fn cancelled_before_start(tool: &str) -> Failure {
+    Failure::cancelled_before_start(tool)
+}

@@ -45,19 +45,18 @@
 //! ```
 
 pub(crate) mod build;
+mod constructors;
 mod plugin_host;
-mod registrar;
-pub(crate) mod run_effects;
 
 pub use build::{
     NewExecuteRequest, NewExecutionRecord, NewExecutionToken, NewFailure, NewOutcome,
-    NewPostExecuteInput, NewRunContext, NewToolExecution,
+    NewPostExecuteInput, NewRunContext, NewToolExecution, cancelled_before_start,
 };
 pub use plugin_host::PluginHost;
-pub use registrar::ToolRegistrar;
-pub use run_effects::RunEffects;
 
 pub use crate::capability::set::CapabilitySlots;
-pub use crate::hooks::execute::cancelled_before_start;
+pub use crate::context::effects::RunEffects;
+
 pub use crate::plugin::RegistrationError;
 pub use crate::plugin::factory::{find_plugin, plugin_factories, sorted_factories};
+pub use crate::plugin::registrar::ToolRegistrar;

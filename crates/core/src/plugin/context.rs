@@ -3,11 +3,12 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::ToolRegistrar;
 use super::{PluginError, PluginHooks, Registration};
+use crate::capability::set::CapabilitySlots;
 use crate::capability::{Capabilities, FileSystem, Shell, ToolDispatcher};
 use crate::hook::{Disposables, Disposer, Scope};
 use crate::hooks::ToolHooks;
-use crate::host::{CapabilitySlots, ToolRegistrar};
 use crate::policy::ApprovalService;
 use crate::tool::{Tool, ToolDefinition};
 

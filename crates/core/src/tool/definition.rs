@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::schema_depth::within_limit;
-use super::schema_keywords::misplaced_keyword;
 use super::{
-    BodyFuture, Content, DefinitionError, MAX_SCHEMA_DEPTH, MisplacedKeyword, Outcome, RenderError,
-    Tier, ToolError, ToolName, ToolSchema,
+    BodyFuture, Content, DefinitionError, ExportedTool, MAX_SCHEMA_DEPTH, MisplacedKeyword,
+    Outcome, RenderError, Tier, ToolError, ToolFormat, ToolName, ToolSchema,
 };
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
+use crate::model::schema_depth::within_limit;
+use crate::model::schema_keywords::misplaced_keyword;
 
 /// Renders a success value for the model: `(arguments, value) -> content`.
 pub type RenderFn = dyn Fn(&Value, &Value) -> Result<Content, RenderError> + Send + Sync;
@@ -782,5 +782,18 @@ fn normalize_output_schema(tool: &str, schema: Value) -> Result<Value, Definitio
                 json_kind(&other)
             ),
         }),
+    }
+}
+
+impl<'a> ExportedTool<'a> {
+    /// The model-visible parts of `definition` (name, description, argument
+    /// schema) in `format`, without building a [`ToolSchema`].
+    pub fn of_definition(definition: &'a ToolDefinition, format: ToolFormat) -> Self {
+        Self::new(
+            definition.name().as_str(),
+            definition.description(),
+            definition.input_schema(),
+            format,
+        )
     }
 }

@@ -13,23 +13,6 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use tack_docs::root;
 
-/// Crates whose modules still form a cycle, with the cycle as found: this
-/// list may only shrink. A crate whose cycle grows or changes, or a new
-/// crate with one, fails the test. (tack-core's modules are to be split
-/// into a plugin contract and the engine behind it.)
-const KNOWN_CYCLES: &[(&str, &[&str])] = &[(
-    "crates/core",
-    &[
-        "capability",
-        "context",
-        "hooks",
-        "host",
-        "plugin",
-        "policy",
-        "tool",
-    ],
-)];
-
 /// The workspace's crates: each directory with a `Cargo.toml` and `src/`.
 fn crates() -> Vec<PathBuf> {
     let mut found = Vec::new();
@@ -274,12 +257,7 @@ fn no_crate_has_modules_in_a_cycle() {
             .display()
             .to_string();
         for cycle in cycles(&module_graph(&krate)) {
-            let known = KNOWN_CYCLES.iter().any(|(k, modules)| {
-                *k == name && modules.iter().copied().eq(cycle.iter().map(String::as_str))
-            });
-            if !known {
-                found.push(format!("{name}: {}", cycle.join(" ↔ ")));
-            }
+            found.push(format!("{name}: {}", cycle.join(" ↔ ")));
         }
     }
     assert!(

@@ -4,27 +4,31 @@ use std::fmt;
 use std::sync::{Arc, LazyLock};
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::ApprovalService;
 use crate::capability::{
     Capabilities, CapabilityError, CapabilityKind, ClientLogLevel, ClientRequest,
     ClientRequestError, ClientRequestKind, FileSystem, Progress, Shell, ToolDispatcher,
 };
 use crate::hook::AgentId;
-use crate::host::NewToolExecution;
-use crate::host::run_effects::EffectsInner;
-use crate::host::{NewRunContext, RunEffects};
-use crate::policy::ApprovalService;
-use crate::tool::execution::RunParts;
-use crate::tool::{CallId, DeferredContext, ExecutionToken, ToolCall, ToolExecution};
+use crate::model::{CallId, DeferredContext, ExecutionToken, ToolCall};
+
+pub(crate) mod effects;
+pub(crate) mod execution;
+
+pub(crate) use effects::EffectsInner;
+pub(crate) use effects::RunEffects;
+pub(crate) use execution::ToolExecution;
+pub(crate) use execution::{RunParts, RunSlot};
 
 /// What every clone of a context a host made shares (one allocation).
 pub(crate) struct Shared {
-    execution: Arc<ToolExecution>,
-    capabilities: Arc<Capabilities>,
-    effects: Effects,
+    pub(crate) execution: Arc<ToolExecution>,
+    pub(crate) capabilities: Arc<Capabilities>,
+    pub(crate) effects: Effects,
 }
 
 /// A context's effects: held inline (made with the context), or the host's.
-enum Effects {
+pub(crate) enum Effects {
     Inline(EffectsInner),
     Host(RunEffects),
 }
@@ -66,15 +70,15 @@ impl Shared {
 /// ```
 #[derive(Clone)]
 pub struct ToolRunContext {
-    run: Run,
+    pub(crate) run: Run,
     /// The signal, unless it is the one kept in the execution's run slot
     /// (the first context of an execution moves its signal there).
-    cancel: Option<CancellationToken>,
+    pub(crate) cancel: Option<CancellationToken>,
 }
 
 /// Where a context's execution, capabilities and effects live.
 #[derive(Clone)]
-enum Run {
+pub(crate) enum Run {
     /// In the execution's own allocation (its run slot): the pipeline's
     /// context, which needs no allocation of its own.
     Execution(Arc<ToolExecution>),
@@ -89,60 +93,6 @@ static NO_CAPABILITIES: LazyLock<Capabilities> = LazyLock::new(Capabilities::def
 /// The signal of a context whose run slot was never filled (kept total, as
 /// [`NO_CAPABILITIES`]): never cancelled.
 static NO_CANCELLATION: LazyLock<CancellationToken> = LazyLock::new(CancellationToken::new);
-
-impl crate::host::build::sealed::Sealed for ToolRunContext {}
-
-impl NewRunContext for ToolRunContext {
-    fn new(
-        execution: Arc<ToolExecution>,
-        capabilities: Arc<Capabilities>,
-        cancel: CancellationToken,
-        effects: RunEffects,
-    ) -> Self {
-        Self {
-            run: Run::Shared(Arc::new(Shared {
-                execution,
-                capabilities,
-                effects: Effects::Host(effects),
-            })),
-            cancel: Some(cancel),
-        }
-    }
-
-    fn with_fresh_effects(
-        execution: Arc<ToolExecution>,
-        capabilities: Arc<Capabilities>,
-        cancel: CancellationToken,
-    ) -> (Self, RunEffects) {
-        // The first context of an execution lives in the execution's run
-        // slot (no allocation, the signal moved there); any later one gets
-        // its own.
-        let parts = RunParts {
-            capabilities,
-            cancel,
-        };
-        let RunParts {
-            capabilities,
-            cancel,
-        } = match execution.run().parts.set(parts) {
-            Ok(()) => {
-                let effects = RunEffects::in_execution(execution.clone());
-                let run = Run::Execution(execution);
-                return (Self { run, cancel: None }, effects);
-            }
-            Err(parts) => parts,
-        };
-        let shared = Arc::new(Shared {
-            execution,
-            capabilities,
-            effects: Effects::Inline(EffectsInner::default()),
-        });
-        let effects = RunEffects::in_context(shared.clone());
-        let run = Run::Shared(shared);
-        let cancel = Some(cancel);
-        (Self { run, cancel }, effects)
-    }
-}
 
 impl ToolRunContext {
     /// The same context with another cancellation signal. Meant for
@@ -162,7 +112,7 @@ impl ToolRunContext {
         match (&self.cancel, &self.run) {
             (Some(cancel), _) => cancel,
             (None, Run::Execution(execution)) => {
-                execution.run_cancellation().unwrap_or(&*NO_CANCELLATION)
+                execution.run_cancel().unwrap_or(&*NO_CANCELLATION)
             }
             (None, Run::Shared(_)) => &NO_CANCELLATION,
         }

@@ -6,10 +6,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{CallId, Content, DeferredContext, ToolError};
+use super::{ArgumentRewrite, CallId, Content, DeferredContext, ToolError};
 use crate::hook::Provenance;
-use crate::host::{NewFailure, NewOutcome};
-use crate::policy::ArgumentRewrite;
 
 /// The wire codes of failed outcomes.
 ///
@@ -118,28 +116,20 @@ pub struct Failure {
     pub dispatched: bool,
 }
 
-impl crate::host::build::sealed::Sealed for Failure {}
-
-impl NewFailure for Failure {
-    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+impl Failure {
+    /// `CANCELLED`, not dispatched: the call was cancelled before its tool
+    /// started.
+    pub(crate) fn cancelled_before_start(tool: &str) -> Self {
         Self {
-            code,
-            message: message.into(),
+            code: ErrorCode::Cancelled,
+            message: format!(
+                "the call of tool `{tool}` was cancelled before the tool started; nothing was done"
+            ),
             pointer: None,
             kind: None,
             data: None,
             dispatched: false,
         }
-    }
-
-    fn with_pointer(mut self, pointer: impl Into<String>) -> Self {
-        self.pointer = Some(pointer.into());
-        self
-    }
-
-    fn with_dispatched(mut self, dispatched: bool) -> Self {
-        self.dispatched = dispatched;
-        self
     }
 }
 
@@ -233,36 +223,13 @@ fn is_false(flag: &bool) -> bool {
     !*flag
 }
 
-impl crate::host::build::sealed::Sealed for Outcome {}
-
-impl NewOutcome for Outcome {
-    fn success(
-        call_id: CallId,
-        tool: impl Into<String>,
-        value: Value,
-        content: impl Into<Content>,
-    ) -> Self {
-        Self::with_status(call_id, tool.into(), Status::Ok { value }, content.into())
-    }
-
-    fn failure(call_id: CallId, tool: impl Into<String>, failure: Failure) -> Self {
-        let content = Content::text(format!("{}: {}", failure.code, failure.message));
-        Self::with_status(
-            call_id,
-            tool.into(),
-            Status::Error { error: failure },
-            content,
-        )
-    }
-
-    fn with_provenance(mut self, provenance: Option<Provenance>) -> Self {
-        self.provenance = provenance;
-        self
-    }
-}
-
 impl Outcome {
-    fn with_status(call_id: CallId, tool: String, status: Status, content: Content) -> Self {
+    pub(crate) fn with_status(
+        call_id: CallId,
+        tool: String,
+        status: Status,
+        content: Content,
+    ) -> Self {
         Self {
             call_id,
             tool,

@@ -1,12 +1,12 @@
 //! The registry interface a plugin's tools are registered through.
 
-use crate::hook::{Disposer, Scope};
 #[cfg(doc)]
-use crate::plugin::RUN_CODE;
-use crate::plugin::RegistrationError;
+use super::RUN_CODE;
+use super::RegistrationError;
+use crate::hook::{Disposer, Scope};
 use crate::tool::ToolDefinition;
 
-/// A tool registry, as the [`PluginHost`](super::PluginHost) registers a
+/// A tool registry, as the [`PluginHost`](crate::host::PluginHost) registers a
 /// plugin's tools into it. Implemented by the host's registry (tack-pipeline's
 /// `ToolRegistry`); plugins register through
 /// [`PluginContext`](crate::plugin::PluginContext) and never see it.

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::summary::summarize_call;
 use crate::hook::AgentId;
-use crate::tool::{CallId, Tier};
+use crate::model::{CallId, Tier};
 
 /// What an approver is asked: the call id, the tool, its tier and agent, the
 /// reason, the call's **arguments** — the frozen JSON already validated

@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 /// What the model sees of a tool: its name, its description and the JSON
 /// Schema of its arguments — and nothing else.
 ///
-/// Built from a [`ToolDefinition`](super::ToolDefinition) by an explicit
-/// whitelist ([`ToolDefinition::schema`](super::ToolDefinition::schema)), so a
+/// Built from a [`ToolDefinition`](crate::tool::ToolDefinition) by an explicit
+/// whitelist ([`ToolDefinition::schema`](crate::tool::ToolDefinition::schema)), so a
 /// field added to the definition later never leaks to the model. Serialized, it
 /// has exactly the keys `name`, `description` and `parameters`.
 ///
@@ -354,17 +354,6 @@ impl<'a> ExportedTool<'a> {
             &schema.name,
             &schema.description,
             &schema.parameters,
-            format,
-        )
-    }
-
-    /// The model-visible parts of `definition` (name, description, argument
-    /// schema) in `format`, without building a [`ToolSchema`].
-    pub fn of_definition(definition: &'a super::ToolDefinition, format: ToolFormat) -> Self {
-        Self::new(
-            definition.name().as_str(),
-            definition.description(),
-            definition.input_schema(),
             format,
         )
     }

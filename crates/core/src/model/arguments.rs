@@ -121,7 +121,7 @@ fn place(pointer: &str) -> String {
 /// A call's arguments: the exact text the model sent, and the JSON object
 /// parsed from it. The pipeline takes the text over from the call rather than
 /// copying it, and shares the arguments inside the call's frozen
-/// [`ToolExecution`](super::ToolExecution); cloning copies the text and shares
+/// [`ToolExecution`](crate::tool::ToolExecution); cloning copies the text and shares
 /// the value.
 ///
 /// Built by [`parse`](Self::parse), which guarantees that the two agree:

@@ -6,12 +6,10 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Arguments, CallId, ExecutionToken, Tier, ToolName};
+use super::EffectsInner;
 use crate::capability::Capabilities;
 use crate::hook::AgentId;
-use crate::host::NewToolExecution;
-use crate::host::run_effects::EffectsInner;
-use crate::policy::ArgumentRewrite;
+use crate::model::{ArgumentRewrite, Arguments, CallId, ExecutionToken, Tier, ToolName};
 
 /// One execution as hooks see it: a resolved tool, valid frozen arguments and
 /// the execution's token. Immutable: a `tools/pre-execute` decision may
@@ -32,17 +30,17 @@ use crate::policy::ArgumentRewrite;
 /// ```
 #[derive(Clone, Debug)]
 pub struct ToolExecution {
-    call_id: CallId,
-    tool: ToolName,
-    arguments: Arguments,
-    tier: Tier,
-    token: ExecutionToken,
-    agent: Option<AgentId>,
-    parent: Option<ExecutionToken>,
-    rewrite: Option<Arc<ArgumentRewrite>>,
+    pub(crate) call_id: CallId,
+    pub(crate) tool: ToolName,
+    pub(crate) arguments: Arguments,
+    pub(crate) tier: Tier,
+    pub(crate) token: ExecutionToken,
+    pub(crate) agent: Option<AgentId>,
+    pub(crate) parent: Option<ExecutionToken>,
+    pub(crate) rewrite: Option<Arc<ArgumentRewrite>>,
     /// The run of the body, when the pipeline's context lives in this
     /// execution's allocation (the context needs none of its own).
-    run: RunSlot,
+    pub(crate) run: RunSlot,
 }
 
 /// What one run of an execution's body reads and writes, kept in the
@@ -75,54 +73,6 @@ impl fmt::Debug for RunSlot {
     }
 }
 
-impl crate::host::build::sealed::Sealed for ToolExecution {}
-
-impl NewToolExecution for ToolExecution {
-    #[inline]
-    fn new(
-        call_id: CallId,
-        tool: ToolName,
-        arguments: impl Into<Arguments>,
-        tier: Tier,
-        token: ExecutionToken,
-    ) -> Self {
-        Self {
-            call_id,
-            tool,
-            arguments: arguments.into(),
-            tier,
-            token,
-            agent: None,
-            parent: None,
-            rewrite: None,
-            run: RunSlot::default(),
-        }
-    }
-
-    #[inline]
-    fn with_rewrite(mut self, rewrite: Option<Arc<ArgumentRewrite>>) -> Self {
-        self.rewrite = rewrite;
-        self
-    }
-
-    #[inline]
-    fn with_agent(mut self, agent: Option<AgentId>) -> Self {
-        self.agent = agent;
-        self
-    }
-
-    #[inline]
-    fn with_parent(mut self, parent: Option<ExecutionToken>) -> Self {
-        self.parent = parent;
-        self
-    }
-
-    #[inline]
-    fn run_cancellation(&self) -> Option<&CancellationToken> {
-        self.run.parts.get().map(|parts| &parts.cancel)
-    }
-}
-
 impl ToolExecution {
     /// This execution with other arguments: what a `tools/pre-execute`
     /// listener that rewrites the call hands on to the listeners after it, so
@@ -146,6 +96,12 @@ impl ToolExecution {
     }
 
     /// The run slot of the body (the pipeline's).
+    /// The cancellation signal of the run the execution's slot holds.
+    #[inline]
+    pub(crate) fn run_cancel(&self) -> Option<&CancellationToken> {
+        self.run.parts.get().map(|parts| &parts.cancel)
+    }
+
     pub(crate) fn run(&self) -> &RunSlot {
         &self.run
     }

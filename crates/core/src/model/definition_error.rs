@@ -2,7 +2,7 @@
 
 use super::NameError;
 
-/// Why a [`ToolDefinition`](super::ToolDefinition) could not be built. Each
+/// Why a [`ToolDefinition`](crate::tool::ToolDefinition) could not be built. Each
 /// message names the tool, says what was wrong and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

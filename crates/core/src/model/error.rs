@@ -3,7 +3,6 @@
 use serde_json::Value;
 
 use super::ErrorCode;
-use crate::capability::{CapabilityError, FsError, ShellError};
 
 /// What a tool body returns when it fails: a message the model can act on.
 ///
@@ -140,36 +139,5 @@ impl TryFrom<ErrorCode> for ToolErrorCode {
             ErrorCode::CodeRunFailed => Ok(ToolErrorCode::CodeRunFailed),
             other => Err(other),
         }
-    }
-}
-
-impl From<FsError> for ToolError {
-    fn from(err: FsError) -> Self {
-        let kind = err.kind_name();
-        ToolError::new(err.to_string()).with_kind(kind)
-    }
-}
-
-impl From<ShellError> for ToolError {
-    fn from(err: ShellError) -> Self {
-        let kind = match &err {
-            ShellError::Refused { .. } => "refused",
-            ShellError::EmptyCommand => "empty_command",
-            ShellError::Spawn { .. } => "spawn_failed",
-            ShellError::Cancelled => "cancelled",
-            _ => "io",
-        };
-        let code = if matches!(err, ShellError::Cancelled) {
-            ToolErrorCode::Cancelled
-        } else {
-            ToolErrorCode::ExecutionFailed
-        };
-        ToolError::with_code(code, err.to_string()).with_kind(kind)
-    }
-}
-
-impl From<CapabilityError> for ToolError {
-    fn from(err: CapabilityError) -> Self {
-        ToolError::new(err.to_string()).with_kind("capability_missing")
     }
 }

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::hook::AgentId;
-use crate::host::NewExecutionToken;
 
 /// The id a model gave a tool call (or the host made up for it).
 ///
@@ -83,8 +82,8 @@ impl From<String> for CallId {
 /// the id.
 #[derive(Clone)]
 pub struct ExecutionToken {
-    serial: u64,
-    root: CallId,
+    pub(crate) serial: u64,
+    pub(crate) root: CallId,
 }
 
 /// The next block of serials not yet handed to a thread.
@@ -100,7 +99,7 @@ thread_local! {
 }
 
 /// A serial no other token of this process has.
-fn next_serial() -> u64 {
+pub(crate) fn next_serial() -> u64 {
     SERIALS.with(|serials| {
         let (mut next, mut end) = serials.get();
         if next == end {
@@ -110,17 +109,6 @@ fn next_serial() -> u64 {
         serials.set((next + 1, end));
         next
     })
-}
-
-impl crate::host::build::sealed::Sealed for ExecutionToken {}
-
-impl NewExecutionToken for ExecutionToken {
-    fn issue(root: CallId) -> Self {
-        Self {
-            serial: next_serial(),
-            root,
-        }
-    }
 }
 
 impl ExecutionToken {
@@ -212,6 +200,7 @@ impl ToolCall {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::NewExecutionToken;
     use std::collections::HashSet;
 
     #[test]

@@ -6,7 +6,7 @@ use serde::Deserializer as _;
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
-use crate::tool::Arguments;
+use crate::model::Arguments;
 
 /// The longest [`summarize_call`] result, in characters (the ellipsis
 /// included).

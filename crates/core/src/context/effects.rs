@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use parking_lot::Mutex;
 
-use crate::tool::DeferredContext;
+use crate::model::DeferredContext;
 
 /// The side effects a tool body asks the loop for: deferred context and
 /// concluding the turn. Shared between the context (which writes) and the
@@ -24,7 +24,7 @@ use crate::tool::DeferredContext;
 /// ```
 ///
 /// A host that builds the context with
-/// [`NewRunContext::with_fresh_effects`](super::NewRunContext::with_fresh_effects)
+/// [`NewRunContext::with_fresh_effects`](crate::host::NewRunContext::with_fresh_effects)
 /// gets the effects, and the context, inside the execution's own allocation
 /// (the first context of an execution allocates nothing; a later one
 /// allocates once for both).
@@ -39,7 +39,7 @@ pub struct RunEffects {
 enum Handle {
     Own(Arc<EffectsInner>),
     InContext(Arc<crate::context::Shared>),
-    InExecution(Arc<crate::tool::ToolExecution>),
+    InExecution(Arc<super::ToolExecution>),
 }
 
 impl Default for Handle {
@@ -106,7 +106,7 @@ impl RunEffects {
     }
 
     /// The effects held in the run slot of `execution`.
-    pub(crate) fn in_execution(execution: Arc<crate::tool::ToolExecution>) -> Self {
+    pub(crate) fn in_execution(execution: Arc<super::ToolExecution>) -> Self {
         Self {
             handle: Handle::InExecution(execution),
         }

@@ -1,0 +1,237 @@
+//! The `New*` constructors implemented for tack-core's own types: the only
+//! code that builds executions, tokens, run contexts, outcomes and hook
+//! inputs from their parts.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::build::{
+    NewExecuteRequest, NewExecutionRecord, NewExecutionToken, NewFailure, NewOutcome,
+    NewPostExecuteInput, NewRunContext, NewToolExecution,
+};
+use crate::CancellationToken;
+use crate::capability::Capabilities;
+use crate::context::{
+    Effects, EffectsInner, Run, RunEffects, RunParts, RunSlot, Shared, ToolExecution,
+    ToolRunContext,
+};
+use crate::hook::{AgentId, Provenance};
+
+use crate::hooks::{ExecuteOutput, ExecuteRequest, ExecutionRecord, PostExecuteInput};
+use crate::model::{
+    ArgumentRewrite, Arguments, CallId, Content, ErrorCode, ExecutionToken, Failure, Outcome,
+    Status, Tier, ToolName, next_serial,
+};
+use crate::tool::{BodyFuture, ToolHandler};
+
+impl super::build::sealed::Sealed for ExecutionToken {}
+
+impl NewExecutionToken for ExecutionToken {
+    fn issue(root: CallId) -> Self {
+        Self {
+            serial: next_serial(),
+            root,
+        }
+    }
+}
+
+impl super::build::sealed::Sealed for Failure {}
+
+impl NewFailure for Failure {
+    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            pointer: None,
+            kind: None,
+            data: None,
+            dispatched: false,
+        }
+    }
+
+    fn with_pointer(mut self, pointer: impl Into<String>) -> Self {
+        self.pointer = Some(pointer.into());
+        self
+    }
+
+    fn with_dispatched(mut self, dispatched: bool) -> Self {
+        self.dispatched = dispatched;
+        self
+    }
+}
+
+impl super::build::sealed::Sealed for Outcome {}
+
+impl NewOutcome for Outcome {
+    fn success(
+        call_id: CallId,
+        tool: impl Into<String>,
+        value: Value,
+        content: impl Into<Content>,
+    ) -> Self {
+        Self::with_status(call_id, tool.into(), Status::Ok { value }, content.into())
+    }
+
+    fn failure(call_id: CallId, tool: impl Into<String>, failure: Failure) -> Self {
+        let content = Content::text(format!("{}: {}", failure.code, failure.message));
+        Self::with_status(
+            call_id,
+            tool.into(),
+            Status::Error { error: failure },
+            content,
+        )
+    }
+
+    fn with_provenance(mut self, provenance: Option<Provenance>) -> Self {
+        self.provenance = provenance;
+        self
+    }
+}
+
+impl super::build::sealed::Sealed for ToolExecution {}
+
+impl NewToolExecution for ToolExecution {
+    #[inline]
+    fn new(
+        call_id: CallId,
+        tool: ToolName,
+        arguments: impl Into<Arguments>,
+        tier: Tier,
+        token: ExecutionToken,
+    ) -> Self {
+        Self {
+            call_id,
+            tool,
+            arguments: arguments.into(),
+            tier,
+            token,
+            agent: None,
+            parent: None,
+            rewrite: None,
+            run: RunSlot::default(),
+        }
+    }
+
+    #[inline]
+    fn with_rewrite(mut self, rewrite: Option<Arc<ArgumentRewrite>>) -> Self {
+        self.rewrite = rewrite;
+        self
+    }
+
+    #[inline]
+    fn with_agent(mut self, agent: Option<AgentId>) -> Self {
+        self.agent = agent;
+        self
+    }
+
+    #[inline]
+    fn with_parent(mut self, parent: Option<ExecutionToken>) -> Self {
+        self.parent = parent;
+        self
+    }
+
+    #[inline]
+    fn run_cancellation(&self) -> Option<&CancellationToken> {
+        self.run_cancel()
+    }
+}
+
+impl super::build::sealed::Sealed for ToolRunContext {}
+
+impl NewRunContext for ToolRunContext {
+    fn new(
+        execution: Arc<ToolExecution>,
+        capabilities: Arc<Capabilities>,
+        cancel: CancellationToken,
+        effects: RunEffects,
+    ) -> Self {
+        Self {
+            run: Run::Shared(Arc::new(Shared {
+                execution,
+                capabilities,
+                effects: Effects::Host(effects),
+            })),
+            cancel: Some(cancel),
+        }
+    }
+
+    fn with_fresh_effects(
+        execution: Arc<ToolExecution>,
+        capabilities: Arc<Capabilities>,
+        cancel: CancellationToken,
+    ) -> (Self, RunEffects) {
+        // The first context of an execution lives in the execution's run
+        // slot (no allocation, the signal moved there); any later one gets
+        // its own.
+        let parts = RunParts {
+            capabilities,
+            cancel,
+        };
+        let RunParts {
+            capabilities,
+            cancel,
+        } = match execution.run().parts.set(parts) {
+            Ok(()) => {
+                let effects = RunEffects::in_execution(execution.clone());
+                let run = Run::Execution(execution);
+                return (Self { run, cancel: None }, effects);
+            }
+            Err(parts) => parts,
+        };
+        let shared = Arc::new(Shared {
+            execution,
+            capabilities,
+            effects: Effects::Inline(EffectsInner::default()),
+        });
+        let effects = RunEffects::in_context(shared.clone());
+        let run = Run::Shared(shared);
+        let cancel = Some(cancel);
+        (Self { run, cancel }, effects)
+    }
+}
+
+impl super::build::sealed::Sealed for ExecuteRequest {}
+
+impl NewExecuteRequest for ExecuteRequest {
+    fn new(
+        context: ToolRunContext,
+        handler: Arc<dyn ToolHandler>,
+        timeout: Option<Duration>,
+    ) -> Self {
+        Self {
+            context,
+            handler,
+            timeout,
+        }
+    }
+
+    fn start_body(self) -> Result<BodyFuture, ExecuteOutput> {
+        self.start()
+    }
+}
+
+impl super::build::sealed::Sealed for PostExecuteInput {}
+
+impl NewPostExecuteInput for PostExecuteInput {
+    fn new(execution: Option<Arc<ToolExecution>>, outcome: Arc<Outcome>) -> Self {
+        Self { execution, outcome }
+    }
+}
+
+impl super::build::sealed::Sealed for ExecutionRecord {}
+
+impl NewExecutionRecord for ExecutionRecord {
+    fn new(
+        agent: Option<AgentId>,
+        execution: Option<Arc<ToolExecution>>,
+        outcome: Arc<Outcome>,
+    ) -> Self {
+        Self {
+            agent,
+            execution,
+            outcome,
+        }
+    }
+}
