@@ -342,8 +342,14 @@ impl<L: ?Sized, M> View<L, M> {
         &self.entries.snapshot.meta
     }
 
-    /// Whether two views read the same snapshot for the same agent list.
+    /// How many handles there are on this view's snapshot.
     #[cfg(test)]
+    pub(crate) fn holders(&self) -> usize {
+        Arc::strong_count(&self.entries.snapshot)
+    }
+
+    /// Whether two views read the same snapshot for the same agent list.
+    #[inline]
     pub(crate) fn same_as(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.entries.snapshot, &other.entries.snapshot)
             && match (&self.entries.agent, &other.entries.agent) {

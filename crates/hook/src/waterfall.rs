@@ -1,7 +1,7 @@
 //! Waterfall hook points: a chain of around-listeners ending in a default.
 
 use std::any::{Any, TypeId};
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -172,14 +172,17 @@ impl<In, Out> Clone for DefaultFn<In, Out> {
     }
 }
 
-/// What a [`NextFuture`] runs: a listener's or an asynchronous default's
-/// boxed future, or the input of a synchronous default, which runs when the
-/// future is first polled (no allocation; kept as the input, not the
-/// output, so every future in the chain stays small).
-enum Body<In, Out> {
-    Pooled(Pooled<Out>),
-    Deferred(Option<In>),
+/// Where a [`NextFuture`] is: not started (the rest of the chain from its
+/// position runs with this input when it is first polled), or waiting on
+/// the boxed future of a listener or of an asynchronous default. A
+/// synchronous default's output is returned by the poll that starts the
+/// future, so it needs no state of its own.
+enum State<In, Out> {
+    /// The input, until the first poll takes it.
+    Start(Option<In>),
+    Running(Pooled<Out>),
 }
+
 type ProvenanceSlot<Out> = fn(&mut Out) -> Option<&mut Option<Provenance>>;
 
 /// What every dispatch of one waterfall shares: its name, its default and its
@@ -570,78 +573,21 @@ impl<In, Out> fmt::Debug for Next<In, Out> {
     }
 }
 
-thread_local! {
-    /// How many [`Next::run`] calls are on this thread's stack: a chain of
-    /// listeners that return `next.run(..)` themselves is called one inside
-    /// the other.
-    static RUN_DEPTH: Cell<u32> = const { Cell::new(0) };
-}
-
-/// The most [`Next::run`] calls nested on one stack; deeper, the rest of the
-/// chain is called when its future is first polled, on a fresh stretch of
-/// stack, so a chain of any length cannot overflow the stack.
-const MAX_RUN_DEPTH: u32 = 128;
-
-/// Counts one [`Next::run`] on the stack while it lives (unwinding too).
-struct RunDepth(u32);
-
-impl RunDepth {
-    /// `None` when the stack already holds [`MAX_RUN_DEPTH`] runs.
-    #[inline]
-    fn enter() -> Option<Self> {
-        let depth = RUN_DEPTH.get();
-        (depth < MAX_RUN_DEPTH).then(|| {
-            RUN_DEPTH.set(depth + 1);
-            Self(depth)
-        })
-    }
-}
-
-impl Drop for RunDepth {
-    #[inline]
-    fn drop(&mut self) {
-        RUN_DEPTH.set(self.0);
-    }
-}
-
 impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
     /// Runs the rest of the chain with `input` (possibly rewritten).
+    ///
+    /// Nothing runs until the returned future is first polled. A listener
+    /// that returns this future itself (a tail call) adds no level to the
+    /// chain: the future that called it goes on to the next listener in the
+    /// same loop, so a chain of any length of such listeners takes no more
+    /// stack than one.
+    #[inline]
     pub fn run(self, input: In) -> NextFuture<In, Out> {
-        let Next { view, pos } = self;
-        let Some(_depth) = RunDepth::enter() else {
-            // Deep in a chain of tail calls: go on from the first poll.
-            let rest = Next {
-                view: view.clone(),
-                pos,
-            };
-            return NextFuture {
-                inner: Body::Pooled(Pooled::new(async move { rest.run(input).await })),
-                view,
-                pos,
-            };
-        };
-        let witness = Witness::new(&view, pos);
-        let inner = match view.entries.at(pos) {
-            Some((_, listener, after)) => {
-                let next = Next {
-                    view: view.clone(),
-                    pos: after,
-                };
-                match listener.call_erased(input, next) {
-                    Step::Tail(rest) => {
-                        witness.disarm();
-                        return rest;
-                    }
-                    Step::Pooled(fut) => Body::Pooled(fut),
-                }
-            }
-            None => match &view.meta().default {
-                DefaultFn::Async(default) => Body::Pooled(default(input)),
-                DefaultFn::Sync(_) => Body::Deferred(Some(input)),
-            },
-        };
-        witness.disarm();
-        NextFuture { inner, view, pos }
+        NextFuture {
+            state: State::Start(Some(input)),
+            view: self.view,
+            pos: self.pos,
+        }
     }
 
     /// A second handle on the same rest of the chain, for a wrapper that runs
@@ -688,12 +634,12 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
 /// The future returned by [`Next::run`]: the output of the rest of the chain.
 #[must_use = "futures do nothing unless awaited"]
 pub struct NextFuture<In, Out> {
-    inner: Body<In, Out>,
+    state: State<In, Out>,
     view: Stages<In, Out>,
     pos: Pos,
 }
 
-// The input of a synchronous default is only ever moved out, never pinned.
+// The input is only ever moved out, never pinned.
 impl<In, Out> Unpin for NextFuture<In, Out> {}
 
 impl<In, Out> fmt::Debug for NextFuture<In, Out> {
@@ -705,20 +651,101 @@ impl<In, Out> fmt::Debug for NextFuture<In, Out> {
     }
 }
 
-impl<In, Out> Future for NextFuture<In, Out> {
+/// How the first poll of a [`NextFuture`] got on.
+enum Started<In, Out> {
+    /// The future of the listener at this position (or, past the last, of
+    /// the asynchronous default), to poll.
+    Body(Pooled<Out>, Pos),
+    /// The synchronous default's output (the position is past the last
+    /// listener).
+    Ready(Out, Pos),
+    /// A listener returned a `NextFuture` of another dispatch, or one
+    /// already polled: this future becomes it.
+    Other(NextFuture<In, Out>),
+}
+
+impl<In: 'static, Out: 'static> NextFuture<In, Out> {
+    /// Calls the listeners from this future's position with `input`, one
+    /// after the other while each returns `next.run(..)` itself (a tail
+    /// call), up to the first that returns a future of its own, or the
+    /// default.
+    ///
+    /// A loop, not nested calls: the stack does not grow with the chain.
+    /// Listeners are borrowed from this future's view while one handle on
+    /// it goes into each listener's [`Next`] and comes back in the future
+    /// the listener returns, so a run of tail calls clones the view once.
+    fn start(&self, mut input: In) -> Started<In, Out> {
+        let anchor = &self.view;
+        let mut handle: Option<Stages<In, Out>> = None;
+        let mut witness = Witness::new(anchor, self.pos);
+        loop {
+            let pos = witness.pos;
+            let Some((_, listener, after)) = anchor.entries.at(pos) else {
+                let started = match &anchor.meta().default {
+                    DefaultFn::Async(default) => Started::Body(default(input), pos),
+                    DefaultFn::Sync(default) => Started::Ready(default(input), pos),
+                };
+                witness.disarm();
+                return started;
+            };
+            let next = Next {
+                view: handle.take().unwrap_or_else(|| anchor.clone()),
+                pos: after,
+            };
+            match listener.call_erased(input, next) {
+                Step::Tail(NextFuture {
+                    state: State::Start(Some(rest)),
+                    view,
+                    pos,
+                }) if view.same_as(anchor) => {
+                    input = rest;
+                    handle = Some(view);
+                    witness.pos = pos;
+                }
+                Step::Tail(other) => {
+                    witness.disarm();
+                    return Started::Other(other);
+                }
+                Step::Pooled(body) => {
+                    witness.disarm();
+                    return Started::Body(body, pos);
+                }
+            }
+        }
+    }
+}
+
+impl<In: 'static, Out: 'static> Future for NextFuture<In, Out> {
     type Output = Out;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Out> {
         let this = self.get_mut();
-        let witness = Witness::new(&this.view, this.pos);
-        let mut polled = match &mut this.inner {
-            Body::Pooled(inner) => Pin::new(inner).poll(cx),
-            Body::Deferred(input) => match (input.take(), &this.view.meta().default) {
-                (Some(input), DefaultFn::Sync(default)) => Poll::Ready(default(input)),
-                _ => panic!("a waterfall NextFuture was polled after it completed"),
-            },
+        let mut polled = loop {
+            match &mut this.state {
+                State::Running(body) => {
+                    let witness = Witness::new(&this.view, this.pos);
+                    let polled = Pin::new(body).poll(cx);
+                    witness.disarm();
+                    break polled;
+                }
+                State::Start(input) => {
+                    let Some(input) = input.take() else {
+                        panic!("a waterfall NextFuture was polled after it completed")
+                    };
+                    match this.start(input) {
+                        Started::Ready(out, pos) => {
+                            this.pos = pos;
+                            break Poll::Ready(out);
+                        }
+                        Started::Body(body, pos) => {
+                            this.pos = pos;
+                            this.state = State::Running(body);
+                        }
+                        Started::Other(other) => *this = other,
+                    }
+                }
+            }
         };
-        witness.disarm();
         // Stamped where it is (an output moved out and back at every level
         // of a chain is copied at every level).
         if let Poll::Ready(out) = &mut polled
@@ -788,11 +815,11 @@ impl<In: Send + 'static, Out: Send + 'static> Future for Dispatch<In, Out> {
         let _ = take_culprit();
         let polled = match std::mem::replace(&mut this.state, DispatchState::Done) {
             DispatchState::Start { view, input } => catch_unwind(AssertUnwindSafe(|| {
-                let mut fut = Next {
+                let mut fut = NextFuture {
+                    state: State::Start(Some(input)),
                     view,
                     pos: Pos::default(),
-                }
-                .run(input);
+                };
                 let polled = Pin::new(&mut fut).poll(cx);
                 (fut, polled)
             })),
@@ -836,34 +863,67 @@ mod tests {
     use super::*;
     use futures::executor::block_on;
 
-    #[test]
-    fn a_tail_listener_adds_no_level_and_a_boxed_one_does() {
-        let hook: Waterfall<u32, u32> = Waterfall::new("unit/tail", |x| async move { x });
-        let _tail = hook.tap("tail", |x, next| next.run(x + 1));
-        let view = hook.inner.list.view(None);
-        let fut = Next {
-            view,
+    /// The future of a chain's first [`Next`], polled once: the default
+    /// waits once, so it is left where the chain waits.
+    fn polled_once(hook: &Waterfall<u32, u32>) -> NextFuture<u32, u32> {
+        let mut fut = Next {
+            view: hook.inner.list.view(None),
             pos: Pos::default(),
         }
         .run(1);
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
+        fut
+    }
+
+    #[test]
+    fn a_tail_listener_adds_no_level_and_a_boxed_one_does() {
+        let waits = |x| async move {
+            futures::pending!();
+            x
+        };
+        let hook: Waterfall<u32, u32> = Waterfall::new("unit/tail", waits);
+        let _tail = hook.tap("tail", |x, next| next.run(x + 1));
+        let fut = polled_once(&hook);
         assert_eq!(
             decider_at(&fut.view, fut.pos),
             Decider::Default,
             "the tail listener's future is the default's"
         );
 
-        let hook: Waterfall<u32, u32> = Waterfall::new("unit/boxed", |x| async move { x });
+        let hook: Waterfall<u32, u32> = Waterfall::new("unit/boxed", waits);
         let _boxed = hook.tap("boxed", |x, next| async move { next.run(x).await });
-        let view = hook.inner.list.view(None);
-        let fut = Next {
-            view,
-            pos: Pos::default(),
-        }
-        .run(1);
+        let fut = polled_once(&hook);
         assert_eq!(
             decider_at(&fut.view, fut.pos),
             Decider::Listener("boxed".into())
         );
+    }
+
+    /// A run of tail calls holds one handle on the dispatch's view, however
+    /// long: counted by the default, the innermost call.
+    #[test]
+    fn a_run_of_tail_calls_holds_one_handle_on_the_view() {
+        use std::sync::{OnceLock, Weak};
+        let handles_at_default = |tails: usize| {
+            let list: Arc<OnceLock<Weak<Listeners<u32, usize>>>> = Arc::default();
+            let seen = list.clone();
+            let hook: Waterfall<u32, usize> = Waterfall::new_sync("unit/handles", move |_| {
+                let list = seen.get().and_then(Weak::upgrade).expect("the hook lives");
+                // Less the one this view adds.
+                list.view(None).holders() - 1
+            });
+            list.set(Arc::downgrade(&hook.inner.list)).expect("set once");
+            let keep: Vec<Disposer> = (0..tails)
+                .map(|_| hook.tap("tail", |x, next| next.run(x)))
+                .collect();
+            let handles = block_on(hook.dispatch(None, 0)).expect("no panic");
+            drop(keep);
+            handles
+        };
+        let one = handles_at_default(1);
+        assert_eq!(handles_at_default(20), one);
+        assert_eq!(handles_at_default(200), one, "past the flat list too");
     }
 
     /// A chain far longer than a thread's stack could hold as nested calls
