@@ -186,7 +186,7 @@ impl<L: ?Sized, M> Clone for Entries<L, M> {
 impl<L: ?Sized, M> Entries<L, M> {
     /// The listener at `pos` (its entry, and the listener itself) and the
     /// position after it; `None` past the last.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn at(&self, pos: Pos) -> Option<(&Entry<L>, &L, Pos)> {
         let own = self.agent.as_deref().and_then(|run| run.get(pos.agent()));
         let Some(Some(flat)) = self.snapshot.flat.get() else {

@@ -53,17 +53,50 @@ pub trait WaterfallListener<In, Out>: Send + Sync + 'static {
 
 /// What calling a listener produced.
 pub(crate) enum Step<In, Out> {
-    /// The listener returned `next.run(input)` itself: a tail call. Its future
-    /// *is* the rest of the chain, so it needs no box and no level of its own.
-    Tail(NextFuture<In, Out>),
+    /// The listener returned `next.run(input)` itself, a tail call, of the
+    /// chain it was given: the [`Walk`] holds that input and that rest of
+    /// the chain. No box and no level of its own.
+    Tail,
     /// Any other future, in a box of this thread's pool (see
     /// `future_pool`): no allocation once the thread has run one of its type.
     Pooled(Pooled<Out>),
+    /// A `NextFuture` other than the unstarted one of the chain the
+    /// listener was given (one it kept from another dispatch, or polled).
+    Other(NextFuture<In, Out>),
+}
+
+/// A run of tail calls: the input and the rest of the chain the next
+/// listener is given, which its `next.run(..)` gives back. One place the
+/// chain's handle moves through, listener after listener.
+pub(crate) struct Walk<In, Out> {
+    input: Option<In>,
+    view: Option<Stages<In, Out>>,
+    /// The position of the `Next` the listener is given.
+    pos: Pos,
+}
+
+impl<In, Out> Walk<In, Out> {
+    /// The input and the `Next` for the listener being called.
+    #[inline]
+    fn take(&mut self) -> (In, Next<In, Out>) {
+        match (self.input.take(), self.view.take()) {
+            (Some(input), Some(view)) => (
+                input,
+                Next {
+                    view,
+                    pos: self.pos,
+                },
+            ),
+            _ => unreachable!("a walk holds its input and view until a listener is called"),
+        }
+    }
 }
 
 /// The object-safe form every listener is stored as.
 pub(crate) trait ErasedListener<In, Out>: Send + Sync + 'static {
-    fn call_erased(&self, input: In, next: Next<In, Out>) -> Step<In, Out>;
+    /// Calls the listener with the input and the rest of the chain `walk`
+    /// holds.
+    fn call_erased(&self, walk: &mut Walk<In, Out>) -> Step<In, Out>;
 }
 
 /// A closure listener, with the pool key of the futures it returns.
@@ -93,7 +126,8 @@ where
     Fut: Future<Output = Out> + Send + 'static,
 {
     #[inline]
-    fn call_erased(&self, input: In, next: Next<In, Out>) -> Step<In, Out> {
+    fn call_erased(&self, walk: &mut Walk<In, Out>) -> Step<In, Out> {
+        let (input, next) = walk.take();
         // Resolved at compile time: when the closure's future type is
         // `NextFuture`, it returned `next.run(..)` directly.
         if TypeId::of::<Fut>() == TypeId::of::<NextFuture<In, Out>>() {
@@ -103,7 +137,17 @@ where
                 .downcast_mut::<Option<NextFuture<In, Out>>>()
                 .and_then(Option::take)
             {
-                Some(tail) => Step::Tail(tail),
+                Some(NextFuture {
+                    state: State::Start(Some(input)),
+                    view,
+                    pos,
+                }) => {
+                    walk.input = Some(input);
+                    walk.view = Some(view);
+                    walk.pos = pos;
+                    Step::Tail
+                }
+                Some(other) => Step::Other(other),
                 None => unreachable!("the future's type is `NextFuture`"),
             };
         }
@@ -150,7 +194,8 @@ where
     Out: Send + 'static,
     L: WaterfallListener<In, Out>,
 {
-    fn call_erased(&self, input: In, next: Next<In, Out>) -> Step<In, Out> {
+    fn call_erased(&self, walk: &mut Walk<In, Out>) -> Step<In, Out> {
+        let (input, next) = walk.take();
         let listener = self.listener.clone();
         Step::Pooled(Pooled::keyed(self.key, typed_call(listener, input, next)))
     }
@@ -674,13 +719,21 @@ impl<In: 'static, Out: 'static> NextFuture<In, Out> {
     /// Listeners are borrowed from this future's view while one handle on
     /// it goes into each listener's [`Next`] and comes back in the future
     /// the listener returns, so a run of tail calls clones the view once.
-    fn start(&self, mut input: In) -> Started<In, Out> {
+    fn start(&self, input: In) -> Started<In, Out> {
         let anchor = &self.view;
-        let mut handle: Option<Stages<In, Out>> = None;
+        let mut walk = Walk {
+            input: Some(input),
+            view: None,
+            pos: self.pos,
+        };
         let mut witness = Witness::new(anchor, self.pos);
         loop {
-            let pos = witness.pos;
+            let pos = walk.pos;
+            witness.pos = pos;
             let Some((_, listener, after)) = anchor.entries.at(pos) else {
+                let Some(input) = walk.input.take() else {
+                    unreachable!("a walk holds its input until a listener is called")
+                };
                 let started = match &anchor.meta().default {
                     DefaultFn::Async(default) => Started::Body(default(input), pos),
                     DefaultFn::Sync(default) => Started::Ready(default(input), pos),
@@ -688,21 +741,22 @@ impl<In: 'static, Out: 'static> NextFuture<In, Out> {
                 witness.disarm();
                 return started;
             };
-            let next = Next {
-                view: handle.take().unwrap_or_else(|| anchor.clone()),
-                pos: after,
-            };
-            match listener.call_erased(input, next) {
-                Step::Tail(NextFuture {
-                    state: State::Start(Some(rest)),
-                    view,
-                    pos,
-                }) if view.same_as(anchor) => {
-                    input = rest;
-                    handle = Some(view);
-                    witness.pos = pos;
+            if walk.view.is_none() {
+                walk.view = Some(anchor.clone());
+            }
+            walk.pos = after;
+            match listener.call_erased(&mut walk) {
+                Step::Tail if walk.view.as_ref().is_some_and(|v| v.same_as(anchor)) => {}
+                Step::Tail => {
+                    witness.disarm();
+                    let (input, Next { view, pos }) = walk.take();
+                    return Started::Other(NextFuture {
+                        state: State::Start(Some(input)),
+                        view,
+                        pos,
+                    });
                 }
-                Step::Tail(other) => {
+                Step::Other(other) => {
                     witness.disarm();
                     return Started::Other(other);
                 }
