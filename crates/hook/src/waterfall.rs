@@ -955,29 +955,33 @@ mod tests {
     }
 
     /// A run of tail calls holds one handle on the dispatch's view, however
-    /// long: counted by the default, the innermost call.
+    /// long: counted by the innermost listener, while every listener of
+    /// the run is still being called.
     #[test]
     fn a_run_of_tail_calls_holds_one_handle_on_the_view() {
-        use std::sync::{OnceLock, Weak};
-        let handles_at_default = |tails: usize| {
-            let list: Arc<OnceLock<Weak<Listeners<u32, usize>>>> = Arc::default();
-            let seen = list.clone();
-            let hook: Waterfall<u32, usize> = Waterfall::new_sync("unit/handles", move |_| {
-                let list = seen.get().and_then(Weak::upgrade).expect("the hook lives");
-                // Less the one this view adds.
-                list.view(None).holders() - 1
-            });
-            list.set(Arc::downgrade(&hook.inner.list)).expect("set once");
-            let keep: Vec<Disposer> = (0..tails)
+        use crate::{ListenerSpec, Priority};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let handles_at_innermost = |tails: usize| {
+            let hook: Waterfall<u32, u32> = Waterfall::new_sync("unit/handles", |x| x);
+            let seen = Arc::new(AtomicUsize::new(0));
+            let counted = seen.clone();
+            let mut keep: Vec<Disposer> = (0..tails)
                 .map(|_| hook.tap("tail", |x, next| next.run(x)))
                 .collect();
-            let handles = block_on(hook.dispatch(None, 0)).expect("no panic");
+            keep.push(hook.tap(
+                ListenerSpec::new("innermost").with_priority(Priority::LATE),
+                move |x, next: Next<u32, u32>| {
+                    counted.store(next.view.holders(), Ordering::Relaxed);
+                    next.run(x)
+                },
+            ));
+            block_on(hook.dispatch(None, 0)).expect("no panic");
             drop(keep);
-            handles
+            seen.load(Ordering::Relaxed)
         };
-        let one = handles_at_default(1);
-        assert_eq!(handles_at_default(20), one);
-        assert_eq!(handles_at_default(200), one, "past the flat list too");
+        let one = handles_at_innermost(1);
+        assert_eq!(handles_at_innermost(20), one);
+        assert_eq!(handles_at_innermost(300), one, "past the flat list too");
     }
 
     /// A chain far longer than a thread's stack could hold as nested calls
