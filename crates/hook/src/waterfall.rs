@@ -53,15 +53,15 @@ pub trait WaterfallListener<In, Out>: Send + Sync + 'static {
 
 /// What calling a listener produced.
 pub(crate) enum Step<In, Out> {
-    /// The listener returned `next.run(input)` itself, a tail call, of the
-    /// chain it was given: the [`Walk`] holds that input and that rest of
-    /// the chain. No box and no level of its own.
+    /// The listener returned the future of a `next.run(input)` itself,
+    /// unpolled (a tail call): the [`Walk`] holds that input and that rest
+    /// of the chain (normally the chain the listener was given). No box and
+    /// no level of its own.
     Tail,
     /// Any other future, in a box of this thread's pool (see
     /// `future_pool`): no allocation once the thread has run one of its type.
     Pooled(Pooled<Out>),
-    /// A `NextFuture` other than the unstarted one of the chain the
-    /// listener was given (one it kept from another dispatch, or polled).
+    /// A `NextFuture` the listener polled before returning it.
     Other(NextFuture<In, Out>),
 }
 
