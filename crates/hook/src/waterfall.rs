@@ -984,6 +984,73 @@ mod tests {
         assert_eq!(handles_at_innermost(300), one, "past the flat list too");
     }
 
+    /// A listener may return the future of a `Next` it kept from an
+    /// earlier dispatch: that dispatch's rest of the chain runs (its
+    /// snapshot), not the current one's.
+    #[test]
+    fn a_tail_call_into_a_kept_next_runs_that_chain() {
+        use crate::{ListenerSpec, Priority};
+        use std::sync::Mutex;
+
+        type Log = Vec<&'static str>;
+        let hook: Waterfall<Log, Log> = Waterfall::new_sync("unit/kept", |log| log);
+        let kept: Arc<Mutex<Option<Next<Log, Log>>>> = Arc::default();
+        let stash = kept.clone();
+        let _outer = hook.tap(
+            ListenerSpec::new("outer").with_priority(Priority::EARLY),
+            move |mut log: Log, next: Next<Log, Log>| {
+                log.push("outer");
+                let mut stash = stash.lock().expect("not poisoned");
+                match stash.take() {
+                    Some(earlier) => earlier.run(log),
+                    None => {
+                        *stash = Some(next.fork());
+                        next.run(log)
+                    }
+                }
+            },
+        );
+        let inner = |name: &'static str| {
+            move |mut log: Log, next: Next<Log, Log>| {
+                log.push(name);
+                next.run(log)
+            }
+        };
+        let _first = hook.tap("first", inner("first"));
+        assert_eq!(
+            block_on(hook.dispatch(None, Vec::new())).unwrap(),
+            ["outer", "first"]
+        );
+        let _second = hook.tap("second", inner("second"));
+        assert_eq!(
+            block_on(hook.dispatch(None, Vec::new())).unwrap(),
+            ["outer", "first"],
+            "the kept chain, from before `second`"
+        );
+        assert_eq!(
+            block_on(hook.dispatch(None, Vec::new())).unwrap(),
+            ["outer", "first", "second"]
+        );
+    }
+
+    /// A listener may poll the future of `next.run(..)` before returning
+    /// it: the chain goes on from where that poll left it.
+    #[test]
+    fn a_returned_future_polled_already_goes_on() {
+        let hook: Waterfall<u32, u32> = Waterfall::new("unit/polled", |x| async move {
+            futures::pending!();
+            x * 10
+        });
+        let _eager = hook.tap("eager", |x, next: Next<u32, u32>| {
+            let mut fut = next.run(x + 1);
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
+            fut
+        });
+        let _plus = hook.tap("plus", |x, next: Next<u32, u32>| next.run(x + 2));
+        assert_eq!(block_on(hook.dispatch(None, 1)).unwrap(), 40);
+    }
+
     /// A chain far longer than a thread's stack could hold as nested calls
     /// (30,000 listeners that return `next.run(..)` themselves, on a 2 MiB
     /// thread, after an async one) runs to the end in order.
