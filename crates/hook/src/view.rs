@@ -186,7 +186,7 @@ impl<L: ?Sized, M> Clone for Entries<L, M> {
 impl<L: ?Sized, M> Entries<L, M> {
     /// The listener at `pos` (its entry, and the listener itself) and the
     /// position after it; `None` past the last.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn at(&self, pos: Pos) -> Option<(&Entry<L>, &L, Pos)> {
         let own = self.agent.as_deref().and_then(|run| run.get(pos.agent()));
         let Some(Some(flat)) = self.snapshot.flat.get() else {
@@ -342,8 +342,14 @@ impl<L: ?Sized, M> View<L, M> {
         &self.entries.snapshot.meta
     }
 
-    /// Whether two views read the same snapshot for the same agent list.
+    /// How many handles there are on this view's snapshot.
     #[cfg(test)]
+    pub(crate) fn holders(&self) -> usize {
+        Arc::strong_count(&self.entries.snapshot)
+    }
+
+    /// Whether two views read the same snapshot for the same agent list.
+    #[inline]
     pub(crate) fn same_as(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.entries.snapshot, &other.entries.snapshot)
             && match (&self.entries.agent, &other.entries.agent) {

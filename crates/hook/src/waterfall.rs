@@ -1,7 +1,7 @@
 //! Waterfall hook points: a chain of around-listeners ending in a default.
 
 use std::any::{Any, TypeId};
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -53,17 +53,50 @@ pub trait WaterfallListener<In, Out>: Send + Sync + 'static {
 
 /// What calling a listener produced.
 pub(crate) enum Step<In, Out> {
-    /// The listener returned `next.run(input)` itself: a tail call. Its future
-    /// *is* the rest of the chain, so it needs no box and no level of its own.
-    Tail(NextFuture<In, Out>),
+    /// The listener returned the future of a `next.run(input)` itself,
+    /// unpolled (a tail call): the [`Walk`] holds that input and that rest
+    /// of the chain (normally the chain the listener was given). No box and
+    /// no level of its own.
+    Tail,
     /// Any other future, in a box of this thread's pool (see
     /// `future_pool`): no allocation once the thread has run one of its type.
     Pooled(Pooled<Out>),
+    /// A `NextFuture` the listener polled before returning it.
+    Other(NextFuture<In, Out>),
+}
+
+/// A run of tail calls: the input and the rest of the chain the next
+/// listener is given, which its `next.run(..)` gives back. One place the
+/// chain's handle moves through, listener after listener.
+pub(crate) struct Walk<In, Out> {
+    input: Option<In>,
+    view: Option<Stages<In, Out>>,
+    /// The position of the `Next` the listener is given.
+    pos: Pos,
+}
+
+impl<In, Out> Walk<In, Out> {
+    /// The input and the `Next` for the listener being called.
+    #[inline]
+    fn take(&mut self) -> (In, Next<In, Out>) {
+        match (self.input.take(), self.view.take()) {
+            (Some(input), Some(view)) => (
+                input,
+                Next {
+                    view,
+                    pos: self.pos,
+                },
+            ),
+            _ => unreachable!("a walk holds its input and view until a listener is called"),
+        }
+    }
 }
 
 /// The object-safe form every listener is stored as.
 pub(crate) trait ErasedListener<In, Out>: Send + Sync + 'static {
-    fn call_erased(&self, input: In, next: Next<In, Out>) -> Step<In, Out>;
+    /// Calls the listener with the input and the rest of the chain `walk`
+    /// holds.
+    fn call_erased(&self, walk: &mut Walk<In, Out>) -> Step<In, Out>;
 }
 
 /// A closure listener, with the pool key of the futures it returns.
@@ -93,7 +126,8 @@ where
     Fut: Future<Output = Out> + Send + 'static,
 {
     #[inline]
-    fn call_erased(&self, input: In, next: Next<In, Out>) -> Step<In, Out> {
+    fn call_erased(&self, walk: &mut Walk<In, Out>) -> Step<In, Out> {
+        let (input, next) = walk.take();
         // Resolved at compile time: when the closure's future type is
         // `NextFuture`, it returned `next.run(..)` directly.
         if TypeId::of::<Fut>() == TypeId::of::<NextFuture<In, Out>>() {
@@ -103,7 +137,17 @@ where
                 .downcast_mut::<Option<NextFuture<In, Out>>>()
                 .and_then(Option::take)
             {
-                Some(tail) => Step::Tail(tail),
+                Some(NextFuture {
+                    state: State::Start(Some(input)),
+                    view,
+                    pos,
+                }) => {
+                    walk.input = Some(input);
+                    walk.view = Some(view);
+                    walk.pos = pos;
+                    Step::Tail
+                }
+                Some(other) => Step::Other(other),
                 None => unreachable!("the future's type is `NextFuture`"),
             };
         }
@@ -150,7 +194,8 @@ where
     Out: Send + 'static,
     L: WaterfallListener<In, Out>,
 {
-    fn call_erased(&self, input: In, next: Next<In, Out>) -> Step<In, Out> {
+    fn call_erased(&self, walk: &mut Walk<In, Out>) -> Step<In, Out> {
+        let (input, next) = walk.take();
         let listener = self.listener.clone();
         Step::Pooled(Pooled::keyed(self.key, typed_call(listener, input, next)))
     }
@@ -172,14 +217,17 @@ impl<In, Out> Clone for DefaultFn<In, Out> {
     }
 }
 
-/// What a [`NextFuture`] runs: a listener's or an asynchronous default's
-/// boxed future, or the input of a synchronous default, which runs when the
-/// future is first polled (no allocation; kept as the input, not the
-/// output, so every future in the chain stays small).
-enum Body<In, Out> {
-    Pooled(Pooled<Out>),
-    Deferred(Option<In>),
+/// Where a [`NextFuture`] is: not started (the rest of the chain from its
+/// position runs with this input when it is first polled), or waiting on
+/// the boxed future of a listener or of an asynchronous default. A
+/// synchronous default's output is returned by the poll that starts the
+/// future, so it needs no state of its own.
+enum State<In, Out> {
+    /// The input, until the first poll takes it.
+    Start(Option<In>),
+    Running(Pooled<Out>),
 }
+
 type ProvenanceSlot<Out> = fn(&mut Out) -> Option<&mut Option<Provenance>>;
 
 /// What every dispatch of one waterfall shares: its name, its default and its
@@ -570,78 +618,21 @@ impl<In, Out> fmt::Debug for Next<In, Out> {
     }
 }
 
-thread_local! {
-    /// How many [`Next::run`] calls are on this thread's stack: a chain of
-    /// listeners that return `next.run(..)` themselves is called one inside
-    /// the other.
-    static RUN_DEPTH: Cell<u32> = const { Cell::new(0) };
-}
-
-/// The most [`Next::run`] calls nested on one stack; deeper, the rest of the
-/// chain is called when its future is first polled, on a fresh stretch of
-/// stack, so a chain of any length cannot overflow the stack.
-const MAX_RUN_DEPTH: u32 = 128;
-
-/// Counts one [`Next::run`] on the stack while it lives (unwinding too).
-struct RunDepth(u32);
-
-impl RunDepth {
-    /// `None` when the stack already holds [`MAX_RUN_DEPTH`] runs.
-    #[inline]
-    fn enter() -> Option<Self> {
-        let depth = RUN_DEPTH.get();
-        (depth < MAX_RUN_DEPTH).then(|| {
-            RUN_DEPTH.set(depth + 1);
-            Self(depth)
-        })
-    }
-}
-
-impl Drop for RunDepth {
-    #[inline]
-    fn drop(&mut self) {
-        RUN_DEPTH.set(self.0);
-    }
-}
-
 impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
     /// Runs the rest of the chain with `input` (possibly rewritten).
+    ///
+    /// Nothing runs until the returned future is first polled. A listener
+    /// that returns this future itself (a tail call) adds no level to the
+    /// chain: the future that called it goes on to the next listener in the
+    /// same loop, so a chain of any length of such listeners takes no more
+    /// stack than one.
+    #[inline]
     pub fn run(self, input: In) -> NextFuture<In, Out> {
-        let Next { view, pos } = self;
-        let Some(_depth) = RunDepth::enter() else {
-            // Deep in a chain of tail calls: go on from the first poll.
-            let rest = Next {
-                view: view.clone(),
-                pos,
-            };
-            return NextFuture {
-                inner: Body::Pooled(Pooled::new(async move { rest.run(input).await })),
-                view,
-                pos,
-            };
-        };
-        let witness = Witness::new(&view, pos);
-        let inner = match view.entries.at(pos) {
-            Some((_, listener, after)) => {
-                let next = Next {
-                    view: view.clone(),
-                    pos: after,
-                };
-                match listener.call_erased(input, next) {
-                    Step::Tail(rest) => {
-                        witness.disarm();
-                        return rest;
-                    }
-                    Step::Pooled(fut) => Body::Pooled(fut),
-                }
-            }
-            None => match &view.meta().default {
-                DefaultFn::Async(default) => Body::Pooled(default(input)),
-                DefaultFn::Sync(_) => Body::Deferred(Some(input)),
-            },
-        };
-        witness.disarm();
-        NextFuture { inner, view, pos }
+        NextFuture {
+            state: State::Start(Some(input)),
+            view: self.view,
+            pos: self.pos,
+        }
     }
 
     /// A second handle on the same rest of the chain, for a wrapper that runs
@@ -688,12 +679,12 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
 /// The future returned by [`Next::run`]: the output of the rest of the chain.
 #[must_use = "futures do nothing unless awaited"]
 pub struct NextFuture<In, Out> {
-    inner: Body<In, Out>,
+    state: State<In, Out>,
     view: Stages<In, Out>,
     pos: Pos,
 }
 
-// The input of a synchronous default is only ever moved out, never pinned.
+// The input is only ever moved out, never pinned.
 impl<In, Out> Unpin for NextFuture<In, Out> {}
 
 impl<In, Out> fmt::Debug for NextFuture<In, Out> {
@@ -705,20 +696,110 @@ impl<In, Out> fmt::Debug for NextFuture<In, Out> {
     }
 }
 
-impl<In, Out> Future for NextFuture<In, Out> {
+/// How the first poll of a [`NextFuture`] got on.
+enum Started<In, Out> {
+    /// The future of the listener at this position (or, past the last, of
+    /// the asynchronous default), to poll.
+    Body(Pooled<Out>, Pos),
+    /// The synchronous default's output (the position is past the last
+    /// listener).
+    Ready(Out, Pos),
+    /// A listener returned a `NextFuture` of another dispatch, or one
+    /// already polled: this future becomes it.
+    Other(NextFuture<In, Out>),
+}
+
+impl<In: 'static, Out: 'static> NextFuture<In, Out> {
+    /// Calls the listeners from this future's position with `input`, one
+    /// after the other while each returns `next.run(..)` itself (a tail
+    /// call), up to the first that returns a future of its own, or the
+    /// default.
+    ///
+    /// A loop, not nested calls: the stack does not grow with the chain.
+    /// Listeners are borrowed from this future's view while one handle on
+    /// it goes into each listener's [`Next`] and comes back in the future
+    /// the listener returns, so a run of tail calls clones the view once.
+    fn start(&self, input: In) -> Started<In, Out> {
+        let anchor = &self.view;
+        let mut walk = Walk {
+            input: Some(input),
+            view: None,
+            pos: self.pos,
+        };
+        let mut witness = Witness::new(anchor, self.pos);
+        loop {
+            let pos = walk.pos;
+            witness.pos = pos;
+            let Some((_, listener, after)) = anchor.entries.at(pos) else {
+                let Some(input) = walk.input.take() else {
+                    unreachable!("a walk holds its input until a listener is called")
+                };
+                let started = match &anchor.meta().default {
+                    DefaultFn::Async(default) => Started::Body(default(input), pos),
+                    DefaultFn::Sync(default) => Started::Ready(default(input), pos),
+                };
+                witness.disarm();
+                return started;
+            };
+            if walk.view.is_none() {
+                walk.view = Some(anchor.clone());
+            }
+            walk.pos = after;
+            match listener.call_erased(&mut walk) {
+                Step::Tail if walk.view.as_ref().is_some_and(|v| v.same_as(anchor)) => {}
+                Step::Tail => {
+                    witness.disarm();
+                    let (input, Next { view, pos }) = walk.take();
+                    return Started::Other(NextFuture {
+                        state: State::Start(Some(input)),
+                        view,
+                        pos,
+                    });
+                }
+                Step::Other(other) => {
+                    witness.disarm();
+                    return Started::Other(other);
+                }
+                Step::Pooled(body) => {
+                    witness.disarm();
+                    return Started::Body(body, pos);
+                }
+            }
+        }
+    }
+}
+
+impl<In: 'static, Out: 'static> Future for NextFuture<In, Out> {
     type Output = Out;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Out> {
         let this = self.get_mut();
-        let witness = Witness::new(&this.view, this.pos);
-        let mut polled = match &mut this.inner {
-            Body::Pooled(inner) => Pin::new(inner).poll(cx),
-            Body::Deferred(input) => match (input.take(), &this.view.meta().default) {
-                (Some(input), DefaultFn::Sync(default)) => Poll::Ready(default(input)),
-                _ => panic!("a waterfall NextFuture was polled after it completed"),
-            },
+        let mut polled = loop {
+            match &mut this.state {
+                State::Running(body) => {
+                    let witness = Witness::new(&this.view, this.pos);
+                    let polled = Pin::new(body).poll(cx);
+                    witness.disarm();
+                    break polled;
+                }
+                State::Start(input) => {
+                    let Some(input) = input.take() else {
+                        panic!("a waterfall NextFuture was polled after it completed")
+                    };
+                    match this.start(input) {
+                        Started::Ready(out, pos) => {
+                            this.pos = pos;
+                            break Poll::Ready(out);
+                        }
+                        Started::Body(body, pos) => {
+                            this.pos = pos;
+                            this.state = State::Running(body);
+                        }
+                        Started::Other(other) => *this = other,
+                    }
+                }
+            }
         };
-        witness.disarm();
         // Stamped where it is (an output moved out and back at every level
         // of a chain is copied at every level).
         if let Poll::Ready(out) = &mut polled
@@ -788,11 +869,11 @@ impl<In: Send + 'static, Out: Send + 'static> Future for Dispatch<In, Out> {
         let _ = take_culprit();
         let polled = match std::mem::replace(&mut this.state, DispatchState::Done) {
             DispatchState::Start { view, input } => catch_unwind(AssertUnwindSafe(|| {
-                let mut fut = Next {
+                let mut fut = NextFuture {
+                    state: State::Start(Some(input)),
                     view,
                     pos: Pos::default(),
-                }
-                .run(input);
+                };
                 let polled = Pin::new(&mut fut).poll(cx);
                 (fut, polled)
             })),
@@ -836,34 +917,138 @@ mod tests {
     use super::*;
     use futures::executor::block_on;
 
-    #[test]
-    fn a_tail_listener_adds_no_level_and_a_boxed_one_does() {
-        let hook: Waterfall<u32, u32> = Waterfall::new("unit/tail", |x| async move { x });
-        let _tail = hook.tap("tail", |x, next| next.run(x + 1));
-        let view = hook.inner.list.view(None);
-        let fut = Next {
-            view,
+    /// The future of a chain's first [`Next`], polled once: the default
+    /// waits once, so it is left where the chain waits.
+    fn polled_once(hook: &Waterfall<u32, u32>) -> NextFuture<u32, u32> {
+        let mut fut = Next {
+            view: hook.inner.list.view(None),
             pos: Pos::default(),
         }
         .run(1);
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
+        fut
+    }
+
+    #[test]
+    fn a_tail_listener_adds_no_level_and_a_boxed_one_does() {
+        let waits = |x| async move {
+            futures::pending!();
+            x
+        };
+        let hook: Waterfall<u32, u32> = Waterfall::new("unit/tail", waits);
+        let _tail = hook.tap("tail", |x, next| next.run(x + 1));
+        let fut = polled_once(&hook);
         assert_eq!(
             decider_at(&fut.view, fut.pos),
             Decider::Default,
             "the tail listener's future is the default's"
         );
 
-        let hook: Waterfall<u32, u32> = Waterfall::new("unit/boxed", |x| async move { x });
+        let hook: Waterfall<u32, u32> = Waterfall::new("unit/boxed", waits);
         let _boxed = hook.tap("boxed", |x, next| async move { next.run(x).await });
-        let view = hook.inner.list.view(None);
-        let fut = Next {
-            view,
-            pos: Pos::default(),
-        }
-        .run(1);
+        let fut = polled_once(&hook);
         assert_eq!(
             decider_at(&fut.view, fut.pos),
             Decider::Listener("boxed".into())
         );
+    }
+
+    /// A run of tail calls holds one handle on the dispatch's view, however
+    /// long: counted by the innermost listener, while every listener of
+    /// the run is still being called.
+    #[test]
+    fn a_run_of_tail_calls_holds_one_handle_on_the_view() {
+        use crate::{ListenerSpec, Priority};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let handles_at_innermost = |tails: usize| {
+            let hook: Waterfall<u32, u32> = Waterfall::new_sync("unit/handles", |x| x);
+            let seen = Arc::new(AtomicUsize::new(0));
+            let counted = seen.clone();
+            let mut keep: Vec<Disposer> = (0..tails)
+                .map(|_| hook.tap("tail", |x, next| next.run(x)))
+                .collect();
+            keep.push(hook.tap(
+                ListenerSpec::new("innermost").with_priority(Priority::LATE),
+                move |x, next: Next<u32, u32>| {
+                    counted.store(next.view.holders(), Ordering::Relaxed);
+                    next.run(x)
+                },
+            ));
+            block_on(hook.dispatch(None, 0)).expect("no panic");
+            drop(keep);
+            seen.load(Ordering::Relaxed)
+        };
+        let one = handles_at_innermost(1);
+        assert_eq!(handles_at_innermost(20), one);
+        assert_eq!(handles_at_innermost(300), one, "past the flat list too");
+    }
+
+    /// A listener may return the future of a `Next` it kept from an
+    /// earlier dispatch: that dispatch's rest of the chain runs (its
+    /// snapshot), not the current one's.
+    #[test]
+    fn a_tail_call_into_a_kept_next_runs_that_chain() {
+        use crate::{ListenerSpec, Priority};
+        use std::sync::Mutex;
+
+        type Log = Vec<&'static str>;
+        let hook: Waterfall<Log, Log> = Waterfall::new_sync("unit/kept", |log| log);
+        let kept: Arc<Mutex<Option<Next<Log, Log>>>> = Arc::default();
+        let stash = kept.clone();
+        let _outer = hook.tap(
+            ListenerSpec::new("outer").with_priority(Priority::EARLY),
+            move |mut log: Log, next: Next<Log, Log>| {
+                log.push("outer");
+                let mut stash = stash.lock().expect("not poisoned");
+                match stash.take() {
+                    Some(earlier) => earlier.run(log),
+                    None => {
+                        *stash = Some(next.fork());
+                        next.run(log)
+                    }
+                }
+            },
+        );
+        let inner = |name: &'static str| {
+            move |mut log: Log, next: Next<Log, Log>| {
+                log.push(name);
+                next.run(log)
+            }
+        };
+        let _first = hook.tap("first", inner("first"));
+        assert_eq!(
+            block_on(hook.dispatch(None, Vec::new())).unwrap(),
+            ["outer", "first"]
+        );
+        let _second = hook.tap("second", inner("second"));
+        assert_eq!(
+            block_on(hook.dispatch(None, Vec::new())).unwrap(),
+            ["outer", "first"],
+            "the kept chain, from before `second`"
+        );
+        assert_eq!(
+            block_on(hook.dispatch(None, Vec::new())).unwrap(),
+            ["outer", "first", "second"]
+        );
+    }
+
+    /// A listener may poll the future of `next.run(..)` before returning
+    /// it: the chain goes on from where that poll left it.
+    #[test]
+    fn a_returned_future_polled_already_goes_on() {
+        let hook: Waterfall<u32, u32> = Waterfall::new("unit/polled", |x| async move {
+            futures::pending!();
+            x * 10
+        });
+        let _eager = hook.tap("eager", |x, next: Next<u32, u32>| {
+            let mut fut = next.run(x + 1);
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
+            fut
+        });
+        let _plus = hook.tap("plus", |x, next: Next<u32, u32>| next.run(x + 2));
+        assert_eq!(block_on(hook.dispatch(None, 1)).unwrap(), 40);
     }
 
     /// A chain far longer than a thread's stack could hold as nested calls
