@@ -61,6 +61,7 @@ pub use serde;
 /// JSON values: tool arguments, outputs and schemas.
 pub use serde_json;
 /// The cancellation signal every tool body and approval request gets.
+#[doc(no_inline)]
 pub use tokio_util::sync::CancellationToken;
 
 // The README's code blocks compile and run as doctests (the plugin guide's

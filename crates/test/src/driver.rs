@@ -13,7 +13,7 @@ use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome, ToolRegistrar};
 use tack_core::plugin::RegistrationError;
-use tack_core::policy::GUARD_STAGE;
+use tack_core::policy::Guards;
 use tack_core::tool::{CallId, ErrorCode, Failure, Outcome, ToolCall, ToolDefinition};
 use tack_pipeline::{
     APPROVAL_STAGE, ExecutionMode, Pipeline, PipelineConfig, StageRecorder, ToolRegistry,
@@ -39,13 +39,13 @@ impl StageRecorder for StageLog {
 
 /// The stage a provenance's hook name stands for.
 pub(crate) fn stage_of_hook(hook: &str) -> Option<Stage> {
-    use tack_core::hooks::{EXECUTE, POST_EXECUTE, PRE_EXECUTE};
+    use tack_core::hooks::ToolHooks;
     match hook {
-        h if h == PRE_EXECUTE => Some(Stage::PreExecute),
+        h if h == ToolHooks::PRE_EXECUTE => Some(Stage::PreExecute),
         h if h == APPROVAL_STAGE => Some(Stage::Approval),
-        h if h == GUARD_STAGE => Some(Stage::Guard),
-        h if h == EXECUTE => Some(Stage::Execute),
-        h if h == POST_EXECUTE => Some(Stage::PostExecute),
+        h if h == Guards::STAGE => Some(Stage::Guard),
+        h if h == ToolHooks::EXECUTE => Some(Stage::Execute),
+        h if h == ToolHooks::POST_EXECUTE => Some(Stage::PostExecute),
         _ => None,
     }
 }

@@ -6,4 +6,4 @@ mod request;
 mod summary;
 
 pub use request::{ApprovalOutcome, ApprovalRequest, ApprovalService};
-pub use summary::{SUMMARY_MAX_CHARS, escape_control, summarize_arguments, summarize_call};
+pub use summary::escape_control;

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::summary::summarize_call;
 use crate::hook::AgentId;
 use crate::model::{CallId, Tier};
 
@@ -57,9 +56,9 @@ pub struct ApprovalRequest {
     #[serde(default)]
     pub arguments: Arc<Value>,
     /// A short single-line description of the call, control characters
-    /// escaped: [`summarize_call`](super::summarize_call) of the tool and
+    /// escaped: [`summarize_call`](Self::summarize_call) of the tool and
     /// arguments, e.g. `bash: ls -la` (the pipeline sets it from the
-    /// argument text with [`summarize_arguments`](super::summarize_arguments),
+    /// argument text with [`summarize_arguments`](Self::summarize_arguments),
     /// so the gist is the first string the model wrote).
     #[serde(default)]
     pub summary: String,
@@ -80,7 +79,7 @@ impl ApprovalRequest {
         let arguments = arguments.into();
         Self {
             call_id,
-            summary: summarize_call(&tool, &arguments),
+            summary: Self::summarize_call(&tool, &arguments),
             tool,
             tier,
             agent,

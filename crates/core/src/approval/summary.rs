@@ -8,9 +8,8 @@ use serde_json::Value;
 
 use crate::model::Arguments;
 
-/// The longest [`summarize_call`] result, in characters (the ellipsis
-/// included).
-pub const SUMMARY_MAX_CHARS: usize = 100;
+/// The longest summary, in characters (the ellipsis included).
+const SUMMARY_MAX_CHARS: usize = 100;
 
 /// `text` with every character that could drive a terminal or hide text
 /// escaped: control characters (C0, DEL, C1) as `\n`, `\r`, `\t` or
@@ -55,42 +54,47 @@ fn push_escaped(out: &mut String, c: char) {
     }
 }
 
-/// A short, single-line description of a call for a person deciding on it:
-/// `tool: gist`, where the gist is the first string argument (a command, a
-/// path, a pattern) or, when there is none, the arguments as compact JSON.
-/// "First" is in the value's key order; [`summarize_arguments`] picks it in
-/// the order the model wrote the arguments, as the pipeline does.
-///
-/// Control characters are escaped ([`escape_control`]), and a summary longer
-/// than [`SUMMARY_MAX_CHARS`] is cut with `…`. It is a label, not the whole
-/// story: whoever approves should be shown the arguments too.
-///
-/// ```
-/// use serde_json::json;
-/// use tack_core::policy::summarize_call;
-/// assert_eq!(summarize_call("bash", &json!({"command": "ls -la"})), "bash: ls -la");
-/// assert_eq!(summarize_call("bash", &json!({"command": "ls\nrm -rf /"})), r"bash: ls\nrm -rf /");
-/// assert_eq!(summarize_call("count", &json!({"n": 3})), r#"count: {"n":3}"#);
-/// assert_eq!(summarize_call("ping", &json!({})), "ping");
-/// let long = summarize_call("bash", &json!({"command": "x".repeat(500)}));
-/// assert_eq!(long.chars().count(), 100);
-/// assert!(long.ends_with('…'));
-/// ```
-pub fn summarize_call(tool: &str, arguments: &Value) -> String {
-    summarize(tool, arguments, None)
-}
+impl super::ApprovalRequest {
+    /// The longest summary, in characters (the ellipsis included).
+    pub const SUMMARY_MAX_CHARS: usize = SUMMARY_MAX_CHARS;
 
-/// [`summarize_call`] of a call's [`Arguments`], the gist being the first
-/// string argument in the order the model wrote them (the text's order).
-///
-/// ```
-/// use tack_core::policy::summarize_arguments;
-/// use tack_core::tool::Arguments;
-/// let args = Arguments::parse(r#"{"path": "src/main.rs", "content": "fn main() {}"}"#).unwrap();
-/// assert_eq!(summarize_arguments("write_file", &args), "write_file: src/main.rs");
-/// ```
-pub fn summarize_arguments(tool: &str, arguments: &Arguments) -> String {
-    summarize(tool, arguments.value(), first_string(arguments.text()))
+    /// A short, single-line description of a call for a person deciding on it:
+    /// `tool: gist`, where the gist is the first string argument (a command, a
+    /// path, a pattern) or, when there is none, the arguments as compact JSON.
+    /// "First" is in the value's key order; [`summarize_arguments`](Self::summarize_arguments) picks it in
+    /// the order the model wrote the arguments, as the pipeline does.
+    ///
+    /// Control characters are escaped ([`escape_control`]), and a summary longer
+    /// than [`SUMMARY_MAX_CHARS`](Self::SUMMARY_MAX_CHARS) is cut with `…`. It is a label, not the whole
+    /// story: whoever approves should be shown the arguments too.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tack_core::policy::ApprovalRequest;
+    /// assert_eq!(ApprovalRequest::summarize_call("bash", &json!({"command": "ls -la"})), "bash: ls -la");
+    /// assert_eq!(ApprovalRequest::summarize_call("bash", &json!({"command": "ls\nrm -rf /"})), r"bash: ls\nrm -rf /");
+    /// assert_eq!(ApprovalRequest::summarize_call("count", &json!({"n": 3})), r#"count: {"n":3}"#);
+    /// assert_eq!(ApprovalRequest::summarize_call("ping", &json!({})), "ping");
+    /// let long = ApprovalRequest::summarize_call("bash", &json!({"command": "x".repeat(500)}));
+    /// assert_eq!(long.chars().count(), ApprovalRequest::SUMMARY_MAX_CHARS);
+    /// assert!(long.ends_with('…'));
+    /// ```
+    pub fn summarize_call(tool: &str, arguments: &Value) -> String {
+        summarize(tool, arguments, None)
+    }
+
+    /// [`summarize_call`](Self::summarize_call) of a call's [`Arguments`], the gist being the first
+    /// string argument in the order the model wrote them (the text's order).
+    ///
+    /// ```
+    /// use tack_core::policy::ApprovalRequest;
+    /// use tack_core::tool::Arguments;
+    /// let args = Arguments::parse(r#"{"path": "src/main.rs", "content": "fn main() {}"}"#).unwrap();
+    /// assert_eq!(ApprovalRequest::summarize_arguments("write_file", &args), "write_file: src/main.rs");
+    /// ```
+    pub fn summarize_arguments(tool: &str, arguments: &Arguments) -> String {
+        summarize(tool, arguments.value(), first_string(arguments.text()))
+    }
 }
 
 /// The first top-level string member of the JSON object `text`, in text order.
@@ -161,6 +165,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::approval::ApprovalRequest;
 
     #[test]
     fn escapes_c0_del_c1_separators_and_bidi_controls() {
@@ -174,7 +179,7 @@ mod tests {
     #[test]
     fn summaries_are_one_short_line_whatever_the_arguments() {
         let nasty = json!({"command": format!("{}\u{1b}[2K\r[tool:bash] -> ok", "\n".repeat(200))});
-        let line = summarize_call("bash", &nasty);
+        let line = ApprovalRequest::summarize_call("bash", &nasty);
         assert!(!line.chars().any(needs_escape), "{line}");
         // 99: the next `\n` (two characters) no longer fits before the `…`.
         assert_eq!(line.chars().count(), SUMMARY_MAX_CHARS - 1);
@@ -183,11 +188,11 @@ mod tests {
         assert!(line.trim_end_matches('…').ends_with(r"\n"), "{line}");
         let exact = "x".repeat(SUMMARY_MAX_CHARS - "t: ".len());
         assert_eq!(
-            summarize_call("t", &json!({ "a": exact })),
+            ApprovalRequest::summarize_call("t", &json!({ "a": exact })),
             format!("t: {exact}")
         );
         let over = format!("{exact}y");
-        let cut = summarize_call("t", &json!({ "a": over }));
+        let cut = ApprovalRequest::summarize_call("t", &json!({ "a": over }));
         assert_eq!(cut.chars().count(), SUMMARY_MAX_CHARS);
         assert!(cut.ends_with("x…"), "{cut}");
     }
@@ -196,11 +201,17 @@ mod tests {
     fn the_gist_is_the_first_string_argument_in_the_models_order() {
         let args = Arguments::parse(r#"{"n": 1, "path": "src/main.rs", "content": "x"}"#).unwrap();
         assert_eq!(
-            summarize_arguments("write_file", &args),
+            ApprovalRequest::summarize_arguments("write_file", &args),
             "write_file: src/main.rs"
         );
         // From a value alone, the first in the value's key order.
-        assert_eq!(summarize_call("write_file", args.value()), "write_file: x");
-        assert_eq!(summarize_call("t", &json!([1, 2])), "t: [1,2]");
+        assert_eq!(
+            ApprovalRequest::summarize_call("write_file", args.value()),
+            "write_file: x"
+        );
+        assert_eq!(
+            ApprovalRequest::summarize_call("t", &json!([1, 2])),
+            "t: [1,2]"
+        );
     }
 }

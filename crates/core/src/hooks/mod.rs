@@ -22,9 +22,6 @@ pub use code_dispatch_log::{CodeDispatchEvent, CodeDispatchLogEntry, CodeDispatc
 pub use execute::{ExecuteOutput, ExecuteRequest};
 pub use post_execute::{PostDecision, PostExecuteInput};
 pub use result::ExecutionRecord;
-pub use tool_hooks::{
-    CODE_DISPATCH, CODE_DISPATCH_LOG, CodeDispatchHook, CodeDispatchLogHook, EXECUTE, ExecuteHook,
-    POST_EXECUTE, PRE_EXECUTE, PostExecuteHook, PreExecuteHook, RESULT, ResultHook, ToolHooks,
-};
+pub use tool_hooks::ToolHooks;
 
 pub use crate::policy::{Guards, PreDecision};

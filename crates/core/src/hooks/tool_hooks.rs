@@ -10,32 +10,19 @@ use crate::hook::{Observer, Waterfall};
 use crate::policy::{Guards, PreDecision};
 use crate::tool::ToolExecution;
 
-/// Name of the pre-execute hook point.
-pub const PRE_EXECUTE: &str = "tools/pre-execute";
-/// Name of the execute hook point.
-pub const EXECUTE: &str = "tools/execute";
-/// Name of the post-execute hook point.
-pub const POST_EXECUTE: &str = "tools/post-execute";
-/// Name of the result hook point.
-pub const RESULT: &str = "tools/result";
-/// Name of the code-dispatch-log hook point.
-pub const CODE_DISPATCH_LOG: &str = "tools/code-dispatch-log";
-/// Name of the code-dispatch observer hook point.
-pub const CODE_DISPATCH: &str = "tools/code-dispatch";
-
 /// `tools/pre-execute`: allow, ask or deny a valid call before it runs.
-pub type PreExecuteHook = Waterfall<Arc<ToolExecution>, PreDecision>;
+pub(crate) type PreExecuteHook = Waterfall<Arc<ToolExecution>, PreDecision>;
 /// `tools/execute`: wrappers around the body (timeouts live here).
-pub type ExecuteHook = Waterfall<ExecuteRequest, ExecuteOutput>;
+pub(crate) type ExecuteHook = Waterfall<ExecuteRequest, ExecuteOutput>;
 /// `tools/post-execute`: inspect or replace an outcome.
-pub type PostExecuteHook = Waterfall<PostExecuteInput, PostDecision>;
+pub(crate) type PostExecuteHook = Waterfall<PostExecuteInput, PostDecision>;
 /// `tools/result`: see every final execution record once.
-pub type ResultHook = Observer<ExecutionRecord>;
+pub(crate) type ResultHook = Observer<ExecutionRecord>;
 /// `tools/code-dispatch-log`: rewrite the logged copy of a nested call's result.
-pub type CodeDispatchLogHook = Waterfall<CodeDispatchLogEntry, CodeDispatchLogEntry>;
+pub(crate) type CodeDispatchLogHook = Waterfall<CodeDispatchLogEntry, CodeDispatchLogEntry>;
 /// `tools/code-dispatch`: see each sub-call of a `run_code` program start and
 /// settle (for session logs and UIs).
-pub type CodeDispatchHook = Observer<CodeDispatchEvent>;
+pub(crate) type CodeDispatchHook = Observer<CodeDispatchEvent>;
 
 /// The tool hook points of one host (cheap to clone: the clones share the
 /// same listeners).
@@ -72,50 +59,70 @@ impl Default for ToolHooks {
 }
 
 impl ToolHooks {
+    /// Name of the pre-execute hook point (`tools/pre-execute`): allow, ask
+    /// or deny a valid call before it runs.
+    pub const PRE_EXECUTE: &str = "tools/pre-execute";
+    /// Name of the execute hook point (`tools/execute`): wrappers around the
+    /// body (timeouts live here).
+    pub const EXECUTE: &str = "tools/execute";
+    /// Name of the post-execute hook point (`tools/post-execute`): inspect
+    /// or replace an outcome.
+    pub const POST_EXECUTE: &str = "tools/post-execute";
+    /// Name of the result hook point (`tools/result`): see every final
+    /// execution record once.
+    pub const RESULT: &str = "tools/result";
+    /// Name of the code-dispatch-log hook point
+    /// (`tools/code-dispatch-log`): rewrite the logged copy of a nested
+    /// call's result.
+    pub const CODE_DISPATCH_LOG: &str = "tools/code-dispatch-log";
+    /// Name of the code-dispatch observer hook point (`tools/code-dispatch`):
+    /// see each sub-call of a `run_code` program start and settle.
+    pub const CODE_DISPATCH: &str = "tools/code-dispatch";
+
     /// Fresh hook points with no listeners.
     pub fn new() -> Self {
         Self {
-            pre_execute: Waterfall::new_sync(PRE_EXECUTE, |_| PreDecision::allow())
+            pre_execute: Waterfall::new_sync(Self::PRE_EXECUTE, |_| PreDecision::allow())
                 .with_provenance(PreDecision::provenance_slot),
-            execute: Waterfall::new(EXECUTE, ExecuteRequest::run_body)
+            execute: Waterfall::new(Self::EXECUTE, ExecuteRequest::run_body)
                 .with_provenance(ExecuteOutput::provenance_slot),
-            post_execute: Waterfall::new_sync(POST_EXECUTE, |_| PostDecision::accept())
+            post_execute: Waterfall::new_sync(Self::POST_EXECUTE, |_| PostDecision::accept())
                 .with_provenance(PostDecision::provenance_slot),
-            result: Observer::new(RESULT),
-            code_dispatch_log: Waterfall::new_sync(CODE_DISPATCH_LOG, |entry| entry)
+            result: Observer::new(Self::RESULT),
+            code_dispatch_log: Waterfall::new_sync(Self::CODE_DISPATCH_LOG, |entry| entry)
                 .with_provenance(|entry: &mut CodeDispatchLogEntry| Some(&mut entry.provenance)),
-            code_dispatch: Observer::new(CODE_DISPATCH),
+            code_dispatch: Observer::new(Self::CODE_DISPATCH),
             guards: Guards::new(),
         }
     }
 
     /// `tools/pre-execute`.
-    pub fn pre_execute(&self) -> &PreExecuteHook {
+    pub fn pre_execute(&self) -> &Waterfall<Arc<ToolExecution>, PreDecision> {
         &self.pre_execute
     }
 
     /// `tools/execute`.
-    pub fn execute(&self) -> &ExecuteHook {
+    pub fn execute(&self) -> &Waterfall<ExecuteRequest, ExecuteOutput> {
         &self.execute
     }
 
     /// `tools/post-execute`.
-    pub fn post_execute(&self) -> &PostExecuteHook {
+    pub fn post_execute(&self) -> &Waterfall<PostExecuteInput, PostDecision> {
         &self.post_execute
     }
 
     /// `tools/result`.
-    pub fn result(&self) -> &ResultHook {
+    pub fn result(&self) -> &Observer<ExecutionRecord> {
         &self.result
     }
 
     /// `tools/code-dispatch-log`.
-    pub fn code_dispatch_log(&self) -> &CodeDispatchLogHook {
+    pub fn code_dispatch_log(&self) -> &Waterfall<CodeDispatchLogEntry, CodeDispatchLogEntry> {
         &self.code_dispatch_log
     }
 
     /// `tools/code-dispatch`.
-    pub fn code_dispatch(&self) -> &CodeDispatchHook {
+    pub fn code_dispatch(&self) -> &Observer<CodeDispatchEvent> {
         &self.code_dispatch
     }
 

@@ -20,6 +20,35 @@ use crate::tool::{
     ToolCall, ToolExecution, ToolHandler, ToolName,
 };
 
+/// A thread's own copy of a registered tool, for a host's registry.
+///
+/// The copy is the same tool in every respect, but its name and handler
+/// are allocations of its own, so the reference counts a call clones and
+/// drops (the name the execution carries, the handler the execute stage
+/// holds) are written by that thread only: calls of one tool on several
+/// threads then write no shared cache line. The pipeline keeps one per
+/// thread and tool.
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::host::ThreadCopy;
+/// use tack_core::tool::{OutputSpec, ToolDefinition};
+/// let echo = ToolDefinition::builder("echo")
+///     .description("Repeat the text.")
+///     .input_schema(json!({"type": "object"}))
+///     .output(OutputSpec::new(json!({"type": "string"})))
+///     .handler(|args, _cx| async move { Ok(args["text"].clone()) })
+///     .build()
+///     .unwrap();
+/// let copy = echo.thread_copy();
+/// assert_eq!(copy.name(), echo.name());
+/// assert!(!std::sync::Arc::ptr_eq(copy.handler(), echo.handler()));
+/// ```
+pub trait ThreadCopy: sealed::Sealed + Sized {
+    /// A copy for one thread's calls.
+    fn thread_copy(&self) -> Self;
+}
+
 /// Keeps the traits of this module implemented by tack-core's own types only.
 pub(crate) mod sealed {
     /// Implemented by the types the `New*` traits build.

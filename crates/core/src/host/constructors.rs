@@ -24,7 +24,7 @@ use crate::model::{
     ArgumentRewrite, Arguments, CallId, Content, ErrorCode, ExecutionToken, Failure, Outcome,
     Status, Tier, ToolName, next_serial,
 };
-use crate::tool::{BodyFuture, ToolHandler};
+use crate::tool::{BodyFuture, ToolDefinition, ToolHandler};
 
 impl super::build::sealed::Sealed for ExecutionToken {}
 
@@ -233,5 +233,13 @@ impl NewExecutionRecord for ExecutionRecord {
             execution,
             outcome,
         }
+    }
+}
+
+impl super::build::sealed::Sealed for ToolDefinition {}
+
+impl super::build::ThreadCopy for ToolDefinition {
+    fn thread_copy(&self) -> Self {
+        self.copy_for_thread()
     }
 }

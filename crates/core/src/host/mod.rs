@@ -50,7 +50,7 @@ mod plugin_host;
 
 pub use build::{
     NewExecuteRequest, NewExecutionRecord, NewExecutionToken, NewFailure, NewOutcome,
-    NewPostExecuteInput, NewRunContext, NewToolExecution, cancelled_before_start,
+    NewPostExecuteInput, NewRunContext, NewToolExecution, ThreadCopy, cancelled_before_start,
 };
 pub use plugin_host::PluginHost;
 

@@ -26,7 +26,7 @@ pub use content::{Content, ContentBlock, joined_text};
 pub use deferred::DeferredContext;
 pub use definition_error::{DefinitionError, MisplacedKeyword};
 pub use error::{ToolError, ToolErrorCode};
-pub use name::{MAX_TOOL_NAME_LEN, NameError, ToolName};
+pub use name::{NameError, ToolName};
 pub use outcome::{ErrorCode, Failure, Outcome, Status, UnknownErrorCode};
 pub use render_error::RenderError;
 pub use rewrite::ArgumentRewrite;

@@ -4,9 +4,6 @@ use std::borrow::Borrow;
 use std::fmt;
 use std::sync::Arc;
 
-/// The longest tool name accepted (the limit the major model APIs share).
-pub const MAX_TOOL_NAME_LEN: usize = 64;
-
 /// A valid tool name: 1 to 64 characters from `A–Z a–z 0–9 _ -`.
 ///
 /// ```
@@ -27,7 +24,7 @@ pub enum NameError {
     /// The name is empty.
     #[error("tool name is empty: use 1 to 64 characters from A-Z, a-z, 0-9, `_` and `-`")]
     Empty,
-    /// The name is longer than [`MAX_TOOL_NAME_LEN`].
+    /// The name is longer than [`ToolName::MAX_LEN`].
     #[error(
         "tool name `{name}` is {len} characters long: the limit is 64 (A-Z, a-z, 0-9, `_`, `-`)"
     )]
@@ -52,6 +49,9 @@ pub enum NameError {
 }
 
 impl ToolName {
+    /// The longest tool name accepted (the limit the major model APIs share).
+    pub const MAX_LEN: usize = 64;
+
     /// Validates `name`.
     ///
     /// # Errors
@@ -84,7 +84,7 @@ impl ToolName {
             });
         }
         // Only ASCII is left, so bytes are characters.
-        if name.len() > MAX_TOOL_NAME_LEN {
+        if name.len() > ToolName::MAX_LEN {
             return Err(NameError::TooLong {
                 name: name.to_owned(),
                 len: name.len(),
@@ -171,9 +171,9 @@ mod tests {
 
     #[test]
     fn the_limit_is_inclusive() {
-        assert!(ToolName::new("x".repeat(MAX_TOOL_NAME_LEN)).is_ok());
+        assert!(ToolName::new("x".repeat(ToolName::MAX_LEN)).is_ok());
         assert!(matches!(
-            ToolName::new("x".repeat(MAX_TOOL_NAME_LEN + 1)),
+            ToolName::new("x".repeat(ToolName::MAX_LEN + 1)),
             Err(NameError::TooLong { len: 65, .. })
         ));
     }

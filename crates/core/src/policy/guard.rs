@@ -14,9 +14,6 @@ use crate::hook::{
 };
 use crate::tool::ToolExecution;
 
-/// The name guards report under in provenance and errors.
-pub const GUARD_STAGE: &str = "tools/guard";
-
 /// A guard's answer. There is no "allow" that could override an earlier
 /// denial: a guard can only let the call continue or stop it, so a guard can
 /// never loosen what policy decided.
@@ -174,6 +171,9 @@ impl fmt::Debug for Guards {
 }
 
 impl Guards {
+    /// The name guards report under in provenance and errors.
+    pub const STAGE: &str = "tools/guard";
+
     /// An empty guard list.
     pub fn new() -> Self {
         Self {
@@ -250,14 +250,14 @@ impl Guards {
                 Ok(GuardVerdict::Deny { reason }) => {
                     return Ok(GuardOutcome::Denied {
                         reason,
-                        provenance: Provenance::listener(GUARD_STAGE, name.clone()),
+                        provenance: Provenance::listener(Guards::STAGE, name.clone()),
                     });
                 }
                 Err(payload) => {
                     let message = panic_message(&*payload);
                     tracing::error!(guard = &**name, %message, "guard panicked; failing closed");
                     return Err(HookError::ListenerPanicked {
-                        hook: GUARD_STAGE,
+                        hook: Guards::STAGE,
                         listener: name.clone(),
                         message,
                     });

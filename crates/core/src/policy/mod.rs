@@ -9,10 +9,7 @@ mod guard;
 
 pub use action::{Action, UnknownAction};
 pub use decision::{PreDecision, PreVerdict};
-pub use guard::{GUARD_STAGE, Guard, GuardOutcome, GuardVerdict, Guards};
+pub use guard::{Guard, GuardOutcome, GuardVerdict, Guards};
 
-pub use crate::approval::{
-    ApprovalOutcome, ApprovalRequest, ApprovalService, SUMMARY_MAX_CHARS, escape_control,
-    summarize_arguments, summarize_call,
-};
+pub use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalService, escape_control};
 pub use crate::model::ArgumentRewrite;

@@ -3,7 +3,7 @@
 //! A tool body is type-erased behind [`ToolHandler`](super::ToolHandler), so
 //! its future lives on the heap. Allocating and freeing that box for every
 //! call is a measurable share of a cheap call, so a body built with
-//! [`BodyFuture::reusing`] lives in a box from the thread's pool for its
+//! [`BodyFuture::new`] lives in a box from the thread's pool for its
 //! future type (the same pool hook listeners' futures use): the box goes
 //! back to the pool of the thread that drops the future, emptied first (so
 //! it holds nothing of the call it ran), and the next call of the same body
@@ -26,17 +26,18 @@ pub type BodyResult = Result<Value, ToolError>;
 /// The future of one run of a tool's body: what
 /// [`ToolHandler::call`](super::ToolHandler::call) returns.
 ///
-/// Build it with [`reusing`](Self::reusing) (its box is reused by the
-/// thread's next call of the same body), with [`boxed`](Self::boxed), or
-/// from any `BoxFuture<'static, BodyResult>` with `From`. A closure handler
-/// and a typed [`Tool`](super::Tool) get `reusing` without asking.
+/// Build it with [`new`](Self::new) or from any
+/// `BoxFuture<'static, BodyResult>` with `From`. A closure handler and a
+/// typed [`Tool`](super::Tool) build theirs without asking. After a thread's
+/// first call of a body, `new` allocates nothing for the next calls of the
+/// same body on that thread.
 ///
 /// ```
 /// use serde_json::json;
 /// use tack_core::tool::BodyFuture;
 ///
 /// # futures::executor::block_on(async {
-/// let body = BodyFuture::reusing(async { Ok(json!(1)) });
+/// let body = BodyFuture::new(async { Ok(json!(1)) });
 /// assert_eq!(body.await.unwrap(), json!(1));
 /// # });
 /// ```
@@ -51,10 +52,8 @@ enum Inner {
 }
 
 impl BodyFuture {
-    /// A body future in a reused box: when this future is dropped (finished
-    /// or not), what it holds is dropped and its box is kept by the dropping
-    /// thread for the next future of the same type.
-    pub fn reusing<F>(future: F) -> Self
+    /// The future of one run of a body.
+    pub fn new<F>(future: F) -> Self
     where
         F: Future<Output = BodyResult> + Send + 'static,
     {
@@ -63,24 +62,14 @@ impl BodyFuture {
         }
     }
 
-    /// [`reusing`](Self::reusing) with the pool key of `F`, looked up
+    /// [`new`](Self::new) with the pool key of `F`, looked up
     /// once by whoever builds futures of that type over and over.
-    pub(crate) fn reusing_keyed<F>(key: PoolKey, future: F) -> Self
+    pub(crate) fn new_keyed<F>(key: PoolKey, future: F) -> Self
     where
         F: Future<Output = BodyResult> + Send + 'static,
     {
         Self {
             inner: Inner::Reused(Pooled::keyed(key, future)),
-        }
-    }
-
-    /// A body future boxed the usual way (its box is freed with it).
-    pub fn boxed<F>(future: F) -> Self
-    where
-        F: Future<Output = BodyResult> + Send + 'static,
-    {
-        Self {
-            inner: Inner::Boxed(Box::pin(future)),
         }
     }
 }
@@ -152,7 +141,7 @@ mod tests {
     fn reused_bodies_run_one_after_another_and_hold_nothing_after() {
         let count = Arc::new(AtomicUsize::new(0));
         for _ in 0..3 {
-            let body = BodyFuture::reusing(body(Held::new(&count), true));
+            let body = BodyFuture::new(body(Held::new(&count), true));
             assert_eq!(block_on(body).unwrap(), json!("done"));
         }
         assert_eq!(count.load(Ordering::SeqCst), 0);
@@ -161,7 +150,7 @@ mod tests {
     #[test]
     fn a_body_dropped_unfinished_drops_what_it_holds() {
         let count = Arc::new(AtomicUsize::new(0));
-        let mut unfinished = BodyFuture::reusing(body(Held::new(&count), false));
+        let mut unfinished = BodyFuture::new(body(Held::new(&count), false));
         let mut cx = Context::from_waker(std::task::Waker::noop());
         assert!(Pin::new(&mut unfinished).poll(&mut cx).is_pending());
         assert_eq!(count.load(Ordering::SeqCst), 1);

@@ -18,21 +18,24 @@ use crate::model::schema_depth::within_limit;
 use crate::model::schema_keywords::misplaced_keyword;
 
 /// Renders a success value for the model: `(arguments, value) -> content`.
-pub type RenderFn = dyn Fn(&Value, &Value) -> Result<Content, RenderError> + Send + Sync;
+pub(crate) type RenderFn = dyn Fn(&Value, &Value) -> Result<Content, RenderError> + Send + Sync;
 /// Projects UI-only data from a success: `(arguments, value) -> meta`.
-pub type PresentationMetaFn =
+pub(crate) type PresentationMetaFn =
     dyn Fn(&Value, &Value) -> Result<Option<Value>, RenderError> + Send + Sync;
 /// Renders and projects in one pass: `(arguments, value) -> (content, meta)`.
 pub type ProjectionFn =
     dyn Fn(&Value, &Value) -> Result<(Content, Option<Value>), RenderError> + Send + Sync;
 /// A one-line description of a call for UIs: `arguments -> text`.
-pub type PresentCallFn = dyn Fn(&Value) -> String + Send + Sync;
+pub(crate) type PresentCallFn = dyn Fn(&Value) -> String + Send + Sync;
 /// A one-line description of an outcome for UIs: `(arguments, outcome) -> text`.
-pub type PresentResultFn = dyn Fn(&Value, &Outcome) -> String + Send + Sync;
+pub(crate) type PresentResultFn = dyn Fn(&Value, &Outcome) -> String + Send + Sync;
 /// Adjusts the final model content of any outcome; `None` keeps it.
-pub type FinalizeContentFn = dyn Fn(&Outcome) -> Option<Content> + Send + Sync;
+pub(crate) type FinalizeContentFn = dyn Fn(&Outcome) -> Option<Content> + Send + Sync;
+/// Makes a handler that runs the same body and shares nothing its `call`
+/// writes (a typed tool's handler clones a shared count into each future).
+pub(crate) type CopyFn = dyn Fn() -> Arc<dyn ToolHandler> + Send + Sync;
 /// Decides whether a call may run in parallel with others: `arguments -> bool`.
-pub type ConcurrencyFn = dyn Fn(&Value) -> bool + Send + Sync;
+pub(crate) type ConcurrencyFn = dyn Fn(&Value) -> bool + Send + Sync;
 
 /// The body of a tool, erased: valid frozen arguments in, a JSON value or a
 /// [`ToolError`] out.
@@ -42,23 +45,10 @@ pub type ConcurrencyFn = dyn Fn(&Value) -> bool + Send + Sync;
 pub trait ToolHandler: Send + Sync + 'static {
     /// Runs the body once.
     fn call(&self, arguments: Arc<Value>, cx: ToolRunContext) -> BodyFuture;
-
-    /// A handler that runs the same body and shares nothing that
-    /// [`call`](Self::call) writes: for one thread's calls (see
-    /// [`ToolDefinition::thread_copy`]).
-    ///
-    /// A handler whose `call` clones a shared value into its future (a
-    /// reference count every thread's calls write) returns a copy holding a
-    /// count of its own. `None`, the default, means `call` writes nothing
-    /// shared (a closure handler only calls the closure).
-    fn thread_copy(&self) -> Option<Arc<dyn ToolHandler>> {
-        None
-    }
 }
 
-/// A shared handler behind a count of its own: what
-/// [`ToolDefinition::thread_copy`] uses for handlers without a
-/// [`thread_copy`](ToolHandler::thread_copy).
+/// A shared handler behind a count of its own: the per-thread copy of a
+/// handler without a copier of its own.
 struct SharedHandler(Arc<dyn ToolHandler>);
 
 impl ToolHandler for SharedHandler {
@@ -73,7 +63,7 @@ where
     Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
 {
     fn call(&self, arguments: Arc<Value>, cx: ToolRunContext) -> BodyFuture {
-        BodyFuture::reusing(self(arguments, cx))
+        BodyFuture::new(self(arguments, cx))
     }
 }
 
@@ -312,6 +302,9 @@ pub struct ToolDefinition {
     description: Arc<str>,
     input_schema: Arc<Value>,
     handler: Arc<dyn ToolHandler>,
+    /// How to copy the handler for one thread's calls, when copying the
+    /// outer count is not enough.
+    copier: Option<Arc<CopyFn>>,
     timeout: Option<Duration>,
     concurrency: Option<Arc<ConcurrencyFn>>,
     tier: Tier,
@@ -338,31 +331,13 @@ impl fmt::Debug for ToolDefinition {
 impl ToolDefinition {
     /// A copy for one thread's calls: the same tool in every respect, but
     /// its name and handler are allocations of its own, so the reference
-    /// counts a call clones and drops (the name the execution carries, the
-    /// handler the execute stage holds) are written by that thread only.
-    /// Calls of one tool on several threads then write no shared cache line.
-    /// The pipeline keeps one per thread and tool; a host running calls
-    /// itself may do the same.
-    ///
-    /// ```
-    /// use serde_json::json;
-    /// use tack_core::tool::{OutputSpec, ToolDefinition};
-    /// let echo = ToolDefinition::builder("echo")
-    ///     .description("Repeat the text.")
-    ///     .input_schema(json!({"type": "object"}))
-    ///     .output(OutputSpec::new(json!({"type": "string"})))
-    ///     .handler(|args, _cx| async move { Ok(args["text"].clone()) })
-    ///     .build()
-    ///     .unwrap();
-    /// let copy = echo.thread_copy();
-    /// assert_eq!(copy.name(), echo.name());
-    /// assert!(!std::sync::Arc::ptr_eq(copy.handler(), echo.handler()));
-    /// ```
-    pub fn thread_copy(&self) -> ToolDefinition {
-        let handler = self
-            .handler
-            .thread_copy()
-            .unwrap_or_else(|| Arc::new(SharedHandler(self.handler.clone())));
+    /// counts a call clones and drops are written by that thread only
+    /// (reached by hosts through `tack_core::host::ThreadCopy`).
+    pub(crate) fn copy_for_thread(&self) -> ToolDefinition {
+        let handler = match &self.copier {
+            Some(copy) => copy(),
+            None => Arc::new(SharedHandler(self.handler.clone())),
+        };
         ToolDefinition {
             name: self.name.detached(),
             handler,
@@ -379,6 +354,7 @@ impl ToolDefinition {
             input_too_deep: false,
             allow_misplaced_keywords: false,
             handler: None,
+            copier: None,
             timeout: None,
             concurrency: None,
             tier: Tier::Executes,
@@ -512,6 +488,7 @@ pub struct ToolDefinitionBuilder {
     /// Whether schemas may hold keywords misplaced for their `type`.
     allow_misplaced_keywords: bool,
     handler: Option<Arc<dyn ToolHandler>>,
+    copier: Option<Arc<CopyFn>>,
     timeout: Option<Duration>,
     concurrency: Option<Arc<ConcurrencyFn>>,
     tier: Tier,
@@ -576,24 +553,34 @@ impl ToolDefinitionBuilder {
     }
 
     /// The body, as a closure. Required (this or [`handler_impl`](Self::handler_impl)).
-    pub fn handler<F, Fut>(mut self, handler: F) -> Self
+    pub fn handler<F, Fut>(self, handler: F) -> Self
     where
         F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Value, ToolError>> + Send + 'static,
     {
-        self.handler = Some(Arc::new(handler));
-        self
+        self.handler_arc(Arc::new(handler))
     }
 
     /// The body, as a [`ToolHandler`] type.
-    pub fn handler_impl(mut self, handler: impl ToolHandler) -> Self {
-        self.handler = Some(Arc::new(handler));
-        self
+    pub fn handler_impl(self, handler: impl ToolHandler) -> Self {
+        self.handler_arc(Arc::new(handler))
     }
 
     /// The body, already shared.
     pub fn handler_arc(mut self, handler: Arc<dyn ToolHandler>) -> Self {
         self.handler = Some(handler);
+        self.copier = None;
+        self
+    }
+
+    /// The body, with how to copy it for one thread's calls.
+    pub(crate) fn handler_copied(
+        mut self,
+        handler: impl ToolHandler,
+        copier: impl Fn() -> Arc<dyn ToolHandler> + Send + Sync + 'static,
+    ) -> Self {
+        self.handler = Some(Arc::new(handler));
+        self.copier = Some(Arc::new(copier));
         self
     }
 
@@ -724,6 +711,7 @@ impl ToolDefinitionBuilder {
             description: description.into(),
             input_schema: Arc::new(input_schema),
             handler,
+            copier: self.copier,
             timeout: self.timeout,
             concurrency: self.concurrency,
             tier: self.tier,

@@ -18,17 +18,16 @@ mod typed;
 
 pub use body_future::{BodyFuture, BodyResult};
 pub use definition::{
-    ConcurrencyFn, FinalizeContentFn, OutputSpec, PresentCallFn, PresentResultFn,
-    PresentationMetaFn, RenderFn, ToolDefinition, ToolDefinitionBuilder, ToolHandler,
-    default_present_call, default_present_result, default_render,
+    OutputSpec, ToolDefinition, ToolDefinitionBuilder, ToolHandler, default_present_call,
+    default_present_result, default_render,
 };
 pub use typed::Tool;
 
 pub use crate::context::execution::ToolExecution;
 pub use crate::model::{
     Arguments, ArgumentsError, CallId, Content, ContentBlock, DeferredContext, DefinitionError,
-    ErrorCode, ExecutionToken, ExportedTool, Failure, MAX_SCHEMA_DEPTH, MAX_TOOL_NAME_LEN,
-    MisplacedKeyword, NameError, Outcome, RenderError, RenderedTool, Status, Tier, ToolCall,
-    ToolError, ToolErrorCode, ToolFormat, ToolName, ToolSchema, UnknownErrorCode, UnknownFormat,
-    export_tools, export_tools_json, joined_text, schema_depth, tools_json,
+    ErrorCode, ExecutionToken, ExportedTool, Failure, MAX_SCHEMA_DEPTH, MisplacedKeyword,
+    NameError, Outcome, RenderError, RenderedTool, Status, Tier, ToolCall, ToolError,
+    ToolErrorCode, ToolFormat, ToolName, ToolSchema, UnknownErrorCode, UnknownFormat, export_tools,
+    export_tools_json, joined_text, schema_depth, tools_json,
 };

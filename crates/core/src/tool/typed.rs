@@ -118,8 +118,8 @@ pub trait Tool: Send + Sync + 'static {
 }
 
 /// A typed tool's body. The future of each call holds the tool; it clones
-/// the outer `Arc`, so a [`thread_copy`](ToolHandler::thread_copy) (a new
-/// outer `Arc` around the same tool) gives each thread a count of its own.
+/// the outer `Arc`, so a thread's copy of the definition (a new outer `Arc`
+/// around the same tool) gives each thread a count of its own.
 /// `key`: the pool of its futures' boxes.
 struct TypedHandler<T> {
     // The double `Arc` is the point: the outer one is per thread.
@@ -140,13 +140,7 @@ impl<T: Tool> TypedHandler<T> {
 
 impl<T: Tool> ToolHandler for TypedHandler<T> {
     fn call(&self, arguments: Arc<Value>, cx: ToolRunContext) -> BodyFuture {
-        BodyFuture::reusing_keyed(self.key, typed_body(self.tool.clone(), arguments, cx))
-    }
-
-    fn thread_copy(&self) -> Option<Arc<dyn ToolHandler>> {
-        Some(Arc::new(TypedHandler::new(Arc::new(Arc::clone(
-            &*self.tool,
-        )))))
+        BodyFuture::new_keyed(self.key, typed_body(self.tool.clone(), arguments, cx))
     }
 }
 
@@ -277,6 +271,7 @@ impl ToolDefinition {
         let classify_tool = tool.clone();
         let present_tool = tool.clone();
         let finalize_tool = tool.clone();
+        let copied_tool = tool.clone();
         let mut builder = ToolDefinition::builder(T::NAME)
             .description(tool.description())
             .input_schema(input)
@@ -292,7 +287,9 @@ impl ToolDefinition {
                     .unwrap_or_else(|| super::default_present_call(T::NAME, args))
             })
             .finalize_content(move |outcome| finalize_tool.finalize_content(outcome))
-            .handler_impl(TypedHandler::new(Arc::new(tool.clone())));
+            .handler_copied(TypedHandler::new(Arc::new(tool.clone())), move || {
+                Arc::new(TypedHandler::new(Arc::new(copied_tool.clone())))
+            });
         if let Some(timeout) = tool.timeout() {
             builder = builder.timeout(timeout);
         }

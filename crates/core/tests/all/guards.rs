@@ -6,7 +6,7 @@ use parking_lot::Mutex;
 use serde_json::json;
 use tack_core::hook::{AgentId, HookError, Provenance, Scope};
 use tack_core::host::{NewExecutionToken, NewToolExecution};
-use tack_core::policy::{GUARD_STAGE, Guard, GuardOutcome, GuardVerdict, Guards};
+use tack_core::policy::{Guard, GuardOutcome, GuardVerdict, Guards};
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
 
 fn exec(args: serde_json::Value) -> Arc<ToolExecution> {
@@ -47,7 +47,7 @@ async fn guards_run_in_registration_order_and_the_first_denial_stops_them() {
         outcome,
         GuardOutcome::Denied {
             reason: "b says no".into(),
-            provenance: Provenance::listener(GUARD_STAGE, "b")
+            provenance: Provenance::listener(Guards::STAGE, "b")
         }
     );
     assert_eq!(*seen.lock(), ["a", "b"]);
@@ -94,7 +94,7 @@ async fn a_panicking_guard_fails_closed() {
     assert_eq!(
         err,
         HookError::ListenerPanicked {
-            hook: GUARD_STAGE,
+            hook: Guards::STAGE,
             listener: "bad".into(),
             message: "guard bug".into()
         }

@@ -7,7 +7,7 @@ use futures::FutureExt;
 use tack_core::hook::{Provenance, panic_message};
 use tack_core::host::NewFailure;
 use tack_core::host::cancelled_before_start;
-use tack_core::policy::{ApprovalOutcome, ApprovalRequest, summarize_arguments};
+use tack_core::policy::{ApprovalOutcome, ApprovalRequest};
 use tack_core::tool::{ErrorCode, Failure, ToolExecution};
 use tokio_util::sync::CancellationToken;
 
@@ -48,7 +48,7 @@ impl Pipeline {
             reason,
         );
         // The gist in the order the model wrote the arguments.
-        request.summary = summarize_arguments(name, execution.parsed_arguments());
+        request.summary = ApprovalRequest::summarize_arguments(name, execution.parsed_arguments());
         // The call itself inside the future: a service that panics before
         // returning its future is contained like one that panics while polled.
         let asked = AssertUnwindSafe(async { approver.request(request, cancel.clone()).await })

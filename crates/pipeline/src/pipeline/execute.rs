@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures::FutureExt;
 use tack_core::context::ToolRunContext;
 use tack_core::hook::{AgentId, Decider, HookError, Provenance, panic_message};
-use tack_core::hooks::{EXECUTE, ExecuteOutput, ExecuteRequest};
+use tack_core::hooks::{ExecuteOutput, ExecuteRequest, ToolHooks};
 use tack_core::host::{NewExecuteRequest, NewFailure, NewOutcome, NewRunContext, NewToolExecution};
 use tack_core::host::{RunEffects, cancelled_before_start};
 use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall, ToolExecution};
@@ -214,7 +214,7 @@ impl Pipeline {
 /// The error of a body (the hook's default) that panicked.
 fn default_panicked(payload: &(dyn std::any::Any + Send)) -> HookError {
     HookError::DefaultPanicked {
-        hook: EXECUTE,
+        hook: ToolHooks::EXECUTE,
         message: panic_message(payload),
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use jsonschema::Validator;
 use tack_core::hook::Scope;
+use tack_core::host::ThreadCopy;
 use tack_core::plugin::RegistrationError;
 use tack_core::tool::{MAX_SCHEMA_DEPTH, RenderedTool, ToolDefinition, schema_depth};
 
@@ -72,7 +73,7 @@ impl RegisteredTool {
 
     /// A copy for one thread's calls: the same tool (the same registration,
     /// definition and compiled validators), whose own reference count and
-    /// [`ToolDefinition::thread_copy`] only that thread's calls write.
+    /// [`ThreadCopy::thread_copy`] only that thread's calls write.
     pub(crate) fn thread_copy(&self) -> RegisteredTool {
         RegisteredTool {
             id: self.id,

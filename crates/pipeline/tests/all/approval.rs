@@ -70,7 +70,7 @@ async fn the_summary_escapes_control_characters_and_is_cut() {
     assert!(!summary.chars().any(char::is_control), "{summary}");
     assert_eq!(
         summary.chars().count(),
-        tack_core::policy::SUMMARY_MAX_CHARS
+        tack_core::policy::ApprovalRequest::SUMMARY_MAX_CHARS
     );
     assert!(summary.ends_with('…'), "{summary}");
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use tack_core::hook::{Decider, ListenerSpec, Priority};
-use tack_core::hooks::{EXECUTE, ExecuteOutput};
+use tack_core::hooks::{ExecuteOutput, ToolHooks};
 use tack_core::tool::{ErrorCode, ToolCall, ToolError, ToolErrorCode};
 use tokio_util::sync::CancellationToken;
 
@@ -67,7 +67,7 @@ async fn wrapper_short_circuit_is_validated_and_rendered_from_the_value() {
     assert_eq!(text(&out), "short-circuited");
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     let provenance = out.provenance.as_ref().unwrap();
-    assert_eq!(provenance.hook, EXECUTE);
+    assert_eq!(provenance.hook, ToolHooks::EXECUTE);
     assert_eq!(provenance.decider, Decider::Listener("cache".into()));
 }
 

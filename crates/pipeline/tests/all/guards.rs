@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering;
 
 use tack_core::hook::{AgentId, Decider, ListenerSpec, Priority, Scope};
-use tack_core::policy::{ApprovalOutcome, GUARD_STAGE, GuardVerdict, PreDecision};
+use tack_core::policy::{ApprovalOutcome, GuardVerdict, Guards, PreDecision};
 use tack_core::tool::ErrorCode;
 
 use crate::harness::*;
@@ -38,7 +38,7 @@ async fn a_later_guard_denies_after_one_passes() {
     assert_eq!(f.code, ErrorCode::Denied);
     assert_eq!(f.message, "global denial");
     let provenance = out.provenance.as_ref().unwrap();
-    assert_eq!(provenance.hook, GUARD_STAGE);
+    assert_eq!(provenance.hook, Guards::STAGE);
     assert_eq!(provenance.decider, Decider::Listener("global-deny".into()));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(log.entries(), ["abstain", "global-deny"]);
@@ -149,7 +149,7 @@ async fn guard_denial_is_post_visible_and_a_panicking_guard_fails_closed() {
     assert_eq!(f.code, ErrorCode::Internal);
     assert!(f.message.contains("broken-guard"), "{}", f.message);
     assert!(f.message.contains("guard exploded"), "{}", f.message);
-    assert_eq!(broken.provenance.as_ref().unwrap().hook, GUARD_STAGE);
+    assert_eq!(broken.provenance.as_ref().unwrap().hook, Guards::STAGE);
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(log.entries(), ["Some(Denied)", "Some(Internal)"]);
     assert_eq!(h.stages("b"), GUARD_DENIED);

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 use tack_core::hook::Decider;
-use tack_core::hooks::{POST_EXECUTE, PostDecision};
+use tack_core::hooks::{PostDecision, ToolHooks};
 use tack_core::tool::{ContentBlock, ErrorCode, OutputSpec, ToolDefinition};
 
 use crate::harness::*;
@@ -43,7 +43,10 @@ async fn replaced_value_is_revalidated_and_re_rendered_and_context_appended() {
     assert_eq!(text(&out), "render:policy value");
     assert_eq!(out.presentation, Some(json!({"projected": "policy value"})));
     assert_eq!(out.deferred_context, ["from policy"]);
-    assert_eq!(out.provenance.as_ref().unwrap().hook, POST_EXECUTE);
+    assert_eq!(
+        out.provenance.as_ref().unwrap().hook,
+        ToolHooks::POST_EXECUTE
+    );
 }
 
 // POST-002: a replacement value that violates the output schema fails.

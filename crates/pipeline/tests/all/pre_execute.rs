@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 
 use serde_json::json;
 use tack_core::hook::{Decider, ListenerSpec, Priority};
-use tack_core::hooks::{PRE_EXECUTE, PostDecision};
+use tack_core::hooks::{PostDecision, ToolHooks};
 use tack_core::policy::PreDecision;
 use tack_core::tool::ErrorCode;
 
@@ -63,7 +63,7 @@ async fn denial_carries_code_reason_and_provenance_and_post_still_sees_it() {
     assert!(!f.dispatched);
     assert_eq!(text(&out), "DENIED: denied by policy");
     let provenance = out.provenance.as_ref().unwrap();
-    assert_eq!(provenance.hook, PRE_EXECUTE);
+    assert_eq!(provenance.hook, ToolHooks::PRE_EXECUTE);
     assert_eq!(provenance.decider, Decider::Listener("permission".into()));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(
@@ -84,7 +84,7 @@ async fn post_context_on_a_denial_keeps_who_denied() {
     assert_eq!(out.error_code(), Some(ErrorCode::Denied));
     assert_eq!(out.deferred_context, ["audited"]);
     let provenance = out.provenance.as_ref().unwrap();
-    assert_eq!(provenance.hook, PRE_EXECUTE, "{provenance}");
+    assert_eq!(provenance.hook, ToolHooks::PRE_EXECUTE, "{provenance}");
     assert_eq!(provenance.decider, Decider::Listener("permission".into()));
 }
 

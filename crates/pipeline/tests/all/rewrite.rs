@@ -8,7 +8,6 @@ use std::sync::atomic::Ordering;
 use parking_lot::Mutex;
 use serde_json::json;
 use tack_core::hook::{Decider, Scope};
-use tack_core::hooks::PRE_EXECUTE;
 use tack_core::policy::{ApprovalOutcome, GuardVerdict, PreDecision};
 use tack_core::tool::{ErrorCode, ToolExecution};
 use tack_pipeline::INVALID_REWRITE;
@@ -39,7 +38,7 @@ async fn the_body_runs_with_the_rewritten_arguments_and_the_outcome_records_them
     assert_eq!(*rewrite.original, json!({"text": "original"}));
     assert_eq!(*rewrite.rewritten, json!({"text": "rewritten"}));
     let by = rewrite.by.as_ref().unwrap();
-    assert_eq!(by.hook, PRE_EXECUTE);
+    assert_eq!(by.hook, tack_core::hooks::ToolHooks::PRE_EXECUTE);
     assert_eq!(by.decider, Decider::Listener("rewriter".into()));
     // The record survives serialization (what a session log writes).
     let logged = serde_json::to_value(&*out).unwrap();

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tack_core::hook::{Decider, ListenerSpec, Priority, Provenance};
-use tack_core::hooks::{PRE_EXECUTE, PostExecuteInput};
+use tack_core::hooks::{PostExecuteInput, ToolHooks};
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 use tack_core::policy::PreDecision;
 use tack_core::tool::{ContentBlock, DeferredContext, ErrorCode, ToolExecution};
@@ -347,7 +347,7 @@ impl Hooks {
         Some(
             decision
                 .with_arguments(arguments)
-                .with_rewritten_by(Provenance::listener(PRE_EXECUTE, LISTENER_NAME)),
+                .with_rewritten_by(Provenance::listener(ToolHooks::PRE_EXECUTE, LISTENER_NAME)),
         )
     }
 
