@@ -1,7 +1,7 @@
 //! All the builtin tools at once: as definitions, registered, or as a plugin.
 
 use tack_core::hook::{Disposables, Scope};
-use tack_core::host::ToolRegistrar;
+use tack_core::plugin::ToolRegistrar;
 use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory, RegistrationError};
 use tack_core::tool::{DefinitionError, ToolDefinition};
 
@@ -50,7 +50,7 @@ pub enum RegisterError {
 /// use tack_core::hook::{Disposer, Scope};
 /// use tack_core::plugin::RegistrationError;
 /// use tack_core::tool::ToolDefinition;
-/// use tack_core::host::ToolRegistrar;
+/// use tack_core::plugin::ToolRegistrar;
 ///
 /// #[derive(Default)]
 /// struct Names(Arc<Mutex<Vec<String>>>);

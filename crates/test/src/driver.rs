@@ -11,8 +11,9 @@ use tack_core::CancellationToken;
 use tack_core::capability::{BatchEvent, DispatchBatch, OnAdmitted, SerialBatch, ToolDispatcher};
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
-use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome, ToolRegistrar};
+use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome};
 use tack_core::plugin::RegistrationError;
+use tack_core::plugin::ToolRegistrar;
 use tack_core::policy::Guards;
 use tack_core::tool::{CallId, ErrorCode, Failure, Outcome, ToolCall, ToolDefinition};
 use tack_pipeline::{

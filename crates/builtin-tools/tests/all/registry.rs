@@ -6,8 +6,9 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
-use tack_core::host::{CapabilitySlots, PluginHost, ToolRegistrar};
+use tack_core::host::{CapabilitySlots, PluginHost};
 use tack_core::plugin::RegistrationError;
+use tack_core::plugin::ToolRegistrar;
 use tack_core::tool::{Tier, ToolDefinition};
 use tack_tools::{BuiltinTools, RegisterError, builtin_tools, register_builtin_tools};
 

@@ -24,7 +24,7 @@ use crate::model::DeferredContext;
 /// ```
 ///
 /// A host that builds the context with
-/// [`NewRunContext::with_fresh_effects`](crate::host::NewRunContext::with_fresh_effects)
+/// `tack_core::host::NewRunContext::with_fresh_effects`
 /// gets the effects, and the context, inside the execution's own allocation
 /// (the first context of an execution allocates nothing; a later one
 /// allocates once for both).

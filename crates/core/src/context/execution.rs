@@ -18,7 +18,7 @@ use crate::model::{ArgumentRewrite, Arguments, CallId, ExecutionToken, Tier, Too
 /// [`rewrite`](Self::rewrite) record.
 ///
 /// The pipeline builds it (through
-/// [`NewToolExecution`](crate::host::NewToolExecution)); hooks, guards and
+/// `tack_core::host::NewToolExecution`); hooks, guards and
 /// tool bodies read it:
 ///
 /// ```

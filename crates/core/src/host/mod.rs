@@ -59,4 +59,3 @@ pub use crate::context::effects::RunEffects;
 
 pub use crate::plugin::RegistrationError;
 pub use crate::plugin::factory::{find_plugin, plugin_factories, sorted_factories};
-pub use crate::plugin::registrar::ToolRegistrar;

@@ -3,9 +3,10 @@
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::{CapabilitySlots, ToolRegistrar, find_plugin};
+use super::{CapabilitySlots, find_plugin};
 use crate::hook::{Disposables, panic_message};
 use crate::hooks::ToolHooks;
+use crate::plugin::ToolRegistrar;
 use crate::plugin::factory::check_plugin_name;
 use crate::plugin::{Plugin, PluginContext, PluginError};
 
@@ -18,10 +19,10 @@ use crate::plugin::{Plugin, PluginContext, PluginError};
 ///   whatever it had registered is disposed before the error is returned.
 ///
 /// ```
-/// use tack_core::host::{CapabilitySlots, PluginHost, ToolRegistrar};
+/// use tack_core::host::{CapabilitySlots, PluginHost};
 /// use tack_core::hook::{Disposer, Scope};
 /// use tack_core::hooks::ToolHooks;
-/// use tack_core::plugin::{Plugin, PluginContext, PluginError, RegistrationError};
+/// use tack_core::plugin::{Plugin, PluginContext, PluginError, RegistrationError, ToolRegistrar};
 /// use tack_core::policy::PreDecision;
 /// use tack_core::tool::ToolDefinition;
 ///

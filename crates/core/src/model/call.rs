@@ -64,8 +64,8 @@ impl From<String> for CallId {
 /// `run_code`) passes its own execution's token as the
 /// [`parent`](ToolCall::parent) of the calls it makes, which is how the pipeline
 /// tells a nested call from a model-direct one. Callers cannot choose a token's
-/// value; the pipeline [`issue`](crate::host::NewExecutionToken::issue)s a new one
-/// per execution.
+/// value; the pipeline issues a new one per execution
+/// (`tack_core::host::NewExecutionToken::issue`).
 ///
 /// ```
 /// use tack_core::host::NewExecutionToken;

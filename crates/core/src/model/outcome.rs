@@ -168,7 +168,7 @@ pub enum Status {
 /// The one normalized result of a tool call: what goes back into the model's
 /// context, and what hosts log.
 ///
-/// The pipeline builds it (through [`NewOutcome`](crate::host::NewOutcome));
+/// The pipeline builds it (through `tack_core::host::NewOutcome`);
 /// hooks and hosts read it:
 ///
 /// ```

@@ -5,7 +5,7 @@ mod error;
 pub(crate) mod factory;
 mod plugin_fn;
 mod plugin_hooks;
-pub(crate) mod registrar;
+mod registrar;
 mod registration;
 mod registration_error;
 
@@ -14,7 +14,7 @@ pub use error::PluginError;
 pub use factory::PluginFactory;
 pub use plugin_fn::{PluginFn, plugin_fn};
 pub use plugin_hooks::{PluginGuards, PluginHooks, PluginObserver, PluginWaterfall};
-pub(crate) use registrar::ToolRegistrar;
+pub use registrar::ToolRegistrar;
 pub use registration::Registration;
 pub use registration_error::{RUN_CODE, RegistrationError};
 

@@ -69,7 +69,8 @@ where
 mod tests {
     use crate::hook::{Disposer, Scope};
     use crate::hooks::ToolHooks;
-    use crate::host::{CapabilitySlots, PluginHost, ToolRegistrar};
+    use crate::host::{CapabilitySlots, PluginHost};
+    use crate::plugin::ToolRegistrar;
     use crate::plugin::{Plugin, PluginError, RegistrationError, plugin_fn};
     use crate::policy::PreDecision;
     use crate::tool::ToolDefinition;

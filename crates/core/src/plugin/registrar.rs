@@ -6,10 +6,12 @@ use super::RegistrationError;
 use crate::hook::{Disposer, Scope};
 use crate::tool::ToolDefinition;
 
-/// A tool registry, as the [`PluginHost`](crate::host::PluginHost) registers a
-/// plugin's tools into it. Implemented by the host's registry (tack-pipeline's
-/// `ToolRegistry`); plugins register through
-/// [`PluginContext`](crate::plugin::PluginContext) and never see it.
+/// A tool registry: what a plugin's tools are registered into. Implemented
+/// by the host's registry (tack-pipeline's `ToolRegistry`). A plugin's
+/// install registers through its
+/// [`PluginContext`](crate::plugin::PluginContext); a plugin whose tools
+/// change later (an MCP server's tool list) is given one by its host and
+/// keeps it.
 pub trait ToolRegistrar: Send + Sync {
     /// Registers `definition` in `scope`; the disposer unregisters it.
     ///

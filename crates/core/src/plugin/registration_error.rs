@@ -28,7 +28,7 @@ pub enum RegistrationError {
         reason: String,
     },
     /// The registry does not offer the operation (e.g. an atomic
-    /// [`replace_tools`](crate::host::ToolRegistrar::replace_tools)).
+    /// [`replace_tools`](crate::plugin::ToolRegistrar::replace_tools)).
     #[error(
         "this tool registry does not support {operation}: use a registry that does (tack-pipeline's ToolRegistry does)"
     )]

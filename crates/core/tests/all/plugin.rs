@@ -8,10 +8,12 @@ use serde_json::json;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::host::{
-    CapabilitySlots, NewExecutionToken, NewToolExecution, PluginHost, ToolRegistrar, find_plugin,
+    CapabilitySlots, NewExecutionToken, NewToolExecution, PluginHost, find_plugin,
     plugin_factories, sorted_factories,
 };
-use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory, RegistrationError};
+use tack_core::plugin::{
+    Plugin, PluginContext, PluginError, PluginFactory, RegistrationError, ToolRegistrar,
+};
 use tack_core::policy::PreDecision;
 use tack_core::tool::{OutputSpec, ToolDefinition};
 

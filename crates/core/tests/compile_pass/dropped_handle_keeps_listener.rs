@@ -7,7 +7,8 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tack_core::host::{CapabilitySlots, NewExecutionToken, NewToolExecution, PluginHost, ToolRegistrar};
+use tack_core::host::{CapabilitySlots, NewExecutionToken, NewToolExecution, PluginHost};
+use tack_core::plugin::ToolRegistrar;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::plugin::{Plugin, PluginContext, PluginError, RegistrationError};

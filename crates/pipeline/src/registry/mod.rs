@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tack_core::hook::{AgentId, Disposer, Scope};
-use tack_core::host::ToolRegistrar;
 use tack_core::plugin::RegistrationError;
+use tack_core::plugin::ToolRegistrar;
 use tack_core::tool::{ToolDefinition, ToolSchema};
 
 use export_cache::{ExportCache, Versioned};

@@ -7,8 +7,8 @@ use serde_json::json;
 use tack_core::CancellationToken;
 use tack_core::capability::ToolDispatcher;
 use tack_core::hook::{AgentId, Scope};
-use tack_core::host::ToolRegistrar;
 use tack_core::plugin::RegistrationError;
+use tack_core::plugin::ToolRegistrar;
 use tack_core::tool::{ErrorCode, OutputSpec, ToolCall, ToolDefinition};
 use tack_pipeline::{Pipeline, ToolRegistry};
 

@@ -2,8 +2,8 @@
 
 use serde_json::json;
 use tack_core::hook::AgentId;
-use tack_core::host::ToolRegistrar;
 use tack_core::plugin::RegistrationError;
+use tack_core::plugin::ToolRegistrar;
 use tack_core::tool::{ErrorCode, ToolCall};
 use tack_pipeline::{Pipeline, Presentation, ToolRegistry};
 use tokio_util::sync::CancellationToken;

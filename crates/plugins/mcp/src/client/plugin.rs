@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tack_core::hook::Disposer;
-use tack_core::host::ToolRegistrar;
+use tack_core::plugin::ToolRegistrar;
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 
 use super::progress::{McpProgress, ProgressListener};

@@ -24,8 +24,8 @@ use tack_core::capability::{
 };
 use tack_core::context::ToolRunContext;
 use tack_core::hook::{Disposer, Scope};
-use tack_core::host::ToolRegistrar;
 use tack_core::plugin::RegistrationError;
+use tack_core::plugin::ToolRegistrar;
 use tack_core::tool::{
     CallId, DefinitionError, MisplacedKeyword, OutputSpec, ToolDefinition, ToolError, ToolErrorCode,
 };

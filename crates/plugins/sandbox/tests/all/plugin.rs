@@ -4,9 +4,10 @@ use std::path::PathBuf;
 
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
-use tack_core::host::{CapabilitySlots, PluginHost, ToolRegistrar, plugin_factories};
+use tack_core::host::{CapabilitySlots, PluginHost, plugin_factories};
 use tack_core::plugin::Plugin;
 use tack_core::plugin::RegistrationError;
+use tack_core::plugin::ToolRegistrar;
 use tack_core::serde_json::json;
 use tack_core::tool::ToolDefinition;
 use tack_sandbox::PLUGIN_NAME;
