@@ -3,8 +3,9 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
+use tack_core::host::{default_present_call, default_present_result};
 use tack_core::policy::ApprovalOutcome;
-use tack_core::tool::{ContentBlock, Outcome, default_present_call, default_present_result};
+use tack_core::tool::{ContentBlock, Outcome};
 use tack_pipeline::ToolRegistry;
 
 use crate::escape::{escape_block, escape_line};

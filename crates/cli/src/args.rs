@@ -414,7 +414,7 @@ pub enum FormatFlag {
     Neutral,
 }
 
-impl From<FormatFlag> for tack_core::tool::ToolFormat {
+impl From<FormatFlag> for tack_core::host::ToolFormat {
     fn from(flag: FormatFlag) -> Self {
         match flag {
             FormatFlag::Openai => Self::OpenAi,

@@ -36,9 +36,8 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use serde_json::json;
 use tack_core::hook::{AgentId, Disposer, ListenerSpec};
-use tack_core::tool::{
-    ExportedTool, OutputSpec, ToolCall, ToolDefinition, ToolFormat, export_tools, tools_json,
-};
+use tack_core::host::{ExportedTool, ToolFormat, export_tools, tools_json};
+use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
 use tack_pipeline::{Pipeline, Presentation, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 

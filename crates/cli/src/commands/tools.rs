@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use tack_agent::PluginSet;
-use tack_core::tool::{ToolFormat, export_tools};
+use tack_core::host::{ToolFormat, export_tools};
 use tack_pipeline::ToolRegistry;
 use tack_tools::BuiltinTools;
 

@@ -8,8 +8,9 @@
 //! * [`Observer<T>`]: listeners see a frozen `Arc<T>` and cannot change it.
 
 pub(crate) use tack_hook::ListenerList;
+pub(crate) use tack_hook::panic_message;
 pub use tack_hook::{
-    AgentId, Decider, Dispatch, Disposables, Disposer, HookError, ListenerSpec, Next, NextFuture,
-    Notified, Observer, ObserverListener, Order, OrderError, Priority, Provenance, Relation, Scope,
-    Waterfall, WaterfallListener, panic_message,
+    AgentId, Decider, Disposables, Disposer, HookError, ListenerSpec, Next, NextFuture, Observer,
+    ObserverListener, Order, OrderError, Priority, Provenance, Relation, Scope, Waterfall,
+    WaterfallListener,
 };

@@ -1,11 +1,22 @@
 //! The host's side of tack-core: what a host (tack-pipeline, an agent, a
 //! test harness) uses to run plugins, and a plugin never needs.
 //!
+//! Compiled only with tack-core's `host` cargo feature, which hosts turn on
+//! and plugin crates leave off.
+//!
 //! * [`PluginHost`]: installs plugins into hook points, capability slots and
 //!   a tool registry, and unloads them.
-//! * [`ToolRegistrar`]: the registry interface a plugin's tools are registered
-//!   through.
 //! * [`CapabilitySlots`]: the shared, swappable capabilities.
+//! * [`export_tools`], [`tools_json`], [`ExportedTool`], [`RenderedTool`],
+//!   [`ToolFormat`]: the tools' schemas in a model API's format (OpenAI,
+//!   Anthropic, MCP); [`schema_depth`], the nesting a registry
+//!   checks against `ToolSchema::MAX_DEPTH`.
+//! * [`default_render`], [`default_present_call`],
+//!   [`default_present_result`]: what a UI shows for a tool that brings no
+//!   presenter of its own.
+//! * [`Dispatch`], [`Notified`], [`panic_message`], [`GuardOutcome`]: what
+//!   running the hook points and guards gives the pipeline.
+//! * [`ThreadCopy`]: a thread's own copy of a registered tool.
 //! * [`plugin_factories`], [`find_plugin`], [`sorted_factories`]: the plugins
 //!   linked into the binary.
 //! * [`RunEffects`]: what one execution's body asked the loop for (deferred
@@ -54,8 +65,16 @@ pub use build::{
 };
 pub use plugin_host::PluginHost;
 
+pub use tack_hook::{Dispatch, Notified, panic_message};
+
 pub use crate::capability::set::CapabilitySlots;
 pub use crate::context::effects::RunEffects;
+pub use crate::model::{
+    ExportedTool, RenderedTool, ToolFormat, UnknownFormat, export_tools, export_tools_json,
+    schema_depth, tools_json,
+};
+pub use crate::policy::guard::GuardOutcome;
+pub use crate::tool::definition::{default_present_call, default_present_result, default_render};
 
 pub use crate::plugin::RegistrationError;
 pub use crate::plugin::factory::{find_plugin, plugin_factories, sorted_factories};

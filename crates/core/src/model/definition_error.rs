@@ -67,7 +67,7 @@ pub enum DefinitionError {
         /// What went wrong.
         message: String,
     },
-    /// A schema nests deeper than [`MAX_SCHEMA_DEPTH`](super::MAX_SCHEMA_DEPTH).
+    /// A schema nests deeper than [`ToolSchema::MAX_DEPTH`](super::ToolSchema::MAX_DEPTH).
     #[error(
         "the {which} schema of tool `{tool}` goes deeper than {limit} levels (JSON objects and \
          arrays, with each local `$ref` followed into what it points to): flatten it, with \

@@ -34,5 +34,5 @@ pub use schema::{
     ExportedTool, RenderedTool, ToolFormat, ToolSchema, UnknownFormat, export_tools,
     export_tools_json, tools_json,
 };
-pub use schema_depth::{MAX_SCHEMA_DEPTH, schema_depth};
+pub use schema_depth::schema_depth;
 pub use tier::Tier;

@@ -38,6 +38,11 @@ pub struct ToolSchema {
 }
 
 impl ToolSchema {
+    /// The deepest a tool's input or output schema may nest (64), counting
+    /// JSON objects and arrays and stepping into `$ref`s: deeper, building
+    /// the definition fails.
+    pub const MAX_DEPTH: usize = super::schema_depth::MAX_SCHEMA_DEPTH;
+
     /// A schema from its three parts.
     pub fn new(
         name: impl Into<String>,
@@ -54,8 +59,8 @@ impl ToolSchema {
     /// The OpenAI chat-completions shape:
     /// `{"type": "function", "function": {"name", "description", "parameters"}}`.
     ///
-    /// A `Value` holds its own copy of the schema; [`ExportedTool`] writes the
-    /// same shape without one.
+    /// A `Value` holds its own copy of the schema; `tack_core::host::ExportedTool`
+    /// writes the same shape without one.
     pub fn to_openai(&self) -> Value {
         let mut outer = Map::with_capacity(2);
         outer.insert("type".to_owned(), Value::from("function"));
@@ -100,7 +105,7 @@ impl ToolSchema {
 /// A tool-list format a host sends to a model or client.
 ///
 /// ```
-/// use tack_core::tool::ToolFormat;
+/// use tack_core::host::ToolFormat;
 /// assert_eq!("openai".parse::<ToolFormat>().unwrap(), ToolFormat::OpenAi);
 /// assert!("yaml".parse::<ToolFormat>().unwrap_err().to_string().contains("openai, anthropic, mcp"));
 /// ```
@@ -154,7 +159,8 @@ impl FromStr for ToolFormat {
 ///
 /// ```
 /// use serde_json::json;
-/// use tack_core::tool::{ToolFormat, ToolSchema, export_tools};
+/// use tack_core::tool::ToolSchema;
+/// use tack_core::host::{ToolFormat, export_tools};
 /// let tools = [ToolSchema::new("a", "A.", json!({"type": "object"}))];
 /// assert_eq!(export_tools(&tools, ToolFormat::Mcp)[0]["inputSchema"]["type"], "object");
 /// ```
@@ -172,7 +178,8 @@ pub fn export_tools(schemas: &[ToolSchema], format: ToolFormat) -> Value {
 ///
 /// ```
 /// use serde_json::json;
-/// use tack_core::tool::{ExportedTool, ToolFormat, ToolSchema};
+/// use tack_core::tool::ToolSchema;
+/// use tack_core::host::{ExportedTool, ToolFormat};
 ///
 /// let schema = ToolSchema::new("echo", "Repeat the text.", json!({"type": "object"}));
 /// let text = serde_json::to_string(&ExportedTool::of(&schema, ToolFormat::OpenAi)).unwrap();
@@ -198,7 +205,7 @@ pub struct ExportedTool<'a> {
 ///
 /// ```
 /// use serde_json::json;
-/// use tack_core::tool::RenderedTool;
+/// use tack_core::host::RenderedTool;
 /// let rendered = RenderedTool::of("echo", "Say \"hi\".", &json!({"type": "object"}));
 /// assert_eq!(rendered.name(), r#""echo""#);
 /// assert_eq!(rendered.description(), r#""Say \"hi\".""#);
@@ -268,7 +275,7 @@ impl<'a> ExportedTool<'a> {
     ///
     /// ```
     /// use serde_json::json;
-    /// use tack_core::tool::{ExportedTool, RenderedTool, ToolFormat, tools_json};
+    /// use tack_core::host::{ExportedTool, RenderedTool, ToolFormat, tools_json};
     /// let schema = json!({"type": "object"});
     /// let rendered = RenderedTool::of("a", "A.", &schema);
     /// let tool = ExportedTool::new("a", "A.", &schema, ToolFormat::Mcp);
@@ -409,7 +416,8 @@ impl Serialize for ExportedTool<'_> {
 ///
 /// ```
 /// use serde_json::json;
-/// use tack_core::tool::{ExportedTool, ToolFormat, ToolSchema, export_tools, tools_json};
+/// use tack_core::tool::ToolSchema;
+/// use tack_core::host::{ExportedTool, ToolFormat, export_tools, tools_json};
 ///
 /// let tools = [
 ///     ToolSchema::new("a", "A.", json!({"type": "object"})),
@@ -449,7 +457,8 @@ fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
 ///
 /// ```
 /// use serde_json::json;
-/// use tack_core::tool::{ToolFormat, ToolSchema, export_tools, export_tools_json};
+/// use tack_core::tool::ToolSchema;
+/// use tack_core::host::{ToolFormat, export_tools, export_tools_json};
 /// let tools = [ToolSchema::new("a", "A.", json!({"type": "object"}))];
 /// let text = export_tools_json(&tools, ToolFormat::OpenAi);
 /// assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), export_tools(&tools, ToolFormat::OpenAi));

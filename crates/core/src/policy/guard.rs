@@ -128,7 +128,8 @@ pub enum GuardOutcome {
 /// ```
 /// use std::sync::Arc;
 /// use serde_json::json;
-/// use tack_core::policy::{GuardOutcome, GuardVerdict, Guards};
+/// use tack_core::policy::{GuardVerdict, Guards};
+/// use tack_core::host::GuardOutcome;
 /// use tack_core::hook::Scope;
 /// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
 /// use tack_core::host::{NewExecutionToken, NewToolExecution};
@@ -226,6 +227,7 @@ impl Guards {
     ///
     /// [`HookError::ListenerPanicked`] when a guard panics: the caller must fail
     /// the call closed.
+    #[cfg(feature = "host")]
     pub async fn run(
         &self,
         agent: Option<&AgentId>,

@@ -5,11 +5,11 @@
 
 mod action;
 mod decision;
-mod guard;
+pub(crate) mod guard;
 
 pub use action::{Action, UnknownAction};
 pub use decision::{PreDecision, PreVerdict};
-pub use guard::{Guard, GuardOutcome, GuardVerdict, Guards};
+pub use guard::{Guard, GuardVerdict, Guards};
 
 pub use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalService, escape_control};
 pub use crate::model::ArgumentRewrite;

@@ -9,13 +9,14 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{
-    BodyFuture, Content, DefinitionError, ExportedTool, MAX_SCHEMA_DEPTH, MisplacedKeyword,
-    Outcome, RenderError, Tier, ToolError, ToolFormat, ToolName, ToolSchema,
+    BodyFuture, Content, DefinitionError, MisplacedKeyword, Outcome, RenderError, Tier, ToolError,
+    ToolName, ToolSchema,
 };
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
-use crate::model::schema_depth::within_limit;
+use crate::model::schema_depth::{MAX_SCHEMA_DEPTH, within_limit};
 use crate::model::schema_keywords::misplaced_keyword;
+use crate::model::{ExportedTool, ToolFormat};
 
 /// Renders a success value for the model: `(arguments, value) -> content`.
 pub(crate) type RenderFn = dyn Fn(&Value, &Value) -> Result<Content, RenderError> + Send + Sync;
@@ -81,7 +82,7 @@ where
 #[derive(Clone)]
 pub struct OutputSpec {
     schema: Value,
-    /// The schema given nested past [`MAX_SCHEMA_DEPTH`] (it was taken apart;
+    /// The schema given nested past [`ToolSchema::MAX_DEPTH`] (it was taken apart;
     /// building the definition fails).
     too_deep: bool,
     render: Arc<RenderFn>,
@@ -90,10 +91,11 @@ pub struct OutputSpec {
 }
 
 impl OutputSpec {
-    /// An output declared by `schema`, rendered by [`default_render`] until
+    /// An output declared by `schema`, rendered by the default renderer (a string as itself, anything
+    /// else as compact JSON) until
     /// [`render`](Self::render) sets another renderer.
     ///
-    /// A schema nested deeper than [`MAX_SCHEMA_DEPTH`] is taken apart here,
+    /// A schema nested deeper than [`ToolSchema::MAX_DEPTH`] is taken apart here,
     /// without recursion, and building the definition fails with
     /// [`DefinitionError::SchemaTooDeep`].
     pub fn new(schema: Value) -> Self {
@@ -237,7 +239,8 @@ impl fmt::Debug for OutputSpec {
 ///
 /// ```
 /// use serde_json::json;
-/// use tack_core::tool::{ContentBlock, default_render};
+/// use tack_core::tool::ContentBlock;
+/// use tack_core::host::default_render;
 /// assert_eq!(default_render(&json!("hi")), vec![ContentBlock::text("hi")]);
 /// assert_eq!(default_render(&json!({"n": 1})), vec![ContentBlock::text(r#"{"n":1}"#)]);
 /// ```
@@ -252,7 +255,7 @@ pub fn default_render(value: &Value) -> Content {
 ///
 /// ```
 /// use serde_json::json;
-/// assert_eq!(tack_core::tool::default_present_call("read_file", &json!({"path": "a"})), r#"read_file({"path":"a"})"#);
+/// assert_eq!(tack_core::host::default_present_call("read_file", &json!({"path": "a"})), r#"read_file({"path":"a"})"#);
 /// ```
 pub fn default_present_call(name: &str, args: &Value) -> String {
     format!("{name}({args})")
@@ -483,7 +486,7 @@ pub struct ToolDefinitionBuilder {
     name: String,
     description: Option<String>,
     input_schema: Option<Value>,
-    /// The input schema given nested past [`MAX_SCHEMA_DEPTH`] (taken apart).
+    /// The input schema given nested past [`ToolSchema::MAX_DEPTH`] (taken apart).
     input_too_deep: bool,
     /// Whether schemas may hold keywords misplaced for their `type`.
     allow_misplaced_keywords: bool,
@@ -516,7 +519,7 @@ impl ToolDefinitionBuilder {
 
     /// The JSON Schema of the arguments; must describe an object. Required.
     ///
-    /// A schema nested deeper than [`MAX_SCHEMA_DEPTH`] is taken apart here,
+    /// A schema nested deeper than [`ToolSchema::MAX_DEPTH`] is taken apart here,
     /// without recursion, and [`build`](Self::build) fails with
     /// [`DefinitionError::SchemaTooDeep`].
     pub fn input_schema(mut self, schema: Value) -> Self {
@@ -654,7 +657,7 @@ impl ToolDefinitionBuilder {
     ///
     /// [`DefinitionError`] for an invalid name, an empty description, a
     /// missing or non-object input schema, a missing or invalid output schema,
-    /// a schema nested deeper than [`MAX_SCHEMA_DEPTH`], a keyword misplaced
+    /// a schema nested deeper than [`ToolSchema::MAX_DEPTH`], a keyword misplaced
     /// for its schema's `type` (unless
     /// [`allow_misplaced_keywords`](Self::allow_misplaced_keywords)), a
     /// missing handler, or a zero timeout.

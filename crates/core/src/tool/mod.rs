@@ -2,8 +2,8 @@
 //!
 //! A tool has three layers (docs/design.md):
 //!
-//! 1. **model-visible**: [`ToolSchema`] — name, description, input schema —
-//!    with exporters to the OpenAI, Anthropic and MCP formats;
+//! 1. **model-visible**: [`ToolSchema`] — name, description, input schema
+//!    (a host exports it to the OpenAI, Anthropic and MCP formats);
 //! 2. **host-only**: the handler, timeout, concurrency classifier and [`Tier`]
 //!    of a [`ToolDefinition`];
 //! 3. **output**: the mandatory [`OutputSpec`] (schema, pure renderer,
@@ -13,21 +13,16 @@
 //! one [`Outcome`], whose failures carry an [`ErrorCode`].
 
 mod body_future;
-mod definition;
+pub(crate) mod definition;
 mod typed;
 
 pub use body_future::{BodyFuture, BodyResult};
-pub use definition::{
-    OutputSpec, ToolDefinition, ToolDefinitionBuilder, ToolHandler, default_present_call,
-    default_present_result, default_render,
-};
+pub use definition::{OutputSpec, ToolDefinition, ToolDefinitionBuilder, ToolHandler};
 pub use typed::Tool;
 
 pub use crate::context::execution::ToolExecution;
 pub use crate::model::{
     Arguments, ArgumentsError, CallId, Content, ContentBlock, DeferredContext, DefinitionError,
-    ErrorCode, ExecutionToken, ExportedTool, Failure, MAX_SCHEMA_DEPTH, MisplacedKeyword,
-    NameError, Outcome, RenderError, RenderedTool, Status, Tier, ToolCall, ToolError,
-    ToolErrorCode, ToolFormat, ToolName, ToolSchema, UnknownErrorCode, UnknownFormat, export_tools,
-    export_tools_json, joined_text, schema_depth, tools_json,
+    ErrorCode, ExecutionToken, Failure, MisplacedKeyword, NameError, Outcome, RenderError, Status,
+    Tier, ToolCall, ToolError, ToolErrorCode, ToolName, ToolSchema, UnknownErrorCode, joined_text,
 };

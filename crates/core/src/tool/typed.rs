@@ -94,7 +94,7 @@ pub trait Tool: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
 
     /// Renders a success for the model. Must be pure: a replay renders the
-    /// logged value with it. Default: what [`default_render`](super::default_render) makes of the JSON
+    /// logged value with it. Default: what the default renderer makes of the JSON
     /// value (a string as itself, anything else as compact JSON).
     fn render(&self, _args: &Self::Args, output: &Self::Output) -> Content {
         render_serialized(output)
@@ -284,7 +284,7 @@ impl ToolDefinition {
                 deserialize_args::<T>(args)
                     .ok()
                     .and_then(|a| present_tool.present_call(&a))
-                    .unwrap_or_else(|| super::default_present_call(T::NAME, args))
+                    .unwrap_or_else(|| super::definition::default_present_call(T::NAME, args))
             })
             .finalize_content(move |outcome| finalize_tool.finalize_content(outcome))
             .handler_copied(TypedHandler::new(Arc::new(tool.clone())), move || {

@@ -7,10 +7,11 @@ use pretty_assertions::assert_eq;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use tack_core::host::{NewFailure, NewOutcome};
+use tack_core::host::{ToolFormat, export_tools};
 use tack_core::policy::ApprovalOutcome;
 use tack_core::tool::{
     CallId, Content, ContentBlock, DefinitionError, ErrorCode, Failure, NameError, Outcome,
-    OutputSpec, Tier, ToolDefinition, ToolFormat, ToolName, ToolSchema, export_tools,
+    OutputSpec, Tier, ToolDefinition, ToolName, ToolSchema,
 };
 
 fn echo() -> ToolDefinition {

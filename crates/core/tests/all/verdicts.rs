@@ -2,7 +2,8 @@
 //! tool may return.
 
 use tack_core::hook::{AgentId, Scope};
-use tack_core::policy::{Action, GuardOutcome, GuardVerdict, PreDecision, PreVerdict};
+use tack_core::host::GuardOutcome;
+use tack_core::policy::{Action, GuardVerdict, PreDecision, PreVerdict};
 use tack_core::tool::{ErrorCode, ToolError, ToolErrorCode};
 
 #[test]

@@ -12,7 +12,8 @@ use tack_core::plugin::ToolRegistrar;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::plugin::{Plugin, PluginContext, PluginError, RegistrationError};
-use tack_core::policy::{GuardOutcome, GuardVerdict, PreDecision};
+use tack_core::policy::{GuardVerdict, PreDecision};
+use tack_core::host::GuardOutcome;
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolDefinition, ToolExecution, ToolName};
 
 struct NoTools;

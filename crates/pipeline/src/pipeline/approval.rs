@@ -4,9 +4,10 @@
 use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
-use tack_core::hook::{Provenance, panic_message};
+use tack_core::hook::Provenance;
 use tack_core::host::NewFailure;
 use tack_core::host::cancelled_before_start;
+use tack_core::host::panic_message;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest};
 use tack_core::tool::{ErrorCode, Failure, ToolExecution};
 use tokio_util::sync::CancellationToken;

@@ -4,8 +4,9 @@
 
 use std::any::Any;
 
-use tack_core::hook::{HookError, Provenance, panic_message};
+use tack_core::hook::{HookError, Provenance};
 use tack_core::host::NewFailure;
+use tack_core::host::panic_message;
 use tack_core::tool::{ErrorCode, Failure};
 
 /// The failure and provenance for `error`; `consequence` says what happened

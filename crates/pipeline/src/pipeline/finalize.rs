@@ -9,7 +9,8 @@ use tack_core::hooks::{PostDecision, PostExecuteInput};
 use tack_core::host::RunEffects;
 use tack_core::host::{NewOutcome, NewPostExecuteInput, NewToolExecution};
 
-use tack_core::hook::{AgentId, Dispatch, HookError};
+use tack_core::hook::{AgentId, HookError};
+use tack_core::host::Dispatch;
 use tack_core::tool::{Failure, Outcome, ToolCall, ToolExecution};
 use tokio_util::sync::CancellationToken;
 

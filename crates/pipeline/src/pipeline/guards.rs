@@ -2,8 +2,8 @@
 //! passes the call, or the first that denies ends it.
 
 use tack_core::hook::Provenance;
+use tack_core::host::GuardOutcome;
 use tack_core::host::NewFailure;
-use tack_core::policy::GuardOutcome;
 use tack_core::tool::{ErrorCode, Failure};
 use tokio_util::sync::CancellationToken;
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
 use tack_core::hook::AgentId;
-use tack_core::tool::{ExportedTool, ToolFormat, tools_json};
+use tack_core::host::{ExportedTool, ToolFormat, tools_json};
 use tack_replicated::Replicated;
 
 use super::{Presentation, ToolRegistry};
@@ -154,7 +154,8 @@ impl ToolRegistry {
     ///
     /// ```
     /// use serde_json::json;
-    /// use tack_core::tool::{OutputSpec, ToolDefinition, ToolFormat};
+    /// use tack_core::tool::{OutputSpec, ToolDefinition};
+    /// use tack_core::host::ToolFormat;
     /// use tack_pipeline::ToolRegistry;
     ///
     /// let registry = ToolRegistry::new();
@@ -221,7 +222,8 @@ impl ToolRegistry {
 mod tests {
     use serde_json::{Value, json};
     use tack_core::hook::Scope;
-    use tack_core::tool::{OutputSpec, ToolDefinition, export_tools};
+    use tack_core::host::export_tools;
+    use tack_core::tool::{OutputSpec, ToolDefinition};
 
     use super::*;
     use crate::Restriction;

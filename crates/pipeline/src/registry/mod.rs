@@ -101,7 +101,7 @@ pub(crate) struct Resolution {
 /// * **Validators**: input and output schemas are compiled once, at
 ///   registration (`jsonschema`); a schema that does not compile is refused,
 ///   and so is one deeper than
-///   [`MAX_SCHEMA_DEPTH`](tack_core::tool::MAX_SCHEMA_DEPTH) (checked without
+///   [`ToolSchema::MAX_DEPTH`](tack_core::tool::ToolSchema::MAX_DEPTH) (checked without
 ///   recursion before compiling, which recurses).
 ///
 /// The registry only knows tools; calls run through a

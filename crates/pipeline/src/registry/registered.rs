@@ -6,8 +6,10 @@ use std::sync::Arc;
 use jsonschema::Validator;
 use tack_core::hook::Scope;
 use tack_core::host::ThreadCopy;
+use tack_core::host::{RenderedTool, schema_depth};
 use tack_core::plugin::RegistrationError;
-use tack_core::tool::{MAX_SCHEMA_DEPTH, RenderedTool, ToolDefinition, schema_depth};
+use tack_core::tool::ToolDefinition;
+use tack_core::tool::ToolSchema;
 
 /// A registered tool: its definition, the layer it lives in, and its input and
 /// output validators, compiled once at registration.
@@ -41,11 +43,12 @@ impl RegisteredTool {
         let compile = |schema: &serde_json::Value, which: &str| {
             // Definitions are built within the limit; checked again (without
             // recursion) because compiling recurses once per level.
-            if schema_depth(schema) > MAX_SCHEMA_DEPTH {
+            if schema_depth(schema) > ToolSchema::MAX_DEPTH {
                 return Err(RegistrationError::InvalidSchema {
                     name: name.clone(),
                     reason: format!(
-                        "its {which} schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
+                        "its {which} schema nests deeper than {} levels",
+                        ToolSchema::MAX_DEPTH
                     ),
                 });
             }
