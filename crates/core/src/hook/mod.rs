@@ -8,9 +8,9 @@
 //! * [`Observer<T>`]: listeners see a frozen `Arc<T>` and cannot change it.
 
 pub(crate) use tack_hook::ListenerList;
-pub(crate) use tack_hook::panic_message;
 pub use tack_hook::{
-    AgentId, Decider, Disposables, Disposer, HookError, ListenerSpec, Next, NextFuture, Observer,
+    AgentId, Decider, Disposables, Disposer, ListenerSpec, Next, NextFuture, Observer,
     ObserverListener, Order, OrderError, Priority, Provenance, Relation, Scope, Waterfall,
     WaterfallListener,
 };
+pub(crate) use tack_hook::{HookError, panic_message};

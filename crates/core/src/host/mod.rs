@@ -14,7 +14,8 @@
 //! * [`default_render`], [`default_present_call`],
 //!   [`default_present_result`]: what a UI shows for a tool that brings no
 //!   presenter of its own.
-//! * [`Dispatch`], [`Notified`], [`panic_message`], [`GuardOutcome`]: what
+//! * [`Dispatch`], [`Notified`], [`HookError`], [`panic_message`],
+//!   [`GuardOutcome`]: what
 //!   running the hook points and guards gives the pipeline.
 //! * [`ThreadCopy`]: a thread's own copy of a registered tool.
 //! * [`plugin_factories`], [`find_plugin`], [`sorted_factories`]: the plugins
@@ -65,7 +66,7 @@ pub use build::{
 };
 pub use plugin_host::PluginHost;
 
-pub use tack_hook::{Dispatch, Notified, panic_message};
+pub use tack_hook::{Dispatch, HookError, Notified, panic_message};
 
 pub use crate::capability::set::CapabilitySlots;
 pub use crate::context::effects::RunEffects;

@@ -225,7 +225,7 @@ impl Guards {
     ///
     /// # Errors
     ///
-    /// [`HookError::ListenerPanicked`] when a guard panics: the caller must fail
+    /// `HookError::ListenerPanicked` when a guard panics: the caller must fail
     /// the call closed.
     #[cfg(feature = "host")]
     pub async fn run(

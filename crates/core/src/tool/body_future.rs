@@ -21,13 +21,13 @@ use super::ToolError;
 use tack_hook::future_pool::{PoolKey, Pooled};
 
 /// What a body returns: its success value or its error.
-pub type BodyResult = Result<Value, ToolError>;
+pub(crate) type BodyResult = Result<Value, ToolError>;
 
 /// The future of one run of a tool's body: what
 /// [`ToolHandler::call`](super::ToolHandler::call) returns.
 ///
 /// Build it with [`new`](Self::new) or from any
-/// `BoxFuture<'static, BodyResult>` with `From`. A closure handler and a
+/// `BoxFuture<'static, Result<Value, ToolError>>` with `From`. A closure handler and a
 /// typed [`Tool`](super::Tool) build theirs without asking. After a thread's
 /// first call of a body, `new` allocates nothing for the next calls of the
 /// same body on that thread.

@@ -16,7 +16,8 @@ mod body_future;
 pub(crate) mod definition;
 mod typed;
 
-pub use body_future::{BodyFuture, BodyResult};
+pub use body_future::BodyFuture;
+pub(crate) use body_future::BodyResult;
 pub use definition::{OutputSpec, ToolDefinition, ToolDefinitionBuilder, ToolHandler};
 pub use typed::Tool;
 

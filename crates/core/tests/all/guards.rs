@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use serde_json::json;
-use tack_core::hook::{AgentId, HookError, Provenance, Scope};
+use tack_core::hook::{AgentId, Provenance, Scope};
 use tack_core::host::GuardOutcome;
+use tack_core::host::HookError;
 use tack_core::host::{NewExecutionToken, NewToolExecution};
 use tack_core::policy::{Guard, GuardVerdict, Guards};
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};

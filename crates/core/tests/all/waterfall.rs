@@ -5,9 +5,10 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use tack_core::hook::{
-    AgentId, Decider, Disposer, HookError, ListenerSpec, Next, Priority, Provenance, Scope,
-    Waterfall, WaterfallListener,
+    AgentId, Decider, Disposer, ListenerSpec, Next, Priority, Provenance, Scope, Waterfall,
+    WaterfallListener,
 };
+use tack_core::host::HookError;
 
 type Log = Arc<Mutex<Vec<String>>>;
 

@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use tack_core::context::ToolRunContext;
-use tack_core::hook::{AgentId, Decider, HookError, Provenance};
+use tack_core::hook::{AgentId, Decider, Provenance};
 use tack_core::hooks::{ExecuteOutput, ExecuteRequest, ToolHooks};
+use tack_core::host::HookError;
 use tack_core::host::panic_message;
 use tack_core::host::{NewExecuteRequest, NewFailure, NewOutcome, NewRunContext, NewToolExecution};
 use tack_core::host::{RunEffects, cancelled_before_start};

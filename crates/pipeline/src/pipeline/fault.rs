@@ -4,7 +4,8 @@
 
 use std::any::Any;
 
-use tack_core::hook::{HookError, Provenance};
+use tack_core::hook::Provenance;
+use tack_core::host::HookError;
 use tack_core::host::NewFailure;
 use tack_core::host::panic_message;
 use tack_core::tool::{ErrorCode, Failure};

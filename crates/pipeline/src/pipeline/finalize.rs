@@ -9,8 +9,9 @@ use tack_core::hooks::{PostDecision, PostExecuteInput};
 use tack_core::host::RunEffects;
 use tack_core::host::{NewOutcome, NewPostExecuteInput, NewToolExecution};
 
-use tack_core::hook::{AgentId, HookError};
+use tack_core::hook::AgentId;
 use tack_core::host::Dispatch;
+use tack_core::host::HookError;
 use tack_core::tool::{Failure, Outcome, ToolCall, ToolExecution};
 use tokio_util::sync::CancellationToken;
 

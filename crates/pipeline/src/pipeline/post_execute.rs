@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use tack_core::hook::HookError;
 use tack_core::hooks::PostDecision;
+use tack_core::host::HookError;
 use tack_core::host::{NewFailure, NewOutcome};
 use tack_core::tool::{Content, ErrorCode, Failure, Outcome, Status, ToolExecution};
 
