@@ -271,7 +271,8 @@ impl fmt::Debug for Arguments {
     }
 }
 
-fn kind_of(value: &Value) -> &'static str {
+/// What kind of JSON value `value` is, with its article ("an object").
+pub(crate) fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

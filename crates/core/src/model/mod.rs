@@ -19,6 +19,7 @@ pub(crate) mod schema_depth;
 pub(crate) mod schema_keywords;
 mod tier;
 
+pub(crate) use arguments::kind_of;
 pub use arguments::{Arguments, ArgumentsError};
 pub(crate) use call::next_serial;
 pub use call::{CallId, ExecutionToken, ToolCall};

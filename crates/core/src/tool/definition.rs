@@ -16,7 +16,7 @@ use crate::context::ToolRunContext;
 use crate::hook::panic_message;
 use crate::model::schema_depth::{MAX_SCHEMA_DEPTH, within_limit};
 use crate::model::schema_keywords::misplaced_keyword;
-use crate::model::{ExportedTool, ToolFormat};
+use crate::model::{ExportedTool, ToolFormat, kind_of};
 
 /// Renders a success value for the model: `(arguments, value) -> content`.
 pub(crate) type RenderFn = dyn Fn(&Value, &Value) -> Result<Content, RenderError> + Send + Sync;
@@ -727,24 +727,13 @@ impl ToolDefinitionBuilder {
     }
 }
 
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// Arguments are always a JSON object, so the input schema must be a schema
 /// object that says `"type": "object"`.
 fn check_input_schema(tool: &str, schema: &Value) -> Result<(), DefinitionError> {
     let Some(map) = schema.as_object() else {
         return Err(DefinitionError::InputSchemaNotObject {
             tool: tool.to_owned(),
-            found: json_kind(schema),
+            found: kind_of(schema),
         });
     };
     match map.get("type") {
@@ -770,7 +759,7 @@ fn normalize_output_schema(tool: &str, schema: Value) -> Result<Value, Definitio
             tool: tool.to_owned(),
             reason: format!(
                 "a schema is a JSON object (or `true`), found {}",
-                json_kind(&other)
+                kind_of(&other)
             ),
         }),
     }
