@@ -44,11 +44,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let m = m.clone();
         // `next` runs at most once, so a retry runs the body itself: it goes
         // innermost (LATE), and a deadline wrapped around it bounds all attempts.
-        let spec = ListenerSpec::new("retry").with_priority(Priority::LATE);
         let hooks = cx.hooks();
         hooks
             .execute()
-            .tap(spec, move |req, _| retry(req, m.clone()));
+            .tap_with("retry", Order::LATE, move |req, _| retry(req, m.clone()))?;
         Ok(())
     });
     let plugins = PluginSet::new().with(plugin).build()?;

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tack_core::hook::{AgentId, Disposables, ListenerSpec, Priority, Scope};
+use tack_core::hook::{AgentId, Disposables, ListenerSpec, Order, Scope};
 use tack_core::hooks::{ExecutionRecord, ToolHooks};
 use tack_core::host::{NewExecutionRecord, NewExecutionToken, NewOutcome, NewToolExecution};
 use tack_core::policy::{PreDecision, PreVerdict};
@@ -80,20 +80,26 @@ async fn main() {
             next.run(exec).await
         },
     ));
-    // 3. An audit listener with high priority: outermost, sees every decision last.
-    plugin.add(hooks.pre_execute().tap(
-        ListenerSpec::new("audit").with_priority(Priority::EARLY),
-        |exec, next| async move {
-            let decision = next.run(exec.clone()).await;
-            println!(
-                "  [audit] {} {} → {}",
-                exec.call_id(),
-                exec.name(),
-                decision
-            );
-            decision
-        },
-    ));
+    // 3. An audit listener at the early rank: outermost, sees every decision last.
+    plugin.add(
+        hooks
+            .pre_execute()
+            .tap_with(
+                ListenerSpec::new("audit"),
+                Order::EARLY,
+                |exec, next| async move {
+                    let decision = next.run(exec.clone()).await;
+                    println!(
+                        "  [audit] {} {} → {}",
+                        exec.call_id(),
+                        exec.name(),
+                        decision
+                    );
+                    decision
+                },
+            )
+            .expect("a rank alone always registers"),
+    );
     // 4. A result observer (observers see frozen values and cannot change them).
     plugin.add(hooks.result().tap(
         (Scope::Global, "printer"),

@@ -21,7 +21,7 @@
 //! in `tack_core::host`, which only the `host` cargo feature compiles (a
 //! host's `Cargo.toml` says `tack-core = { features = ["host"] }`; a plugin
 //! crate does not): installing plugins (`PluginHost`), capability slots, the
-//! effects of a run, thread copies of tools, and the constructors of the
+//! effects of a run, what a registry keeps per tool, and the constructors of the
 //! values only the pipeline builds (executions, tokens, run contexts,
 //! outcomes). A tool body gets a
 //! [`ToolRunContext`](context::ToolRunContext) and returns a value or a

@@ -12,10 +12,11 @@
 //!   Each gets the input and a [`Next`] it may run at most once.
 //! * [`Observer<T>`]: listeners see a frozen `Arc<T>` and cannot change it.
 //!
-//! Every registration takes a [`ListenerSpec`] (name, [`Scope`], [`Priority`])
-//! and returns a [`Disposer`]; a plugin's disposers live in one [`Disposables`]
-//! bag. `tap_with` / `register_with` also take an [`Order`]: before or after
-//! other listeners, by name. See `docs/architecture.md` for the ordering and failure rules with
+//! Every registration takes a [`ListenerSpec`] (name, [`Scope`]) and returns
+//! a [`Disposer`]; a plugin's disposers live in one [`Disposables`] bag.
+//! `tap_with` / `register_with` also take an [`Order`]: a rank
+//! ([`Order::EARLY`], [`Order::LATE`]) and before or after other listeners,
+//! by name. See `docs/architecture.md` for the ordering and failure rules with
 //! diagrams.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -38,7 +39,7 @@ pub use observer::{Notified, Observer, ObserverListener};
 pub use order::{Order, OrderError, Relation};
 pub use provenance::{Decider, Provenance};
 pub use scope::{AgentId, Scope};
-pub use spec::{ListenerSpec, Priority};
+pub use spec::ListenerSpec;
 pub use waterfall::{Dispatch, Next, NextFuture, Waterfall, WaterfallListener};
 
 pub use listeners::ListenerList;

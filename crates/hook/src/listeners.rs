@@ -144,13 +144,25 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         )
     }
 
-    /// Adds a listener; the returned disposer removes exactly this registration.
+    /// Adds a listener at the normal rank; the returned disposer removes
+    /// exactly this registration.
     pub fn insert(self: &Arc<Self>, spec: ListenerSpec, listener: Arc<L>) -> Disposer {
+        self.insert_ranked(spec, Order::NORMAL.rank(), listener)
+    }
+
+    /// Adds a listener at `rank` (higher runs first, see [`Order`]); the
+    /// returned disposer removes exactly this registration.
+    pub fn insert_ranked(
+        self: &Arc<Self>,
+        spec: ListenerSpec,
+        rank: i32,
+        listener: Arc<L>,
+    ) -> Disposer {
         // Dropped after the lock (see `publish`).
         let stale;
         let key = {
             let mut regs = self.registrations.lock();
-            let (key, entry) = Self::entry(&mut regs, spec, None, listener);
+            let (key, entry) = Self::entry(&mut regs, spec, rank, None, listener);
             let change = if regs.constrained == 0 {
                 let change = Self::add_ranked(Arc::make_mut(&mut regs.working), key, entry.clone());
                 Self::record(&mut regs, key, entry);
@@ -186,7 +198,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         listener: Arc<L>,
     ) -> Result<Disposer, OrderError> {
         if order.is_empty() {
-            return Ok(self.insert(spec, listener));
+            return Ok(self.insert_ranked(spec, order.rank(), listener));
         }
         // Dropped after the lock: a refused listener may own disposers of
         // this same list (see `publish`).
@@ -212,7 +224,8 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
                 }
             }
             let name = spec.name.clone();
-            let (key, entry) = Self::entry(&mut regs, spec, Some(order), listener);
+            let rank = order.rank();
+            let (key, entry) = Self::entry(&mut regs, spec, rank, Some(order), listener);
             refused = entry.clone();
             let mut base = Self::ranked(&regs.base);
             base.push((key, &entry));
@@ -235,6 +248,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     fn entry(
         regs: &mut Registrations<L, M>,
         spec: ListenerSpec,
+        rank: i32,
         order: Option<Order>,
         listener: Arc<L>,
     ) -> (Rank, Arc<Entry<L>>) {
@@ -243,11 +257,11 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         let entry = Entry {
             name: spec.name,
             scope: spec.scope,
-            priority: spec.priority,
+            rank,
             order,
             listener,
         };
-        (base_rank(entry.priority, id), Arc::new(entry))
+        (base_rank(entry.rank, id), Arc::new(entry))
     }
 
     /// Adds `entry` to the indexes (not to the working snapshot).
@@ -534,7 +548,7 @@ impl<L: ?Sized + Send + Sync, M: Send + Sync> fmt::Debug for ListenerList<L, M> 
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let chain = self.published.load().chain();
         f.debug_list()
-            .entries(chain.iter().map(|e| (&*e.name, &e.scope, e.priority)))
+            .entries(chain.iter().map(|e| (&*e.name, &e.scope, e.rank)))
             .finish()
     }
 }
@@ -542,7 +556,6 @@ impl<L: ?Sized + Send + Sync, M: Send + Sync> fmt::Debug for ListenerList<L, M> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Priority;
 
     fn names(view: &View<str>) -> Vec<&str> {
         view.entries.iter().map(|e| &*e.name).collect()
@@ -553,28 +566,27 @@ mod tests {
         list.insert(spec, name)
     }
 
+    fn add_at(list: &Arc<ListenerList<str>>, spec: ListenerSpec, order: Order) -> Disposer {
+        let name: Arc<str> = Arc::from(spec.name());
+        list.insert_ranked(spec, order.rank(), name)
+    }
+
     #[test]
     fn insertion_keeps_priority_then_registration_order() {
         let list = ListenerList::<str>::new();
         let _a = add(&list, ListenerSpec::new("a"));
-        let _b = add(&list, ListenerSpec::new("b").with_priority(Priority::EARLY));
+        let _b = add_at(&list, ListenerSpec::new("b"), Order::EARLY);
         let _c = add(&list, ListenerSpec::new("c"));
-        let _d = add(&list, ListenerSpec::new("d").with_priority(Priority(-1)));
-        let _e = add(&list, ListenerSpec::new("e").with_priority(Priority::EARLY));
+        let _d = add_at(&list, ListenerSpec::new("d"), Order::ranked(-1));
+        let _e = add_at(&list, ListenerSpec::new("e"), Order::EARLY);
         assert_eq!(names(&list.view(None)), ["b", "e", "a", "c", "d"]);
     }
 
     #[test]
     fn extreme_priorities_keep_their_order() {
         let list = ListenerList::<str>::new();
-        let _min = add(
-            &list,
-            ListenerSpec::new("min").with_priority(Priority(i32::MIN)),
-        );
-        let _max = add(
-            &list,
-            ListenerSpec::new("max").with_priority(Priority(i32::MAX)),
-        );
+        let _min = add_at(&list, ListenerSpec::new("min"), Order::ranked(i32::MIN));
+        let _max = add_at(&list, ListenerSpec::new("max"), Order::ranked(i32::MAX));
         let _zero = add(&list, ListenerSpec::new("zero"));
         assert_eq!(names(&list.view(None)), ["max", "zero", "min"]);
     }
@@ -586,10 +598,11 @@ mod tests {
         let _g1 = add(&list, ListenerSpec::new("g1"));
         let _a1 = add(&list, ListenerSpec::for_agent(a.clone(), "a1"));
         let _b1 = add(&list, ListenerSpec::for_agent(b.clone(), "b1"));
-        let _g2 = add(&list, ListenerSpec::new("g2").with_priority(Priority::LATE));
-        let _a2 = add(
+        let _g2 = add_at(&list, ListenerSpec::new("g2"), Order::LATE);
+        let _a2 = add_at(
             &list,
-            ListenerSpec::for_agent(a.clone(), "a2").with_priority(Priority::EARLY),
+            ListenerSpec::for_agent(a.clone(), "a2"),
+            Order::EARLY,
         );
         let _g3 = add(&list, ListenerSpec::new("g3"));
         assert_eq!(names(&list.view(Some(&a))), ["a2", "g1", "a1", "g3", "g2"]);
@@ -687,9 +700,10 @@ mod tests {
         before.dispose();
         assert_eq!(names(&list.view(Some(&a))), ["x", "own", "x", "late"]);
         // Without constraints again, plain registrations land by base key.
-        let _early = add(
+        let _early = add_at(
             &list,
-            ListenerSpec::for_agent(a.clone(), "early").with_priority(Priority::EARLY),
+            ListenerSpec::for_agent(a.clone(), "early"),
+            Order::EARLY,
         );
         let _last = add(&list, ListenerSpec::new("last"));
         assert_eq!(
@@ -769,9 +783,8 @@ mod tests {
                 };
                 let name = n.to_string();
                 let spec = ListenerSpec::new(name.as_str())
-                    .with_scope(scope.clone())
-                    .with_priority(Priority(priority));
-                live.push((n, scope, priority, list.insert(spec, Arc::from(name.as_str()))));
+                    .with_scope(scope.clone());
+                live.push((n, scope, priority, list.insert_ranked(spec, priority, Arc::from(name.as_str()))));
             }
             for agent in [None, Some(&agents[0]), Some(&agents[1]), Some(&agents[2])] {
                 let view = list.view(agent);

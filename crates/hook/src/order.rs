@@ -3,8 +3,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-/// Where a listener goes relative to other listeners, by their names.
+/// Where a listener goes in its hook point's chain: a rank, and before or
+/// after other listeners by their names.
 ///
+/// * **rank**: [`Order::EARLY`] (100) runs outside [`Order::NORMAL`] (0, the
+///   default), which runs outside [`Order::LATE`] (-100);
+///   [`Order::ranked`] takes any number. Equal ranks run in registration
+///   order, the first registered outermost. A rank alone never fails.
 /// * **before `x`**: outside every listener named `x` — it sees the input
 ///   before them and their output after them;
 /// * **after `x`**: inside every listener named `x`, closer to the default.
@@ -17,21 +22,21 @@ use std::sync::Arc;
 ///
 /// The rule, deterministic and stable:
 ///
-/// 1. Listeners without constraints run in [`Priority`](super::Priority)
-///    order, then registration order, as always.
+/// 1. Listeners without named constraints run in rank order, then
+///    registration order.
 /// 2. Each listener with constraints (in that same order) goes where its
-///    priority would put it, moved just as far as needed to be before and
+///    rank would put it, moved just as far as needed to be before and
 ///    after the listeners it names (and the listeners whose constraints name
 ///    it). It never reorders the others: "after `a` and before `c`" when `c`
 ///    already runs before `a` is a conflict, not a reshuffle.
 ///
 /// ```
-/// use tack_hook::{ListenerSpec, Order, Priority, Waterfall};
+/// use tack_hook::{Order, Waterfall};
 ///
 /// # futures::executor::block_on(async {
 /// let hook: Waterfall<String, String> = Waterfall::new("demo/order", |s| async move { s });
-/// let _gate = hook.tap(ListenerSpec::new("permission").with_priority(Priority::EARLY), |s, next| next.run(s));
-/// // Runs before (outside) `permission` without knowing or beating its priority.
+/// let _gate = hook.tap_with("permission", Order::EARLY, |s, next| next.run(s)).unwrap();
+/// // Runs before (outside) `permission` without knowing or beating its rank.
 /// let _audit = hook
 ///     .tap_with("audit", Order::before("permission"), |s, next| next.run(s))
 ///     .unwrap();
@@ -43,11 +48,30 @@ use std::sync::Arc;
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Order {
+    rank: i32,
     before: Vec<Arc<str>>,
     after: Vec<Arc<str>>,
 }
 
 impl Order {
+    /// Outside the normal rank: sees the input first and the output last
+    /// (audit, security gates).
+    pub const EARLY: Order = Order::ranked(100);
+    /// The default rank.
+    pub const NORMAL: Order = Order::ranked(0);
+    /// Inside the normal rank: closest to the hook's default (for example
+    /// the tool body).
+    pub const LATE: Order = Order::ranked(-100);
+
+    /// At `rank`: higher runs first (outer).
+    pub const fn ranked(rank: i32) -> Self {
+        Self {
+            rank,
+            before: Vec::new(),
+            after: Vec::new(),
+        }
+    }
+
     /// Before (outside) every listener named `name`.
     pub fn before(name: impl Into<Arc<str>>) -> Self {
         Self::default().and_before(name)
@@ -80,7 +104,12 @@ impl Order {
         &self.after
     }
 
-    /// Whether there is no constraint.
+    /// The rank: higher runs first.
+    pub fn rank(&self) -> i32 {
+        self.rank
+    }
+
+    /// Whether it names no listener (a rank alone places by rank).
     pub fn is_empty(&self) -> bool {
         self.before.is_empty() && self.after.is_empty()
     }

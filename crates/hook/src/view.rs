@@ -11,7 +11,7 @@
 use std::sync::{Arc, OnceLock};
 
 use super::AgentId;
-use super::spec::{Entry, Priority};
+use super::spec::Entry;
 
 /// A listener's place in the chain order of its hook point, across every
 /// scope: lower runs first (outer).
@@ -21,12 +21,12 @@ use super::spec::{Entry, Priority};
 /// adding or removing a listener touches no other listener's rank.
 pub(crate) type Rank = u128;
 
-/// The base key of a listener: higher priority first, then registration order.
+/// The base key of a listener: higher rank first, then registration order.
 ///
 /// Below 2^96 (the descending priority takes 32 bits above the 64 of the
 /// registration number), so a [`Pos`] holds it with an agent index in 16 bytes.
-pub(crate) fn base_rank(priority: Priority, id: u64) -> Rank {
-    let descending = (i64::from(i32::MAX) - i64::from(priority.0)) as u64;
+pub(crate) fn base_rank(rank: i32, id: u64) -> Rank {
+    let descending = (i64::from(i32::MAX) - i64::from(rank)) as u64;
     (Rank::from(descending) << 64) | Rank::from(id)
 }
 

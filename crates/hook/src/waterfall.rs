@@ -265,10 +265,10 @@ struct Inner<In, Out> {
 ///  dispatch(input)
 ///      │
 ///      ▼
-///  ┌─ priority 100, registered 1st ─┐   outermost: sees the input first,
-///  │ ┌─ priority 100, registered 2nd┐│   the output last
-///  │ │ ┌─ priority 0 ──────────────┐ ││
-///  │ │ │ ┌─ priority -5 ──────────┐│ ││
+///  ┌─ rank 100, registered 1st ─────┐   outermost: sees the input first,
+///  │ ┌─ rank 100, registered 2nd ───┐│   the output last
+///  │ │ ┌─ rank 0 ──────────────────┐ ││
+///  │ │ │ ┌─ rank -5 ──────────────┐│ ││
 ///  │ │ │ │        default         ││ ││   allow / the tool body / identity
 ///  │ │ │ └────────────────────────┘│ ││
 ///  │ │ └───────────────────────────┘ ││
@@ -276,10 +276,12 @@ struct Inner<In, Out> {
 ///  └──────────────────────────────────┘
 /// ```
 ///
-/// * **Order**: higher [`Priority`](super::Priority) first; equal priorities in
-///   registration order (first registered is outermost). A listener registered
-///   with an [`Order`] ([`tap_with`](Self::tap_with)) is placed before or
-///   after the listeners it names, whatever their priorities.
+/// * **Order**: higher rank first ([`Order::EARLY`](super::Order::EARLY),
+///   [`Order::LATE`](super::Order::LATE), given with
+///   [`tap_with`](Self::tap_with); [`tap`](Self::tap) is
+///   [`Order::NORMAL`](super::Order::NORMAL)); equal ranks in registration
+///   order (first registered is outermost). An [`Order`] that names
+///   listeners places this one before or after them, whatever their ranks.
 /// * **Scope**: a dispatch for agent A runs the global listeners and A's, in one
 ///   merged order, never another agent's.
 /// * **Snapshot**: the listener list is read once when the dispatch starts;
@@ -291,7 +293,7 @@ struct Inner<In, Out> {
 /// `Waterfall` is a cheap handle (`Clone` shares the same hook point).
 ///
 /// ```
-/// use tack_hook::{ListenerSpec, Priority, Waterfall};
+/// use tack_hook::{ListenerSpec, Order, Waterfall};
 ///
 /// # futures::executor::block_on(async {
 /// let hook: Waterfall<String, String> = Waterfall::new("demo/greet", |name| async move {
@@ -300,10 +302,10 @@ struct Inner<In, Out> {
 /// // Rewrite the input, then delegate.
 /// let _shout = hook.tap("upper", |name: String, next| next.run(name.to_uppercase()));
 /// // Transform the output; runs outside `upper` because of its priority.
-/// let _bang = hook.tap(
-///     ListenerSpec::new("bang").with_priority(Priority::EARLY),
+/// let _bang = hook.tap_with(
+///     ListenerSpec::new("bang"), Order::EARLY,
 ///     |name, next| async move { format!("{}!", next.run(name).await) },
-/// );
+/// ).unwrap();
 /// assert_eq!(hook.dispatch(None, "ada".into()).await.unwrap(), "hello ADA!");
 /// # });
 /// ```
@@ -959,7 +961,7 @@ mod tests {
     /// the run is still being called.
     #[test]
     fn a_run_of_tail_calls_holds_one_handle_on_the_view() {
-        use crate::{ListenerSpec, Priority};
+        use crate::{ListenerSpec, Order};
         use std::sync::atomic::{AtomicUsize, Ordering};
         let handles_at_innermost = |tails: usize| {
             let hook: Waterfall<u32, u32> = Waterfall::new_sync("unit/handles", |x| x);
@@ -968,13 +970,17 @@ mod tests {
             let mut keep: Vec<Disposer> = (0..tails)
                 .map(|_| hook.tap("tail", |x, next| next.run(x)))
                 .collect();
-            keep.push(hook.tap(
-                ListenerSpec::new("innermost").with_priority(Priority::LATE),
-                move |x, next: Next<u32, u32>| {
-                    counted.store(next.view.holders(), Ordering::Relaxed);
-                    next.run(x)
-                },
-            ));
+            keep.push(
+                hook.tap_with(
+                    ListenerSpec::new("innermost"),
+                    Order::LATE,
+                    move |x, next: Next<u32, u32>| {
+                        counted.store(next.view.holders(), Ordering::Relaxed);
+                        next.run(x)
+                    },
+                )
+                .unwrap(),
+            );
             block_on(hook.dispatch(None, 0)).expect("no panic");
             drop(keep);
             seen.load(Ordering::Relaxed)
@@ -989,27 +995,30 @@ mod tests {
     /// snapshot), not the current one's.
     #[test]
     fn a_tail_call_into_a_kept_next_runs_that_chain() {
-        use crate::{ListenerSpec, Priority};
+        use crate::{ListenerSpec, Order};
         use std::sync::Mutex;
 
         type Log = Vec<&'static str>;
         let hook: Waterfall<Log, Log> = Waterfall::new_sync("unit/kept", |log| log);
         let kept: Arc<Mutex<Option<Next<Log, Log>>>> = Arc::default();
         let stash = kept.clone();
-        let _outer = hook.tap(
-            ListenerSpec::new("outer").with_priority(Priority::EARLY),
-            move |mut log: Log, next: Next<Log, Log>| {
-                log.push("outer");
-                let mut stash = stash.lock().expect("not poisoned");
-                match stash.take() {
-                    Some(earlier) => earlier.run(log),
-                    None => {
-                        *stash = Some(next.fork());
-                        next.run(log)
+        let _outer = hook
+            .tap_with(
+                ListenerSpec::new("outer"),
+                Order::EARLY,
+                move |mut log: Log, next: Next<Log, Log>| {
+                    log.push("outer");
+                    let mut stash = stash.lock().expect("not poisoned");
+                    match stash.take() {
+                        Some(earlier) => earlier.run(log),
+                        None => {
+                            *stash = Some(next.fork());
+                            next.run(log)
+                        }
                     }
-                }
-            },
-        );
+                },
+            )
+            .unwrap();
         let inner = |name: &'static str| {
             move |mut log: Log, next: Next<Log, Log>| {
                 log.push(name);
@@ -1110,7 +1119,7 @@ mod tests {
     /// registered meanwhile does not see it; the next dispatch sees the change.
     #[test]
     fn a_dispatch_is_a_snapshot_of_its_start() {
-        use crate::{AgentId, ListenerSpec, Priority};
+        use crate::{AgentId, ListenerSpec, Order};
         use futures::channel::oneshot;
         use std::sync::Mutex;
         use std::task::Waker;
@@ -1120,19 +1129,22 @@ mod tests {
         let agent = AgentId::new("a");
         let (go, wait) = oneshot::channel::<()>();
         let wait = Arc::new(Mutex::new(Some(wait)));
-        let _outer = hook.tap(
-            ListenerSpec::new("outer").with_priority(Priority::EARLY),
-            move |mut log: Log, next| {
-                let wait = wait.lock().unwrap().take();
-                async move {
-                    if let Some(wait) = wait {
-                        wait.await.unwrap();
+        let _outer = hook
+            .tap_with(
+                ListenerSpec::new("outer"),
+                Order::EARLY,
+                move |mut log: Log, next| {
+                    let wait = wait.lock().unwrap().take();
+                    async move {
+                        if let Some(wait) = wait {
+                            wait.await.unwrap();
+                        }
+                        log.push("outer");
+                        next.run(log).await
                     }
-                    log.push("outer");
-                    next.run(log).await
-                }
-            },
-        );
+                },
+            )
+            .unwrap();
         let victim = hook.tap(
             ListenerSpec::for_agent(agent.clone(), "victim"),
             |mut log: Log, next| {
@@ -1176,7 +1188,7 @@ mod tests {
     #[test]
     fn the_flat_and_the_tree_walks_give_the_same_order() {
         use crate::view::FLAT_MAX;
-        use crate::{AgentId, ListenerSpec, Priority};
+        use crate::{AgentId, ListenerSpec, Order};
 
         type Log = Vec<Arc<str>>;
         let agent = AgentId::new("a");
@@ -1188,7 +1200,7 @@ mod tests {
             for i in 0..globals + 10 {
                 let name: Arc<str> = format!("l{i}").into();
                 // Priorities that interleave the registration order.
-                let priority = Priority(i32::try_from(i * 7 % 5).unwrap() - 2);
+                let priority = i32::try_from(i * 7 % 5).unwrap() - 2;
                 let spec = if i >= globals {
                     ListenerSpec::for_agent(agent.clone(), name.clone())
                 } else {
@@ -1199,7 +1211,10 @@ mod tests {
                     log.push(name.clone());
                     next.run(log)
                 };
-                keep.push(hook.tap(spec.with_priority(priority), listener));
+                keep.push(
+                    hook.tap_with(spec, Order::ranked(priority), listener)
+                        .unwrap(),
+                );
             }
             registered.sort_by_key(|(priority, i, _, _)| (std::cmp::Reverse(*priority), *i));
             let expected: Log = registered.iter().map(|r| r.2.clone()).collect();

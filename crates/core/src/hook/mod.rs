@@ -10,7 +10,6 @@
 pub(crate) use tack_hook::ListenerList;
 pub use tack_hook::{
     AgentId, Decider, Disposables, Disposer, ListenerSpec, Next, NextFuture, Observer,
-    ObserverListener, Order, OrderError, Priority, Provenance, Relation, Scope, Waterfall,
-    WaterfallListener,
+    ObserverListener, Order, OrderError, Provenance, Relation, Scope, Waterfall, WaterfallListener,
 };
 pub(crate) use tack_hook::{HookError, panic_message};

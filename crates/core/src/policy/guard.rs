@@ -9,7 +9,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 
 use crate::hook::{
-    AgentId, Disposer, HookError, ListenerList, ListenerSpec, Priority, Provenance, Scope,
+    AgentId, Disposer, HookError, ListenerList, ListenerSpec, Order, Provenance, Scope,
     panic_message,
 };
 use crate::tool::ToolExecution;
@@ -182,23 +182,26 @@ impl Guards {
         }
     }
 
-    fn spec(scope: Scope, name: impl Into<Arc<str>>) -> ListenerSpec {
-        // Guards are not reorderable: the global layer runs first, then the
-        // agent's, and within a layer registration order alone decides (every
-        // guard of a layer has the same priority).
-        let priority = match scope {
-            Scope::Global => Priority(1),
-            _ => Priority::NORMAL,
+    /// Adds `guard` in its layer: guards are not reorderable, the global
+    /// layer runs first, then the agent's, and within a layer registration
+    /// order alone decides (every guard of a layer has the same rank).
+    fn insert(
+        &self,
+        scope: Scope,
+        name: impl Into<Arc<str>>,
+        guard: Arc<dyn ErasedGuard>,
+    ) -> Disposer {
+        let rank = match scope {
+            Scope::Global => 1,
+            _ => Order::NORMAL.rank(),
         };
-        ListenerSpec::new(name)
-            .with_scope(scope)
-            .with_priority(priority)
+        self.list
+            .insert_ranked(ListenerSpec::new(name).with_scope(scope), rank, guard)
     }
 
     /// Adds a typed guard at the end of the list.
     pub fn add<G: Guard>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: G) -> Disposer {
-        self.list
-            .insert(Self::spec(scope, name), Arc::new(TypedGuard(guard)))
+        self.insert(scope, name, Arc::new(TypedGuard(guard)))
     }
 
     /// Adds an async closure guard at the end of the list.
@@ -207,8 +210,7 @@ impl Guards {
         F: Fn(Arc<ToolExecution>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = GuardVerdict> + Send + 'static,
     {
-        self.list
-            .insert(Self::spec(scope, name), Arc::new(AsyncClosureGuard(guard)))
+        self.insert(scope, name, Arc::new(AsyncClosureGuard(guard)))
     }
 
     /// Adds a synchronous closure guard at the end of the list.
@@ -216,8 +218,7 @@ impl Guards {
     where
         F: Fn(&ToolExecution) -> GuardVerdict + Send + Sync + 'static,
     {
-        self.list
-            .insert(Self::spec(scope, name), Arc::new(SyncClosureGuard(guard)))
+        self.insert(scope, name, Arc::new(SyncClosureGuard(guard)))
     }
 
     /// Runs the guards a dispatch for `agent` reaches — the global ones, then

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
-use tack_core::hook::{AgentId, Disposer, ListenerSpec, Observer, Priority};
+use tack_core::hook::{AgentId, Disposer, ListenerSpec, Observer, Order};
 
 #[test]
 fn every_observer_sees_the_same_frozen_value_in_order() {
@@ -13,19 +13,23 @@ fn every_observer_sees_the_same_frozen_value_in_order() {
     let value = Arc::new(vec![1, 2, 3]);
     let mut keep = Vec::new();
     for (name, priority) in [
-        ("second", Priority::NORMAL),
-        ("first", Priority::EARLY),
-        ("third", Priority::NORMAL),
+        ("second", Order::NORMAL),
+        ("first", Order::EARLY),
+        ("third", Order::NORMAL),
     ] {
         let seen = seen.clone();
         let expected = value.clone();
-        keep.push(hook.tap(
-            ListenerSpec::new(name).with_priority(priority),
-            move |v: &Arc<Vec<u32>>| {
-                assert!(Arc::ptr_eq(v, &expected), "the very same allocation");
-                seen.lock().push((name.to_owned(), v.len()));
-            },
-        ));
+        keep.push(
+            hook.tap_with(
+                ListenerSpec::new(name),
+                priority,
+                move |v: &Arc<Vec<u32>>| {
+                    assert!(Arc::ptr_eq(v, &expected), "the very same allocation");
+                    seen.lock().push((name.to_owned(), v.len()));
+                },
+            )
+            .unwrap(),
+        );
     }
     let report = hook.notify(None, &value);
     assert_eq!(report.reached, 3);

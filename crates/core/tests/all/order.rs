@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use tack_core::hook::{
-    AgentId, Disposer, ListenerSpec, Next, NextFuture, Observer, Order, OrderError, Priority,
-    Relation, Waterfall,
+    AgentId, Disposer, ListenerSpec, Next, NextFuture, Observer, Order, OrderError, Relation,
+    Waterfall,
 };
 
 type Hook = Waterfall<Vec<&'static str>, Vec<&'static str>>;
@@ -39,18 +39,24 @@ fn names(hook: &Hook) -> Vec<String> {
 #[test]
 fn before_and_after_place_a_listener_whatever_the_priorities() {
     let hook = hook();
-    let _gate = hook.tap(
-        ListenerSpec::new("permission").with_priority(Priority(i32::MAX)),
-        mark("permission"),
-    );
-    let _cache = hook.tap(
-        ListenerSpec::new("cache").with_priority(Priority(i32::MIN)),
-        mark("cache"),
-    );
+    let _gate = hook
+        .tap_with(
+            ListenerSpec::new("permission"),
+            Order::ranked(i32::MAX),
+            mark("permission"),
+        )
+        .unwrap();
+    let _cache = hook
+        .tap_with(
+            ListenerSpec::new("cache"),
+            Order::ranked(i32::MIN),
+            mark("cache"),
+        )
+        .unwrap();
     let _audit = hook
         .tap_with(
-            ListenerSpec::new("audit").with_priority(Priority(i32::MIN)),
-            Order::before("permission"),
+            "audit",
+            Order::ranked(i32::MIN).and_before("permission"),
             mark("audit"),
         )
         .unwrap();
@@ -65,10 +71,9 @@ fn before_and_after_place_a_listener_whatever_the_priorities() {
 fn unrelated_listeners_keep_priority_then_registration_order() {
     let hook = hook();
     let _a = hook.tap("a", mark("a"));
-    let _b = hook.tap(
-        ListenerSpec::new("b").with_priority(Priority::EARLY),
-        mark("b"),
-    );
+    let _b = hook
+        .tap_with(ListenerSpec::new("b"), Order::EARLY, mark("b"))
+        .unwrap();
     let _c = hook.tap("c", mark("c"));
     // `d` must be inside `a`; it does not jump over `c`, which nothing relates to it.
     let _d = hook.tap_with("d", Order::after("a"), mark("d")).unwrap();
@@ -164,10 +169,9 @@ fn a_constraint_also_holds_for_namesakes_registered_later() {
     let _first = hook
         .tap_with("first", Order::before("x"), mark("first"))
         .unwrap();
-    let _x2 = hook.tap(
-        ListenerSpec::new("x").with_priority(Priority::EARLY),
-        mark("x2"),
-    );
+    let _x2 = hook
+        .tap_with(ListenerSpec::new("x"), Order::EARLY, mark("x2"))
+        .unwrap();
     assert_eq!(run(&hook, None), ["first", "x2", "x1"]);
 }
 

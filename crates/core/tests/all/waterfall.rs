@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use tack_core::hook::{
-    AgentId, Decider, Disposer, ListenerSpec, Next, Priority, Provenance, Scope, Waterfall,
+    AgentId, Decider, Disposer, ListenerSpec, Next, Order, Provenance, Scope, Waterfall,
     WaterfallListener,
 };
 use tack_core::host::HookError;
@@ -31,13 +31,24 @@ fn recorder(
     spec: impl Into<ListenerSpec>,
     log: &Log,
 ) -> Disposer {
+    recorder_at(hook, spec, Order::NORMAL, log)
+}
+
+/// [`recorder`] placed by `order`.
+fn recorder_at(
+    hook: &Waterfall<String, String>,
+    spec: impl Into<ListenerSpec>,
+    order: Order,
+    log: &Log,
+) -> Disposer {
     let spec = spec.into();
     let name = spec.name().to_owned();
     let log = log.clone();
-    hook.tap(spec, move |input, next| {
+    hook.tap_with(spec, order, move |input, next| {
         log.lock().push(name.clone());
         next.run(input)
     })
+    .unwrap()
 }
 
 #[tokio::test]
@@ -78,22 +89,10 @@ async fn order_is_priority_then_registration() {
     let log = log();
     let hook = echo_hook(&log);
     let _a = recorder(&hook, "a-normal-1st", &log);
-    let _b = recorder(
-        &hook,
-        ListenerSpec::new("b-late").with_priority(Priority::LATE),
-        &log,
-    );
-    let _c = recorder(
-        &hook,
-        ListenerSpec::new("c-early").with_priority(Priority::EARLY),
-        &log,
-    );
+    let _b = recorder_at(&hook, ListenerSpec::new("b-late"), Order::LATE, &log);
+    let _c = recorder_at(&hook, ListenerSpec::new("c-early"), Order::EARLY, &log);
     let _d = recorder(&hook, "d-normal-2nd", &log);
-    let _e = recorder(
-        &hook,
-        ListenerSpec::new("e-early-2nd").with_priority(Priority::EARLY),
-        &log,
-    );
+    let _e = recorder_at(&hook, ListenerSpec::new("e-early-2nd"), Order::EARLY, &log);
 
     hook.dispatch(None, "x".into()).await.unwrap();
     assert_eq!(
@@ -130,10 +129,13 @@ async fn the_outermost_listener_sees_the_output_last() {
     let _inner = hook.tap("inner", |i, next| async move {
         format!("inner({})", next.run(i).await)
     });
-    let _outer = hook.tap(
-        ListenerSpec::new("outer").with_priority(Priority(1)),
-        |i, next| async move { format!("outer({})", next.run(i).await) },
-    );
+    let _outer = hook
+        .tap_with(
+            ListenerSpec::new("outer"),
+            Order::ranked(1),
+            |i, next| async move { format!("outer({})", next.run(i).await) },
+        )
+        .unwrap();
     assert_eq!(hook.dispatch(None, ()).await.unwrap(), "outer(inner(core))");
 }
 
@@ -538,11 +540,7 @@ fn a_listener_that_owns_a_disposer_of_its_own_hook_can_be_disposed() {
 async fn a_forked_next_runs_the_rest_of_the_chain_again() {
     let log = log();
     let hook = echo_hook(&log);
-    let _outer = recorder(
-        &hook,
-        ListenerSpec::new("outer").with_priority(Priority::EARLY),
-        &log,
-    );
+    let _outer = recorder_at(&hook, ListenerSpec::new("outer"), Order::EARLY, &log);
     let retry_log = log.clone();
     let _retry = hook.tap("retry", move |input: String, next| {
         let log = retry_log.clone();
@@ -554,11 +552,7 @@ async fn a_forked_next_runs_the_rest_of_the_chain_again() {
             format!("{first}+{second}")
         }
     });
-    let _inner = recorder(
-        &hook,
-        ListenerSpec::new("inner").with_priority(Priority::LATE),
-        &log,
-    );
+    let _inner = recorder_at(&hook, ListenerSpec::new("inner"), Order::LATE, &log);
     assert_eq!(hook.dispatch(None, "x".into()).await.unwrap(), "x-1+x-2");
     assert_eq!(
         *log.lock(),

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::json;
-use tack_core::hook::{Decider, ListenerSpec, Priority};
+use tack_core::hook::{Decider, ListenerSpec, Order};
 use tack_core::hooks::{ExecuteOutput, ToolHooks};
 use tack_core::tool::{ErrorCode, ToolCall, ToolError, ToolErrorCode};
 use tokio_util::sync::CancellationToken;
@@ -220,22 +220,26 @@ async fn without_a_wrapper_the_body_gets_the_caller_signal() {
 
 /// A `tools/execute` wrapper like the timeout plugin's.
 fn timeout_wrapper(h: &Harness, budget: Duration) {
-    h.hooks().execute().tap(
-        ListenerSpec::new("timeout").with_priority(Priority::EARLY),
-        move |req, next| async move {
-            let (req, child) = req.child_cancellation();
-            tokio::select! {
-                out = next.run(req) => out,
-                () = tokio::time::sleep(budget) => {
-                    child.cancel();
-                    ExecuteOutput::err(ToolError::with_code(
-                        ToolErrorCode::Timeout,
-                        format!("tool call timed out after {} ms", budget.as_millis()),
-                    ))
+    h.hooks()
+        .execute()
+        .tap_with(
+            ListenerSpec::new("timeout"),
+            Order::EARLY,
+            move |req, next| async move {
+                let (req, child) = req.child_cancellation();
+                tokio::select! {
+                    out = next.run(req) => out,
+                    () = tokio::time::sleep(budget) => {
+                        child.cancel();
+                        ExecuteOutput::err(ToolError::with_code(
+                            ToolErrorCode::Timeout,
+                            format!("tool call timed out after {} ms", budget.as_millis()),
+                        ))
+                    }
                 }
-            }
-        },
-    );
+            },
+        )
+        .unwrap();
 }
 
 // TIMEOUT: a hung body is ended by a wrapper.
@@ -263,9 +267,10 @@ async fn timeout_stands_when_the_caller_cancels_afterwards() {
     let caller = CancellationToken::new();
     timeout_wrapper(&h, Duration::from_millis(50));
     // An outer wrapper cancels the caller's token after the deadline answered.
-    let _outer = cancel_after_call(
+    let _outer = cancel_after_call_at(
         &h,
-        ListenerSpec::new("late-cancel").with_priority(Priority(1000)),
+        ListenerSpec::new("late-cancel"),
+        Order::ranked(1000),
         caller.clone(),
         |out| out,
     );

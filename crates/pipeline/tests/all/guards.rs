@@ -2,7 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
-use tack_core::hook::{AgentId, Decider, ListenerSpec, Priority, Scope};
+use tack_core::hook::{AgentId, Decider, ListenerSpec, Order, Scope};
 use tack_core::policy::{ApprovalOutcome, GuardVerdict, Guards, PreDecision};
 use tack_core::tool::ErrorCode;
 
@@ -69,9 +69,10 @@ impl GuardsExt for tack_pipeline::Pipeline {
 #[tokio::test]
 async fn an_early_allowing_listener_cannot_override_a_guard() {
     let h = Harness::with_tool(echo("echo"));
-    let _force = answer_pre(
+    let _force = answer_pre_at(
         &h,
-        ListenerSpec::new("force-allow").with_priority(Priority(i32::MAX)),
+        ListenerSpec::new("force-allow"),
+        Order::ranked(i32::MAX),
         PreDecision::allow(),
     );
     let _guard = h

@@ -2,7 +2,7 @@
 //! cancels the caller once the call is done.
 
 use serde_json::Value;
-use tack_core::hook::{Disposer, ListenerSpec, Waterfall};
+use tack_core::hook::{Disposer, ListenerSpec, Order, Waterfall};
 use tack_core::hooks::{ExecuteOutput, PostDecision};
 use tack_core::policy::PreDecision;
 use tokio_util::sync::CancellationToken;
@@ -11,9 +11,22 @@ use crate::harness::{Harness, Log};
 
 /// A pre-execute listener that answers every call with `decision`.
 pub fn answer_pre(h: &Harness, spec: impl Into<ListenerSpec>, decision: PreDecision) -> Disposer {
-    h.hooks().pre_execute().tap(spec, move |_exec, _next| {
-        std::future::ready(decision.clone())
-    })
+    answer_pre_at(h, spec, Order::NORMAL, decision)
+}
+
+/// [`answer_pre`] placed by `order`.
+pub fn answer_pre_at(
+    h: &Harness,
+    spec: impl Into<ListenerSpec>,
+    order: Order,
+    decision: PreDecision,
+) -> Disposer {
+    h.hooks()
+        .pre_execute()
+        .tap_with(spec, order, move |_exec, _next| {
+            std::future::ready(decision.clone())
+        })
+        .unwrap()
 }
 
 /// A `tools/execute` wrapper that short-circuits every call with `value`.
@@ -58,12 +71,26 @@ pub fn cancel_after_call(
     caller: CancellationToken,
     answer: fn(ExecuteOutput) -> ExecuteOutput,
 ) -> Disposer {
-    h.hooks().execute().tap(spec, move |req, next| {
-        let caller = caller.clone();
-        async move {
-            let out = next.run(req).await;
-            caller.cancel();
-            answer(out)
-        }
-    })
+    cancel_after_call_at(h, spec, Order::NORMAL, caller, answer)
+}
+
+/// [`cancel_after_call`] placed by `order`.
+pub fn cancel_after_call_at(
+    h: &Harness,
+    spec: impl Into<ListenerSpec>,
+    order: Order,
+    caller: CancellationToken,
+    answer: fn(ExecuteOutput) -> ExecuteOutput,
+) -> Disposer {
+    h.hooks()
+        .execute()
+        .tap_with(spec, order, move |req, next| {
+            let caller = caller.clone();
+            async move {
+                let out = next.run(req).await;
+                caller.cancel();
+                answer(out)
+            }
+        })
+        .unwrap()
 }

@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering;
 
 use serde_json::json;
-use tack_core::hook::{Decider, ListenerSpec, Priority};
+use tack_core::hook::{Decider, ListenerSpec, Order};
 use tack_core::hooks::{PostDecision, ToolHooks};
 use tack_core::policy::PreDecision;
 use tack_core::tool::ErrorCode;
@@ -36,9 +36,10 @@ async fn short_circuiting_listener_skips_the_rest_of_the_chain() {
     let h = Harness::with_tool(echo("echo"));
     let log = Log::default();
     let _inner = log_and_delegate(h.hooks().pre_execute(), "inner", &log, |_| "inner".into());
-    let _outer = answer_pre(
+    let _outer = answer_pre_at(
         &h,
-        ListenerSpec::new("outer").with_priority(Priority::EARLY),
+        ListenerSpec::new("outer"),
+        Order::EARLY,
         PreDecision::deny("outer says no"),
     );
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;

@@ -165,14 +165,19 @@ async fn a_deny_records_its_rewrite_but_never_checks_or_applies_it() {
 async fn a_stricter_outer_decision_keeps_the_inner_rewrite_and_its_author() {
     let (h, _runs) = Harness::with_counted_echo("echo");
     let _inner = rewrite_to(&h, "inner", json!({"text": "rewritten"}));
-    let _outer = h.hooks().pre_execute().tap(
-        tack_core::hook::ListenerSpec::new("outer").with_priority(tack_core::hook::Priority::EARLY),
-        |exec, next| async move {
-            next.run(exec)
-                .await
-                .stricter(PreDecision::ask("outer asks"))
-        },
-    );
+    let _outer = h
+        .hooks()
+        .pre_execute()
+        .tap_with(
+            tack_core::hook::ListenerSpec::new("outer"),
+            tack_core::hook::Order::EARLY,
+            |exec, next| async move {
+                next.run(exec)
+                    .await
+                    .stricter(PreDecision::ask("outer asks"))
+            },
+        )
+        .unwrap();
     h.provide_approval(Approver::answering(ApprovalOutcome::AllowedOnce));
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert!(out.is_success(), "{out:?}");

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use tack_core::hook::{Decider, ListenerSpec, Priority, Provenance};
+use tack_core::hook::{Decider, ListenerSpec, Order, Provenance};
 use tack_core::hooks::{PostExecuteInput, ToolHooks};
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 use tack_core::policy::PreDecision;
@@ -38,14 +38,13 @@ impl Plugin for Hooks {
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
         // Outer: the hooks see the call first, and the policies inside them
         // judge the arguments a hook rewrote.
-        let spec = ListenerSpec::new(LISTENER_NAME).with_priority(Priority::EARLY);
+        let spec = ListenerSpec::new(LISTENER_NAME);
         let pre = self.handles(HookEvent::PreToolUse);
         if pre {
             let hooks = self.clone();
-            let _ = cx
-                .hooks()
+            cx.hooks()
                 .pre_execute()
-                .tap(spec.clone(), move |exec, next| {
+                .tap_with(spec.clone(), Order::EARLY, move |exec, next| {
                     let hooks = hooks.clone();
                     async move {
                         match hooks.pre_tool_use(&exec).await {
@@ -62,7 +61,7 @@ impl Plugin for Hooks {
                             }
                         }
                     }
-                });
+                })?;
         }
         // PreToolUse's additionalContext rides on the call's outcome, and
         // so does what finished async hooks said.
@@ -73,10 +72,10 @@ impl Plugin for Hooks {
             || self.has_async()
         {
             let hooks = self.clone();
-            let _ = cx
-                .hooks()
-                .post_execute()
-                .tap(spec, move |input: PostExecuteInput, next| {
+            cx.hooks().post_execute().tap_with(
+                spec,
+                Order::EARLY,
+                move |input: PostExecuteInput, next| {
                     let hooks = hooks.clone();
                     async move {
                         let mut context = input
@@ -111,7 +110,8 @@ impl Plugin for Hooks {
                         }
                         decision
                     }
-                });
+                },
+            )?;
         }
         Ok(())
     }

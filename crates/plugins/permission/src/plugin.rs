@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tack_core::hook::{AgentId, ListenerSpec, Priority, Scope};
+use tack_core::hook::{AgentId, ListenerSpec, Order, Scope};
 use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory};
 use tack_core::policy::ApprovalService;
 use tack_core::tool::ToolExecution;
@@ -41,7 +41,7 @@ pub const PLUGIN_NAME: &str = "permission";
 pub struct Permission {
     state: Arc<GateState>,
     approver: Option<Arc<dyn ApprovalService>>,
-    priority: Priority,
+    order: Order,
     scope: Scope,
 }
 
@@ -52,7 +52,7 @@ impl std::fmt::Debug for Permission {
             .field("mode", &self.state.modes.default_mode())
             .field("root", &self.state.root)
             .field("approver", &self.approver.is_some())
-            .field("priority", &self.priority)
+            .field("order", &self.order)
             .finish_non_exhaustive()
     }
 }
@@ -78,7 +78,7 @@ impl Permission {
                 root: config.root,
             }),
             approver: config.approver,
-            priority: config.priority,
+            order: config.order,
             scope: config.scope,
         }
     }
@@ -116,12 +116,12 @@ impl Plugin for Permission {
     }
 
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let spec = ListenerSpec::new(PLUGIN_NAME)
-            .with_scope(self.scope.clone())
-            .with_priority(self.priority);
-        cx.hooks()
-            .pre_execute()
-            .register(spec, GateListener(self.state.clone()));
+        let spec = ListenerSpec::new(PLUGIN_NAME).with_scope(self.scope.clone());
+        cx.hooks().pre_execute().register_with(
+            spec,
+            self.order.clone(),
+            GateListener(self.state.clone()),
+        )?;
         if let Some(approver) = &self.approver {
             cx.provide_approval(approver.clone());
         }
@@ -141,7 +141,7 @@ inventory::submit! {
 /// workspace root and no approver by default. Build it with its methods, or
 /// deserialize its data from settings (`mode`, `agent_modes`, `allow` /
 /// `ask` / `deny` rule lists, `workspace_root`); the approver, the shared
-/// session rules, the priority and the scope are set in code.
+/// session rules, the order and the scope are set in code.
 ///
 /// ```
 /// use tack_permission::{Mode, Permission, PermissionConfig, Rule};
@@ -176,7 +176,7 @@ pub struct PermissionConfig {
     root: Option<PathBuf>,
     approver: Option<Arc<dyn ApprovalService>>,
     session: SessionRules,
-    priority: Priority,
+    order: Order,
     scope: Scope,
 }
 
@@ -270,9 +270,10 @@ impl PermissionConfig {
         self
     }
 
-    /// The listener's priority (default `NORMAL`).
-    pub fn priority(mut self, priority: Priority) -> Self {
-        self.priority = priority;
+    /// Where the gate goes among the `tools/pre-execute` listeners (default
+    /// [`Order::NORMAL`]): a rank, and before or after listeners by name.
+    pub fn order(mut self, order: Order) -> Self {
+        self.order = order;
         self
     }
 

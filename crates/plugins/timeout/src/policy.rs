@@ -13,7 +13,7 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 ///
 /// The default: declared budgets only (no default budget, no ceiling), a
 /// 2 s grace period, global scope, outside the other `tools/execute`
-/// wrappers (registered at [`Priority::EARLY`](tack_core::hook::Priority::EARLY)). To place it relative to a
+/// wrappers (registered at [`Order::EARLY`](tack_core::hook::Order::EARLY)). To place it relative to a
 /// particular wrapper, name it: [`TimeoutConfig::before`] /
 /// [`TimeoutConfig::after`]. Built with [`new`](Self::new) from a
 /// [`TimeoutConfig`].
@@ -42,7 +42,7 @@ impl Default for Timeout {
             default_budget: None,
             ceiling: None,
             grace: DEFAULT_GRACE,
-            order: Order::default(),
+            order: Order::EARLY,
             scope: Scope::Global,
         }
     }
@@ -56,7 +56,7 @@ impl Timeout {
     /// [`TimeoutConfigError`] for a zero default or ceiling, or a default
     /// above the ceiling.
     pub fn new(config: TimeoutConfig) -> Result<Timeout, TimeoutConfigError> {
-        let mut order = Order::default();
+        let mut order = Order::EARLY;
         for name in config.before {
             order = order.and_before(name);
         }
@@ -119,9 +119,8 @@ impl Timeout {
         self.grace
     }
 
-    /// Where the wrapper goes relative to other `tools/execute` listeners,
-    /// by name (empty: outside every wrapper registered at the default
-    /// priority).
+    /// Where the wrapper goes among the other `tools/execute` listeners: at
+    /// [`Order::EARLY`], and before or after the wrappers it names.
     pub fn order(&self) -> &Order {
         &self.order
     }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use tack_core::hook::{ListenerSpec, Next, Priority, WaterfallListener};
+use tack_core::hook::{ListenerSpec, Next, WaterfallListener};
 use tack_core::hooks::{ExecuteOutput, ExecuteRequest};
 use tack_core::tool::{ToolError, ToolErrorCode};
 
@@ -16,11 +16,9 @@ pub const LISTENER_NAME: &str = "timeout";
 
 impl Timeout {
     /// The wrapper's registration: named [`LISTENER_NAME`], in the policy's
-    /// scope, at [`Priority::EARLY`].
+    /// scope (placed by its [`order`](Timeout::order)).
     pub(crate) fn spec(&self) -> ListenerSpec {
-        ListenerSpec::new(LISTENER_NAME)
-            .with_scope(self.scope.clone())
-            .with_priority(Priority::EARLY)
+        ListenerSpec::new(LISTENER_NAME).with_scope(self.scope.clone())
     }
 }
 
