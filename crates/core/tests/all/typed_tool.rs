@@ -320,7 +320,15 @@ impl Tool for Order {
 #[tokio::test]
 async fn the_body_deserializes_from_the_exact_text() {
     let def = ToolDefinition::from_tool(Order).unwrap();
-    let arguments = tack_core::tool::Arguments::parse(r#"{"z": 1, "a": 2, "m": 3}"#).unwrap();
+    let (value, cx) = order_call(r#"{"z": 1, "a": 2, "m": 3}"#);
+    // The model's order, which the parsed value (a sorted map) does not keep.
+    let out = def.handler().call(value, cx).await.unwrap();
+    assert_eq!(out, json!(["z", "a", "m"]));
+}
+
+/// A context for one call of `order` with `text` as its arguments.
+fn order_call(text: &str) -> (Arc<Value>, ToolRunContext) {
+    let arguments = tack_core::tool::Arguments::parse(text).unwrap();
     let value = arguments.value().clone();
     let exec = Arc::new(ToolExecution::new(
         CallId::from("c1"),
@@ -335,7 +343,35 @@ async fn the_body_deserializes_from_the_exact_text() {
         CancellationToken::new(),
         RunEffects::new(),
     );
-    // The model's order, which the parsed value (a sorted map) does not keep.
-    let out = def.handler().call(value, cx).await.unwrap();
-    assert_eq!(out, json!(["z", "a", "m"]));
+    (value, cx)
+}
+
+#[tokio::test]
+async fn a_typed_tools_thread_copy_holds_nothing_of_the_original_handler() {
+    use tack_core::host::ThreadCopy;
+    let def = ToolDefinition::from_tool(Order).unwrap();
+    let before = Arc::strong_count(def.handler());
+    let copy = def.thread_copy();
+    // A handler of its own (the typed tool's copier), not a wrapper around
+    // the shared one: the copy's calls write no count the original's share.
+    assert_eq!(Arc::strong_count(def.handler()), before);
+    assert!(!Arc::ptr_eq(copy.handler(), def.handler()));
+    assert_eq!(copy.name(), def.name());
+    let (value, cx) = order_call(r#"{"b": 1, "a": 2}"#);
+    let out = copy.handler().call(value, cx).await.unwrap();
+    assert_eq!(out, json!(["b", "a"]));
+
+    // A closure handler has no copier: its copy wraps the shared handler.
+    let closure = ToolDefinition::builder("echo")
+        .description("Repeat the arguments.")
+        .input_schema(json!({"type": "object"}))
+        .output(tack_core::tool::OutputSpec::new(json!({})))
+        .handler(|args: Arc<Value>, _cx| async move { Ok((*args).clone()) })
+        .build()
+        .unwrap();
+    let before = Arc::strong_count(closure.handler());
+    let wrapped = closure.thread_copy();
+    assert_eq!(Arc::strong_count(closure.handler()), before + 1);
+    drop(wrapped);
+    assert_eq!(Arc::strong_count(closure.handler()), before);
 }
