@@ -253,3 +253,54 @@ fn the_factory_is_registered() {
     let f = tack_core::host::find_plugin("permission").unwrap();
     assert_eq!(f.create().name(), "permission");
 }
+
+/// The gate's place among the `tools/pre-execute` listeners: `NORMAL` by
+/// default (after an earlier plugin's listener of the same rank), outside it
+/// at `Order::EARLY`, and a name it is told to go before must exist.
+#[test]
+fn the_gate_goes_where_its_order_says() {
+    use tack_core::hook::Order;
+    use tack_core::plugin::{PluginError, plugin_fn};
+    use tack_pipeline::PluginSet;
+
+    let other = || {
+        plugin_fn("other", |cx| {
+            cx.hooks()
+                .pre_execute()
+                .tap("other", |exec, next| next.run(exec));
+            Ok(())
+        })
+    };
+    let names = |order: Option<Order>| {
+        let mut config = PermissionConfig::default();
+        if let Some(order) = order {
+            config = config.order(order);
+        }
+        let set = PluginSet::new()
+            .with(other())
+            .with(Permission::new(config))
+            .build()
+            .unwrap();
+        let names: Vec<String> = set
+            .pipeline
+            .hooks()
+            .pre_execute()
+            .listener_names(None)
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        names
+    };
+    assert_eq!(names(None), ["other", "permission"]);
+    assert_eq!(names(Some(Order::EARLY)), ["permission", "other"]);
+    assert_eq!(names(Some(Order::before("other"))), ["permission", "other"]);
+
+    let refused = PluginSet::new()
+        .with(Permission::new(
+            PermissionConfig::default().order(Order::after("nobody")),
+        ))
+        .build()
+        .unwrap_err();
+    assert!(matches!(refused, PluginError::Order { .. }), "{refused:?}");
+    assert!(refused.to_string().contains("nobody"), "{refused}");
+}

@@ -580,3 +580,31 @@ async fn a_retry_around_the_timeout_returns_the_second_attempts_answer() {
     assert!(out.is_success(), "{out:?}");
     assert_eq!(attempts.load(Ordering::SeqCst), 2);
 }
+
+/// The wrapper's default place: `Order::EARLY`, outside a `tools/execute`
+/// listener of the normal rank even one registered before it (so its
+/// deadline covers that listener's work too).
+#[test]
+fn the_wrapper_goes_outside_normal_wrappers_by_default() {
+    use tack_core::plugin::plugin_fn;
+    use tack_pipeline::PluginSet;
+
+    let set = PluginSet::new()
+        .with(plugin_fn("retry", |cx| {
+            cx.hooks().execute().tap("retry", |req, next| next.run(req));
+            Ok(())
+        }))
+        .with(Timeout::default())
+        .build()
+        .unwrap();
+    let names: Vec<String> = set
+        .pipeline
+        .hooks()
+        .execute()
+        .listener_names(None)
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    assert_eq!(names, [LISTENER_NAME, "retry"]);
+    assert_eq!(Timeout::default().order(), &Order::EARLY);
+}
