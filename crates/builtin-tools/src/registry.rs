@@ -1,6 +1,6 @@
 //! All the builtin tools at once: as definitions, registered, or as a plugin.
 
-use tack_core::hook::{Disposables, Scope};
+use tack_core::hook::{Disposer, Scope};
 use tack_core::plugin::ToolRegistrar;
 use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory, RegistrationError};
 use tack_core::tool::{DefinitionError, ToolDefinition};
@@ -72,19 +72,26 @@ pub enum RegisterError {
 pub fn register_builtin_tools(
     registrar: &dyn ToolRegistrar,
     scope: Scope,
-) -> Result<Disposables, RegisterError> {
-    let registered = Disposables::new();
+) -> Result<Disposer, RegisterError> {
+    let mut registered = Vec::new();
     for definition in builtin_tools()? {
         match registrar.register_tool(scope.clone(), definition) {
-            Ok(disposer) => registered.add(disposer),
+            Ok(disposer) => registered.push(disposer),
             Err(e) => {
                 // Nothing half-registered: undo what came before.
-                registered.dispose();
+                undo_all(&registered);
                 return Err(e.into());
             }
         }
     }
-    Ok(registered)
+    Ok(Disposer::new(move || undo_all(&registered)))
+}
+
+/// Disposes `registered`, the last registered first.
+fn undo_all(registered: &[Disposer]) {
+    for disposer in registered.iter().rev() {
+        disposer.dispose();
+    }
 }
 
 /// The plugin that registers every builtin tool (globally). Submitted through

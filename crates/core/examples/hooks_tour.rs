@@ -6,8 +6,9 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tack_core::hook::{AgentId, Disposables, ListenerSpec, Order, Scope};
+use tack_core::hook::{AgentId, ListenerSpec, Order, Scope};
 use tack_core::hooks::{ExecutionRecord, ToolHooks};
+use tack_core::host::Disposables;
 use tack_core::host::{NewExecutionRecord, NewExecutionToken, NewOutcome, NewToolExecution};
 use tack_core::policy::{PreDecision, PreVerdict};
 use tack_core::tool::{CallId, ExecutionToken, Outcome, Tier, ToolExecution, ToolName};

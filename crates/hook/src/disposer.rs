@@ -1,7 +1,7 @@
 //! Disposers: the handles that undo a registration.
 
 use std::fmt;
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
@@ -19,6 +19,9 @@ enum DisposeAction {
     /// allocation of its own (a listener list's disposers are made by the
     /// thousand when sessions come and go).
     Undo(Weak<dyn Undo>, u128),
+    /// Dispose a registration another handle shares (see
+    /// [`Disposables::hold`]).
+    Shared(Arc<Disposer>),
 }
 
 impl DisposeAction {
@@ -30,6 +33,7 @@ impl DisposeAction {
                     registry.undo(key);
                 }
             }
+            Self::Shared(shared) => shared.dispose(),
         }
     }
 }
@@ -100,7 +104,17 @@ impl Disposer {
 
     /// Whether this disposer has already run (or was created with nothing to undo).
     pub fn is_disposed(&self) -> bool {
-        self.action.lock().is_none()
+        match &*self.action.lock() {
+            None => true,
+            Some(DisposeAction::Shared(shared)) => shared.is_disposed(),
+            Some(_) => false,
+        }
+    }
+
+    fn shared(shared: Arc<Disposer>) -> Self {
+        Self {
+            action: Mutex::new(Some(DisposeAction::Shared(shared))),
+        }
     }
 }
 
@@ -142,6 +156,26 @@ impl Disposables {
     /// Adds a disposer to the bag.
     pub fn add(&self, disposer: Disposer) {
         self.members.lock().push(disposer);
+    }
+
+    /// Keeps `disposer` in the bag and returns a handle to the same
+    /// registration: either undoes it (the handle early, the bag when it is
+    /// disposed), and dropping the handle leaves it to the bag.
+    ///
+    /// ```
+    /// use tack_hook::{Disposables, Disposer};
+    /// let bag = Disposables::new();
+    /// let handle = bag.hold(Disposer::new(|| println!("undone once")));
+    /// drop(handle); // the bag still holds the registration
+    /// assert!(!bag.is_empty());
+    /// let handle = bag.hold(Disposer::noop());
+    /// bag.dispose();
+    /// assert!(handle.is_disposed());
+    /// ```
+    pub fn hold(&self, disposer: Disposer) -> Disposer {
+        let shared = Arc::new(disposer);
+        self.add(Disposer::shared(shared.clone()));
+        Disposer::shared(shared)
     }
 
     /// Moves every disposer of `other` into this bag, keeping their order.

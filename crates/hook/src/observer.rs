@@ -5,7 +5,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use super::listeners::ListenerList;
-use super::{AgentId, Disposer, ListenerSpec, Order, OrderError, panic_message};
+use super::{AgentId, Disposables, Disposer, ListenerSpec, Order, OrderError, panic_message};
 
 /// A typed observer: the named-type alternative to a closure given to
 /// [`Observer::tap`].
@@ -75,12 +75,16 @@ struct Inner<T> {
 /// ```
 pub struct Observer<T> {
     inner: Arc<Inner<T>>,
+    /// The bag every registration made through this handle goes into
+    /// (see [`owned_by`](Self::owned_by)).
+    owner: Option<Arc<Disposables>>,
 }
 
 impl<T> Clone for Observer<T> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
+            owner: self.owner.clone(),
         }
     }
 }
@@ -112,6 +116,7 @@ impl<T: Send + Sync + 'static> Observer<T> {
                 name,
                 list: ListenerList::new(),
             }),
+            owner: None,
         }
     }
 
@@ -120,14 +125,32 @@ impl<T: Send + Sync + 'static> Observer<T> {
         self.inner.name
     }
 
+    /// A handle to the same hook point whose registrations also go into
+    /// `owner` (see [`Waterfall::owned_by`](crate::Waterfall::owned_by)).
+    pub fn owned_by(&self, owner: Arc<Disposables>) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            owner: Some(owner),
+        }
+    }
+
+    fn keep(&self, disposer: Disposer) -> Disposer {
+        match &self.owner {
+            Some(owner) => owner.hold(disposer),
+            None => disposer,
+        }
+    }
+
     /// Registers a closure observer.
     pub fn tap<F>(&self, spec: impl Into<ListenerSpec>, observer: F) -> Disposer
     where
         F: Fn(&Arc<T>) + Send + Sync + 'static,
     {
-        self.inner
-            .list
-            .insert(spec.into(), Arc::new(ClosureObserver(observer)))
+        self.keep(
+            self.inner
+                .list
+                .insert(spec.into(), Arc::new(ClosureObserver(observer))),
+        )
     }
 
     /// Registers a typed observer.
@@ -135,7 +158,7 @@ impl<T: Send + Sync + 'static> Observer<T> {
     where
         L: ObserverListener<T>,
     {
-        self.inner.list.insert(spec.into(), Arc::new(observer))
+        self.keep(self.inner.list.insert(spec.into(), Arc::new(observer)))
     }
 
     /// Registers a closure observer placed by `order`: before or after other
@@ -154,12 +177,15 @@ impl<T: Send + Sync + 'static> Observer<T> {
     where
         F: Fn(&Arc<T>) + Send + Sync + 'static,
     {
-        self.inner.list.insert_ordered(
-            self.inner.name,
-            spec.into(),
-            order,
-            Arc::new(ClosureObserver(observer)),
-        )
+        self.inner
+            .list
+            .insert_ordered(
+                self.inner.name,
+                spec.into(),
+                order,
+                Arc::new(ClosureObserver(observer)),
+            )
+            .map(|disposer| self.keep(disposer))
     }
 
     /// Registers a typed observer placed by `order` (see [`tap_with`](Self::tap_with)).
@@ -179,6 +205,7 @@ impl<T: Send + Sync + 'static> Observer<T> {
         self.inner
             .list
             .insert_ordered(self.inner.name, spec.into(), order, Arc::new(observer))
+            .map(|disposer| self.keep(disposer))
     }
 
     /// Shows `value` to every observer that a dispatch for `agent` reaches, in

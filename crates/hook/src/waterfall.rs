@@ -14,8 +14,8 @@ use crate::future_pool::{PoolKey, Pooled};
 use super::listeners::ListenerList;
 use super::view::{Pos, View};
 use super::{
-    AgentId, Decider, Disposer, HookError, ListenerSpec, Order, OrderError, Provenance,
-    panic_message,
+    AgentId, Decider, Disposables, Disposer, HookError, ListenerSpec, Order, OrderError,
+    Provenance, panic_message,
 };
 
 /// A typed waterfall listener: the named-type alternative to a closure given to
@@ -311,12 +311,16 @@ struct Inner<In, Out> {
 /// ```
 pub struct Waterfall<In, Out> {
     inner: Arc<Inner<In, Out>>,
+    /// The bag every registration made through this handle goes into
+    /// (see [`owned_by`](Self::owned_by)).
+    owner: Option<Arc<Disposables>>,
 }
 
 impl<In, Out> Clone for Waterfall<In, Out> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
+            owner: self.owner.clone(),
         }
     }
 }
@@ -372,6 +376,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
                 hook,
                 list: ListenerList::with_meta(meta),
             }),
+            owner: None,
         }
     }
 
@@ -399,6 +404,36 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
         self.inner.hook
     }
 
+    /// A handle to the same hook point whose registrations also go into
+    /// `owner`: each stays installed until `owner` is disposed (or its own
+    /// returned [`Disposer`] is), whatever happens to that disposer. This is
+    /// how a plugin's registrations join its footprint.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tack_hook::{Disposables, Waterfall};
+    ///
+    /// let hook = Waterfall::new_sync("demo/owned", |x: u32| x);
+    /// let footprint = Arc::new(Disposables::new());
+    /// let _ = hook.owned_by(footprint.clone()).tap("plus-one", |x, next| next.run(x + 1));
+    /// assert_eq!(hook.listener_count(), 1); // dropping the handle kept it
+    /// footprint.dispose();
+    /// assert_eq!(hook.listener_count(), 0);
+    /// ```
+    pub fn owned_by(&self, owner: Arc<Disposables>) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            owner: Some(owner),
+        }
+    }
+
+    fn keep(&self, disposer: Disposer) -> Disposer {
+        match &self.owner {
+            Some(owner) => owner.hold(disposer),
+            None => disposer,
+        }
+    }
+
     /// Registers a closure listener. The closure gets the input and a [`Next`];
     /// see [`WaterfallListener`] for what it may do with them.
     ///
@@ -410,9 +445,11 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
         F: Fn(In, Next<In, Out>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Out> + Send + 'static,
     {
-        self.inner
-            .list
-            .insert(spec.into(), Arc::new(ClosureListener::new(listener)))
+        self.keep(
+            self.inner
+                .list
+                .insert(spec.into(), Arc::new(ClosureListener::new(listener))),
+        )
     }
 
     /// Registers a typed listener.
@@ -420,9 +457,11 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     where
         L: WaterfallListener<In, Out>,
     {
-        self.inner
-            .list
-            .insert(spec.into(), Arc::new(TypedListener::new(listener)))
+        self.keep(
+            self.inner
+                .list
+                .insert(spec.into(), Arc::new(TypedListener::new(listener))),
+        )
     }
 
     /// Registers a closure listener placed by `order`: before or after
@@ -442,12 +481,15 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
         F: Fn(In, Next<In, Out>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Out> + Send + 'static,
     {
-        self.inner.list.insert_ordered(
-            self.inner.hook,
-            spec.into(),
-            order,
-            Arc::new(ClosureListener::new(listener)),
-        )
+        self.inner
+            .list
+            .insert_ordered(
+                self.inner.hook,
+                spec.into(),
+                order,
+                Arc::new(ClosureListener::new(listener)),
+            )
+            .map(|disposer| self.keep(disposer))
     }
 
     /// Registers a typed listener placed by `order` (see [`tap_with`](Self::tap_with)).
@@ -464,12 +506,15 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     where
         L: WaterfallListener<In, Out>,
     {
-        self.inner.list.insert_ordered(
-            self.inner.hook,
-            spec.into(),
-            order,
-            Arc::new(TypedListener::new(listener)),
-        )
+        self.inner
+            .list
+            .insert_ordered(
+                self.inner.hook,
+                spec.into(),
+                order,
+                Arc::new(TypedListener::new(listener)),
+            )
+            .map(|disposer| self.keep(disposer))
     }
 
     /// Runs the chain for `agent` (`None`: global listeners only).

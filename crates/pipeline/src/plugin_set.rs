@@ -1,6 +1,6 @@
 //! Composing plugins into a pipeline (its registry, hook points and capability slots).
 
-use tack_core::hook::Disposables;
+use tack_core::host::Disposables;
 use tack_core::host::PluginHost;
 use tack_core::plugin::{Plugin, PluginError};
 

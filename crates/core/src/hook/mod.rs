@@ -7,9 +7,9 @@
 //!   Each gets the input and a [`Next`] it may run at most once.
 //! * [`Observer<T>`]: listeners see a frozen `Arc<T>` and cannot change it.
 
-pub(crate) use tack_hook::ListenerList;
 pub use tack_hook::{
-    AgentId, Decider, Disposables, Disposer, ListenerSpec, Next, NextFuture, Observer,
-    ObserverListener, Order, OrderError, Provenance, Relation, Scope, Waterfall, WaterfallListener,
+    AgentId, Decider, Disposer, ListenerSpec, Next, NextFuture, Observer, ObserverListener, Order,
+    OrderError, Provenance, Relation, Scope, Waterfall, WaterfallListener,
 };
+pub(crate) use tack_hook::{Disposables, ListenerList};
 pub(crate) use tack_hook::{HookError, panic_message};

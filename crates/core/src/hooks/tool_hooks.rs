@@ -6,7 +6,7 @@ use super::{
     CodeDispatchEvent, CodeDispatchLogEntry, ExecuteOutput, ExecuteRequest, ExecutionRecord,
     PostDecision, PostExecuteInput,
 };
-use crate::hook::{Observer, Waterfall};
+use crate::hook::{Disposables, Observer, Waterfall};
 use crate::policy::{Guards, PreDecision};
 use crate::tool::ToolExecution;
 
@@ -93,6 +93,21 @@ impl ToolHooks {
                 .with_provenance(|entry: &mut CodeDispatchLogEntry| Some(&mut entry.provenance)),
             code_dispatch: Observer::new(Self::CODE_DISPATCH),
             guards: Guards::new(),
+        }
+    }
+
+    /// The same hook points, with every registration made through them also
+    /// kept in `owner` (a plugin's footprint): it stays installed until
+    /// `owner` is disposed, whatever happens to the returned disposer.
+    pub(crate) fn owned_by(&self, owner: &Arc<Disposables>) -> Self {
+        Self {
+            pre_execute: self.pre_execute.owned_by(owner.clone()),
+            execute: self.execute.owned_by(owner.clone()),
+            post_execute: self.post_execute.owned_by(owner.clone()),
+            result: self.result.owned_by(owner.clone()),
+            code_dispatch_log: self.code_dispatch_log.owned_by(owner.clone()),
+            code_dispatch: self.code_dispatch.owned_by(owner.clone()),
+            guards: self.guards.owned_by(owner.clone()),
         }
     }
 

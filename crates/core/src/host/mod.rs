@@ -66,7 +66,7 @@ pub use build::{
 };
 pub use plugin_host::PluginHost;
 
-pub use tack_hook::{Dispatch, HookError, Notified, panic_message};
+pub use tack_hook::{Dispatch, Disposables, HookError, Notified, panic_message};
 
 pub use crate::capability::set::CapabilitySlots;
 pub use crate::context::effects::RunEffects;

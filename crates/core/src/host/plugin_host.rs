@@ -2,9 +2,10 @@
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
 use super::{CapabilitySlots, find_plugin};
-use crate::hook::{Disposables, panic_message};
+use crate::hook::{Disposables, Disposer, panic_message};
 use crate::hooks::ToolHooks;
 use crate::plugin::ToolRegistrar;
 use crate::plugin::factory::check_plugin_name;
@@ -55,7 +56,7 @@ pub struct PluginHost<'a> {
     hooks: &'a ToolHooks,
     capabilities: &'a CapabilitySlots,
     tools: &'a dyn ToolRegistrar,
-    installed: Vec<(String, Disposables)>,
+    installed: Vec<(String, Arc<Disposables>)>,
 }
 
 impl fmt::Debug for PluginHost<'_> {
@@ -105,7 +106,7 @@ impl<'a> PluginHost<'a> {
             }
             Ok(Err(err)) => {
                 footprint.dispose();
-                Err(err)
+                Err(err.in_plugin(&name))
             }
             Err(payload) => {
                 footprint.dispose();
@@ -149,7 +150,7 @@ impl<'a> PluginHost<'a> {
     pub fn into_disposables(self) -> Disposables {
         let all = Disposables::new();
         for (_, footprint) in self.installed {
-            all.add(footprint.into_disposer());
+            all.add(Disposer::new(move || footprint.dispose()));
         }
         all
     }

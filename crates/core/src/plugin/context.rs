@@ -3,8 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::ToolRegistrar;
-use super::{PluginError, PluginHooks, Registration};
+use super::{PluginError, ToolRegistrar};
 use crate::capability::set::CapabilitySlots;
 use crate::capability::{Capabilities, FileSystem, Shell, ToolDispatcher};
 use crate::hook::{Disposables, Disposer, Scope};
@@ -15,20 +14,37 @@ use crate::tool::{Tool, ToolDefinition};
 /// The host as a plugin sees it during [`Plugin::install`](super::Plugin::install):
 /// the hook points, the tool registry and the capability slots.
 ///
-/// Everything registered through the context — listeners and guards through
-/// [`hooks`](Self::hooks), capabilities through
-/// [`capabilities`](Self::capabilities) or the `provide_*` methods, tools
-/// through the `register_*` methods — goes into the plugin's footprint at
-/// once and stays installed until the plugin is unloaded, whatever happens to
-/// the handle returned (a [`Registration`], which does nothing on drop). Only a
-/// [`Disposer`] obtained elsewhere (say, from a helper that takes the raw
-/// [`ToolHooks`]) has to be handed to [`keep`](Self::keep).
+/// The context owns what the plugin registers. Everything registered through
+/// it — listeners and guards on [`hooks`](Self::hooks), tools through the
+/// `register_*` methods, capabilities through the `provide_*` methods — goes
+/// into the plugin's footprint at once and stays installed until the plugin
+/// is unloaded, **whatever happens to the [`Disposer`] returned**: binding it
+/// to `_` or dropping it keeps the registration; calling
+/// [`dispose`](Disposer::dispose) on it removes that one registration early.
+///
+/// ```
+/// use tack_core::plugin::{Plugin, PluginContext, PluginError};
+/// use tack_core::policy::PreDecision;
+///
+/// struct DenyAll;
+/// impl Plugin for DenyAll {
+///     fn name(&self) -> &str { "deny-all" }
+///     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+///         // Dropping the handle is harmless: the plugin's footprint holds it.
+///         let _ = cx.hooks().pre_execute().tap("deny-all", |_, _| async {
+///             PreDecision::deny("nothing runs here")
+///         });
+///         Ok(())
+///     }
+/// }
+/// ```
 pub struct PluginContext<'a> {
     plugin: &'a str,
-    hooks: &'a ToolHooks,
+    /// The host's hook points, owned by `footprint`.
+    hooks: ToolHooks,
     capabilities: &'a CapabilitySlots,
     tools: &'a dyn ToolRegistrar,
-    footprint: Disposables,
+    footprint: Arc<Disposables>,
 }
 
 impl fmt::Debug for PluginContext<'_> {
@@ -47,16 +63,20 @@ impl<'a> PluginContext<'a> {
         capabilities: &'a CapabilitySlots,
         tools: &'a dyn ToolRegistrar,
     ) -> Self {
+        let footprint = Arc::new(Disposables::new());
         Self {
             plugin,
-            hooks,
+            hooks: hooks.owned_by(&footprint),
             capabilities,
             tools,
-            footprint: Disposables::new(),
+            footprint,
         }
     }
 
-    pub(crate) fn into_footprint(self) -> Disposables {
+    /// The plugin's footprint: what undoes everything it registered. Shared
+    /// with the hook points the context handed out (a plugin may keep a
+    /// clone of them, as code mode does to dispatch nested calls).
+    pub(crate) fn into_footprint(self) -> Arc<Disposables> {
         self.footprint
     }
 
@@ -65,25 +85,23 @@ impl<'a> PluginContext<'a> {
         self.plugin
     }
 
-    /// The host's tool hook points; every registration made through them
-    /// belongs to this plugin until it is unloaded (see [`PluginHooks`]).
-    pub fn hooks(&self) -> PluginHooks<'_> {
-        PluginHooks::new(self.plugin, self.hooks, &self.footprint)
+    /// The host's tool hook points, owned by this plugin: every listener
+    /// tapped or registered and every guard added through them belongs to the
+    /// plugin until it is unloaded; the [`Disposer`] each returns can remove
+    /// that one early. A clone keeps the ownership (registrations made
+    /// through it later join the footprint too).
+    pub fn hooks(&self) -> &ToolHooks {
+        &self.hooks
     }
 
-    /// The host's capability slots; every capability provided through them
-    /// belongs to this plugin until it is unloaded.
-    pub fn capabilities(&self) -> PluginCapabilities<'_> {
-        PluginCapabilities {
-            slots: self.capabilities,
-            footprint: &self.footprint,
-        }
+    /// The capabilities installed so far (by plugins installed before this one).
+    pub fn capabilities(&self) -> Arc<Capabilities> {
+        self.capabilities.snapshot()
     }
 
-    /// Keeps a disposer in this plugin's footprint (undone when the plugin is
-    /// unloaded). Registrations made through [`hooks`](Self::hooks) and
-    /// [`capabilities`](Self::capabilities) are kept already; this is for
-    /// disposers obtained elsewhere.
+    /// Keeps a disposer obtained elsewhere in this plugin's footprint (undone
+    /// when the plugin is unloaded). Registrations made through the context
+    /// are kept already.
     pub fn keep(&mut self, disposer: Disposer) {
         self.footprint.add(disposer);
     }
@@ -153,62 +171,26 @@ impl<'a> PluginContext<'a> {
         self.register_tool(definition)
     }
 
-    /// Provides the filesystem capability for the plugin's lifetime.
-    pub fn provide_fs(&mut self, fs: Arc<dyn FileSystem>) {
-        self.capabilities().provide_fs(fs);
+    /// Provides the filesystem capability for the plugin's lifetime (the
+    /// returned handle can withdraw it early; dropping it does not).
+    pub fn provide_fs(&mut self, fs: Arc<dyn FileSystem>) -> Disposer {
+        self.footprint.hold(self.capabilities.provide_fs(fs))
     }
 
     /// Provides the shell capability for the plugin's lifetime.
-    pub fn provide_shell(&mut self, shell: Arc<dyn Shell>) {
-        self.capabilities().provide_shell(shell);
+    pub fn provide_shell(&mut self, shell: Arc<dyn Shell>) -> Disposer {
+        self.footprint.hold(self.capabilities.provide_shell(shell))
     }
 
     /// Provides the approval service for the plugin's lifetime.
-    pub fn provide_approval(&mut self, approval: Arc<dyn ApprovalService>) {
-        self.capabilities().provide_approval(approval);
-    }
-}
-
-/// The capability slots as a plugin sees them while it installs: whatever it
-/// provides belongs to its footprint until it is unloaded, and the returned
-/// [`Registration`] does nothing on drop.
-#[derive(Clone, Copy)]
-pub struct PluginCapabilities<'a> {
-    slots: &'a CapabilitySlots,
-    footprint: &'a Disposables,
-}
-
-impl fmt::Debug for PluginCapabilities<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("PluginCapabilities")
-            .field(self.slots)
-            .finish()
-    }
-}
-
-impl PluginCapabilities<'_> {
-    /// The capabilities as they are now.
-    pub fn snapshot(&self) -> Arc<Capabilities> {
-        self.slots.snapshot()
+    pub fn provide_approval(&mut self, approval: Arc<dyn ApprovalService>) -> Disposer {
+        self.footprint
+            .hold(self.capabilities.provide_approval(approval))
     }
 
-    /// Provides the filesystem.
-    pub fn provide_fs(&self, fs: Arc<dyn FileSystem>) -> Registration {
-        Registration::keep_in(self.footprint, self.slots.provide_fs(fs))
-    }
-
-    /// Provides the shell.
-    pub fn provide_shell(&self, shell: Arc<dyn Shell>) -> Registration {
-        Registration::keep_in(self.footprint, self.slots.provide_shell(shell))
-    }
-
-    /// Provides the approval service.
-    pub fn provide_approval(&self, approval: Arc<dyn ApprovalService>) -> Registration {
-        Registration::keep_in(self.footprint, self.slots.provide_approval(approval))
-    }
-
-    /// Provides the nested tool dispatcher.
-    pub fn provide_dispatcher(&self, dispatcher: Arc<dyn ToolDispatcher>) -> Registration {
-        Registration::keep_in(self.footprint, self.slots.provide_dispatcher(dispatcher))
+    /// Provides the nested tool dispatcher for the plugin's lifetime.
+    pub fn provide_dispatcher(&mut self, dispatcher: Arc<dyn ToolDispatcher>) -> Disposer {
+        self.footprint
+            .hold(self.capabilities.provide_dispatcher(dispatcher))
     }
 }

@@ -58,10 +58,13 @@ pub enum PluginError {
         /// The registry's error.
         error: RegistrationError,
     },
-    /// A listener of the plugin could not be placed in the order it asked for.
+    /// A listener of the plugin could not be placed in the order it asked
+    /// for. `?` on a `tap_with`/`register_with` inside
+    /// [`Plugin::install`](super::Plugin::install) converts into it; the host
+    /// fills in the plugin's name.
     #[error("plugin `{plugin}`: {error}")]
     Order {
-        /// The plugin.
+        /// The plugin (empty until the host fills it in).
         plugin: String,
         /// What was wrong with the order.
         error: OrderError,
@@ -84,7 +87,27 @@ pub enum PluginError {
     },
 }
 
+impl From<OrderError> for PluginError {
+    fn from(error: OrderError) -> Self {
+        PluginError::Order {
+            plugin: String::new(),
+            error,
+        }
+    }
+}
+
 impl PluginError {
+    /// Names `plugin` in an error that does not name its plugin yet (one
+    /// converted from an [`OrderError`] by `?`).
+    pub(crate) fn in_plugin(mut self, name: &str) -> Self {
+        if let PluginError::Order { plugin, .. } = &mut self
+            && plugin.is_empty()
+        {
+            name.clone_into(plugin);
+        }
+        self
+    }
+
     /// An install failure with a message, for plugins to return.
     pub fn install(plugin: impl Into<String>, message: impl Into<String>) -> Self {
         PluginError::Install {

@@ -4,18 +4,14 @@ mod context;
 mod error;
 pub(crate) mod factory;
 mod plugin_fn;
-mod plugin_hooks;
 mod registrar;
-mod registration;
 mod registration_error;
 
-pub use context::{PluginCapabilities, PluginContext};
+pub use context::PluginContext;
 pub use error::PluginError;
 pub use factory::PluginFactory;
 pub use plugin_fn::{PluginFn, plugin_fn};
-pub use plugin_hooks::{PluginGuards, PluginHooks, PluginObserver, PluginWaterfall};
 pub use registrar::ToolRegistrar;
-pub use registration::Registration;
 pub use registration_error::{RUN_CODE, RegistrationError};
 
 /// A plugin: a named bundle that installs listeners, guards, tools and

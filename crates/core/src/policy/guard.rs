@@ -9,8 +9,8 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 
 use crate::hook::{
-    AgentId, Disposer, HookError, ListenerList, ListenerSpec, Order, Provenance, Scope,
-    panic_message,
+    AgentId, Disposables, Disposer, HookError, ListenerList, ListenerSpec, Order, Provenance,
+    Scope, panic_message,
 };
 use crate::tool::ToolExecution;
 
@@ -155,6 +155,8 @@ pub enum GuardOutcome {
 #[derive(Clone)]
 pub struct Guards {
     list: Arc<ListenerList<dyn ErasedGuard>>,
+    /// The footprint additions made through this handle go into.
+    owner: Option<Arc<Disposables>>,
 }
 
 impl Default for Guards {
@@ -179,6 +181,15 @@ impl Guards {
     pub fn new() -> Self {
         Self {
             list: ListenerList::new(),
+            owner: None,
+        }
+    }
+
+    /// The same list, its additions also kept in `owner`.
+    pub(crate) fn owned_by(&self, owner: Arc<Disposables>) -> Self {
+        Self {
+            list: self.list.clone(),
+            owner: Some(owner),
         }
     }
 
@@ -195,8 +206,13 @@ impl Guards {
             Scope::Global => 1,
             _ => Order::NORMAL.rank(),
         };
-        self.list
-            .insert_ranked(ListenerSpec::new(name).with_scope(scope), rank, guard)
+        let disposer =
+            self.list
+                .insert_ranked(ListenerSpec::new(name).with_scope(scope), rank, guard);
+        match &self.owner {
+            Some(owner) => owner.hold(disposer),
+            None => disposer,
+        }
     }
 
     /// Adds a typed guard at the end of the list.

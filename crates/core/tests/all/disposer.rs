@@ -4,7 +4,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
-use tack_core::hook::{Disposables, Disposer};
+use tack_core::hook::Disposer;
+use tack_core::host::Disposables;
 
 fn counting(counter: &Arc<AtomicUsize>) -> Disposer {
     let c = counter.clone();

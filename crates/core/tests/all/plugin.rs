@@ -426,3 +426,111 @@ fn plugin_errors_print_their_cause_once() {
     }
     assert_eq!(chain.join(": ").matches("is reserved").count(), 1);
 }
+
+/// Adds a guard and an approval service, drops both handles, and keeps a
+/// clone of its hook points to register through after `install` returned.
+struct KeepsHooks {
+    later: Mutex<Option<ToolHooks>>,
+}
+impl Plugin for KeepsHooks {
+    fn name(&self) -> &str {
+        "keeps-hooks"
+    }
+    fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+        let _ = cx.hooks().guards().add_sync(Scope::Global, "wall", |_| {
+            tack_core::policy::GuardVerdict::deny("walled")
+        });
+        let _ = cx.provide_approval(Arc::new(Approves));
+        *self.later.lock() = Some(cx.hooks().clone());
+        Ok(())
+    }
+}
+
+struct Approves;
+#[tack_core::async_trait]
+impl tack_core::policy::ApprovalService for Approves {
+    async fn request(
+        &self,
+        _: tack_core::policy::ApprovalRequest,
+        _: tack_core::CancellationToken,
+    ) -> tack_core::policy::ApprovalOutcome {
+        tack_core::policy::ApprovalOutcome::AllowedOnce
+    }
+}
+
+#[test]
+fn guards_capabilities_and_a_kept_clone_of_the_hooks_belong_to_the_plugin() {
+    let (hooks, caps, registry) = (
+        ToolHooks::new(),
+        CapabilitySlots::new(),
+        MapRegistry::default(),
+    );
+    let plugin = KeepsHooks {
+        later: Mutex::new(None),
+    };
+    let mut host = PluginHost::new(&hooks, &caps, &registry);
+    host.install(&plugin).unwrap();
+    assert!(
+        caps.snapshot().approval.is_some(),
+        "dropping the handle kept it"
+    );
+    // Registered through the clone after install: still the plugin's.
+    let later = plugin.later.lock().take().unwrap();
+    let _ = later.result().tap("late", |_| {});
+    assert_eq!(hooks.result().listener_count(), 1);
+    let exec = Arc::new(tack_core::tool::ToolExecution::new(
+        tack_core::tool::CallId::from("c1"),
+        tack_core::tool::ToolName::new("t").unwrap(),
+        Arc::new(json!({})),
+        tack_core::tool::Tier::ReadOnly,
+        tack_core::tool::ExecutionToken::issue(tack_core::tool::CallId::from("c1")),
+    ));
+    let run = || futures::executor::block_on(hooks.guards().run(None, &exec)).unwrap();
+    assert!(
+        matches!(run(), tack_core::host::GuardOutcome::Denied { .. }),
+        "the guard stayed although its handle was dropped"
+    );
+
+    assert!(host.uninstall("keeps-hooks"));
+    assert!(caps.snapshot().approval.is_none());
+    assert_eq!(hooks.result().listener_count(), 0);
+    assert!(
+        matches!(run(), tack_core::host::GuardOutcome::Passed),
+        "the guard went with the plugin"
+    );
+}
+
+/// Places a listener after one that does not exist, with `?`.
+struct BadOrder;
+impl Plugin for BadOrder {
+    fn name(&self) -> &str {
+        "bad-order"
+    }
+    fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+        let _ = cx.hooks().pre_execute().tap("first", |e, next| next.run(e));
+        cx.hooks().pre_execute().tap_with(
+            "second",
+            tack_core::hook::Order::after("missing"),
+            |e, next| next.run(e),
+        )?;
+        Ok(())
+    }
+}
+
+#[test]
+fn an_order_error_returned_with_question_mark_names_the_plugin_and_rolls_back() {
+    let (hooks, caps, registry) = (
+        ToolHooks::new(),
+        CapabilitySlots::new(),
+        MapRegistry::default(),
+    );
+    let mut host = PluginHost::new(&hooks, &caps, &registry);
+    let err = host.install(&BadOrder).unwrap_err();
+    assert!(
+        matches!(&err, PluginError::Order { plugin, .. } if plugin == "bad-order"),
+        "{err:?}"
+    );
+    assert!(err.to_string().starts_with("plugin `bad-order`: "), "{err}");
+    assert!(err.to_string().contains("`missing`"), "{err}");
+    assert_eq!(hooks.pre_execute().listener_count(), 0, "rolled back");
+}

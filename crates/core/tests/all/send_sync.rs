@@ -4,9 +4,10 @@ use std::sync::Arc;
 
 use tack_core::capability::Capabilities;
 use tack_core::context::ToolRunContext;
-use tack_core::hook::{Disposables, Disposer, Next, NextFuture, Observer, Waterfall};
+use tack_core::hook::{Disposer, Next, NextFuture, Observer, Waterfall};
 use tack_core::hooks::{ExecuteOutput, ExecuteRequest, PostDecision, ToolHooks};
 use tack_core::host::Dispatch;
+use tack_core::host::Disposables;
 use tack_core::host::{CapabilitySlots, RunEffects};
 use tack_core::policy::{Guards, PreDecision};
 use tack_core::tool::{Outcome, ToolDefinition, ToolExecution};

@@ -205,10 +205,12 @@ impl Plugin for CodeMode {
                 "max_outstanding_sub_calls must be at least 1 (1 lets a program have one tool call outstanding at a time)",
             ));
         }
-        let definition = run_code_definition(self.config.clone(), cx.hooks().tool_hooks().clone())
-            .map_err(|e| PluginError::Definition {
-                plugin: PLUGIN_NAME.to_owned(),
-                error: e,
+        let definition =
+            run_code_definition(self.config.clone(), cx.hooks().clone()).map_err(|e| {
+                PluginError::Definition {
+                    plugin: PLUGIN_NAME.to_owned(),
+                    error: e,
+                }
             })?;
         cx.register_code_transport(definition)
     }

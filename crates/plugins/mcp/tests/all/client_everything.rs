@@ -17,7 +17,7 @@ pub struct Host {
     pub registry: ToolRegistry,
     pub pipeline: Pipeline,
     pub plugin: Arc<McpClient>,
-    pub _host: tack_core::hook::Disposables,
+    pub _host: tack_core::host::Disposables,
 }
 
 pub async fn host(config: McpConfig) -> Host {
