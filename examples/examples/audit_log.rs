@@ -23,7 +23,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .iter()
             .try_for_each(|r| writeln!(file, "{}", to_line(r)?))
     });
-    let audit = plugin_fn("audit", move |cx| {
+    let audit = PluginFn::new("audit", move |cx| {
         let records = records.clone();
         cx.hooks()
             .result()

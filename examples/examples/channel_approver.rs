@@ -48,7 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for command in ["cargo test", "git push --force", "cargo build", "cargo run"] {
         let call = ToolCall::new("c1", "sh", json!({ "command": command }).to_string());
         let outcome = pipeline.execute(call, CancellationToken::new()).await;
-        println!("{command}: {}", joined_text(&outcome.content));
+        println!("{command}: {}", outcome.content.joined_text());
     }
     drop(plugins); // unloading the gate drops the approver: the UI's inbox closes
     ui.await?;

@@ -73,6 +73,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .for_each(|l| println!("  {}", l.trim()));
     let call = ToolCall::new("c1", "run_code", json!({ "code": PROGRAM }).to_string());
     let outcome = pipeline.execute(call, CancellationToken::new()).await;
-    println!("run_code -> {}", joined_text(&outcome.content));
+    println!("run_code -> {}", outcome.content.joined_text());
     Ok(())
 }

@@ -69,7 +69,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (n, (name, args)) in calls.into_iter().enumerate() {
         let call = ToolCall::new(format!("c{n}"), name, args.to_string());
         let outcome = pipeline.execute(call, CancellationToken::new()).await;
-        println!("{name} -> {}", joined_text(&outcome.content).trim());
+        println!("{name} -> {}", outcome.content.joined_text().trim());
     }
     println!("new.txt exists: {}", new.exists());
     Ok(())

@@ -64,7 +64,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("notes.txt", "ship it\n"),
     ];
     let fs = Arc::new(MemoryFs(BTreeMap::from(files)));
-    let memory = plugin_fn("memory-fs", move |cx| {
+    let memory = PluginFn::new("memory-fs", move |cx| {
         cx.provide_fs(fs.clone()); // every tool's `cx.fs()` is now this
         Ok(())
     });
@@ -79,7 +79,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     ] {
         let call = ToolCall::new("c1", tool, args);
         let outcome = pipeline.execute(call, CancellationToken::new()).await;
-        println!("{tool} {args}:\n{}", joined_text(&outcome.content));
+        println!("{tool} {args}:\n{}", outcome.content.joined_text());
     }
     Ok(())
 }

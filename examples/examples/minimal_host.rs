@@ -34,8 +34,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Two plugins: the tool, and a `tools/result` observer that sees every
     // call's one outcome.
     let add = add()?;
-    let tools = plugin_fn("math", move |cx| cx.register_tool(add.clone()));
-    let log = plugin_fn("log", |cx| {
+    let tools = PluginFn::new("math", move |cx| cx.register_tool(add.clone()));
+    let log = PluginFn::new("log", |cx| {
         cx.hooks().result().tap("log", |record| {
             let outcome = &record.outcome;
             let code = outcome.failure_info().map(|f| f.code.to_string());
@@ -69,7 +69,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let outcomes: Vec<Arc<Outcome>> = scheduler.run_turn(turn, CancellationToken::new()).await;
     for outcome in &outcomes {
         // What goes back into the model's context, one message per call.
-        println!("{} -> {}", outcome.call_id, joined_text(&outcome.content));
+        println!("{} -> {}", outcome.call_id, outcome.content.joined_text());
     }
 
     // Unloading removes the tool and the observer.

@@ -10,7 +10,7 @@ use tack_core::prelude::*;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let guard = plugin_fn("no-dotenv", |cx| {
+    let guard = PluginFn::new("no-dotenv", |cx| {
         let guards = cx.hooks().guards();
         guards.add_sync(Scope::Global, "no-dotenv", |exec| {
             match exec.arg_str("path") {
@@ -40,7 +40,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let call = ToolCall::new("call-1", "read", json!({ "path": path }).to_string());
         let outcome = pipeline.execute(call, CancellationToken::new()).await;
         let by = outcome.provenance.as_ref().map(ToString::to_string);
-        let text = joined_text(&outcome.content);
+        let text = outcome.content.joined_text();
         println!("{path}: {text} [{}]", by.unwrap_or_default());
     }
     Ok(())

@@ -9,7 +9,7 @@ use tack_core::prelude::*;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let gate = plugin_fn("gate", |cx| {
+    let gate = PluginFn::new("gate", |cx| {
         let pre_execute = cx.hooks().pre_execute();
         pre_execute.tap("gate", |exec, next| async move {
             let command = exec.arg_str("command").unwrap_or_default();
@@ -39,7 +39,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .execute(call, CancellationToken::new())
             .await;
         let by = outcome.provenance.as_ref().map(ToString::to_string);
-        let text = joined_text(&outcome.content);
+        let text = outcome.content.joined_text();
         println!("{command}: {text} [{}]", by.unwrap_or_default());
     }
     Ok(())

@@ -15,7 +15,7 @@ use tack_timeout::{Timeout, TimeoutConfig};
 use tack_tools as _; // a crate whose plugins are installed by name must be linked
 
 fn read_only() -> Box<dyn Plugin> {
-    Box::new(plugin_fn("read-only", |cx| {
+    Box::new(PluginFn::new("read-only", |cx| {
         cx.hooks()
             .pre_execute()
             .tap("read-only", |exec, next| async move {
@@ -56,7 +56,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let call = ToolCall::new("c1", tool, args);
         let outcome = plugins.pipeline.execute(call, CancellationToken::new());
         let outcome = outcome.await;
-        println!("{tool}: {}", joined_text(&outcome.content));
+        println!("{tool}: {}", outcome.content.joined_text());
     }
     // A name nothing submitted fails the whole set, saying what is linked.
     if let Err(e) = PluginSet::new().with_named("no-such-plugin").build() {

@@ -22,7 +22,7 @@ fn redact(text: &str) -> String {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let redacting = plugin_fn("redact", |cx| {
+    let redacting = PluginFn::new("redact", |cx| {
         let hooks = cx.hooks();
         let (post_execute, execute) = (hooks.post_execute(), hooks.execute());
         post_execute.tap("redact", |input, next| async move {
@@ -72,7 +72,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for args in [r#"{"section": "api"}"#, r#"{"section": "db"}"#] {
         let call = ToolCall::new("call-1", "config", args);
         let outcome = pipeline.execute(call, CancellationToken::new()).await;
-        println!("model reads: {}", joined_text(&outcome.content));
+        println!("model reads: {}", outcome.content.joined_text());
     }
     Ok(())
 }

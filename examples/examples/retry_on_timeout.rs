@@ -40,7 +40,7 @@ static ATTEMPTS: AtomicU32 = AtomicU32::new(0);
 
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let retry = plugin_fn("retry", |cx| {
+    let retry = PluginFn::new("retry", |cx| {
         let order = Order::before(tack_timeout::LISTENER_NAME);
         cx.hooks()
             .execute()
@@ -102,7 +102,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .await;
         let answer = match outcome.failure_info() {
             Some(failure) => failure.code.to_string(),
-            None => joined_text(&outcome.content),
+            None => outcome.content.joined_text(),
         };
         println!(
             "{id} {plan}: {answer} after {} ms, {} attempt(s)",

@@ -40,7 +40,7 @@ async fn retry(request: ExecuteRequest, m: Arc<Metrics>) -> ExecuteOutput {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let metrics = Arc::new(Metrics::default());
     let m = metrics.clone();
-    let plugin = plugin_fn("retry", move |cx| {
+    let plugin = PluginFn::new("retry", move |cx| {
         let m = m.clone();
         // `next` runs at most once, so a retry runs the body itself: it goes
         // innermost (LATE), and a deadline wrapped around it bounds all attempts.
@@ -67,7 +67,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for id in ["call-1", "call-2"] {
         let call = ToolCall::new(id, "weather", "{}");
         let outcome = pipeline.execute(call, CancellationToken::new()).await;
-        println!("{id}: {}", joined_text(&outcome.content));
+        println!("{id}: {}", outcome.content.joined_text());
     }
     println!("{metrics:?}");
     Ok(())

@@ -87,7 +87,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (n, (name, args)) in steps.into_iter().enumerate() {
         let call = ToolCall::new(format!("c{n}"), name, args.to_string()).with_agent("helper");
         let outcome = pipeline.execute(call, CancellationToken::new()).await;
-        println!("{name} {args} -> {}", joined_text(&outcome.content));
+        println!("{name} {args} -> {}", outcome.content.joined_text());
         println!("helper sees {:?}", names(&registry, "helper"));
     }
     println!("reviewer sees {:?}", names(&registry, "reviewer"));

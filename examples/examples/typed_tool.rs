@@ -41,7 +41,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The tool stays registered until the plugin unloads
     // (`plugins.disposables.dispose()`). This host needs only tack-core and
     // tack-pipeline.
-    let words = plugin_fn("words", |cx| cx.register_typed(CountWords));
+    let words = PluginFn::new("words", |cx| cx.register_typed(CountWords));
     let plugins = PluginSet::new().with(words).build()?;
     let pipeline = &plugins.pipeline;
     for schema in pipeline.registry().schemas(None) {
@@ -50,7 +50,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for args in [r#"{"text": "the quick brown fox"}"#, r#"{"text": 4}"#] {
         let call = ToolCall::new("call-1", "count_words", args);
         let outcome = pipeline.execute(call, CancellationToken::new()).await;
-        println!("{args} -> {}", joined_text(&outcome.content));
+        println!("{args} -> {}", outcome.content.joined_text());
     }
     Ok(())
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tack_core::hook::{AgentId, Disposer};
 use tack_core::hooks::CodeDispatchEvent;
-use tack_core::tool::{ContentBlock, DeferredContext, Outcome, ToolCall, joined_text};
+use tack_core::tool::{ContentBlock, DeferredContext, Outcome, ToolCall};
 use tack_pipeline::{Pipeline, TurnScheduler};
 use tokio_util::sync::CancellationToken;
 
@@ -471,7 +471,7 @@ impl Agent {
             self.history.push(Message::ToolResult {
                 call_id: outcome.call_id.to_string(),
                 tool: outcome.tool.clone(),
-                content: joined_text(&outcome.content),
+                content: outcome.content.joined_text(),
                 is_error: !outcome.is_success(),
             });
             concluded |= outcome.concluded_turn;
@@ -520,7 +520,7 @@ impl Agent {
                 self.history[at] = Message::ToolResult {
                     call_id,
                     tool: outcome.tool.clone(),
-                    content: joined_text(&outcome.content),
+                    content: outcome.content.joined_text(),
                     is_error: !outcome.is_success(),
                 };
             }

@@ -1,6 +1,6 @@
 //! Rebuilding a conversation from a session log, to continue it.
 
-use tack_core::tool::{ToolCall, joined_text};
+use tack_core::tool::ToolCall;
 
 use crate::event::{Event, Record};
 use crate::message::Message;
@@ -77,7 +77,7 @@ pub fn history_from_records(records: &[Record]) -> ResumedHistory {
                 let message = Message::ToolResult {
                     call_id: call_id.clone(),
                     tool: outcome.tool.clone(),
-                    content: joined_text(&outcome.content),
+                    content: outcome.content.joined_text(),
                     is_error: !outcome.is_success(),
                 };
                 // A result outside a batch is a call run again

@@ -6,9 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tack_core::capability::CommandRequest;
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{
-    Content, ContentBlock, Outcome, Tier, Tool, ToolError, ToolErrorCode, joined_text,
-};
+use tack_core::tool::{Content, ContentBlock, Outcome, Tier, Tool, ToolError, ToolErrorCode};
 
 use crate::text::clip_line;
 use crate::truncate::cap_middle;
@@ -227,7 +225,7 @@ impl Tool for Bash {
         if total <= self.content_cap {
             return None;
         }
-        let text = joined_text(&outcome.content);
+        let text = outcome.content.joined_text();
         let mut content = Content::text(cap_middle(&text, self.content_cap));
         content.extend(
             outcome

@@ -2,7 +2,7 @@
 //! `use tack_core::prelude::*;`.
 //!
 //! It holds what nearly every plugin touches — the [`Plugin`] trait and
-//! [`plugin_fn`], tools ([`Tool`], [`ToolDefinition`], [`ToolCall`],
+//! [`PluginFn`], tools ([`Tool`], [`ToolDefinition`], [`ToolCall`],
 //! [`ToolError`]), the decisions hook listeners return ([`PreDecision`],
 //! [`PostDecision`], [`GuardVerdict`]), the values the execute and result hook
 //! points carry, and the re-exported `json!`, `async_trait`, serde and
@@ -30,7 +30,7 @@
 //!     })
 //!     .build()?;
 //! // Installed again after an unload, so the plugin registers a copy.
-//! let words = plugin_fn("words", move |cx| cx.register_tool(count.clone()));
+//! let words = PluginFn::new("words", move |cx| cx.register_tool(count.clone()));
 //! assert_eq!(words.name(), "words");
 //! # Ok::<(), tack_core::tool::DefinitionError>(())
 //! ```
@@ -46,7 +46,7 @@ pub use crate::hook::{ListenerSpec, Order, Scope};
 #[doc(no_inline)]
 pub use crate::hooks::{ExecuteOutput, ExecuteRequest, ExecutionRecord, PostDecision};
 #[doc(no_inline)]
-pub use crate::plugin::{Plugin, PluginContext, PluginError, plugin_fn};
+pub use crate::plugin::{Plugin, PluginContext, PluginError, PluginFn};
 #[doc(no_inline)]
 pub use crate::policy::{GuardVerdict, PreDecision};
 #[doc(no_inline)]
@@ -57,6 +57,6 @@ pub use crate::serde::{Deserialize, Serialize};
 pub use crate::serde_json::{Value, json};
 #[doc(no_inline)]
 pub use crate::tool::{
-    ContentBlock, ErrorCode, OutputSpec, Tier, Tool, ToolCall, ToolDefinition, ToolError,
-    ToolErrorCode, joined_text,
+    Content, ContentBlock, ErrorCode, OutputSpec, Tier, Tool, ToolCall, ToolDefinition, ToolError,
+    ToolErrorCode,
 };

@@ -62,7 +62,7 @@ async fn main() {
     for call in calls {
         let arguments = call.arguments.clone();
         let outcome = pipeline.execute(call, CancellationToken::new()).await;
-        let text = tack_core::tool::joined_text(&outcome.content);
+        let text = outcome.content.joined_text();
         let status = match outcome.failure_info() {
             None => "ok".to_owned(),
             Some(f) => f.code.to_string(),

@@ -19,7 +19,7 @@ enum Entry {
 /// use tack_core::prelude::*;
 /// use tack_pipeline::PluginSet;
 ///
-/// let gate = plugin_fn("read-only", |cx| {
+/// let gate = PluginFn::new("read-only", |cx| {
 ///     cx.hooks().pre_execute().tap("read-only", |exec, next| async move {
 ///         if !exec.tier().is_read_only() {
 ///             return PreDecision::deny("this session is read-only");

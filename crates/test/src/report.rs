@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tack_core::hook::{Decider, Provenance};
 use tack_core::hooks::ExecutionRecord;
-use tack_core::tool::{ContentBlock, ErrorCode, Failure, Outcome, ToolExecution, joined_text};
+use tack_core::tool::{ContentBlock, ErrorCode, Failure, Outcome, ToolExecution};
 
 /// A stage of the pipeline, in the order a call can enter them: the
 /// pipeline's own [`Stage`](tack_pipeline::Stage).
@@ -123,7 +123,7 @@ impl Report {
 
     /// The text blocks of [`content`](Self::content), joined.
     pub fn text(&self) -> String {
-        joined_text(&self.outcome.content)
+        self.outcome.content.joined_text()
     }
 
     /// The stages the call entered, in order.

@@ -247,7 +247,9 @@ async fn a_failed_sub_call_is_logged_with_its_code() {
         ("c1:code:1", "error", Some("EXECUTION_FAILED"))
     );
     assert!(
-        tack_core::tool::joined_text(content).contains("boom"),
+        tack_core::tool::Content::from(content.clone())
+            .joined_text()
+            .contains("boom"),
         "{content:?}"
     );
     // The program caught it: run_code itself succeeded.

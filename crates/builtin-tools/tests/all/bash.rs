@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use tack_core::tool::{ErrorCode, Tier, ToolDefinition, joined_text};
+use tack_core::tool::{ErrorCode, Tier, ToolDefinition};
 use tack_tools::Bash;
 use tokio_util::sync::CancellationToken;
 
@@ -53,7 +53,7 @@ async fn a_megabyte_of_output_is_capped_for_the_model_and_whole_in_the_value() {
         "the value stays whole"
     );
     assert_eq!(value["truncated"], false);
-    let text = joined_text(&outcome.content);
+    let text = outcome.content.joined_text();
     assert!(
         text.chars().count() < 31_000,
         "capped: {} chars",
@@ -84,7 +84,9 @@ async fn the_deadline_kills_a_slow_command() {
     let out = serde_json::from_value(value.clone()).unwrap();
     let args: tack_tools::BashArgs =
         serde_json::from_value(json!({"command": "sleep 5", "timeout_ms": 200})).unwrap();
-    let text = joined_text(&tack_core::tool::Tool::render(&Bash::new(), &args, &out));
+    let text =
+        tack_core::tool::Content::from(tack_core::tool::Tool::render(&Bash::new(), &args, &out))
+            .joined_text();
     assert!(
         text.ends_with("[timed out after 200 ms and was killed]"),
         "{text}"

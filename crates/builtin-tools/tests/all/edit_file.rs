@@ -2,7 +2,7 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use tack_core::tool::{Tier, ToolDefinition, joined_text};
+use tack_core::tool::{Tier, ToolDefinition};
 use tack_tools::EditFile;
 
 use crate::fixtures::workspace_with;
@@ -22,7 +22,7 @@ async fn a_unique_edit_is_applied_and_its_diff_goes_to_the_ui_only() {
         README.replace("hello.", "hello, world.")
     );
 
-    let text = joined_text(&outcome.content);
+    let text = outcome.content.joined_text();
     assert_eq!(
         text,
         "Edited README.md: 1 replacement, the first at line 4."

@@ -9,7 +9,6 @@ use tack_core::context::ToolRunContext;
 use tack_core::host::{NewExecutionToken, NewOutcome, NewRunContext, NewToolExecution, RunEffects};
 use tack_core::tool::{
     CallId, ExecutionToken, Failure, Outcome, Tool, ToolDefinition, ToolError, ToolExecution,
-    joined_text,
 };
 use tack_sandbox::{Sandbox, SandboxPolicy};
 use tempfile::TempDir;
@@ -134,7 +133,7 @@ impl Workspace {
         let def = ToolDefinition::from_tool(tool).unwrap();
         let outcome = self.outcome(&def, args).await;
         assert!(outcome.is_success(), "{:?}", outcome.failure_info());
-        joined_text(&outcome.content)
+        outcome.content.joined_text()
     }
 }
 

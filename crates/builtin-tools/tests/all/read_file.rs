@@ -13,7 +13,7 @@ use tack_core::capability::{
 use tack_core::context::ToolRunContext;
 use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution, RunEffects};
 use tack_core::tool::{
-    CallId, ErrorCode, ExecutionToken, Tier, ToolDefinition, ToolExecution, ToolName, joined_text,
+    CallId, ErrorCode, ExecutionToken, Tier, ToolDefinition, ToolExecution, ToolName,
 };
 use tack_tools::{ReadFile, ReadFileOutput};
 use tokio_util::sync::CancellationToken;
@@ -81,7 +81,7 @@ async fn a_missing_file_is_an_enoent_error_naming_the_path() {
     // The seed's story: the failure is content the model reads, not a crash.
     let outcome = ws.outcome(&def, json!({"path": "README.md"})).await;
     assert_eq!(outcome.error_code(), Some(ErrorCode::ExecutionFailed));
-    let text = joined_text(&outcome.content);
+    let text = outcome.content.joined_text();
     assert!(
         text.starts_with("EXECUTION_FAILED: ") && text.contains("README.md"),
         "{text}"

@@ -2,7 +2,7 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use tack_core::tool::{Tier, ToolDefinition, joined_text};
+use tack_core::tool::{Tier, ToolDefinition};
 use tack_tools::WriteFile;
 
 use crate::harness::Workspace;
@@ -18,7 +18,7 @@ async fn creates_a_file_and_its_parents_then_replaces_it() {
         json!({"path": "docs/new/notes.md", "bytes_written": 8, "created": true})
     );
     assert_eq!(
-        joined_text(&outcome.content),
+        outcome.content.joined_text(),
         "Created docs/new/notes.md (8 bytes written)."
     );
     assert_eq!(

@@ -6,4 +6,3 @@ mod request;
 mod summary;
 
 pub use request::{ApprovalOutcome, ApprovalRequest, ApprovalService};
-pub use summary::escape_control;

@@ -18,7 +18,7 @@ use crate::model::{CallId, Tier};
 ///
 /// A person approving a call must see what they approve: show the summary,
 /// and the arguments (escaped, see
-/// [`escape_control`](super::escape_control)) when they may matter. In code
+/// [`ApprovalRequest::escape_control`]) when they may matter. In code
 /// mode the call is one of a program's sub-calls, which no UI displayed
 /// before; the request is the only place its arguments appear.
 ///

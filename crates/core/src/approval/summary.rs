@@ -11,19 +11,8 @@ use crate::model::Arguments;
 /// The longest summary, in characters (the ellipsis included).
 const SUMMARY_MAX_CHARS: usize = 100;
 
-/// `text` with every character that could drive a terminal or hide text
-/// escaped: control characters (C0, DEL, C1) as `\n`, `\r`, `\t` or
-/// `\u{1b}`, and the Unicode line separators and bidirectional controls as
-/// `\u{202e}` and the like. A backslash is kept as it is. The result is one
-/// line.
-///
-/// ```
-/// use tack_core::policy::escape_control;
-/// assert_eq!(escape_control("ls\n\u{1b}[2J"), r"ls\n\u{1b}[2J");
-/// assert_eq!(escape_control("abc\u{202e}txt"), r"abc\u{202e}txt");
-/// assert_eq!(escape_control("naïve"), "naïve");
-/// ```
-pub fn escape_control(text: &str) -> String {
+/// See [`ApprovalRequest::escape_control`].
+pub(crate) fn escape_control(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         push_escaped(&mut out, c);
@@ -57,6 +46,22 @@ fn push_escaped(out: &mut String, c: char) {
 impl super::ApprovalRequest {
     /// The longest summary, in characters (the ellipsis included).
     pub const SUMMARY_MAX_CHARS: usize = SUMMARY_MAX_CHARS;
+
+    /// `text` with every character that could drive a terminal or hide text
+    /// escaped: control characters (C0, DEL, C1) as `\n`, `\r`, `\t` or
+    /// `\u{1b}`, and the Unicode line separators and bidirectional controls as
+    /// `\u{202e}` and the like. A backslash is kept as it is. The result is one
+    /// line.
+    ///
+    /// ```
+    /// use tack_core::policy::ApprovalRequest;
+    /// assert_eq!(ApprovalRequest::escape_control("ls\n\u{1b}[2J"), r"ls\n\u{1b}[2J");
+    /// assert_eq!(ApprovalRequest::escape_control("abc\u{202e}txt"), r"abc\u{202e}txt");
+    /// assert_eq!(ApprovalRequest::escape_control("naïve"), "naïve");
+    /// ```
+    pub fn escape_control(text: &str) -> String {
+        escape_control(text)
+    }
 
     /// A short, single-line description of a call for a person deciding on it:
     /// `tool: gist`, where the gist is the first string argument (a command, a

@@ -105,14 +105,8 @@ impl ContentBlock {
     }
 }
 
-/// The text blocks of `content` joined with newlines (non-text blocks skipped).
-///
-/// ```
-/// use tack_core::tool::{ContentBlock, joined_text};
-/// let content = [ContentBlock::text("a"), ContentBlock::json(serde_json::json!(1)), ContentBlock::text("b")];
-/// assert_eq!(joined_text(&content), "a\nb");
-/// ```
-pub fn joined_text(content: &[ContentBlock]) -> String {
+/// The text blocks of `content` joined with newlines (see [`Content::joined_text`]).
+pub(crate) fn joined_text(content: &[ContentBlock]) -> String {
     let mut out = String::new();
     for text in content.iter().filter_map(ContentBlock::as_text) {
         if !out.is_empty() {
@@ -151,6 +145,21 @@ impl Content {
     /// No content.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The text blocks joined with newlines (non-text blocks skipped).
+    ///
+    /// ```
+    /// use tack_core::tool::{Content, ContentBlock};
+    /// let content = Content::from(vec![
+    ///     ContentBlock::text("a"),
+    ///     ContentBlock::json(serde_json::json!(1)),
+    ///     ContentBlock::text("b"),
+    /// ]);
+    /// assert_eq!(content.joined_text(), "a\nb");
+    /// ```
+    pub fn joined_text(&self) -> String {
+        joined_text(self)
     }
 
     /// One text block.

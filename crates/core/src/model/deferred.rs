@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::content::{ContentBlock, joined_text};
+use super::content::ContentBlock;
 
 /// Context a call asks the loop to append after its batch's results (never
 /// mid-call): a text note, or whole content blocks (images included), with
@@ -68,7 +68,7 @@ impl DeferredContext {
 
     /// Its text blocks joined with newlines (images and other blocks skipped).
     pub fn text(&self) -> String {
-        joined_text(&self.content)
+        super::content::joined_text(&self.content)
     }
 
     /// Whether it carries an image.

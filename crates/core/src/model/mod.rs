@@ -23,7 +23,7 @@ pub(crate) use arguments::kind_of;
 pub use arguments::{Arguments, ArgumentsError};
 pub(crate) use call::next_serial;
 pub use call::{CallId, ExecutionToken, ToolCall};
-pub use content::{Content, ContentBlock, joined_text};
+pub use content::{Content, ContentBlock};
 pub use deferred::DeferredContext;
 pub use definition_error::{DefinitionError, MisplacedKeyword};
 pub use error::{ToolError, ToolErrorCode};

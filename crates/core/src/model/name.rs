@@ -52,6 +52,11 @@ impl ToolName {
     /// The longest tool name accepted (the limit the major model APIs share).
     pub const MAX_LEN: usize = 64;
 
+    /// The reserved name of the code-mode transport tool: the one tool
+    /// [`PluginContext::register_code_transport`](crate::plugin::PluginContext::register_code_transport)
+    /// registers, which no plugin can register or shadow as an ordinary tool.
+    pub const RUN_CODE: &str = "run_code";
+
     /// Validates `name`.
     ///
     /// # Errors

@@ -10,9 +10,9 @@ mod registration_error;
 pub use context::PluginContext;
 pub use error::PluginError;
 pub use factory::PluginFactory;
-pub use plugin_fn::{PluginFn, plugin_fn};
+pub use plugin_fn::PluginFn;
 pub use registrar::ToolRegistrar;
-pub use registration_error::{RUN_CODE, RegistrationError};
+pub use registration_error::RegistrationError;
 
 /// A plugin: a named bundle that installs listeners, guards, tools and
 /// capabilities into a host through a [`PluginContext`].

@@ -1,4 +1,4 @@
-//! A plugin from a closure: [`plugin_fn`].
+//! A plugin from a closure: [`PluginFn`].
 
 use std::fmt;
 
@@ -17,7 +17,7 @@ use super::{Plugin, PluginContext, PluginError};
 /// ```
 /// use tack_core::prelude::*;
 ///
-/// let gate = plugin_fn("no-rm", |cx| {
+/// let gate = PluginFn::new("no-rm", |cx| {
 ///     cx.hooks().pre_execute().tap("no-rm", |exec, next| async move {
 ///         if exec.arg_str("command").is_some_and(|c| c.contains("rm -rf")) {
 ///             return PreDecision::deny("`rm -rf` is not allowed");
@@ -28,20 +28,22 @@ use super::{Plugin, PluginContext, PluginError};
 /// });
 /// assert_eq!(gate.name(), "no-rm");
 /// ```
-pub fn plugin_fn<F>(name: impl Into<String>, install: F) -> PluginFn<F>
-where
-    F: Fn(&mut PluginContext<'_>) -> Result<(), PluginError> + Send + Sync + 'static,
-{
-    PluginFn {
-        name: name.into(),
-        install,
-    }
-}
-
-/// A plugin made by [`plugin_fn`]: a name and an install closure.
 pub struct PluginFn<F> {
     name: String,
     install: F,
+}
+
+impl<F> PluginFn<F>
+where
+    F: Fn(&mut PluginContext<'_>) -> Result<(), PluginError> + Send + Sync + 'static,
+{
+    /// A plugin named `name` whose install is `install`.
+    pub fn new(name: impl Into<String>, install: F) -> Self {
+        Self {
+            name: name.into(),
+            install,
+        }
+    }
 }
 
 impl<F> fmt::Debug for PluginFn<F> {
@@ -71,7 +73,7 @@ mod tests {
     use crate::hooks::ToolHooks;
     use crate::host::{CapabilitySlots, PluginHost};
     use crate::plugin::ToolRegistrar;
-    use crate::plugin::{Plugin, PluginError, RegistrationError, plugin_fn};
+    use crate::plugin::{Plugin, PluginError, PluginFn, RegistrationError};
     use crate::policy::PreDecision;
     use crate::tool::ToolDefinition;
 
@@ -91,7 +93,7 @@ mod tests {
 
     #[test]
     fn the_closure_installs_into_the_plugins_footprint() {
-        let plugin = plugin_fn("deny-all", |cx| {
+        let plugin = PluginFn::new("deny-all", |cx| {
             cx.hooks()
                 .pre_execute()
                 .tap("deny-all", |_, _| async { PreDecision::deny("no") });
@@ -109,7 +111,7 @@ mod tests {
 
     #[test]
     fn an_install_error_reaches_the_host_and_nothing_stays_installed() {
-        let plugin = plugin_fn("broken", |cx| {
+        let plugin = PluginFn::new("broken", |cx| {
             cx.hooks()
                 .pre_execute()
                 .tap("half", |_, _| async { PreDecision::allow() });
@@ -128,7 +130,7 @@ mod tests {
 
     #[test]
     fn a_bad_name_is_refused_by_the_host() {
-        let plugin = plugin_fn("not a name!", |_| Ok(()));
+        let plugin = PluginFn::new("not a name!", |_| Ok(()));
         let (hooks, caps) = (ToolHooks::new(), CapabilitySlots::new());
         let mut host = PluginHost::new(&hooks, &caps, &NoTools);
         assert!(host.install(&plugin).is_err());

@@ -1,7 +1,5 @@
 //! The registry interface a plugin's tools are registered through.
 
-#[cfg(doc)]
-use super::RUN_CODE;
 use super::RegistrationError;
 use crate::hook::{Disposer, Scope};
 use crate::tool::ToolDefinition;
@@ -54,7 +52,7 @@ pub trait ToolRegistrar: Send + Sync {
     }
 
     /// Registers the code-mode transport: the one tool allowed the reserved
-    /// name [`RUN_CODE`], presented to agents whose presentation is code or both.
+    /// name [`ToolName::RUN_CODE`](crate::tool::ToolName::RUN_CODE), presented to agents whose presentation is code or both.
     /// The default refuses: a registry without code-mode support.
     ///
     /// # Errors

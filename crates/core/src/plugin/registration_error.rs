@@ -1,9 +1,4 @@
-//! Why a tool registry refused a plugin's tool, and the reserved tool name.
-
-/// The reserved name of the code-mode transport tool: the one tool
-/// [`PluginContext::register_code_transport`](super::PluginContext::register_code_transport) registers, which no plugin can
-/// register or shadow as an ordinary tool.
-pub const RUN_CODE: &str = "run_code";
+//! Why a tool registry refused a plugin's tool.
 
 /// Why a tool registry refused a definition.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -11,5 +11,5 @@ pub use action::{Action, UnknownAction};
 pub use decision::{PreDecision, PreVerdict};
 pub use guard::{Guard, GuardVerdict, Guards};
 
-pub use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalService, escape_control};
+pub use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 pub use crate::model::ArgumentRewrite;

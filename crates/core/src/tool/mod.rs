@@ -25,5 +25,5 @@ pub use crate::context::execution::ToolExecution;
 pub use crate::model::{
     Arguments, ArgumentsError, CallId, Content, ContentBlock, DeferredContext, DefinitionError,
     ErrorCode, ExecutionToken, Failure, MisplacedKeyword, NameError, Outcome, RenderError, Status,
-    Tier, ToolCall, ToolError, ToolErrorCode, ToolName, ToolSchema, UnknownErrorCode, joined_text,
+    Tier, ToolCall, ToolError, ToolErrorCode, ToolName, ToolSchema, UnknownErrorCode,
 };

@@ -4,7 +4,8 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The reserved name of the code-mode transport tool (defined once, in tack-core).
-pub use tack_core::plugin::RUN_CODE;
+/// The reserved name of the code-mode transport tool (`run_code`).
+pub const RUN_CODE: &str = tack_core::tool::ToolName::RUN_CODE;
 
 /// How the tools are presented to an agent's model.
 ///

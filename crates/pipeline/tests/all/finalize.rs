@@ -37,7 +37,7 @@ fn finalized(name: &str, finalize: Arc<Finalizer>) -> (ToolDefinition, Arc<Atomi
 
 fn truncate_to(n: usize) -> Arc<Finalizer> {
     Arc::new(move |outcome: &Outcome| {
-        let text = tack_core::tool::joined_text(&outcome.content);
+        let text = outcome.content.joined_text();
         Some(vec![ContentBlock::text(
             text.chars().take(n).collect::<String>(),
         )])

@@ -345,7 +345,7 @@ pub fn decider(outcome: &Outcome) -> &Decider {
 }
 
 pub fn text(outcome: &Outcome) -> String {
-    tack_core::tool::joined_text(&outcome.content)
+    outcome.content.joined_text()
 }
 
 type BoxedAnswer<'a> = Pin<Box<dyn Future<Output = ApprovalOutcome> + Send + 'a>>;

@@ -141,8 +141,7 @@ async fn a_failure_cannot_become_a_success() {
         .hooks()
         .post_execute()
         .tap("redact", |input, _next| async move {
-            let redacted =
-                tack_core::tool::joined_text(&input.outcome.content).replace("abc", "***");
+            let redacted = input.outcome.content.joined_text().replace("abc", "***");
             PostDecision::accept().replace_content(vec![ContentBlock::text(redacted)])
         });
     let out = h.call("c", "fails", "{}").await;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tack_core::capability::{BatchEvent, DispatchBatch};
 use tack_core::context::ToolRunContext;
 use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry, CodeDispatchStart, ToolHooks};
-use tack_core::tool::{ContentBlock, DeferredContext, ErrorCode, Outcome, ToolCall, joined_text};
+use tack_core::tool::{ContentBlock, DeferredContext, ErrorCode, Outcome, ToolCall};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -261,7 +261,7 @@ fn settle_of(id: u64, call: &ToolCall, outcome: &Outcome) -> Settle {
         return Settle {
             id,
             ok: true,
-            payload: Value::String(joined_text(&outcome.content)).to_string(),
+            payload: Value::String(outcome.content.joined_text()).to_string(),
         };
     }
     if let Some(value) = outcome.value() {

@@ -21,7 +21,8 @@ use crate::sdk::USAGE;
 use crate::strip::{StripError, prepare};
 
 /// The reserved name of the code-mode transport (defined once, in tack-core).
-pub use tack_core::plugin::RUN_CODE;
+/// The name of the tool this plugin registers (`run_code`).
+pub const RUN_CODE: &str = tack_core::tool::ToolName::RUN_CODE;
 /// The plugin's name.
 pub const PLUGIN_NAME: &str = "code-mode";
 /// Default wall-time limit of a run.

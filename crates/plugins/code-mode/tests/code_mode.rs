@@ -863,7 +863,9 @@ async fn a_panicking_dispatch_log_listener_logs_the_original() {
     let settled = h.settled();
     assert_eq!(settled[0].error, None);
     assert!(
-        tack_core::tool::joined_text(&settled[0].content).contains("kept"),
+        tack_core::tool::Content::from(settled[0].content.clone())
+            .joined_text()
+            .contains("kept"),
         "{settled:?}"
     );
 }
@@ -1046,7 +1048,9 @@ async fn each_started_sub_call_logs_a_start_then_one_settle_with_complete_conten
     let echo = by_tool("echo");
     assert_eq!(echo.arguments, format!("{{\"text\":\"{long}\"}}"));
     assert!(
-        tack_core::tool::joined_text(&echo.content).contains(&long),
+        tack_core::tool::Content::from(echo.content.clone())
+            .joined_text()
+            .contains(&long),
         "long text logged whole"
     );
     assert_eq!(
@@ -1060,7 +1064,7 @@ async fn each_started_sub_call_logs_a_start_then_one_settle_with_complete_conten
     assert_eq!(fail.error, Some(ErrorCode::ExecutionFailed));
     assert!(fail.is_error());
     assert_eq!(
-        tack_core::tool::joined_text(&fail.content),
+        tack_core::tool::Content::from(fail.content.clone()).joined_text(),
         "EXECUTION_FAILED: boom"
     );
 }

@@ -339,7 +339,7 @@ impl Hooks {
                     "tool_name": name,
                     "tool_input": input,
                     "tool_use_id": call.call_id.to_string(),
-                    "tool_response": tack_core::tool::joined_text(&outcome.content),
+                    "tool_response": outcome.content.joined_text(),
                 })
             })
             .collect();

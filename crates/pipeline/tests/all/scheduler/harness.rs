@@ -249,7 +249,7 @@ pub fn code(outcome: &Outcome) -> Option<ErrorCode> {
 }
 
 pub fn text(outcome: &Outcome) -> String {
-    tack_core::tool::joined_text(&outcome.content)
+    outcome.content.joined_text()
 }
 
 /// The most bodies running at once.

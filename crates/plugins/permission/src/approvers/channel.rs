@@ -2,7 +2,7 @@
 //! one-shot reply.
 
 use async_trait::async_trait;
-use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, escape_control};
+use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 use tack_core::tool::CallId;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -114,7 +114,7 @@ impl ApprovalService for ChannelApprover {
             return ApprovalOutcome::Cancelled;
         }
         tracing::info!(
-            call_id = %escape_control(request.call_id.as_str()),
+            call_id = %ApprovalRequest::escape_control(request.call_id.as_str()),
             tool = %request.tool,
             summary = %request.summary,
             arguments = %super::shown_arguments(&request),

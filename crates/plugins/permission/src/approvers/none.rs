@@ -1,7 +1,7 @@
 //! The approver that never approves.
 
 use async_trait::async_trait;
-use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, escape_control};
+use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 use tokio_util::sync::CancellationToken;
 
 /// Answers every request `unavailable`: with it, every `ask` is a denial that
@@ -37,7 +37,7 @@ impl ApprovalService for NoApprover {
             return ApprovalOutcome::Cancelled;
         }
         tracing::info!(
-            call_id = %escape_control(request.call_id.as_str()),
+            call_id = %ApprovalRequest::escape_control(request.call_id.as_str()),
             tool = %request.tool,
             summary = %request.summary,
             arguments = %super::shown_arguments(&request),

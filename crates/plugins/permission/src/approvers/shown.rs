@@ -2,7 +2,7 @@
 //! when long (nothing hides past a cut), and for a shell command the
 //! programs it runs.
 
-use tack_core::policy::{ApprovalRequest, escape_control};
+use tack_core::policy::ApprovalRequest;
 
 use crate::command::PreparedCommand;
 use crate::rules::COMMAND_ARGS;
@@ -16,7 +16,7 @@ pub(crate) const SHOWN_ARGUMENT_CHARS: usize = 2000;
 /// [`SHOWN_ARGUMENT_CHARS`] characters, its head and tail with the count of
 /// the characters elided between them.
 pub(crate) fn shown_arguments(request: &ApprovalRequest) -> String {
-    let json = escape_control(&request.arguments.to_string());
+    let json = ApprovalRequest::escape_control(&request.arguments.to_string());
     head_and_tail(&json, SHOWN_ARGUMENT_CHARS)
 }
 
@@ -71,7 +71,10 @@ pub(crate) fn shown_programs(request: &ApprovalRequest) -> Option<String> {
         } else {
             format!(" ({arg})")
         };
-        lines.push(format!("runs{label}: {}", escape_control(&line)));
+        lines.push(format!(
+            "runs{label}: {}",
+            ApprovalRequest::escape_control(&line)
+        ));
     }
     (!lines.is_empty()).then(|| lines.join("\n  "))
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use parking_lot::Mutex;
-use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, escape_control};
+use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 use tokio_util::sync::CancellationToken;
 
 use super::{Answer, settle, shown_arguments, shown_programs};
@@ -130,24 +130,24 @@ pub(crate) fn prompt_text(request: &ApprovalRequest) -> String {
     let agent = request
         .agent
         .as_ref()
-        .map(|a| format!(" for agent {}", escape_control(a.as_str())))
+        .map(|a| format!(" for agent {}", ApprovalRequest::escape_control(a.as_str())))
         .unwrap_or_default();
     // The pipeline always fills the summary; a request from elsewhere may not.
     let summary = if request.summary.is_empty() {
-        escape_control(&request.tool)
+        ApprovalRequest::escape_control(&request.tool)
     } else {
-        escape_control(&request.summary)
+        ApprovalRequest::escape_control(&request.summary)
     };
     let runs = shown_programs(request)
         .map(|runs| format!("\n  {runs}"))
         .unwrap_or_default();
     format!(
         "tack: tool `{}` ({}) asks to run{agent} — call {}\n  call: {summary}\n  arguments: {}{runs}\n  why: {}\nAllow? [y] yes, once  [n] no  [a] always for this session: ",
-        escape_control(&request.tool),
+        ApprovalRequest::escape_control(&request.tool),
         request.tier,
-        escape_control(request.call_id.as_str()),
+        ApprovalRequest::escape_control(request.call_id.as_str()),
         shown_arguments(request),
-        escape_control(&request.reason),
+        ApprovalRequest::escape_control(&request.reason),
     )
 }
 
@@ -217,7 +217,7 @@ impl ApprovalService for TerminalApprover {
             return ApprovalOutcome::Cancelled;
         }
         tracing::info!(
-            call_id = %escape_control(request.call_id.as_str()),
+            call_id = %ApprovalRequest::escape_control(request.call_id.as_str()),
             tool = %request.tool,
             summary = %request.summary,
             arguments = %shown_arguments(&request),

@@ -260,11 +260,11 @@ fn the_factory_is_registered() {
 #[test]
 fn the_gate_goes_where_its_order_says() {
     use tack_core::hook::Order;
-    use tack_core::plugin::{PluginError, plugin_fn};
+    use tack_core::plugin::{PluginError, PluginFn};
     use tack_pipeline::PluginSet;
 
     let other = || {
-        plugin_fn("other", |cx| {
+        PluginFn::new("other", |cx| {
             cx.hooks()
                 .pre_execute()
                 .tap("other", |exec, next| next.run(exec));

@@ -586,11 +586,11 @@ async fn a_retry_around_the_timeout_returns_the_second_attempts_answer() {
 /// deadline covers that listener's work too).
 #[test]
 fn the_wrapper_goes_outside_normal_wrappers_by_default() {
-    use tack_core::plugin::plugin_fn;
+    use tack_core::plugin::PluginFn;
     use tack_pipeline::PluginSet;
 
     let set = PluginSet::new()
-        .with(plugin_fn("retry", |cx| {
+        .with(PluginFn::new("retry", |cx| {
             cx.hooks().execute().tap("retry", |req, next| next.run(req));
             Ok(())
         }))
