@@ -84,9 +84,7 @@ async fn the_deadline_kills_a_slow_command() {
     let out = serde_json::from_value(value.clone()).unwrap();
     let args: tack_tools::BashArgs =
         serde_json::from_value(json!({"command": "sleep 5", "timeout_ms": 200})).unwrap();
-    let text =
-        tack_core::tool::Content::from(tack_core::tool::Tool::render(&Bash::new(), &args, &out))
-            .joined_text();
+    let text = tack_core::tool::Tool::render(&Bash::new(), &args, &out).joined_text();
     assert!(
         text.ends_with("[timed out after 200 ms and was killed]"),
         "{text}"
