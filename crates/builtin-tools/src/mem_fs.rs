@@ -137,7 +137,7 @@ pub(crate) async fn call(
     args: Value,
     cx: &ToolRunContext,
 ) -> Result<Value, ToolError> {
-    def.handler().call(args.into(), cx.clone()).await
+    def.run_body(args.into(), cx.clone()).await
 }
 
 #[async_trait]

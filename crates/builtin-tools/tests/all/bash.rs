@@ -98,9 +98,7 @@ async fn cancellation_reaches_the_shell() {
     let def = ToolDefinition::from_tool(Bash::new()).unwrap();
     let cancel = CancellationToken::new();
     let cx = ws.cx_with("bash", cancel.clone());
-    let call = def
-        .handler()
-        .call(json!({"command": "sleep 30"}).into(), cx);
+    let call = def.run_body(json!({"command": "sleep 30"}).into(), cx);
     let canceller = async {
         tokio::time::sleep(Duration::from_millis(200)).await;
         cancel.cancel();

@@ -77,7 +77,7 @@ impl Workspace {
     /// Runs the body of `def` with `args` (no schema validation, as a direct call).
     pub async fn call_def(&self, def: &ToolDefinition, args: Value) -> Result<Value, ToolError> {
         let cx = self.cx_with(def.name().as_str(), CancellationToken::new());
-        def.handler().call(Arc::new(args), cx).await
+        def.run_body(Arc::new(args), cx).await
     }
 
     /// Runs the body of a typed tool with `args`.

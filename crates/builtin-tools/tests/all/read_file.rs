@@ -461,8 +461,7 @@ async fn scan_cancelled_at(ws: &Workspace, cancel_at: usize) -> (Result<Value, E
     )
     .unwrap();
     let result = def
-        .handler()
-        .call(Arc::new(json!({"path": "big.log", "limit": 5})), cx)
+        .run_body(Arc::new(json!({"path": "big.log", "limit": 5})), cx)
         .await;
     let result = result.map_err(|e| {
         if e.code() == ErrorCode::Cancelled {

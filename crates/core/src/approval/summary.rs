@@ -69,7 +69,7 @@ impl super::ApprovalRequest {
     /// "First" is in the value's key order; [`summarize_arguments`](Self::summarize_arguments) picks it in
     /// the order the model wrote the arguments, as the pipeline does.
     ///
-    /// Control characters are escaped ([`escape_control`]), and a summary longer
+    /// Control characters are escaped ([`escape_control`](Self::escape_control)), and a summary longer
     /// than [`SUMMARY_MAX_CHARS`](Self::SUMMARY_MAX_CHARS) is cut with `…`. It is a label, not the whole
     /// story: whoever approves should be shown the arguments too.
     ///

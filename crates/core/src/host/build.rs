@@ -5,7 +5,6 @@
 //! values.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -17,7 +16,7 @@ use crate::hook::{AgentId, Provenance};
 use crate::hooks::ExecuteOutput;
 use crate::tool::{
     Arguments, BodyFuture, CallId, Content, ErrorCode, ExecutionToken, Failure, Outcome, Tier,
-    ToolCall, ToolExecution, ToolHandler, ToolName,
+    ToolCall, ToolDefinition, ToolExecution, ToolName,
 };
 
 /// A thread's own copy of a registered tool, for a host's registry.
@@ -245,13 +244,9 @@ pub trait NewFailure: sealed::Sealed + Sized {
 
 /// Building the input of `tools/execute`.
 pub trait NewExecuteRequest: sealed::Sealed + Sized {
-    /// The request to run `handler` with `context` (for the context's
-    /// execution), within the tool's declared `timeout`.
-    fn new(
-        context: ToolRunContext,
-        handler: Arc<dyn ToolHandler>,
-        timeout: Option<Duration>,
-    ) -> Self;
+    /// The request to run the body of `definition` with `context` (for the
+    /// context's execution), within the tool's declared timeout.
+    fn new(context: ToolRunContext, definition: &ToolDefinition) -> Self;
 
     /// Starts the body as the hook's default
     /// ([`run_body`](crate::hooks::ExecuteRequest::run_body)) does, without

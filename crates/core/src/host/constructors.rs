@@ -3,7 +3,6 @@
 //! inputs from their parts.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -24,7 +23,7 @@ use crate::model::{
     ArgumentRewrite, Arguments, CallId, Content, ErrorCode, ExecutionToken, Failure, Outcome,
     Status, Tier, ToolName, next_serial,
 };
-use crate::tool::{BodyFuture, ToolDefinition, ToolHandler};
+use crate::tool::{BodyFuture, ToolDefinition};
 
 impl super::build::sealed::Sealed for ExecutionToken {}
 
@@ -195,15 +194,11 @@ impl NewRunContext for ToolRunContext {
 impl super::build::sealed::Sealed for ExecuteRequest {}
 
 impl NewExecuteRequest for ExecuteRequest {
-    fn new(
-        context: ToolRunContext,
-        handler: Arc<dyn ToolHandler>,
-        timeout: Option<Duration>,
-    ) -> Self {
+    fn new(context: ToolRunContext, definition: &ToolDefinition) -> Self {
         Self {
             context,
-            handler,
-            timeout,
+            handler: definition.handler().clone(),
+            timeout: definition.timeout(),
         }
     }
 

@@ -75,6 +75,8 @@ pub use crate::model::{
     schema_depth, tools_json,
 };
 pub use crate::policy::guard::GuardOutcome;
+pub use crate::tool::body_future::BodyFuture;
+pub use crate::tool::definition::ToolHandler;
 pub use crate::tool::definition::{default_present_call, default_present_result, default_render};
 
 pub use crate::plugin::RegistrationError;

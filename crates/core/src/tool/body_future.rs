@@ -24,7 +24,8 @@ use tack_hook::future_pool::{PoolKey, Pooled};
 pub(crate) type BodyResult = Result<Value, ToolError>;
 
 /// The future of one run of a tool's body: what
-/// [`ToolHandler::call`](super::ToolHandler::call) returns.
+/// `ToolHandler::call` returns (the pipeline's hot path; a plugin runs a
+/// body with `ToolDefinition::run_body`).
 ///
 /// Build it with [`new`](Self::new) or from any
 /// `BoxFuture<'static, Result<Value, ToolError>>` with `From`. A closure handler and a
@@ -34,7 +35,7 @@ pub(crate) type BodyResult = Result<Value, ToolError>;
 ///
 /// ```
 /// use serde_json::json;
-/// use tack_core::tool::BodyFuture;
+/// use tack_core::host::BodyFuture;
 ///
 /// # futures::executor::block_on(async {
 /// let body = BodyFuture::new(async { Ok(json!(1)) });

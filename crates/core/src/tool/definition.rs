@@ -394,9 +394,47 @@ impl ToolDefinition {
         }
     }
 
-    /// The body.
+    /// The body, erased (what `tools/execute` runs). For hosts.
+    #[cfg(feature = "host")]
     pub fn handler(&self) -> &Arc<dyn ToolHandler> {
         &self.handler
+    }
+
+    /// Runs the body once on `arguments`, outside any pipeline: no
+    /// validation, hook, guard or deadline. For a tool that delegates to
+    /// another tool's body, and for tests of a body alone.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use serde_json::json;
+    /// use tack_core::tool::{OutputSpec, ToolDefinition};
+    /// # use tack_core::capability::Capabilities;
+    /// # use tack_core::context::ToolRunContext;
+    /// # use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution};
+    /// # use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+    ///
+    /// let echo = ToolDefinition::builder("echo")
+    ///     .description("Echo.")
+    ///     .input_schema(json!({"type": "object"}))
+    ///     .output(OutputSpec::new(json!({})))
+    ///     .handler(|args, _cx| async move { Ok((*args).clone()) })
+    ///     .build()
+    ///     .unwrap();
+    /// # let execution = Arc::new(ToolExecution::new(
+    /// #     CallId::from("c1"), ToolName::new("echo").unwrap(), json!({}), Tier::ReadOnly,
+    /// #     ExecutionToken::issue(CallId::from("c1")),
+    /// # ));
+    /// # let (cx, _effects) = ToolRunContext::with_fresh_effects(
+    /// #     execution, Arc::new(Capabilities::default()), tack_core::CancellationToken::new());
+    /// let value = futures::executor::block_on(echo.run_body(Arc::new(json!({"a": 1})), cx));
+    /// assert_eq!(value.unwrap(), json!({"a": 1}));
+    /// ```
+    pub fn run_body(
+        &self,
+        arguments: Arc<Value>,
+        cx: ToolRunContext,
+    ) -> impl Future<Output = Result<Value, ToolError>> + Send + 'static {
+        self.handler.call(arguments, cx)
     }
 
     /// The declared time budget (`None`: no deadline).
@@ -555,7 +593,7 @@ impl ToolDefinitionBuilder {
         self
     }
 
-    /// The body, as a closure. Required (this or [`handler_impl`](Self::handler_impl)).
+    /// The body, as a closure. Required.
     pub fn handler<F, Fut>(self, handler: F) -> Self
     where
         F: Fn(Arc<Value>, ToolRunContext) -> Fut + Send + Sync + 'static,
@@ -564,13 +602,8 @@ impl ToolDefinitionBuilder {
         self.handler_arc(Arc::new(handler))
     }
 
-    /// The body, as a [`ToolHandler`] type.
-    pub fn handler_impl(self, handler: impl ToolHandler) -> Self {
-        self.handler_arc(Arc::new(handler))
-    }
-
     /// The body, already shared.
-    pub fn handler_arc(mut self, handler: Arc<dyn ToolHandler>) -> Self {
+    fn handler_arc(mut self, handler: Arc<dyn ToolHandler>) -> Self {
         self.handler = Some(handler);
         self.copier = None;
         self

@@ -12,13 +12,14 @@
 //! A model's utterance is a [`ToolCall`]; the pipeline turns it into exactly
 //! one [`Outcome`], whose failures carry an [`ErrorCode`].
 
-mod body_future;
+pub(crate) mod body_future;
 pub(crate) mod definition;
 mod typed;
 
-pub use body_future::BodyFuture;
+pub(crate) use body_future::BodyFuture;
 pub(crate) use body_future::BodyResult;
-pub use definition::{OutputSpec, ToolDefinition, ToolDefinitionBuilder, ToolHandler};
+pub(crate) use definition::ToolHandler;
+pub use definition::{OutputSpec, ToolDefinition, ToolDefinitionBuilder};
 pub use typed::Tool;
 
 pub use crate::context::execution::ToolExecution;

@@ -122,8 +122,7 @@ impl Pipeline {
         context: ToolRunContext,
     ) -> Result<ExecuteOutput, HookError> {
         let definition = &tool.definition;
-        let request =
-            ExecuteRequest::new(context, definition.handler().clone(), definition.timeout());
+        let request = ExecuteRequest::new(context, definition);
         match self.hooks().execute().try_dispatch(agent, request) {
             Ok(dispatch) => dispatch.instrument(tracing::debug_span!("execute")).await,
             Err(request) => {

@@ -82,7 +82,7 @@ impl PendingApproval {
 
     /// The whole request: tool, tier, agent, reason, summary, and the call's
     /// arguments (a UI must escape control characters when it renders them,
-    /// see [`escape_control`](tack_core::policy::escape_control)).
+    /// see [`ApprovalRequest::escape_control`]).
     pub fn request(&self) -> &ApprovalRequest {
         &self.request
     }
