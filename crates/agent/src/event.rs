@@ -225,11 +225,17 @@ impl Event {
 impl From<&CodeDispatchEvent> for Event {
     fn from(event: &CodeDispatchEvent) -> Self {
         match event {
-            CodeDispatchEvent::Started(start) => Event::CodeDispatchStart {
-                parent_call_id: start.parent_call_id.to_string(),
-                call_id: start.call_id.to_string(),
-                tool: start.tool.clone(),
-                arguments: start.arguments.clone(),
+            CodeDispatchEvent::Started {
+                parent_call_id,
+                call_id,
+                tool,
+                arguments,
+                ..
+            } => Event::CodeDispatchStart {
+                parent_call_id: parent_call_id.to_string(),
+                call_id: call_id.to_string(),
+                tool: tool.clone(),
+                arguments: arguments.clone(),
             },
             CodeDispatchEvent::Settled(entry) => Event::CodeDispatch {
                 parent_call_id: entry.parent_call_id.to_string(),

@@ -90,38 +90,6 @@ impl CodeDispatchLogEntry {
     }
 }
 
-/// A tool call a `run_code` program started: dispatched into the pipeline
-/// (a call the program queued but the run abandoned never starts).
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct CodeDispatchStart {
-    /// The `run_code` call.
-    pub parent_call_id: CallId,
-    /// The nested call (`<parent>:code:<n>`).
-    pub call_id: CallId,
-    /// The tool called.
-    pub tool: String,
-    /// The arguments as the program passed them (JSON text).
-    pub arguments: String,
-}
-
-impl CodeDispatchStart {
-    /// A start record.
-    pub fn new(
-        parent_call_id: CallId,
-        call_id: CallId,
-        tool: impl Into<String>,
-        arguments: impl Into<String>,
-    ) -> Self {
-        Self {
-            parent_call_id,
-            call_id,
-            tool: tool.into(),
-            arguments: arguments.into(),
-        }
-    }
-}
-
 /// What `tools/code-dispatch` observers see: for every sub-call a program
 /// started, one [`Started`](Self::Started) and then exactly one
 /// [`Settled`](Self::Settled) (after `tools/code-dispatch-log` rewrote it).
@@ -130,7 +98,7 @@ impl CodeDispatchStart {
 ///
 /// ```
 /// use std::sync::{Arc, Mutex};
-/// use tack_core::hooks::{CodeDispatchEvent, CodeDispatchStart, ToolHooks};
+/// use tack_core::hooks::{CodeDispatchEvent, ToolHooks};
 /// use tack_core::tool::CallId;
 ///
 /// let hooks = ToolHooks::new();
@@ -139,23 +107,50 @@ impl CodeDispatchStart {
 /// let _log = hooks.code_dispatch().tap("session-log", move |event: &Arc<CodeDispatchEvent>| {
 ///     sink.lock().unwrap().push(event.call_id().to_string());
 /// });
-/// let start = CodeDispatchStart::new(CallId::from("c1"), CallId::from("c1:code:1"), "ls", "{}");
-/// hooks.code_dispatch().notify(None, &Arc::new(CodeDispatchEvent::Started(start)));
+/// let start = CodeDispatchEvent::started(CallId::from("c1"), CallId::from("c1:code:1"), "ls", "{}");
+/// hooks.code_dispatch().notify(None, &Arc::new(start));
 /// assert_eq!(*seen.lock().unwrap(), ["c1:code:1"]);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum CodeDispatchEvent {
-    /// The sub-call was dispatched.
-    Started(CodeDispatchStart),
+    /// The sub-call was dispatched into the pipeline (a call the program
+    /// queued but the run abandoned never starts). Built with
+    /// [`started`](Self::started).
+    #[non_exhaustive]
+    Started {
+        /// The `run_code` call.
+        parent_call_id: CallId,
+        /// The nested call (`<parent>:code:<n>`).
+        call_id: CallId,
+        /// The tool called.
+        tool: String,
+        /// The arguments as the program passed them (JSON text).
+        arguments: String,
+    },
     /// The sub-call settled; the record as `tools/code-dispatch-log` left it.
     Settled(CodeDispatchLogEntry),
 }
 
 impl CodeDispatchEvent {
+    /// The event of a sub-call that started.
+    pub fn started(
+        parent_call_id: CallId,
+        call_id: CallId,
+        tool: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        CodeDispatchEvent::Started {
+            parent_call_id,
+            call_id,
+            tool: tool.into(),
+            arguments: arguments.into(),
+        }
+    }
+
     /// The sub-call's id.
     pub fn call_id(&self) -> &CallId {
         match self {
-            CodeDispatchEvent::Started(start) => &start.call_id,
+            CodeDispatchEvent::Started { call_id, .. } => call_id,
             CodeDispatchEvent::Settled(entry) => &entry.call_id,
         }
     }
@@ -163,7 +158,7 @@ impl CodeDispatchEvent {
     /// The `run_code` call's id.
     pub fn parent_call_id(&self) -> &CallId {
         match self {
-            CodeDispatchEvent::Started(start) => &start.parent_call_id,
+            CodeDispatchEvent::Started { parent_call_id, .. } => parent_call_id,
             CodeDispatchEvent::Settled(entry) => &entry.parent_call_id,
         }
     }

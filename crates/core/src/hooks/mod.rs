@@ -18,7 +18,7 @@ mod post_execute;
 mod result;
 mod tool_hooks;
 
-pub use code_dispatch_log::{CodeDispatchEvent, CodeDispatchLogEntry, CodeDispatchStart};
+pub use code_dispatch_log::{CodeDispatchEvent, CodeDispatchLogEntry};
 pub use execute::{ExecuteOutput, ExecuteRequest};
 pub use post_execute::{PostDecision, PostExecuteInput};
 pub use result::ExecutionRecord;

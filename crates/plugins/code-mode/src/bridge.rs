@@ -11,7 +11,7 @@ use std::sync::mpsc as std_mpsc;
 use serde_json::{Value, json};
 use tack_core::capability::{BatchEvent, DispatchBatch};
 use tack_core::context::ToolRunContext;
-use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry, CodeDispatchStart, ToolHooks};
+use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry, ToolHooks};
 use tack_core::tool::{ContentBlock, DeferredContext, ErrorCode, Outcome, ToolCall};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -224,15 +224,13 @@ impl<'a> SubCalls<'a> {
 
 /// Announces that a sub-call started.
 fn started(hooks: &ToolHooks, cx: &ToolRunContext, call: &ToolCall) {
-    let start = CodeDispatchStart::new(
+    let start = CodeDispatchEvent::started(
         cx.call_id().clone(),
         call.call_id.clone(),
         call.name.clone(),
         call.arguments.clone(),
     );
-    hooks
-        .code_dispatch()
-        .notify(cx.agent(), &Arc::new(CodeDispatchEvent::Started(start)));
+    hooks.code_dispatch().notify(cx.agent(), &Arc::new(start));
 }
 
 /// What a settled sub-call leaves for after the outer result: an image a

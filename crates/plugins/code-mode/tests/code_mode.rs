@@ -176,7 +176,7 @@ impl Host {
             .iter()
             .filter_map(|e| match e {
                 CodeDispatchEvent::Settled(entry) => Some(entry.clone()),
-                CodeDispatchEvent::Started(_) => None,
+                CodeDispatchEvent::Started { .. } => None,
             })
             .collect()
     }
@@ -188,7 +188,7 @@ impl Host {
             .unwrap()
             .iter()
             .map(|e| match e {
-                CodeDispatchEvent::Started(start) => format!("start {}", start.call_id),
+                CodeDispatchEvent::Started { call_id, .. } => format!("start {call_id}"),
                 CodeDispatchEvent::Settled(entry) => format!(
                     "settle {} {}",
                     entry.call_id,
@@ -1033,7 +1033,7 @@ async fn each_started_sub_call_logs_a_start_then_one_settle_with_complete_conten
             .iter()
             .enumerate()
             .filter(|(_, e)| e.call_id().as_str() == id)
-            .map(|(i, e)| (i, matches!(e, CodeDispatchEvent::Started(_))))
+            .map(|(i, e)| (i, matches!(e, CodeDispatchEvent::Started { .. })))
             .collect();
         assert_eq!(positions.len(), 2, "{id}: {:?}", h.log_lines());
         assert!(positions[0].1 && !positions[1].1, "{id}: start then settle");

@@ -371,7 +371,7 @@ async fn cancelling_run_code_ends_every_sub_call_with_one_outcome() {
         .code_dispatch()
         .tap("log", move |event: &Arc<CodeDispatchEvent>| {
             let line = match &**event {
-                CodeDispatchEvent::Started(start) => format!("start {}", start.call_id),
+                CodeDispatchEvent::Started { call_id, .. } => format!("start {call_id}"),
                 CodeDispatchEvent::Settled(entry) => format!("settle {}", entry.call_id),
             };
             sink.lock().unwrap().push(line);
