@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use tack_agent::PluginSet;
 use tack_core::capability::{
-    Access, DirEntry, EntryKind, FileBytes, FileSystem, FsError, Metadata,
+    Access, CapabilityError, DirEntry, EntryKind, FileBytes, FileSystem, Metadata,
 };
 use tack_core::prelude::*;
 use tack_tools as _; // links the `builtin-tools` plugin installed by name below
@@ -21,10 +21,10 @@ use tack_tools as _; // links the `builtin-tools` plugin installed by name below
 struct MemoryFs(BTreeMap<&'static str, &'static str>);
 
 impl MemoryFs {
-    fn file(&self, path: &Path) -> Result<&'static str, FsError> {
+    fn file(&self, path: &Path) -> Result<&'static str, CapabilityError> {
         let name = path.strip_prefix("/memory").unwrap_or(path).to_str();
         let text = name.and_then(|name| self.0.get(name).copied());
-        text.ok_or_else(|| FsError::not_found(path))
+        text.ok_or_else(|| CapabilityError::not_found(path))
     }
 }
 
@@ -33,24 +33,24 @@ impl FileSystem for MemoryFs {
     fn workspace_root(&self) -> &Path {
         Path::new("/memory")
     }
-    fn resolve(&self, path: &Path, _access: Access) -> Result<PathBuf, FsError> {
+    fn resolve(&self, path: &Path, _access: Access) -> Result<PathBuf, CapabilityError> {
         Ok(self.workspace_root().join(path)) // nothing outside memory to escape to
     }
-    async fn read(&self, path: &Path, limit: Option<u64>) -> Result<FileBytes, FsError> {
+    async fn read(&self, path: &Path, limit: Option<u64>) -> Result<FileBytes, CapabilityError> {
         let bytes = self.file(path)?.as_bytes();
         let keep = limit.map_or(bytes.len(), |l| bytes.len().min(l as usize));
         let (total, truncated) = (bytes.len() as u64, keep < bytes.len());
         Ok(FileBytes::new(bytes[..keep].to_vec(), total, truncated))
     }
-    async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
+    async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError> {
         Ok(match path.to_str() {
             Some("." | "" | "/memory") => Metadata::new(EntryKind::Dir, 0, None, false),
             _ => Metadata::new(EntryKind::File, self.file(path)?.len() as u64, None, false),
         })
     }
-    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, FsError> {
+    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
         if self.metadata(path).await?.kind != EntryKind::Dir {
-            return Err(FsError::not_a_directory(path));
+            return Err(CapabilityError::not_a_directory(path));
         }
         let file = |(n, t): (&&str, &&str)| DirEntry::new(*n, EntryKind::File, t.len() as u64);
         Ok(self.0.iter().map(file).collect())

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tack_core::capability::{
-    Access, Capabilities, DirEntry, EntryKind, FileBytes, FileSystem, FsError, Metadata,
+    Access, Capabilities, CapabilityError, DirEntry, EntryKind, FileBytes, FileSystem, Metadata,
     WriteReport,
 };
 use tack_core::context::ToolRunContext;
@@ -85,13 +85,13 @@ impl MemFs {
         self
     }
 
-    fn check(&self, k: &str) -> Result<(), FsError> {
+    fn check(&self, k: &str) -> Result<(), CapabilityError> {
         if self
             .refused
             .iter()
             .any(|r| k == r || k.starts_with(&format!("{r}/")))
         {
-            return Err(FsError::Refused {
+            return Err(CapabilityError::Refused {
                 path: k.to_owned(),
                 reason: "denied by the test policy".into(),
             });
@@ -99,8 +99,8 @@ impl MemFs {
         Ok(())
     }
 
-    fn not_found(k: &str) -> FsError {
-        FsError::NotFound { path: k.to_owned() }
+    fn not_found(k: &str) -> CapabilityError {
+        CapabilityError::NotFound { path: k.to_owned() }
     }
 
     /// The context of one call with this file system as its only capability.
@@ -146,18 +146,18 @@ impl FileSystem for MemFs {
         Path::new("/ws")
     }
 
-    fn resolve(&self, path: &Path, _access: Access) -> Result<PathBuf, FsError> {
+    fn resolve(&self, path: &Path, _access: Access) -> Result<PathBuf, CapabilityError> {
         let k = key(path);
         self.check(&k)?;
         Ok(Path::new("/ws").join(k))
     }
 
-    async fn read(&self, path: &Path, limit: Option<u64>) -> Result<FileBytes, FsError> {
+    async fn read(&self, path: &Path, limit: Option<u64>) -> Result<FileBytes, CapabilityError> {
         let k = key(path);
         self.check(&k)?;
         match self.lock().get(&k) {
             None => Err(Self::not_found(&k)),
-            Some(Node::Dir) => Err(FsError::IsADirectory { path: k }),
+            Some(Node::Dir) => Err(CapabilityError::IsADirectory { path: k }),
             Some(Node::File(bytes)) => {
                 let total = bytes.len() as u64;
                 let keep = limit.map_or(bytes.len(), |l| bytes.len().min(l as usize));
@@ -170,7 +170,7 @@ impl FileSystem for MemFs {
         }
     }
 
-    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, FsError> {
+    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, CapabilityError> {
         let k = key(path);
         self.check(&k)?;
         let mut nodes = self.lock();
@@ -178,7 +178,7 @@ impl FileSystem for MemFs {
             return Err(Self::not_found(&k));
         }
         let created = match nodes.get(&k) {
-            Some(Node::Dir) => return Err(FsError::IsADirectory { path: k }),
+            Some(Node::Dir) => return Err(CapabilityError::IsADirectory { path: k }),
             Some(Node::File(_)) => false,
             None => true,
         };
@@ -186,13 +186,13 @@ impl FileSystem for MemFs {
         Ok(WriteReport::new(contents.len() as u64, created))
     }
 
-    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, FsError> {
+    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
         let k = key(path);
         self.check(&k)?;
         let nodes = self.lock();
         match nodes.get(&k) {
             None => return Err(Self::not_found(&k)),
-            Some(Node::File(_)) => return Err(FsError::NotADirectory { path: k }),
+            Some(Node::File(_)) => return Err(CapabilityError::NotADirectory { path: k }),
             Some(Node::Dir) => {}
         }
         Ok(nodes
@@ -208,7 +208,7 @@ impl FileSystem for MemFs {
             .collect())
     }
 
-    async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
+    async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError> {
         let k = key(path);
         self.check(&k)?;
         match self.lock().get(&k) {
@@ -218,14 +218,14 @@ impl FileSystem for MemFs {
         }
     }
 
-    async fn create_dir_all(&self, path: &Path) -> Result<(), FsError> {
+    async fn create_dir_all(&self, path: &Path) -> Result<(), CapabilityError> {
         let k = key(path);
         self.check(&k)?;
         let mut nodes = self.lock();
         let mut dir = Some(k.as_str());
         while let Some(d) = dir {
             if let Some(Node::File(_)) = nodes.get(d) {
-                return Err(FsError::NotADirectory { path: d.to_owned() });
+                return Err(CapabilityError::NotADirectory { path: d.to_owned() });
             }
             nodes.insert(d.to_owned(), Node::Dir);
             dir = parent(d);
@@ -233,7 +233,7 @@ impl FileSystem for MemFs {
         Ok(())
     }
 
-    async fn remove(&self, path: &Path, _recursive: bool) -> Result<(), FsError> {
+    async fn remove(&self, path: &Path, _recursive: bool) -> Result<(), CapabilityError> {
         let k = key(path);
         self.check(&k)?;
         self.lock()

@@ -12,7 +12,7 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tack_core::capability::{EntryKind, FileSystem, FsError};
+use tack_core::capability::{CapabilityError, EntryKind, FileSystem};
 use tack_core::context::ToolRunContext;
 use tack_core::tool::{ToolError, ToolErrorCode};
 
@@ -156,7 +156,7 @@ async fn load_gitignore(
     let path = join(dir, ".gitignore");
     match fs.read_to_string(Path::new(&path)).await {
         Ok(text) => parse_gitignore(dir, &text),
-        Err(FsError::NotFound { .. }) => None,
+        Err(CapabilityError::NotFound { .. }) => None,
         Err(err) => {
             skipped.push(SkippedPath {
                 path,

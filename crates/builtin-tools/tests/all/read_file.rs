@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tack_core::capability::{
-    Access, Capabilities, DirEntry, FileBytes, FileSystem, FsError, Metadata, WriteReport,
+    Access, Capabilities, CapabilityError, DirEntry, FileBytes, FileSystem, Metadata, WriteReport,
 };
 use tack_core::context::ToolRunContext;
 use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution, RunEffects};
@@ -406,31 +406,36 @@ impl FileSystem for CancelAt {
     fn workspace_root(&self) -> &Path {
         self.inner.workspace_root()
     }
-    fn resolve(&self, path: &Path, access: Access) -> Result<PathBuf, FsError> {
+    fn resolve(&self, path: &Path, access: Access) -> Result<PathBuf, CapabilityError> {
         self.inner.resolve(path, access)
     }
-    async fn read(&self, path: &Path, limit: Option<u64>) -> Result<FileBytes, FsError> {
+    async fn read(&self, path: &Path, limit: Option<u64>) -> Result<FileBytes, CapabilityError> {
         self.inner.read(path, limit).await
     }
-    async fn read_at(&self, path: &Path, offset: u64, limit: u64) -> Result<FileBytes, FsError> {
+    async fn read_at(
+        &self,
+        path: &Path,
+        offset: u64,
+        limit: u64,
+    ) -> Result<FileBytes, CapabilityError> {
         if self.reads.fetch_add(1, Ordering::SeqCst) + 1 == self.cancel_at {
             self.cancel.cancel();
         }
         self.inner.read_at(path, offset, limit).await
     }
-    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, FsError> {
+    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, CapabilityError> {
         self.inner.write(path, contents).await
     }
-    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, FsError> {
+    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
         self.inner.list(path).await
     }
-    async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
+    async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError> {
         self.inner.metadata(path).await
     }
-    async fn create_dir_all(&self, path: &Path) -> Result<(), FsError> {
+    async fn create_dir_all(&self, path: &Path) -> Result<(), CapabilityError> {
         self.inner.create_dir_all(path).await
     }
-    async fn remove(&self, path: &Path, recursive: bool) -> Result<(), FsError> {
+    async fn remove(&self, path: &Path, recursive: bool) -> Result<(), CapabilityError> {
         self.inner.remove(path, recursive).await
     }
 }

@@ -10,14 +10,15 @@
 //! [`ask_client`](crate::context::ToolRunContext::ask_client). Without a
 //! channel (a call the model made in `tack run`, a test) progress and log
 //! messages go nowhere, and a question fails with
-//! [`ClientRequestError::NoClient`].
+//! [`CapabilityError::NoClient`].
 
 use std::fmt;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::model::{CallId, ToolError};
+use super::CapabilityError;
+use crate::model::CallId;
 
 /// How far a call has got: `progress` out of `total` (when known), with an
 /// optional message. Progress only grows within a call.
@@ -130,52 +131,10 @@ impl ClientRequest {
     }
 }
 
-/// Why a question to the client got no answer.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ClientRequestError {
-    /// The call did not come from a client that can be asked.
-    #[error(
-        "no client can be asked during this call: only a tool served to a client (tack mcp serve) can ask it for sampling, elicitation or roots"
-    )]
-    NoClient,
-    /// The client did not declare the capability the question needs.
-    #[error("the client did not declare the `{kind}` capability, so it cannot be asked for {kind}")]
-    Unsupported {
-        /// What was asked for.
-        kind: ClientRequestKind,
-    },
-    /// The client will answer when it sends the call again (MCP 2026-07-28's
-    /// `input_required` round trip): the body should return this error at
-    /// once; it runs again with the answers.
-    #[error(
-        "the client's answers are needed: the call is sent back to the client, which calls again with them"
-    )]
-    InputRequired,
-    /// The client answered with an error, or the request could not be sent.
-    #[error("the client did not answer: {message}")]
-    Failed {
-        /// What went wrong.
-        message: String,
-    },
-}
-
-impl From<ClientRequestError> for ToolError {
-    fn from(err: ClientRequestError) -> Self {
-        let kind = match &err {
-            ClientRequestError::NoClient => "no_client",
-            ClientRequestError::Unsupported { .. } => "client_unsupported",
-            ClientRequestError::InputRequired => "input_required",
-            _ => "client_failed",
-        };
-        ToolError::new(err.to_string()).with_kind(kind)
-    }
-}
-
 /// The client of the calls a host serves. Every method names the call it is
 /// for (the channel finds the client session and request by it); a call it
 /// does not know gets nothing sent (progress, logs) or
-/// [`ClientRequestError::NoClient`].
+/// [`CapabilityError::NoClient`].
 ///
 /// Implemented by hosts that serve tools (tack-mcp); reached from a tool body
 /// through [`ToolRunContext`](crate::context::ToolRunContext).
@@ -193,11 +152,17 @@ pub trait ClientChannel: Send + Sync + 'static {
 
     /// Asks the client of `call` every one of `requests`; the answers, in
     /// the same order (for MCP, each answer's `result` object).
+    ///
+    /// # Errors
+    ///
+    /// [`CapabilityError::NoClient`], [`CapabilityError::Unsupported`],
+    /// [`CapabilityError::InputRequired`] or
+    /// [`CapabilityError::ClientFailed`].
     fn ask(
         &self,
         call: &CallId,
         requests: Vec<ClientRequest>,
-    ) -> BoxFuture<'static, Result<Vec<Value>, ClientRequestError>>;
+    ) -> BoxFuture<'static, Result<Vec<Value>, CapabilityError>>;
 }
 
 impl fmt::Debug for dyn ClientChannel {

@@ -7,6 +7,8 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use super::CapabilityError;
+
 /// What a caller intends to do with a path, for confinement checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -124,132 +126,13 @@ impl WriteReport {
     }
 }
 
-/// Why a filesystem operation failed. Every variant names the path as the
-/// caller gave it and says what to do.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum FsError {
-    /// Nothing exists at the path.
-    #[error("no such file or directory: {path}")]
-    NotFound {
-        /// The path as given.
-        path: String,
-    },
-    /// The policy refuses the path (outside the workspace, read-only, denied).
-    #[error("access to {path} refused: {reason}")]
-    Refused {
-        /// The path as given.
-        path: String,
-        /// Why, e.g. "path resolves outside the workspace via symlink src/link -> /etc".
-        reason: String,
-    },
-    /// A file was expected, a directory found.
-    #[error("{path} is a directory, not a file: list it instead")]
-    IsADirectory {
-        /// The path as given.
-        path: String,
-    },
-    /// A directory was expected, something else found.
-    #[error("{path} is not a directory")]
-    NotADirectory {
-        /// The path as given.
-        path: String,
-    },
-    /// The path exists and the operation needs it not to.
-    #[error("{path} already exists")]
-    AlreadyExists {
-        /// The path as given.
-        path: String,
-    },
-    /// The file is larger than the operation's limit.
-    #[error("{path} is {size} bytes, over the limit of {limit} bytes: read it in pages")]
-    TooLarge {
-        /// The path as given.
-        path: String,
-        /// Its size.
-        size: u64,
-        /// The limit.
-        limit: u64,
-    },
-    /// The file is not valid UTF-8 text.
-    #[error("{path} is not UTF-8 text (invalid byte at offset {valid_up_to}); it may be binary")]
-    NotUtf8 {
-        /// The path as given.
-        path: String,
-        /// Bytes of valid UTF-8 before the first invalid one.
-        valid_up_to: usize,
-    },
-    /// Any other I/O failure.
-    #[error("I/O error on {path}: {message}")]
-    Io {
-        /// The path as given.
-        path: String,
-        /// The operating system's message.
-        message: String,
-    },
-}
-
-impl FsError {
-    /// [`FsError::NotFound`] for `path` as given.
-    ///
-    /// ```
-    /// # use std::path::Path;
-    /// # use tack_core::capability::FsError;
-    /// let error = FsError::not_found(Path::new("notes.txt"));
-    /// assert_eq!(error.kind_name(), "ENOENT");
-    /// assert!(error.to_string().contains("notes.txt"));
-    /// ```
-    pub fn not_found(path: &Path) -> Self {
-        FsError::NotFound {
-            path: path.display().to_string(),
-        }
-    }
-
-    /// [`FsError::Refused`] for `path` as given, with the reason the caller reads.
-    pub fn refused(path: &Path, reason: impl Into<String>) -> Self {
-        FsError::Refused {
-            path: path.display().to_string(),
-            reason: reason.into(),
-        }
-    }
-
-    /// [`FsError::NotADirectory`] for `path` as given.
-    pub fn not_a_directory(path: &Path) -> Self {
-        FsError::NotADirectory {
-            path: path.display().to_string(),
-        }
-    }
-
-    /// [`FsError::IsADirectory`] for `path` as given.
-    pub fn is_a_directory(path: &Path) -> Self {
-        FsError::IsADirectory {
-            path: path.display().to_string(),
-        }
-    }
-
-    /// A POSIX-style short name for the error (`ENOENT`, `EACCES` …), used as
-    /// the outcome's `kind`.
-    pub fn kind_name(&self) -> &'static str {
-        match self {
-            FsError::NotFound { .. } => "ENOENT",
-            FsError::Refused { .. } => "EACCES",
-            FsError::IsADirectory { .. } => "EISDIR",
-            FsError::NotADirectory { .. } => "ENOTDIR",
-            FsError::AlreadyExists { .. } => "EEXIST",
-            FsError::TooLarge { .. } => "EFBIG",
-            FsError::NotUtf8 { .. } => "EILSEQ",
-            FsError::Io { .. } => "EIO",
-        }
-    }
-}
-
 /// Confined file access. Builtin tools do all their file I/O through this
 /// trait (never `std::fs`), so whichever implementation the host installs —
 /// the sandbox plugin's, or a test double — applies to every tool.
 ///
 /// Paths are as the model wrote them: relative to the workspace, or absolute.
 /// An implementation resolves and confines them, and reports refusals as
-/// [`FsError::Refused`] with the reason.
+/// [`CapabilityError::Refused`] with the reason.
 #[async_trait]
 pub trait FileSystem: Send + Sync + 'static {
     /// The directory relative paths are resolved against.
@@ -260,11 +143,11 @@ pub trait FileSystem: Send + Sync + 'static {
     ///
     /// # Errors
     ///
-    /// [`FsError::Refused`] when the path escapes the policy.
-    fn resolve(&self, path: &Path, access: Access) -> Result<PathBuf, FsError>;
+    /// [`CapabilityError::Refused`] when the path escapes the policy.
+    fn resolve(&self, path: &Path, access: Access) -> Result<PathBuf, CapabilityError>;
 
     /// Reads at most `limit` bytes (all of them when `None`).
-    async fn read(&self, path: &Path, limit: Option<u64>) -> Result<FileBytes, FsError>;
+    async fn read(&self, path: &Path, limit: Option<u64>) -> Result<FileBytes, CapabilityError>;
 
     /// Reads the bytes `[offset, offset + limit)` of a file: at most `limit`
     /// bytes starting at byte `offset`, for tools that page through files too
@@ -292,26 +175,30 @@ pub trait FileSystem: Send + Sync + 'static {
     /// # use std::path::{Path, PathBuf};
     /// # use async_trait::async_trait;
     /// # use tack_core::capability::{
-    /// #     Access, DirEntry, FileBytes, FileSystem, FsError, Metadata,
+    /// #     Access, CapabilityError, DirEntry, FileBytes, FileSystem, Metadata,
     /// # };
     /// /// One file, `log.txt`, holding `0123456789`.
     /// struct OneFile;
     ///
     /// #[async_trait]
     /// impl FileSystem for OneFile {
-    ///     async fn read(&self, path: &Path, limit: Option<u64>) -> Result<FileBytes, FsError> {
+    ///     async fn read(
+    ///         &self,
+    ///         path: &Path,
+    ///         limit: Option<u64>,
+    ///     ) -> Result<FileBytes, CapabilityError> {
     ///         let all = b"0123456789";
     ///         let keep = limit.map_or(all.len(), |l| all.len().min(l as usize));
     ///         Ok(FileBytes::new(all[..keep].to_vec(), 10, keep < all.len()))
     ///     }
     ///     // Everything else is refused: the file is read-only and alone.
     /// #   fn workspace_root(&self) -> &Path { Path::new("/ws") }
-    /// #   fn resolve(&self, path: &Path, _: Access) -> Result<PathBuf, FsError> { Ok(path.into()) }
-    /// #   async fn list(&self, p: &Path) -> Result<Vec<DirEntry>, FsError> { Err(refused(p)) }
-    /// #   async fn metadata(&self, p: &Path) -> Result<Metadata, FsError> { Err(refused(p)) }
+    /// #   fn resolve(&self, path: &Path, _: Access) -> Result<PathBuf, CapabilityError> { Ok(path.into()) }
+    /// #   async fn list(&self, p: &Path) -> Result<Vec<DirEntry>, CapabilityError> { Err(refused(p)) }
+    /// #   async fn metadata(&self, p: &Path) -> Result<Metadata, CapabilityError> { Err(refused(p)) }
     /// }
-    /// # fn refused(p: &Path) -> FsError {
-    /// #     FsError::Refused { path: p.display().to_string(), reason: "a one-file example".into() }
+    /// # fn refused(p: &Path) -> CapabilityError {
+    /// #     CapabilityError::refused(p, "a one-file example")
     /// # }
     ///
     /// # futures::executor::block_on(async {
@@ -325,10 +212,15 @@ pub trait FileSystem: Send + Sync + 'static {
     /// // Past the end: empty, not an error.
     /// let past = OneFile.read_at(log, 50, 4).await?;
     /// assert_eq!((past.bytes.len(), past.total_size, past.truncated), (0, 10, false));
-    /// # Ok::<(), FsError>(())
+    /// # Ok::<(), CapabilityError>(())
     /// # }).unwrap();
     /// ```
-    async fn read_at(&self, path: &Path, offset: u64, limit: u64) -> Result<FileBytes, FsError> {
+    async fn read_at(
+        &self,
+        path: &Path,
+        offset: u64,
+        limit: u64,
+    ) -> Result<FileBytes, CapabilityError> {
         let prefix = self.read(path, Some(offset.saturating_add(limit))).await?;
         Ok(drop_prefix(prefix, offset))
     }
@@ -337,23 +229,23 @@ pub trait FileSystem: Send + Sync + 'static {
     ///
     /// The default refuses: a file system that does not override `write`,
     /// [`create_dir_all`](Self::create_dir_all) and [`remove`](Self::remove)
-    /// is read-only, and every change is [`FsError::Refused`] with a reason
+    /// is read-only, and every change is [`CapabilityError::Refused`] with a reason
     /// naming the method to implement. A file system that can write must
     /// override all three.
     ///
     /// # Errors
     ///
-    /// The default: always [`FsError::Refused`].
-    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, FsError> {
+    /// The default: always [`CapabilityError::Refused`].
+    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, CapabilityError> {
         let _ = contents;
         Err(read_only(path, "write"))
     }
 
     /// Lists a directory, sorted by name.
-    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, FsError>;
+    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, CapabilityError>;
 
     /// Metadata of one path.
-    async fn metadata(&self, path: &Path) -> Result<Metadata, FsError>;
+    async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError>;
 
     /// Creates a directory and its missing parents.
     ///
@@ -361,8 +253,8 @@ pub trait FileSystem: Send + Sync + 'static {
     ///
     /// # Errors
     ///
-    /// The default: always [`FsError::Refused`].
-    async fn create_dir_all(&self, path: &Path) -> Result<(), FsError> {
+    /// The default: always [`CapabilityError::Refused`].
+    async fn create_dir_all(&self, path: &Path) -> Result<(), CapabilityError> {
         Err(read_only(path, "create_dir_all"))
     }
 
@@ -372,8 +264,8 @@ pub trait FileSystem: Send + Sync + 'static {
     ///
     /// # Errors
     ///
-    /// The default: always [`FsError::Refused`].
-    async fn remove(&self, path: &Path, recursive: bool) -> Result<(), FsError> {
+    /// The default: always [`CapabilityError::Refused`].
+    async fn remove(&self, path: &Path, recursive: bool) -> Result<(), CapabilityError> {
         let _ = recursive;
         Err(read_only(path, "remove"))
     }
@@ -382,10 +274,10 @@ pub trait FileSystem: Send + Sync + 'static {
     ///
     /// # Errors
     ///
-    /// Those of [`read`](Self::read), and [`FsError::NotUtf8`].
-    async fn read_to_string(&self, path: &Path) -> Result<String, FsError> {
+    /// Those of [`read`](Self::read), and [`CapabilityError::NotUtf8`].
+    async fn read_to_string(&self, path: &Path) -> Result<String, CapabilityError> {
         let file = self.read(path, None).await?;
-        String::from_utf8(file.bytes).map_err(|e| FsError::NotUtf8 {
+        String::from_utf8(file.bytes).map_err(|e| CapabilityError::NotUtf8 {
             path: path.display().to_string(),
             valid_up_to: e.utf8_error().valid_up_to(),
         })
@@ -397,10 +289,10 @@ pub trait FileSystem: Send + Sync + 'static {
 /// bytes remain after the range is what the prefix read said: both end at
 /// the same byte.
 /// The refusal of the default write methods of a read-only [`FileSystem`].
-fn read_only(path: &Path, method: &str) -> FsError {
+fn read_only(path: &Path, method: &str) -> CapabilityError {
     let reason =
         format!("this file system is read-only (it does not implement `FileSystem::{method}`)");
-    FsError::refused(path, reason)
+    CapabilityError::refused(path, reason)
 }
 
 fn drop_prefix(prefix: FileBytes, offset: u64) -> FileBytes {
@@ -436,19 +328,19 @@ mod tests {
         fn workspace_root(&self) -> &Path {
             Path::new("/ws")
         }
-        fn resolve(&self, path: &Path, _: Access) -> Result<PathBuf, FsError> {
+        fn resolve(&self, path: &Path, _: Access) -> Result<PathBuf, CapabilityError> {
             Ok(path.into())
         }
-        async fn read(&self, path: &Path, _: Option<u64>) -> Result<FileBytes, FsError> {
-            Err(FsError::NotFound {
+        async fn read(&self, path: &Path, _: Option<u64>) -> Result<FileBytes, CapabilityError> {
+            Err(CapabilityError::NotFound {
                 path: path.display().to_string(),
             })
         }
-        async fn list(&self, _: &Path) -> Result<Vec<DirEntry>, FsError> {
+        async fn list(&self, _: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
             Ok(Vec::new())
         }
-        async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
-            Err(FsError::NotFound {
+        async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError> {
+            Err(CapabilityError::NotFound {
                 path: path.display().to_string(),
             })
         }
@@ -469,7 +361,7 @@ mod tests {
             {
                 let error = refusal.unwrap_err();
                 assert_eq!(error.kind_name(), "EACCES");
-                let FsError::Refused { path, reason } = &error else {
+                let CapabilityError::Refused { path, reason } = &error else {
                     panic!("{error}");
                 };
                 assert_eq!(path, "notes.txt");

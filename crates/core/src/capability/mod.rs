@@ -3,7 +3,12 @@
 //! Builtin tools never call `std::fs` or `std::process`; they go through
 //! [`FileSystem`] and [`Shell`], which the sandbox plugin implements with
 //! confinement. A host that installs no such plugin gets a clear
-//! [`CapabilityError`] from every tool that needs one.
+//! [`CapabilityError::Missing`] from every tool that needs one.
+//!
+//! Every capability fails with the one [`CapabilityError`]: a filesystem
+//! operation, a command, a question to the client, or a missing provider.
+//! A tool body returns it with `?`, as a tool error whose `kind` says what
+//! happened (`ENOENT`, `spawn_failed`, `no_client`, `capability_missing` …).
 
 mod batch;
 mod client;
@@ -15,11 +20,9 @@ pub(crate) mod set;
 mod shell;
 
 pub use batch::{BatchEvent, DispatchBatch, SerialBatch};
-pub use client::{
-    ClientChannel, ClientLogLevel, ClientRequest, ClientRequestError, ClientRequestKind, Progress,
-};
+pub use client::{ClientChannel, ClientLogLevel, ClientRequest, ClientRequestKind, Progress};
 pub use dispatch::{OnAdmitted, ToolDispatcher};
 pub use error::CapabilityError;
-pub use fs::{Access, DirEntry, EntryKind, FileBytes, FileSystem, FsError, Metadata, WriteReport};
+pub use fs::{Access, DirEntry, EntryKind, FileBytes, FileSystem, Metadata, WriteReport};
 pub use set::{Capabilities, CapabilityKind};
-pub use shell::{CommandOutput, CommandRequest, Shell, ShellError};
+pub use shell::{CommandOutput, CommandRequest, Shell};

@@ -8,6 +8,8 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+use super::CapabilityError;
+
 /// A command to run.
 ///
 /// ```
@@ -88,49 +90,27 @@ pub struct CommandOutput {
     pub duration: Duration,
 }
 
-/// Why a command could not be run (a command that ran and failed is a
-/// [`CommandOutput`] with a non-zero exit code, not an error).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ShellError {
-    /// The policy refuses to run it (e.g. OS isolation required but unavailable).
-    #[error("command refused: {reason}")]
-    Refused {
-        /// Why.
-        reason: String,
-    },
-    /// The command line is empty.
-    #[error("the command is empty: pass the command line to run")]
-    EmptyCommand,
-    /// The process could not be started.
-    #[error("could not start the command: {message}")]
-    Spawn {
-        /// The operating system's message.
-        message: String,
-    },
-    /// The caller cancelled; the process group was killed.
-    #[error("the command was cancelled and its processes were killed")]
-    Cancelled,
-    /// Any other I/O failure.
-    #[error("I/O error while running the command: {message}")]
-    Io {
-        /// The operating system's message.
-        message: String,
-    },
-}
-
 /// Runs commands, confined. Builtin tools run every command through this trait
 /// (never `std::process`), so the sandbox plugin's confinement applies to them.
 #[async_trait]
 pub trait Shell: Send + Sync + 'static {
     /// Runs `request` until it exits, its deadline passes, or `cancel` fires
-    /// (then the whole process group is killed and [`ShellError::Cancelled`]
-    /// returned).
+    /// (then the whole process group is killed and
+    /// [`CapabilityError::Cancelled`] returned).
+    ///
+    /// A command that ran and failed is a [`CommandOutput`] with a non-zero
+    /// exit code, not an error.
+    ///
+    /// # Errors
+    ///
+    /// Why the command could not be run: [`CapabilityError::CommandRefused`],
+    /// [`CapabilityError::EmptyCommand`], [`CapabilityError::Spawn`],
+    /// [`CapabilityError::Cancelled`] or [`CapabilityError::CommandIo`].
     async fn run(
         &self,
         request: CommandRequest,
         cancel: CancellationToken,
-    ) -> Result<CommandOutput, ShellError>;
+    ) -> Result<CommandOutput, CapabilityError>;
 }
 
 impl fmt::Debug for dyn Shell {

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 use crate::approval::ApprovalService;
 use crate::capability::{
     Capabilities, CapabilityError, CapabilityKind, ClientLogLevel, ClientRequest,
-    ClientRequestError, ClientRequestKind, FileSystem, Progress, Shell, ToolDispatcher,
+    ClientRequestKind, FileSystem, Progress, Shell, ToolDispatcher,
 };
 use crate::hook::AgentId;
 use crate::model::{CallId, DeferredContext, ExecutionToken, ToolCall};
@@ -253,24 +253,24 @@ impl ToolRunContext {
     /// elicitation, roots); the answers in the same order.
     ///
     /// A client of MCP 2026-07-28 answers by sending the call again: this
-    /// returns [`ClientRequestError::InputRequired`], which the body returns
+    /// returns [`CapabilityError::InputRequired`], which the body returns
     /// at once (`?`), and the body runs again from the start with the answers
     /// at hand. So ask before doing anything that must not happen twice, and
     /// keep each request's key the same from one run to the next.
     ///
     /// # Errors
     ///
-    /// [`ClientRequestError::NoClient`] when the call did not come from a
+    /// [`CapabilityError::NoClient`] when the call did not come from a
     /// client (a model's call in `tack run`), `Unsupported` when the client
-    /// did not declare the capability, `InputRequired` as above, `Failed`
-    /// when it answered with an error.
+    /// did not declare the capability, `InputRequired` as above,
+    /// `ClientFailed` when it answered with an error.
     pub async fn ask_client(
         &self,
         requests: Vec<ClientRequest>,
-    ) -> Result<Vec<serde_json::Value>, ClientRequestError> {
+    ) -> Result<Vec<serde_json::Value>, CapabilityError> {
         match &self.capabilities().client {
             Some(client) => client.ask(self.call_id(), requests).await,
-            None => Err(ClientRequestError::NoClient),
+            None => Err(CapabilityError::NoClient),
         }
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::json;
 use tack_core::capability::{
-    Access, CapabilityKind, DirEntry, FileBytes, FileSystem, FsError, Metadata, WriteReport,
+    Access, CapabilityError, CapabilityKind, DirEntry, FileBytes, FileSystem, Metadata, WriteReport,
 };
 use tack_core::context::ToolRunContext;
 use tack_core::host::{
@@ -23,36 +23,36 @@ impl FileSystem for OneFile {
     fn workspace_root(&self) -> &Path {
         Path::new("/ws")
     }
-    fn resolve(&self, path: &Path, _access: Access) -> Result<PathBuf, FsError> {
+    fn resolve(&self, path: &Path, _access: Access) -> Result<PathBuf, CapabilityError> {
         Ok(Path::new("/ws").join(path))
     }
-    async fn read(&self, path: &Path, _limit: Option<u64>) -> Result<FileBytes, FsError> {
+    async fn read(&self, path: &Path, _limit: Option<u64>) -> Result<FileBytes, CapabilityError> {
         match path.to_str() {
             Some("hello.txt") => Ok(FileBytes::new(b"hello".to_vec(), 5, false)),
             Some("binary.bin") => Ok(FileBytes::new(vec![0xff, 0xfe], 2, false)),
-            _ => Err(FsError::NotFound {
+            _ => Err(CapabilityError::NotFound {
                 path: path.display().to_string(),
             }),
         }
     }
-    async fn write(&self, path: &Path, _contents: &[u8]) -> Result<WriteReport, FsError> {
-        Err(FsError::Refused {
+    async fn write(&self, path: &Path, _contents: &[u8]) -> Result<WriteReport, CapabilityError> {
+        Err(CapabilityError::Refused {
             path: path.display().to_string(),
             reason: "read-only test fs".into(),
         })
     }
-    async fn list(&self, _path: &Path) -> Result<Vec<DirEntry>, FsError> {
+    async fn list(&self, _path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
         Ok(vec![])
     }
-    async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
-        Err(FsError::NotFound {
+    async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError> {
+        Err(CapabilityError::NotFound {
             path: path.display().to_string(),
         })
     }
-    async fn create_dir_all(&self, _path: &Path) -> Result<(), FsError> {
+    async fn create_dir_all(&self, _path: &Path) -> Result<(), CapabilityError> {
         Ok(())
     }
-    async fn remove(&self, _path: &Path, _recursive: bool) -> Result<(), FsError> {
+    async fn remove(&self, _path: &Path, _recursive: bool) -> Result<(), CapabilityError> {
         Ok(())
     }
 }
@@ -88,7 +88,7 @@ async fn a_provided_capability_reaches_the_body_and_its_errors_convert() {
         .unwrap_err();
     assert_eq!(
         err,
-        FsError::NotUtf8 {
+        CapabilityError::NotUtf8 {
             path: "binary.bin".into(),
             valid_up_to: 0
         }
@@ -115,6 +115,141 @@ fn a_missing_capability_says_which_and_how_to_get_it() {
     let as_tool_error = ToolError::from(cx.fs().unwrap_err());
     assert_eq!(as_tool_error.kind(), Some("capability_missing"));
     let _ = CapabilityKind::Fs;
+}
+
+/// Every capability's failure becomes a tool error with its own `kind` and
+/// message: the strings the model reads.
+#[test]
+fn every_capability_error_keeps_its_kind_and_message() {
+    use tack_core::capability::{CapabilityError, ClientRequestKind};
+    use tack_core::tool::ErrorCode;
+    let path = || "src/a.rs".to_owned();
+    let cases = [
+        (
+            CapabilityError::missing(CapabilityKind::Shell),
+            "capability_missing",
+            "no `shell` capability is installed in this host: install a plugin that provides it (the sandbox plugin, tack-sandbox, provides `fs` and `shell`)",
+        ),
+        (
+            CapabilityError::not_found(Path::new("src/a.rs")),
+            "ENOENT",
+            "no such file or directory: src/a.rs",
+        ),
+        (
+            CapabilityError::refused(Path::new("src/a.rs"), "denied"),
+            "EACCES",
+            "access to src/a.rs refused: denied",
+        ),
+        (
+            CapabilityError::is_a_directory(Path::new("src/a.rs")),
+            "EISDIR",
+            "src/a.rs is a directory, not a file: list it instead",
+        ),
+        (
+            CapabilityError::not_a_directory(Path::new("src/a.rs")),
+            "ENOTDIR",
+            "src/a.rs is not a directory",
+        ),
+        (
+            CapabilityError::AlreadyExists { path: path() },
+            "EEXIST",
+            "src/a.rs already exists",
+        ),
+        (
+            CapabilityError::TooLarge {
+                path: path(),
+                size: 10,
+                limit: 5,
+            },
+            "EFBIG",
+            "src/a.rs is 10 bytes, over the limit of 5 bytes: read it in pages",
+        ),
+        (
+            CapabilityError::NotUtf8 {
+                path: path(),
+                valid_up_to: 3,
+            },
+            "EILSEQ",
+            "src/a.rs is not UTF-8 text (invalid byte at offset 3); it may be binary",
+        ),
+        (
+            CapabilityError::Io {
+                path: path(),
+                message: "disk".into(),
+            },
+            "EIO",
+            "I/O error on src/a.rs: disk",
+        ),
+        (
+            CapabilityError::CommandRefused {
+                reason: "no isolation".into(),
+            },
+            "refused",
+            "command refused: no isolation",
+        ),
+        (
+            CapabilityError::EmptyCommand,
+            "empty_command",
+            "the command is empty: pass the command line to run",
+        ),
+        (
+            CapabilityError::Spawn {
+                message: "no shell".into(),
+            },
+            "spawn_failed",
+            "could not start the command: no shell",
+        ),
+        (
+            CapabilityError::Cancelled,
+            "cancelled",
+            "the command was cancelled and its processes were killed",
+        ),
+        (
+            CapabilityError::CommandIo {
+                message: "pipe".into(),
+            },
+            "io",
+            "I/O error while running the command: pipe",
+        ),
+        (
+            CapabilityError::NoClient,
+            "no_client",
+            "no client can be asked during this call: only a tool served to a client (tack mcp serve) can ask it for sampling, elicitation or roots",
+        ),
+        (
+            CapabilityError::Unsupported {
+                kind: ClientRequestKind::Sampling,
+            },
+            "client_unsupported",
+            "the client did not declare the `sampling` capability, so it cannot be asked for sampling",
+        ),
+        (
+            CapabilityError::InputRequired,
+            "input_required",
+            "the client's answers are needed: the call is sent back to the client, which calls again with them",
+        ),
+        (
+            CapabilityError::ClientFailed {
+                message: "timeout".into(),
+            },
+            "client_failed",
+            "the client did not answer: timeout",
+        ),
+    ];
+    for (err, kind, message) in cases {
+        assert_eq!(err.kind_name(), kind, "{err}");
+        assert_eq!(err.to_string(), message);
+        let cancelled = err == CapabilityError::Cancelled;
+        let tool_error = ToolError::from(err);
+        assert_eq!(tool_error.kind(), Some(kind));
+        assert_eq!(tool_error.message(), message);
+        let code = if cancelled {
+            ErrorCode::Cancelled
+        } else {
+            ErrorCode::ExecutionFailed
+        };
+        assert_eq!(tool_error.code(), code, "{kind}");
+    }
 }
 
 #[test]
@@ -253,7 +388,7 @@ impl tack_core::capability::ClientChannel for Recording {
         requests: Vec<tack_core::capability::ClientRequest>,
     ) -> futures::future::BoxFuture<
         'static,
-        Result<Vec<serde_json::Value>, tack_core::capability::ClientRequestError>,
+        Result<Vec<serde_json::Value>, tack_core::capability::CapabilityError>,
     > {
         let answers = requests.iter().map(|r| json!(r.key)).collect();
         Box::pin(async move { Ok(answers) })
@@ -263,7 +398,7 @@ impl tack_core::capability::ClientChannel for Recording {
 #[tokio::test]
 async fn a_body_reaches_the_client_of_its_call_and_without_one_nothing_is_sent() {
     use tack_core::capability::{
-        ClientLogLevel, ClientRequest, ClientRequestError, ClientRequestKind, Progress,
+        CapabilityError, ClientLogLevel, ClientRequest, ClientRequestKind, Progress,
     };
     let question = || {
         vec![ClientRequest::new(
@@ -279,7 +414,7 @@ async fn a_body_reaches_the_client_of_its_call_and_without_one_nothing_is_sent()
     cx.log_to_client(ClientLogLevel::Info, json!("hi")).await;
     assert!(!cx.client_can_ask(ClientRequestKind::Elicitation));
     let err = cx.ask_client(question()).await.unwrap_err();
-    assert_eq!(err, ClientRequestError::NoClient);
+    assert_eq!(err, CapabilityError::NoClient);
     assert!(ToolError::from(err).to_string().contains("tack mcp serve"));
 
     // A client: everything reaches it, named by the call.

@@ -20,7 +20,7 @@ use serde_json::Value;
 use serde_json::json;
 use tack_core::CancellationToken;
 use tack_core::capability::{
-    ClientChannel, ClientLogLevel, ClientRequest, ClientRequestError, ClientRequestKind, Progress,
+    CapabilityError, ClientChannel, ClientLogLevel, ClientRequest, ClientRequestKind, Progress,
     ToolDispatcher,
 };
 use tack_core::host::PluginHost;
@@ -51,14 +51,14 @@ impl ClientChannel for Accepting {
         &self,
         _call: &CallId,
         requests: Vec<ClientRequest>,
-    ) -> BoxFuture<'static, Result<Vec<Value>, ClientRequestError>> {
+    ) -> BoxFuture<'static, Result<Vec<Value>, CapabilityError>> {
         let answers = requests
             .iter()
             .map(|r| match r.kind {
                 ClientRequestKind::Elicitation => {
                     Ok(json!({"action": "accept", "content": {"confirmed": true}}))
                 }
-                kind => Err(ClientRequestError::Unsupported { kind }),
+                kind => Err(CapabilityError::Unsupported { kind }),
             })
             .collect();
         Box::pin(async move { answers })

@@ -12,7 +12,8 @@
 //! * **Filesystem**: every path is resolved like the kernel would (symlinks
 //!   followed, `..` applied after them, the deepest existing ancestor of a
 //!   new path resolved) and the canonical result must be inside a root.
-//!   Refusals are [`FsError::Refused`](tack_core::capability::FsError::Refused)
+//!   Refusals are
+//!   [`CapabilityError::Refused`](tack_core::capability::CapabilityError::Refused)
 //!   with the reason, e.g. `path resolves outside the workspace via symlink
 //!   src/link -> /etc`.
 //! * **Shell**: `/bin/bash -c` (else `/bin/sh -c`) in a confined working
@@ -61,7 +62,7 @@
 //! ```
 //! # #[tokio::main(flavor = "current_thread")] async fn main() {
 //! use std::path::Path;
-//! use tack_core::capability::{CommandRequest, FsError};
+//! use tack_core::capability::{CommandRequest, CapabilityError};
 //! use tack_sandbox::{Sandbox, SandboxPolicy};
 //! use tokio_util::sync::CancellationToken;
 //!
@@ -73,7 +74,7 @@
 //! // Writes land inside, escapes are refused with a reason.
 //! sandbox.fs().write(Path::new("src/main.txt"), b"hello").await.unwrap();
 //! let err = sandbox.fs().read(Path::new("/etc/passwd"), None).await.unwrap_err();
-//! assert!(matches!(err, FsError::Refused { .. }), "{err}");
+//! assert!(matches!(err, CapabilityError::Refused { .. }), "{err}");
 //!
 //! // Commands run in the workspace, if this kernel can confine them.
 //! println!("{}", sandbox.status());

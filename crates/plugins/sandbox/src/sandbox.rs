@@ -24,7 +24,7 @@ use crate::status::{
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// use std::path::Path;
-/// use tack_core::capability::FsError;
+/// use tack_core::capability::CapabilityError;
 /// use tack_sandbox::{Sandbox, SandboxPolicy};
 ///
 /// let dir = tempfile::tempdir().unwrap();
@@ -36,7 +36,7 @@ use crate::status::{
 /// assert_eq!(fs.read_to_string(Path::new("notes/hello.txt")).await.unwrap(), "hi");
 ///
 /// let escape = fs.read(Path::new("../../etc/passwd"), None).await.unwrap_err();
-/// assert!(matches!(escape, FsError::Refused { .. }));
+/// assert!(matches!(escape, CapabilityError::Refused { .. }));
 /// # }
 /// ```
 #[derive(Clone)]

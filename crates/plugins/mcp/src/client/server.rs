@@ -20,7 +20,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tack_core::capability::{
-    ClientRequest as Question, ClientRequestError, ClientRequestKind, Progress,
+    CapabilityError, ClientRequest as Question, ClientRequestKind, Progress,
 };
 use tack_core::context::ToolRunContext;
 use tack_core::hook::{Disposer, Scope};
@@ -1015,7 +1015,7 @@ impl Server {
             let (keys, requests) = input_requests(&asked);
             let answers = cx.ask_client(requests).await.map_err(|e| {
                 let kind = match e {
-                    ClientRequestError::InputRequired => "input_required",
+                    CapabilityError::InputRequired => "input_required",
                     _ => "mcp_input_required",
                 };
                 ToolError::new(format!(

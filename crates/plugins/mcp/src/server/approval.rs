@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tack_core::CancellationToken;
 use tack_core::async_trait;
-use tack_core::capability::{ClientRequest, ClientRequestError, ClientRequestKind};
+use tack_core::capability::{CapabilityError, ClientRequest, ClientRequestKind};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 use tack_core::tool::Tier;
 
@@ -118,7 +118,7 @@ impl ApprovalService for ElicitingApprover {
             }
             // 2026-07-28: the question goes back in an `input_required`
             // result; the call is sent again with the answer.
-            Err(ClientRequestError::InputRequired) => ApprovalOutcome::Denied {
+            Err(CapabilityError::InputRequired) => ApprovalOutcome::Denied {
                 reason: Some("waiting for the MCP client's confirmation".to_owned()),
             },
             Err(e) => ApprovalOutcome::Unavailable {

@@ -10,7 +10,7 @@ use rmcp::model::{ClientCapabilities, InputRequest, InputRequests, ProgressToken
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
 use tack_core::capability::{
-    ClientLogLevel, ClientRequest, ClientRequestError, ClientRequestKind, Progress,
+    CapabilityError, ClientLogLevel, ClientRequest, ClientRequestKind, Progress,
 };
 
 /// The client session each served call came from, by call id (filled by
@@ -172,14 +172,14 @@ impl CallClient {
     pub(crate) async fn ask(
         &self,
         requests: Vec<ClientRequest>,
-    ) -> Result<Vec<Value>, ClientRequestError> {
+    ) -> Result<Vec<Value>, CapabilityError> {
         if let Some(refused) = requests.iter().find(|r| !self.can_ask(r.kind)) {
             if self.round_trip
                 && let Ok(mut missing) = self.missing.lock()
             {
                 *missing = Some(refused.kind);
             }
-            return Err(ClientRequestError::Unsupported { kind: refused.kind });
+            return Err(CapabilityError::Unsupported { kind: refused.kind });
         }
         if self.round_trip {
             return self.answered(&requests);
@@ -188,27 +188,25 @@ impl CallClient {
         for request in &requests {
             let request: ServerRequest =
                 serde_json::from_value(request_json(request)).map_err(|e| {
-                    ClientRequestError::Failed {
+                    CapabilityError::ClientFailed {
                         message: format!("the request for the client is not valid MCP: {e}"),
                     }
                 })?;
-            let answer =
-                self.peer
-                    .send_request(request)
-                    .await
-                    .map_err(|e| ClientRequestError::Failed {
-                        message: e.to_string(),
-                    })?;
-            answers.push(
-                serde_json::to_value(answer).map_err(|e| ClientRequestError::Failed {
+            let answer = self.peer.send_request(request).await.map_err(|e| {
+                CapabilityError::ClientFailed {
                     message: e.to_string(),
-                })?,
-            );
+                }
+            })?;
+            answers.push(serde_json::to_value(answer).map_err(|e| {
+                CapabilityError::ClientFailed {
+                    message: e.to_string(),
+                }
+            })?);
         }
         Ok(answers)
     }
 
-    fn answered(&self, requests: &[ClientRequest]) -> Result<Vec<Value>, ClientRequestError> {
+    fn answered(&self, requests: &[ClientRequest]) -> Result<Vec<Value>, CapabilityError> {
         let mut found = Vec::with_capacity(requests.len());
         let mut unanswered = InputRequests::new();
         for request in requests {
@@ -217,7 +215,7 @@ impl CallClient {
                 // Not answered, or not an answer to this question: asked again.
                 _ => {
                     let question: InputRequest = serde_json::from_value(request_json(request))
-                        .map_err(|e| ClientRequestError::Failed {
+                        .map_err(|e| CapabilityError::ClientFailed {
                             message: format!("the request for the client is not valid MCP: {e}"),
                         })?;
                     unanswered.insert(request.key.clone(), question);
@@ -230,6 +228,6 @@ impl CallClient {
         if let Ok(mut pending) = self.pending.lock() {
             pending.extend(unanswered);
         }
-        Err(ClientRequestError::InputRequired)
+        Err(CapabilityError::InputRequired)
     }
 }

@@ -4,7 +4,7 @@
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tack_core::capability::{
-    ClientChannel, ClientLogLevel, ClientRequest, ClientRequestError, ClientRequestKind, Progress,
+    CapabilityError, ClientChannel, ClientLogLevel, ClientRequest, ClientRequestKind, Progress,
 };
 use tack_core::tool::CallId;
 
@@ -12,7 +12,7 @@ use super::call_client::CallPeers;
 
 /// The channel over the calls an [`McpServer`](crate::McpServer) is
 /// running: a call it is not running (a model's call, a nested call) gets
-/// nothing sent and [`ClientRequestError::NoClient`] for a question.
+/// nothing sent and [`CapabilityError::NoClient`] for a question.
 pub(crate) struct McpClientChannel {
     pub(crate) peers: CallPeers,
 }
@@ -46,12 +46,12 @@ impl ClientChannel for McpClientChannel {
         &self,
         call: &CallId,
         requests: Vec<ClientRequest>,
-    ) -> BoxFuture<'static, Result<Vec<Value>, ClientRequestError>> {
+    ) -> BoxFuture<'static, Result<Vec<Value>, CapabilityError>> {
         let client = self.peers.get(call.as_str());
         Box::pin(async move {
             match client {
                 Some(client) => client.ask(requests).await,
-                None => Err(ClientRequestError::NoClient),
+                None => Err(CapabilityError::NoClient),
             }
         })
     }

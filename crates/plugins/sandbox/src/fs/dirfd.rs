@@ -12,7 +12,7 @@ use std::path::{Component, Path};
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag, open, openat};
 use nix::sys::stat::{FileStat, Mode, SFlag, fstatat, mkdirat};
-use tack_core::capability::{EntryKind, FsError};
+use tack_core::capability::{CapabilityError, EntryKind};
 
 /// Flags for opening a directory of the walk.
 fn dir_flags() -> OFlag {
@@ -89,20 +89,20 @@ pub(crate) fn kind_of(stat: &FileStat) -> EntryKind {
 }
 
 /// An `errno` from an operation on `given`, as a typed error.
-pub(crate) fn fs_error(given: &Path, errno: Errno) -> FsError {
+pub(crate) fn fs_error(given: &Path, errno: Errno) -> CapabilityError {
     let path = given.display().to_string();
     match errno {
-        Errno::ENOENT => FsError::NotFound { path },
-        Errno::EISDIR => FsError::IsADirectory { path },
-        Errno::ENOTDIR => FsError::NotADirectory { path },
-        Errno::EEXIST => FsError::AlreadyExists { path },
-        Errno::ELOOP => FsError::Refused {
+        Errno::ENOENT => CapabilityError::NotFound { path },
+        Errno::EISDIR => CapabilityError::IsADirectory { path },
+        Errno::ENOTDIR => CapabilityError::NotADirectory { path },
+        Errno::EEXIST => CapabilityError::AlreadyExists { path },
+        Errno::ELOOP => CapabilityError::Refused {
             path,
             reason: "a component of the path was replaced by a symbolic link while it was being opened; \
                      the sandbox does not follow it (try again)"
                 .to_owned(),
         },
-        other => FsError::Io {
+        other => CapabilityError::Io {
             path,
             message: other.desc().to_owned(),
         },

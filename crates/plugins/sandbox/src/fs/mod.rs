@@ -14,7 +14,7 @@ use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag, openat};
 use nix::sys::stat::{FileStat, Mode, fstat, fstatat};
 use tack_core::capability::{
-    Access, DirEntry, EntryKind, FileBytes, FileSystem, FsError, Metadata, WriteReport,
+    Access, CapabilityError, DirEntry, EntryKind, FileBytes, FileSystem, Metadata, WriteReport,
 };
 
 use crate::path::{Confinement, Resolved};
@@ -38,21 +38,21 @@ impl SandboxFs {
 /// Runs blocking filesystem work off the async runtime.
 async fn blocking<T: Send + 'static>(
     given: &Path,
-    work: impl FnOnce() -> Result<T, FsError> + Send + 'static,
-) -> Result<T, FsError> {
+    work: impl FnOnce() -> Result<T, CapabilityError> + Send + 'static,
+) -> Result<T, CapabilityError> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| FsError::Io {
+        .map_err(|e| CapabilityError::Io {
             path: given.display().to_string(),
             message: format!("the filesystem task did not finish: {e}"),
         })?
 }
 
-fn not_found_unless_exists(given: &Path, resolved: &Resolved) -> Result<(), FsError> {
+fn not_found_unless_exists(given: &Path, resolved: &Resolved) -> Result<(), CapabilityError> {
     if resolved.exists {
         Ok(())
     } else {
-        Err(FsError::NotFound {
+        Err(CapabilityError::NotFound {
             path: given.display().to_string(),
         })
     }
@@ -78,10 +78,10 @@ fn stat_nofollow(path: &Path) -> Result<FileStat, Errno> {
 
 /// Opens the regular file at canonical `path` for reading, through the
 /// `O_NOFOLLOW` walk, and returns it with its size.
-fn open_regular(given: &Path, path: &Path) -> Result<(std::fs::File, u64), FsError> {
+fn open_regular(given: &Path, path: &Path) -> Result<(std::fs::File, u64), CapabilityError> {
     let errno = |e| fs_error(given, e);
     let Some((parent, name)) = open_parent(path, None).map_err(errno)? else {
-        return Err(FsError::IsADirectory {
+        return Err(CapabilityError::IsADirectory {
             path: given.display().to_string(),
         });
     };
@@ -96,12 +96,12 @@ fn open_regular(given: &Path, path: &Path) -> Result<(std::fs::File, u64), FsErr
     match kind_of(&stat) {
         EntryKind::File => {}
         EntryKind::Dir => {
-            return Err(FsError::IsADirectory {
+            return Err(CapabilityError::IsADirectory {
                 path: given.display().to_string(),
             });
         }
         _ => {
-            return Err(FsError::Refused {
+            return Err(CapabilityError::Refused {
                 path: given.display().to_string(),
                 reason: "not a regular file (a device, FIFO or socket): the sandbox reads only regular files".to_owned(),
             });
@@ -110,14 +110,14 @@ fn open_regular(given: &Path, path: &Path) -> Result<(std::fs::File, u64), FsErr
     Ok((std::fs::File::from(fd), size_of(&stat)))
 }
 
-fn io_error(given: &Path, e: &std::io::Error) -> FsError {
-    FsError::Io {
+fn io_error(given: &Path, e: &std::io::Error) -> CapabilityError {
+    CapabilityError::Io {
         path: given.display().to_string(),
         message: e.to_string(),
     }
 }
 
-fn read_file(given: &Path, path: &Path, limit: Option<u64>) -> Result<FileBytes, FsError> {
+fn read_file(given: &Path, path: &Path, limit: Option<u64>) -> Result<FileBytes, CapabilityError> {
     let (file, total_size) = open_regular(given, path)?;
     let mut bytes = Vec::new();
     file.take(limit.unwrap_or(u64::MAX))
@@ -129,7 +129,12 @@ fn read_file(given: &Path, path: &Path, limit: Option<u64>) -> Result<FileBytes,
 
 /// Reads at most `limit` bytes from byte `offset` on: the file is opened as
 /// [`read_file`] opens it, then seeked, so only the range is read.
-fn read_file_at(given: &Path, path: &Path, offset: u64, limit: u64) -> Result<FileBytes, FsError> {
+fn read_file_at(
+    given: &Path,
+    path: &Path,
+    offset: u64,
+    limit: u64,
+) -> Result<FileBytes, CapabilityError> {
     let (mut file, total_size) = open_regular(given, path)?;
     if offset >= total_size {
         // Past the end: empty. (Seeking there could fail: `lseek` takes an `i64`.)
@@ -152,21 +157,21 @@ fn write_file(
     given: &Path,
     resolved: &Resolved,
     contents: &[u8],
-) -> Result<WriteReport, FsError> {
+) -> Result<WriteReport, CapabilityError> {
     let errno = |e| fs_error(given, e);
     let below = confinement.create_below(&resolved.path);
     let Some((dir, name)) = open_parent(&resolved.path, below).map_err(errno)? else {
-        return Err(FsError::IsADirectory {
+        return Err(CapabilityError::IsADirectory {
             path: given.display().to_string(),
         });
     };
     let created = write_atomically(&dir, name, contents).map_err(|failure| match failure {
-        WriteFailure::IsADirectory => FsError::IsADirectory {
+        WriteFailure::IsADirectory => CapabilityError::IsADirectory {
             path: given.display().to_string(),
         },
         WriteFailure::ChangedToSymlink => fs_error(given, Errno::ELOOP),
         WriteFailure::Errno(e) => fs_error(given, e),
-        WriteFailure::Io(e) => FsError::Io {
+        WriteFailure::Io(e) => CapabilityError::Io {
             path: given.display().to_string(),
             message: e.to_string(),
         },
@@ -174,7 +179,7 @@ fn write_file(
     Ok(WriteReport::new(contents.len() as u64, created))
 }
 
-fn list_dir(given: &Path, path: &Path) -> Result<Vec<DirEntry>, FsError> {
+fn list_dir(given: &Path, path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
     let errno = |e| fs_error(given, e);
     let dir = open_dir(path, None).map_err(errno)?;
     let mut entries = Vec::new();
@@ -203,18 +208,23 @@ impl FileSystem for SandboxFs {
         self.confinement.workspace()
     }
 
-    fn resolve(&self, path: &Path, access: Access) -> Result<PathBuf, FsError> {
+    fn resolve(&self, path: &Path, access: Access) -> Result<PathBuf, CapabilityError> {
         self.confinement.check(path, access).map(|r| r.path)
     }
 
-    async fn read(&self, path: &Path, limit: Option<u64>) -> Result<FileBytes, FsError> {
+    async fn read(&self, path: &Path, limit: Option<u64>) -> Result<FileBytes, CapabilityError> {
         let resolved = self.confinement.check(path, Access::Read)?;
         not_found_unless_exists(path, &resolved)?;
         let given = path.to_owned();
         blocking(path, move || read_file(&given, &resolved.path, limit)).await
     }
 
-    async fn read_at(&self, path: &Path, offset: u64, limit: u64) -> Result<FileBytes, FsError> {
+    async fn read_at(
+        &self,
+        path: &Path,
+        offset: u64,
+        limit: u64,
+    ) -> Result<FileBytes, CapabilityError> {
         let resolved = self.confinement.check(path, Access::Read)?;
         not_found_unless_exists(path, &resolved)?;
         let given = path.to_owned();
@@ -224,7 +234,7 @@ impl FileSystem for SandboxFs {
         .await
     }
 
-    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, FsError> {
+    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, CapabilityError> {
         let resolved = self.confinement.check(path, Access::Write)?;
         let (given, contents) = (path.to_owned(), contents.to_vec());
         let confinement = self.confinement.clone();
@@ -234,14 +244,14 @@ impl FileSystem for SandboxFs {
         .await
     }
 
-    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, FsError> {
+    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
         let resolved = self.confinement.check(path, Access::Read)?;
         not_found_unless_exists(path, &resolved)?;
         let given = path.to_owned();
         blocking(path, move || list_dir(&given, &resolved.path)).await
     }
 
-    async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
+    async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError> {
         let resolved = self.confinement.check(path, Access::Read)?;
         not_found_unless_exists(path, &resolved)?;
         let writable = self
@@ -261,7 +271,7 @@ impl FileSystem for SandboxFs {
         .await
     }
 
-    async fn create_dir_all(&self, path: &Path) -> Result<(), FsError> {
+    async fn create_dir_all(&self, path: &Path) -> Result<(), CapabilityError> {
         let resolved = self.confinement.check(path, Access::Write)?;
         let confinement = self.confinement.clone();
         let given = path.to_owned();
@@ -274,18 +284,18 @@ impl FileSystem for SandboxFs {
         .await
     }
 
-    async fn remove(&self, path: &Path, recursive: bool) -> Result<(), FsError> {
+    async fn remove(&self, path: &Path, recursive: bool) -> Result<(), CapabilityError> {
         let resolved = self.confinement.check_entry(path, Access::Write)?;
         not_found_unless_exists(path, &resolved)?;
         if self.confinement.is_root(&resolved.path) {
-            return Err(FsError::Refused {
+            return Err(CapabilityError::Refused {
                 path: path.display().to_string(),
                 reason: "it is a sandbox root: the sandbox never removes its own roots".to_owned(),
             });
         }
         if recursive {
             if let Some((found, entry)) = self.confinement.hidden_inside(&resolved.path) {
-                return Err(FsError::Refused {
+                return Err(CapabilityError::Refused {
                     path: path.display().to_string(),
                     reason: format!(
                         "removing it recursively would remove the hidden path {} (`{entry}`); \
@@ -296,7 +306,7 @@ impl FileSystem for SandboxFs {
                 });
             }
             if let Some((found, entry)) = self.confinement.protected_inside(&resolved.path) {
-                return Err(FsError::Refused {
+                return Err(CapabilityError::Refused {
                     path: path.display().to_string(),
                     reason: format!(
                         "removing it recursively would remove the protected path {} (`{entry}`); \
@@ -311,13 +321,13 @@ impl FileSystem for SandboxFs {
         blocking(path, move || {
             let errno = |e| fs_error(&given, e);
             let Some((parent, name)) = open_parent(&resolved.path, None).map_err(errno)? else {
-                return Err(FsError::Refused {
+                return Err(CapabilityError::Refused {
                     path: given.display().to_string(),
                     reason: "it is the filesystem root: the sandbox never removes `/`".to_owned(),
                 });
             };
             remove_entry(&parent, name, recursive).map_err(|e| match e {
-                Errno::ENOTEMPTY | Errno::EEXIST => FsError::Io {
+                Errno::ENOTEMPTY | Errno::EEXIST => CapabilityError::Io {
                     path: given.display().to_string(),
                     message:
                         "the directory is not empty: remove it recursively to delete its contents"
@@ -376,7 +386,7 @@ mod tests {
         // Checked again now, the path is refused outright.
         assert!(matches!(
             confinement.check(given, Access::Read),
-            Err(FsError::Refused { .. })
+            Err(CapabilityError::Refused { .. })
         ));
     }
 }

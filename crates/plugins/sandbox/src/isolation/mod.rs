@@ -37,7 +37,7 @@ use std::sync::Arc;
 
 use ::landlock::RulesetStatus;
 use seccompiler::BpfProgram;
-use tack_core::capability::ShellError;
+use tack_core::capability::CapabilityError;
 use tokio::process::{Child, Command};
 
 use self::seccomp::FilterSpec;
@@ -156,8 +156,8 @@ fn start_watchdog() -> Result<(Watchdog, u32), String> {
     Ok((Watchdog { child, pipe }, group))
 }
 
-fn spawn_error(program: &Path, e: std::io::Error) -> ShellError {
-    ShellError::Spawn {
+fn spawn_error(program: &Path, e: std::io::Error) -> CapabilityError {
+    CapabilityError::Spawn {
         message: format!("{}: {e}", program.display()),
     }
 }
@@ -202,7 +202,7 @@ pub(crate) fn inheritable_memfd(bytes: &[u8]) -> Result<OwnedFd, String> {
 }
 
 /// What the spawning thread produces.
-type Spawned = Result<Started, ShellError>;
+type Spawned = Result<Started, CapabilityError>;
 
 /// A started command on its way to its caller. Dropped before the caller
 /// takes it (the caller stopped waiting), it kills the command's whole
@@ -277,7 +277,7 @@ pub(crate) async fn spawn(
     make: impl FnOnce(&Path, Vec<OsString>) -> Command + Send + 'static,
     required: bool,
     supervisor: Option<PathBuf>,
-) -> Result<(Child, SpawnerLease), ShellError> {
+) -> Result<(Child, SpawnerLease), CapabilityError> {
     if let Launch::Plain = launch {
         let mut command = make(shell, shell_args);
         let child = command.spawn().map_err(|e| spawn_error(shell, e))?;
@@ -335,7 +335,7 @@ pub(crate) async fn spawn(
                 while released.recv().is_ok() {}
             }
         })
-        .map_err(|e| ShellError::Spawn {
+        .map_err(|e| CapabilityError::Spawn {
             message: format!("could not start the spawning thread: {e}"),
         })?;
     leased(receive, alive).await
@@ -355,7 +355,7 @@ struct FloorParts {
 /// floor to the calling thread: what the command spawned next from this
 /// thread inherits. With `required`, a layer that fails is an error;
 /// otherwise a warning.
-fn prepare_floor(parts: &FloorParts, required: bool) -> Result<PreparedFloor, ShellError> {
+fn prepare_floor(parts: &FloorParts, required: bool) -> Result<PreparedFloor, CapabilityError> {
     // The cgroup before anything is forked: the watchdog (1) and this
     // thread (1) count in it too.
     let cgroup = enter_call_cgroup(parts.processes, 2);
@@ -420,7 +420,7 @@ async fn spawn_on_floor(
     shell_args: Vec<OsString>,
     make: impl FnOnce(&Path, Vec<OsString>) -> Command + Send + 'static,
     required: bool,
-) -> Result<(Child, SpawnerLease), ShellError> {
+) -> Result<(Child, SpawnerLease), CapabilityError> {
     let runtime = tokio::runtime::Handle::current();
     let (send, receive) = tokio::sync::oneshot::channel::<Spawned>();
     let (alive, released) = std::sync::mpsc::channel::<()>();
@@ -444,7 +444,7 @@ async fn spawn_on_floor(
     if let Some(job) = job {
         ready::Prepared::start(parts.clone(), required, runtime.clone())?
             .run(job)
-            .map_err(|_| ShellError::Spawn {
+            .map_err(|_| CapabilityError::Spawn {
                 message: "the spawning thread ended before its command".to_owned(),
             })?;
     }
@@ -469,7 +469,7 @@ pub(crate) async fn spawn_floor_supervisor(
     make: impl FnOnce(&Path, Vec<OsString>) -> Command + Send + 'static,
     required: bool,
     grant: Vec<PathBuf>,
-) -> Result<(Child, SpawnerLease), ShellError> {
+) -> Result<(Child, SpawnerLease), CapabilityError> {
     let Launch::Floor {
         drop_capabilities,
         landlock: Some(landlock),
@@ -478,13 +478,13 @@ pub(crate) async fn spawn_floor_supervisor(
         ..
     } = launch
     else {
-        return Err(ShellError::Spawn {
+        return Err(CapabilityError::Spawn {
             message: "a supervisor on the floor needs Landlock and a watchdog".to_owned(),
         });
     };
     let mut landlock = landlock.clone();
     let Some(writable) = landlock.writable.as_mut() else {
-        return Err(ShellError::Spawn {
+        return Err(CapabilityError::Spawn {
             message: "a supervisor on the floor needs a Landlock ruleset that limits writes"
                 .to_owned(),
         });
@@ -509,7 +509,7 @@ pub(crate) async fn spawn_floor_supervisor(
     };
     ready::Prepared::start(parts, required, runtime)?
         .run(job)
-        .map_err(|_| ShellError::Spawn {
+        .map_err(|_| CapabilityError::Spawn {
             message: "the spawning thread ended before the supervisor".to_owned(),
         })?;
     leased(receive, alive).await
@@ -520,11 +520,11 @@ pub(crate) async fn spawn_floor_supervisor(
 async fn leased(
     receive: tokio::sync::oneshot::Receiver<Spawned>,
     alive: std::sync::mpsc::Sender<()>,
-) -> Result<(Child, SpawnerLease), ShellError> {
-    let mut started = receive.await.map_err(|_| ShellError::Spawn {
+) -> Result<(Child, SpawnerLease), CapabilityError> {
+    let mut started = receive.await.map_err(|_| CapabilityError::Spawn {
         message: "the spawning thread ended without a result".to_owned(),
     })??;
-    let child = started.child.take().ok_or_else(|| ShellError::Spawn {
+    let child = started.child.take().ok_or_else(|| CapabilityError::Spawn {
         message: "the spawning thread returned no process".to_owned(),
     })?;
     Ok((
@@ -538,8 +538,8 @@ async fn leased(
     ))
 }
 
-fn refused(reason: &str) -> ShellError {
-    ShellError::Refused {
+fn refused(reason: &str) -> CapabilityError {
+    CapabilityError::CommandRefused {
         reason: format!(
             "{reason}; the command was not started (set require_os_isolation(false) to run commands without full isolation)"
         ),
@@ -564,7 +564,7 @@ fn spawn_on_this_thread(
             let child = command.spawn().map_err(|e| spawn_error(shell, e))?;
             Ok(Started::new(child, None, None, None))
         }
-        Launch::Floor { .. } => Err(ShellError::Spawn {
+        Launch::Floor { .. } => Err(CapabilityError::Spawn {
             message: "the floor starts commands from a prepared thread".to_owned(),
         }),
         Launch::Bwrap {

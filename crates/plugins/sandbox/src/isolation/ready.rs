@@ -14,7 +14,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use tack_core::capability::ShellError;
+use tack_core::capability::CapabilityError;
 use tokio::process::Command;
 
 use super::{FloorParts, Spawned, Started, prepare_floor, spawn_error};
@@ -46,7 +46,7 @@ impl Prepared {
         parts: FloorParts,
         required: bool,
         runtime: tokio::runtime::Handle,
-    ) -> Result<Self, ShellError> {
+    ) -> Result<Self, CapabilityError> {
         let (jobs, waiting) = std::sync::mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("tack-sandbox-spawn".to_owned())
@@ -75,7 +75,7 @@ impl Prepared {
                     while job.alive.recv().is_ok() {}
                 }
             })
-            .map_err(|e| ShellError::Spawn {
+            .map_err(|e| CapabilityError::Spawn {
                 message: format!("could not start the spawning thread: {e}"),
             })?;
         Ok(Self { jobs })

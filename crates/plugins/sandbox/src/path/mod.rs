@@ -11,7 +11,7 @@ mod roots;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use tack_core::capability::{Access, FsError};
+use tack_core::capability::{Access, CapabilityError};
 
 use crate::error::SandboxError;
 use crate::policy::{SandboxMode, SandboxPolicy};
@@ -54,15 +54,15 @@ fn shown_given(given: &Path) -> String {
     format!("{head}…")
 }
 
-fn refused(given: &Path, reason: impl Into<String>) -> FsError {
-    FsError::Refused {
+fn refused(given: &Path, reason: impl Into<String>) -> CapabilityError {
+    CapabilityError::Refused {
         path: shown_given(given),
         reason: reason.into(),
     }
 }
 
 /// Refuses NUL bytes and paths or components over the kernel's limits.
-fn validate(given: &Path) -> Result<(), FsError> {
+fn validate(given: &Path) -> Result<(), CapabilityError> {
     let bytes = given.as_os_str().as_bytes();
     if bytes.contains(&0) {
         return Err(refused(given, "the path contains a NUL byte"));
@@ -182,9 +182,10 @@ impl Confinement {
     ///
     /// # Errors
     ///
-    /// [`FsError::Refused`] with the reason, [`FsError::NotADirectory`] when
-    /// the path goes through a file, [`FsError::Io`] when it cannot be looked at.
-    pub(crate) fn check(&self, given: &Path, access: Access) -> Result<Resolved, FsError> {
+    /// [`CapabilityError::Refused`] with the reason,
+    /// [`CapabilityError::NotADirectory`] when the path goes through a file,
+    /// [`CapabilityError::Io`] when it cannot be looked at.
+    pub(crate) fn check(&self, given: &Path, access: Access) -> Result<Resolved, CapabilityError> {
         validate(given)?;
         let resolved = self.resolve_given(given, given)?;
         self.check_resolved(given, &resolved, access)?;
@@ -193,7 +194,11 @@ impl Confinement {
 
     /// Like [`check`](Self::check), but a final symlink is not followed: the
     /// entry itself is the target (removing a link removes the link).
-    pub(crate) fn check_entry(&self, given: &Path, access: Access) -> Result<Resolved, FsError> {
+    pub(crate) fn check_entry(
+        &self,
+        given: &Path,
+        access: Access,
+    ) -> Result<Resolved, CapabilityError> {
         validate(given)?;
         let (Some(Component::Normal(name)), Some(parent)) =
             (given.components().next_back(), given.parent())
@@ -202,7 +207,7 @@ impl Confinement {
         };
         let mut resolved = self.resolve_given(given, parent)?;
         if !resolved.exists {
-            return Err(FsError::NotFound {
+            return Err(CapabilityError::NotFound {
                 path: given.display().to_string(),
             });
         }
@@ -253,7 +258,7 @@ impl Confinement {
         self.roots.all().iter().any(|r| r.path == path)
     }
 
-    fn resolve_given(&self, given: &Path, input: &Path) -> Result<Resolved, FsError> {
+    fn resolve_given(&self, given: &Path, input: &Path) -> Result<Resolved, CapabilityError> {
         resolve(self.workspace(), input).map_err(|e| match e {
             ResolveError::TooManySymlinks => refused(
                 given,
@@ -261,10 +266,10 @@ impl Confinement {
                     "the path goes through more than {MAX_SYMLINKS} symbolic links (a symlink loop?)"
                 ),
             ),
-            ResolveError::ThroughNonDirectory => FsError::NotADirectory {
+            ResolveError::ThroughNonDirectory => CapabilityError::NotADirectory {
                 path: given.display().to_string(),
             },
-            ResolveError::Io { at, error } => FsError::Io {
+            ResolveError::Io { at, error } => CapabilityError::Io {
                 path: given.display().to_string(),
                 message: format!("{}: {error}", at.display()),
             },
@@ -277,7 +282,7 @@ impl Confinement {
         given: &Path,
         resolved: &Resolved,
         access: Access,
-    ) -> Result<(), FsError> {
+    ) -> Result<(), CapabilityError> {
         let path = &resolved.path;
         let wants_write = !matches!(access, Access::Read);
         let root = self.roots.containing(path);
@@ -412,7 +417,7 @@ mod tests {
         );
         let long = "x/".repeat(3000);
         let err = c.check(Path::new(&long), Access::Read).unwrap_err();
-        let FsError::Refused { path, reason } = err else {
+        let CapabilityError::Refused { path, reason } = err else {
             panic!("expected a refusal");
         };
         assert_eq!(path.chars().count(), SHOWN_PATH_CHARS + 1);
@@ -429,7 +434,7 @@ mod tests {
         std::fs::create_dir(parent.path().join("ws2")).unwrap();
         let c = confinement(SandboxPolicy::workspace_write(parent.path().join("ws")));
         let err = c.check(Path::new("../ws2/file"), Access::Read).unwrap_err();
-        assert!(matches!(err, FsError::Refused { .. }), "{err}");
+        assert!(matches!(err, CapabilityError::Refused { .. }), "{err}");
     }
 
     #[test]

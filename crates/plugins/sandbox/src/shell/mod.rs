@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tack_core::capability::{Access, CommandOutput, CommandRequest, Shell, ShellError};
+use tack_core::capability::{Access, CapabilityError, CommandOutput, CommandRequest, Shell};
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
@@ -160,13 +160,13 @@ impl Shell for SandboxShell {
         &self,
         request: CommandRequest,
         cancel: CancellationToken,
-    ) -> Result<CommandOutput, ShellError> {
+    ) -> Result<CommandOutput, CapabilityError> {
         if request.command.trim().is_empty() {
-            return Err(ShellError::EmptyCommand);
+            return Err(CapabilityError::EmptyCommand);
         }
         match &self.admission {
             CommandAdmission::Refused { reason } => {
-                return Err(ShellError::Refused {
+                return Err(CapabilityError::CommandRefused {
                     reason: reason.clone(),
                 });
             }
@@ -176,14 +176,13 @@ impl Shell for SandboxShell {
             CommandAdmission::Run => {}
         }
         let cwd = request.cwd.as_deref().unwrap_or(Path::new("."));
-        let resolved =
-            self.confinement
-                .check(cwd, Access::Read)
-                .map_err(|e| ShellError::Refused {
-                    reason: format!("working directory: {e}"),
-                })?;
+        let resolved = self.confinement.check(cwd, Access::Read).map_err(|e| {
+            CapabilityError::CommandRefused {
+                reason: format!("working directory: {e}"),
+            }
+        })?;
         if !resolved.path.is_dir() {
-            return Err(ShellError::Refused {
+            return Err(CapabilityError::CommandRefused {
                 reason: format!(
                     "working directory {} is not an existing directory in the workspace",
                     cwd.display()
@@ -191,7 +190,7 @@ impl Shell for SandboxShell {
             });
         }
         if cancel.is_cancelled() {
-            return Err(ShellError::Cancelled);
+            return Err(CapabilityError::Cancelled);
         }
 
         let started = Instant::now();
@@ -267,11 +266,11 @@ impl Shell for SandboxShell {
                 lease.end().await;
                 readers.abort();
                 warn_cancelled(protected.finish().await);
-                return Err(ShellError::Cancelled);
+                return Err(CapabilityError::Cancelled);
             }
         };
         lease.end().await;
-        let status = status.map_err(|e| ShellError::Io {
+        let status = status.map_err(|e| CapabilityError::CommandIo {
             message: e.to_string(),
         })?;
         let mut output = self
@@ -412,7 +411,7 @@ impl SandboxShell {
         cwd: &Path,
         cancel: &CancellationToken,
         protected: &mut SweepGuard,
-    ) -> Option<Result<CommandOutput, ShellError>> {
+    ) -> Option<Result<CommandOutput, CapabilityError>> {
         let mountable = protected.mountable();
         let mut warm = match self.warm.take(&key) {
             Some(warm) => warm,
@@ -424,7 +423,7 @@ impl SandboxShell {
                 }
             },
         };
-        let io = |e: std::io::Error| ShellError::Io {
+        let io = |e: std::io::Error| CapabilityError::CommandIo {
             message: format!("the command's environment: {e}"),
         };
         if let Some(text) = &request.stdin {
@@ -463,7 +462,7 @@ impl SandboxShell {
                 let _ = warm.reap().await;
                 readers.abort();
                 warn_cancelled(std::mem::replace(protected, SweepGuard::empty(self.confinement.clone())).finish().await);
-                return Some(Err(ShellError::Cancelled));
+                return Some(Err(CapabilityError::Cancelled));
             }
         };
         let protected = std::mem::replace(protected, SweepGuard::empty(self.confinement.clone()));
@@ -481,7 +480,7 @@ impl SandboxShell {
                 let _ = warm.reap().await;
                 readers.abort();
                 let _ = protected.finish().await;
-                return Some(Err(ShellError::Io {
+                return Some(Err(CapabilityError::CommandIo {
                     message: format!("the command's sandbox failed: {reason}"),
                 }));
             }

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use tack_core::capability::{CommandOutput, CommandRequest, ShellError};
+use tack_core::capability::{CapabilityError, CommandOutput, CommandRequest};
 use tack_sandbox::{ResourceLimits, Sandbox, SandboxPolicy, is_secret_name};
 use tokio_util::sync::CancellationToken;
 
@@ -99,7 +99,10 @@ async fn cancellation_kills_every_process_of_the_command() {
     wait_for_marker(&m, 3).await;
     cancel.cancel();
     let result = running.await.unwrap();
-    assert!(matches!(result, Err(ShellError::Cancelled)), "{result:?}");
+    assert!(
+        matches!(result, Err(CapabilityError::Cancelled)),
+        "{result:?}"
+    );
     assert_eq!(survivors(&m).await, Vec::<i32>::new());
 }
 
@@ -254,7 +257,7 @@ async fn exit_codes_and_signals_are_reported() {
         .run(CommandRequest::new("  "), CancellationToken::new())
         .await
         .unwrap_err();
-    assert_eq!(err, ShellError::EmptyCommand);
+    assert_eq!(err, CapabilityError::EmptyCommand);
 }
 
 #[tokio::test]
@@ -296,7 +299,10 @@ async fn the_working_directory_is_confined() {
             )
             .await
             .unwrap_err();
-        assert!(matches!(err, ShellError::Refused { .. }), "{cwd}: {err}");
+        assert!(
+            matches!(err, CapabilityError::CommandRefused { .. }),
+            "{cwd}: {err}"
+        );
     }
     assert!(!fx.outside().join("escaped").exists());
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use tack_core::capability::{Access, FsError};
+use tack_core::capability::{Access, CapabilityError};
 use tack_sandbox::{SandboxError, SandboxMode, SandboxPolicy};
 
 use crate::fixture::{Fixture, SECRET, snapshot};
@@ -35,13 +35,13 @@ async fn sbx_010_writes_outside_are_denied_originals_untouched() {
         .write(&fx.outside().join("created.txt"), b"x")
         .await
         .unwrap_err();
-    assert!(matches!(err, FsError::Refused { .. }));
+    assert!(matches!(err, CapabilityError::Refused { .. }));
     let climb = format!(
         "../{}/secret.txt",
         fx.outside().file_name().unwrap().to_string_lossy()
     );
     let err = fs.write(Path::new(&climb), b"edited").await.unwrap_err();
-    assert!(matches!(err, FsError::Refused { .. }), "{err}");
+    assert!(matches!(err, CapabilityError::Refused { .. }), "{err}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), SECRET);
     assert!(!fx.outside().join("created.txt").exists());
 }
@@ -57,7 +57,10 @@ async fn sbx_011_012_symlinked_directory_out_is_denied() {
     let before = fx.outside_snapshot();
     for path in ["out/file.txt", "out/x/y/z/file.txt"] {
         let err = fs.write(Path::new(path), b"x").await.unwrap_err();
-        assert!(matches!(err, FsError::Refused { .. }), "{path}: {err}");
+        assert!(
+            matches!(err, CapabilityError::Refused { .. }),
+            "{path}: {err}"
+        );
     }
     assert_eq!(before, fx.outside_snapshot());
     assert!(!fx.outside().join("x").exists());
@@ -72,7 +75,7 @@ async fn sbx_014_the_root_itself_fails_on_type_not_containment() {
     for path in [Path::new("."), Path::new(""), &fx.ws()] {
         let err = fs.write(path, b"x").await.unwrap_err();
         assert!(
-            matches!(err, FsError::IsADirectory { .. }),
+            matches!(err, CapabilityError::IsADirectory { .. }),
             "{}: {err}",
             path.display()
         );
@@ -116,7 +119,7 @@ async fn sbx_019_prefix_siblings_missing_roots_and_file_segments() {
         .fs();
     let sibling = parent.path().join("ws2/file.txt");
     let err = fs.write(&sibling, b"x").await.unwrap_err();
-    assert!(matches!(err, FsError::Refused { .. }), "{err}");
+    assert!(matches!(err, CapabilityError::Refused { .. }), "{err}");
     assert!(!sibling.exists());
 
     let missing =
@@ -128,12 +131,18 @@ async fn sbx_019_prefix_siblings_missing_roots_and_file_segments() {
         .write(Path::new("file/child.txt"), b"x")
         .await
         .unwrap_err();
-    assert!(matches!(err, FsError::NotADirectory { .. }), "{err}");
+    assert!(
+        matches!(err, CapabilityError::NotADirectory { .. }),
+        "{err}"
+    );
     let err = fs
         .read(Path::new("file/child.txt"), None)
         .await
         .unwrap_err();
-    assert!(matches!(err, FsError::NotADirectory { .. }), "{err}");
+    assert!(
+        matches!(err, CapabilityError::NotADirectory { .. }),
+        "{err}"
+    );
     assert_eq!(std::fs::read(parent.path().join("ws/file")).unwrap(), b"f");
 }
 
@@ -242,7 +251,7 @@ async fn denied_globs_refuse_reads_and_writes() {
     assert!(
         fs.read(Path::new(".gitignore"), None)
             .await
-            .is_err_and(|e| matches!(e, FsError::NotFound { .. }))
+            .is_err_and(|e| matches!(e, CapabilityError::NotFound { .. }))
     );
 }
 

@@ -5,7 +5,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use tack_core::capability::{CommandRequest, FileSystem, FsError};
+use tack_core::capability::{CapabilityError, CommandRequest, FileSystem};
 use tokio_util::sync::CancellationToken;
 
 use crate::fixture::{Fixture, SECRET, runs_commands};
@@ -23,7 +23,7 @@ enum Op {
 }
 
 /// Runs `op` and returns its error, failing the test if it succeeded.
-async fn attempt(fs: &dyn FileSystem, op: Op, path: &Path) -> FsError {
+async fn attempt(fs: &dyn FileSystem, op: Op, path: &Path) -> CapabilityError {
     let result = match op {
         Op::Read => fs.read(path, None).await.map(|b| {
             assert!(!String::from_utf8_lossy(&b.bytes).contains(SECRET));
@@ -45,8 +45,8 @@ async fn attempt(fs: &dyn FileSystem, op: Op, path: &Path) -> FsError {
     }
 }
 
-fn refused_because(err: &FsError, fragment: &str) -> bool {
-    matches!(err, FsError::Refused { reason, .. } if reason.contains(fragment))
+fn refused_because(err: &CapabilityError, fragment: &str) -> bool {
+    matches!(err, CapabilityError::Refused { reason, .. } if reason.contains(fragment))
 }
 
 #[tokio::test]
@@ -279,7 +279,10 @@ async fn look_alike_names_stay_literal_names_inside_the_workspace() {
             resolved.display()
         );
         let err = fs.read(Path::new(name), None).await.unwrap_err();
-        assert!(matches!(err, FsError::NotFound { .. }), "{name}: {err}");
+        assert!(
+            matches!(err, CapabilityError::NotFound { .. }),
+            "{name}: {err}"
+        );
         fs.write(Path::new(name), b"literal").await.unwrap();
         assert_eq!(std::fs::read(ws.join(name)).unwrap(), b"literal");
     }

@@ -3,7 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use tack_core::capability::{EntryKind, FileSystem, FsError};
+use tack_core::capability::{CapabilityError, EntryKind, FileSystem};
 
 use crate::fixture::Fixture;
 
@@ -106,9 +106,9 @@ async fn ranged_reads_are_typed_like_reads() {
         .read_at(Path::new("missing.txt"), 0, 4)
         .await
         .unwrap_err();
-    assert!(matches!(err, FsError::NotFound { .. }), "{err}");
+    assert!(matches!(err, CapabilityError::NotFound { .. }), "{err}");
     let err = fs.read_at(Path::new("dir"), 0, 4).await.unwrap_err();
-    assert!(matches!(err, FsError::IsADirectory { .. }), "{err}");
+    assert!(matches!(err, CapabilityError::IsADirectory { .. }), "{err}");
 }
 
 #[tokio::test]
@@ -168,9 +168,12 @@ async fn lists_are_sorted_with_kinds_and_sizes() {
     assert_eq!(seen[1], ("b.txt", EntryKind::File, 5));
     assert_eq!((seen[2].0, seen[2].1), ("c-link", EntryKind::Symlink));
     let err = fs.list(Path::new("b.txt")).await.unwrap_err();
-    assert!(matches!(err, FsError::NotADirectory { .. }), "{err}");
+    assert!(
+        matches!(err, CapabilityError::NotADirectory { .. }),
+        "{err}"
+    );
     let err = fs.list(Path::new("missing")).await.unwrap_err();
-    assert!(matches!(err, FsError::NotFound { .. }), "{err}");
+    assert!(matches!(err, CapabilityError::NotFound { .. }), "{err}");
 }
 
 #[tokio::test]
@@ -198,11 +201,11 @@ async fn type_errors_are_typed() {
     std::fs::create_dir(fx.ws.path().join("d")).unwrap();
     let fs = fx.workspace_write().fs();
     let err = fs.read(Path::new("d"), None).await.unwrap_err();
-    assert!(matches!(err, FsError::IsADirectory { .. }), "{err}");
+    assert!(matches!(err, CapabilityError::IsADirectory { .. }), "{err}");
     let err = fs.write(Path::new("d"), b"x").await.unwrap_err();
-    assert!(matches!(err, FsError::IsADirectory { .. }), "{err}");
+    assert!(matches!(err, CapabilityError::IsADirectory { .. }), "{err}");
     let err = fs.read(Path::new("missing.txt"), None).await.unwrap_err();
-    assert!(matches!(err, FsError::NotFound { .. }), "{err}");
+    assert!(matches!(err, CapabilityError::NotFound { .. }), "{err}");
     nix::unistd::mkfifo(
         &fx.ws.path().join("fifo"),
         nix::sys::stat::Mode::from_bits_truncate(0o600),
@@ -229,7 +232,7 @@ async fn directories_are_created_and_removed() {
     fs.remove(Path::new("a"), true).await.unwrap();
     assert!(!fx.ws.path().join("a").exists());
     let err = fs.remove(Path::new("a"), true).await.unwrap_err();
-    assert!(matches!(err, FsError::NotFound { .. }), "{err}");
+    assert!(matches!(err, CapabilityError::NotFound { .. }), "{err}");
 }
 
 #[tokio::test]

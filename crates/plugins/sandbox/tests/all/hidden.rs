@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tack_core::capability::{CommandOutput, CommandRequest, FsError};
+use tack_core::capability::{CapabilityError, CommandOutput, CommandRequest};
 use tack_sandbox::{Enforcement, Sandbox, SandboxPolicy};
 use tokio_util::sync::CancellationToken;
 
@@ -42,9 +42,9 @@ fn home() -> (tempfile::TempDir, PathBuf) {
     (home, path)
 }
 
-fn refused_as_hidden<T: std::fmt::Debug>(result: Result<T, FsError>, entry: &str) {
+fn refused_as_hidden<T: std::fmt::Debug>(result: Result<T, CapabilityError>, entry: &str) {
     match result {
-        Err(FsError::Refused { reason, .. }) => {
+        Err(CapabilityError::Refused { reason, .. }) => {
             assert!(reason.contains(&format!("hidden (`{entry}`)")), "{reason}");
             assert!(
                 reason.contains(&format!("without_hidden(\"{entry}\")")),

@@ -2,13 +2,13 @@
 
 use std::time::Duration;
 
-use tack_core::capability::{CommandOutput, CommandRequest, ShellError};
+use tack_core::capability::{CapabilityError, CommandOutput, CommandRequest};
 use tack_sandbox::{CommandAdmission, Enforcement, Sandbox, SandboxPolicy, probe_isolation};
 use tokio_util::sync::CancellationToken;
 
 use crate::fixture::Fixture;
 
-async fn run(sandbox: &Sandbox, command: String) -> Result<CommandOutput, ShellError> {
+async fn run(sandbox: &Sandbox, command: String) -> Result<CommandOutput, CapabilityError> {
     sandbox
         .shell()
         .run(
@@ -240,7 +240,7 @@ async fn required_isolation_never_falls_back_silently() {
     let result = run(&sandbox, "touch ran".to_owned()).await;
     match sandbox.status().policy.unwrap().commands {
         CommandAdmission::Refused { reason } => {
-            assert_eq!(result, Err(ShellError::Refused { reason }));
+            assert_eq!(result, Err(CapabilityError::CommandRefused { reason }));
             assert!(!fx.ws.path().join("ran").exists());
         }
         CommandAdmission::Run => {

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use tack_core::capability::{CommandRequest, FsError};
+use tack_core::capability::{CapabilityError, CommandRequest};
 use tack_sandbox::{Enforcement, SandboxPolicy};
 use tokio_util::sync::CancellationToken;
 
@@ -20,9 +20,9 @@ fn repo(fx: &Fixture) {
     std::fs::create_dir_all(ws.join("src")).unwrap();
 }
 
-fn refused(result: Result<impl std::fmt::Debug, FsError>, what: &str) -> String {
+fn refused(result: Result<impl std::fmt::Debug, CapabilityError>, what: &str) -> String {
     match result {
-        Err(FsError::Refused { reason, .. }) => reason,
+        Err(CapabilityError::Refused { reason, .. }) => reason,
         other => panic!("{what}: expected a refusal, got {other:?}"),
     }
 }

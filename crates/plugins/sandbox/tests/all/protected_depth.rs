@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tack_core::capability::{CommandOutput, CommandRequest, FsError};
+use tack_core::capability::{CapabilityError, CommandOutput, CommandRequest};
 use tack_sandbox::{DEFAULT_PROTECTED, Sandbox, SandboxPolicy};
 use tokio_util::sync::CancellationToken;
 
@@ -67,9 +67,9 @@ fn workspace(form: Form) -> Fixture {
     fx
 }
 
-fn refused<T: std::fmt::Debug>(result: Result<T, FsError>, what: &str) {
+fn refused<T: std::fmt::Debug>(result: Result<T, CapabilityError>, what: &str) {
     match result {
-        Err(FsError::Refused { reason, .. }) => {
+        Err(CapabilityError::Refused { reason, .. }) => {
             assert!(reason.contains("protected"), "{what}: {reason}");
         }
         other => panic!("{what}: expected a refusal, got {other:?}"),
