@@ -8,9 +8,10 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 use tack_core::CancellationToken;
-use tack_core::capability::{BatchEvent, DispatchBatch, OnAdmitted, SerialBatch, ToolDispatcher};
+use tack_core::capability::{BatchEvent, DispatchBatch, ToolDispatcher};
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
+use tack_core::host::SerialBatch;
 use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome};
 use tack_core::plugin::RegistrationError;
 use tack_core::plugin::ToolRegistrar;
@@ -161,7 +162,7 @@ impl ToolDispatcher for NestedDispatcher {
         &self,
         call: ToolCall,
         cancel: CancellationToken,
-        admitted: OnAdmitted,
+        admitted: Box<dyn FnOnce() + Send + 'static>,
     ) -> OutcomeFuture {
         let driver = self.0.upgrade();
         Box::pin(async move {

@@ -10,13 +10,6 @@ use crate::model::{Outcome, ToolCall};
 
 use super::batch::{DispatchBatch, SerialBatch};
 
-/// What [`ToolDispatcher::dispatch_admitted`] calls once the call's admission
-/// is over.
-///
-/// *Admission* is everything that decides whether the body may run: resolve,
-/// parse, validate, `tools/pre-execute`, approval and guards.
-pub type OnAdmitted = Box<dyn FnOnce() + Send + 'static>;
-
 /// Runs a tool call through the complete pipeline. Implemented by the host's
 /// pipeline; reached from a tool body through
 /// [`ToolRunContext::dispatcher`](crate::context::ToolRunContext::dispatcher).
@@ -93,7 +86,7 @@ pub trait ToolDispatcher: Send + Sync + 'static {
         &self,
         call: ToolCall,
         cancel: CancellationToken,
-        admitted: OnAdmitted,
+        admitted: Box<dyn FnOnce() + Send + 'static>,
     ) -> BoxFuture<'static, Arc<Outcome>> {
         let outcome = self.dispatch(call, cancel);
         Box::pin(async move {

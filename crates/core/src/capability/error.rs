@@ -28,11 +28,12 @@ pub enum CapabilityError {
     /// [`ToolRunContext`](crate::context::ToolRunContext)'s accessors, such
     /// as [`fs`](crate::context::ToolRunContext::fs)).
     #[error(
-        "no `{kind}` capability is installed in this host: install a plugin that provides it (the sandbox plugin, tack-sandbox, provides `fs` and `shell`)"
+        "no `{capability}` capability is installed in this host: install a plugin that provides it (the sandbox plugin, tack-sandbox, provides `fs` and `shell`)"
     )]
     Missing {
-        /// Which capability.
-        kind: CapabilityKind,
+        /// Which capability: `fs`, `shell`, `approval`, `dispatcher` or
+        /// `client`.
+        capability: &'static str,
     },
     /// Filesystem: nothing exists at the path.
     #[error("no such file or directory: {path}")]
@@ -149,8 +150,10 @@ pub enum CapabilityError {
 
 impl CapabilityError {
     /// [`CapabilityError::Missing`]: no provider of `kind` is installed.
-    pub fn missing(kind: CapabilityKind) -> Self {
-        CapabilityError::Missing { kind }
+    pub(crate) fn missing(kind: CapabilityKind) -> Self {
+        CapabilityError::Missing {
+            capability: kind.name(),
+        }
     }
 
     /// [`CapabilityError::NotFound`] for `path` as given.

@@ -10,7 +10,7 @@
 //! A tool body returns it with `?`, as a tool error whose `kind` says what
 //! happened (`ENOENT`, `spawn_failed`, `no_client`, `capability_missing` …).
 
-mod batch;
+pub(crate) mod batch;
 mod client;
 mod dispatch;
 mod error;
@@ -19,10 +19,11 @@ mod into_tool_error;
 pub(crate) mod set;
 mod shell;
 
-pub use batch::{BatchEvent, DispatchBatch, SerialBatch};
+pub use batch::{BatchEvent, DispatchBatch};
 pub use client::{ClientChannel, ClientLogLevel, ClientRequest, ClientRequestKind, Progress};
-pub use dispatch::{OnAdmitted, ToolDispatcher};
+pub use dispatch::ToolDispatcher;
 pub use error::CapabilityError;
 pub use fs::{Access, DirEntry, EntryKind, FileBytes, FileSystem, Metadata, WriteReport};
-pub use set::{Capabilities, CapabilityKind};
+pub use set::Capabilities;
+pub(crate) use set::CapabilityKind;
 pub use shell::{CommandOutput, CommandRequest, Shell};

@@ -76,10 +76,9 @@ impl fmt::Debug for Capabilities {
     }
 }
 
-/// A capability kind, for error messages.
+/// A capability kind: which slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum CapabilityKind {
+pub(crate) enum CapabilityKind {
     /// [`FileSystem`].
     Fs,
     /// [`Shell`].
@@ -92,15 +91,16 @@ pub enum CapabilityKind {
     Client,
 }
 
-impl fmt::Display for CapabilityKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl CapabilityKind {
+    /// The name error messages use.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
             CapabilityKind::Fs => "fs",
             CapabilityKind::Shell => "shell",
             CapabilityKind::Approval => "approval",
             CapabilityKind::Dispatcher => "dispatcher",
             CapabilityKind::Client => "client",
-        })
+        }
     }
 }
 

@@ -68,6 +68,7 @@ pub use plugin_host::PluginHost;
 
 pub use tack_hook::{Dispatch, Disposables, HookError, Notified, panic_message};
 
+pub use crate::capability::batch::SerialBatch;
 pub use crate::capability::set::CapabilitySlots;
 pub use crate::context::effects::RunEffects;
 pub use crate::model::{

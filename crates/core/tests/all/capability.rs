@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::json;
 use tack_core::capability::{
-    Access, CapabilityError, CapabilityKind, DirEntry, FileBytes, FileSystem, Metadata, WriteReport,
+    Access, CapabilityError, DirEntry, FileBytes, FileSystem, Metadata, WriteReport,
 };
 use tack_core::context::ToolRunContext;
 use tack_core::host::{
@@ -114,7 +114,6 @@ fn a_missing_capability_says_which_and_how_to_get_it() {
     assert!(cx.approval().is_err() && cx.dispatcher().is_err());
     let as_tool_error = ToolError::from(cx.fs().unwrap_err());
     assert_eq!(as_tool_error.kind(), Some("capability_missing"));
-    let _ = CapabilityKind::Fs;
 }
 
 /// Every capability's failure becomes a tool error with its own `kind` and
@@ -126,7 +125,9 @@ fn every_capability_error_keeps_its_kind_and_message() {
     let path = || "src/a.rs".to_owned();
     let cases = [
         (
-            CapabilityError::missing(CapabilityKind::Shell),
+            CapabilityError::Missing {
+                capability: "shell",
+            },
             "capability_missing",
             "no `shell` capability is installed in this host: install a plugin that provides it (the sandbox plugin, tack-sandbox, provides `fs` and `shell`)",
         ),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
-use tack_core::capability::{BatchEvent, DispatchBatch, OnAdmitted, ToolDispatcher};
+use tack_core::capability::{BatchEvent, DispatchBatch, ToolDispatcher};
 use tack_core::hooks::ToolHooks;
 use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome};
 use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall};
@@ -100,7 +100,7 @@ impl ToolDispatcher for NestedDispatcher {
         &self,
         call: ToolCall,
         cancel: CancellationToken,
-        admitted: OnAdmitted,
+        admitted: Box<dyn FnOnce() + Send + 'static>,
     ) -> BoxFuture<'static, Arc<Outcome>> {
         let pipeline = self.pipeline.upgrade();
         Box::pin(async move {
@@ -142,7 +142,7 @@ impl ToolDispatcher for Pipeline {
         &self,
         call: ToolCall,
         cancel: CancellationToken,
-        admitted: OnAdmitted,
+        admitted: Box<dyn FnOnce() + Send + 'static>,
     ) -> BoxFuture<'static, Arc<Outcome>> {
         let pipeline = self.clone();
         Box::pin(async move { pipeline.execute_admitted(call, cancel, admitted).await })
