@@ -16,8 +16,8 @@ use super::{CapabilityKind, ClientRequestKind};
 /// [`kind_name`](Self::kind_name).
 ///
 /// ```
-/// use tack_core::capability::{CapabilityError, CapabilityKind};
-/// let err = CapabilityError::missing(CapabilityKind::Fs);
+/// use tack_core::capability::CapabilityError;
+/// let err = CapabilityError::Missing { capability: "fs" };
 /// assert!(err.to_string().contains("tack-sandbox"));
 /// assert_eq!(err.kind_name(), "capability_missing");
 /// ```
