@@ -71,8 +71,8 @@ pub use tack_hook::{Dispatch, Disposables, HookError, Notified, panic_message};
 pub use crate::capability::set::CapabilitySlots;
 pub use crate::context::effects::RunEffects;
 pub use crate::model::{
-    ExportedTool, RenderedTool, ToolFormat, UnknownFormat, export_tools, export_tools_json,
-    schema_depth, tools_json,
+    ExportedTool, RenderedTool, ToolFormat, export_tools, export_tools_json, schema_depth,
+    tools_json,
 };
 pub use crate::policy::guard::GuardOutcome;
 pub use crate::tool::definition::{default_present_call, default_present_result, default_render};
