@@ -37,7 +37,7 @@ pub use disposer::{Disposables, Disposer};
 pub use error::{HookError, panic_message};
 pub use observer::{Notified, Observer, ObserverListener};
 pub use order::{Order, OrderError, Relation};
-pub use provenance::{Decider, Provenance};
+pub use provenance::Provenance;
 pub use scope::{AgentId, Scope};
 pub use spec::ListenerSpec;
 pub use waterfall::{Dispatch, Next, NextFuture, Waterfall, WaterfallListener};

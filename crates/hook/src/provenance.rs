@@ -6,45 +6,32 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-/// The listener (or default) that produced an output.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "name", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Decider {
-    /// No listener decided: the hook point's default did (allow, the tool body, identity).
-    Default,
-    /// The named listener decided.
-    Listener(Arc<str>),
-}
-
-impl fmt::Display for Decider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Decider::Default => f.write_str("the default"),
-            Decider::Listener(name) => write!(f, "listener `{name}`"),
-        }
-    }
-}
-
 /// Which hook point and which of its listeners decided an outcome.
 ///
 /// Waterfall hook points created with
 /// [`Waterfall::with_provenance`](super::Waterfall::with_provenance) stamp it
 /// automatically: the provenance of an output is the listener that *created*
 /// it. A listener that passes `next`'s output through unchanged leaves the inner
-/// decider in place; one that returns a new value is stamped with its own name.
+/// provenance in place; one that returns a new value is stamped with its own
+/// name. An output of the hook point's default has no listener.
 ///
 /// ```
 /// use tack_hook::Provenance;
 /// let p = Provenance::listener("tools/pre-execute", "permission");
 /// assert_eq!(p.to_string(), "tools/pre-execute › listener `permission`");
+/// assert_eq!(p.listener.as_deref(), Some("permission"));
+/// let d = Provenance::default_of("tools/execute");
+/// assert_eq!((d.to_string().as_str(), d.listener), ("tools/execute › the default", None));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Provenance {
     /// The hook point or pipeline stage, e.g. `tools/pre-execute`, `guard`, `approval`.
     pub hook: Cow<'static, str>,
-    /// Who decided within it.
-    pub decider: Decider,
+    /// The listener that decided within it, by name; `None` when no listener
+    /// did and the hook point's default decided (allow, the tool body,
+    /// identity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listener: Option<Arc<str>>,
 }
 
 impl Provenance {
@@ -52,7 +39,7 @@ impl Provenance {
     pub fn listener(hook: impl Into<Cow<'static, str>>, name: impl Into<Arc<str>>) -> Self {
         Self {
             hook: hook.into(),
-            decider: Decider::Listener(name.into()),
+            listener: Some(name.into()),
         }
     }
 
@@ -60,13 +47,16 @@ impl Provenance {
     pub fn default_of(hook: impl Into<Cow<'static, str>>) -> Self {
         Self {
             hook: hook.into(),
-            decider: Decider::Default,
+            listener: None,
         }
     }
 }
 
 impl fmt::Display for Provenance {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} › {}", self.hook, self.decider)
+        match &self.listener {
+            Some(name) => write!(f, "{} › listener `{name}`", self.hook),
+            None => write!(f, "{} › the default", self.hook),
+        }
     }
 }

@@ -14,8 +14,8 @@ use crate::future_pool::{PoolKey, Pooled};
 use super::listeners::ListenerList;
 use super::view::{Pos, View};
 use super::{
-    AgentId, Decider, Disposables, Disposer, HookError, ListenerSpec, Order, OrderError,
-    Provenance, panic_message,
+    AgentId, Disposables, Disposer, HookError, ListenerSpec, Order, OrderError, Provenance,
+    panic_message,
 };
 
 /// A typed waterfall listener: the named-type alternative to a closure given to
@@ -591,19 +591,19 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
 
 thread_local! {
     /// Who was running when a panic started unwinding through a chain, recorded
-    /// by the innermost [`Witness`] and consumed by the enclosing [`Dispatch`].
-    static CULPRIT: RefCell<Option<Decider>> = const { RefCell::new(None) };
+    /// by the innermost [`Witness`] and consumed by the enclosing [`Dispatch`]:
+    /// a listener's name, or `None` for the default.
+    static CULPRIT: RefCell<Option<Option<Arc<str>>>> = const { RefCell::new(None) };
 }
 
-fn take_culprit() -> Option<Decider> {
+fn take_culprit() -> Option<Option<Arc<str>>> {
     CULPRIT.try_with(|c| c.borrow_mut().take()).ok().flatten()
 }
 
-/// Who sits at `pos` of a view: a listener, or (past the last) the default.
-fn decider_at<In, Out>(view: &Stages<In, Out>, pos: Pos) -> Decider {
-    view.entries.at(pos).map_or(Decider::Default, |(e, _, _)| {
-        Decider::Listener(e.name.clone())
-    })
+/// Who sits at `pos` of a view: a listener's name, or (past the last) `None`
+/// for the default.
+fn listener_at<In, Out>(view: &Stages<In, Out>, pos: Pos) -> Option<Arc<str>> {
+    view.entries.at(pos).map(|(e, _, _)| e.name.clone())
 }
 
 /// Records who was running when a panic unwound through it. Innermost first:
@@ -636,7 +636,7 @@ impl<In, Out> Drop for Witness<'_, In, Out> {
             let _ = CULPRIT.try_with(|c| {
                 let mut slot = c.borrow_mut();
                 if slot.is_none() {
-                    *slot = Some(decider_at(self.view, self.pos));
+                    *slot = Some(listener_at(self.view, self.pos));
                 }
             });
         }
@@ -856,7 +856,7 @@ impl<In: 'static, Out: 'static> Future for NextFuture<In, Out> {
         {
             *slot = Some(Provenance {
                 hook: this.view.meta().hook.into(),
-                decider: decider_at(&this.view, this.pos),
+                listener: listener_at(&this.view, this.pos),
             });
         }
         polled
@@ -894,10 +894,10 @@ impl<In, Out> fmt::Debug for Dispatch<In, Out> {
     }
 }
 
-fn hook_error(hook: &'static str, culprit: Option<Decider>, message: String) -> HookError {
+fn hook_error(hook: &'static str, culprit: Option<Option<Arc<str>>>, message: String) -> HookError {
     tracing::error!(hook, %message, "hook listener panicked; the dispatch fails closed");
     match culprit {
-        Some(Decider::Listener(listener)) => HookError::ListenerPanicked {
+        Some(Some(listener)) => HookError::ListenerPanicked {
             hook,
             listener,
             message,
@@ -987,18 +987,15 @@ mod tests {
         let _tail = hook.tap("tail", |x, next| next.run(x + 1));
         let fut = polled_once(&hook);
         assert_eq!(
-            decider_at(&fut.view, fut.pos),
-            Decider::Default,
+            listener_at(&fut.view, fut.pos),
+            None,
             "the tail listener's future is the default's"
         );
 
         let hook: Waterfall<u32, u32> = Waterfall::new("unit/boxed", waits);
         let _boxed = hook.tap("boxed", |x, next| async move { next.run(x).await });
         let fut = polled_once(&hook);
-        assert_eq!(
-            decider_at(&fut.view, fut.pos),
-            Decider::Listener("boxed".into())
-        );
+        assert_eq!(listener_at(&fut.view, fut.pos).as_deref(), Some("boxed"));
     }
 
     /// A run of tail calls holds one handle on the dispatch's view, however
@@ -1147,16 +1144,13 @@ mod tests {
     }
 
     #[test]
-    fn decider_past_the_listeners_is_the_default() {
-        let hook: Waterfall<u32, u32> = Waterfall::new("unit/decider", |x| async move { x });
+    fn past_the_listeners_is_the_default() {
+        let hook: Waterfall<u32, u32> = Waterfall::new("unit/listener", |x| async move { x });
         let _a = hook.tap("a", |x, next| next.run(x));
         let view = hook.inner.list.view(None);
-        assert_eq!(
-            decider_at(&view, Pos::default()),
-            Decider::Listener("a".into())
-        );
+        assert_eq!(listener_at(&view, Pos::default()).as_deref(), Some("a"));
         let (_, _, past) = view.entries.at(Pos::default()).expect("one listener");
-        assert_eq!(decider_at(&view, past), Decider::Default);
+        assert_eq!(listener_at(&view, past), None);
     }
 
     /// A dispatch runs the listeners of the moment it started: one disposed

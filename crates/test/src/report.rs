@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value;
-use tack_core::hook::{Decider, Provenance};
+use tack_core::hook::Provenance;
 use tack_core::hooks::ExecutionRecord;
 use tack_core::tool::{ContentBlock, ErrorCode, Failure, Outcome, ToolExecution};
 
@@ -155,10 +155,7 @@ impl Report {
 
     /// The listener or guard that decided, by name.
     pub fn decided_by_listener(&self) -> Option<&str> {
-        match &self.provenance()?.decider {
-            Decider::Listener(name) => Some(name),
-            _ => None,
-        }
+        self.provenance()?.listener.as_deref()
     }
 
     /// The execution hooks and guards saw (`None` when the call never got

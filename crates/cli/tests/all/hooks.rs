@@ -117,7 +117,7 @@ if data["tool_name"] == "Bash" and re.search(r"\bgrep\b", data["tool_input"]["co
     let results = case.results();
     assert_eq!(results[0]["error"]["code"], "DENIED");
     assert_eq!(results[0]["error"]["message"], "Use 'rg' instead of 'grep'");
-    assert_eq!(results[0]["provenance"]["decider"]["name"], "hooks");
+    assert_eq!(results[0]["provenance"]["listener"], "hooks");
 }
 
 #[test]
@@ -180,7 +180,7 @@ print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permiss
     );
     assert_eq!(result["rewrite"]["original"]["command"], "echo original");
     assert_eq!(result["rewrite"]["rewritten"]["command"], "echo rewritten");
-    assert_eq!(result["rewrite"]["by"]["decider"]["name"], "hooks");
+    assert_eq!(result["rewrite"]["by"]["listener"], "hooks");
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! * [`Observer<T>`]: listeners see a frozen `Arc<T>` and cannot change it.
 
 pub use tack_hook::{
-    AgentId, Decider, Disposer, ListenerSpec, Next, NextFuture, Observer, ObserverListener, Order,
+    AgentId, Disposer, ListenerSpec, Next, NextFuture, Observer, ObserverListener, Order,
     OrderError, Provenance, Relation, Scope, Waterfall, WaterfallListener,
 };
 pub(crate) use tack_hook::{Disposables, ListenerList};

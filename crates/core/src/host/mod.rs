@@ -72,8 +72,8 @@ pub use crate::capability::batch::SerialBatch;
 pub use crate::capability::set::CapabilitySlots;
 pub use crate::context::effects::RunEffects;
 pub use crate::model::{
-    ExportedTool, RenderedTool, ToolFormat, UnknownFormat, export_tools, export_tools_json,
-    schema_depth, tools_json,
+    ExportedTool, RenderedTool, ToolFormat, export_tools, export_tools_json, schema_depth,
+    tools_json,
 };
 pub use crate::policy::guard::GuardOutcome;
 pub use crate::tool::body_future::BodyFuture;

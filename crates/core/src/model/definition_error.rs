@@ -1,15 +1,39 @@
-//! Why a tool definition was refused.
+//! Why a tool definition or a tool name was refused.
 
-use super::NameError;
+use serde_json::Value;
 
-/// Why a [`ToolDefinition`](crate::tool::ToolDefinition) could not be built. Each
-/// message names the tool, says what was wrong and how to fix it.
+/// Why a [`ToolDefinition`](crate::tool::ToolDefinition) could not be built, or
+/// a string is not a valid [`ToolName`](super::ToolName) (the first three
+/// variants). Each message names the tool, says what was wrong and how to fix
+/// it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DefinitionError {
-    /// The name is not `^[A-Za-z0-9_-]{1,64}$`.
-    #[error(transparent)]
-    InvalidName(#[from] NameError),
+    /// The name is empty.
+    #[error("tool name is empty: use 1 to 64 characters from A-Z, a-z, 0-9, `_` and `-`")]
+    EmptyName,
+    /// The name is longer than [`ToolName::MAX_LEN`](super::ToolName::MAX_LEN).
+    #[error(
+        "tool name `{name}` is {len} characters long: the limit is 64 (A-Z, a-z, 0-9, `_`, `-`)"
+    )]
+    NameTooLong {
+        /// The rejected name.
+        name: String,
+        /// Its length in characters.
+        len: usize,
+    },
+    /// The name contains a character outside `A–Z a–z 0–9 _ -`.
+    #[error(
+        "tool name `{name}` has {found:?} at position {position}: only A-Z, a-z, 0-9, `_` and `-` are allowed"
+    )]
+    InvalidNameCharacter {
+        /// The rejected name.
+        name: String,
+        /// The first offending character.
+        found: char,
+        /// Its position, counted in characters from 0.
+        position: usize,
+    },
     /// No description, or only whitespace.
     #[error("tool `{tool}` has no description: tell the model what it does and when to use it")]
     EmptyDescription {
@@ -84,9 +108,29 @@ pub enum DefinitionError {
     /// A keyword sits in a schema whose declared `type` it does not
     /// constrain (`items` on an object, `properties` on an array,
     /// `minLength` on an integer): JSON Schema would ignore it, so it would
-    /// silently constrain nothing.
-    #[error(transparent)]
-    MisplacedKeyword(Box<MisplacedKeyword>),
+    /// silently constrain nothing. (Its larger fields are boxed, so a
+    /// `DefinitionError` stays small.)
+    #[error(
+        "the {which} schema of tool `{tool}` has `{keyword}` at `{pointer}` in a schema with \
+         `\"type\": {declared}`, but `{keyword}` constrains only {applies_to}, so it would be \
+         ignored: move it into the schema it is meant for, fix that schema's `type`, or remove \
+         it (a schema that must keep it as written can be built with \
+         `ToolDefinitionBuilder::allow_misplaced_keywords`)"
+    )]
+    MisplacedKeyword {
+        /// The tool.
+        tool: String,
+        /// `input` or `output`.
+        which: &'static str,
+        /// The JSON pointer of the keyword in the schema.
+        pointer: Box<str>,
+        /// The keyword.
+        keyword: Box<str>,
+        /// The declared `type` (a type name, or a list of them).
+        declared: Box<Value>,
+        /// What the keyword constrains, in words.
+        applies_to: &'static str,
+    },
     /// No handler was given.
     #[error("tool `{tool}` has no handler: give the body that runs a call")]
     MissingHandler {
@@ -101,30 +145,4 @@ pub enum DefinitionError {
         /// The tool.
         tool: String,
     },
-}
-
-/// A keyword misplaced for its schema's declared `type`
-/// ([`DefinitionError::MisplacedKeyword`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "the {which} schema of tool `{tool}` has `{keyword}` at `{pointer}` in a schema with \
-     `\"type\": {declared}`, but `{keyword}` constrains only {applies_to}, so it would be \
-     ignored: move it into the schema it is meant for, fix that schema's `type`, or remove \
-     it (a schema that must keep it as written can be built with \
-     `ToolDefinitionBuilder::allow_misplaced_keywords`)"
-)]
-#[non_exhaustive]
-pub struct MisplacedKeyword {
-    /// The tool.
-    pub tool: String,
-    /// `input` or `output`.
-    pub which: &'static str,
-    /// The JSON pointer of the keyword in the schema.
-    pub pointer: String,
-    /// The keyword.
-    pub keyword: String,
-    /// The declared `type`, as JSON.
-    pub declared: String,
-    /// What the keyword constrains, in words.
-    pub applies_to: &'static str,
 }

@@ -1,7 +1,8 @@
 //! The plain data of a tool call, below everything else in the crate: names,
 //! calls and their arguments, content blocks, errors and outcomes, tiers,
-//! the model-visible schema with its exporters, and the errors a definition
-//! can be refused with. Re-exported by `tool` (and `policy` for
+//! the model-visible schema with its exporters, the errors a definition
+//! can be refused with, and the one error of parsing a name from a closed
+//! set. Re-exported by `tool` (and `policy` for
 //! [`ArgumentRewrite`]).
 
 mod arguments;
@@ -18,6 +19,7 @@ mod schema;
 pub(crate) mod schema_depth;
 pub(crate) mod schema_keywords;
 mod tier;
+mod unknown_name;
 
 pub(crate) use arguments::kind_of;
 pub use arguments::{Arguments, ArgumentsError};
@@ -25,15 +27,15 @@ pub(crate) use call::next_serial;
 pub use call::{CallId, ExecutionToken, ToolCall};
 pub use content::{Content, ContentBlock};
 pub use deferred::DeferredContext;
-pub use definition_error::{DefinitionError, MisplacedKeyword};
+pub use definition_error::DefinitionError;
 pub use error::{ToolError, ToolErrorCode};
-pub use name::{NameError, ToolName};
-pub use outcome::{ErrorCode, Failure, Outcome, Status, UnknownErrorCode};
+pub use name::ToolName;
+pub use outcome::{ErrorCode, Failure, Outcome, Status};
 pub use render_error::RenderError;
 pub use rewrite::ArgumentRewrite;
 pub use schema::{
-    ExportedTool, RenderedTool, ToolFormat, ToolSchema, UnknownFormat, export_tools,
-    export_tools_json, tools_json,
+    ExportedTool, RenderedTool, ToolFormat, ToolSchema, export_tools, export_tools_json, tools_json,
 };
 pub use schema_depth::schema_depth;
 pub use tier::Tier;
+pub use unknown_name::UnknownName;

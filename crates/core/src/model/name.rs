@@ -4,6 +4,8 @@ use std::borrow::Borrow;
 use std::fmt;
 use std::sync::Arc;
 
+use super::DefinitionError;
+
 /// A valid tool name: 1 to 64 characters from `A–Z a–z 0–9 _ -`.
 ///
 /// ```
@@ -16,37 +18,6 @@ use std::sync::Arc;
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ToolName(Arc<str>);
-
-/// Why a string is not a valid [`ToolName`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum NameError {
-    /// The name is empty.
-    #[error("tool name is empty: use 1 to 64 characters from A-Z, a-z, 0-9, `_` and `-`")]
-    Empty,
-    /// The name is longer than [`ToolName::MAX_LEN`].
-    #[error(
-        "tool name `{name}` is {len} characters long: the limit is 64 (A-Z, a-z, 0-9, `_`, `-`)"
-    )]
-    TooLong {
-        /// The rejected name.
-        name: String,
-        /// Its length in characters.
-        len: usize,
-    },
-    /// The name contains a character outside the allowed set.
-    #[error(
-        "tool name `{name}` has {found:?} at position {position}: only A-Z, a-z, 0-9, `_` and `-` are allowed"
-    )]
-    InvalidCharacter {
-        /// The rejected name.
-        name: String,
-        /// The first offending character.
-        found: char,
-        /// Its position, counted in characters from 0.
-        position: usize,
-    },
-}
 
 impl ToolName {
     /// The longest tool name accepted (the limit the major model APIs share).
@@ -61,8 +32,10 @@ impl ToolName {
     ///
     /// # Errors
     ///
-    /// [`NameError`] saying what is wrong and what is allowed.
-    pub fn new(name: impl AsRef<str>) -> Result<Self, NameError> {
+    /// [`DefinitionError::EmptyName`], [`DefinitionError::NameTooLong`] or
+    /// [`DefinitionError::InvalidNameCharacter`], saying what is wrong and
+    /// what is allowed.
+    pub fn new(name: impl AsRef<str>) -> Result<Self, DefinitionError> {
         let name = name.as_ref();
         Self::check(name)?;
         Ok(Self(Arc::from(name)))
@@ -72,17 +45,17 @@ impl ToolName {
     ///
     /// # Errors
     ///
-    /// [`NameError`] saying what is wrong and what is allowed.
-    pub fn check(name: &str) -> Result<(), NameError> {
+    /// The same as [`new`](Self::new)'s.
+    pub fn check(name: &str) -> Result<(), DefinitionError> {
         if name.is_empty() {
-            return Err(NameError::Empty);
+            return Err(DefinitionError::EmptyName);
         }
         if let Some((position, found)) = name
             .chars()
             .enumerate()
             .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
         {
-            return Err(NameError::InvalidCharacter {
+            return Err(DefinitionError::InvalidNameCharacter {
                 name: name.to_owned(),
                 found,
                 position,
@@ -90,7 +63,7 @@ impl ToolName {
         }
         // Only ASCII is left, so bytes are characters.
         if name.len() > ToolName::MAX_LEN {
-            return Err(NameError::TooLong {
+            return Err(DefinitionError::NameTooLong {
                 name: name.to_owned(),
                 len: name.len(),
             });
@@ -135,7 +108,7 @@ impl Borrow<str> for ToolName {
 }
 
 impl TryFrom<&str> for ToolName {
-    type Error = NameError;
+    type Error = DefinitionError;
     fn try_from(value: &str) -> Result<Self, Self::Error> {
         Self::new(value)
     }
@@ -161,7 +134,7 @@ mod tests {
     #[test]
     fn positions_count_characters_not_bytes() {
         match ToolName::new("éa b") {
-            Err(NameError::InvalidCharacter {
+            Err(DefinitionError::InvalidNameCharacter {
                 found, position, ..
             }) => {
                 assert_eq!((found, position), ('é', 0));
@@ -169,7 +142,7 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         match ToolName::new("ab c") {
-            Err(NameError::InvalidCharacter { position, .. }) => assert_eq!(position, 2),
+            Err(DefinitionError::InvalidNameCharacter { position, .. }) => assert_eq!(position, 2),
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -179,7 +152,7 @@ mod tests {
         assert!(ToolName::new("x".repeat(ToolName::MAX_LEN)).is_ok());
         assert!(matches!(
             ToolName::new("x".repeat(ToolName::MAX_LEN + 1)),
-            Err(NameError::TooLong { len: 65, .. })
+            Err(DefinitionError::NameTooLong { len: 65, .. })
         ));
     }
 

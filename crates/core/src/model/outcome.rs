@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ArgumentRewrite, CallId, Content, DeferredContext, ToolError};
+use super::{ArgumentRewrite, CallId, Content, DeferredContext, ToolError, UnknownName};
 use crate::hook::Provenance;
 
 /// The wire codes of failed outcomes.
@@ -56,8 +56,24 @@ impl ErrorCode {
         ErrorCode::CodeRunFailed,
     ];
 
+    /// The wire forms of [`ALL`](Self::ALL), in its order: the names
+    /// [`from_str`](std::str::FromStr::from_str) accepts.
+    const WIRE_FORMS: [&'static str; 9] = {
+        let mut forms = [""; 9];
+        let mut i = 0;
+        while i < forms.len() {
+            forms[i] = Self::ALL[i].wire_form();
+            i += 1;
+        }
+        forms
+    };
+
     /// The wire form, e.g. `UNKNOWN_TOOL`.
     pub fn as_str(self) -> &'static str {
+        self.wire_form()
+    }
+
+    const fn wire_form(self) -> &'static str {
         match self {
             ErrorCode::UnknownTool => "UNKNOWN_TOOL",
             ErrorCode::InvalidArguments => "INVALID_ARGUMENTS",
@@ -78,18 +94,13 @@ impl fmt::Display for ErrorCode {
     }
 }
 
-/// A string that is not one of the [`ErrorCode`] wire forms.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown error code `{0}`")]
-pub struct UnknownErrorCode(pub String);
-
 impl std::str::FromStr for ErrorCode {
-    type Err = UnknownErrorCode;
+    type Err = UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         ErrorCode::ALL
             .into_iter()
             .find(|c| c.as_str() == s)
-            .ok_or_else(|| UnknownErrorCode(s.to_owned()))
+            .ok_or_else(|| UnknownName::new("error code", s, &Self::WIRE_FORMS))
     }
 }
 

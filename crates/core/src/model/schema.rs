@@ -7,6 +7,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::UnknownName;
+
 /// What the model sees of a tool: its name, its description and the JSON
 /// Schema of its arguments — and nothing else.
 ///
@@ -107,7 +109,10 @@ impl ToolSchema {
 /// ```
 /// use tack_core::host::ToolFormat;
 /// assert_eq!("openai".parse::<ToolFormat>().unwrap(), ToolFormat::OpenAi);
-/// assert!("yaml".parse::<ToolFormat>().unwrap_err().to_string().contains("openai, anthropic, mcp"));
+/// assert_eq!(
+///     "yaml".parse::<ToolFormat>().unwrap_err().to_string(),
+///     "unknown tool format `yaml`: expected `neutral`, `openai`, `anthropic` or `mcp`"
+/// );
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -133,20 +138,19 @@ impl fmt::Display for ToolFormat {
     }
 }
 
-/// An unknown [`ToolFormat`] name.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown tool format `{0}`: use one of neutral, openai, anthropic, mcp")]
-pub struct UnknownFormat(pub String);
-
 impl FromStr for ToolFormat {
-    type Err = UnknownFormat;
+    type Err = UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
             "neutral" | "tack" => Ok(ToolFormat::Neutral),
             "openai" => Ok(ToolFormat::OpenAi),
             "anthropic" => Ok(ToolFormat::Anthropic),
             "mcp" => Ok(ToolFormat::Mcp),
-            _ => Err(UnknownFormat(s.to_owned())),
+            _ => Err(UnknownName::new(
+                "tool format",
+                s,
+                &["neutral", "openai", "anthropic", "mcp"],
+            )),
         }
     }
 }

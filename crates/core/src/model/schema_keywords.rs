@@ -69,8 +69,8 @@ pub(crate) struct Misplaced {
     pub(crate) pointer: String,
     /// The keyword.
     pub(crate) keyword: String,
-    /// The declared `type`, as JSON.
-    pub(crate) declared: String,
+    /// The declared `type`.
+    pub(crate) declared: Value,
     /// What the keyword constrains, in words.
     pub(crate) applies_to: &'static str,
 }
@@ -183,7 +183,7 @@ fn check_one(map: &Map<String, Value>, pointer: &str) -> Option<Misplaced> {
         Some(Misplaced {
             pointer: at,
             keyword: keyword.clone(),
-            declared: declared.to_string(),
+            declared: declared.clone(),
             applies_to: kind.describe(),
         })
     })

@@ -5,6 +5,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::UnknownName;
+
 /// What a policy decides about a call: allow, ask or deny, ordered by
 /// strictness (`Allow < Ask < Deny`), so the combined decision of several
 /// policies is their `max`.
@@ -50,19 +52,14 @@ impl fmt::Display for Action {
     }
 }
 
-/// An action name that is not `allow`, `ask` or `deny`.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown action `{0}`: expected `allow`, `ask` or `deny`")]
-pub struct UnknownAction(pub String);
-
 impl FromStr for Action {
-    type Err = UnknownAction;
+    type Err = UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "allow" => Ok(Action::Allow),
             "ask" => Ok(Action::Ask),
             "deny" => Ok(Action::Deny),
-            other => Err(UnknownAction(other.to_owned())),
+            other => Err(UnknownName::new("action", other, &["allow", "ask", "deny"])),
         }
     }
 }

@@ -7,7 +7,7 @@ mod action;
 mod decision;
 pub(crate) mod guard;
 
-pub use action::{Action, UnknownAction};
+pub use action::Action;
 pub use decision::{PreDecision, PreVerdict};
 pub use guard::{Guard, GuardVerdict, Guards};
 

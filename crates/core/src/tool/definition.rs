@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{
-    BodyFuture, Content, DefinitionError, MisplacedKeyword, Outcome, RenderError, Tier, ToolError,
-    ToolName, ToolSchema,
+    BodyFuture, Content, DefinitionError, Outcome, RenderError, Tier, ToolError, ToolName,
+    ToolSchema,
 };
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
@@ -585,7 +585,7 @@ impl ToolDefinitionBuilder {
     ///         .handler(|_args, _cx| async move { Ok(json!(null)) })
     /// };
     /// let refused = builder().build().unwrap_err();
-    /// assert!(matches!(refused, DefinitionError::MisplacedKeyword(ref m) if m.pointer == "/properties/n/minLength"));
+    /// assert!(matches!(refused, DefinitionError::MisplacedKeyword { ref pointer, .. } if &**pointer == "/properties/n/minLength"));
     /// assert!(builder().allow_misplaced_keywords().build().is_ok());
     /// ```
     pub fn allow_misplaced_keywords(mut self) -> Self {
@@ -723,16 +723,14 @@ impl ToolDefinitionBuilder {
         if !self.allow_misplaced_keywords {
             for (which, schema) in [("input", &input_schema), ("output", &output.schema)] {
                 if let Some(found) = misplaced_keyword(schema) {
-                    return Err(DefinitionError::MisplacedKeyword(Box::new(
-                        MisplacedKeyword {
-                            tool: tool(),
-                            which,
-                            pointer: found.pointer,
-                            keyword: found.keyword,
-                            declared: found.declared,
-                            applies_to: found.applies_to,
-                        },
-                    )));
+                    return Err(DefinitionError::MisplacedKeyword {
+                        tool: tool(),
+                        which,
+                        pointer: found.pointer.into(),
+                        keyword: found.keyword.into(),
+                        declared: Box::new(found.declared),
+                        applies_to: found.applies_to,
+                    });
                 }
             }
         }

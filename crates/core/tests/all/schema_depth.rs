@@ -133,7 +133,10 @@ fn the_limit_holds_whatever_else_is_wrong_with_the_definition() {
         .output(OutputSpec::new(nested_schema(100_000)))
         .build()
         .unwrap_err();
-    assert!(matches!(err, DefinitionError::InvalidName(_)), "{err}");
+    assert!(
+        matches!(err, DefinitionError::InvalidNameCharacter { .. }),
+        "{err}"
+    );
 }
 
 /// A type whose hand-written `JsonSchema` nests `LEVELS` object levels deep.

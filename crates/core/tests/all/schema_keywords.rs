@@ -16,12 +16,18 @@ fn build(input: Value, output: Value) -> Result<ToolDefinition, DefinitionError>
 
 fn refused(input: Value, output: Value) -> (String, String, &'static str, String) {
     match build(input, output) {
-        Err(error @ DefinitionError::MisplacedKeyword(_)) => {
+        Err(error @ DefinitionError::MisplacedKeyword { .. }) => {
             let message = error.to_string();
-            let DefinitionError::MisplacedKeyword(found) = error else {
+            let DefinitionError::MisplacedKeyword {
+                pointer,
+                keyword,
+                which,
+                ..
+            } = error
+            else {
                 unreachable!()
             };
-            (found.pointer, found.keyword, found.which, message)
+            (pointer.into(), keyword.into(), which, message)
         }
         other => panic!("expected MisplacedKeyword, got {other:?}"),
     }

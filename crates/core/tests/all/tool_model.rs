@@ -10,8 +10,8 @@ use tack_core::host::{NewFailure, NewOutcome};
 use tack_core::host::{ToolFormat, export_tools};
 use tack_core::policy::ApprovalOutcome;
 use tack_core::tool::{
-    CallId, Content, ContentBlock, DefinitionError, ErrorCode, Failure, NameError, Outcome,
-    OutputSpec, Tier, ToolDefinition, ToolName, ToolSchema,
+    CallId, Content, ContentBlock, DefinitionError, ErrorCode, Failure, Outcome, OutputSpec, Tier,
+    ToolDefinition, ToolName, ToolSchema,
 };
 
 fn echo() -> ToolDefinition {
@@ -143,6 +143,11 @@ fn format_names_parse() {
         assert_eq!(text.parse::<ToolFormat>().unwrap(), format);
         assert_eq!(format.to_string().parse::<ToolFormat>().unwrap(), format);
     }
+    let err = "yaml".parse::<ToolFormat>().unwrap_err();
+    assert_eq!((err.kind, err.value.as_str()), ("tool format", "yaml"));
+    for name in err.expected {
+        assert_eq!(name.parse::<ToolFormat>().unwrap().to_string(), *name);
+    }
 }
 
 #[test]
@@ -158,7 +163,7 @@ fn definition_errors_are_clear() {
     assert!(
         matches!(
             err,
-            DefinitionError::InvalidName(NameError::InvalidCharacter { position: 3, .. })
+            DefinitionError::InvalidNameCharacter { position: 3, .. }
         ),
         "{err}"
     );
@@ -356,7 +361,15 @@ fn error_codes_have_stable_wire_names() {
         assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
         assert_eq!(code.as_str().parse::<ErrorCode>().unwrap(), code);
     }
-    assert!("NOPE".parse::<ErrorCode>().is_err());
+    let err = "NOPE".parse::<ErrorCode>().unwrap_err();
+    assert_eq!((err.kind, err.value.as_str()), ("error code", "NOPE"));
+    assert_eq!(err.expected, ErrorCode::ALL.map(ErrorCode::as_str));
+    assert_eq!(
+        err.to_string(),
+        "unknown error code `NOPE`: expected `UNKNOWN_TOOL`, `INVALID_ARGUMENTS`, `DENIED`, \
+         `CANCELLED`, `TIMEOUT`, `EXECUTION_FAILED`, `OUTPUT_INVALID`, `INTERNAL` or \
+         `CODE_RUN_FAILED`"
+    );
 }
 
 #[test]

@@ -261,7 +261,10 @@ impl Tool for BadName {
 #[test]
 fn an_invalid_typed_name_is_an_error() {
     let err = ToolDefinition::from_tool(BadName).unwrap_err();
-    assert!(matches!(err, DefinitionError::InvalidName(_)), "{err}");
+    assert!(
+        matches!(err, DefinitionError::InvalidNameCharacter { .. }),
+        "{err}"
+    );
 }
 
 /// Arguments that record the order their keys arrive in.

@@ -50,10 +50,13 @@ fn actions_have_one_wire_form() {
         assert_eq!(json, format!("\"{action}\""));
     }
     let err = "maybe".parse::<Action>().unwrap_err();
-    assert!(
-        err.to_string().contains("`allow`, `ask` or `deny`"),
-        "{err}"
+    assert_eq!(
+        err.to_string(),
+        "unknown action `maybe`: expected `allow`, `ask` or `deny`"
     );
+    for name in err.expected {
+        assert_eq!(name.parse::<Action>().unwrap().as_str(), *name);
+    }
 }
 
 // These matches have no catch-all arm: they compile only because the verdict

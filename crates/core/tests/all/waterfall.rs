@@ -5,8 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use tack_core::hook::{
-    AgentId, Decider, Disposer, ListenerSpec, Next, Order, Provenance, Scope, Waterfall,
-    WaterfallListener,
+    AgentId, Disposer, ListenerSpec, Next, Order, Provenance, Scope, Waterfall, WaterfallListener,
 };
 use tack_core::host::HookError;
 
@@ -390,8 +389,8 @@ async fn provenance_names_the_listener_that_created_the_output() {
     let defaulted = hook.dispatch(None, 2).await.unwrap();
     assert_eq!(defaulted.text, "default");
     assert_eq!(
-        defaulted.by.unwrap().decider,
-        Decider::Default,
+        defaulted.by.unwrap().listener,
+        None,
         "pass-throughs take no credit"
     );
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 use tack_core::context::ToolRunContext;
-use tack_core::hook::{AgentId, Decider, Provenance};
+use tack_core::hook::{AgentId, Provenance};
 use tack_core::hooks::{ExecuteOutput, ExecuteRequest, ToolHooks};
 use tack_core::host::HookError;
 use tack_core::host::panic_message;
@@ -176,7 +176,7 @@ impl Pipeline {
         };
         let (result, provenance) = output.into_parts();
         // The body's own result carries no provenance; a wrapper's does.
-        let provenance = provenance.filter(|p| matches!(p.decider, Decider::Listener(_)));
+        let provenance = provenance.filter(|p| p.listener.is_some());
         let dispatched = effects.dispatched();
         let value = match result {
             Ok(value) => value,

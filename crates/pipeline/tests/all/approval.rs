@@ -3,7 +3,6 @@
 use std::sync::atomic::Ordering;
 
 use serde_json::json;
-use tack_core::hook::Decider;
 use tack_core::policy::{ApprovalOutcome, PreDecision};
 use tack_core::tool::{ErrorCode, ToolCall};
 use tack_pipeline::APPROVAL_STAGE;
@@ -111,7 +110,7 @@ async fn each_non_grant_is_a_distinct_denial() {
         assert!(!f.message.contains("you "), "does not blame the user");
         let provenance = out.provenance.as_ref().unwrap();
         assert_eq!(provenance.hook, APPROVAL_STAGE);
-        assert_eq!(provenance.decider, Decider::Listener(by.into()));
+        assert_eq!(provenance.listener.as_deref(), Some(by));
         assert_eq!(runs.load(Ordering::SeqCst), 0);
         assert_eq!(h.stages("c"), APPROVAL_DENIED);
     }
@@ -134,7 +133,7 @@ async fn ask_without_an_approval_service_is_denied() {
         "{}",
         f.message
     );
-    assert_eq!(decider(&out), &Decider::Listener("no approver".into()));
+    assert_eq!(decided_by(&out), Some("no approver"));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
 
@@ -152,7 +151,7 @@ async fn panicking_approval_service_is_a_denial() {
             f.message
         );
         assert!(f.message.contains("the approver blew up"), "{}", f.message);
-        assert_eq!(decider(&out), &Decider::Listener("panicked".into()));
+        assert_eq!(decided_by(&out), Some("panicked"));
         assert_eq!(runs.load(Ordering::SeqCst), 0);
         assert_eq!(h.stages("c"), APPROVAL_DENIED);
         assert_eq!(h.observed("c").len(), 1);

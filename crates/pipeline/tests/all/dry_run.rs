@@ -2,7 +2,6 @@
 
 use std::sync::atomic::Ordering;
 
-use tack_core::hook::Decider;
 use tack_core::policy::{GuardVerdict, PreDecision};
 use tack_core::tool::{ErrorCode, ToolCall};
 use tack_pipeline::DryRun;
@@ -47,8 +46,8 @@ async fn dry_run_reports_allowed_would_ask_and_refused_without_running() {
         } => {
             assert_eq!(reason, "sure?");
             assert_eq!(
-                provenance.as_ref().unwrap().decider,
-                Decider::Listener("policy".into())
+                provenance.as_ref().unwrap().listener.as_deref(),
+                Some("policy")
             );
         }
         other => panic!("expected WouldAsk, got {other:?}"),
@@ -87,10 +86,7 @@ async fn dry_run_applies_guards_even_when_policy_would_ask() {
             } => {
                 assert_eq!(failure.code, ErrorCode::Denied);
                 assert_eq!(failure.message, "walled");
-                assert_eq!(
-                    provenance.unwrap().decider,
-                    Decider::Listener("wall".into())
-                );
+                assert_eq!(provenance.unwrap().listener.as_deref(), Some("wall"));
             }
             other => panic!("expected Refused, got {other:?}"),
         }

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::json;
-use tack_core::hook::{Decider, ListenerSpec, Order};
+use tack_core::hook::{ListenerSpec, Order};
 use tack_core::hooks::{ExecuteOutput, ToolHooks};
 use tack_core::tool::{ErrorCode, ToolCall, ToolError, ToolErrorCode};
 use tokio_util::sync::CancellationToken;
@@ -68,7 +68,7 @@ async fn wrapper_short_circuit_is_validated_and_rendered_from_the_value() {
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     let provenance = out.provenance.as_ref().unwrap();
     assert_eq!(provenance.hook, ToolHooks::EXECUTE);
-    assert_eq!(provenance.decider, Decider::Listener("cache".into()));
+    assert_eq!(provenance.listener.as_deref(), Some("cache"));
 }
 
 // EXE-004
@@ -136,7 +136,7 @@ async fn panicking_wrapper_is_internal_and_names_the_wrapper() {
     assert!(f.message.contains("broken-wrapper"), "{}", f.message);
     assert!(f.message.contains("wrapper broke"), "{}", f.message);
     assert!(f.dispatched, "the body had run");
-    assert_eq!(decider(&out), &Decider::Listener("broken-wrapper".into()));
+    assert_eq!(decided_by(&out), Some("broken-wrapper"));
     assert_eq!(log.entries(), ["Some(Internal)"]);
 }
 
@@ -253,7 +253,7 @@ async fn hung_body_ends_in_timeout_from_the_wrapper() {
     assert_eq!(f.code, ErrorCode::Timeout);
     assert_eq!(f.message, "tool call timed out after 100 ms");
     assert!(f.dispatched);
-    assert_eq!(decider(&out), &Decider::Listener("timeout".into()));
+    assert_eq!(decided_by(&out), Some("timeout"));
     assert_eq!(h.stages("c"), BODY_FAILED);
     // TMO-002: a fast tool keeps its own result.
     let fast = h.call("f", "fast", r#"{"text": "ok"}"#).await;

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
-use tack_core::hook::{AgentId, Decider, ListenerSpec, Order, Scope};
+use tack_core::hook::{AgentId, ListenerSpec, Order, Scope};
 use tack_core::policy::{ApprovalOutcome, GuardVerdict, Guards, PreDecision};
 use tack_core::tool::ErrorCode;
 
@@ -39,7 +39,7 @@ async fn a_later_guard_denies_after_one_passes() {
     assert_eq!(f.message, "global denial");
     let provenance = out.provenance.as_ref().unwrap();
     assert_eq!(provenance.hook, Guards::STAGE);
-    assert_eq!(provenance.decider, Decider::Listener("global-deny".into()));
+    assert_eq!(provenance.listener.as_deref(), Some("global-deny"));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(log.entries(), ["abstain", "global-deny"]);
     assert_eq!(h.stages("c"), GUARD_DENIED);
@@ -228,8 +228,8 @@ async fn global_guards_run_before_the_agents_whatever_the_registration_order() {
     let out = h.call_as("c", "echo", r#"{"text": "x"}"#, "a").await;
     assert_eq!(failure(&out).message, "global-deny denies");
     assert_eq!(
-        out.provenance.as_ref().unwrap().decider,
-        Decider::Listener("global-deny".into())
+        out.provenance.as_ref().unwrap().listener.as_deref(),
+        Some("global-deny")
     );
     assert_eq!(log.entries(), ["global-pass", "global-deny"]);
 
@@ -237,8 +237,8 @@ async fn global_guards_run_before_the_agents_whatever_the_registration_order() {
     _g2.dispose();
     let out = h.call_as("d", "echo", r#"{"text": "x"}"#, "a").await;
     assert_eq!(
-        out.provenance.as_ref().unwrap().decider,
-        Decider::Listener("agent-first".into())
+        out.provenance.as_ref().unwrap().listener.as_deref(),
+        Some("agent-first")
     );
     assert_eq!(
         log.entries(),

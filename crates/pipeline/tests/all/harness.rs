@@ -10,7 +10,7 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
-use tack_core::hook::{AgentId, Decider, Disposer, Scope};
+use tack_core::hook::{AgentId, Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 use tack_core::tool::{
@@ -339,9 +339,10 @@ pub fn failure(outcome: &Outcome) -> &tack_core::tool::Failure {
         .unwrap_or_else(|| panic!("expected a failure, got {outcome:?}"))
 }
 
-/// Who decided an outcome, from its provenance (which must be there).
-pub fn decider(outcome: &Outcome) -> &Decider {
-    &outcome.provenance.as_ref().unwrap().decider
+/// The listener that decided an outcome (`None` for a hook point's default),
+/// from its provenance (which must be there).
+pub fn decided_by(outcome: &Outcome) -> Option<&str> {
+    outcome.provenance.as_ref().unwrap().listener.as_deref()
 }
 
 pub fn text(outcome: &Outcome) -> String {

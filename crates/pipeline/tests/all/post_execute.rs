@@ -1,7 +1,6 @@
 //! `tools/post-execute` (POST-*, docs/design.md #4).
 
 use serde_json::json;
-use tack_core::hook::Decider;
 use tack_core::hooks::{PostDecision, ToolHooks};
 use tack_core::tool::{ContentBlock, ErrorCode, OutputSpec, ToolDefinition};
 
@@ -103,7 +102,7 @@ async fn replacing_both_value_and_content_fails() {
         "{}",
         f.message
     );
-    assert_eq!(decider(&out), &Decider::Listener("greedy".into()));
+    assert_eq!(decided_by(&out), Some("greedy"));
 }
 
 // POST-004 / docs/design.md #4: no listener turns a failure into a success; content may be replaced.
@@ -208,7 +207,7 @@ async fn block_turns_a_success_into_a_valueless_failure_with_the_feedback_verbat
     assert!(f.dispatched);
     assert!(out.value().is_none());
     assert_eq!(text(&out), "blocked by policy");
-    assert_eq!(decider(&out), &Decider::Listener("review".into()));
+    assert_eq!(decided_by(&out), Some("review"));
 }
 
 // An empty block never hands the model an empty message.
@@ -227,7 +226,7 @@ async fn an_empty_block_gets_a_message_naming_the_listener() {
     );
     assert!(f.message.contains("withheld"), "{}", f.message);
     assert_eq!(text(&out), f.message);
-    assert_eq!(decider(&out), &Decider::Listener("review".into()));
+    assert_eq!(decided_by(&out), Some("review"));
 }
 
 // Bad input: a hook that panics (post-execute): fail closed, the result is withheld.
@@ -263,7 +262,7 @@ async fn context_only_decision_keeps_the_provenance_of_a_success() {
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert!(out.is_success());
     assert_eq!(out.deferred_context, ["audited"]);
-    assert_eq!(decider(&out), &Decider::Listener("cache".into()));
+    assert_eq!(decided_by(&out), Some("cache"));
 }
 
 /// A block keeps only the contexts the blocking listener gives: the tool's

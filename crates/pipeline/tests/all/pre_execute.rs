@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering;
 
 use serde_json::json;
-use tack_core::hook::{Decider, ListenerSpec, Order};
+use tack_core::hook::{ListenerSpec, Order};
 use tack_core::hooks::{PostDecision, ToolHooks};
 use tack_core::policy::PreDecision;
 use tack_core::tool::ErrorCode;
@@ -65,7 +65,7 @@ async fn denial_carries_code_reason_and_provenance_and_post_still_sees_it() {
     assert_eq!(text(&out), "DENIED: denied by policy");
     let provenance = out.provenance.as_ref().unwrap();
     assert_eq!(provenance.hook, ToolHooks::PRE_EXECUTE);
-    assert_eq!(provenance.decider, Decider::Listener("permission".into()));
+    assert_eq!(provenance.listener.as_deref(), Some("permission"));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(
         log.entries(),
@@ -86,7 +86,7 @@ async fn post_context_on_a_denial_keeps_who_denied() {
     assert_eq!(out.deferred_context, ["audited"]);
     let provenance = out.provenance.as_ref().unwrap();
     assert_eq!(provenance.hook, ToolHooks::PRE_EXECUTE, "{provenance}");
-    assert_eq!(provenance.decider, Decider::Listener("permission".into()));
+    assert_eq!(provenance.listener.as_deref(), Some("permission"));
 }
 
 // PRE-004 (tack: a panicking listener fails closed with INTERNAL naming it;
@@ -109,7 +109,7 @@ async fn panicking_pre_execute_listener_fails_closed_and_names_the_listener() {
     assert!(f.message.contains("permission-hook"), "{}", f.message);
     assert!(f.message.contains("permission hook broke"), "{}", f.message);
     assert!(f.message.contains("not run"), "{}", f.message);
-    assert_eq!(decider(&out), &Decider::Listener("permission-hook".into()));
+    assert_eq!(decided_by(&out), Some("permission-hook"));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(h.stages("c"), PRE_DENIED);
     assert_eq!(h.observed("c").len(), 1);

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use parking_lot::Mutex;
 use serde_json::json;
-use tack_core::hook::{Decider, Scope};
+use tack_core::hook::Scope;
 use tack_core::policy::{ApprovalOutcome, GuardVerdict, PreDecision};
 use tack_core::tool::{ErrorCode, ToolExecution};
 use tack_pipeline::INVALID_REWRITE;
@@ -39,12 +39,12 @@ async fn the_body_runs_with_the_rewritten_arguments_and_the_outcome_records_them
     assert_eq!(*rewrite.rewritten, json!({"text": "rewritten"}));
     let by = rewrite.by.as_ref().unwrap();
     assert_eq!(by.hook, tack_core::hooks::ToolHooks::PRE_EXECUTE);
-    assert_eq!(by.decider, Decider::Listener("rewriter".into()));
+    assert_eq!(by.listener.as_deref(), Some("rewriter"));
     // The record survives serialization (what a session log writes).
     let logged = serde_json::to_value(&*out).unwrap();
     assert_eq!(logged["rewrite"]["original"]["text"], "original");
     assert_eq!(logged["rewrite"]["rewritten"]["text"], "rewritten");
-    assert_eq!(logged["rewrite"]["by"]["decider"]["name"], "rewriter");
+    assert_eq!(logged["rewrite"]["by"]["listener"], "rewriter");
     // The result observers saw the same record.
     assert_eq!(h.observed("c")[0].rewrite, out.rewrite);
 }
@@ -61,7 +61,7 @@ async fn a_rewrite_that_breaks_the_schema_fails_the_call_and_never_runs_the_tool
     assert_eq!(f.pointer.as_deref(), Some("/text"));
     assert!(f.message.contains("`bad-rewriter`"), "{}", f.message);
     assert!(f.message.contains("not run"), "{}", f.message);
-    assert_eq!(decider(&out), &Decider::Listener("bad-rewriter".into()));
+    assert_eq!(decided_by(&out), Some("bad-rewriter"));
     let rewrite = out
         .rewrite
         .as_ref()
@@ -183,7 +183,7 @@ async fn a_stricter_outer_decision_keeps_the_inner_rewrite_and_its_author() {
     assert!(out.is_success(), "{out:?}");
     assert_eq!(text(&out), "rewritten");
     let by = out.rewrite.as_ref().unwrap().by.as_ref().unwrap();
-    assert_eq!(by.decider, Decider::Listener("inner".into()));
+    assert_eq!(by.listener.as_deref(), Some("inner"));
 }
 
 #[tokio::test]

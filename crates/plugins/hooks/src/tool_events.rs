@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use tack_core::hook::{Decider, ListenerSpec, Order, Provenance};
+use tack_core::hook::{ListenerSpec, Order, Provenance};
 use tack_core::hooks::{PostExecuteInput, ToolHooks};
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 use tack_core::policy::PreDecision;
@@ -133,8 +133,7 @@ fn denied_unasked(outcome: &tack_core::tool::Outcome) -> bool {
         .failure_info()
         .is_some_and(|f| f.code == ErrorCode::Denied)
         && outcome.provenance.as_ref().is_some_and(|p| {
-            p.hook == APPROVAL_STAGE
-                && !matches!(&p.decider, Decider::Listener(name) if &**name == declined.as_str())
+            p.hook == APPROVAL_STAGE && p.listener.as_deref() != Some(declined.as_str())
         })
 }
 

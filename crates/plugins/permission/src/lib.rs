@@ -93,4 +93,4 @@ pub use rules::{
 pub use session::SessionRules;
 /// The verdict rules and modes decide: tack-core's one ordered verdict
 /// (`Allow < Ask < Deny`), shared with `PreDecision::action`.
-pub use tack_core::policy::{Action, UnknownAction};
+pub use tack_core::policy::Action;

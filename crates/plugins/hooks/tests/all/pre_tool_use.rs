@@ -1,7 +1,6 @@
 //! PreToolUse on `tools/pre-execute`.
 
 use serde_json::{Value, json};
-use tack_core::hook::Decider;
 use tack_core::tool::ErrorCode;
 use tack_hooks::ToolNames;
 use tack_test::Stage;
@@ -35,10 +34,7 @@ async fn a_python_bash_validator_blocks_with_exit_2_and_stderr_is_the_reason() {
     let f = out.failure().unwrap();
     assert_eq!(f.code, ErrorCode::Denied);
     assert!(f.message.contains("Use 'rg' (ripgrep)"), "{}", f.message);
-    assert_eq!(
-        out.provenance().unwrap().decider,
-        Decider::Listener("hooks".into())
-    );
+    assert_eq!(out.provenance().unwrap().listener.as_deref(), Some("hooks"));
     assert_eq!(out.decided_at(), Some(Stage::PreExecute));
     assert!(!out.body_ran());
     assert_eq!(bed.runs(), 0);
@@ -148,8 +144,8 @@ async fn updated_input_rewrites_the_command_and_the_outcome_records_it() {
     assert_eq!(rewrite.original["command"], "ls -la");
     assert_eq!(rewrite.rewritten["command"], "ls -la --color=never");
     assert_eq!(
-        rewrite.by.as_ref().unwrap().decider,
-        Decider::Listener("hooks".into())
+        rewrite.by.as_ref().unwrap().listener.as_deref(),
+        Some("hooks")
     );
 }
 

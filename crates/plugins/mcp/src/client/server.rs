@@ -27,7 +27,7 @@ use tack_core::hook::{Disposer, Scope};
 use tack_core::plugin::RegistrationError;
 use tack_core::plugin::ToolRegistrar;
 use tack_core::tool::{
-    CallId, DefinitionError, MisplacedKeyword, OutputSpec, ToolDefinition, ToolError, ToolErrorCode,
+    CallId, DefinitionError, OutputSpec, ToolDefinition, ToolError, ToolErrorCode,
 };
 use tokio::io::AsyncBufReadExt;
 use tokio::time::Instant;
@@ -189,8 +189,9 @@ fn lifecycle() -> ClientLifecycleMode {
 }
 
 /// The first keyword of `input` or `output`'s schema misplaced for its
-/// `type`, as tack-core's builder finds it.
-fn misplaced(name: &str, input: &Value, output: &OutputSpec) -> Option<MisplacedKeyword> {
+/// `type`, as tack-core's builder finds it: a
+/// [`DefinitionError::MisplacedKeyword`].
+fn misplaced(name: &str, input: &Value, output: &OutputSpec) -> Option<DefinitionError> {
     let probe = ToolDefinition::builder(name)
         .description("probe")
         .input_schema(input.clone())
@@ -198,7 +199,7 @@ fn misplaced(name: &str, input: &Value, output: &OutputSpec) -> Option<Misplaced
         .handler(|_args: Arc<Value>, _cx: ToolRunContext| async move { Ok(Value::Null) })
         .build();
     match probe {
-        Err(DefinitionError::MisplacedKeyword(found)) => Some(*found),
+        Err(found @ DefinitionError::MisplacedKeyword { .. }) => Some(found),
         _ => None,
     }
 }
@@ -964,14 +965,17 @@ impl Server {
         }
         // The schema is the server's, taken as written: a keyword misplaced
         // for its `type` (which constrains nothing) is kept, with a warning.
-        if let Some(found) = misplaced(tack_name, &input, &spec) {
+        if let Some(DefinitionError::MisplacedKeyword {
+            keyword,
+            pointer,
+            which,
+            ..
+        }) = misplaced(tack_name, &input, &spec)
+        {
             tracing::warn!(
                 server = %self.name,
                 tool = %tack_name,
-                "MCP tool `{tack_name}`: `{}` at `{}` of its {} schema constrains nothing there (the server's schema is kept as written)",
-                found.keyword,
-                found.pointer,
-                found.which
+                "MCP tool `{tack_name}`: `{keyword}` at `{pointer}` of its {which} schema constrains nothing there (the server's schema is kept as written)",
             );
             builder = builder.allow_misplaced_keywords();
         }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
-use tack_core::hook::{Decider, Provenance};
+use tack_core::hook::Provenance;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
 use tack_core::tool::{ErrorCode, Outcome};
 use tack_permission::{
@@ -58,7 +58,7 @@ async fn ask_without_an_approver_is_denied() {
     let out = call(&r, "c", "write_file", "{}").await;
     let (message, by) = denied(&out);
     assert!(message.contains("no approver is available"), "{message}");
-    assert_eq!(by.decider, Decider::Listener("no approver".into()));
+    assert_eq!(by.listener.as_deref(), Some("no approver"));
     assert!(
         call(&r, "d", "read_file", "{}").await.is_success(),
         "read-only runs in ask mode"
@@ -72,7 +72,7 @@ async fn the_none_approver_denies_as_unavailable() {
     let out = call(&r, "c", "bash", "{}").await;
     let (message, by) = denied(&out);
     assert!(message.contains("approver `none`"), "{message}");
-    assert_eq!(by.decider, Decider::Listener("unavailable".into()));
+    assert_eq!(by.listener.as_deref(), Some("unavailable"));
 }
 
 struct Panicking;
@@ -224,7 +224,7 @@ async fn the_gate_combines_with_other_listeners_by_strictness() {
     let out = call(&r, "c", "bash", "{}").await;
     let (message, by) = denied(&out);
     assert_eq!(message, "no shell today");
-    assert_eq!(by.decider, Decider::Listener("no-bash".into()));
+    assert_eq!(by.listener.as_deref(), Some("no-bash"));
     assert!(call(&r, "d", "write_file", "{}").await.is_success());
     assert_eq!(
         counting.0.load(Ordering::SeqCst),

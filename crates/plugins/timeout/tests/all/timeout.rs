@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::json;
-use tack_core::hook::{AgentId, Decider, Disposer, Order, Scope};
+use tack_core::hook::{AgentId, Disposer, Order, Scope};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
 use tack_core::tool::{ErrorCode, ToolError, ToolErrorCode};
 use tack_test::Call;
@@ -36,9 +36,9 @@ async fn cooperative(
 }
 
 fn is_timeout_provenance(out: &tack_core::tool::Outcome) -> bool {
-    out.provenance.as_ref().is_some_and(|p| {
-        p.hook == "tools/execute" && p.decider == Decider::Listener(LISTENER_NAME.into())
-    })
+    out.provenance
+        .as_ref()
+        .is_some_and(|p| p.hook == "tools/execute" && p.listener.as_deref() == Some(LISTENER_NAME))
 }
 
 // TMO-004 / issue: the declared budget is honoured; message names the budget;
