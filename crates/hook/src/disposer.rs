@@ -178,6 +178,16 @@ impl Disposables {
         Disposer::shared(shared)
     }
 
+    /// `disposer`, held in `owner` when there is one (see
+    /// [`hold`](Self::hold)): how an owned hook point keeps what is
+    /// registered through it.
+    pub(crate) fn hold_in(owner: Option<&Arc<Disposables>>, disposer: Disposer) -> Disposer {
+        match owner {
+            Some(owner) => owner.hold(disposer),
+            None => disposer,
+        }
+    }
+
     /// Moves every disposer of `other` into this bag, keeping their order.
     pub fn absorb(&self, other: Disposables) {
         let moved = std::mem::take(&mut *other.members.lock());

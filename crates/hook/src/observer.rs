@@ -135,10 +135,7 @@ impl<T: Send + Sync + 'static> Observer<T> {
     }
 
     fn keep(&self, disposer: Disposer) -> Disposer {
-        match &self.owner {
-            Some(owner) => owner.hold(disposer),
-            None => disposer,
-        }
+        Disposables::hold_in(self.owner.as_ref(), disposer)
     }
 
     /// Registers a closure observer.

@@ -428,10 +428,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     }
 
     fn keep(&self, disposer: Disposer) -> Disposer {
-        match &self.owner {
-            Some(owner) => owner.hold(disposer),
-            None => disposer,
-        }
+        Disposables::hold_in(self.owner.as_ref(), disposer)
     }
 
     /// Registers a closure listener. The closure gets the input and a [`Next`];

@@ -340,13 +340,7 @@ fn a_dropped_handle_does_not_disable_a_plugins_listener() {
     assert_eq!(hooks.execute().listener_count(), 1);
     assert_eq!(hooks.post_execute().listener_count(), 1);
     assert_eq!(hooks.code_dispatch().listener_count(), 1);
-    let exec = Arc::new(tack_core::tool::ToolExecution::new(
-        tack_core::tool::CallId::from("c1"),
-        tack_core::tool::ToolName::new("t").unwrap(),
-        Arc::new(json!({})),
-        tack_core::tool::Tier::ReadOnly,
-        tack_core::tool::ExecutionToken::issue(tack_core::tool::CallId::from("c1")),
-    ));
+    let exec = execution();
     let decision = futures::executor::block_on(hooks.pre_execute().dispatch(None, exec)).unwrap();
     assert!(decision.is_deny(), "the gate runs: {decision}");
 
@@ -478,13 +472,7 @@ fn guards_capabilities_and_a_kept_clone_of_the_hooks_belong_to_the_plugin() {
     let later = plugin.later.lock().take().unwrap();
     let _ = later.result().tap("late", |_| {});
     assert_eq!(hooks.result().listener_count(), 1);
-    let exec = Arc::new(tack_core::tool::ToolExecution::new(
-        tack_core::tool::CallId::from("c1"),
-        tack_core::tool::ToolName::new("t").unwrap(),
-        Arc::new(json!({})),
-        tack_core::tool::Tier::ReadOnly,
-        tack_core::tool::ExecutionToken::issue(tack_core::tool::CallId::from("c1")),
-    ));
+    let exec = execution();
     let run = || futures::executor::block_on(hooks.guards().run(None, &exec)).unwrap();
     assert!(
         matches!(run(), tack_core::host::GuardOutcome::Denied { .. }),
@@ -533,4 +521,15 @@ fn an_order_error_returned_with_question_mark_names_the_plugin_and_rolls_back() 
     assert!(err.to_string().starts_with("plugin `bad-order`: "), "{err}");
     assert!(err.to_string().contains("`missing`"), "{err}");
     assert_eq!(hooks.pre_execute().listener_count(), 0, "rolled back");
+}
+
+/// A valid execution of a tool `t`, for dispatching hook points directly.
+fn execution() -> Arc<tack_core::tool::ToolExecution> {
+    Arc::new(tack_core::tool::ToolExecution::new(
+        tack_core::tool::CallId::from("c1"),
+        tack_core::tool::ToolName::new("t").unwrap(),
+        Arc::new(json!({})),
+        tack_core::tool::Tier::ReadOnly,
+        tack_core::tool::ExecutionToken::issue(tack_core::tool::CallId::from("c1")),
+    ))
 }
