@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tack_core::capability::{
-    Access, Capabilities, CapabilityError, DirEntry, EntryKind, FileBytes, FileSystem, Metadata,
-    WriteReport,
+    Access, CapabilityError, DirEntry, EntryKind, FileBytes, FileSystem, Metadata, WriteReport,
 };
 use tack_core::context::ToolRunContext;
+use tack_core::host::Capabilities;
 use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution, RunEffects};
 use tack_core::tool::{
     CallId, ExecutionToken, Tier, Tool, ToolDefinition, ToolError, ToolExecution, ToolName,

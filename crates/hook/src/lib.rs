@@ -36,11 +36,11 @@ mod waterfall;
 pub use disposer::{Disposables, Disposer};
 pub use error::{HookError, panic_message};
 pub use observer::{Notified, Observer, ObserverListener};
-pub use order::{Order, OrderError, Relation};
+pub use order::{Order, OrderError};
 pub use provenance::Provenance;
 pub use scope::{AgentId, Scope};
 pub use spec::ListenerSpec;
-pub use waterfall::{Dispatch, Next, NextFuture, Waterfall, WaterfallListener};
+pub use waterfall::{Dispatch, Next, Waterfall, WaterfallListener};
 
 pub use listeners::ListenerList;
 pub use view::View;

@@ -212,7 +212,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
                     return Err(OrderError::UnknownListener {
                         hook,
                         listener: spec.name,
-                        relation,
+                        relation: relation.as_str(),
                         target: target.clone(),
                         known: regs
                             .working

@@ -1,6 +1,5 @@
 //! Ordering by name: a listener placed before or after other listeners.
 
-use std::fmt;
 use std::sync::Arc;
 
 /// Where a listener goes in its hook point's chain: a rank, and before or
@@ -124,19 +123,20 @@ impl Order {
 
 /// Before or after, in an [`Order`] constraint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Relation {
+pub(crate) enum Relation {
     /// Outside the named listener.
     Before,
     /// Inside the named listener.
     After,
 }
 
-impl fmt::Display for Relation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Relation {
+    /// `before` or `after`, as [`OrderError::UnknownListener`] names it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
             Relation::Before => "before",
             Relation::After => "after",
-        })
+        }
     }
 }
 
@@ -155,8 +155,8 @@ pub enum OrderError {
         hook: &'static str,
         /// The listener being registered.
         listener: Arc<str>,
-        /// Before or after.
-        relation: Relation,
+        /// `"before"` or `"after"`: where the constraint asked for it to run.
+        relation: &'static str,
         /// The name it refers to.
         target: Arc<str>,
         /// The names registered on the hook point, in chain order.

@@ -671,7 +671,13 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
     /// same loop, so a chain of any length of such listeners takes no more
     /// stack than one.
     #[inline]
-    pub fn run(self, input: In) -> NextFuture<In, Out> {
+    pub fn run(self, input: In) -> impl Future<Output = Out> + Send + Unpin + 'static {
+        self.run_named(input)
+    }
+
+    /// [`run`](Self::run) with the future's type named, for the engine.
+    #[inline]
+    pub(crate) fn run_named(self, input: In) -> NextFuture<In, Out> {
         NextFuture {
             state: State::Start(Some(input)),
             view: self.view,
@@ -722,7 +728,7 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
 
 /// The future returned by [`Next::run`]: the output of the rest of the chain.
 #[must_use = "futures do nothing unless awaited"]
-pub struct NextFuture<In, Out> {
+pub(crate) struct NextFuture<In, Out> {
     state: State<In, Out>,
     view: Stages<In, Out>,
     pos: Pos,
@@ -968,7 +974,7 @@ mod tests {
             view: hook.inner.list.view(None),
             pos: Pos::default(),
         }
-        .run(1);
+        .run_named(1);
         let mut cx = Context::from_waker(std::task::Waker::noop());
         assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
         fut

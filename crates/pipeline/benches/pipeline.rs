@@ -29,9 +29,9 @@
 use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, criterion_group};
-use tack_core::capability::Capabilities;
 use tack_core::context::ToolRunContext;
 use tack_core::hook::Disposer;
+use tack_core::host::Capabilities;
 use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution, RunEffects};
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolDefinition, ToolExecution};
 use tack_pipeline::Pipeline;

@@ -4,8 +4,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
-use tack_core::capability::Capabilities;
 use tack_core::context::ToolRunContext;
+use tack_core::host::Capabilities;
 use tack_core::host::{NewExecutionToken, NewOutcome, NewRunContext, NewToolExecution, RunEffects};
 use tack_core::tool::{
     CallId, ExecutionToken, Failure, Outcome, Tool, ToolDefinition, ToolError, ToolExecution,
@@ -36,7 +36,9 @@ impl Workspace {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let sandbox = Sandbox::new(policy(&root).require_os_isolation(false)).unwrap();
-        let caps: Capabilities = sandbox.capabilities();
+        let caps = Capabilities::default()
+            .with_fs(sandbox.fs())
+            .with_shell(sandbox.shell());
         Self {
             dir,
             caps: Arc::new(caps),

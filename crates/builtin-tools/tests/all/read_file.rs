@@ -8,9 +8,10 @@ use async_trait::async_trait;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tack_core::capability::{
-    Access, Capabilities, CapabilityError, DirEntry, FileBytes, FileSystem, Metadata, WriteReport,
+    Access, CapabilityError, DirEntry, FileBytes, FileSystem, Metadata, WriteReport,
 };
 use tack_core::context::ToolRunContext;
+use tack_core::host::Capabilities;
 use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution, RunEffects};
 use tack_core::tool::{
     CallId, ErrorCode, ExecutionToken, Tier, ToolDefinition, ToolExecution, ToolName,

@@ -24,6 +24,6 @@ pub use client::{ClientChannel, ClientLogLevel, ClientRequest, ClientRequestKind
 pub use dispatch::ToolDispatcher;
 pub use error::CapabilityError;
 pub use fs::{Access, DirEntry, EntryKind, FileBytes, FileSystem, Metadata, WriteReport};
-pub use set::Capabilities;
+pub(crate) use set::Capabilities;
 pub(crate) use set::CapabilityKind;
 pub use shell::{CommandOutput, CommandRequest, Shell};

@@ -12,7 +12,7 @@ use crate::hook::Disposer;
 /// The capabilities one execution runs with: each present or not.
 ///
 /// ```
-/// use tack_core::capability::Capabilities;
+/// use tack_core::host::Capabilities;
 /// let caps = Capabilities::default();
 /// assert!(caps.fs.is_none() && caps.shell.is_none());
 /// ```

@@ -119,7 +119,7 @@ pub trait NewToolExecution: sealed::Sealed + Sized {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use tack_core::capability::Capabilities;
+    /// use tack_core::host::Capabilities;
     /// use tack_core::context::ToolRunContext;
     /// use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution};
     /// use tack_core::serde_json::json;
@@ -175,7 +175,7 @@ pub trait NewRunContext: sealed::Sealed + Sized {
     /// ```
     /// use std::sync::Arc;
     /// use serde_json::json;
-    /// use tack_core::capability::Capabilities;
+    /// use tack_core::host::Capabilities;
     /// use tack_core::context::ToolRunContext;
     /// use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution};
     /// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};

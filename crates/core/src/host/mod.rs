@@ -39,7 +39,7 @@
 //! use std::sync::Arc;
 //! use serde_json::json;
 //! use tack_core::CancellationToken;
-//! use tack_core::capability::Capabilities;
+//! use tack_core::host::Capabilities;
 //! use tack_core::context::ToolRunContext;
 //! use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution, RunEffects};
 //! use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
@@ -69,7 +69,7 @@ pub use plugin_host::PluginHost;
 pub use tack_hook::{Dispatch, Disposables, HookError, Notified, panic_message};
 
 pub use crate::capability::batch::SerialBatch;
-pub use crate::capability::set::CapabilitySlots;
+pub use crate::capability::set::{Capabilities, CapabilitySlots};
 pub use crate::context::effects::RunEffects;
 pub use crate::model::{
     ExportedTool, RenderedTool, ToolFormat, export_tools, export_tools_json, schema_depth,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::{PluginError, ToolRegistrar};
 use crate::capability::set::CapabilitySlots;
-use crate::capability::{Capabilities, FileSystem, Shell, ToolDispatcher};
+use crate::capability::{FileSystem, Shell, ToolDispatcher};
 use crate::hook::{Disposables, Disposer, Scope};
 use crate::hooks::ToolHooks;
 use crate::policy::ApprovalService;
@@ -92,11 +92,6 @@ impl<'a> PluginContext<'a> {
     /// through it later join the footprint too).
     pub fn hooks(&self) -> &ToolHooks {
         &self.hooks
-    }
-
-    /// The capabilities installed so far (by plugins installed before this one).
-    pub fn capabilities(&self) -> Arc<Capabilities> {
-        self.capabilities.snapshot()
     }
 
     /// Keeps a disposer obtained elsewhere in this plugin's footprint (undone

@@ -408,7 +408,7 @@ impl ToolDefinition {
     /// use std::sync::Arc;
     /// use serde_json::json;
     /// use tack_core::tool::{OutputSpec, ToolDefinition};
-    /// # use tack_core::capability::Capabilities;
+    /// # use tack_core::host::Capabilities;
     /// # use tack_core::context::ToolRunContext;
     /// # use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution};
     /// # use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};

@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
+
 use tack_core::hook::{
-    AgentId, Disposer, ListenerSpec, Next, NextFuture, Observer, Order, OrderError, Relation,
-    Waterfall,
+    AgentId, Disposer, ListenerSpec, Next, Observer, Order, OrderError, Waterfall,
 };
 
 type Hook = Waterfall<Vec<&'static str>, Vec<&'static str>>;
@@ -18,10 +19,10 @@ type Trail = Vec<&'static str>;
 /// A listener that appends its name on the way in.
 fn mark(
     name: &'static str,
-) -> impl Fn(Trail, Next<Trail, Trail>) -> NextFuture<Trail, Trail> + Send + Sync + 'static {
+) -> impl Fn(Trail, Next<Trail, Trail>) -> BoxFuture<'static, Trail> + Send + Sync + 'static {
     move |mut trail, next| {
         trail.push(name);
-        next.run(trail)
+        Box::pin(next.run(trail))
     }
 }
 
@@ -116,7 +117,7 @@ fn an_unknown_name_is_a_clear_error_and_registers_nothing() {
         OrderError::UnknownListener {
             hook: "test/order",
             listener: "retry".into(),
-            relation: Relation::Before,
+            relation: "before",
             target: "timeout".into(),
             known: vec!["audit".into()],
         }

@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use tack_core::capability::Capabilities;
 use tack_core::context::ToolRunContext;
-use tack_core::hook::{Disposer, Next, NextFuture, Observer, Waterfall};
+use tack_core::hook::{Disposer, Next, Observer, Waterfall};
 use tack_core::hooks::{ExecuteOutput, ExecuteRequest, PostDecision, ToolHooks};
+use tack_core::host::Capabilities;
 use tack_core::host::Dispatch;
 use tack_core::host::Disposables;
 use tack_core::host::{CapabilitySlots, RunEffects};
@@ -39,7 +39,9 @@ fn handles_are_send_and_sync() {
 #[test]
 fn futures_are_send() {
     send::<Dispatch<String, u32>>();
-    send::<NextFuture<String, u32>>();
+    fn next_run_is_send(next: Next<String, u32>) -> impl std::future::Future + Send {
+        next.run(String::new())
+    }
     send::<Dispatch<Arc<ToolExecution>, PreDecision>>();
     send::<Dispatch<ExecuteRequest, ExecuteOutput>>();
     fn guards_run_is_send<'a>(
@@ -49,4 +51,5 @@ fn futures_are_send() {
         g.run(None, e)
     }
     let _ = guards_run_is_send;
+    let _ = next_run_is_send;
 }

@@ -7,8 +7,8 @@ use std::time::Duration;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tack_core::capability::Capabilities;
 use tack_core::context::ToolRunContext;
+use tack_core::host::Capabilities;
 use tack_core::host::{
     NewExecutionToken, NewFailure, NewOutcome, NewRunContext, NewToolExecution, RunEffects,
 };

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use tack_core::CancellationToken;
-use tack_core::capability::Capabilities;
+use tack_core::host::Capabilities;
 use tack_core::context::ToolRunContext;
 use tack_core::serde_json::json;
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};

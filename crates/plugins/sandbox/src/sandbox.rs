@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tack_core::capability::{Capabilities, FileSystem, Shell};
+use tack_core::capability::{FileSystem, Shell};
 
 use crate::error::SandboxError;
 use crate::fs::SandboxFs;
@@ -136,13 +136,6 @@ impl Sandbox {
     /// The confined shell capability.
     pub fn shell(&self) -> Arc<dyn Shell> {
         self.inner.shell.clone()
-    }
-
-    /// [`Capabilities`] with `fs` and `shell` filled in.
-    pub fn capabilities(&self) -> Capabilities {
-        Capabilities::default()
-            .with_fs(self.fs())
-            .with_shell(self.shell())
     }
 
     /// What the kernel offers and what this sandbox applies to commands.

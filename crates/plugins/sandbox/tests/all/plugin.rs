@@ -74,13 +74,6 @@ async fn a_tool_body_reads_through_the_sandbox() {
 }
 
 #[test]
-fn capabilities_hold_fs_and_shell() {
-    let fx = Fixture::new();
-    let caps = fx.workspace_write().capabilities();
-    assert!(caps.fs.is_some() && caps.shell.is_some());
-}
-
-#[test]
 fn the_inventory_plugin_confines_the_current_directory() {
     let factory = plugin_factories()
         .unwrap()
