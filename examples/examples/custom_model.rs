@@ -11,8 +11,8 @@
 use std::sync::Arc;
 
 use tack_agent::{Agent, ChatModel, Message, ModelError, Reply};
+use tack_core::host::ToolSchema;
 use tack_core::prelude::*;
-use tack_core::tool::ToolSchema;
 use tack_pipeline::{Pipeline, ToolRegistry};
 
 /// Asks the `capital` tool (when offered), then answers from its result.

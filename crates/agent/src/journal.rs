@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use tack_core::tool::{Outcome, ToolCall, ToolSchema};
+use tack_core::host::ToolSchema;
+use tack_core::tool::{Outcome, ToolCall};
 use tack_pipeline::Pipeline;
 use tokio_util::sync::CancellationToken;
 

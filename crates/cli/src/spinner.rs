@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tack_agent::{
     ChatModel, Event, Message, ModelError, ModelObserver, Record, Reply, Retry, Usage,
 };
-use tack_core::tool::ToolSchema;
+use tack_core::host::ToolSchema;
 
 /// Wraps a model: while it thinks, a spinner turns on stderr, until the
 /// answer starts streaming in.

@@ -35,8 +35,8 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
 use serde_json::json;
 use tack_core::hook::{AgentId, Disposer, ListenerSpec, Waterfall};
+use tack_core::host::ToolSchema;
 use tack_core::host::{ToolFormat, export_tools, export_tools_json};
-use tack_core::tool::ToolSchema;
 
 fn poll_once<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);

@@ -24,7 +24,8 @@ use async_trait::async_trait;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use tack_agent::{Agent, ChatModel, Message, ModelError, Reply};
-use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition, ToolSchema};
+use tack_core::host::ToolSchema;
+use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
 use tack_pipeline::{Pipeline, ToolRegistry};
 use tack_restate::{IngressClient, SessionHost};
 

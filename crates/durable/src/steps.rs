@@ -9,9 +9,10 @@ use parking_lot::Mutex;
 use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
 use tack_agent::{ChatModel, Message, ModelError, ModelObserver, Reply, Retry, StepJournal, Usage};
+use tack_core::host::ToolSchema;
 use tack_core::host::{NewFailure, NewOutcome};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest};
-use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall, ToolSchema};
+use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall};
 use tack_pipeline::Pipeline;
 use tokio_util::sync::CancellationToken;
 

@@ -2,7 +2,8 @@
 //! through the `run_code` transport a code-mode plugin registers, or both.
 
 use tack_core::hook::AgentId;
-use tack_core::tool::{ToolDefinition, ToolSchema};
+use tack_core::host::ToolSchema;
+use tack_core::tool::ToolDefinition;
 
 use crate::{Harness, HarnessBuilder};
 

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
-use tack_core::tool::{ContentBlock, ToolCall, ToolSchema};
+use tack_core::host::ToolSchema;
+use tack_core::tool::{ContentBlock, ToolCall};
 
 use super::http::{self, DEFAULT_TIMEOUT, RetryPolicy, snippet};
 use super::observe::{ModelObserver, NoObserver, Usage};

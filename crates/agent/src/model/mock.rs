@@ -4,7 +4,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use serde_json::json;
-use tack_core::tool::{ToolCall, ToolSchema};
+use tack_core::host::ToolSchema;
+use tack_core::tool::ToolCall;
 
 use super::{ChatModel, ModelError};
 use crate::message::{Message, Reply};

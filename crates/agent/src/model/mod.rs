@@ -11,7 +11,7 @@ pub(crate) mod openai;
 pub(crate) mod scripted;
 
 use async_trait::async_trait;
-use tack_core::tool::ToolSchema;
+use tack_core::host::ToolSchema;
 
 use crate::message::{Message, Reply};
 use observe::ModelObserver;

@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tack_core::tool::{ContentBlock, DeferredContext, ToolCall, ToolSchema};
+use tack_core::host::ToolSchema;
+use tack_core::tool::{ContentBlock, DeferredContext, ToolCall};
 
 use super::http::{self, DEFAULT_TIMEOUT, RetryPolicy, snippet};
 use super::observe::{ModelObserver, NoObserver, Usage};

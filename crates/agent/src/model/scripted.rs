@@ -5,7 +5,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use serde::Deserialize;
-use tack_core::tool::{ToolCall, ToolSchema};
+use tack_core::host::ToolSchema;
+use tack_core::tool::ToolCall;
 
 use super::{ChatModel, ModelError};
 use crate::message::{Message, Reply};

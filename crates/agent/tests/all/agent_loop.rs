@@ -143,7 +143,7 @@ impl tack_agent::ChatModel for Silent {
     async fn complete(
         &self,
         _messages: &[Message],
-        _tools: &[tack_core::tool::ToolSchema],
+        _tools: &[tack_core::host::ToolSchema],
     ) -> Result<tack_agent::Reply, tack_agent::ModelError> {
         std::future::pending().await
     }
@@ -413,7 +413,7 @@ impl tack_agent::ChatModel for Offered {
     async fn complete(
         &self,
         messages: &[Message],
-        tools: &[tack_core::tool::ToolSchema],
+        tools: &[tack_core::host::ToolSchema],
     ) -> Result<tack_agent::Reply, tack_agent::ModelError> {
         self.0
             .lock()

@@ -10,7 +10,8 @@ use parking_lot::Mutex;
 use tack_agent::{
     Agent, ChatModel, Message, ModelError, ModelObserver, Reply, RunEnd, ScriptedModel, StepJournal,
 };
-use tack_core::tool::{Outcome, ToolCall, ToolSchema};
+use tack_core::host::ToolSchema;
+use tack_core::tool::{Outcome, ToolCall};
 use tack_pipeline::Pipeline;
 use tokio_util::sync::CancellationToken;
 

@@ -6,7 +6,8 @@ use serde_json::json;
 use tack_agent::{
     ChatModel, Message, ModelError, OpenAiCompatible, OpenAiConfig, Reply, RetryPolicy,
 };
-use tack_core::tool::{ToolCall, ToolSchema};
+use tack_core::host::ToolSchema;
+use tack_core::tool::ToolCall;
 use tokio::net::TcpListener;
 
 use super::http_server::{Answer, Server, completion, serve};

@@ -8,7 +8,8 @@ use tack_agent::{
     Agent, ChatModel, Event, EventBus, LogReadError, Message, ModelError, Reply, SessionLog,
     history_from_records, read_log,
 };
-use tack_core::tool::{ToolCall, ToolSchema};
+use tack_core::host::ToolSchema;
+use tack_core::tool::ToolCall;
 
 use super::agent_loop::registry;
 

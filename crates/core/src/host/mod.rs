@@ -6,11 +6,14 @@
 //!
 //! * [`PluginHost`]: installs plugins into hook points, capability slots and
 //!   a tool registry, and unloads them.
-//! * [`CapabilitySlots`]: the shared, swappable capabilities.
-//! * [`export_tools`], [`tools_json`], [`ExportedTool`], [`RenderedTool`],
-//!   [`ToolFormat`]: the tools' schemas in a model API's format (OpenAI,
+//! * [`CapabilitySlots`]: the shared, swappable capabilities, and
+//!   [`Capabilities`], the set one execution runs with.
+//! * [`ToolSchema`] ([`ToolDefinition::schema`](crate::tool::ToolDefinition::schema)):
+//!   what the model sees of a tool; [`export_tools`], [`tools_json`],
+//!   [`ExportedTool`], [`RenderedTool`], [`ToolFormat`]: the tools' schemas
+//!   in a model API's format (OpenAI,
 //!   Anthropic, MCP); [`schema_depth`], the nesting a registry
-//!   checks against `ToolSchema::MAX_DEPTH`.
+//!   checks against `ToolDefinition::MAX_SCHEMA_DEPTH`.
 //! * [`default_render`], [`default_present_call`],
 //!   [`default_present_result`]: what a UI shows for a tool that brings no
 //!   presenter of its own.
@@ -72,8 +75,8 @@ pub use crate::capability::batch::SerialBatch;
 pub use crate::capability::set::{Capabilities, CapabilitySlots};
 pub use crate::context::effects::RunEffects;
 pub use crate::model::{
-    ExportedTool, RenderedTool, ToolFormat, export_tools, export_tools_json, schema_depth,
-    tools_json,
+    ExportedTool, RenderedTool, ToolFormat, ToolSchema, export_tools, export_tools_json,
+    schema_depth, tools_json,
 };
 pub use crate::policy::guard::GuardOutcome;
 pub use crate::tool::body_future::BodyFuture;

@@ -91,7 +91,7 @@ pub enum DefinitionError {
         /// What went wrong.
         message: String,
     },
-    /// A schema nests deeper than [`ToolSchema::MAX_DEPTH`](super::ToolSchema::MAX_DEPTH).
+    /// A schema nests deeper than [`ToolDefinition::MAX_SCHEMA_DEPTH`](crate::tool::ToolDefinition::MAX_SCHEMA_DEPTH).
     #[error(
         "the {which} schema of tool `{tool}` goes deeper than {limit} levels (JSON objects and \
          arrays, with each local `$ref` followed into what it points to): flatten it, with \

@@ -19,7 +19,7 @@ use super::UnknownName;
 ///
 /// ```
 /// use serde_json::json;
-/// use tack_core::tool::ToolSchema;
+/// use tack_core::host::ToolSchema;
 ///
 /// let schema = ToolSchema::new("echo", "Repeat the text.", json!({"type": "object"}));
 /// assert_eq!(
@@ -40,11 +40,6 @@ pub struct ToolSchema {
 }
 
 impl ToolSchema {
-    /// The deepest a tool's input or output schema may nest (64), counting
-    /// JSON objects and arrays and stepping into `$ref`s: deeper, building
-    /// the definition fails.
-    pub const MAX_DEPTH: usize = super::schema_depth::MAX_SCHEMA_DEPTH;
-
     /// A schema from its three parts.
     pub fn new(
         name: impl Into<String>,
@@ -163,7 +158,7 @@ impl FromStr for ToolFormat {
 ///
 /// ```
 /// use serde_json::json;
-/// use tack_core::tool::ToolSchema;
+/// use tack_core::host::ToolSchema;
 /// use tack_core::host::{ToolFormat, export_tools};
 /// let tools = [ToolSchema::new("a", "A.", json!({"type": "object"}))];
 /// assert_eq!(export_tools(&tools, ToolFormat::Mcp)[0]["inputSchema"]["type"], "object");
@@ -182,7 +177,7 @@ pub fn export_tools(schemas: &[ToolSchema], format: ToolFormat) -> Value {
 ///
 /// ```
 /// use serde_json::json;
-/// use tack_core::tool::ToolSchema;
+/// use tack_core::host::ToolSchema;
 /// use tack_core::host::{ExportedTool, ToolFormat};
 ///
 /// let schema = ToolSchema::new("echo", "Repeat the text.", json!({"type": "object"}));
@@ -420,7 +415,7 @@ impl Serialize for ExportedTool<'_> {
 ///
 /// ```
 /// use serde_json::json;
-/// use tack_core::tool::ToolSchema;
+/// use tack_core::host::ToolSchema;
 /// use tack_core::host::{ExportedTool, ToolFormat, export_tools, tools_json};
 ///
 /// let tools = [
@@ -461,7 +456,7 @@ fn write_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
 ///
 /// ```
 /// use serde_json::json;
-/// use tack_core::tool::ToolSchema;
+/// use tack_core::host::ToolSchema;
 /// use tack_core::host::{ToolFormat, export_tools, export_tools_json};
 /// let tools = [ToolSchema::new("a", "A.", json!({"type": "object"}))];
 /// let text = export_tools_json(&tools, ToolFormat::OpenAi);

@@ -6,7 +6,7 @@
 //! `serde_json::Value` recurses once per level. A schema that comes from
 //! outside (an MCP server, a plugin) could go deep enough to overflow the
 //! stack and abort the process. Every tool definition is therefore checked
-//! against `MAX_SCHEMA_DEPTH` (`ToolSchema::MAX_DEPTH`) by a walk that uses no recursion, and a schema
+//! against `MAX_SCHEMA_DEPTH` (`ToolDefinition::MAX_SCHEMA_DEPTH`) by a walk that uses no recursion, and a schema
 //! past the limit is taken apart level by level, never dropped whole.
 
 use std::collections::{HashMap, HashSet};
@@ -28,7 +28,7 @@ use serde_json::Value;
 /// ```
 /// use serde_json::json;
 /// use tack_core::host::schema_depth;
-/// use tack_core::tool::ToolSchema;
+/// use tack_core::tool::ToolDefinition;
 /// assert_eq!(schema_depth(&json!({"type": "object"})), 1);
 /// assert_eq!(schema_depth(&json!({"properties": {"a": {"type": "string"}}})), 3);
 /// // `a` leads to `$defs/b`, which nests one more object.
@@ -37,14 +37,14 @@ use serde_json::Value;
 ///     "$defs": {"b": {"properties": {"c": {}}}}
 /// });
 /// assert_eq!(schema_depth(&referring), 6);
-/// assert!(schema_depth(&referring) <= ToolSchema::MAX_DEPTH);
+/// assert!(schema_depth(&referring) <= ToolDefinition::MAX_SCHEMA_DEPTH);
 /// ```
 pub(crate) const MAX_SCHEMA_DEPTH: usize = 64;
 
 /// The keywords whose string value is a reference to another schema.
 const REFERENCE_KEYWORDS: [&str; 3] = ["$ref", "$dynamicRef", "$recursiveRef"];
 
-/// The depth of `schema` as [`ToolSchema::MAX_DEPTH`](crate::tool::ToolSchema::MAX_DEPTH) measures it: 0 for a
+/// The depth of `schema` as [`ToolDefinition::MAX_SCHEMA_DEPTH`](crate::tool::ToolDefinition::MAX_SCHEMA_DEPTH) measures it: 0 for a
 /// scalar, 1 for an object or array of scalars, one more per level below, and
 /// local references followed into their targets (each cycle once). Iterative,
 /// so any depth is safe to measure.

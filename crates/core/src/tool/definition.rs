@@ -10,10 +10,11 @@ use serde_json::Value;
 
 use super::{
     BodyFuture, Content, DefinitionError, Outcome, RenderError, Tier, ToolError, ToolName,
-    ToolSchema,
 };
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
+#[cfg(feature = "host")]
+use crate::model::ToolSchema;
 use crate::model::schema_depth::{MAX_SCHEMA_DEPTH, within_limit};
 use crate::model::schema_keywords::misplaced_keyword;
 use crate::model::{ExportedTool, ToolFormat, kind_of};
@@ -82,7 +83,7 @@ where
 #[derive(Clone)]
 pub struct OutputSpec {
     schema: Value,
-    /// The schema given nested past [`ToolSchema::MAX_DEPTH`] (it was taken apart;
+    /// The schema given nested past [`ToolDefinition::MAX_SCHEMA_DEPTH`] (it was taken apart;
     /// building the definition fails).
     too_deep: bool,
     render: Arc<RenderFn>,
@@ -95,7 +96,7 @@ impl OutputSpec {
     /// else as compact JSON) until
     /// [`render`](Self::render) sets another renderer.
     ///
-    /// A schema nested deeper than [`ToolSchema::MAX_DEPTH`] is taken apart here,
+    /// A schema nested deeper than [`ToolDefinition::MAX_SCHEMA_DEPTH`] is taken apart here,
     /// without recursion, and building the definition fails with
     /// [`DefinitionError::SchemaTooDeep`].
     pub fn new(schema: Value) -> Self {
@@ -332,6 +333,11 @@ impl fmt::Debug for ToolDefinition {
 }
 
 impl ToolDefinition {
+    /// The deepest a tool's input or output schema may nest (64), counting
+    /// JSON objects and arrays and stepping into `$ref`s: deeper, building
+    /// the definition fails.
+    pub const MAX_SCHEMA_DEPTH: usize = MAX_SCHEMA_DEPTH;
+
     /// A copy for one thread's calls: the same tool in every respect, but
     /// its name and handler are allocations of its own, so the reference
     /// counts a call clones and drops are written by that thread only
@@ -386,6 +392,7 @@ impl ToolDefinition {
 
     /// The model-visible view: name, description, input schema — built by an
     /// explicit whitelist, so no host field can leak.
+    #[cfg(feature = "host")]
     pub fn schema(&self) -> ToolSchema {
         ToolSchema {
             name: self.name.as_str().to_owned(),
@@ -524,7 +531,7 @@ pub struct ToolDefinitionBuilder {
     name: String,
     description: Option<String>,
     input_schema: Option<Value>,
-    /// The input schema given nested past [`ToolSchema::MAX_DEPTH`] (taken apart).
+    /// The input schema given nested past [`ToolDefinition::MAX_SCHEMA_DEPTH`] (taken apart).
     input_too_deep: bool,
     /// Whether schemas may hold keywords misplaced for their `type`.
     allow_misplaced_keywords: bool,
@@ -557,7 +564,7 @@ impl ToolDefinitionBuilder {
 
     /// The JSON Schema of the arguments; must describe an object. Required.
     ///
-    /// A schema nested deeper than [`ToolSchema::MAX_DEPTH`] is taken apart here,
+    /// A schema nested deeper than [`ToolDefinition::MAX_SCHEMA_DEPTH`] is taken apart here,
     /// without recursion, and [`build`](Self::build) fails with
     /// [`DefinitionError::SchemaTooDeep`].
     pub fn input_schema(mut self, schema: Value) -> Self {
@@ -690,7 +697,7 @@ impl ToolDefinitionBuilder {
     ///
     /// [`DefinitionError`] for an invalid name, an empty description, a
     /// missing or non-object input schema, a missing or invalid output schema,
-    /// a schema nested deeper than [`ToolSchema::MAX_DEPTH`], a keyword misplaced
+    /// a schema nested deeper than [`ToolDefinition::MAX_SCHEMA_DEPTH`], a keyword misplaced
     /// for its schema's `type` (unless
     /// [`allow_misplaced_keywords`](Self::allow_misplaced_keywords)), a
     /// missing handler, or a zero timeout.

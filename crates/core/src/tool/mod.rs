@@ -2,8 +2,8 @@
 //!
 //! A tool has three layers (docs/design.md):
 //!
-//! 1. **model-visible**: [`ToolSchema`] — name, description, input schema
-//!    (a host exports it to the OpenAI, Anthropic and MCP formats);
+//! 1. **model-visible**: name, description, input schema — all a host
+//!    exports to the model (the OpenAI, Anthropic and MCP formats);
 //! 2. **host-only**: the handler, timeout, concurrency classifier and [`Tier`]
 //!    of a [`ToolDefinition`];
 //! 3. **output**: the mandatory [`OutputSpec`] (schema, pure renderer,
@@ -26,5 +26,5 @@ pub use crate::context::execution::ToolExecution;
 pub use crate::model::{
     Arguments, ArgumentsError, CallId, Content, ContentBlock, DeferredContext, DefinitionError,
     ErrorCode, ExecutionToken, Failure, Outcome, RenderError, Status, Tier, ToolCall, ToolError,
-    ToolErrorCode, ToolName, ToolSchema, UnknownName,
+    ToolErrorCode, ToolName, UnknownName,
 };

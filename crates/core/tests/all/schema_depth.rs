@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tack_core::context::ToolRunContext;
 use tack_core::host::schema_depth;
-use tack_core::tool::ToolSchema;
 use tack_core::tool::{DefinitionError, OutputSpec, Tool, ToolDefinition, ToolError};
 
 /// `{"type": kind, key: inner}`, moving `inner` in (`json!` would copy it by
@@ -63,20 +62,20 @@ fn with_output(schema: Value) -> Result<ToolDefinition, DefinitionError> {
 
 #[test]
 fn a_schema_at_the_limit_builds() {
-    with_input(schema_of_depth(ToolSchema::MAX_DEPTH)).unwrap();
-    with_output(schema_of_depth(ToolSchema::MAX_DEPTH)).unwrap();
+    with_input(schema_of_depth(ToolDefinition::MAX_SCHEMA_DEPTH)).unwrap();
+    with_output(schema_of_depth(ToolDefinition::MAX_SCHEMA_DEPTH)).unwrap();
 }
 
 #[test]
 fn input_schemas_past_the_limit_are_refused_at_any_depth() {
-    for depth in [ToolSchema::MAX_DEPTH + 1, 600, 10_000, 100_000] {
+    for depth in [ToolDefinition::MAX_SCHEMA_DEPTH + 1, 600, 10_000, 100_000] {
         let err = with_input(schema_of_depth(depth)).unwrap_err();
         assert_eq!(
             err,
             DefinitionError::SchemaTooDeep {
                 tool: "deep".into(),
                 which: "input",
-                limit: ToolSchema::MAX_DEPTH
+                limit: ToolDefinition::MAX_SCHEMA_DEPTH
             }
         );
         let text = err.to_string();
@@ -88,7 +87,7 @@ fn input_schemas_past_the_limit_are_refused_at_any_depth() {
 
 #[test]
 fn output_schemas_past_the_limit_are_refused_at_any_depth() {
-    for depth in [ToolSchema::MAX_DEPTH + 1, 600, 10_000, 100_000] {
+    for depth in [ToolDefinition::MAX_SCHEMA_DEPTH + 1, 600, 10_000, 100_000] {
         let err = with_output(schema_of_depth(depth)).unwrap_err();
         assert!(
             matches!(

@@ -6,12 +6,13 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use tack_core::host::ToolSchema;
 use tack_core::host::{NewFailure, NewOutcome};
 use tack_core::host::{ToolFormat, export_tools};
 use tack_core::policy::ApprovalOutcome;
 use tack_core::tool::{
     CallId, Content, ContentBlock, DefinitionError, ErrorCode, Failure, Outcome, OutputSpec, Tier,
-    ToolDefinition, ToolName, ToolSchema,
+    ToolDefinition, ToolName,
 };
 
 fn echo() -> ToolDefinition {

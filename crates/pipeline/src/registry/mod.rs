@@ -12,9 +12,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tack_core::hook::{AgentId, Disposer, Scope};
+use tack_core::host::ToolSchema;
 use tack_core::plugin::RegistrationError;
 use tack_core::plugin::ToolRegistrar;
-use tack_core::tool::{ToolDefinition, ToolSchema};
+use tack_core::tool::ToolDefinition;
 
 use export_cache::{ExportCache, Versioned};
 pub use presentation::{Presentation, RUN_CODE, UnknownPresentation};
@@ -101,7 +102,7 @@ pub(crate) struct Resolution {
 /// * **Validators**: input and output schemas are compiled once, at
 ///   registration (`jsonschema`); a schema that does not compile is refused,
 ///   and so is one deeper than
-///   [`ToolSchema::MAX_DEPTH`](tack_core::tool::ToolSchema::MAX_DEPTH) (checked without
+///   [`ToolDefinition::MAX_SCHEMA_DEPTH`](tack_core::tool::ToolDefinition::MAX_SCHEMA_DEPTH) (checked without
 ///   recursion before compiling, which recurses).
 ///
 /// The registry only knows tools; calls run through a

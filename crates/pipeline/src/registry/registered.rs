@@ -9,7 +9,6 @@ use tack_core::host::ThreadCopy;
 use tack_core::host::{RenderedTool, schema_depth};
 use tack_core::plugin::RegistrationError;
 use tack_core::tool::ToolDefinition;
-use tack_core::tool::ToolSchema;
 
 /// A registered tool: its definition, the layer it lives in, and its input and
 /// output validators, compiled once at registration.
@@ -43,12 +42,12 @@ impl RegisteredTool {
         let compile = |schema: &serde_json::Value, which: &str| {
             // Definitions are built within the limit; checked again (without
             // recursion) because compiling recurses once per level.
-            if schema_depth(schema) > ToolSchema::MAX_DEPTH {
+            if schema_depth(schema) > ToolDefinition::MAX_SCHEMA_DEPTH {
                 return Err(RegistrationError::InvalidSchema {
                     name: name.clone(),
                     reason: format!(
                         "its {which} schema nests deeper than {} levels",
-                        ToolSchema::MAX_DEPTH
+                        ToolDefinition::MAX_SCHEMA_DEPTH
                     ),
                 });
             }

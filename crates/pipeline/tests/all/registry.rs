@@ -7,7 +7,6 @@ use serde_json::{Map, Value, json};
 use tack_core::hook::{AgentId, Scope};
 use tack_core::host::schema_depth;
 use tack_core::plugin::RegistrationError;
-use tack_core::tool::ToolSchema;
 use tack_core::tool::{Content, DefinitionError, ErrorCode, OutputSpec, ToolDefinition};
 use tack_pipeline::{RUN_CODE, RestrictError, Restriction, ToolRegistry};
 
@@ -229,9 +228,9 @@ fn nested(levels: usize) -> (Value, Value) {
 // one level more never reaches the registry.
 #[tokio::test]
 async fn the_deepest_allowed_schema_registers_everywhere_and_validates() {
-    let levels = (ToolSchema::MAX_DEPTH - 1) / 2;
+    let levels = (ToolDefinition::MAX_SCHEMA_DEPTH - 1) / 2;
     let (schema, args) = nested(levels);
-    assert!(schema_depth(&schema) <= ToolSchema::MAX_DEPTH);
+    assert!(schema_depth(&schema) <= ToolDefinition::MAX_SCHEMA_DEPTH);
     let deep = |name: &str| {
         raw_tool(name, schema.clone(), schema.clone(), |args, _| async move {
             Ok((*args).clone())
@@ -273,7 +272,7 @@ async fn the_deepest_allowed_schema_registers_everywhere_and_validates() {
 #[tokio::test]
 async fn the_longest_allowed_ref_chain_registers_and_validates() {
     // root → properties → a → d0 → … → d{links}: links + 4 levels.
-    let links = ToolSchema::MAX_DEPTH - 4;
+    let links = ToolDefinition::MAX_SCHEMA_DEPTH - 4;
     let mut defs = Map::new();
     for i in 0..links {
         defs.insert(
@@ -290,7 +289,7 @@ async fn the_longest_allowed_ref_chain_registers_and_validates() {
         json!({"a": {"$ref": "#/$defs/d0"}}),
     );
     let schema = Value::Object(schema);
-    assert_eq!(schema_depth(&schema), ToolSchema::MAX_DEPTH);
+    assert_eq!(schema_depth(&schema), ToolDefinition::MAX_SCHEMA_DEPTH);
     let h = Harness::with_tool(raw_tool("chain", schema, json!({}), |_, _| async {
         Ok(json!(null))
     }));
