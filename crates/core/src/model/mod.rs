@@ -28,7 +28,7 @@ pub use call::{CallId, ExecutionToken, ToolCall};
 pub use content::{Content, ContentBlock};
 pub use deferred::DeferredContext;
 pub use definition_error::DefinitionError;
-pub use error::{ToolError, ToolErrorCode};
+pub use error::ToolError;
 pub use name::ToolName;
 pub use outcome::{ErrorCode, Failure, Outcome, Status};
 pub use render_error::RenderError;

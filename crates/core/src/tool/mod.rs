@@ -26,5 +26,5 @@ pub use crate::context::execution::ToolExecution;
 pub use crate::model::{
     Arguments, ArgumentsError, CallId, Content, ContentBlock, DeferredContext, DefinitionError,
     ErrorCode, ExecutionToken, Failure, Outcome, RenderError, Status, Tier, ToolCall, ToolError,
-    ToolErrorCode, ToolName, ToolSchema, UnknownName,
+    ToolName, ToolSchema, UnknownName,
 };
