@@ -31,7 +31,6 @@ pub use definition_error::DefinitionError;
 pub use error::ToolError;
 pub use name::ToolName;
 pub use outcome::{ErrorCode, Failure, Outcome, Status};
-pub use render_error::RenderError;
 pub use rewrite::ArgumentRewrite;
 pub use schema::{
     ExportedTool, RenderedTool, ToolFormat, ToolSchema, export_tools, export_tools_json, tools_json,

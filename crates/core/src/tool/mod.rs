@@ -25,6 +25,6 @@ pub use typed::Tool;
 pub use crate::context::execution::ToolExecution;
 pub use crate::model::{
     Arguments, ArgumentsError, CallId, Content, ContentBlock, DeferredContext, DefinitionError,
-    ErrorCode, ExecutionToken, Failure, Outcome, RenderError, Status, Tier, ToolCall, ToolError,
-    ToolName, ToolSchema, UnknownName,
+    ErrorCode, ExecutionToken, Failure, Outcome, Status, Tier, ToolCall, ToolError, ToolName,
+    ToolSchema, UnknownName,
 };
