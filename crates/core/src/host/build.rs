@@ -14,9 +14,10 @@ use crate::capability::Capabilities;
 use crate::context::ToolRunContext;
 use crate::hook::{AgentId, Provenance};
 use crate::hooks::ExecuteOutput;
+use crate::model::Arguments;
 use crate::tool::{
-    Arguments, BodyFuture, CallId, Content, ErrorCode, ExecutionToken, Failure, Outcome, Tier,
-    ToolCall, ToolDefinition, ToolExecution, ToolName,
+    BodyFuture, CallId, Content, ErrorCode, ExecutionToken, Failure, Outcome, Tier, ToolCall,
+    ToolDefinition, ToolExecution, ToolName,
 };
 
 /// A thread's own copy of a registered tool, for a host's registry.

@@ -4,6 +4,8 @@
 //! Compiled only with tack-core's `host` cargo feature, which hosts turn on
 //! and plugin crates leave off.
 //!
+//! * [`Arguments`], [`ArgumentsError`]: a call's argument text parsed into
+//!   the object it says, exactly (what the pipeline's parse stage does).
 //! * [`PluginHost`]: installs plugins into hook points, capability slots and
 //!   a tool registry, and unloads them.
 //! * [`CapabilitySlots`]: the shared, swappable capabilities.
@@ -72,8 +74,8 @@ pub use crate::capability::batch::SerialBatch;
 pub use crate::capability::set::CapabilitySlots;
 pub use crate::context::effects::RunEffects;
 pub use crate::model::{
-    ExportedTool, RenderedTool, ToolFormat, export_tools, export_tools_json, schema_depth,
-    tools_json,
+    Arguments, ArgumentsError, ExportedTool, RenderedTool, ToolFormat, export_tools,
+    export_tools_json, schema_depth, tools_json,
 };
 pub use crate::policy::guard::GuardOutcome;
 pub use crate::tool::body_future::BodyFuture;

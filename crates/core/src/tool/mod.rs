@@ -24,7 +24,6 @@ pub use typed::Tool;
 
 pub use crate::context::execution::ToolExecution;
 pub use crate::model::{
-    Arguments, ArgumentsError, CallId, Content, ContentBlock, DeferredContext, DefinitionError,
-    ErrorCode, ExecutionToken, Failure, Outcome, Status, Tier, ToolCall, ToolError, ToolName,
-    ToolSchema, UnknownName,
+    CallId, Content, ContentBlock, DeferredContext, DefinitionError, ErrorCode, ExecutionToken,
+    Failure, Outcome, Status, Tier, ToolCall, ToolError, ToolName, ToolSchema, UnknownName,
 };

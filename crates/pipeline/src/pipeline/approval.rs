@@ -49,7 +49,7 @@ impl Pipeline {
             reason,
         );
         // The gist in the order the model wrote the arguments.
-        request.summary = ApprovalRequest::summarize_arguments(name, execution.parsed_arguments());
+        request.summary = ApprovalRequest::summarize_execution(execution);
         // The call itself inside the future: a service that panics before
         // returning its future is contained like one that panics while polled.
         let asked = AssertUnwindSafe(async { approver.request(request, cancel.clone()).await })
