@@ -25,5 +25,5 @@ pub use typed::Tool;
 pub use crate::context::execution::ToolExecution;
 pub use crate::model::{
     CallId, Content, ContentBlock, DeferredContext, DefinitionError, ErrorCode, ExecutionToken,
-    Failure, Outcome, Status, Tier, ToolCall, ToolError, ToolName, ToolSchema, UnknownName,
+    Failure, Outcome, Tier, ToolCall, ToolError, ToolName, ToolSchema, UnknownName,
 };
