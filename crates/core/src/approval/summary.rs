@@ -7,7 +7,6 @@ use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use crate::model::Arguments;
-use crate::tool::ToolExecution;
 
 /// The longest summary, in characters (the ellipsis included).
 const SUMMARY_MAX_CHARS: usize = 100;
@@ -67,8 +66,8 @@ impl super::ApprovalRequest {
     /// A short, single-line description of a call for a person deciding on it:
     /// `tool: gist`, where the gist is the first string argument (a command, a
     /// path, a pattern) or, when there is none, the arguments as compact JSON.
-    /// "First" is in the value's key order; [`summarize_execution`](Self::summarize_execution) picks it in
-    /// the order the model wrote the arguments, as the pipeline does.
+    /// "First" is in the value's key order; the pipeline picks it in the
+    /// order the model wrote the arguments (`tack_core::host::summarize_execution`).
     ///
     /// Control characters are escaped ([`escape_control`](Self::escape_control)), and a summary longer
     /// than [`SUMMARY_MAX_CHARS`](Self::SUMMARY_MAX_CHARS) is cut with `…`. It is a label, not the whole
@@ -88,38 +87,12 @@ impl super::ApprovalRequest {
     pub fn summarize_call(tool: &str, arguments: &Value) -> String {
         summarize(tool, arguments, None)
     }
-
-    /// [`summarize_call`](Self::summarize_call) of an execution's tool and
-    /// arguments, the gist being the first string argument in the order the
-    /// model wrote them (the order of
-    /// [`arguments_text`](ToolExecution::arguments_text)): the summary the
-    /// pipeline gives the requests it makes.
-    ///
-    /// ```
-    /// use serde_json::json;
-    /// use tack_core::host::{Arguments, NewExecutionToken, NewToolExecution};
-    /// use tack_core::policy::ApprovalRequest;
-    /// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
-    ///
-    /// let text = r#"{"path": "src/main.rs", "content": "fn main() {}"}"#;
-    /// let execution = ToolExecution::new(
-    ///     CallId::from("c1"), ToolName::new("write_file").unwrap(),
-    ///     Arguments::parse(text).unwrap(), Tier::Writes, ExecutionToken::issue(CallId::from("c1")),
-    /// );
-    /// assert_eq!(ApprovalRequest::summarize_execution(&execution), "write_file: src/main.rs");
-    /// // From the value alone, the first in the value's key order.
-    /// assert_eq!(
-    ///     ApprovalRequest::summarize_call("write_file", execution.arguments()),
-    ///     "write_file: fn main() {}",
-    /// );
-    /// ```
-    pub fn summarize_execution(execution: &ToolExecution) -> String {
-        summarize_parsed(execution.name(), execution.parsed_arguments())
-    }
 }
 
-/// The summary of `tool` with `arguments`, the gist in the text's order.
-fn summarize_parsed(tool: &str, arguments: &Arguments) -> String {
+/// [`ApprovalRequest::summarize_call`](super::ApprovalRequest::summarize_call)
+/// of a call's [`Arguments`], the gist being the first string argument in the
+/// order the model wrote them (the text's order).
+pub(crate) fn summarize_arguments(tool: &str, arguments: &Arguments) -> String {
     summarize(tool, arguments.value(), first_string(arguments.text()))
 }
 
@@ -227,7 +200,7 @@ mod tests {
     fn the_gist_is_the_first_string_argument_in_the_models_order() {
         let args = Arguments::parse(r#"{"n": 1, "path": "src/main.rs", "content": "x"}"#).unwrap();
         assert_eq!(
-            summarize_parsed("write_file", &args),
+            summarize_arguments("write_file", &args),
             "write_file: src/main.rs"
         );
         // From a value alone, the first in the value's key order.

@@ -5,7 +5,9 @@
 //! and plugin crates leave off.
 //!
 //! * [`Arguments`], [`ArgumentsError`]: a call's argument text parsed into
-//!   the object it says, exactly (what the pipeline's parse stage does).
+//!   the object it says, exactly (what the pipeline's parse stage does);
+//!   [`summarize_execution`], the summary of an approval request, its gist
+//!   in the order of that text.
 //! * [`PluginHost`]: installs plugins into hook points, capability slots and
 //!   a tool registry, and unloads them.
 //! * [`CapabilitySlots`]: the shared, swappable capabilities.
@@ -58,10 +60,12 @@
 //! assert!(effects.concluded()); // what only the host reads
 //! ```
 
+mod approval_summary;
 pub(crate) mod build;
 mod constructors;
 mod plugin_host;
 
+pub use approval_summary::summarize_execution;
 pub use build::{
     NewExecuteRequest, NewExecutionRecord, NewExecutionToken, NewFailure, NewOutcome,
     NewPostExecuteInput, NewRunContext, NewToolExecution, ThreadCopy, cancelled_before_start,
