@@ -115,7 +115,8 @@ pub struct Failure {
     /// For [`ErrorCode::InvalidArguments`]: the JSON pointer of the failing value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pointer: Option<String>,
-    /// A short machine-readable reason from the tool (`ENOENT`).
+    /// A short machine-readable reason: the tool's own (`ENOENT`), or the
+    /// pipeline's (`render_failed`, `render_panicked`, `INVALID_REWRITE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Structured details from the tool.
