@@ -54,8 +54,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // What a session log writes: the final record, after post-execute.
     let result = pipeline.hooks().result();
     let _log = result.tap("log", |record: &Arc<ExecutionRecord>| {
-        let logged = serde_json::to_string(&record.outcome.status);
-        println!("logged: {}", logged.unwrap_or_default());
+        match record.outcome.result() {
+            Ok(value) => println!("logged value: {value}"),
+            Err(failure) => {
+                let failure = serde_json::to_string(failure).unwrap_or_default();
+                println!("logged error: {failure}");
+            }
+        }
     });
     let config = ToolDefinition::builder("config")
         .description("Read a section of the configuration.")

@@ -67,14 +67,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             match args["plan"][attempt].as_str().unwrap_or("answer") {
                 "upstream-timeout" => {
                     sleep(Duration::from_millis(30)).await;
-                    Err(ToolError::with_code(
-                        ToolErrorCode::Timeout,
-                        "the index timed out",
-                    ))
+                    Err(ToolError::timeout("the index timed out"))
                 }
                 "slow" => {
                     cx.cancellation().cancelled().await;
-                    Err(ToolError::with_code(ToolErrorCode::Cancelled, "stopped"))
+                    Err(ToolError::cancelled("stopped"))
                 }
                 _ => {
                     sleep(Duration::from_millis(20)).await;

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tack_core::capability::CommandRequest;
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{Content, ContentBlock, Outcome, Tier, Tool, ToolError, ToolErrorCode};
+use tack_core::tool::{Content, ContentBlock, Outcome, Tier, Tool, ToolError};
 
 use crate::text::clip_line;
 use crate::truncate::cap_middle;
@@ -135,8 +135,7 @@ impl Tool for Bash {
 
     async fn execute(&self, args: BashArgs, cx: &ToolRunContext) -> Result<BashOutput, ToolError> {
         if args.command.trim().is_empty() {
-            return Err(ToolError::with_code(
-                ToolErrorCode::InvalidArguments,
+            return Err(ToolError::invalid_arguments(
                 "the command is empty: pass the command line to run in `command`, e.g. `ls -la`",
             )
             .with_kind("empty_command"));
@@ -145,10 +144,9 @@ impl Tool for Bash {
             None => self.default_timeout,
             Some(ms) if (1..=MAX_TIMEOUT_MS).contains(&ms) => Duration::from_millis(ms),
             Some(ms) => {
-                return Err(ToolError::with_code(
-                    ToolErrorCode::InvalidArguments,
-                    format!("`timeout_ms` must be from 1 to {MAX_TIMEOUT_MS}, got {ms}"),
-                ));
+                return Err(ToolError::invalid_arguments(format!(
+                    "`timeout_ms` must be from 1 to {MAX_TIMEOUT_MS}, got {ms}"
+                )));
             }
         };
         let request = CommandRequest::new(args.command)

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use similar::TextDiff;
 use tack_core::capability::EntryKind;
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{Content, Tier, Tool, ToolError, ToolErrorCode};
+use tack_core::tool::{Content, Tier, Tool, ToolError};
 
 use crate::text::{NotText, decode_text};
 
@@ -70,15 +70,13 @@ fn replace(
     all: bool,
 ) -> Result<(String, u64, usize), ToolError> {
     if old.is_empty() {
-        return Err(ToolError::with_code(
-            ToolErrorCode::InvalidArguments,
+        return Err(ToolError::invalid_arguments(
             "`old_string` is empty: give the exact text to replace (to create a file or \
              replace all of it, use write_file)",
         ));
     }
     if old == new {
-        return Err(ToolError::with_code(
-            ToolErrorCode::InvalidArguments,
+        return Err(ToolError::invalid_arguments(
             "`old_string` and `new_string` are the same, so the edit would change nothing",
         ));
     }

@@ -12,7 +12,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use globset::{GlobBuilder, GlobMatcher};
-use tack_core::tool::{ToolError, ToolErrorCode};
+use tack_core::tool::ToolError;
 
 /// The deepest nesting of `{…}` alternates a glob may have.
 pub(crate) const MAX_GLOB_NESTING: usize = 16;
@@ -92,10 +92,7 @@ pub(crate) fn check_glob_limits(pattern: &str) -> Result<(), GlobLimit> {
 /// says is wrong and where.
 pub(crate) fn compile_glob(argument: &str, pattern: &str) -> Result<GlobMatcher, ToolError> {
     let invalid = |reason: String| {
-        ToolError::with_code(
-            ToolErrorCode::InvalidArguments,
-            format!("`{argument}` is not a valid glob: {reason}"),
-        )
+        ToolError::invalid_arguments(format!("`{argument}` is not a valid glob: {reason}"))
     };
     check_glob_limits(pattern).map_err(|limit| invalid(limit.to_string()))?;
     let pattern = pattern.strip_prefix("./").unwrap_or(pattern);

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tack_core::capability::EntryKind;
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{Content, Tier, Tool, ToolError, ToolErrorCode};
+use tack_core::tool::{Content, Tier, Tool, ToolError};
 
 use crate::glob::search_base;
 use crate::glob_pattern::compile_glob;
@@ -198,7 +198,7 @@ impl Tool for Grep {
         let regex = RegexBuilder::new(&args.pattern)
             .case_insensitive(args.case_insensitive)
             .build()
-            .map_err(|e| ToolError::with_code(ToolErrorCode::InvalidArguments, regex_error(&e)))?;
+            .map_err(|e| ToolError::invalid_arguments(regex_error(&e)))?;
         let filter = match args.glob.as_deref() {
             None => None,
             Some(glob) => Some(FileFilter {

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tack_core::capability::EntryKind;
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{Content, Tier, Tool, ToolError, ToolErrorCode};
+use tack_core::tool::{Content, Tier, Tool, ToolError};
 
 use crate::walk::{SkippedPath, join};
 
@@ -137,10 +137,9 @@ impl Tool for ListDir {
     ) -> Result<ListDirOutput, ToolError> {
         let depth = args.depth.unwrap_or(1);
         if !(1..=MAX_DEPTH).contains(&depth) {
-            return Err(ToolError::with_code(
-                ToolErrorCode::InvalidArguments,
-                format!("`depth` must be from 1 to {MAX_DEPTH}, got {depth}"),
-            ));
+            return Err(ToolError::invalid_arguments(format!(
+                "`depth` must be from 1 to {MAX_DEPTH}, got {depth}"
+            )));
         }
         let fs = cx.fs()?;
         let mut entries = Vec::new();

@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use tack_core::capability::{EntryKind, FileSystem};
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{Content, Tier, Tool, ToolError, ToolErrorCode};
+use tack_core::tool::{Content, Tier, Tool, ToolError};
 
 use crate::line_scan::PageScan;
 use crate::text::{NotText, TextCheck, count_lines, decode_text};
@@ -245,12 +245,9 @@ impl ReadFile {
         let mut pos = 0u64;
         while pos < size {
             if cx.is_cancelled() {
-                return Err(ToolError::with_code(
-                    ToolErrorCode::Cancelled,
-                    format!(
-                        "read_file was cancelled while scanning {path} (at byte {pos} of {size})"
-                    ),
-                ));
+                return Err(ToolError::cancelled(format!(
+                    "read_file was cancelled while scanning {path} (at byte {pos} of {size})"
+                )));
             }
             let chunk = fs
                 .read_at(given, pos, self.chunk_bytes.min(size - pos))

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tack_core::capability::{CapabilityError, EntryKind, FileSystem};
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{ToolError, ToolErrorCode};
+use tack_core::tool::ToolError;
 
 use crate::glob_pattern::check_glob_limits;
 
@@ -189,10 +189,7 @@ fn ancestors(base: &str) -> Vec<String> {
 /// `CANCELLED`: "the search was cancelled".
 pub(crate) fn check_cancelled(cx: &ToolRunContext) -> Result<(), ToolError> {
     if cx.is_cancelled() {
-        return Err(ToolError::with_code(
-            ToolErrorCode::Cancelled,
-            "the search was cancelled",
-        ));
+        return Err(ToolError::cancelled("the search was cancelled"));
     }
     Ok(())
 }

@@ -58,5 +58,4 @@ pub use crate::serde_json::{Value, json};
 #[doc(no_inline)]
 pub use crate::tool::{
     Content, ContentBlock, ErrorCode, OutputSpec, Tier, Tool, ToolCall, ToolDefinition, ToolError,
-    ToolErrorCode,
 };

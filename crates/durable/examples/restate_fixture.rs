@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tack_agent::{ChatModel, ScriptedModel};
 use tack_core::context::ToolRunContext;
 use tack_core::policy::PreDecision;
-use tack_core::tool::{OutputSpec, ToolDefinition, ToolError, ToolErrorCode, ToolExecution};
+use tack_core::tool::{OutputSpec, ToolDefinition, ToolError, ToolExecution};
 use tack_pipeline::{Pipeline, ToolRegistry};
 use tack_restate::SessionHost;
 
@@ -47,10 +47,10 @@ fn append(dir: &Path, name: &str, args: &Value) -> Result<(), ToolError> {
         .create(true)
         .append(true)
         .open(dir.join("files").join(file))
-        .map_err(|e| ToolError::with_code(ToolErrorCode::ExecutionFailed, e.to_string()))?;
+        .map_err(|e| ToolError::new(e.to_string()))?;
     writeln!(out, "{name}")
         .and_then(|()| out.sync_all())
-        .map_err(|e| ToolError::with_code(ToolErrorCode::ExecutionFailed, e.to_string()))
+        .map_err(|e| ToolError::new(e.to_string()))
 }
 
 fn tool(name: &str, dir: &Path, endpoint: &str, hold: bool, idempotent: bool) -> ToolDefinition {
@@ -74,9 +74,7 @@ fn tool(name: &str, dir: &Path, endpoint: &str, hold: bool, idempotent: bool) ->
                         tokio::time::sleep(Duration::from_millis(10)).await;
                         waited += 1;
                         if waited > 60_000 {
-                            return Err(ToolError::with_code(
-                                ToolErrorCode::ExecutionFailed,
-                                "the gate never opened",
+                            return Err(ToolError::new("the gate never opened",
                             ));
                         }
                     }

@@ -25,7 +25,7 @@ type Render = Arc<dyn Fn(&Value, &Value) -> Vec<ContentBlock> + Send + Sync>;
 ///
 /// ```
 /// use tack_core::serde_json::json;
-/// use tack_core::tool::{Tier, ToolError, ToolErrorCode};
+/// use tack_core::tool::{Tier, ToolError};
 /// use tack_test::FakeTool;
 ///
 /// let echo = FakeTool::new("echo")
@@ -34,7 +34,7 @@ type Render = Arc<dyn Fn(&Value, &Value) -> Vec<ContentBlock> + Send + Sync>;
 ///     .body(|args, _cx| async move { Ok(args["text"].clone()) });
 /// let broken = FakeTool::new("broken")
 ///     .tier(Tier::Executes)
-///     .fails(ToolError::with_code(ToolErrorCode::ExecutionFailed, "disk on fire"));
+///     .fails(ToolError::new("disk on fire"));
 /// assert_eq!(echo.name(), "echo");
 /// assert_eq!(broken.runs(), 0);
 /// ```

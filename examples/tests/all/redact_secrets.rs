@@ -12,9 +12,9 @@ fn secrets_are_redacted_from_content_and_log() {
     assert_eq!(
         lines,
         [
-            r#"logged: {"status":"ok","value":{"key":"[REDACTED]","user":"ada"}}"#,
+            r#"logged value: {"key":"[REDACTED]","user":"ada"}"#,
             r#"model reads: {"key":"[REDACTED]","user":"ada"}"#,
-            r#"logged: {"status":"error","error":{"code":"EXECUTION_FAILED","message":"bad section in `key = [REDACTED]`","dispatched":true}}"#,
+            r#"logged error: {"code":"EXECUTION_FAILED","message":"bad section in `key = [REDACTED]`","dispatched":true}"#,
             "model reads: EXECUTION_FAILED: bad section in `key = [REDACTED]`",
         ],
         "{}",

@@ -6,3 +6,4 @@ mod request;
 mod summary;
 
 pub use request::{ApprovalOutcome, ApprovalRequest, ApprovalService};
+pub(crate) use summary::summarize_arguments;

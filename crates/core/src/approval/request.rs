@@ -58,7 +58,7 @@ pub struct ApprovalRequest {
     /// A short single-line description of the call, control characters
     /// escaped: [`summarize_call`](Self::summarize_call) of the tool and
     /// arguments, e.g. `bash: ls -la` (the pipeline sets it from the
-    /// argument text with [`summarize_arguments`](Self::summarize_arguments),
+    /// argument text with `tack_core::host::summarize_execution`,
     /// so the gist is the first string the model wrote).
     #[serde(default)]
     pub summary: String,

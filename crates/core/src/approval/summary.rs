@@ -66,8 +66,8 @@ impl super::ApprovalRequest {
     /// A short, single-line description of a call for a person deciding on it:
     /// `tool: gist`, where the gist is the first string argument (a command, a
     /// path, a pattern) or, when there is none, the arguments as compact JSON.
-    /// "First" is in the value's key order; [`summarize_arguments`](Self::summarize_arguments) picks it in
-    /// the order the model wrote the arguments, as the pipeline does.
+    /// "First" is in the value's key order; the pipeline picks it in the
+    /// order the model wrote the arguments (`tack_core::host::summarize_execution`).
     ///
     /// Control characters are escaped ([`escape_control`](Self::escape_control)), and a summary longer
     /// than [`SUMMARY_MAX_CHARS`](Self::SUMMARY_MAX_CHARS) is cut with `…`. It is a label, not the whole
@@ -87,19 +87,13 @@ impl super::ApprovalRequest {
     pub fn summarize_call(tool: &str, arguments: &Value) -> String {
         summarize(tool, arguments, None)
     }
+}
 
-    /// [`summarize_call`](Self::summarize_call) of a call's [`Arguments`], the gist being the first
-    /// string argument in the order the model wrote them (the text's order).
-    ///
-    /// ```
-    /// use tack_core::policy::ApprovalRequest;
-    /// use tack_core::tool::Arguments;
-    /// let args = Arguments::parse(r#"{"path": "src/main.rs", "content": "fn main() {}"}"#).unwrap();
-    /// assert_eq!(ApprovalRequest::summarize_arguments("write_file", &args), "write_file: src/main.rs");
-    /// ```
-    pub fn summarize_arguments(tool: &str, arguments: &Arguments) -> String {
-        summarize(tool, arguments.value(), first_string(arguments.text()))
-    }
+/// [`ApprovalRequest::summarize_call`](super::ApprovalRequest::summarize_call)
+/// of a call's [`Arguments`], the gist being the first string argument in the
+/// order the model wrote them (the text's order).
+pub(crate) fn summarize_arguments(tool: &str, arguments: &Arguments) -> String {
+    summarize(tool, arguments.value(), first_string(arguments.text()))
 }
 
 /// The first top-level string member of the JSON object `text`, in text order.
@@ -206,7 +200,7 @@ mod tests {
     fn the_gist_is_the_first_string_argument_in_the_models_order() {
         let args = Arguments::parse(r#"{"n": 1, "path": "src/main.rs", "content": "x"}"#).unwrap();
         assert_eq!(
-            ApprovalRequest::summarize_arguments("write_file", &args),
+            summarize_arguments("write_file", &args),
             "write_file: src/main.rs"
         );
         // From a value alone, the first in the value's key order.

@@ -1,15 +1,16 @@
 //! A capability's error as the tool error a body returns with `?`.
 
 use super::CapabilityError;
-use crate::model::{ToolError, ToolErrorCode};
+use crate::model::ToolError;
 
 impl From<CapabilityError> for ToolError {
     fn from(err: CapabilityError) -> Self {
-        let code = if matches!(err, CapabilityError::Cancelled) {
-            ToolErrorCode::Cancelled
+        let kind = err.kind_name();
+        if matches!(err, CapabilityError::Cancelled) {
+            ToolError::cancelled(err.to_string())
         } else {
-            ToolErrorCode::ExecutionFailed
-        };
-        ToolError::with_code(code, err.to_string()).with_kind(err.kind_name())
+            ToolError::new(err.to_string())
+        }
+        .with_kind(kind)
     }
 }

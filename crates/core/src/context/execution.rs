@@ -80,12 +80,14 @@ impl ToolExecution {
     /// agent, parent) is kept. It is not yet validated: the pipeline checks
     /// the final rewrite (from the decision's
     /// [`with_arguments`](crate::policy::PreDecision::with_arguments)) against
-    /// the tool's schema before approval, guards or the body see it.
-    pub fn with_rewritten_arguments(&self, arguments: impl Into<Arguments>) -> Self {
+    /// the tool's schema before approval, guards or the body see it. The
+    /// new [`arguments_text`](Self::arguments_text) is the value's compact
+    /// JSON.
+    pub fn with_rewritten_arguments(&self, arguments: impl Into<Arc<Value>>) -> Self {
         Self {
             call_id: self.call_id.clone(),
             tool: self.tool.clone(),
-            arguments: arguments.into(),
+            arguments: Arguments::from(arguments.into()),
             tier: self.tier,
             token: self.token.clone(),
             agent: self.agent.clone(),
@@ -143,7 +145,7 @@ impl ToolExecution {
     }
 
     /// The arguments, text and parsed value.
-    pub fn parsed_arguments(&self) -> &Arguments {
+    pub(crate) fn parsed_arguments(&self) -> &Arguments {
         &self.arguments
     }
 

@@ -56,11 +56,11 @@ impl Shared {
 /// ```
 /// use tack_core::context::ToolRunContext;
 /// use tack_core::serde_json::{Value, json};
-/// use tack_core::tool::{ToolError, ToolErrorCode};
+/// use tack_core::tool::ToolError;
 ///
 /// async fn body(_args: Value, cx: ToolRunContext) -> Result<Value, ToolError> {
 ///     if cx.is_cancelled() {
-///         return Err(ToolError::with_code(ToolErrorCode::Cancelled, "stopped before reading anything"));
+///         return Err(ToolError::cancelled("stopped before reading anything"));
 ///     }
 ///     let fs = cx.fs()?; // the host's filesystem capability, or a MISSING error
 ///     let _ = fs;

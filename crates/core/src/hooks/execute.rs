@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::ToolRunContext;
 use crate::hook::Provenance;
-use crate::tool::{BodyFuture, Failure, ToolError, ToolErrorCode, ToolExecution, ToolHandler};
+use crate::tool::{BodyFuture, Failure, ToolError, ToolExecution, ToolHandler};
 
 /// The input of `tools/execute`: the run context the body will get (and
 /// through it the execution), and the body itself (the hook's default runs
@@ -106,10 +106,7 @@ impl ExecuteRequest {
     pub(crate) fn start(self) -> Result<BodyFuture, ExecuteOutput> {
         if self.context.is_cancelled() {
             let failure = Failure::cancelled_before_start(self.execution().name());
-            return Err(ExecuteOutput::err(ToolError::with_code(
-                ToolErrorCode::Cancelled,
-                failure.message,
-            )));
+            return Err(ExecuteOutput::err(ToolError::cancelled(failure.message)));
         }
         self.context.effects().mark_dispatched();
         let arguments = self.execution().arguments().clone();
@@ -124,8 +121,8 @@ impl ExecuteRequest {
 /// ```
 /// use serde_json::json;
 /// use tack_core::hooks::ExecuteOutput;
-/// use tack_core::tool::{ToolError, ToolErrorCode};
-/// let out = ExecuteOutput::err(ToolError::with_code(ToolErrorCode::Timeout, "timed out after 5000 ms"));
+/// use tack_core::tool::ToolError;
+/// let out = ExecuteOutput::err(ToolError::timeout("timed out after 5000 ms"));
 /// assert!(out.result().is_err());
 /// assert!(ExecuteOutput::ok(json!(1)).result().is_ok());
 /// ```

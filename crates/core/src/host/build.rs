@@ -14,9 +14,10 @@ use crate::capability::Capabilities;
 use crate::context::ToolRunContext;
 use crate::hook::{AgentId, Provenance};
 use crate::hooks::ExecuteOutput;
+use crate::model::Arguments;
 use crate::tool::{
-    Arguments, BodyFuture, CallId, Content, ErrorCode, ExecutionToken, Failure, Outcome, Tier,
-    ToolCall, ToolDefinition, ToolExecution, ToolName,
+    BodyFuture, CallId, Content, ErrorCode, ExecutionToken, Failure, Outcome, Tier, ToolCall,
+    ToolDefinition, ToolExecution, ToolName,
 };
 
 /// A thread's own copy of a registered tool, for a host's registry.
@@ -227,6 +228,28 @@ pub trait NewOutcome: sealed::Sealed + Sized {
 
     /// Sets who decided.
     fn with_provenance(self, provenance: Option<Provenance>) -> Self;
+
+    /// Replaces the value of a success (what the pipeline does with a
+    /// `tools/post-execute` listener's replacement, once it is checked and
+    /// rendered) and gives back the value it replaced; the rest of the
+    /// outcome (its content included) is left to the caller. A failure
+    /// cannot become a success: on a failure this does nothing and returns
+    /// `None`.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tack_core::host::{NewFailure, NewOutcome};
+    /// use tack_core::tool::{CallId, ErrorCode, Failure, Outcome};
+    ///
+    /// let mut ok = Outcome::success(CallId::from("c1"), "read", json!("SECRET=1"), vec![]);
+    /// assert_eq!(ok.replace_value(json!("[redacted]")), Some(json!("SECRET=1")));
+    /// assert_eq!(ok.value(), Some(&json!("[redacted]")));
+    ///
+    /// let mut failed = Outcome::failure(CallId::from("c2"), "read", Failure::new(ErrorCode::Denied, "no"));
+    /// assert_eq!(failed.replace_value(json!("all good")), None);
+    /// assert!(!failed.is_success());
+    /// ```
+    fn replace_value(&mut self, value: Value) -> Option<Value>;
 }
 
 /// Building a [`Failure`] with any [`ErrorCode`], the pipeline's own

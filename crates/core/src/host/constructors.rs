@@ -87,6 +87,13 @@ impl NewOutcome for Outcome {
         self.provenance = provenance;
         self
     }
+
+    fn replace_value(&mut self, value: Value) -> Option<Value> {
+        match &mut self.status {
+            Status::Ok { value: old } => Some(std::mem::replace(old, value)),
+            Status::Error { .. } => None,
+        }
+    }
 }
 
 impl super::build::sealed::Sealed for ToolExecution {}

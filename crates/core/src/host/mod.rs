@@ -4,6 +4,10 @@
 //! Compiled only with tack-core's `host` cargo feature, which hosts turn on
 //! and plugin crates leave off.
 //!
+//! * [`Arguments`], [`ArgumentsError`]: a call's argument text parsed into
+//!   the object it says, exactly (what the pipeline's parse stage does);
+//!   [`summarize_execution`], the summary of an approval request, its gist
+//!   in the order of that text.
 //! * [`PluginHost`]: installs plugins into hook points, capability slots and
 //!   a tool registry, and unloads them.
 //! * [`CapabilitySlots`]: the shared, swappable capabilities, and
@@ -59,10 +63,12 @@
 //! assert!(effects.concluded()); // what only the host reads
 //! ```
 
+mod approval_summary;
 pub(crate) mod build;
 mod constructors;
 mod plugin_host;
 
+pub use approval_summary::summarize_execution;
 pub use build::{
     NewExecuteRequest, NewExecutionRecord, NewExecutionToken, NewFailure, NewOutcome,
     NewPostExecuteInput, NewRunContext, NewToolExecution, ThreadCopy, cancelled_before_start,
@@ -75,8 +81,8 @@ pub use crate::capability::batch::SerialBatch;
 pub use crate::capability::set::{Capabilities, CapabilitySlots};
 pub use crate::context::effects::RunEffects;
 pub use crate::model::{
-    ExportedTool, RenderedTool, ToolFormat, ToolSchema, export_tools, export_tools_json,
-    schema_depth, tools_json,
+    Arguments, ArgumentsError, ExportedTool, RenderedTool, ToolFormat, ToolSchema, export_tools,
+    export_tools_json, schema_depth, tools_json,
 };
 pub use crate::policy::guard::GuardOutcome;
 pub use crate::tool::body_future::BodyFuture;

@@ -33,7 +33,7 @@ const QUOTED_NUMBER_CHARS: usize = 40;
 /// was wrong and how to fix it, for the model to act on.
 ///
 /// ```
-/// use tack_core::tool::{Arguments, ArgumentsError};
+/// use tack_core::host::{Arguments, ArgumentsError};
 /// let err = Arguments::parse(r#"{"n": 123456789012345678901234567890}"#).unwrap_err();
 /// assert!(matches!(err, ArgumentsError::InexactNumber { .. }));
 /// assert_eq!(err.pointer(), Some("/n"));
@@ -143,7 +143,7 @@ fn place(pointer: &str) -> String {
 /// [`text`](Self::text) — typed tools do: they deserialize from it.
 ///
 /// ```
-/// use tack_core::tool::Arguments;
+/// use tack_core::host::Arguments;
 /// let args = Arguments::parse(r#"{"z": 1.50, "a": 18446744073709551615}"#).unwrap();
 /// assert_eq!(args.text(), r#"{"z": 1.50, "a": 18446744073709551615}"#);
 /// assert_eq!(args.value()["a"].as_u64(), Some(u64::MAX));
@@ -184,7 +184,7 @@ impl Arguments {
     /// it is left as it was.
     ///
     /// ```
-    /// use tack_core::tool::Arguments;
+    /// use tack_core::host::Arguments;
     /// let mut text = String::from(r#"{"x": 1}"#);
     /// let args = Arguments::parse_from(&mut text).unwrap();
     /// assert_eq!((args.text(), text.as_str()), (r#"{"x": 1}"#, ""));

@@ -158,7 +158,7 @@ pub struct ToolCall {
     /// The tool name as the model wrote it (unvalidated).
     pub name: String,
     /// The arguments exactly as the model wrote them (unparsed). The pipeline
-    /// parses them into [`Arguments`](super::Arguments), which keep this text
+    /// parses them into `tack_core::host::Arguments`, which keep this text
     /// beside the parsed object and refuse a number the object would not hold
     /// exactly.
     pub arguments: String,

@@ -6,9 +6,15 @@ use super::ErrorCode;
 
 /// What a tool body returns when it fails: a message the model can act on.
 ///
-/// The pipeline turns it into an [`ErrorCode::ExecutionFailed`] outcome unless
-/// another code is set. An optional `kind` carries a short machine-readable
-/// reason (`ENOENT`, `not_unique`) for hosts and programs.
+/// [`new`](Self::new) is an [`ErrorCode::ExecutionFailed`]; the other codes a
+/// tool may produce have constructors of their own:
+/// [`invalid_arguments`](Self::invalid_arguments),
+/// [`cancelled`](Self::cancelled), [`timeout`](Self::timeout) and
+/// [`code_run_failed`](Self::code_run_failed). The pipeline's own verdicts
+/// about a call (`DENIED`, `UNKNOWN_TOOL`, `INTERNAL`, `OUTPUT_INVALID`)
+/// have none: the code being judged cannot claim them. An optional `kind`
+/// carries a short machine-readable reason (`ENOENT`, `not_unique`) for hosts
+/// and programs.
 ///
 /// ```
 /// use tack_core::tool::{ErrorCode, ToolError};
@@ -16,6 +22,9 @@ use super::ErrorCode;
 /// assert_eq!(err.code(), ErrorCode::ExecutionFailed);
 /// assert_eq!(err.kind(), Some("ENOENT"));
 /// assert_eq!(err.to_string(), "no such file: README.md");
+///
+/// let err = ToolError::timeout("timed out after 5000 ms");
+/// assert_eq!(err.code(), ErrorCode::Timeout);
 /// ```
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{message}")]
@@ -27,7 +36,7 @@ pub struct ToolError {
 }
 
 impl ToolError {
-    /// An execution failure with `message`.
+    /// `EXECUTION_FAILED`: the work failed.
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             code: ErrorCode::ExecutionFailed,
@@ -37,16 +46,38 @@ impl ToolError {
         }
     }
 
-    /// A failure with another of the codes a tool may produce (e.g.
-    /// [`ToolErrorCode::CodeRunFailed`] from `run_code`,
-    /// [`ToolErrorCode::InvalidArguments`] for a check the schema cannot
-    /// express). The pipeline's own codes (`DENIED`, `UNKNOWN_TOOL`,
-    /// `INTERNAL`, ...) are not [`ToolErrorCode`]s, so a tool cannot claim them.
-    pub fn with_code(code: ToolErrorCode, message: impl Into<String>) -> Self {
-        Self::with_wire_code(code.into(), message)
+    /// `INVALID_ARGUMENTS`: a check on the arguments the input schema cannot
+    /// express (a pattern that does not compile, two fields that exclude
+    /// each other).
+    ///
+    /// ```
+    /// use tack_core::tool::{ErrorCode, ToolError};
+    /// let err = ToolError::invalid_arguments("`old` and `new` are the same text");
+    /// assert_eq!(err.code(), ErrorCode::InvalidArguments);
+    /// ```
+    pub fn invalid_arguments(message: impl Into<String>) -> Self {
+        Self::with_wire_code(ErrorCode::InvalidArguments, message)
     }
 
-    /// Any wire code: for tack-core's own erasure of typed tools only.
+    /// `CANCELLED`: the body stopped because its cancellation signal fired.
+    pub fn cancelled(message: impl Into<String>) -> Self {
+        Self::with_wire_code(ErrorCode::Cancelled, message)
+    }
+
+    /// `TIMEOUT`: the call ran out of time (what a deadline wrapper of
+    /// `tools/execute` returns).
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Self::with_wire_code(ErrorCode::Timeout, message)
+    }
+
+    /// `CODE_RUN_FAILED`: a `run_code` program failed (an exception, a
+    /// limit).
+    pub fn code_run_failed(message: impl Into<String>) -> Self {
+        Self::with_wire_code(ErrorCode::CodeRunFailed, message)
+    }
+
+    /// Any wire code: for tack-core's own errors only (a typed tool's value
+    /// that is not JSON, a renderer that failed).
     pub(crate) fn with_wire_code(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
@@ -84,60 +115,5 @@ impl ToolError {
     /// The structured details, if any.
     pub fn data(&self) -> Option<&Value> {
         self.data.as_deref()
-    }
-}
-
-/// The codes a tool body (or a `tools/execute` wrapper) may give a
-/// [`ToolError`]: a subset of [`ErrorCode`]. The others — `UNKNOWN_TOOL`,
-/// `DENIED`, `INTERNAL`, `OUTPUT_INVALID` — are the pipeline's verdicts about
-/// a call and cannot be produced by the code being judged.
-///
-/// ```
-/// use tack_core::tool::{ErrorCode, ToolError, ToolErrorCode};
-/// let err = ToolError::with_code(ToolErrorCode::Timeout, "took too long");
-/// assert_eq!(err.code(), ErrorCode::Timeout);
-/// assert_eq!(ToolErrorCode::try_from(ErrorCode::Denied), Err(ErrorCode::Denied));
-/// assert_eq!(ToolErrorCode::try_from(ErrorCode::Cancelled), Ok(ToolErrorCode::Cancelled));
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ToolErrorCode {
-    /// `EXECUTION_FAILED`: the work failed (the default of [`ToolError::new`]).
-    ExecutionFailed,
-    /// `INVALID_ARGUMENTS`: a check on the arguments the schema cannot express.
-    InvalidArguments,
-    /// `CANCELLED`: the body stopped because its cancellation signal fired.
-    Cancelled,
-    /// `TIMEOUT`: the call ran out of time (a deadline wrapper).
-    Timeout,
-    /// `CODE_RUN_FAILED`: a `run_code` program failed.
-    CodeRunFailed,
-}
-
-impl From<ToolErrorCode> for ErrorCode {
-    fn from(code: ToolErrorCode) -> Self {
-        match code {
-            ToolErrorCode::ExecutionFailed => ErrorCode::ExecutionFailed,
-            ToolErrorCode::InvalidArguments => ErrorCode::InvalidArguments,
-            ToolErrorCode::Cancelled => ErrorCode::Cancelled,
-            ToolErrorCode::Timeout => ErrorCode::Timeout,
-            ToolErrorCode::CodeRunFailed => ErrorCode::CodeRunFailed,
-        }
-    }
-}
-
-impl TryFrom<ErrorCode> for ToolErrorCode {
-    /// The code, when it is one only the pipeline may produce.
-    type Error = ErrorCode;
-
-    fn try_from(code: ErrorCode) -> Result<Self, ErrorCode> {
-        match code {
-            ErrorCode::ExecutionFailed => Ok(ToolErrorCode::ExecutionFailed),
-            ErrorCode::InvalidArguments => Ok(ToolErrorCode::InvalidArguments),
-            ErrorCode::Cancelled => Ok(ToolErrorCode::Cancelled),
-            ErrorCode::Timeout => Ok(ToolErrorCode::Timeout),
-            ErrorCode::CodeRunFailed => Ok(ToolErrorCode::CodeRunFailed),
-            other => Err(other),
-        }
     }
 }

@@ -28,10 +28,10 @@ pub use call::{CallId, ExecutionToken, ToolCall};
 pub use content::{Content, ContentBlock};
 pub use deferred::DeferredContext;
 pub use definition_error::DefinitionError;
-pub use error::{ToolError, ToolErrorCode};
+pub use error::ToolError;
 pub use name::ToolName;
-pub use outcome::{ErrorCode, Failure, Outcome, Status};
-pub use render_error::RenderError;
+pub(crate) use outcome::Status;
+pub use outcome::{ErrorCode, Failure, Outcome};
 pub use rewrite::ArgumentRewrite;
 pub use schema::{
     ExportedTool, RenderedTool, ToolFormat, ToolSchema, export_tools, export_tools_json, tools_json,

@@ -115,7 +115,8 @@ pub struct Failure {
     /// For [`ErrorCode::InvalidArguments`]: the JSON pointer of the failing value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pointer: Option<String>,
-    /// A short machine-readable reason from the tool (`ENOENT`).
+    /// A short machine-readable reason: the tool's own (`ENOENT`), or the
+    /// pipeline's (`render_failed`, `render_panicked`, `INVALID_REWRITE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Structured details from the tool.
@@ -157,16 +158,15 @@ impl From<ToolError> for Failure {
     }
 }
 
-/// Success or failure of an outcome.
+/// Success or failure of an outcome: flattened into it as
+/// `"status": "ok", "value": …` or `"status": "error", "error": {…}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Status {
+pub(crate) enum Status {
     /// The tool produced a value that matches its output schema.
     Ok {
-        /// The canonical value (validated, frozen). Kept in the outcome's own
-        /// allocation: share the outcome (it is handed around as an
-        /// `Arc<Outcome>`) rather than the value.
+        /// The canonical value (validated, frozen), kept in the outcome's own
+        /// allocation.
         value: Value,
     },
     /// The call failed.
@@ -179,7 +179,9 @@ pub enum Status {
 /// The one normalized result of a tool call: what goes back into the model's
 /// context, and what hosts log.
 ///
-/// The pipeline builds it (through `tack_core::host::NewOutcome`);
+/// It is a success with a value ([`value`](Self::value)) or a failure
+/// ([`failure_info`](Self::failure_info), [`error_code`](Self::error_code)),
+/// never both. The pipeline builds it (through `tack_core::host::NewOutcome`);
 /// hooks and hosts read it:
 ///
 /// ```
@@ -188,6 +190,23 @@ pub enum Status {
 /// fn was_denied(outcome: &Outcome) -> bool {
 ///     outcome.error_code() == Some(ErrorCode::Denied)
 /// }
+/// ```
+///
+/// Serialized (a session log, a transcript), the two cases are told apart by
+/// `status`:
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::host::{NewFailure, NewOutcome};
+/// use tack_core::tool::{CallId, ContentBlock, ErrorCode, Failure, Outcome};
+///
+/// let ok = Outcome::success(CallId::from("c1"), "echo", json!("hi"), vec![ContentBlock::text("hi")]);
+/// let ok = serde_json::to_value(&ok).unwrap();
+/// assert_eq!((&ok["status"], &ok["value"]), (&json!("ok"), &json!("hi")));
+///
+/// let failed = Outcome::failure(CallId::from("c2"), "rm", Failure::new(ErrorCode::Denied, "no"));
+/// let failed = serde_json::to_value(&failed).unwrap();
+/// assert_eq!((&failed["status"], &failed["error"]["code"]), (&json!("error"), &json!("DENIED")));
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -198,7 +217,7 @@ pub struct Outcome {
     pub tool: String,
     /// Success with a value, or failure with a code.
     #[serde(flatten)]
-    pub status: Status,
+    pub(crate) status: Status,
     /// What the model reads.
     pub content: Content,
     /// UI-only data (e.g. an edit's diff), never shown to the model.
@@ -291,11 +310,38 @@ impl Outcome {
         matches!(self.status, Status::Ok { .. })
     }
 
-    /// The value of a success.
+    /// The value of a success: the canonical value (validated against the
+    /// tool's output schema, frozen). It is kept in the outcome's own
+    /// allocation: share the outcome (it is handed around as an
+    /// `Arc<Outcome>`) rather than the value.
     pub fn value(&self) -> Option<&Value> {
         match &self.status {
             Status::Ok { value } => Some(value),
             Status::Error { .. } => None,
+        }
+    }
+
+    /// The value of a success or the failure, for a reader that handles
+    /// both.
+    ///
+    /// ```
+    /// use tack_core::tool::Outcome;
+    ///
+    /// fn describe(outcome: &Outcome) -> String {
+    ///     match outcome.result() {
+    ///         Ok(value) => format!("{} returned {value}", outcome.tool),
+    ///         Err(failure) => format!("{} failed: {}", outcome.tool, failure.code),
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The [`Failure`] of a failed call.
+    pub fn result(&self) -> Result<&Value, &Failure> {
+        match &self.status {
+            Status::Ok { value } => Ok(value),
+            Status::Error { error } => Err(error),
         }
     }
 

@@ -1,49 +1,24 @@
-//! Why rendering a success value (or projecting its presentation meta) failed.
+//! The errors of rendering a success value (or projecting its presentation
+//! meta): `OUTPUT_INVALID` tool errors whose kind tells a renderer that
+//! returned an error from one that panicked.
 
-/// Why a tool's renderer or presentation-meta projector produced nothing.
-/// The pipeline turns it into an `OUTPUT_INVALID` outcome.
-///
-/// A renderer written as a closure returns its own message with
-/// `Err("why".into())` (or `?` on a `String` error).
-///
-/// ```
-/// use serde_json::json;
-/// use tack_core::tool::{ContentBlock, OutputSpec, RenderError};
-/// let out = OutputSpec::new(json!({})).try_render(|_, v| {
-///     v.as_str().map(|s| vec![ContentBlock::text(s)]).ok_or_else(|| "not text".into())
-/// });
-/// let err = out.render_value(&json!({}), &json!(1)).unwrap_err();
-/// assert_eq!(err, RenderError::Failed { message: "not text".into() });
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RenderError {
-    /// The renderer or projector returned an error.
-    #[error("{message}")]
-    Failed {
-        /// What it said.
-        message: String,
-    },
-    /// The renderer or projector panicked (contained).
-    #[error("output.{stage} panicked: {message}")]
-    Panicked {
-        /// Which one: `render`, `presentation_meta` or `projection`.
-        stage: &'static str,
-        /// The panic message.
-        message: String,
-    },
-}
+use super::{ErrorCode, ToolError};
 
-impl From<String> for RenderError {
-    fn from(message: String) -> Self {
-        RenderError::Failed { message }
+impl ToolError {
+    /// `OUTPUT_INVALID`, kind `render_failed`: a renderer or projector
+    /// returned `Err(message)`.
+    pub(crate) fn render_failed(message: String) -> Self {
+        Self::with_wire_code(ErrorCode::OutputInvalid, message).with_kind("render_failed")
     }
-}
 
-impl From<&str> for RenderError {
-    fn from(message: &str) -> Self {
-        RenderError::Failed {
-            message: message.to_owned(),
-        }
+    /// `OUTPUT_INVALID`, kind `render_panicked`: the renderer or projector of
+    /// `stage` (`render`, `presentation_meta` or `projection`) panicked with
+    /// `message`.
+    pub(crate) fn render_panicked(stage: &str, message: &str) -> Self {
+        Self::with_wire_code(
+            ErrorCode::OutputInvalid,
+            format!("output.{stage} panicked: {message}"),
+        )
+        .with_kind("render_panicked")
     }
 }

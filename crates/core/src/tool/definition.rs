@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{
-    BodyFuture, Content, DefinitionError, Outcome, RenderError, Tier, ToolError, ToolName,
-};
+use super::{BodyFuture, Content, DefinitionError, Outcome, Tier, ToolError, ToolName};
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
 #[cfg(feature = "host")]
@@ -19,14 +17,17 @@ use crate::model::schema_depth::{MAX_SCHEMA_DEPTH, within_limit};
 use crate::model::schema_keywords::misplaced_keyword;
 use crate::model::{ExportedTool, ToolFormat, kind_of};
 
-/// Renders a success value for the model: `(arguments, value) -> content`.
-pub(crate) type RenderFn = dyn Fn(&Value, &Value) -> Result<Content, RenderError> + Send + Sync;
-/// Projects UI-only data from a success: `(arguments, value) -> meta`.
+/// Renders a success value for the model: `(arguments, value) -> content`,
+/// or why it cannot.
+pub(crate) type RenderFn = dyn Fn(&Value, &Value) -> Result<Content, String> + Send + Sync;
+/// Projects UI-only data from a success: `(arguments, value) -> meta`, or why
+/// it cannot.
 pub(crate) type PresentationMetaFn =
-    dyn Fn(&Value, &Value) -> Result<Option<Value>, RenderError> + Send + Sync;
-/// Renders and projects in one pass: `(arguments, value) -> (content, meta)`.
-pub type ProjectionFn =
-    dyn Fn(&Value, &Value) -> Result<(Content, Option<Value>), RenderError> + Send + Sync;
+    dyn Fn(&Value, &Value) -> Result<Option<Value>, String> + Send + Sync;
+/// Renders and projects in one pass: `(arguments, value) -> (content, meta)`,
+/// or why it cannot.
+pub(crate) type ProjectionFn =
+    dyn Fn(&Value, &Value) -> Result<(Content, Option<Value>), String> + Send + Sync;
 /// A one-line description of a call for UIs: `arguments -> text`.
 pub(crate) type PresentCallFn = dyn Fn(&Value) -> String + Send + Sync;
 /// A one-line description of an outcome for UIs: `(arguments, outcome) -> text`.
@@ -80,6 +81,30 @@ where
 ///     .render(|_args, value| vec![ContentBlock::text(format!("= {value}"))]);
 /// assert_eq!(out.render_value(&json!({}), &json!(3)).unwrap(), vec![ContentBlock::text("= 3")]);
 /// ```
+///
+/// A renderer or projector that may fail returns `Err` with a message
+/// (`Err("why".into())`, or `?` on a `String` error). Rendering then fails
+/// with an [`ErrorCode::OutputInvalid`](crate::tool::ErrorCode::OutputInvalid)
+/// [`ToolError`] whose [`kind`](ToolError::kind) is `render_failed`, or
+/// `render_panicked` when the renderer or projector panicked (its message is
+/// then `output.<stage> panicked: …`, the stage being `render`,
+/// `presentation_meta` or `projection`):
+///
+/// ```
+/// use serde_json::json;
+/// use tack_core::tool::{ContentBlock, ErrorCode, OutputSpec};
+/// let out = OutputSpec::new(json!({})).try_render(|_, v| {
+///     v.as_str().map(|s| vec![ContentBlock::text(s)]).ok_or_else(|| "not text".into())
+/// });
+/// let err = out.render_value(&json!({}), &json!(1)).unwrap_err();
+/// assert_eq!(err.code(), ErrorCode::OutputInvalid);
+/// assert_eq!((err.kind(), err.message()), (Some("render_failed"), "not text"));
+///
+/// let out = OutputSpec::new(json!({})).presentation_meta(|_, _| panic!("no diff"));
+/// let err = out.presentation_value(&json!({}), &json!(1)).unwrap_err();
+/// assert_eq!(err.kind(), Some("render_panicked"));
+/// assert_eq!(err.message(), "output.presentation_meta panicked: no diff");
+/// ```
 #[derive(Clone)]
 pub struct OutputSpec {
     schema: Value,
@@ -119,7 +144,7 @@ impl OutputSpec {
     /// agree with the renderer and the meta projector.
     pub fn projection<F, C>(mut self, project: F) -> Self
     where
-        F: Fn(&Value, &Value) -> Result<(C, Option<Value>), RenderError> + Send + Sync + 'static,
+        F: Fn(&Value, &Value) -> Result<(C, Option<Value>), String> + Send + Sync + 'static,
         C: Into<Content>,
     {
         self.projection = Some(Arc::new(move |args, value| {
@@ -133,20 +158,16 @@ impl OutputSpec {
     ///
     /// # Errors
     ///
-    /// The renderer's or projector's error, or a message saying which panicked.
+    /// An `OUTPUT_INVALID` [`ToolError`]: the renderer's or projector's
+    /// message (kind `render_failed`), or which of them panicked (kind
+    /// `render_panicked`).
     pub fn project_value(
         &self,
         args: &Value,
         value: &Value,
-    ) -> Result<(Content, Option<Value>), RenderError> {
+    ) -> Result<(Content, Option<Value>), ToolError> {
         match &self.projection {
-            Some(project) => catch_unwind(AssertUnwindSafe(|| project(args, value)))
-                .unwrap_or_else(|p| {
-                    Err(RenderError::Panicked {
-                        stage: "projection",
-                        message: panic_message(&*p),
-                    })
-                }),
+            Some(project) => contain("projection", || project(args, value)),
             None => Ok((
                 self.render_value(args, value)?,
                 self.presentation_value(args, value)?,
@@ -164,20 +185,22 @@ impl OutputSpec {
         self
     }
 
-    /// Sets a renderer that may fail (its error becomes `OUTPUT_INVALID`).
+    /// Sets a renderer that may fail: its `Err(message)` becomes an
+    /// `OUTPUT_INVALID` outcome.
     pub fn try_render<F, C>(mut self, render: F) -> Self
     where
-        F: Fn(&Value, &Value) -> Result<C, RenderError> + Send + Sync + 'static,
+        F: Fn(&Value, &Value) -> Result<C, String> + Send + Sync + 'static,
         C: Into<Content>,
     {
         self.render = Arc::new(move |args, value| render(args, value).map(Into::into));
         self
     }
 
-    /// Sets the presentation-meta projector (UI-only data such as a diff).
+    /// Sets the presentation-meta projector (UI-only data such as a diff); its
+    /// `Err(message)` becomes an `OUTPUT_INVALID` outcome.
     pub fn presentation_meta<F>(mut self, meta: F) -> Self
     where
-        F: Fn(&Value, &Value) -> Result<Option<Value>, RenderError> + Send + Sync + 'static,
+        F: Fn(&Value, &Value) -> Result<Option<Value>, String> + Send + Sync + 'static,
     {
         self.presentation_meta = Some(Arc::new(meta));
         self
@@ -192,37 +215,38 @@ impl OutputSpec {
     ///
     /// # Errors
     ///
-    /// The renderer's error, or [`RenderError::Panicked`] (`output.render panicked: …`).
-    pub fn render_value(&self, args: &Value, value: &Value) -> Result<Content, RenderError> {
-        catch_unwind(AssertUnwindSafe(|| (self.render)(args, value))).unwrap_or_else(|p| {
-            Err(RenderError::Panicked {
-                stage: "render",
-                message: panic_message(&*p),
-            })
-        })
+    /// An `OUTPUT_INVALID` [`ToolError`]: the renderer's message (kind
+    /// `render_failed`), or `output.render panicked: …` (kind
+    /// `render_panicked`).
+    pub fn render_value(&self, args: &Value, value: &Value) -> Result<Content, ToolError> {
+        contain("render", || (self.render)(args, value))
     }
 
     /// Projects presentation meta, containing a panicking projector.
     ///
     /// # Errors
     ///
-    /// The projector's error, or [`RenderError::Panicked`].
+    /// An `OUTPUT_INVALID` [`ToolError`]: the projector's message (kind
+    /// `render_failed`), or `output.presentation_meta panicked: …` (kind
+    /// `render_panicked`).
     pub fn presentation_value(
         &self,
         args: &Value,
         value: &Value,
-    ) -> Result<Option<Value>, RenderError> {
+    ) -> Result<Option<Value>, ToolError> {
         match &self.presentation_meta {
             None => Ok(None),
-            Some(meta) => {
-                catch_unwind(AssertUnwindSafe(|| meta(args, value))).unwrap_or_else(|p| {
-                    Err(RenderError::Panicked {
-                        stage: "presentation_meta",
-                        message: panic_message(&*p),
-                    })
-                })
-            }
+            Some(meta) => contain("presentation_meta", || meta(args, value)),
         }
+    }
+}
+
+/// Runs the renderer or projector of `stage`, containing a panic: its
+/// message, or the panic, as an `OUTPUT_INVALID` tool error.
+fn contain<T>(stage: &str, run: impl FnOnce() -> Result<T, String>) -> Result<T, ToolError> {
+    match catch_unwind(AssertUnwindSafe(run)) {
+        Ok(result) => result.map_err(ToolError::render_failed),
+        Err(payload) => Err(ToolError::render_panicked(stage, &panic_message(&*payload))),
     }
 }
 

@@ -24,7 +24,6 @@ pub use typed::Tool;
 
 pub use crate::context::execution::ToolExecution;
 pub use crate::model::{
-    Arguments, ArgumentsError, CallId, Content, ContentBlock, DeferredContext, DefinitionError,
-    ErrorCode, ExecutionToken, Failure, Outcome, RenderError, Status, Tier, ToolCall, ToolError,
-    ToolErrorCode, ToolName, UnknownName,
+    CallId, Content, ContentBlock, DeferredContext, DefinitionError, ErrorCode, ExecutionToken,
+    Failure, Outcome, Tier, ToolCall, ToolError, ToolName, UnknownName,
 };

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::{
     BodyFuture, Content, DefinitionError, ErrorCode, Outcome, OutputSpec, Tier, ToolDefinition,
-    ToolError, ToolErrorCode, ToolHandler,
+    ToolError, ToolHandler,
 };
 use crate::context::ToolRunContext;
 use crate::hook::panic_message;
@@ -187,10 +187,10 @@ fn render_serialized<O: Serialize>(output: &O) -> Content {
 }
 
 fn not_fitting<T: Tool>(error: &serde_json::Error) -> ToolError {
-    ToolError::with_code(
-        ToolErrorCode::InvalidArguments,
-        format!("the arguments do not fit tool `{}`: {error}", T::NAME),
-    )
+    ToolError::invalid_arguments(format!(
+        "the arguments do not fit tool `{}`: {error}",
+        T::NAME
+    ))
 }
 
 fn deserialize_args<T: Tool>(arguments: &Value) -> Result<T::Args, ToolError> {

@@ -299,13 +299,8 @@ fn a_panicking_finalizer_or_presenter_keeps_the_original() {
         .render_value(&json!({}), &json!(1))
         .unwrap_err();
     assert_eq!(err.to_string(), "output.render panicked: render bug");
-    assert_eq!(
-        err,
-        tack_core::tool::RenderError::Panicked {
-            stage: "render",
-            message: "render bug".into()
-        }
-    );
+    assert_eq!(err.code(), ErrorCode::OutputInvalid);
+    assert_eq!(err.kind(), Some("render_panicked"));
 }
 
 #[test]

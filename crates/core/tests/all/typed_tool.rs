@@ -331,7 +331,7 @@ async fn the_body_deserializes_from_the_exact_text() {
 
 /// A context for one call of `order` with `text` as its arguments.
 fn order_call(text: &str) -> (Arc<Value>, ToolRunContext) {
-    let arguments = tack_core::tool::Arguments::parse(text).unwrap();
+    let arguments = tack_core::host::Arguments::parse(text).unwrap();
     let value = arguments.value().clone();
     let exec = Arc::new(ToolExecution::new(
         CallId::from("c1"),

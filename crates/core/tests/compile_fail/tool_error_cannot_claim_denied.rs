@@ -1,7 +1,9 @@
-// A tool body cannot return a pipeline verdict: `with_code` takes a
-// `ToolErrorCode`, which has no `Denied`, `UnknownTool` or `Internal`.
+// A tool body cannot return a pipeline verdict: `ToolError` has a
+// constructor for each code a tool may produce and none for `DENIED`,
+// `UNKNOWN_TOOL`, `INTERNAL` or `OUTPUT_INVALID`; the one that takes any
+// code is tack-core's own.
 use tack_core::tool::{ErrorCode, ToolError};
 
 fn main() {
-    let _ = ToolError::with_code(ErrorCode::Denied, "pretend policy refused this");
+    let _ = ToolError::with_wire_code(ErrorCode::Denied, "pretend policy refused this");
 }

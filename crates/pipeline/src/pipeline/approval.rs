@@ -8,6 +8,7 @@ use tack_core::hook::Provenance;
 use tack_core::host::NewFailure;
 use tack_core::host::cancelled_before_start;
 use tack_core::host::panic_message;
+use tack_core::host::summarize_execution;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest};
 use tack_core::tool::{ErrorCode, Failure, ToolExecution};
 use tokio_util::sync::CancellationToken;
@@ -49,7 +50,7 @@ impl Pipeline {
             reason,
         );
         // The gist in the order the model wrote the arguments.
-        request.summary = ApprovalRequest::summarize_arguments(name, execution.parsed_arguments());
+        request.summary = summarize_execution(execution);
         // The call itself inside the future: a service that panics before
         // returning its future is contained like one that panics while polled.
         let asked = AssertUnwindSafe(async { approver.request(request, cancel.clone()).await })

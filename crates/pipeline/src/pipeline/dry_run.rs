@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tack_core::hook::Provenance;
 use tack_core::host::NewFailure;
-use tack_core::tool::{ErrorCode, Failure, Status, ToolCall, ToolExecution};
+use tack_core::tool::{ErrorCode, Failure, ToolCall, ToolExecution};
 use tokio_util::sync::CancellationToken;
 
 use super::admit::{Admission, AskMode};
@@ -79,15 +79,13 @@ impl Pipeline {
 
 /// A refusal, as a dry run reports it.
 fn refused(refused: Executed) -> DryRun {
-    let outcome = Arc::unwrap_or_clone(refused.outcome);
-    let provenance = outcome.provenance;
-    let failure = match outcome.status {
-        Status::Error { error } => error,
+    let outcome = refused.outcome;
+    let failure = outcome.failure_info().cloned().unwrap_or_else(|| {
         // A refusal is a failure; kept total all the same.
-        _ => Failure::new(ErrorCode::Internal, "a refusal without a failure"),
-    };
+        Failure::new(ErrorCode::Internal, "a refusal without a failure")
+    });
     DryRun::Refused {
         failure,
-        provenance,
+        provenance: outcome.provenance.clone(),
     }
 }

@@ -43,10 +43,13 @@ pub(crate) fn render(
         .output()
         .project_value(arguments, &value)
         .map_err(|e| {
-            invalid(format!(
+            let mut failure = invalid(format!(
                 "tool `{}` could not render its output or project its presentation meta: {e}",
                 definition.name()
-            ))
+            ));
+            // `render_failed` or `render_panicked`.
+            failure.kind = e.kind().map(str::to_owned);
+            failure
         })?;
     Ok(Rendered {
         value,

@@ -8,7 +8,8 @@
 
 use serde_json::Value;
 use tack_core::host::NewFailure;
-use tack_core::tool::{Arguments, ArgumentsError, ErrorCode, Failure};
+use tack_core::host::{Arguments, ArgumentsError};
+use tack_core::tool::{ErrorCode, Failure};
 
 use super::resolve::Resolved;
 use super::schema::check;

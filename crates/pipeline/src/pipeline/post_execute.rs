@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tack_core::hooks::PostDecision;
 use tack_core::host::HookError;
 use tack_core::host::{NewFailure, NewOutcome};
-use tack_core::tool::{Content, ErrorCode, Failure, Outcome, Status, ToolExecution};
+use tack_core::tool::{Content, ErrorCode, Failure, Outcome, ToolExecution};
 
 use super::Pipeline;
 use super::fault::listener_failure;
@@ -64,80 +64,74 @@ fn apply_post_decision(
             .deferred_context
             .extend(decision.context().iter().cloned());
     }
-    match &outcome.status {
-        Status::Ok { .. } => {
-            if decision.value().is_some() && decision.content().is_some() {
-                let failure = Failure::new(
-                        ErrorCode::Internal,
-                        format!("{by} replaced both the value and the content of the result; a listener replaces one of them"),
+    if outcome.is_success() {
+        if decision.value().is_some() && decision.content().is_some() {
+            let failure = Failure::new(
+                    ErrorCode::Internal,
+                    format!("{by} replaced both the value and the content of the result; a listener replaces one of them"),
+                )
+                .with_dispatched(true);
+            let mut failed = Outcome::failure(outcome.call_id, outcome.tool, failure)
+                .with_provenance(provenance);
+            failed.deferred_context = outcome.deferred_context;
+            return failed;
+        }
+        if let Some(feedback) = decision.blocked() {
+            // An empty block still tells the model who withheld what.
+            let feedback = if feedback.trim().is_empty() {
+                format!(
+                    "{by} blocked the result of tool `{}` without giving a reason; \
+                         the call ran, but its result is withheld",
+                    outcome.tool
+                )
+            } else {
+                feedback.to_owned()
+            };
+            let failure = Failure::new(ErrorCode::Denied, feedback.clone()).with_dispatched(true);
+            let mut blocked = Outcome::failure(outcome.call_id, outcome.tool, failure)
+                .with_provenance(provenance);
+            blocked.content = Content::text(feedback);
+            blocked.deferred_context = outcome.deferred_context;
+            return blocked;
+        }
+        if let Some(value) = decision.value() {
+            let arguments = execution.map(|e| e.arguments().clone()).unwrap_or_default();
+            match super::output::render(tool, &arguments, value.clone()) {
+                Ok(rendered) => {
+                    outcome.replace_value(rendered.value);
+                    outcome.content = rendered.content;
+                    outcome.presentation = rendered.presentation;
+                }
+                Err(failure) => {
+                    let mut failed = Outcome::failure(
+                        outcome.call_id,
+                        outcome.tool,
+                        failure.with_dispatched(true),
                     )
-                    .with_dispatched(true);
-                let mut failed = Outcome::failure(outcome.call_id, outcome.tool, failure)
                     .with_provenance(provenance);
-                failed.deferred_context = outcome.deferred_context;
-                return failed;
-            }
-            if let Some(feedback) = decision.blocked() {
-                // An empty block still tells the model who withheld what.
-                let feedback = if feedback.trim().is_empty() {
-                    format!(
-                        "{by} blocked the result of tool `{}` without giving a reason; \
-                             the call ran, but its result is withheld",
-                        outcome.tool
-                    )
-                } else {
-                    feedback.to_owned()
-                };
-                let failure =
-                    Failure::new(ErrorCode::Denied, feedback.clone()).with_dispatched(true);
-                let mut blocked = Outcome::failure(outcome.call_id, outcome.tool, failure)
-                    .with_provenance(provenance);
-                blocked.content = Content::text(feedback);
-                blocked.deferred_context = outcome.deferred_context;
-                return blocked;
-            }
-            if let Some(value) = decision.value() {
-                let arguments = execution.map(|e| e.arguments().clone()).unwrap_or_default();
-                match super::output::render(tool, &arguments, value.clone()) {
-                    Ok(rendered) => {
-                        outcome.status = Status::Ok {
-                            value: rendered.value,
-                        };
-                        outcome.content = rendered.content;
-                        outcome.presentation = rendered.presentation;
-                    }
-                    Err(failure) => {
-                        let mut failed = Outcome::failure(
-                            outcome.call_id,
-                            outcome.tool,
-                            failure.with_dispatched(true),
-                        )
-                        .with_provenance(provenance);
-                        failed.deferred_context = outcome.deferred_context;
-                        return failed;
-                    }
+                    failed.deferred_context = outcome.deferred_context;
+                    return failed;
                 }
             }
-            if let Some(content) = decision.content() {
-                outcome.content = Content::from(content);
-                outcome.content_replaced = true;
-            }
         }
-        _ => {
-            if let Some(content) = decision.content() {
-                outcome.content = Content::from(content);
-                outcome.content_replaced = true;
-            }
-            if decision.value().is_some() || decision.blocked().is_some() {
-                outcome.notes.push(format!(
-                        "{by} asked to replace the value of (or block) a failed call; a failure cannot become a success, so that part was ignored"
-                    ));
-            }
-            // A failure keeps who decided it (the denying listener, guard or
-            // approval outcome, docs/design.md #2): an audit or redaction listener that
-            // adds context or rewrites content did not decide the failure.
-            return outcome;
+        if let Some(content) = decision.content() {
+            outcome.content = Content::from(content);
+            outcome.content_replaced = true;
         }
+    } else {
+        if let Some(content) = decision.content() {
+            outcome.content = Content::from(content);
+            outcome.content_replaced = true;
+        }
+        if decision.value().is_some() || decision.blocked().is_some() {
+            outcome.notes.push(format!(
+                    "{by} asked to replace the value of (or block) a failed call; a failure cannot become a success, so that part was ignored"
+                ));
+        }
+        // A failure keeps who decided it (the denying listener, guard or
+        // approval outcome, docs/design.md #2): an audit or redaction listener that
+        // adds context or rewrites content did not decide the failure.
+        return outcome;
     }
     // Only a replacement changes who decided; added context does not.
     if decision.value().is_some() || decision.content().is_some() {

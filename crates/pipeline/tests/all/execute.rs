@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 use tack_core::hook::{ListenerSpec, Order};
 use tack_core::hooks::{ExecuteOutput, ToolHooks};
-use tack_core::tool::{ErrorCode, ToolCall, ToolError, ToolErrorCode};
+use tack_core::tool::{ErrorCode, ToolCall, ToolError};
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
@@ -202,10 +202,7 @@ async fn without_a_wrapper_the_body_gets_the_caller_signal() {
         body.push("started");
         async move {
             cx.cancellation().cancelled().await;
-            Err(ToolError::with_code(
-                ToolErrorCode::Cancelled,
-                "stopped on request",
-            ))
+            Err(ToolError::cancelled("stopped on request"))
         }
     }));
     let out = h
@@ -231,9 +228,7 @@ fn timeout_wrapper(h: &Harness, budget: Duration) {
                     out = next.run(req) => out,
                     () = tokio::time::sleep(budget) => {
                         child.cancel();
-                        ExecuteOutput::err(ToolError::with_code(
-                            ToolErrorCode::Timeout,
-                            format!("tool call timed out after {} ms", budget.as_millis()),
+                        ExecuteOutput::err(ToolError::timeout(format!("tool call timed out after {} ms", budget.as_millis()),
                         ))
                     }
                 }

@@ -13,9 +13,7 @@ use tack_core::context::ToolRunContext;
 use tack_core::hook::{AgentId, Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService};
-use tack_core::tool::{
-    Outcome, OutputSpec, Tool, ToolCall, ToolDefinition, ToolError, ToolErrorCode,
-};
+use tack_core::tool::{Outcome, OutputSpec, Tool, ToolCall, ToolDefinition, ToolError};
 use tack_pipeline::{Pipeline, PipelineConfig, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
@@ -288,12 +286,11 @@ pub fn panicking(name: &str) -> ToolDefinition {
     })
 }
 
-/// A tool whose body fails with `code`.
-pub fn failing(name: &str, code: ToolErrorCode, message: &str) -> ToolDefinition {
-    let message = message.to_owned();
+/// A tool whose body fails with `error`.
+pub fn failing(name: &str, error: ToolError) -> ToolDefinition {
     open_tool(name, move |_args, _cx| {
-        let message = message.clone();
-        async move { Err(ToolError::with_code(code, message)) }
+        let error = error.clone();
+        async move { Err(error) }
     })
 }
 

@@ -53,9 +53,9 @@ async fn nested_output_violation_names_the_pointer() {
     assert_eq!(failure(&out).pointer.as_deref(), Some("/items/1"));
 }
 
-// OUT-004: a renderer or meta projector that panics.
+// OUT-004: a renderer or meta projector that panics, or a renderer that fails.
 #[tokio::test]
-async fn panicking_renderer_or_meta_is_output_invalid() {
+async fn panicking_or_failing_renderer_or_meta_is_output_invalid() {
     let h = Harness::new();
     let with = |name: &str, spec: OutputSpec| {
         ToolDefinition::builder(name)
@@ -74,16 +74,37 @@ async fn panicking_renderer_or_meta_is_output_invalid() {
         "meta",
         OutputSpec::new(json!({})).presentation_meta(|_a, _v| panic!("meta broke")),
     ));
+    h.add(with(
+        "refuses",
+        OutputSpec::new(json!({}))
+            .try_render(|_a, _v| -> Result<Content, String> { Err("not this value".into()) }),
+    ));
     let out = h.call("r", "render", "{}").await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::OutputInvalid);
-    assert!(f.message.contains("could not render"), "{}", f.message);
-    assert!(f.message.contains("render broke"), "{}", f.message);
+    assert_eq!(
+        f.message,
+        "tool `render` could not render its output or project its presentation meta: \
+         output.render panicked: render broke"
+    );
+    assert_eq!(f.kind.as_deref(), Some("render_panicked"));
     assert!(out.value().is_none());
     let out = h.call("m", "meta", "{}").await;
     let f = failure(&out);
     assert_eq!(f.code, ErrorCode::OutputInvalid);
     assert!(f.message.contains("presentation meta"), "{}", f.message);
+    assert!(
+        f.message
+            .ends_with("output.presentation_meta panicked: meta broke"),
+        "{}",
+        f.message
+    );
+    // A renderer's own error: its message, and a kind of its own.
+    let out = h.call("x", "refuses", "{}").await;
+    let f = failure(&out);
+    assert_eq!(f.code, ErrorCode::OutputInvalid);
+    assert!(f.message.ends_with(": not this value"), "{}", f.message);
+    assert_eq!(f.kind.as_deref(), Some("render_failed"));
 }
 
 // Presentation meta is carried for UIs, beside the model content.

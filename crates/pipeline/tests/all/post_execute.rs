@@ -2,7 +2,7 @@
 
 use serde_json::json;
 use tack_core::hooks::{PostDecision, ToolHooks};
-use tack_core::tool::{ContentBlock, ErrorCode, OutputSpec, ToolDefinition};
+use tack_core::tool::{ContentBlock, ErrorCode, OutputSpec, ToolDefinition, ToolError};
 
 use crate::harness::*;
 use crate::listeners::*;
@@ -108,11 +108,7 @@ async fn replacing_both_value_and_content_fails() {
 // POST-004 / docs/design.md #4: no listener turns a failure into a success; content may be replaced.
 #[tokio::test]
 async fn a_failure_cannot_become_a_success() {
-    let h = Harness::with_tool(failing(
-        "fails",
-        tack_core::tool::ToolErrorCode::ExecutionFailed,
-        "it broke",
-    ));
+    let h = Harness::with_tool(failing("fails", ToolError::new("it broke")));
     let _post = answer_post(
         &h,
         "rescuer",
@@ -131,11 +127,7 @@ async fn a_failure_cannot_become_a_success() {
         "{out:?}"
     );
 
-    let h = Harness::with_tool(failing(
-        "fails",
-        tack_core::tool::ToolErrorCode::ExecutionFailed,
-        "secret token abc",
-    ));
+    let h = Harness::with_tool(failing("fails", ToolError::new("secret token abc")));
     let _redact = h
         .hooks()
         .post_execute()

@@ -166,11 +166,7 @@ async fn root_call_id_defaults_to_the_call_and_nested_calls_inherit_it() {
 // RES-007: a coded tool error keeps code and kind; a plain one only its message.
 #[tokio::test]
 async fn coded_tool_errors_keep_their_code_and_plain_ones_their_message() {
-    let h = Harness::with_tool(failing(
-        "coded",
-        tack_core::tool::ToolErrorCode::Timeout,
-        "took too long",
-    ));
+    let h = Harness::with_tool(failing("coded", ToolError::timeout("took too long")));
     h.add(open_tool("plain", |_a, _c| async move {
         Err(ToolError::new("plain failure"))
     }));

@@ -7,7 +7,7 @@ use serde_json::json;
 use tack_core::hook::AgentId;
 use tack_core::hooks::{ExecuteOutput, PostDecision};
 use tack_core::policy::{ApprovalOutcome, GuardVerdict, PreDecision};
-use tack_core::tool::{ErrorCode, ToolError, ToolErrorCode};
+use tack_core::tool::{ErrorCode, ToolError};
 use tack_pipeline::Presentation;
 
 use crate::harness::*;
@@ -71,10 +71,7 @@ fn instrumented() -> (Harness, Log) {
         let timeout = req.execution().arg_str("mode") == Some("timeout");
         async move {
             if timeout {
-                return ExecuteOutput::err(ToolError::with_code(
-                    ToolErrorCode::Timeout,
-                    "timed out on request",
-                ));
+                return ExecuteOutput::err(ToolError::timeout("timed out on request"));
             }
             next.run(req).await
         }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
 use tack_core::hooks::ToolHooks;
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
-use tack_core::tool::{OutputSpec, ToolDefinition, ToolError, ToolErrorCode};
+use tack_core::tool::{OutputSpec, ToolDefinition, ToolError};
 use tokio::sync::mpsc;
 
 use crate::bridge::{Ending, SubCalls};
@@ -271,7 +271,7 @@ fn fail(kind: FailKind, message: String, logs: &[String]) -> ToolError {
         full.push_str("\n--- logs ---\n");
         full.push_str(&logs.join("\n"));
     }
-    ToolError::with_code(ToolErrorCode::CodeRunFailed, full)
+    ToolError::code_run_failed(full)
         .with_kind(kind.as_str())
         .with_data(json!({"logs": logs}))
 }
@@ -345,7 +345,7 @@ fn start_engine(
 
 /// A `CODE_RUN_FAILED` error of kind `setup`: the run could not start.
 fn setup_error(message: String) -> ToolError {
-    ToolError::with_code(ToolErrorCode::CodeRunFailed, message).with_kind("setup")
+    ToolError::code_run_failed(message).with_kind("setup")
 }
 
 /// What `run_code` returns for a run of `code` that ended so.
@@ -358,11 +358,9 @@ fn result_of(code: &str, ending: Ending, cancelled_now: bool) -> Result<Value, T
         ));
     };
     if ending.cancelled || cancelled_now {
-        return Err(
-            ToolError::with_code(ToolErrorCode::Cancelled, "run_code was cancelled")
-                .with_kind(FailKind::Cancelled.as_str())
-                .with_data(json!({"logs": end.logs})),
-        );
+        return Err(ToolError::cancelled("run_code was cancelled")
+            .with_kind(FailKind::Cancelled.as_str())
+            .with_data(json!({"logs": end.logs})));
     }
     match end.result {
         Ok(result) => {

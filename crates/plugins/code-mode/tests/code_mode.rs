@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 use tack_code_mode::{CodeMode, CodeModeConfig, sdk_text};
 use tack_core::hook::{AgentId, Disposer};
 use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry};
-use tack_core::tool::{ContentBlock, ErrorCode, Tier, ToolError, ToolErrorCode};
+use tack_core::tool::{ContentBlock, ErrorCode, Tier, ToolError};
 use tack_test::{Call, FakeTool, Harness, Presentation, Report};
 use tokio::sync::Barrier;
 use tokio_util::sync::CancellationToken;
@@ -105,7 +105,7 @@ fn hang(events: Events, started: Arc<tokio::sync::Notify>) -> FakeTool {
             started.notify_one();
             cx.cancellation().cancelled().await;
             events.lock().unwrap().push("hang cancelled".to_owned());
-            Err::<Value, _>(ToolError::with_code(ToolErrorCode::Cancelled, "cancelled"))
+            Err::<Value, _>(ToolError::cancelled("cancelled"))
         }
     })
 }
@@ -1569,7 +1569,7 @@ fn never_settles() -> FakeTool {
         .schema(json!({"type": "object", "properties": {"pad": {"type": "string"}}}))
         .body(|_args, cx| async move {
             cx.cancellation().cancelled().await;
-            Err::<Value, _>(ToolError::with_code(ToolErrorCode::Cancelled, "cancelled"))
+            Err::<Value, _>(ToolError::cancelled("cancelled"))
         })
 }
 

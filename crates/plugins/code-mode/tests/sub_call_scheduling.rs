@@ -23,9 +23,7 @@ use tack_code_mode::{CodeMode, CodeModeConfig};
 use tack_core::capability::{BatchEvent, DispatchBatch, ToolDispatcher};
 use tack_core::hook::{AgentId, Disposer};
 use tack_core::hooks::CodeDispatchEvent;
-use tack_core::tool::{
-    ErrorCode, Outcome, Tier, ToolCall, ToolError, ToolErrorCode, ToolExecution,
-};
+use tack_core::tool::{ErrorCode, Outcome, Tier, ToolCall, ToolError, ToolExecution};
 use tack_test::{Call, FakeTool, Harness, Presentation, Report};
 use tokio::sync::{Barrier, Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -174,9 +172,7 @@ fn waiting(name: &str, barrier: &Arc<Barrier>) -> FakeTool {
             async move {
                 tokio::select! {
                     _ = barrier.wait() => Ok(json!(cx.call_id().as_str())),
-                    () = cx.cancellation().cancelled() => Err(ToolError::with_code(
-                        ToolErrorCode::Cancelled,
-                        "stopped waiting for the others",
+                    () = cx.cancellation().cancelled() => Err(ToolError::cancelled("stopped waiting for the others",
                     )),
                 }
             }
@@ -194,7 +190,7 @@ fn hang(started: &Arc<Notify>) -> FakeTool {
             async move {
                 started.notify_one();
                 cx.cancellation().cancelled().await;
-                Err::<Value, _>(ToolError::with_code(ToolErrorCode::Cancelled, "cancelled"))
+                Err::<Value, _>(ToolError::cancelled("cancelled"))
             }
         })
 }

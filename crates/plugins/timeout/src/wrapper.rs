@@ -7,7 +7,7 @@ use tokio::time::Instant;
 
 use tack_core::hook::{ListenerSpec, Next, WaterfallListener};
 use tack_core::hooks::{ExecuteOutput, ExecuteRequest};
-use tack_core::tool::{ToolError, ToolErrorCode};
+use tack_core::tool::ToolError;
 
 use crate::Timeout;
 
@@ -98,7 +98,7 @@ async fn run_with_deadline(
                 grace.as_millis()
             ));
             message.push_str(ADVICE);
-            return ExecuteOutput::err(ToolError::with_code(ToolErrorCode::Timeout, message));
+            return ExecuteOutput::err(ToolError::timeout(message));
         }
         return timed_out(&tool, budget, false);
     }
@@ -113,13 +113,10 @@ async fn run_with_deadline(
                 grace_ms = grace.as_millis() as u64,
                 "cancelled tool did not stop within the grace period; abandoning it"
             );
-            ExecuteOutput::err(ToolError::with_code(
-                ToolErrorCode::Cancelled,
-                format!(
-                    "the call of tool `{tool}` was cancelled; the tool did not stop within {} ms and was abandoned, so it may have done part of its work",
-                    grace.as_millis()
-                ),
-            ))
+            ExecuteOutput::err(ToolError::cancelled(format!(
+                "the call of tool `{tool}` was cancelled; the tool did not stop within {} ms and was abandoned, so it may have done part of its work",
+                grace.as_millis()
+            )))
         }
     }
 }
@@ -136,5 +133,5 @@ fn timed_out(tool: &str, budget: Duration, before_start: bool) -> ExecuteOutput 
         message.push_str(" (the call's budget was spent before this attempt; it did not start)");
     }
     message.push_str(ADVICE);
-    ExecuteOutput::err(ToolError::with_code(ToolErrorCode::Timeout, message))
+    ExecuteOutput::err(ToolError::timeout(message))
 }

@@ -12,7 +12,7 @@ use tack_core::policy::{
     ApprovalOutcome, ApprovalRequest, ApprovalService, GuardVerdict, PreDecision,
 };
 use tack_core::serde_json::json;
-use tack_core::tool::{ErrorCode, Tier, ToolError, ToolErrorCode};
+use tack_core::tool::{ErrorCode, Tier, ToolError};
 use tack_test::{Call, FakeTool, Harness, RECORDER, Stage};
 
 type Install = dyn Fn(&mut PluginContext<'_>) -> Result<(), PluginError> + Send + Sync;
@@ -234,10 +234,7 @@ async fn a_post_execute_block_turns_the_success_into_a_denial() {
 #[tokio::test]
 async fn a_tool_error_and_bad_arguments_are_outcomes_too() {
     let h = Harness::builder()
-        .tool(FakeTool::new("broken").fails(ToolError::with_code(
-            ToolErrorCode::ExecutionFailed,
-            "disk on fire",
-        )))
+        .tool(FakeTool::new("broken").fails(ToolError::new("disk on fire")))
         .tool(FakeTool::new("strict").schema(json!({
             "type": "object",
             "properties": {"n": {"type": "integer"}},
@@ -331,7 +328,7 @@ async fn the_harness_keeps_only_its_recorder_as_a_listener_of_its_own() {
 async fn the_callers_cancellation_reaches_the_body() {
     let tool = FakeTool::new("wait").body(|_, cx| async move {
         cx.cancellation().cancelled().await;
-        Err(ToolError::with_code(ToolErrorCode::Cancelled, "stopped"))
+        Err(ToolError::cancelled("stopped"))
     });
     let h = Harness::builder()
         .tool(tool.clone())

@@ -215,10 +215,7 @@ async fn cancelling_a_batch_ends_every_call_once_and_runs_no_queued_call() {
             async move {
                 signal.notify_one();
                 cx.cancellation().cancelled().await;
-                Err(tack_core::tool::ToolError::with_code(
-                    tack_core::tool::ToolErrorCode::Cancelled,
-                    "stopped",
-                ))
+                Err(tack_core::tool::ToolError::cancelled("stopped"))
             }
         })
         .build()

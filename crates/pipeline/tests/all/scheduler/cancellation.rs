@@ -2,7 +2,7 @@
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use tack_core::tool::{ErrorCode, ToolCall, ToolErrorCode};
+use tack_core::tool::{ErrorCode, ToolCall};
 use tack_pipeline::SchedulerConfig;
 use tokio_util::sync::CancellationToken;
 
@@ -217,12 +217,7 @@ async fn a_cancelled_call_does_not_count_as_a_failure() {
     b.add_parallel_tool(
         "quits",
         "Reports a cancellation.",
-        |_args, _cx| async move {
-            Err(tack_core::tool::ToolError::with_code(
-                ToolErrorCode::Cancelled,
-                "gave up",
-            ))
-        },
+        |_args, _cx| async move { Err(tack_core::tool::ToolError::cancelled("gave up")) },
     );
     let out = b
         .run_with(

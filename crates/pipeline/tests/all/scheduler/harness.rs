@@ -10,9 +10,7 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
 use tack_core::hook::Disposer;
-use tack_core::tool::{
-    ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError, ToolErrorCode,
-};
+use tack_core::tool::{ErrorCode, Outcome, OutputSpec, ToolCall, ToolDefinition, ToolError};
 use tack_pipeline::{Pipeline, PipelineConfig, SchedulerConfig, ToolRegistry, TurnScheduler};
 use tokio::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -130,16 +128,10 @@ impl Bench {
                         span.end = Some(Self::ms(t0));
                     }
                     if cancelled {
-                        return Err(ToolError::with_code(
-                            ToolErrorCode::Cancelled,
-                            "interrupted while sleeping",
-                        ));
+                        return Err(ToolError::cancelled("interrupted while sleeping"));
                     }
                     if args["fail"] == json!(true) {
-                        return Err(ToolError::with_code(
-                            ToolErrorCode::ExecutionFailed,
-                            "it failed on purpose",
-                        ));
+                        return Err(ToolError::new("it failed on purpose"));
                     }
                     if args["conclude"] == json!(true) {
                         cx.conclude_turn();

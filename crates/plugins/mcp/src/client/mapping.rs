@@ -21,7 +21,7 @@
 //!   text content and whose data is `{"content": [...]}`.
 
 use serde_json::{Value, json};
-use tack_core::tool::{ContentBlock, Tier, ToolError, ToolErrorCode};
+use tack_core::tool::{ContentBlock, Tier, ToolError};
 
 /// The output schema of a tool without `outputSchema`: an object holding
 /// the MCP `content` array (and `structuredContent` when the server sent it).
@@ -124,18 +124,15 @@ pub(crate) fn call_result(
         } else {
             text
         };
-        return Err(ToolError::with_code(
-            ToolErrorCode::ExecutionFailed,
-            format!("MCP server `{server}`, tool `{tool}`: {text}"),
-        )
-        .with_kind("mcp_tool_error")
-        .with_data(json!({"content": content})));
+        return Err(
+            ToolError::new(format!("MCP server `{server}`, tool `{tool}`: {text}"))
+                .with_kind("mcp_tool_error")
+                .with_data(json!({"content": content})),
+        );
     }
     if has_output_schema {
         return structured.ok_or_else(|| {
-            ToolError::with_code(
-                ToolErrorCode::ExecutionFailed,
-                format!(
+            ToolError::new(format!(
                     "MCP server `{server}`, tool `{tool}`: the tool declares an outputSchema but its result has no structuredContent"
                 ),
             )

@@ -26,9 +26,7 @@ use tack_core::context::ToolRunContext;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::plugin::RegistrationError;
 use tack_core::plugin::ToolRegistrar;
-use tack_core::tool::{
-    CallId, DefinitionError, OutputSpec, ToolDefinition, ToolError, ToolErrorCode,
-};
+use tack_core::tool::{CallId, DefinitionError, OutputSpec, ToolDefinition, ToolError};
 use tokio::io::AsyncBufReadExt;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -632,10 +630,8 @@ impl Server {
     /// The peer to send to: the running connection, or a restart when the
     /// server is down and its backoff has passed.
     async fn peer(&self) -> Result<(Peer<RoleClient>, SharedCalls), ToolError> {
-        let unavailable = |message: String| {
-            ToolError::with_code(ToolErrorCode::ExecutionFailed, message)
-                .with_kind("mcp_server_unavailable")
-        };
+        let unavailable =
+            |message: String| ToolError::new(message).with_kind("mcp_server_unavailable");
         let mut conn = self.conn.lock().await;
         let failures = match &*conn {
             Conn::Up(service) if !service.is_closed() && !service.peer().is_transport_closed() => {
@@ -950,10 +946,9 @@ impl Server {
                 let tack = tack.clone();
                 async move {
                     let Some(server) = server.upgrade() else {
-                        return Err(ToolError::with_code(
-                            ToolErrorCode::ExecutionFailed,
-                            format!("MCP server `{server_name}` was stopped"),
-                        ));
+                        return Err(ToolError::new(format!(
+                            "MCP server `{server_name}` was stopped"
+                        )));
                     };
                     server
                         .call(&original, &tack, has_output_schema, &args, &cx)
@@ -1039,9 +1034,8 @@ impl Server {
         {
             return Ok(value);
         }
-        let result = serde_json::to_value(&result).map_err(|e| {
-            ToolError::with_code(ToolErrorCode::ExecutionFailed, format!("MCP result: {e}"))
-        })?;
+        let result = serde_json::to_value(&result)
+            .map_err(|e| ToolError::new(format!("MCP result: {e}")))?;
         call_result(&self.name, tool, has_output_schema, result)
     }
 
@@ -1065,9 +1059,7 @@ impl Server {
         let result = tokio::select! {
             result = self.send_call(peer, calls, params, cx, tack) => result,
             () = deadline => {
-                return Err(ToolError::with_code(
-                    ToolErrorCode::Timeout,
-                    format!(
+                return Err(ToolError::timeout(format!(
                         "MCP server `{}` did not answer the call to `{tool}` within {:?} (notifications/cancelled sent); the host sets this limit (ClientOptions::call_timeout)",
                         self.name,
                         self.options.call_timeout.unwrap_or_default()
@@ -1075,15 +1067,11 @@ impl Server {
                 ).with_kind("mcp_timeout"));
             }
             () = cx.cancellation().cancelled() => {
-                return Err(ToolError::with_code(
-                    ToolErrorCode::Cancelled,
-                    format!("the call to `{tool}` on MCP server `{}` was cancelled (notifications/cancelled sent)", self.name),
+                return Err(ToolError::cancelled(format!("the call to `{tool}` on MCP server `{}` was cancelled (notifications/cancelled sent)", self.name),
                 ));
             }
             () = self.stopped.cancelled() => {
-                return Err(ToolError::with_code(
-                    ToolErrorCode::ExecutionFailed,
-                    format!("MCP server `{}` was stopped during the call", self.name),
+                return Err(ToolError::new(format!("MCP server `{}` was stopped during the call", self.name),
                 ));
             }
         };
@@ -1135,14 +1123,12 @@ impl Server {
         } else {
             format!("MCP server `{}`, tool `{tool}`: {e}", self.name)
         };
-        ToolError::with_code(ToolErrorCode::ExecutionFailed, message).with_kind("mcp_transport")
+        ToolError::new(message).with_kind("mcp_transport")
     }
 
     /// The tool error for an answer over the size limit.
     fn too_large(&self, tool: &str, limit: usize) -> ToolError {
-        ToolError::with_code(
-            ToolErrorCode::ExecutionFailed,
-            format!(
+        ToolError::new(format!(
                 "MCP server `{}`, tool `{tool}`: the answer is larger than the client's limit of {} ({limit} bytes) and was discarded; raise the limit with `ClientOptions::max_message_bytes` if its answers are this large",
                 self.name,
                 human_bytes(limit)

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use serde_json::json;
 use tack_core::hook::{AgentId, Disposer, Order, Scope};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
-use tack_core::tool::{ErrorCode, ToolError, ToolErrorCode};
+use tack_core::tool::{ErrorCode, ToolError};
 use tack_test::Call;
 use tack_timeout::{LISTENER_NAME, Timeout, TimeoutConfig, TimeoutConfigError};
 use tokio::time::{Instant, sleep};
@@ -192,10 +192,7 @@ async fn default_budget_applies_to_undeclared_tools_when_configured() {
 async fn caller_cancel_before_the_deadline_is_cancelled_not_timeout() {
     let r = timed_registry([tool("slow", Some(1000), |cx| async move {
         cx.cancellation().cancelled().await;
-        Err(ToolError::with_code(
-            ToolErrorCode::Cancelled,
-            "stopped on request",
-        ))
+        Err(ToolError::cancelled("stopped on request"))
     })]);
     let out = call_cancelled_after(&r, "slow", ms(400)).await;
     let f = failure(&out);
@@ -225,7 +222,7 @@ async fn deadline_first_then_caller_cancel_is_timeout() {
     let r = timed_registry([tool("slow", Some(100), |cx| async move {
         cx.cancellation().cancelled().await;
         sleep(ms(500)).await; // cleanup, during which the caller gives up
-        Err(ToolError::with_code(ToolErrorCode::Cancelled, "cleaned up"))
+        Err(ToolError::cancelled("cleaned up"))
     })]);
     let out = call_cancelled_after(&r, "slow", ms(300)).await;
     assert_eq!(failure(&out).code, ErrorCode::Timeout, "{out:?}");
@@ -365,7 +362,7 @@ async fn timeout_outside_a_retry_covers_all_attempts() {
     let r = timed_registry([tool("flaky", Some(1000), |cx| async move {
         tokio::select! {
             () = sleep(ms(400)) => Err(ToolError::new("flaked")),
-            () = cx.cancellation().cancelled() => Err(ToolError::with_code(ToolErrorCode::Cancelled, "stopped")),
+            () = cx.cancellation().cancelled() => Err(ToolError::cancelled("stopped")),
         }
     })]);
     // A retry wrapper at NORMAL priority is inside the EARLY timeout.
@@ -511,10 +508,7 @@ async fn a_retry_around_the_timeout_gets_only_the_time_left() {
         async move {
             if attempt == 0 {
                 sleep(ms(30)).await;
-                return Err(ToolError::with_code(
-                    ToolErrorCode::Timeout,
-                    "upstream timed out",
-                ));
+                return Err(ToolError::timeout("upstream timed out"));
             }
             cooperative(cx).await
         }
@@ -567,10 +561,7 @@ async fn a_retry_around_the_timeout_returns_the_second_attempts_answer() {
         async move {
             sleep(ms(20)).await;
             if attempt == 0 {
-                return Err(ToolError::with_code(
-                    ToolErrorCode::Timeout,
-                    "upstream timed out",
-                ));
+                return Err(ToolError::timeout("upstream timed out"));
             }
             Ok(json!("answered"))
         }
