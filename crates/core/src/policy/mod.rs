@@ -8,7 +8,7 @@ mod decision;
 pub(crate) mod guard;
 
 pub use action::Action;
-pub use decision::{PreDecision, PreVerdict};
+pub use decision::PreDecision;
 pub use guard::{Guard, GuardVerdict, Guards};
 
 pub use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalService};
