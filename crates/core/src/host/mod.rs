@@ -25,8 +25,7 @@
 //! * The constructors of values only the pipeline builds, as sealed extension
 //!   traits: [`NewToolExecution`], [`NewExecutionToken`], [`NewRunContext`],
 //!   [`NewOutcome`], [`NewFailure`], [`NewExecuteRequest`],
-//!   [`NewPostExecuteInput`], [`NewExecutionRecord`], and
-//!   [`cancelled_before_start`].
+//!   [`NewExecutionRecord`], and [`cancelled_before_start`].
 //!
 //! A plugin's code (its listeners, guards and tool bodies) sees the values
 //! these build, never the way to build them: a tool body gets a
@@ -62,7 +61,7 @@ mod plugin_host;
 
 pub use build::{
     NewExecuteRequest, NewExecutionRecord, NewExecutionToken, NewFailure, NewOutcome,
-    NewPostExecuteInput, NewRunContext, NewToolExecution, ThreadCopy, cancelled_before_start,
+    NewRunContext, NewToolExecution, ThreadCopy, cancelled_before_start,
 };
 pub use plugin_host::PluginHost;
 
