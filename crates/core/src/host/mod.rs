@@ -79,5 +79,4 @@ pub use crate::tool::body_future::BodyFuture;
 pub use crate::tool::definition::ToolHandler;
 pub use crate::tool::definition::{default_present_call, default_present_result, default_render};
 
-pub use crate::plugin::RegistrationError;
 pub use crate::plugin::factory::{find_plugin, plugin_factories, sorted_factories};

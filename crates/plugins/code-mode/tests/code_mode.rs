@@ -739,7 +739,7 @@ async fn run_code_cannot_be_shadowed() {
     let h = host();
     let err = h.register(&echo_named("run_code")).unwrap_err();
     assert!(
-        matches!(err, tack_core::plugin::PluginError::Registration { .. }),
+        matches!(err, tack_core::plugin::PluginError::ReservedTool { .. }),
         "{err}"
     );
 }
