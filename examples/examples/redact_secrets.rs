@@ -25,9 +25,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let redacting = PluginFn::new("redact", |cx| {
         let hooks = cx.hooks();
         let (post_execute, execute) = (hooks.post_execute(), hooks.execute());
-        post_execute.tap("redact", |input, next| async move {
-            let decision = next.run(input.clone()).await;
-            let Some(value) = input.outcome.value() else {
+        post_execute.tap("redact", |record, next| async move {
+            let decision = next.run(record.clone()).await;
+            let Some(value) = record.outcome.value() else {
                 return decision; // a failure: see `redact-errors`
             };
             // Replace the value: the model's content is rendered from it.

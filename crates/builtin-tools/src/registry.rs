@@ -2,7 +2,7 @@
 
 use tack_core::hook::{Disposer, Scope};
 use tack_core::plugin::ToolRegistrar;
-use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory, RegistrationError};
+use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory};
 use tack_core::tool::{DefinitionError, ToolDefinition};
 
 use crate::{Bash, EditFile, Glob, Grep, ListDir, ReadFile, WriteFile};
@@ -35,7 +35,7 @@ pub enum RegisterError {
     Definition(#[from] DefinitionError),
     /// The registry refused a tool (e.g. one of that name is already registered).
     #[error("the registry refused a builtin tool: {0}")]
-    Registration(#[from] RegistrationError),
+    Registration(#[from] PluginError),
 }
 
 /// Registers every builtin tool in `registrar` under `scope`, all or nothing.
@@ -48,14 +48,14 @@ pub enum RegisterError {
 /// ```
 /// use std::sync::{Arc, Mutex};
 /// use tack_core::hook::{Disposer, Scope};
-/// use tack_core::plugin::RegistrationError;
+/// use tack_core::plugin::PluginError;
 /// use tack_core::tool::ToolDefinition;
 /// use tack_core::plugin::ToolRegistrar;
 ///
 /// #[derive(Default)]
 /// struct Names(Arc<Mutex<Vec<String>>>);
 /// impl ToolRegistrar for Names {
-///     fn register_tool(&self, _: Scope, d: ToolDefinition) -> Result<Disposer, RegistrationError> {
+///     fn register_tool(&self, _: Scope, d: ToolDefinition) -> Result<Disposer, PluginError> {
 ///         let name = d.name().to_string();
 ///         self.0.lock().unwrap().push(name.clone());
 ///         let names = self.0.clone();

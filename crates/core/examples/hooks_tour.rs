@@ -10,7 +10,7 @@ use tack_core::hook::{AgentId, ListenerSpec, Order, Scope};
 use tack_core::hooks::{ExecutionRecord, ToolHooks};
 use tack_core::host::Disposables;
 use tack_core::host::{NewExecutionRecord, NewExecutionToken, NewOutcome, NewToolExecution};
-use tack_core::policy::{PreDecision, PreVerdict};
+use tack_core::policy::PreDecision;
 use tack_core::tool::{CallId, ExecutionToken, Outcome, Tier, ToolExecution, ToolName};
 
 fn execution(tool: &str, args: serde_json::Value, agent: Option<&AgentId>) -> Arc<ToolExecution> {
@@ -37,10 +37,9 @@ async fn ask(hooks: &ToolHooks, agent: Option<&AgentId>, tool: &str, args: serde
             let by = decision
                 .provenance()
                 .map_or("?".to_owned(), |p| p.to_string());
-            let verdict = match decision.verdict() {
-                PreVerdict::Allow => "allow".to_owned(),
-                PreVerdict::Ask { reason } => format!("ask: {reason}"),
-                PreVerdict::Deny { reason } => format!("deny: {reason}"),
+            let verdict = match decision.reason() {
+                Some(reason) => format!("{}: {reason}", decision.action()),
+                None => decision.action().to_string(),
             };
             println!("  {who:>12} {tool:<10} → {verdict}   [decided by {by}]");
         }

@@ -35,7 +35,7 @@ mod waterfall;
 
 pub use disposer::{Disposables, Disposer};
 pub use error::{HookError, panic_message};
-pub use observer::{Notified, Observer, ObserverListener};
+pub use observer::{Notified, Observer};
 pub use order::{Order, OrderError};
 pub use provenance::Provenance;
 pub use scope::{AgentId, Scope};

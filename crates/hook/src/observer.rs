@@ -7,54 +7,22 @@ use std::sync::Arc;
 use super::listeners::ListenerList;
 use super::{AgentId, Disposables, Disposer, ListenerSpec, Order, OrderError, panic_message};
 
-/// A typed observer: the named-type alternative to a closure given to
-/// [`Observer::tap`].
-///
-/// Observers are synchronous on purpose: an observer never delays or reorders
-/// the work it observes. One that needs I/O hands the value (an `Arc`, cheap to
-/// clone) to a channel or a task.
-///
-/// ```
-/// use std::sync::Arc;
-/// use std::sync::atomic::{AtomicUsize, Ordering};
-/// use tack_hook::{Observer, ObserverListener};
-///
-/// struct Counter(Arc<AtomicUsize>);
-/// impl ObserverListener<String> for Counter {
-///     fn observe(&self, _value: &Arc<String>) {
-///         self.0.fetch_add(1, Ordering::Relaxed);
-///     }
-/// }
-///
-/// let hook: Observer<String> = Observer::new("demo/said");
-/// let count = Arc::new(AtomicUsize::new(0));
-/// let _kept = hook.register("counter", Counter(count.clone()));
-/// hook.notify(None, &Arc::new("hi".to_owned()));
-/// assert_eq!(count.load(Ordering::Relaxed), 1);
-/// ```
-pub trait ObserverListener<T>: Send + Sync + 'static {
-    /// Sees one frozen value.
-    fn observe(&self, value: &Arc<T>);
-}
-
-struct ClosureObserver<F>(F);
-
-impl<T, F> ObserverListener<T> for ClosureObserver<F>
-where
-    F: Fn(&Arc<T>) + Send + Sync + 'static,
-{
-    #[inline]
-    fn observe(&self, value: &Arc<T>) {
-        (self.0)(value)
-    }
-}
+/// An observer as the list stores it: the closure given to
+/// [`Observer::tap`], behind the list's `Arc`.
+type Listener<T> = dyn Fn(&Arc<T>) + Send + Sync;
 
 struct Inner<T> {
     name: &'static str,
-    list: Arc<ListenerList<dyn ObserverListener<T>>>,
+    list: Arc<ListenerList<Listener<T>>>,
 }
 
 /// An observer hook point: every listener sees the same frozen `Arc<T>`.
+///
+/// A listener is a closure (`Fn(&Arc<T>)`); one with state of its own is a
+/// closure that captures it (a struct, a counter, a channel's sender).
+/// Observers are synchronous on purpose: an observer never delays or
+/// reorders the work it observes. One that needs I/O hands the value (an
+/// `Arc`, cheap to clone) to a channel or a task.
 ///
 /// Order, scope and snapshot rules are those of [`Waterfall`](super::Waterfall).
 /// A panicking observer is contained: it is logged with `tracing` (level
@@ -138,22 +106,32 @@ impl<T: Send + Sync + 'static> Observer<T> {
         Disposables::hold_in(self.owner.as_ref(), disposer)
     }
 
-    /// Registers a closure observer.
+    /// Registers an observer: a closure that sees each frozen value (and
+    /// captures whatever state it keeps).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use tack_hook::Observer;
+    ///
+    /// /// A named observer with state: the closure captures it.
+    /// struct Counter(AtomicUsize);
+    /// impl Counter {
+    ///     fn observe(&self, _said: &Arc<String>) {
+    ///         self.0.fetch_add(1, Ordering::Relaxed);
+    ///     }
+    /// }
+    ///
+    /// let hook: Observer<String> = Observer::new("demo/said");
+    /// let counter = Arc::new(Counter(AtomicUsize::new(0)));
+    /// let c = counter.clone();
+    /// let _kept = hook.tap("counter", move |said| c.observe(said));
+    /// hook.notify(None, &Arc::new("hi".to_owned()));
+    /// assert_eq!(counter.0.load(Ordering::Relaxed), 1);
+    /// ```
     pub fn tap<F>(&self, spec: impl Into<ListenerSpec>, observer: F) -> Disposer
     where
         F: Fn(&Arc<T>) + Send + Sync + 'static,
-    {
-        self.keep(
-            self.inner
-                .list
-                .insert(spec.into(), Arc::new(ClosureObserver(observer))),
-        )
-    }
-
-    /// Registers a typed observer.
-    pub fn register<L>(&self, spec: impl Into<ListenerSpec>, observer: L) -> Disposer
-    where
-        L: ObserverListener<T>,
     {
         self.keep(self.inner.list.insert(spec.into(), Arc::new(observer)))
     }
@@ -176,31 +154,6 @@ impl<T: Send + Sync + 'static> Observer<T> {
     {
         self.inner
             .list
-            .insert_ordered(
-                self.inner.name,
-                spec.into(),
-                order,
-                Arc::new(ClosureObserver(observer)),
-            )
-            .map(|disposer| self.keep(disposer))
-    }
-
-    /// Registers a typed observer placed by `order` (see [`tap_with`](Self::tap_with)).
-    ///
-    /// # Errors
-    ///
-    /// As [`tap_with`](Self::tap_with).
-    pub fn register_with<L>(
-        &self,
-        spec: impl Into<ListenerSpec>,
-        order: Order,
-        observer: L,
-    ) -> Result<Disposer, OrderError>
-    where
-        L: ObserverListener<T>,
-    {
-        self.inner
-            .list
             .insert_ordered(self.inner.name, spec.into(), order, Arc::new(observer))
             .map(|disposer| self.keep(disposer))
     }
@@ -213,7 +166,7 @@ impl<T: Send + Sync + 'static> Observer<T> {
         for entry in view.entries.iter() {
             report.reached += 1;
             let listener = &entry.listener;
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| listener.observe(value))) {
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| listener(value))) {
                 let message = panic_message(&*payload);
                 tracing::error!(
                     hook = self.inner.name,

@@ -13,7 +13,7 @@ use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::host::SerialBatch;
 use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome};
-use tack_core::plugin::RegistrationError;
+use tack_core::plugin::PluginError;
 use tack_core::plugin::ToolRegistrar;
 use tack_core::policy::Guards;
 use tack_core::tool::{CallId, ErrorCode, Failure, Outcome, ToolCall, ToolDefinition};
@@ -99,7 +99,7 @@ impl Driver {
         &self,
         scope: Scope,
         definition: ToolDefinition,
-    ) -> Result<Disposer, RegistrationError> {
+    ) -> Result<Disposer, PluginError> {
         self.pipeline.registry().register_in(scope, definition)
     }
 

@@ -100,9 +100,10 @@ impl HarnessBuilder {
     ///
     /// # Errors
     ///
-    /// The plugin's install error (nothing of it stays installed), or
-    /// [`PluginError::Registration`] / [`PluginError::Definition`] for a fake
-    /// tool the registry refused.
+    /// The plugin's install error (nothing of it stays installed), or for a
+    /// fake tool [`PluginError::Definition`] or the registry's refusal
+    /// ([`PluginError::DuplicateTool`], [`PluginError::ReservedTool`],
+    /// [`PluginError::InvalidSchema`]).
     pub fn install<P: Plugin>(self, plugin: P) -> Result<Harness<P>, PluginError> {
         let mut harness = self.uninstalled(plugin)?;
         harness.install()?;
@@ -115,8 +116,9 @@ impl HarnessBuilder {
     ///
     /// # Errors
     ///
-    /// [`PluginError::Registration`] / [`PluginError::Definition`] for a fake
-    /// tool the registry refused.
+    /// For a fake tool, [`PluginError::Definition`] or the registry's refusal
+    /// ([`PluginError::DuplicateTool`], [`PluginError::ReservedTool`],
+    /// [`PluginError::InvalidSchema`]).
     pub fn uninstalled<P: Plugin>(self, plugin: P) -> Result<Harness<P>, PluginError> {
         let harness = Harness::empty(plugin, self.driver);
         for (agent, presentation) in self.presentations {
@@ -311,7 +313,7 @@ impl<P: Plugin> Harness<P> {
             })?;
         self.driver
             .register(scope, definition)
-            .map_err(|error| PluginError::Registration { plugin, error })
+            .map_err(|error| error.in_plugin(&plugin))
     }
 
     /// Runs `call` through the pipeline and reports what happened, with a

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tack_agent::{Agent, EventBus, Renderer, ScriptedModel, SessionLog, Style, read_log};
-use tack_core::hooks::PostExecuteInput;
+use tack_core::hooks::ExecutionRecord;
 use tack_core::tool::{ContentBlock, OutputSpec, ToolDefinition};
 use tack_pipeline::{Pipeline, ToolRegistry};
 
@@ -38,8 +38,8 @@ async fn a_replaced_content_keeps_the_secret_out_of_the_log_and_its_replay() {
         pipeline
             .hooks()
             .post_execute()
-            .tap("redact", |input: PostExecuteInput, next| async move {
-                let decision = next.run(input).await;
+            .tap("redact", |record: ExecutionRecord, next| async move {
+                let decision = next.run(record).await;
                 decision.replace_content(vec![ContentBlock::text("[redacted]")])
             });
     let script = json!({"turns": [
@@ -139,12 +139,12 @@ async fn a_redacted_sub_call_keeps_the_secret_from_the_program_and_the_log() {
         pipeline
             .hooks()
             .post_execute()
-            .tap("redact", |input: PostExecuteInput, next| async move {
-                let redact = input
+            .tap("redact", |record: ExecutionRecord, next| async move {
+                let redact = record
                     .execution
                     .as_ref()
                     .is_some_and(|e| e.name() == "read_env");
-                let decision = next.run(input).await;
+                let decision = next.run(record).await;
                 if redact {
                     decision.replace_content(vec![ContentBlock::text("[redacted]")])
                 } else {

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::host::{CapabilitySlots, PluginHost};
-use tack_core::plugin::RegistrationError;
+use tack_core::plugin::PluginError;
 use tack_core::plugin::ToolRegistrar;
 use tack_core::tool::{Tier, ToolDefinition};
 use tack_tools::{BuiltinTools, RegisterError, builtin_tools, register_builtin_tools};
@@ -20,10 +20,11 @@ struct Recording {
 }
 
 impl ToolRegistrar for Recording {
-    fn register_tool(&self, _: Scope, def: ToolDefinition) -> Result<Disposer, RegistrationError> {
+    fn register_tool(&self, _: Scope, def: ToolDefinition) -> Result<Disposer, PluginError> {
         let name = def.name().to_string();
         if self.refuse.contains(&name.as_str()) {
-            return Err(RegistrationError::Reserved {
+            return Err(PluginError::ReservedTool {
+                plugin: None,
                 name,
                 reason: "test".into(),
             });

@@ -4,8 +4,8 @@
 //! |---|---|---|---|
 //! | `tools/pre-execute` | waterfall | `Arc<ToolExecution>` → [`PreDecision`] | allow |
 //! | `tools/execute` | waterfall | [`ExecuteRequest`] → [`ExecuteOutput`] | run the body |
-//! | `tools/post-execute` | waterfall | [`PostExecuteInput`] → [`PostDecision`] | accept |
-//! | `tools/result` | observer | `Arc<ExecutionRecord>` | — |
+//! | `tools/post-execute` | waterfall | [`ExecutionRecord`] (the outcome so far) → [`PostDecision`] | accept |
+//! | `tools/result` | observer | `Arc<`[`ExecutionRecord`]`>` (the final outcome) | — |
 //! | `tools/code-dispatch-log` | waterfall | [`CodeDispatchLogEntry`] → itself | identity |
 //! | `tools/code-dispatch` | observer | `Arc<`[`CodeDispatchEvent`]`>` | — |
 //!
@@ -15,13 +15,13 @@
 mod code_dispatch_log;
 pub(crate) mod execute;
 mod post_execute;
-mod result;
+mod record;
 mod tool_hooks;
 
 pub use code_dispatch_log::{CodeDispatchEvent, CodeDispatchLogEntry};
 pub use execute::{ExecuteOutput, ExecuteRequest};
-pub use post_execute::{PostDecision, PostExecuteInput};
-pub use result::ExecutionRecord;
+pub use post_execute::PostDecision;
+pub use record::ExecutionRecord;
 pub use tool_hooks::ToolHooks;
 
 pub use crate::policy::{Guards, PreDecision};

@@ -1,25 +1,9 @@
-//! `tools/post-execute`: inspect or replace an outcome.
-
-use std::sync::Arc;
+//! `tools/post-execute`: what a listener decides about an outcome.
 
 use serde_json::Value;
 
-use crate::context::ToolExecution;
 use crate::hook::Provenance;
-use crate::model::{Content, ContentBlock, DeferredContext, Outcome};
-
-/// The input of `tools/post-execute`: the outcome so far, and the execution
-/// when the call got far enough to have one (an unknown tool or invalid
-/// arguments has none). Post-execute sees every outcome of a known tool,
-/// denials and invalid arguments included.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct PostExecuteInput {
-    /// The execution, when arguments were valid.
-    pub execution: Option<Arc<ToolExecution>>,
-    /// The outcome so far (frozen).
-    pub outcome: Arc<Outcome>,
-}
+use crate::model::{Content, ContentBlock, DeferredContext};
 
 /// What `tools/post-execute` decided. Composable: a listener takes what `next`
 /// returned and adds to it. Every change through these methods clears the

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::{
     CodeDispatchEvent, CodeDispatchLogEntry, ExecuteOutput, ExecuteRequest, ExecutionRecord,
-    PostDecision, PostExecuteInput,
+    PostDecision,
 };
 use crate::hook::{Disposables, Observer, Waterfall};
 use crate::policy::{Guards, PreDecision};
@@ -15,7 +15,7 @@ pub(crate) type PreExecuteHook = Waterfall<Arc<ToolExecution>, PreDecision>;
 /// `tools/execute`: wrappers around the body (timeouts live here).
 pub(crate) type ExecuteHook = Waterfall<ExecuteRequest, ExecuteOutput>;
 /// `tools/post-execute`: inspect or replace an outcome.
-pub(crate) type PostExecuteHook = Waterfall<PostExecuteInput, PostDecision>;
+pub(crate) type PostExecuteHook = Waterfall<ExecutionRecord, PostDecision>;
 /// `tools/result`: see every final execution record once.
 pub(crate) type ResultHook = Observer<ExecutionRecord>;
 /// `tools/code-dispatch-log`: rewrite the logged copy of a nested call's result.
@@ -121,12 +121,12 @@ impl ToolHooks {
         &self.execute
     }
 
-    /// `tools/post-execute`.
-    pub fn post_execute(&self) -> &Waterfall<PostExecuteInput, PostDecision> {
+    /// `tools/post-execute`: listeners get the record of the outcome so far.
+    pub fn post_execute(&self) -> &Waterfall<ExecutionRecord, PostDecision> {
         &self.post_execute
     }
 
-    /// `tools/result`.
+    /// `tools/result`: observers get the final record.
     pub fn result(&self) -> &Observer<ExecutionRecord> {
         &self.result
     }

@@ -285,15 +285,11 @@ pub trait NewExecuteRequest: sealed::Sealed + Sized {
     fn start_body(self) -> Result<BodyFuture, ExecuteOutput>;
 }
 
-/// Building the input of `tools/post-execute`.
-pub trait NewPostExecuteInput: sealed::Sealed + Sized {
-    /// The outcome so far, and the execution when arguments were valid.
-    fn new(execution: Option<Arc<ToolExecution>>, outcome: Arc<Outcome>) -> Self;
-}
-
-/// Building the record `tools/result` observers see.
+/// Building the record `tools/post-execute` listeners (with the outcome so
+/// far) and `tools/result` observers (with the final one) see.
 pub trait NewExecutionRecord: sealed::Sealed + Sized {
-    /// The final record of one call.
+    /// The record of one call: its agent, the execution when arguments were
+    /// valid, and the outcome.
     fn new(
         agent: Option<AgentId>,
         execution: Option<Arc<ToolExecution>>,

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::build::{
     NewExecuteRequest, NewExecutionRecord, NewExecutionToken, NewFailure, NewOutcome,
-    NewPostExecuteInput, NewRunContext, NewToolExecution,
+    NewRunContext, NewToolExecution,
 };
 use crate::CancellationToken;
 use crate::capability::Capabilities;
@@ -18,7 +18,7 @@ use crate::context::{
 };
 use crate::hook::{AgentId, Provenance};
 
-use crate::hooks::{ExecuteOutput, ExecuteRequest, ExecutionRecord, PostExecuteInput};
+use crate::hooks::{ExecuteOutput, ExecuteRequest, ExecutionRecord};
 use crate::model::{
     ArgumentRewrite, Arguments, CallId, Content, ErrorCode, ExecutionToken, Failure, Outcome,
     Status, Tier, ToolName, next_serial,
@@ -211,14 +211,6 @@ impl NewExecuteRequest for ExecuteRequest {
 
     fn start_body(self) -> Result<BodyFuture, ExecuteOutput> {
         self.start()
-    }
-}
-
-impl super::build::sealed::Sealed for PostExecuteInput {}
-
-impl NewPostExecuteInput for PostExecuteInput {
-    fn new(execution: Option<Arc<ToolExecution>>, outcome: Arc<Outcome>) -> Self {
-        Self { execution, outcome }
     }
 }
 

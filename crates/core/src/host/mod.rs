@@ -32,8 +32,7 @@
 //! * The constructors of values only the pipeline builds, as sealed extension
 //!   traits: [`NewToolExecution`], [`NewExecutionToken`], [`NewRunContext`],
 //!   [`NewOutcome`], [`NewFailure`], [`NewExecuteRequest`],
-//!   [`NewPostExecuteInput`], [`NewExecutionRecord`], and
-//!   [`cancelled_before_start`].
+//!   [`NewExecutionRecord`], and [`cancelled_before_start`].
 //!
 //! A plugin's code (its listeners, guards and tool bodies) sees the values
 //! these build, never the way to build them: a tool body gets a
@@ -71,7 +70,7 @@ mod plugin_host;
 pub use approval_summary::summarize_execution;
 pub use build::{
     NewExecuteRequest, NewExecutionRecord, NewExecutionToken, NewFailure, NewOutcome,
-    NewPostExecuteInput, NewRunContext, NewToolExecution, ThreadCopy, cancelled_before_start,
+    NewRunContext, NewToolExecution, ThreadCopy, cancelled_before_start,
 };
 pub use plugin_host::PluginHost;
 
@@ -89,5 +88,4 @@ pub use crate::tool::body_future::BodyFuture;
 pub use crate::tool::definition::ToolHandler;
 pub use crate::tool::definition::{default_present_call, default_present_result, default_render};
 
-pub use crate::plugin::RegistrationError;
 pub use crate::plugin::factory::{find_plugin, plugin_factories, sorted_factories};

@@ -23,14 +23,14 @@ use crate::plugin::{Plugin, PluginContext, PluginError};
 /// use tack_core::host::{CapabilitySlots, PluginHost};
 /// use tack_core::hook::{Disposer, Scope};
 /// use tack_core::hooks::ToolHooks;
-/// use tack_core::plugin::{Plugin, PluginContext, PluginError, RegistrationError, ToolRegistrar};
+/// use tack_core::plugin::{Plugin, PluginContext, PluginError, ToolRegistrar};
 /// use tack_core::policy::PreDecision;
 /// use tack_core::tool::ToolDefinition;
 ///
 /// struct NoTools; // a host without a tool registry
 /// impl ToolRegistrar for NoTools {
-///     fn register_tool(&self, _: Scope, d: ToolDefinition) -> Result<Disposer, RegistrationError> {
-///         Err(RegistrationError::Reserved { name: d.name().to_string(), reason: "no registry".into() })
+///     fn register_tool(&self, _: Scope, d: ToolDefinition) -> Result<Disposer, PluginError> {
+///         Err(PluginError::ReservedTool { plugin: None, name: d.name().to_string(), reason: "no registry".into() })
 ///     }
 /// }
 ///

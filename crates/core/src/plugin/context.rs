@@ -105,7 +105,9 @@ impl<'a> PluginContext<'a> {
     ///
     /// # Errors
     ///
-    /// [`PluginError::Registration`] when the registry refuses it.
+    /// The registry's refusal ([`PluginError::DuplicateTool`],
+    /// [`PluginError::ReservedTool`], [`PluginError::InvalidSchema`]), naming
+    /// this plugin.
     pub fn register_tool(&mut self, definition: ToolDefinition) -> Result<(), PluginError> {
         self.register_tool_in(Scope::Global, definition)
     }
@@ -114,7 +116,7 @@ impl<'a> PluginContext<'a> {
     ///
     /// # Errors
     ///
-    /// [`PluginError::Registration`] when the registry refuses it.
+    /// As [`register_tool`](Self::register_tool).
     pub fn register_tool_in(
         &mut self,
         scope: Scope,
@@ -123,10 +125,7 @@ impl<'a> PluginContext<'a> {
         let disposer = self
             .tools
             .register_tool(scope, definition)
-            .map_err(|error| PluginError::Registration {
-                plugin: self.plugin.to_owned(),
-                error,
-            })?;
+            .map_err(|error| error.in_plugin(self.plugin))?;
         self.keep(disposer);
         Ok(())
     }
@@ -135,7 +134,8 @@ impl<'a> PluginContext<'a> {
     ///
     /// # Errors
     ///
-    /// [`PluginError::Registration`] when the registry refuses it.
+    /// The registry's refusal ([`PluginError::ReservedTool`],
+    /// [`PluginError::DuplicateTool`]), naming this plugin.
     pub fn register_code_transport(
         &mut self,
         definition: ToolDefinition,
@@ -143,10 +143,7 @@ impl<'a> PluginContext<'a> {
         let disposer = self
             .tools
             .register_code_transport(definition)
-            .map_err(|error| PluginError::Registration {
-                plugin: self.plugin.to_owned(),
-                error,
-            })?;
+            .map_err(|error| error.in_plugin(self.plugin))?;
         self.keep(disposer);
         Ok(())
     }
@@ -155,8 +152,8 @@ impl<'a> PluginContext<'a> {
     ///
     /// # Errors
     ///
-    /// [`PluginError::Definition`] for an invalid tool, [`PluginError::Registration`]
-    /// when the registry refuses it.
+    /// [`PluginError::Definition`] for an invalid tool; the registry's refusal
+    /// as for [`register_tool`](Self::register_tool).
     pub fn register_typed<T: Tool>(&mut self, tool: T) -> Result<(), PluginError> {
         let definition =
             ToolDefinition::from_tool(tool).map_err(|error| PluginError::Definition {

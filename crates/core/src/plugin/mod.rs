@@ -5,14 +5,12 @@ mod error;
 pub(crate) mod factory;
 mod plugin_fn;
 mod registrar;
-mod registration_error;
 
 pub use context::PluginContext;
 pub use error::PluginError;
 pub use factory::PluginFactory;
 pub use plugin_fn::PluginFn;
 pub use registrar::ToolRegistrar;
-pub use registration_error::RegistrationError;
 
 /// A plugin: a named bundle that installs listeners, guards, tools and
 /// capabilities into a host through a [`PluginContext`].

@@ -73,18 +73,15 @@ mod tests {
     use crate::hooks::ToolHooks;
     use crate::host::{CapabilitySlots, PluginHost};
     use crate::plugin::ToolRegistrar;
-    use crate::plugin::{Plugin, PluginError, PluginFn, RegistrationError};
+    use crate::plugin::{Plugin, PluginError, PluginFn};
     use crate::policy::PreDecision;
     use crate::tool::ToolDefinition;
 
     struct NoTools;
     impl ToolRegistrar for NoTools {
-        fn register_tool(
-            &self,
-            _: Scope,
-            d: ToolDefinition,
-        ) -> Result<Disposer, RegistrationError> {
-            Err(RegistrationError::Reserved {
+        fn register_tool(&self, _: Scope, d: ToolDefinition) -> Result<Disposer, PluginError> {
+            Err(PluginError::ReservedTool {
+                plugin: None,
                 name: d.name().to_string(),
                 reason: "no registry".into(),
             })

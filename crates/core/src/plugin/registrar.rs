@@ -1,6 +1,6 @@
 //! The registry interface a plugin's tools are registered through.
 
-use super::RegistrationError;
+use super::PluginError;
 use crate::hook::{Disposer, Scope};
 use crate::tool::ToolDefinition;
 
@@ -15,12 +15,14 @@ pub trait ToolRegistrar: Send + Sync {
     ///
     /// # Errors
     ///
-    /// [`RegistrationError`] for a duplicate or reserved name or an unusable schema.
+    /// [`PluginError::DuplicateTool`], [`PluginError::ReservedTool`] or
+    /// [`PluginError::InvalidSchema`], naming no plugin (the caller names it,
+    /// see [`PluginError::in_plugin`]).
     fn register_tool(
         &self,
         scope: Scope,
         definition: ToolDefinition,
-    ) -> Result<Disposer, RegistrationError>;
+    ) -> Result<Disposer, PluginError>;
 
     /// Replaces tools of `scope` in one step: unregisters the tools named in
     /// `remove` and registers `add`, so that a call resolving a name removed
@@ -38,15 +40,16 @@ pub trait ToolRegistrar: Send + Sync {
     ///
     /// As [`register_tool`](Self::register_tool) for the first definition of
     /// `add` the registry refuses (a name twice in `add` is a duplicate);
-    /// [`RegistrationError::Unsupported`] from the default.
+    /// [`PluginError::Unsupported`] from the default.
     fn replace_tools(
         &self,
         scope: Scope,
         remove: &[String],
         add: Vec<ToolDefinition>,
-    ) -> Result<Vec<Disposer>, RegistrationError> {
+    ) -> Result<Vec<Disposer>, PluginError> {
         let _ = (scope, remove, add);
-        Err(RegistrationError::Unsupported {
+        Err(PluginError::Unsupported {
+            plugin: None,
             operation: "atomic tool replacement".to_owned(),
         })
     }
@@ -57,14 +60,12 @@ pub trait ToolRegistrar: Send + Sync {
     ///
     /// # Errors
     ///
-    /// [`RegistrationError::Reserved`] when the registry has no transport slot
+    /// [`PluginError::ReservedTool`] when the registry has no transport slot
     /// or the definition is not named `run_code`;
-    /// [`RegistrationError::Duplicate`] when a transport is already registered.
-    fn register_code_transport(
-        &self,
-        definition: ToolDefinition,
-    ) -> Result<Disposer, RegistrationError> {
-        Err(RegistrationError::Reserved {
+    /// [`PluginError::DuplicateTool`] when a transport is already registered.
+    fn register_code_transport(&self, definition: ToolDefinition) -> Result<Disposer, PluginError> {
+        Err(PluginError::ReservedTool {
+            plugin: None,
             name: definition.name().to_string(),
             reason: "this registry has no code-mode transport".to_owned(),
         })

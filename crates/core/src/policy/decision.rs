@@ -9,51 +9,28 @@ use super::Action;
 use crate::hook::Provenance;
 
 /// What a `tools/pre-execute` chain decided, before provenance: an
-/// [`Action`] with the reason an ask or a deny carries.
-///
-/// It is not ordered itself (its variants carry text); compare verdicts by
-/// their [`action`](Self::action). It is closed on purpose, like [`Action`]:
-/// a consumer's match is complete, with no catch-all arm a new verdict could
-/// slip through.
-///
-/// ```
-/// use tack_core::policy::{Action, PreVerdict};
-/// let ask = PreVerdict::Ask { reason: "writes files".into() };
-/// assert_eq!(ask.action(), Action::Ask);
-/// assert!(PreVerdict::Allow.action() < ask.action());
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum PreVerdict {
-    /// Run the call.
+/// [`Action`] with the reason an ask or a deny carries. Private: a decision
+/// shows it as [`PreDecision::action`] and [`PreDecision::reason`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Verdict {
     Allow,
-    /// Ask the approval service; run only if it answers allowed-once or
-    /// allowed-always.
-    Ask {
-        /// Shown to the approver.
-        reason: String,
-    },
-    /// Refuse the call.
-    Deny {
-        /// Shown to the model: what was refused and why.
-        reason: String,
-    },
+    Ask { reason: String },
+    Deny { reason: String },
 }
 
-impl PreVerdict {
-    /// The verdict without its reason: what orders verdicts.
-    pub fn action(&self) -> Action {
+impl Verdict {
+    fn action(&self) -> Action {
         match self {
-            PreVerdict::Allow => Action::Allow,
-            PreVerdict::Ask { .. } => Action::Ask,
-            PreVerdict::Deny { .. } => Action::Deny,
+            Verdict::Allow => Action::Allow,
+            Verdict::Ask { .. } => Action::Ask,
+            Verdict::Deny { .. } => Action::Deny,
         }
     }
 
-    /// The reason of an ask or a deny.
-    pub fn reason(&self) -> Option<&str> {
+    fn reason(&self) -> Option<&str> {
         match self {
-            PreVerdict::Allow => None,
-            PreVerdict::Ask { reason } | PreVerdict::Deny { reason } => Some(reason),
+            Verdict::Allow => None,
+            Verdict::Ask { reason } | Verdict::Deny { reason } => Some(reason),
         }
     }
 }
@@ -82,18 +59,36 @@ impl PreVerdict {
 /// ```
 ///
 /// ```
-/// use tack_core::policy::{Action, PreDecision, PreVerdict};
+/// use tack_core::policy::{Action, PreDecision};
 /// let d = PreDecision::deny("`rm -rf` is not allowed in this workspace");
 /// assert!(d.is_deny());
 /// assert_eq!(d.action(), Action::Deny);
 /// assert_eq!(d.reason(), Some("`rm -rf` is not allowed in this workspace"));
 /// // The stricter of two decisions:
 /// let s = PreDecision::allow().stricter(PreDecision::ask("writes files"));
-/// assert!(matches!(s.verdict(), PreVerdict::Ask { .. }));
+/// assert_eq!(s.action(), Action::Ask);
+/// assert_eq!(s.reason(), Some("writes files"));
+/// ```
+///
+/// A decision is not ordered itself (it carries text); compare decisions by
+/// their [`action`](Self::action), which is what [`stricter`](Self::stricter)
+/// does. A `match` on the action is complete with three arms, and an ask or
+/// a deny always has a [`reason`](Self::reason):
+///
+/// ```
+/// use tack_core::policy::{Action, PreDecision};
+/// fn describe(d: &PreDecision) -> String {
+///     match d.action() {
+///         Action::Allow => "allow".to_owned(),
+///         Action::Ask => format!("ask: {}", d.reason().unwrap_or_default()),
+///         Action::Deny => format!("deny: {}", d.reason().unwrap_or_default()),
+///     }
+/// }
+/// assert_eq!(describe(&PreDecision::ask("writes files")), "ask: writes files");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PreDecision {
-    verdict: PreVerdict,
+    verdict: Verdict,
     provenance: Option<Provenance>,
     rewrite: Option<Rewrite>,
 }
@@ -108,25 +103,23 @@ struct Rewrite {
 impl PreDecision {
     /// Run the call.
     pub fn allow() -> Self {
-        PreVerdict::Allow.into()
+        Self::of(Verdict::Allow)
     }
 
     /// Refuse the call; `reason` tells the model what was refused and why.
     /// An empty (or blank) `reason` is replaced by a default message naming
     /// the listener that denied.
     pub fn deny(reason: impl Into<String>) -> Self {
-        PreVerdict::Deny {
+        Self::of(Verdict::Deny {
             reason: reason.into(),
-        }
-        .into()
+        })
     }
 
     /// Ask the approval service; `reason` is shown to the approver.
     pub fn ask(reason: impl Into<String>) -> Self {
-        PreVerdict::Ask {
+        Self::of(Verdict::Ask {
             reason: reason.into(),
-        }
-        .into()
+        })
     }
 
     /// A decision of `action` with `reason` (ignored for [`Action::Allow`]):
@@ -139,27 +132,31 @@ impl PreDecision {
         }
     }
 
-    /// The verdict.
-    pub fn verdict(&self) -> &PreVerdict {
-        &self.verdict
+    fn of(verdict: Verdict) -> Self {
+        Self {
+            verdict,
+            provenance: None,
+            rewrite: None,
+        }
     }
 
-    /// The verdict without its reason.
+    /// Allow, ask or deny: what orders decisions (`Allow < Ask < Deny`).
     pub fn action(&self) -> Action {
         self.verdict.action()
     }
 
     /// Whether the verdict is allow.
     pub fn is_allow(&self) -> bool {
-        matches!(self.verdict, PreVerdict::Allow)
+        matches!(self.verdict, Verdict::Allow)
     }
 
     /// Whether the verdict is deny.
     pub fn is_deny(&self) -> bool {
-        matches!(self.verdict, PreVerdict::Deny { .. })
+        matches!(self.verdict, Verdict::Deny { .. })
     }
 
-    /// The reason of an ask or a deny.
+    /// The reason of an ask (shown to the approver) or a deny (shown to the
+    /// model); `None` for an allow, `Some` for every ask and deny.
     pub fn reason(&self) -> Option<&str> {
         self.verdict.reason()
     }
@@ -234,22 +231,12 @@ impl PreDecision {
     }
 }
 
-impl From<PreVerdict> for PreDecision {
-    fn from(verdict: PreVerdict) -> Self {
-        Self {
-            verdict,
-            provenance: None,
-            rewrite: None,
-        }
-    }
-}
-
 impl fmt::Display for PreDecision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.verdict {
-            PreVerdict::Allow => f.write_str("allow"),
-            PreVerdict::Ask { reason } => write!(f, "ask ({reason})"),
-            PreVerdict::Deny { reason } => write!(f, "deny ({reason})"),
+            Verdict::Allow => f.write_str("allow"),
+            Verdict::Ask { reason } => write!(f, "ask ({reason})"),
+            Verdict::Deny { reason } => write!(f, "deny ({reason})"),
         }
     }
 }

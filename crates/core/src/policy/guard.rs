@@ -41,31 +41,6 @@ impl GuardVerdict {
     }
 }
 
-/// A typed guard. Guards run after `tools/pre-execute` (and approval): the
-/// global guards first, then the calling agent's own, each layer in its
-/// registration order — not reorderable — and may be async.
-///
-/// ```
-/// use tack_core::policy::{Guard, GuardVerdict};
-/// use tack_core::tool::ToolExecution;
-///
-/// /// Refuses any call whose arguments mention `.env`.
-/// struct NoDotEnv;
-/// impl Guard for NoDotEnv {
-///     async fn check(&self, execution: &ToolExecution) -> GuardVerdict {
-///         if execution.arguments().to_string().contains(".env") {
-///             GuardVerdict::deny("`.env` files hold secrets and are off limits")
-///         } else {
-///             GuardVerdict::Pass
-///         }
-///     }
-/// }
-/// ```
-pub trait Guard: Send + Sync + 'static {
-    /// Checks one execution.
-    fn check(&self, execution: &ToolExecution) -> impl Future<Output = GuardVerdict> + Send;
-}
-
 trait ErasedGuard: Send + Sync + 'static {
     fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> Check<'a>;
 }
@@ -75,14 +50,6 @@ trait ErasedGuard: Send + Sync + 'static {
 enum Check<'a> {
     Ready(GuardVerdict),
     Boxed(BoxFuture<'a, GuardVerdict>),
-}
-
-struct TypedGuard<G>(G);
-
-impl<G: Guard> ErasedGuard for TypedGuard<G> {
-    fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> Check<'a> {
-        Check::Boxed(Box::pin(self.0.check(execution)))
-    }
 }
 
 struct AsyncClosureGuard<F>(F);
@@ -124,6 +91,11 @@ pub enum GuardOutcome {
 
 /// The guard list of a host, scoped like listeners: the global guards run
 /// first, then the calling agent's, each layer in registration order.
+///
+/// Guards run after `tools/pre-execute` (and approval), are not
+/// reorderable, and are closures: synchronous ([`add_sync`](Self::add_sync))
+/// or asynchronous ([`add_async`](Self::add_async)). A guard with state of
+/// its own is a closure that captures it.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -215,12 +187,37 @@ impl Guards {
         }
     }
 
-    /// Adds a typed guard at the end of the list.
-    pub fn add<G: Guard>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: G) -> Disposer {
-        self.insert(scope, name, Arc::new(TypedGuard(guard)))
-    }
-
-    /// Adds an async closure guard at the end of the list.
+    /// Adds an asynchronous guard at the end of its layer: a closure given
+    /// the execution (an `Arc`, to move into its future) that returns the
+    /// future of its verdict.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tack_core::hook::Scope;
+    /// use tack_core::policy::{GuardVerdict, Guards};
+    /// use tack_core::tool::ToolExecution;
+    ///
+    /// /// Refuses any call whose arguments mention one of its words.
+    /// struct Forbidden(Vec<String>);
+    /// impl Forbidden {
+    ///     async fn check(&self, execution: &ToolExecution) -> GuardVerdict {
+    ///         let arguments = execution.arguments().to_string();
+    ///         match self.0.iter().find(|word| arguments.contains(word.as_str())) {
+    ///             Some(word) => GuardVerdict::deny(format!("`{word}` is off limits")),
+    ///             None => GuardVerdict::Pass,
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let guards = Guards::new();
+    /// // A struct guard: the closure captures the struct.
+    /// let forbidden = Arc::new(Forbidden(vec![".env".into()]));
+    /// let _g = guards.add_async(Scope::Global, "forbidden", move |execution| {
+    ///     let forbidden = forbidden.clone();
+    ///     async move { forbidden.check(&execution).await }
+    /// });
+    /// assert_eq!(guards.names(None).len(), 1);
+    /// ```
     pub fn add_async<F, Fut>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: F) -> Disposer
     where
         F: Fn(Arc<ToolExecution>) -> Fut + Send + Sync + 'static,
@@ -229,7 +226,8 @@ impl Guards {
         self.insert(scope, name, Arc::new(AsyncClosureGuard(guard)))
     }
 
-    /// Adds a synchronous closure guard at the end of the list.
+    /// Adds a synchronous guard at the end of its layer: its verdict is
+    /// taken at once, with no future (see the example of [`Guards`]).
     pub fn add_sync<F>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: F) -> Disposer
     where
         F: Fn(&ToolExecution) -> GuardVerdict + Send + Sync + 'static,

@@ -8,8 +8,8 @@ mod decision;
 pub(crate) mod guard;
 
 pub use action::Action;
-pub use decision::{PreDecision, PreVerdict};
-pub use guard::{Guard, GuardVerdict, Guards};
+pub use decision::PreDecision;
+pub use guard::{GuardVerdict, Guards};
 
 pub use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 pub use crate::model::ArgumentRewrite;

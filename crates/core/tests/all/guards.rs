@@ -8,7 +8,7 @@ use tack_core::hook::{AgentId, Provenance, Scope};
 use tack_core::host::GuardOutcome;
 use tack_core::host::HookError;
 use tack_core::host::{NewExecutionToken, NewToolExecution};
-use tack_core::policy::{Guard, GuardVerdict, Guards};
+use tack_core::policy::{GuardVerdict, Guards};
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
 
 fn exec(args: serde_json::Value) -> Arc<ToolExecution> {
@@ -55,9 +55,10 @@ async fn guards_run_in_registration_order_and_the_first_denial_stops_them() {
     assert_eq!(*seen.lock(), ["a", "b"]);
 }
 
+/// A guard with state of its own: registered as a closure that captures it.
 struct MaxLen(usize);
 
-impl Guard for MaxLen {
+impl MaxLen {
     async fn check(&self, execution: &ToolExecution) -> GuardVerdict {
         if execution
             .arg_str("command")
@@ -71,10 +72,14 @@ impl Guard for MaxLen {
 }
 
 #[tokio::test]
-async fn typed_guards_and_scopes() {
+async fn struct_guards_and_scopes() {
     let guards = Guards::new();
     let a = AgentId::new("a");
-    let _g = guards.add(Scope::Agent(a.clone()), "max-len", MaxLen(3));
+    let max_len = Arc::new(MaxLen(3));
+    let _g = guards.add_async(Scope::Agent(a.clone()), "max-len", move |execution| {
+        let max_len = max_len.clone();
+        async move { max_len.check(&execution).await }
+    });
     let long = exec(json!({"command": "echo hello"}));
     assert!(matches!(
         guards.run(Some(&a), &long).await.unwrap(),

@@ -11,9 +11,7 @@ use tack_core::host::{
     CapabilitySlots, NewExecutionToken, NewToolExecution, PluginHost, find_plugin,
     plugin_factories, sorted_factories,
 };
-use tack_core::plugin::{
-    Plugin, PluginContext, PluginError, PluginFactory, RegistrationError, ToolRegistrar,
-};
+use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory, ToolRegistrar};
 use tack_core::policy::PreDecision;
 use tack_core::tool::{OutputSpec, ToolDefinition};
 
@@ -26,11 +24,12 @@ impl ToolRegistrar for MapRegistry {
         &self,
         scope: Scope,
         definition: ToolDefinition,
-    ) -> Result<Disposer, RegistrationError> {
+    ) -> Result<Disposer, PluginError> {
         let key = (scope.to_string(), definition.name().to_string());
         let mut map = self.0.lock();
         if map.contains_key(&key) {
-            return Err(RegistrationError::Duplicate {
+            return Err(PluginError::DuplicateTool {
+                plugin: None,
                 name: key.1,
                 scope: key.0,
             });
@@ -203,7 +202,10 @@ fn a_duplicate_tool_fails_the_install_and_rolls_back() {
     let err = host
         .install(&kit("second", vec!["own", "shared"]))
         .unwrap_err();
-    assert!(matches!(err, PluginError::Registration { .. }), "{err}");
+    assert!(
+        matches!(&err, PluginError::DuplicateTool { plugin: Some(p), name, .. } if p == "second" && name == "shared"),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("already registered"), "{err}");
     let names: Vec<String> = registry.0.lock().keys().map(|(_, n)| n.clone()).collect();
     assert_eq!(names, ["shared"], "`own` was rolled back");
@@ -400,17 +402,18 @@ fn outside_a_plugin_dropping_the_disposer_keeps_the_listener_and_dispose_removes
 #[test]
 fn plugin_errors_print_their_cause_once() {
     use std::error::Error as _;
-    let err = PluginError::Registration {
-        plugin: "p".into(),
-        error: RegistrationError::Reserved {
-            name: "run_code".into(),
-            reason: "it is the code-mode transport".into(),
-        },
-    };
+    let err = PluginError::ReservedTool {
+        plugin: None,
+        name: "run_code".into(),
+        reason: "it is the code-mode transport".into(),
+    }
+    .in_plugin("p");
     assert_eq!(
         err.to_string(),
         "plugin `p`: the tool name `run_code` is reserved: it is the code-mode transport"
     );
+    // An error that names its plugin keeps it.
+    assert_eq!(err.clone().in_plugin("q"), err);
     assert!(err.source().is_none());
     let mut chain = vec![err.to_string()];
     let mut next = err.source();
@@ -515,7 +518,7 @@ fn an_order_error_returned_with_question_mark_names_the_plugin_and_rolls_back() 
     let mut host = PluginHost::new(&hooks, &caps, &registry);
     let err = host.install(&BadOrder).unwrap_err();
     assert!(
-        matches!(&err, PluginError::Order { plugin, .. } if plugin == "bad-order"),
+        matches!(&err, PluginError::Order { plugin: Some(p), .. } if p == "bad-order"),
         "{err:?}"
     );
     assert!(err.to_string().starts_with("plugin `bad-order`: "), "{err}");

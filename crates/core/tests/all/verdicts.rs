@@ -3,7 +3,7 @@
 
 use tack_core::hook::{AgentId, Scope};
 use tack_core::host::GuardOutcome;
-use tack_core::policy::{Action, GuardVerdict, PreDecision, PreVerdict};
+use tack_core::policy::{Action, GuardVerdict, PreDecision};
 use tack_core::tool::{ErrorCode, ToolError};
 
 #[test]
@@ -31,12 +31,8 @@ fn actions_order_allow_ask_deny_and_decisions_follow_them() {
 fn a_decision_built_from_an_action_carries_its_reason() {
     assert!(PreDecision::from_action(Action::Allow, "ignored").is_allow());
     let ask = PreDecision::from_action(Action::Ask, "writes files");
-    assert_eq!(
-        ask.verdict(),
-        &PreVerdict::Ask {
-            reason: "writes files".into()
-        }
-    );
+    assert_eq!(ask.action(), Action::Ask);
+    assert_eq!(ask.reason(), Some("writes files"));
     let deny = PreDecision::from_action(Action::Deny, "no");
     assert_eq!(deny.action(), Action::Deny);
     assert_eq!(deny.reason(), Some("no"));
@@ -60,13 +56,12 @@ fn actions_have_one_wire_form() {
 }
 
 // These matches have no catch-all arm: they compile only because the verdict
-// types and `Scope` are closed, so a consumer never needs an arm that treats
-// something unknown as "allow" or "global".
-fn describe_pre(verdict: &PreVerdict) -> Action {
-    match verdict {
-        PreVerdict::Allow => Action::Allow,
-        PreVerdict::Ask { .. } => Action::Ask,
-        PreVerdict::Deny { .. } => Action::Deny,
+// types, `Action` and `Scope` are closed, so a consumer never needs an arm
+// that treats something unknown as "allow" or "global".
+fn describe_pre(decision: &PreDecision) -> Option<&str> {
+    match decision.action() {
+        Action::Allow => None,
+        Action::Ask | Action::Deny => decision.reason(),
     }
 }
 
@@ -93,7 +88,8 @@ fn layer(scope: &Scope) -> Option<&str> {
 
 #[test]
 fn verdicts_and_scopes_are_matched_completely() {
-    assert_eq!(describe_pre(PreDecision::ask("x").verdict()), Action::Ask);
+    assert_eq!(describe_pre(&PreDecision::ask("x")), Some("x"));
+    assert_eq!(describe_pre(&PreDecision::allow()), None);
     assert!(describe_guard(&GuardVerdict::Pass));
     assert!(!describe_guard(&GuardVerdict::deny("no")));
     assert!(describe_outcome(&GuardOutcome::Passed));

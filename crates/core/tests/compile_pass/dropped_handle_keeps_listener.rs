@@ -11,15 +11,15 @@ use tack_core::host::{CapabilitySlots, NewExecutionToken, NewToolExecution, Plug
 use tack_core::plugin::ToolRegistrar;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
-use tack_core::plugin::{Plugin, PluginContext, PluginError, RegistrationError};
+use tack_core::plugin::{Plugin, PluginContext, PluginError};
 use tack_core::policy::{GuardVerdict, PreDecision};
 use tack_core::host::GuardOutcome;
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolDefinition, ToolExecution, ToolName};
 
 struct NoTools;
 impl ToolRegistrar for NoTools {
-    fn register_tool(&self, _: Scope, d: ToolDefinition) -> Result<Disposer, RegistrationError> {
-        Err(RegistrationError::Reserved { name: d.name().to_string(), reason: "no registry".into() })
+    fn register_tool(&self, _: Scope, d: ToolDefinition) -> Result<Disposer, PluginError> {
+        Err(PluginError::ReservedTool { plugin: None, name: d.name().to_string(), reason: "no registry".into() })
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tack_core::hook::{AgentId, Provenance};
 use tack_core::host::cancelled_before_start;
 use tack_core::host::{NewExecutionToken, NewFailure, NewToolExecution};
-use tack_core::policy::{PreDecision, PreVerdict};
+use tack_core::policy::{Action, PreDecision};
 use tack_core::tool::{ErrorCode, ExecutionToken, Failure, ToolExecution};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -148,28 +148,30 @@ impl Pipeline {
             }
         };
         let call = &admitted.resolved.call;
-        match decision.verdict() {
-            PreVerdict::Deny { reason } => {
+        // An ask or a deny always carries a reason (`PreDecision::reason`).
+        let reason = decision.reason().unwrap_or_default();
+        match decision.action() {
+            Action::Deny => {
                 let name = admitted.execution.name();
                 let reason = match &pre_provenance {
-                    _ if !reason.trim().is_empty() => reason.clone(),
+                    _ if !reason.trim().is_empty() => reason.to_owned(),
                     Some(by) => format!("{by} denied tool `{name}` without giving a reason"),
                     None => format!("tool `{name}` was denied without a reason"),
                 };
                 let failure = Failure::new(ErrorCode::Denied, reason);
                 return Admission::Refused(admitted.refuse(failure, pre_provenance));
             }
-            PreVerdict::Ask { reason } if ask == AskMode::Report => {
+            Action::Ask if ask == AskMode::Report => {
                 if let Err((failure, provenance)) = self.run_guards(&admitted, cancel).await {
                     return Admission::Refused(admitted.refuse(failure, provenance));
                 }
                 return Admission::WouldAsk {
                     admitted,
-                    reason: reason.clone(),
+                    reason: reason.to_owned(),
                     provenance: pre_provenance,
                 };
             }
-            PreVerdict::Ask { reason } => {
+            Action::Ask => {
                 self.record(&call.call_id, Stage::Approval);
                 // Boxed: a rare path, kept out of every call's future.
                 let asked = Box::pin(self.ask_approval(&admitted.execution, reason, cancel));
@@ -187,7 +189,7 @@ impl Pipeline {
                     Ok(None) => {}
                 }
             }
-            PreVerdict::Allow => {}
+            Action::Allow => {}
         }
         if cancel.is_cancelled() {
             return admitted.cancelled();
@@ -247,12 +249,11 @@ impl Pipeline {
             },
             Err(_) => PreDecision::allow(),
         };
-        if let PreVerdict::Deny { reason } = decision.verdict() {
+        if decision.is_deny() {
             let name = admitted.execution.name();
-            let reason = if reason.trim().is_empty() {
-                format!("tool `{name}` was denied after {provenance} rewrote its arguments")
-            } else {
-                reason.clone()
+            let reason = match decision.reason() {
+                Some(reason) if !reason.trim().is_empty() => reason.to_owned(),
+                _ => format!("tool `{name}` was denied after {provenance} rewrote its arguments"),
             };
             let failure = Failure::new(ErrorCode::Denied, reason);
             let by = decision.provenance().cloned();

@@ -5,9 +5,9 @@
 
 use std::sync::{Arc, OnceLock};
 
-use tack_core::hooks::{PostDecision, PostExecuteInput};
+use tack_core::hooks::{ExecutionRecord, PostDecision};
 use tack_core::host::RunEffects;
-use tack_core::host::{NewOutcome, NewPostExecuteInput, NewToolExecution};
+use tack_core::host::{NewExecutionRecord, NewOutcome, NewToolExecution};
 
 use tack_core::hook::AgentId;
 use tack_core::host::Dispatch;
@@ -41,7 +41,7 @@ pub(crate) enum Finalizing {
 /// Finalization that waits for `tools/post-execute` listeners: their
 /// dispatch (the one thing awaited), and what the call needs after it.
 pub(crate) struct PendingFinalize {
-    pub(crate) dispatch: Dispatch<PostExecuteInput, PostDecision>,
+    pub(crate) dispatch: Dispatch<ExecutionRecord, PostDecision>,
     rest: PostRest,
 }
 
@@ -89,8 +89,8 @@ impl Pipeline {
         self.record(&outcome.call_id, Stage::PostExecute);
         let hook = self.hooks().post_execute();
         if hook.listener_count() != 0 {
-            let input = PostExecuteInput::new(execution.clone(), outcome.clone());
-            match hook.try_dispatch(agent.as_ref(), input) {
+            let record = ExecutionRecord::new(agent.clone(), execution.clone(), outcome.clone());
+            match hook.try_dispatch(agent.as_ref(), record) {
                 Ok(dispatch) => {
                     return Finalizing::Pending(PendingFinalize {
                         dispatch,
@@ -103,9 +103,9 @@ impl Pipeline {
                         },
                     });
                 }
-                // Listeners, but none for this agent: the input (and its
+                // Listeners, but none for this agent: the record (and its
                 // share of the outcome) is dropped.
-                Err(input) => drop(input),
+                Err(record) => drop(record),
             }
         }
         // Nothing waited since the execute stage looked for a late

@@ -30,12 +30,9 @@ impl Pipeline {
         // listener list is read; with observers, `notify` reads it once (and
         // reaches none when none is this agent's).
         if observers.listener_count() != 0 {
-            let record = Arc::new(ExecutionRecord::new(
-                agent.clone(),
-                execution,
-                outcome.clone(),
-            ));
-            observers.notify(agent.as_ref(), &record);
+            // The record takes the agent: nothing after it needs it.
+            let record = Arc::new(ExecutionRecord::new(agent, execution, outcome.clone()));
+            observers.notify(record.agent.as_ref(), &record);
         }
         match outcome.failure_info() {
             None => tracing::debug!(status = "ok", "tool call finished"),

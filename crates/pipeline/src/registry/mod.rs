@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tack_core::hook::{AgentId, Disposer, Scope};
 use tack_core::host::ToolSchema;
-use tack_core::plugin::RegistrationError;
+use tack_core::plugin::PluginError;
 use tack_core::plugin::ToolRegistrar;
 use tack_core::tool::ToolDefinition;
 
@@ -168,10 +168,10 @@ impl ToolRegistry {
     ///
     /// # Errors
     ///
-    /// [`RegistrationError::Duplicate`] when the global layer has the name,
-    /// [`RegistrationError::Reserved`] for `run_code`,
-    /// [`RegistrationError::InvalidSchema`] when a schema does not compile.
-    pub fn register(&self, definition: ToolDefinition) -> Result<Disposer, RegistrationError> {
+    /// [`PluginError::DuplicateTool`] when the global layer has the name,
+    /// [`PluginError::ReservedTool`] for `run_code`,
+    /// [`PluginError::InvalidSchema`] when a schema does not compile.
+    pub fn register(&self, definition: ToolDefinition) -> Result<Disposer, PluginError> {
         self.register_in(Scope::Global, definition)
     }
 
@@ -185,10 +185,11 @@ impl ToolRegistry {
         &self,
         scope: Scope,
         definition: ToolDefinition,
-    ) -> Result<Disposer, RegistrationError> {
+    ) -> Result<Disposer, PluginError> {
         let name = definition.name().to_string();
         if name == RUN_CODE {
-            return Err(RegistrationError::Reserved {
+            return Err(PluginError::ReservedTool {
+                plugin: None,
                 name,
                 reason: "it is the code-mode transport and cannot be registered or shadowed"
                     .to_owned(),
@@ -206,7 +207,8 @@ impl ToolRegistry {
                 Scope::Global => layers.global.contains_key(&name),
             };
             if taken {
-                return Err(RegistrationError::Duplicate {
+                return Err(PluginError::DuplicateTool {
+                    plugin: None,
                     name,
                     scope: scope.to_string(),
                 });
@@ -295,19 +297,21 @@ impl ToolRegistry {
         scope: Scope,
         remove: &[String],
         add: Vec<ToolDefinition>,
-    ) -> Result<Vec<Disposer>, RegistrationError> {
+    ) -> Result<Vec<Disposer>, PluginError> {
         let mut compiled = Vec::with_capacity(add.len());
         for definition in add {
             let name = definition.name().to_string();
             if name == RUN_CODE {
-                return Err(RegistrationError::Reserved {
+                return Err(PluginError::ReservedTool {
+                    plugin: None,
                     name,
                     reason: "it is the code-mode transport and cannot be registered or shadowed"
                         .to_owned(),
                 });
             }
             if compiled.iter().any(|(n, _)| *n == name) {
-                return Err(RegistrationError::Duplicate {
+                return Err(PluginError::DuplicateTool {
+                    plugin: None,
                     name,
                     scope: scope.to_string(),
                 });
@@ -327,7 +331,8 @@ impl ToolRegistry {
                 .iter()
                 .find(|(name, _)| current.contains_key(name) && !remove.contains(name))
             {
-                return Err(RegistrationError::Duplicate {
+                return Err(PluginError::DuplicateTool {
+                    plugin: None,
                     name: name.clone(),
                     scope: scope.to_string(),
                 });
@@ -572,16 +577,17 @@ impl ToolRegistry {
     ///
     /// # Errors
     ///
-    /// [`RegistrationError::Reserved`] for another name,
-    /// [`RegistrationError::Duplicate`] when a transport exists,
-    /// [`RegistrationError::InvalidSchema`] when a schema does not compile.
+    /// [`PluginError::ReservedTool`] for another name,
+    /// [`PluginError::DuplicateTool`] when a transport exists,
+    /// [`PluginError::InvalidSchema`] when a schema does not compile.
     pub fn register_code_transport(
         &self,
         definition: ToolDefinition,
-    ) -> Result<Disposer, RegistrationError> {
+    ) -> Result<Disposer, PluginError> {
         let name = definition.name().to_string();
         if name != RUN_CODE {
-            return Err(RegistrationError::Reserved {
+            return Err(PluginError::ReservedTool {
+                plugin: None,
                 name,
                 reason: format!("the code-mode transport must be named `{RUN_CODE}`"),
             });
@@ -591,7 +597,8 @@ impl ToolRegistry {
         {
             let mut layers = self.inner.layers.write();
             if layers.transport.is_some() {
-                return Err(RegistrationError::Duplicate {
+                return Err(PluginError::DuplicateTool {
+                    plugin: None,
                     name,
                     scope: "code-mode transport".to_owned(),
                 });
@@ -615,14 +622,11 @@ impl ToolRegistrar for ToolRegistry {
         &self,
         scope: Scope,
         definition: ToolDefinition,
-    ) -> Result<Disposer, RegistrationError> {
+    ) -> Result<Disposer, PluginError> {
         self.register_in(scope, definition)
     }
 
-    fn register_code_transport(
-        &self,
-        definition: ToolDefinition,
-    ) -> Result<Disposer, RegistrationError> {
+    fn register_code_transport(&self, definition: ToolDefinition) -> Result<Disposer, PluginError> {
         ToolRegistry::register_code_transport(self, definition)
     }
 
@@ -631,7 +635,7 @@ impl ToolRegistrar for ToolRegistry {
         scope: Scope,
         remove: &[String],
         add: Vec<ToolDefinition>,
-    ) -> Result<Vec<Disposer>, RegistrationError> {
+    ) -> Result<Vec<Disposer>, PluginError> {
         self.replace(scope, remove, add)
     }
 }

@@ -7,7 +7,7 @@ use jsonschema::Validator;
 use tack_core::hook::Scope;
 use tack_core::host::ThreadCopy;
 use tack_core::host::{RenderedTool, schema_depth};
-use tack_core::plugin::RegistrationError;
+use tack_core::plugin::PluginError;
 use tack_core::tool::ToolDefinition;
 
 /// A registered tool: its definition, the layer it lives in, and its input and
@@ -37,13 +37,14 @@ impl RegisteredTool {
         id: u64,
         scope: Scope,
         definition: ToolDefinition,
-    ) -> Result<Self, RegistrationError> {
+    ) -> Result<Self, PluginError> {
         let name = definition.name().to_string();
         let compile = |schema: &serde_json::Value, which: &str| {
             // Definitions are built within the limit; checked again (without
             // recursion) because compiling recurses once per level.
             if schema_depth(schema) > ToolDefinition::MAX_SCHEMA_DEPTH {
-                return Err(RegistrationError::InvalidSchema {
+                return Err(PluginError::InvalidSchema {
+                    plugin: None,
                     name: name.clone(),
                     reason: format!(
                         "its {which} schema nests deeper than {} levels",
@@ -51,7 +52,8 @@ impl RegisteredTool {
                     ),
                 });
             }
-            jsonschema::validator_for(schema).map_err(|e| RegistrationError::InvalidSchema {
+            jsonschema::validator_for(schema).map_err(|e| PluginError::InvalidSchema {
+                plugin: None,
                 name: name.clone(),
                 reason: format!("its {which} schema does not compile: {e}"),
             })

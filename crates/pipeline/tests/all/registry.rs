@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tack_core::hook::{AgentId, Scope};
 use tack_core::host::schema_depth;
-use tack_core::plugin::RegistrationError;
+use tack_core::plugin::PluginError;
 use tack_core::tool::{Content, DefinitionError, ErrorCode, OutputSpec, ToolDefinition};
 use tack_pipeline::{RUN_CODE, RestrictError, Restriction, ToolRegistry};
 
@@ -57,10 +57,7 @@ fn output_schema_that_does_not_compile_is_refused_at_registration() {
         |_a, _c| async move { Ok(json!("x")) },
     );
     let err = registry.register(def).unwrap_err();
-    assert!(
-        matches!(err, RegistrationError::InvalidSchema { .. }),
-        "{err:?}"
-    );
+    assert!(matches!(err, PluginError::InvalidSchema { .. }), "{err:?}");
     assert!(err.to_string().contains("output"), "{err}");
     assert!(registry.get("bad_out", None).is_none());
 }
@@ -76,10 +73,7 @@ fn input_schema_that_does_not_compile_is_refused_at_registration() {
         |_a, _c| async move { Ok(json!(1)) },
     );
     let err = registry.register(def).unwrap_err();
-    assert!(
-        matches!(err, RegistrationError::InvalidSchema { .. }),
-        "{err:?}"
-    );
+    assert!(matches!(err, PluginError::InvalidSchema { .. }), "{err:?}");
     assert!(err.to_string().contains("input"), "{err}");
 }
 
@@ -106,14 +100,14 @@ fn run_code_cannot_be_registered_globally_or_in_a_scope() {
     let registry = ToolRegistry::new();
     let global = registry.register(echo(RUN_CODE)).unwrap_err();
     assert!(
-        matches!(global, RegistrationError::Reserved { .. }),
+        matches!(global, PluginError::ReservedTool { .. }),
         "{global:?}"
     );
     let scoped = registry
         .register_in(Scope::Agent(AgentId::new("a")), echo(RUN_CODE))
         .unwrap_err();
     assert!(
-        matches!(scoped, RegistrationError::Reserved { .. }),
+        matches!(scoped, PluginError::ReservedTool { .. }),
         "{scoped:?}"
     );
     assert!(registry.get(RUN_CODE, None).is_none());
@@ -139,10 +133,7 @@ fn duplicate_names_in_one_layer_are_refused() {
     let registry = ToolRegistry::new();
     let _first = registry.register(echo("echo")).unwrap();
     let err = registry.register(echo("echo")).unwrap_err();
-    assert!(
-        matches!(err, RegistrationError::Duplicate { .. }),
-        "{err:?}"
-    );
+    assert!(matches!(err, PluginError::DuplicateTool { .. }), "{err:?}");
     // The same name in an agent layer is a shadow, not a duplicate.
     let _shadow = registry
         .register_in(Scope::Agent(AgentId::new("a")), echo("echo"))

@@ -7,7 +7,7 @@ use serde_json::json;
 use tack_core::CancellationToken;
 use tack_core::capability::ToolDispatcher;
 use tack_core::hook::{AgentId, Scope};
-use tack_core::plugin::RegistrationError;
+use tack_core::plugin::PluginError;
 use tack_core::plugin::ToolRegistrar;
 use tack_core::tool::{ErrorCode, OutputSpec, ToolCall, ToolDefinition};
 use tack_pipeline::{Pipeline, ToolRegistry};
@@ -76,7 +76,7 @@ fn a_refused_replacement_changes_nothing() {
         )
         .unwrap_err();
     assert!(
-        matches!(err, RegistrationError::InvalidSchema { ref name, .. } if name == "bad"),
+        matches!(err, PluginError::InvalidSchema { ref name, .. } if name == "bad"),
         "{err}"
     );
     // A name held by another registration and not removed is a duplicate.
@@ -88,17 +88,17 @@ fn a_refused_replacement_changes_nothing() {
         )
         .unwrap_err();
     assert!(
-        matches!(err, RegistrationError::Duplicate { ref name, .. } if name == "other"),
+        matches!(err, PluginError::DuplicateTool { ref name, .. } if name == "other"),
         "{err}"
     );
     let err = registry
         .replace(Scope::Global, &[], vec![tool("x", "1"), tool("x", "2")])
         .unwrap_err();
-    assert!(matches!(err, RegistrationError::Duplicate { .. }), "{err}");
+    assert!(matches!(err, PluginError::DuplicateTool { .. }), "{err}");
     let err = registry
         .replace(Scope::Global, &[], vec![tool("run_code", "no")])
         .unwrap_err();
-    assert!(matches!(err, RegistrationError::Reserved { .. }), "{err}");
+    assert!(matches!(err, PluginError::ReservedTool { .. }), "{err}");
     assert_eq!(
         registry.get("a", None).unwrap().definition().description(),
         "Old a."

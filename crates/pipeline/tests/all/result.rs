@@ -7,7 +7,7 @@ use serde_json::json;
 use tack_core::hook::{AgentId, ListenerSpec};
 use tack_core::hooks::ExecutionRecord;
 use tack_core::host::NewExecutionToken;
-use tack_core::tool::{ErrorCode, ExecutionToken, Outcome, ToolCall, ToolError};
+use tack_core::tool::{ContentBlock, ErrorCode, ExecutionToken, Outcome, ToolCall, ToolError};
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
@@ -221,5 +221,50 @@ async fn conclude_turn_rides_only_on_success() {
         !h.call("bad", "finish", r#"{"fail": true}"#)
             .await
             .concluded_turn
+    );
+}
+
+// One record type for both hook points: `tools/post-execute` listeners see
+// the outcome so far, `tools/result` observers the final one, each with the
+// calling agent.
+#[tokio::test]
+async fn post_execute_and_result_see_the_record_with_the_calling_agent() {
+    let h = Harness::with_tool(echo("echo"));
+    /// The hook point, the record's agent, the text of its outcome.
+    type Seen = (&'static str, Option<AgentId>, String);
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let post = seen.clone();
+    let _post = h
+        .hooks()
+        .post_execute()
+        .tap("post", move |record: ExecutionRecord, next| {
+            let text = record.outcome.content.joined_text();
+            post.lock().push(("post", record.agent.clone(), text));
+            async move {
+                next.run(record)
+                    .await
+                    .replace_content(vec![ContentBlock::text("replaced")])
+            }
+        });
+    let result = seen.clone();
+    let _result = h
+        .hooks()
+        .result()
+        .tap("result", move |record: &Arc<ExecutionRecord>| {
+            let text = record.outcome.content.joined_text();
+            result.lock().push(("result", record.agent.clone(), text));
+        });
+    h.call_as("c1", "echo", r#"{"text": "hi"}"#, "reviewer")
+        .await;
+    h.call("c2", "echo", r#"{"text": "hi"}"#).await;
+    let reviewer = Some(AgentId::new("reviewer"));
+    assert_eq!(
+        *seen.lock(),
+        [
+            ("post", reviewer.clone(), "hi".to_owned()),
+            ("result", reviewer, "replaced".to_owned()),
+            ("post", None, "hi".to_owned()),
+            ("result", None, "replaced".to_owned()),
+        ]
     );
 }

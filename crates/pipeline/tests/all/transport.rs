@@ -2,7 +2,7 @@
 
 use serde_json::json;
 use tack_core::hook::AgentId;
-use tack_core::plugin::RegistrationError;
+use tack_core::plugin::PluginError;
 use tack_core::plugin::ToolRegistrar;
 use tack_core::tool::{ErrorCode, ToolCall};
 use tack_pipeline::{Pipeline, Presentation, ToolRegistry};
@@ -57,12 +57,12 @@ fn only_one_transport_and_only_under_its_name() {
     let err = registry
         .register_code_transport(echo("not_run_code"))
         .unwrap_err();
-    assert!(matches!(err, RegistrationError::Reserved { .. }), "{err}");
+    assert!(matches!(err, PluginError::ReservedTool { .. }), "{err}");
     let _first = registry.register_code_transport(echo("run_code")).unwrap();
     let err = ToolRegistrar::register_code_transport(&registry, echo("run_code")).unwrap_err();
-    assert!(matches!(err, RegistrationError::Duplicate { .. }), "{err}");
+    assert!(matches!(err, PluginError::DuplicateTool { .. }), "{err}");
     let err = registry.register(echo("run_code")).unwrap_err();
-    assert!(matches!(err, RegistrationError::Reserved { .. }), "{err}");
+    assert!(matches!(err, PluginError::ReservedTool { .. }), "{err}");
 }
 
 #[test]

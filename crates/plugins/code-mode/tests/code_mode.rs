@@ -739,7 +739,7 @@ async fn run_code_cannot_be_shadowed() {
     let h = host();
     let err = h.register(&echo_named("run_code")).unwrap_err();
     assert!(
-        matches!(err, tack_core::plugin::PluginError::Registration { .. }),
+        matches!(err, tack_core::plugin::PluginError::ReservedTool { .. }),
         "{err}"
     );
 }
@@ -941,7 +941,7 @@ async fn an_image_of_a_sub_call_is_deferred_as_context() {
 /// blocked the sub-call.
 #[tokio::test]
 async fn an_image_removed_or_blocked_by_post_execute_is_not_deferred() {
-    use tack_core::hooks::{PostDecision, PostExecuteInput};
+    use tack_core::hooks::{ExecutionRecord, PostDecision};
     for (how, decision) in [
         (
             "replace",
@@ -956,13 +956,17 @@ async fn an_image_removed_or_blocked_by_post_execute_is_not_deferred() {
         let _post =
             h.hooks()
                 .post_execute()
-                .tap("no-pictures", move |input: PostExecuteInput, next| {
+                .tap("no-pictures", move |record: ExecutionRecord, next| {
                     let decision = decision.clone();
                     async move {
-                        if input.execution.as_ref().is_some_and(|e| e.name() == "snap") {
+                        if record
+                            .execution
+                            .as_ref()
+                            .is_some_and(|e| e.name() == "snap")
+                        {
                             return decision;
                         }
-                        next.run(input).await
+                        next.run(record).await
                     }
                 });
         let out = h
@@ -1181,15 +1185,15 @@ async fn an_exclusive_call_holds_its_barrier_through_post_execute() {
     let sink = Arc::clone(&events);
     let _post = h.hooks().post_execute().tap(
         "commit",
-        move |input: tack_core::hooks::PostExecuteInput, next| {
+        move |record: tack_core::hooks::ExecutionRecord, next| {
             let sink = Arc::clone(&sink);
             async move {
-                let name = input.execution.as_ref().map(|e| e.name().to_owned());
+                let name = record.execution.as_ref().map(|e| e.name().to_owned());
                 if name.as_deref() == Some("write") {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                     sink.lock().unwrap().push("committed write".to_owned());
                 }
-                next.run(input).await
+                next.run(record).await
             }
         },
     );
@@ -1373,10 +1377,10 @@ async fn a_run_failed_by_post_execute_concludes_nothing() {
     let h = host_with(CodeModeConfig::default(), vec![finisher()], false);
     let _block = h.hooks().post_execute().tap(
         "block-run-code",
-        |input: tack_core::hooks::PostExecuteInput, next| {
-            let outer = input.outcome.tool == "run_code";
+        |record: tack_core::hooks::ExecutionRecord, next| {
+            let outer = record.outcome.tool == "run_code";
             async move {
-                let decision = next.run(input).await;
+                let decision = next.run(record).await;
                 if outer {
                     decision.block("the run was refused afterwards")
                 } else {

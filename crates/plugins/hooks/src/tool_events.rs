@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tack_core::hook::{ListenerSpec, Order, Provenance};
-use tack_core::hooks::{PostExecuteInput, ToolHooks};
+use tack_core::hooks::{ExecutionRecord, ToolHooks};
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 use tack_core::policy::PreDecision;
 use tack_core::tool::{ContentBlock, DeferredContext, ErrorCode, ToolExecution};
@@ -75,22 +75,22 @@ impl Plugin for Hooks {
             cx.hooks().post_execute().tap_with(
                 spec,
                 Order::EARLY,
-                move |input: PostExecuteInput, next| {
+                move |record: ExecutionRecord, next| {
                     let hooks = hooks.clone();
                     async move {
-                        let mut context = input
+                        let mut context = record
                             .execution
                             .as_ref()
                             .map(|exec| hooks.take_pre_context(&exec.call_id().to_string()))
                             .unwrap_or_default();
-                        let ours = if input.outcome.value().is_some() {
-                            hooks.post_tool_use(&input).await
-                        } else if denied_unasked(&input.outcome) {
-                            hooks.permission_denied(&input).await
+                        let ours = if record.outcome.value().is_some() {
+                            hooks.post_tool_use(&record).await
+                        } else if denied_unasked(&record.outcome) {
+                            hooks.permission_denied(&record).await
                         } else {
-                            hooks.post_tool_use_failure(&input).await
+                            hooks.post_tool_use_failure(&record).await
                         };
-                        let mut decision = next.run(input).await;
+                        let mut decision = next.run(record).await;
                         if let Some(feedback) = ours.block {
                             decision = decision.block(feedback);
                         }
@@ -351,8 +351,8 @@ impl Hooks {
     }
 
     /// `PostToolUse`, for calls whose tool ran and succeeded.
-    async fn post_tool_use(&self, input: &PostExecuteInput) -> PostAnswer {
-        let (Some(exec), Some(value)) = (&input.execution, input.outcome.value()) else {
+    async fn post_tool_use(&self, record: &ExecutionRecord) -> PostAnswer {
+        let (Some(exec), Some(value)) = (&record.execution, record.outcome.value()) else {
             return PostAnswer::default();
         };
         let (shown, tool_input) = self.tool_view(exec);
@@ -427,8 +427,8 @@ impl Hooks {
     /// model reads. `hookSpecificOutput.retry: true` adds a message telling
     /// the model it may retry the call (the denial stands); exit 2 and
     /// other output change nothing but `continue: false`.
-    async fn permission_denied(&self, input: &PostExecuteInput) -> PostAnswer {
-        let (Some(exec), Some(failure)) = (&input.execution, input.outcome.failure_info()) else {
+    async fn permission_denied(&self, record: &ExecutionRecord) -> PostAnswer {
+        let (Some(exec), Some(failure)) = (&record.execution, record.outcome.failure_info()) else {
             return PostAnswer::default();
         };
         let (shown, tool_input) = self.tool_view(exec);
@@ -461,11 +461,11 @@ impl Hooks {
 
     /// `PostToolUseFailure`, for calls of a known tool with valid arguments
     /// that ran and failed (not denied ones: they never ran).
-    async fn post_tool_use_failure(&self, input: &PostExecuteInput) -> PostAnswer {
-        let Some(exec) = &input.execution else {
+    async fn post_tool_use_failure(&self, record: &ExecutionRecord) -> PostAnswer {
+        let Some(exec) = &record.execution else {
             return PostAnswer::default();
         };
-        let Some(failure) = input.outcome.failure_info() else {
+        let Some(failure) = record.outcome.failure_info() else {
             return PostAnswer::default();
         };
         if failure.code == ErrorCode::Denied {

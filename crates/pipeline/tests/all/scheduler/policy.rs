@@ -166,9 +166,9 @@ async fn denials_and_panicking_policy_are_ordered_and_never_dispatched() {
     let post = log.clone();
     b.pipeline.hooks().post_execute().tap(
         ListenerSpec::new("post"),
-        move |input: tack_core::hooks::PostExecuteInput, next| {
-            post.push(format!("post {}", input.outcome.call_id));
-            next.run(input)
+        move |record: tack_core::hooks::ExecutionRecord, next| {
+            post.push(format!("post {}", record.outcome.call_id));
+            next.run(record)
         },
     );
     let out = b

@@ -24,7 +24,7 @@ use tack_core::capability::{
 };
 use tack_core::context::ToolRunContext;
 use tack_core::hook::{Disposer, Scope};
-use tack_core::plugin::RegistrationError;
+use tack_core::plugin::PluginError;
 use tack_core::plugin::ToolRegistrar;
 use tack_core::tool::{CallId, DefinitionError, OutputSpec, ToolDefinition, ToolError};
 use tokio::io::AsyncBufReadExt;
@@ -1274,14 +1274,14 @@ impl Server {
                         .map(|((name, source), d)| (name, (source, d)))
                         .collect();
                 }
-                Err(RegistrationError::Unsupported { .. }) => {
+                Err(PluginError::Unsupported { .. }) => {
                     return self.replace_one_by_one(registrar, old, fresh);
                 }
                 Err(e) => {
                     let refused = match &e {
-                        RegistrationError::Duplicate { name, .. }
-                        | RegistrationError::Reserved { name, .. }
-                        | RegistrationError::InvalidSchema { name, .. } => Some(name.clone()),
+                        PluginError::DuplicateTool { name, .. }
+                        | PluginError::ReservedTool { name, .. }
+                        | PluginError::InvalidSchema { name, .. } => Some(name.clone()),
                         _ => None,
                     };
                     let before = fresh.len();

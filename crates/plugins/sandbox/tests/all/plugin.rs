@@ -6,7 +6,7 @@ use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::host::{CapabilitySlots, PluginHost, plugin_factories};
 use tack_core::plugin::Plugin;
-use tack_core::plugin::RegistrationError;
+use tack_core::plugin::PluginError;
 use tack_core::plugin::ToolRegistrar;
 use tack_core::serde_json::json;
 use tack_core::tool::ToolDefinition;
@@ -18,8 +18,9 @@ use crate::fixture::{Fixture, SECRET};
 struct NoTools;
 
 impl ToolRegistrar for NoTools {
-    fn register_tool(&self, _: Scope, d: ToolDefinition) -> Result<Disposer, RegistrationError> {
-        Err(RegistrationError::Reserved {
+    fn register_tool(&self, _: Scope, d: ToolDefinition) -> Result<Disposer, PluginError> {
+        Err(PluginError::ReservedTool {
+            plugin: None,
             name: d.name().to_string(),
             reason: "the sandbox registers no tools".into(),
         })
