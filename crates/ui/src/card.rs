@@ -153,7 +153,7 @@ impl Card {
                 out.push_str(&format!(
                     "<div class=\"error\"><b>{}</b> {}</div>",
                     escape_html(&failure.code().to_string()),
-                    escape_html(&failure.message())
+                    escape_html(failure.message())
                 ));
             }
             if let Some(provenance) = &outcome.provenance {
