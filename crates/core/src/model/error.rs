@@ -23,8 +23,9 @@ use super::ErrorCode;
 /// [`cancelled`](Self::cancelled), [`timeout`](Self::timeout) and
 /// [`code_run_failed`](Self::code_run_failed). The pipeline's own verdicts
 /// about a call (`DENIED`, `UNKNOWN_TOOL`, `INTERNAL`, `OUTPUT_INVALID`)
-/// have none: the code being judged cannot claim them. Hosts build those
-/// (and set the pointer and `dispatched`) through the sealed
+/// have none: the code being judged cannot make them up (it can only pass
+/// on one the pipeline made, read from an outcome). Hosts build those (and
+/// set the pointer and `dispatched`) through the sealed
 /// `tack_core::host::NewToolError`.
 ///
 /// ```
@@ -55,6 +56,8 @@ use super::ErrorCode;
 #[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize)]
 #[error("{message}")]
 pub struct ToolError {
+    // The order of the fields is the order of the keys in written session
+    // logs (an outcome's `error`); the skip rules and defaults are theirs too.
     pub(crate) code: ErrorCode,
     pub(crate) message: String,
     // Boxed like `data`: set on schema failures only, it costs a failure
