@@ -38,7 +38,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let log = PluginFn::new("log", |cx| {
         cx.hooks().result().tap("log", |record| {
             let outcome = &record.outcome;
-            let code = outcome.failure_info().map(|f| f.code.to_string());
+            let code = outcome.failure_info().map(|f| f.code().to_string());
             println!(
                 "  [log] {} {}",
                 outcome.call_id,

@@ -98,7 +98,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
             .await;
         let answer = match outcome.failure_info() {
-            Some(failure) => failure.code.to_string(),
+            Some(failure) => failure.code().to_string(),
             None => outcome.content.joined_text(),
         };
         println!(

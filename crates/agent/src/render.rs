@@ -41,12 +41,12 @@ pub enum Style {
 /// ```
 /// use std::sync::Arc;
 /// use tack_agent::{Event, Record, Renderer, Style};
-/// use tack_core::tool::{CallId, ErrorCode, Failure, Outcome};
-/// use tack_core::host::{NewFailure, NewOutcome};
+/// use tack_core::tool::{CallId, ErrorCode, ToolError, Outcome};
+/// use tack_core::host::{NewToolError, NewOutcome};
 /// let mut r = Renderer::new(tack_pipeline::ToolRegistry::new(), Style::Plain);
 /// let rec = |event| Record::new(1, 0, event);
 /// assert_eq!(r.render(&rec(Event::User { text: "读文件 README.md".into() })).as_deref(), Some("[user] 读文件 README.md"));
-/// let failed = Outcome::failure(CallId::from("c1"), "read_file", Failure::new(ErrorCode::ExecutionFailed, "no such file"));
+/// let failed = Outcome::failure(CallId::from("c1"), "read_file", ToolError::from_code(ErrorCode::ExecutionFailed, "no such file"));
 /// assert_eq!(
 ///     r.render(&rec(Event::ToolResult { outcome: Arc::new(failed), index: 0 })).as_deref(),
 ///     Some("[tool:read_file] -> ERR EXECUTION_FAILED: no such file"),

@@ -389,8 +389,8 @@ fn deferred_calls(records: &[tack_agent::Record]) -> Vec<ToolCall> {
                 deferred.retain(|d| *d != id);
                 let failure = outcome.failure_info();
                 if failure.is_some_and(|f| {
-                    f.code == tack_core::tool::ErrorCode::Denied
-                        && f.message.contains(tack_hooks::DEFERRED)
+                    f.code() == tack_core::tool::ErrorCode::Denied
+                        && f.message().contains(tack_hooks::DEFERRED)
                 }) {
                     deferred.push(id);
                 }

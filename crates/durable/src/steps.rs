@@ -10,9 +10,9 @@ use restate_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
 use tack_agent::{ChatModel, Message, ModelError, ModelObserver, Reply, Retry, StepJournal, Usage};
 use tack_core::host::ToolSchema;
-use tack_core::host::{NewFailure, NewOutcome};
+use tack_core::host::{NewOutcome, NewToolError};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest};
-use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall};
+use tack_core::tool::{ErrorCode, Outcome, ToolCall, ToolError};
 use tack_pipeline::Pipeline;
 use tokio_util::sync::CancellationToken;
 
@@ -126,7 +126,7 @@ fn interrupted_outcome(call: &ToolCall) -> Outcome {
     Outcome::failure(
         call.call_id.clone(),
         call.name.clone(),
-        Failure::new(ErrorCode::ExecutionFailed, INTERRUPTED_MESSAGE),
+        ToolError::from_code(ErrorCode::ExecutionFailed, INTERRUPTED_MESSAGE),
     )
 }
 
@@ -134,7 +134,7 @@ fn host_fault(call: &ToolCall, error: &TerminalError) -> Arc<Outcome> {
     Arc::new(Outcome::failure(
         call.call_id.clone(),
         call.name.clone(),
-        Failure::new(
+        ToolError::from_code(
             ErrorCode::Internal,
             format!("the durable journal failed: {error}"),
         ),
@@ -214,7 +214,7 @@ impl StepJournal for RestateJournal<'_, '_> {
         Arc::new(Outcome::failure(
             call.call_id.clone(),
             call.name.clone(),
-            Failure::new(
+            ToolError::from_code(
                 ErrorCode::Denied,
                 format!("the call asked for approval more than {MAX_APPROVAL_ROUNDS} times"),
             ),

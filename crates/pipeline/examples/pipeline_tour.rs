@@ -65,7 +65,7 @@ async fn main() {
         let text = outcome.content.joined_text();
         let status = match outcome.failure_info() {
             None => "ok".to_owned(),
-            Some(f) => f.code.to_string(),
+            Some(f) => f.code().to_string(),
         };
         println!(
             "[tool:{}] {} {arguments} -> {status}",

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tack_core::hook::Provenance;
 use tack_core::hooks::ExecutionRecord;
-use tack_core::tool::{ContentBlock, ErrorCode, Failure, Outcome, ToolExecution};
+use tack_core::tool::{ContentBlock, ErrorCode, Outcome, ToolError, ToolExecution};
 
 /// A stage of the pipeline, in the order a call can enter them: the
 /// pipeline's own [`Stage`](tack_pipeline::Stage).
@@ -102,7 +102,7 @@ impl Report {
     }
 
     /// The failure of a failed call.
-    pub fn failure(&self) -> Option<&Failure> {
+    pub fn failure(&self) -> Option<&ToolError> {
         self.outcome.failure_info()
     }
 
@@ -113,7 +113,7 @@ impl Report {
 
     /// The failure's message, for a failed call.
     pub fn message(&self) -> Option<&str> {
-        self.failure().map(|f| f.message.as_str())
+        self.failure().map(|f| f.message())
     }
 
     /// What the model reads.

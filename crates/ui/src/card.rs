@@ -110,7 +110,7 @@ impl Card {
         let status = match &self.result {
             Some((_, outcome)) => match outcome.failure_info() {
                 None => "ok".to_owned(),
-                Some(failure) => failure.code.to_string(),
+                Some(failure) => failure.code().to_string(),
             },
             None if state == "wait" => "awaiting approval".to_owned(),
             None => "running".to_owned(),
@@ -152,8 +152,8 @@ impl Card {
             if let Some(failure) = outcome.failure_info() {
                 out.push_str(&format!(
                     "<div class=\"error\"><b>{}</b> {}</div>",
-                    escape_html(&failure.code.to_string()),
-                    escape_html(&failure.message)
+                    escape_html(&failure.code().to_string()),
+                    escape_html(failure.message())
                 ));
             }
             if let Some(provenance) = &outcome.provenance {

@@ -135,9 +135,6 @@ async fn a_typed_tool_with_the_hosts_types_runs_through_the_pipeline() {
         )
         .await;
     assert_eq!(outcome.error_code(), Some(ErrorCode::InvalidArguments));
-    assert_eq!(
-        outcome.failure_info().unwrap().pointer.as_deref(),
-        Some("/budget")
-    );
+    assert_eq!(outcome.failure_info().unwrap().pointer(), Some("/budget"));
     assert_eq!(seen.lock().unwrap().len(), 1, "the tool never ran");
 }

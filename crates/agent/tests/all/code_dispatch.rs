@@ -11,9 +11,9 @@ use tack_agent::{
 };
 use tack_code_mode::{CodeModeConfig, run_code_definition};
 use tack_core::hook::Disposer;
-use tack_core::host::{NewFailure, NewOutcome};
+use tack_core::host::{NewOutcome, NewToolError};
 use tack_core::tool::{
-    CallId, ContentBlock, DeferredContext, ErrorCode, Failure, Outcome, OutputSpec, ToolCall,
+    CallId, ContentBlock, DeferredContext, ErrorCode, Outcome, OutputSpec, ToolCall,
     ToolDefinition, ToolError,
 };
 use tack_pipeline::{Pipeline, Presentation, ToolRegistry};
@@ -771,7 +771,7 @@ fn sub_calls_of_another_parent_stay_with_it() {
     let failed = Outcome::failure(
         CallId::from("p1"),
         "run_code",
-        Failure::new(ErrorCode::CodeRunFailed, "run_code failed (exception): x"),
+        ToolError::from_code(ErrorCode::CodeRunFailed, "run_code failed (exception): x"),
     );
     assert_eq!(
         r.render(&rec(

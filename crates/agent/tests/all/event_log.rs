@@ -4,15 +4,16 @@ use std::io::Write;
 use std::sync::Arc;
 
 use tack_agent::{Event, EventBus, LogReadError, SessionLog, TurnEndReason, read_log};
-use tack_core::host::{NewFailure, NewOutcome};
+use tack_core::host::{NewOutcome, NewToolError};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest};
-use tack_core::tool::{CallId, ErrorCode, Failure, Outcome, Tier};
+use tack_core::tool::{CallId, ErrorCode, Outcome, Tier, ToolError};
 
 fn events() -> Vec<Event> {
     let failed = Outcome::failure(
         CallId::from("c1"),
         "read_file",
-        Failure::new(ErrorCode::InvalidArguments, "expected an object").with_pointer("/path"),
+        ToolError::from_code(ErrorCode::InvalidArguments, "expected an object")
+            .with_pointer("/path"),
     );
     let ok = Outcome::success(
         CallId::from("c2"),

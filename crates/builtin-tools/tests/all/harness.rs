@@ -8,7 +8,7 @@ use tack_core::context::ToolRunContext;
 use tack_core::host::Capabilities;
 use tack_core::host::{NewExecutionToken, NewOutcome, NewRunContext, NewToolExecution, RunEffects};
 use tack_core::tool::{
-    CallId, ExecutionToken, Failure, Outcome, Tool, ToolDefinition, ToolError, ToolExecution,
+    CallId, ExecutionToken, Outcome, Tool, ToolDefinition, ToolError, ToolExecution,
 };
 use tack_sandbox::{Sandbox, SandboxPolicy};
 use tempfile::TempDir;
@@ -122,7 +122,7 @@ impl Workspace {
                 ok.presentation = presentation;
                 ok
             }
-            Err(err) => Outcome::failure(CallId::from("c1"), name, Failure::from(err)),
+            Err(err) => Outcome::failure(CallId::from("c1"), name, err),
         };
         if let Some(content) = def.finalize_content(&outcome) {
             outcome.content = content;

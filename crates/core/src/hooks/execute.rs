@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::ToolRunContext;
 use crate::hook::Provenance;
-use crate::tool::{BodyFuture, Failure, ToolError, ToolExecution, ToolHandler};
+use crate::tool::{BodyFuture, ToolError, ToolExecution, ToolHandler};
 
 /// The input of `tools/execute`: the run context the body will get (and
 /// through it the execution), and the body itself (the hook's default runs
@@ -105,8 +105,8 @@ impl ExecuteRequest {
     /// signal is already cancelled.
     pub(crate) fn start(self) -> Result<BodyFuture, ExecuteOutput> {
         if self.context.is_cancelled() {
-            let failure = Failure::cancelled_before_start(self.execution().name());
-            return Err(ExecuteOutput::err(ToolError::cancelled(failure.message)));
+            let error = ToolError::cancelled_before_start(self.execution().name());
+            return Err(ExecuteOutput::err(error));
         }
         self.context.effects().mark_dispatched();
         let arguments = self.execution().arguments().clone();

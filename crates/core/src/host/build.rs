@@ -16,8 +16,8 @@ use crate::hook::{AgentId, Provenance};
 use crate::hooks::ExecuteOutput;
 use crate::model::Arguments;
 use crate::tool::{
-    BodyFuture, CallId, Content, ErrorCode, ExecutionToken, Failure, Outcome, Tier, ToolCall,
-    ToolDefinition, ToolExecution, ToolName,
+    BodyFuture, CallId, Content, ErrorCode, ExecutionToken, Outcome, Tier, ToolCall,
+    ToolDefinition, ToolError, ToolExecution, ToolName,
 };
 
 /// A thread's own copy of a registered tool, for a host's registry.
@@ -204,13 +204,13 @@ pub trait NewRunContext: sealed::Sealed + Sized {
 /// ```
 /// use std::sync::Arc;
 /// use serde_json::json;
-/// use tack_core::host::{NewFailure, NewOutcome};
-/// use tack_core::tool::{CallId, ContentBlock, ErrorCode, Failure, Outcome};
+/// use tack_core::host::{NewOutcome, NewToolError};
+/// use tack_core::tool::{CallId, ContentBlock, ErrorCode, Outcome, ToolError};
 ///
 /// let ok = Outcome::success(CallId::from("c1"), "echo", json!("hi"), vec![ContentBlock::text("hi")]);
 /// assert!(ok.is_success());
 ///
-/// let err = Outcome::failure(CallId::from("c2"), "nope", Failure::new(ErrorCode::UnknownTool, "unknown tool `nope`"));
+/// let err = Outcome::failure(CallId::from("c2"), "nope", ToolError::from_code(ErrorCode::UnknownTool, "unknown tool `nope`"));
 /// assert_eq!(err.error_code(), Some(ErrorCode::UnknownTool));
 /// assert_eq!(err.content[0].as_text(), Some("UNKNOWN_TOOL: unknown tool `nope`"));
 /// ```
@@ -224,7 +224,7 @@ pub trait NewOutcome: sealed::Sealed + Sized {
     ) -> Self;
 
     /// A failure, with the model content `"<CODE>: <message>"`.
-    fn failure(call_id: CallId, tool: impl Into<String>, failure: Failure) -> Self;
+    fn failure(call_id: CallId, tool: impl Into<String>, error: ToolError) -> Self;
 
     /// Sets who decided.
     fn with_provenance(self, provenance: Option<Provenance>) -> Self;
@@ -238,28 +238,49 @@ pub trait NewOutcome: sealed::Sealed + Sized {
     ///
     /// ```
     /// use serde_json::json;
-    /// use tack_core::host::{NewFailure, NewOutcome};
-    /// use tack_core::tool::{CallId, ErrorCode, Failure, Outcome};
+    /// use tack_core::host::{NewOutcome, NewToolError};
+    /// use tack_core::tool::{CallId, ErrorCode, Outcome, ToolError};
     ///
     /// let mut ok = Outcome::success(CallId::from("c1"), "read", json!("SECRET=1"), vec![]);
     /// assert_eq!(ok.replace_value(json!("[redacted]")), Some(json!("SECRET=1")));
     /// assert_eq!(ok.value(), Some(&json!("[redacted]")));
     ///
-    /// let mut failed = Outcome::failure(CallId::from("c2"), "read", Failure::new(ErrorCode::Denied, "no"));
+    /// let mut failed = Outcome::failure(CallId::from("c2"), "read", ToolError::from_code(ErrorCode::Denied, "no"));
     /// assert_eq!(failed.replace_value(json!("all good")), None);
     /// assert!(!failed.is_success());
     /// ```
     fn replace_value(&mut self, value: Value) -> Option<Value>;
 }
 
-/// Building a [`Failure`] with any [`ErrorCode`], the pipeline's own
-/// (`DENIED`, `UNKNOWN_TOOL`, `INTERNAL`) included.
-pub trait NewFailure: sealed::Sealed + Sized {
-    /// A failure with a code and a message.
-    fn new(code: ErrorCode, message: impl Into<String>) -> Self;
+/// Building a [`ToolError`] as the pipeline does: with any [`ErrorCode`],
+/// the pipeline's own (`DENIED`, `UNKNOWN_TOOL`, `INTERNAL`,
+/// `OUTPUT_INVALID`) included, the JSON pointer of a failing argument, and
+/// whether the body had been dispatched.
+///
+/// ```
+/// use tack_core::host::NewToolError;
+/// use tack_core::tool::{ErrorCode, ToolError};
+///
+/// let denied = ToolError::from_code(ErrorCode::Denied, "writes are not allowed here");
+/// assert_eq!(denied.code(), ErrorCode::Denied);
+/// assert!(!denied.dispatched());
+///
+/// let invalid = ToolError::from_code(ErrorCode::InvalidArguments, "`/path` must be a string")
+///     .with_pointer("/path");
+/// assert_eq!(invalid.pointer(), Some("/path"));
+///
+/// // What a body returned is marked with what happened.
+/// let body = ToolError::new("boom").with_dispatched(false);
+/// assert!(!body.dispatched());
+/// ```
+pub trait NewToolError: sealed::Sealed + Sized {
+    /// An error with any code and a message; not dispatched (set it with
+    /// [`with_dispatched`](Self::with_dispatched) for a verdict after the
+    /// body ran).
+    fn from_code(code: ErrorCode, message: impl Into<String>) -> Self;
 
     /// Sets the JSON pointer of the failing argument.
-    fn with_pointer(self, pointer: impl Into<String>) -> Self;
+    fn with_pointer(self, pointer: impl Into<Box<str>>) -> Self;
 
     /// Records whether the body had been dispatched.
     fn with_dispatched(self, dispatched: bool) -> Self;
@@ -297,7 +318,7 @@ pub trait NewExecutionRecord: sealed::Sealed + Sized {
     ) -> Self;
 }
 
-/// The failure of a call that was cancelled before its tool started:
+/// The error of a call that was cancelled before its tool started:
 /// `CANCELLED`, not dispatched, and a message saying nothing was done. The
 /// one place it is built, for every stage that can find a call cancelled
 /// before the body runs.
@@ -305,14 +326,14 @@ pub trait NewExecutionRecord: sealed::Sealed + Sized {
 /// ```
 /// use tack_core::host::cancelled_before_start;
 /// use tack_core::tool::ErrorCode;
-/// let failure = cancelled_before_start("bash");
-/// assert_eq!(failure.code, ErrorCode::Cancelled);
-/// assert!(!failure.dispatched);
+/// let error = cancelled_before_start("bash");
+/// assert_eq!(error.code(), ErrorCode::Cancelled);
+/// assert!(!error.dispatched());
 /// assert_eq!(
-///     failure.message,
+///     error.message(),
 ///     "the call of tool `bash` was cancelled before the tool started; nothing was done"
 /// );
 /// ```
-pub fn cancelled_before_start(tool: &str) -> Failure {
-    Failure::cancelled_before_start(tool)
+pub fn cancelled_before_start(tool: &str) -> ToolError {
+    ToolError::cancelled_before_start(tool)
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::build::{
-    NewExecuteRequest, NewExecutionRecord, NewExecutionToken, NewFailure, NewOutcome,
-    NewRunContext, NewToolExecution,
+    NewExecuteRequest, NewExecutionRecord, NewExecutionToken, NewOutcome, NewRunContext,
+    NewToolError, NewToolExecution,
 };
 use crate::CancellationToken;
 use crate::capability::Capabilities;
@@ -20,8 +20,8 @@ use crate::hook::{AgentId, Provenance};
 
 use crate::hooks::{ExecuteOutput, ExecuteRequest, ExecutionRecord};
 use crate::model::{
-    ArgumentRewrite, Arguments, CallId, Content, ErrorCode, ExecutionToken, Failure, Outcome,
-    Status, Tier, ToolName, next_serial,
+    ArgumentRewrite, Arguments, CallId, Content, ErrorCode, ExecutionToken, Outcome, Status, Tier,
+    ToolError, ToolName, next_serial,
 };
 use crate::tool::{BodyFuture, ToolDefinition};
 
@@ -36,21 +36,14 @@ impl NewExecutionToken for ExecutionToken {
     }
 }
 
-impl super::build::sealed::Sealed for Failure {}
+impl super::build::sealed::Sealed for ToolError {}
 
-impl NewFailure for Failure {
-    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            pointer: None,
-            kind: None,
-            data: None,
-            dispatched: false,
-        }
+impl NewToolError for ToolError {
+    fn from_code(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self::with_wire_code(code, message).with_dispatched(false)
     }
 
-    fn with_pointer(mut self, pointer: impl Into<String>) -> Self {
+    fn with_pointer(mut self, pointer: impl Into<Box<str>>) -> Self {
         self.pointer = Some(pointer.into());
         self
     }
@@ -73,14 +66,9 @@ impl NewOutcome for Outcome {
         Self::with_status(call_id, tool.into(), Status::Ok { value }, content.into())
     }
 
-    fn failure(call_id: CallId, tool: impl Into<String>, failure: Failure) -> Self {
-        let content = Content::text(format!("{}: {}", failure.code, failure.message));
-        Self::with_status(
-            call_id,
-            tool.into(),
-            Status::Error { error: failure },
-            content,
-        )
+    fn failure(call_id: CallId, tool: impl Into<String>, error: ToolError) -> Self {
+        let content = Content::text(format!("{}: {}", error.code, error.message));
+        Self::with_status(call_id, tool.into(), Status::Error { error }, content)
     }
 
     fn with_provenance(mut self, provenance: Option<Provenance>) -> Self {

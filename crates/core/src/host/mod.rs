@@ -31,7 +31,7 @@
 //!   context, concluding the turn), and whether the body was started.
 //! * The constructors of values only the pipeline builds, as sealed extension
 //!   traits: [`NewToolExecution`], [`NewExecutionToken`], [`NewRunContext`],
-//!   [`NewOutcome`], [`NewFailure`], [`NewExecuteRequest`],
+//!   [`NewOutcome`], [`NewToolError`], [`NewExecuteRequest`],
 //!   [`NewExecutionRecord`], and [`cancelled_before_start`].
 //!
 //! A plugin's code (its listeners, guards and tool bodies) sees the values
@@ -69,8 +69,8 @@ mod plugin_host;
 
 pub use approval_summary::summarize_execution;
 pub use build::{
-    NewExecuteRequest, NewExecutionRecord, NewExecutionToken, NewFailure, NewOutcome,
-    NewRunContext, NewToolExecution, ThreadCopy, cancelled_before_start,
+    NewExecuteRequest, NewExecutionRecord, NewExecutionToken, NewOutcome, NewRunContext,
+    NewToolError, NewToolExecution, ThreadCopy, cancelled_before_start,
 };
 pub use plugin_host::PluginHost;
 

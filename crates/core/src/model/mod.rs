@@ -31,7 +31,7 @@ pub use definition_error::DefinitionError;
 pub use error::ToolError;
 pub use name::ToolName;
 pub(crate) use outcome::Status;
-pub use outcome::{ErrorCode, Failure, Outcome};
+pub use outcome::{ErrorCode, Outcome};
 pub use rewrite::ArgumentRewrite;
 pub use schema::{
     ExportedTool, RenderedTool, ToolFormat, ToolSchema, export_tools, export_tools_json, tools_json,

@@ -104,60 +104,6 @@ impl std::str::FromStr for ErrorCode {
     }
 }
 
-/// Why an outcome failed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Failure {
-    /// The wire code.
-    pub code: ErrorCode,
-    /// What was wrong and how to fix it, for the model.
-    pub message: String,
-    /// For [`ErrorCode::InvalidArguments`]: the JSON pointer of the failing value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pointer: Option<String>,
-    /// A short machine-readable reason: the tool's own (`ENOENT`), or the
-    /// pipeline's (`render_failed`, `render_panicked`, `INVALID_REWRITE`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// Structured details from the tool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Box<Value>>,
-    /// Whether the tool body had been dispatched when the call failed (what a
-    /// `CANCELLED` outcome needs to say).
-    #[serde(default)]
-    pub dispatched: bool,
-}
-
-impl Failure {
-    /// `CANCELLED`, not dispatched: the call was cancelled before its tool
-    /// started.
-    pub(crate) fn cancelled_before_start(tool: &str) -> Self {
-        Self {
-            code: ErrorCode::Cancelled,
-            message: format!(
-                "the call of tool `{tool}` was cancelled before the tool started; nothing was done"
-            ),
-            pointer: None,
-            kind: None,
-            data: None,
-            dispatched: false,
-        }
-    }
-}
-
-impl From<ToolError> for Failure {
-    fn from(err: ToolError) -> Self {
-        Self {
-            code: err.code,
-            message: err.message,
-            pointer: None,
-            kind: err.kind,
-            data: err.data,
-            dispatched: true,
-        }
-    }
-}
-
 /// Success or failure of an outcome: flattened into it as
 /// `"status": "ok", "value": …` or `"status": "error", "error": {…}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -172,7 +118,7 @@ pub(crate) enum Status {
     /// The call failed.
     Error {
         /// Why.
-        error: Failure,
+        error: ToolError,
     },
 }
 
@@ -180,7 +126,8 @@ pub(crate) enum Status {
 /// context, and what hosts log.
 ///
 /// It is a success with a value ([`value`](Self::value)) or a failure
-/// ([`failure_info`](Self::failure_info), [`error_code`](Self::error_code)),
+/// (a [`ToolError`]: [`failure_info`](Self::failure_info),
+/// [`error_code`](Self::error_code)),
 /// never both. The pipeline builds it (through `tack_core::host::NewOutcome`);
 /// hooks and hosts read it:
 ///
@@ -197,14 +144,14 @@ pub(crate) enum Status {
 ///
 /// ```
 /// use serde_json::json;
-/// use tack_core::host::{NewFailure, NewOutcome};
-/// use tack_core::tool::{CallId, ContentBlock, ErrorCode, Failure, Outcome};
+/// use tack_core::host::{NewOutcome, NewToolError};
+/// use tack_core::tool::{CallId, ContentBlock, ErrorCode, Outcome, ToolError};
 ///
 /// let ok = Outcome::success(CallId::from("c1"), "echo", json!("hi"), vec![ContentBlock::text("hi")]);
 /// let ok = serde_json::to_value(&ok).unwrap();
 /// assert_eq!((&ok["status"], &ok["value"]), (&json!("ok"), &json!("hi")));
 ///
-/// let failed = Outcome::failure(CallId::from("c2"), "rm", Failure::new(ErrorCode::Denied, "no"));
+/// let failed = Outcome::failure(CallId::from("c2"), "rm", ToolError::from_code(ErrorCode::Denied, "no"));
 /// let failed = serde_json::to_value(&failed).unwrap();
 /// assert_eq!((&failed["status"], &failed["error"]["code"]), (&json!("error"), &json!("DENIED")));
 /// ```
@@ -330,23 +277,23 @@ impl Outcome {
     /// fn describe(outcome: &Outcome) -> String {
     ///     match outcome.result() {
     ///         Ok(value) => format!("{} returned {value}", outcome.tool),
-    ///         Err(failure) => format!("{} failed: {}", outcome.tool, failure.code),
+    ///         Err(error) => format!("{} failed: {}", outcome.tool, error.code()),
     ///     }
     /// }
     /// ```
     ///
     /// # Errors
     ///
-    /// The [`Failure`] of a failed call.
-    pub fn result(&self) -> Result<&Value, &Failure> {
+    /// The [`ToolError`] of a failed call.
+    pub fn result(&self) -> Result<&Value, &ToolError> {
         match &self.status {
             Status::Ok { value } => Ok(value),
             Status::Error { error } => Err(error),
         }
     }
 
-    /// The failure, if the call failed.
-    pub fn failure_info(&self) -> Option<&Failure> {
+    /// Why the call failed, if it did.
+    pub fn failure_info(&self) -> Option<&ToolError> {
         match &self.status {
             Status::Ok { .. } => None,
             Status::Error { error } => Some(error),
@@ -355,6 +302,6 @@ impl Outcome {
 
     /// The error code, if the call failed.
     pub fn error_code(&self) -> Option<ErrorCode> {
-        self.failure_info().map(|f| f.code)
+        self.failure_info().map(ToolError::code)
     }
 }

@@ -7,12 +7,12 @@ use pretty_assertions::assert_eq;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use tack_core::host::ToolSchema;
-use tack_core::host::{NewFailure, NewOutcome};
+use tack_core::host::{NewOutcome, NewToolError};
 use tack_core::host::{ToolFormat, export_tools};
 use tack_core::policy::ApprovalOutcome;
 use tack_core::tool::{
-    CallId, Content, ContentBlock, DefinitionError, ErrorCode, Failure, Outcome, OutputSpec, Tier,
-    ToolDefinition, ToolName,
+    CallId, Content, ContentBlock, DefinitionError, ErrorCode, Outcome, OutputSpec, Tier,
+    ToolDefinition, ToolError, ToolName,
 };
 
 fn echo() -> ToolDefinition {
@@ -319,7 +319,8 @@ fn outcomes_serialize_for_the_log_and_round_trip() {
     let err = Outcome::failure(
         CallId::from("c2"),
         "read_file",
-        Failure::new(ErrorCode::InvalidArguments, "`/path` must be a string").with_pointer("/path"),
+        ToolError::from_code(ErrorCode::InvalidArguments, "`/path` must be a string")
+            .with_pointer("/path"),
     );
     let value = serde_json::to_value(&err).unwrap();
     assert_eq!(value["status"], "error");
@@ -334,6 +335,65 @@ fn outcomes_serialize_for_the_log_and_round_trip() {
             serde_json::from_value(serde_json::to_value(&outcome).unwrap()).unwrap();
         assert_eq!(back, outcome);
     }
+}
+
+/// A failure's wire shape is the one session logs were written with: the
+/// same keys in the same order, the optional ones left out when absent,
+/// `dispatched` false when missing. Old records read back and write out
+/// byte for byte.
+#[test]
+fn failures_keep_the_wire_shape_of_written_logs() {
+    let records = [
+        r#"{"call_id":"c1","tool":"read_file","status":"error","error":{"code":"INVALID_ARGUMENTS","message":"`/path` must be a string","pointer":"/path","dispatched":false},"content":[{"type":"text","text":"INVALID_ARGUMENTS: `/path` must be a string"}],"concluded_turn":false}"#,
+        r#"{"call_id":"c2","tool":"read_file","status":"error","error":{"code":"EXECUTION_FAILED","message":"no such file","kind":"ENOENT","data":{"path":"a"},"dispatched":true},"content":[{"type":"text","text":"EXECUTION_FAILED: no such file"}],"concluded_turn":false}"#,
+    ];
+    for record in records {
+        let outcome: Outcome = serde_json::from_str(record).unwrap();
+        assert_eq!(serde_json::to_string(&outcome).unwrap(), record);
+    }
+    let read: Outcome = serde_json::from_str(records[1]).unwrap();
+    let error = read.failure_info().unwrap();
+    assert_eq!(
+        (error.code(), error.message(), error.kind(), error.pointer()),
+        (
+            ErrorCode::ExecutionFailed,
+            "no such file",
+            Some("ENOENT"),
+            None
+        )
+    );
+    assert_eq!(error.data(), Some(&json!({"path": "a"})));
+    assert!(error.dispatched());
+
+    // A record without `dispatched` (nor any optional key) reads as not
+    // dispatched.
+    let bare: ToolError =
+        serde_json::from_value(json!({"code": "DENIED", "message": "no"})).unwrap();
+    assert_eq!(bare, ToolError::from_code(ErrorCode::Denied, "no"));
+    assert_eq!(
+        serde_json::to_value(&bare).unwrap(),
+        json!({"code": "DENIED", "message": "no", "dispatched": false})
+    );
+}
+
+/// What a body returns is a dispatched error; the host's verdicts are not
+/// until it says so.
+#[test]
+fn body_errors_are_dispatched_and_host_verdicts_are_not() {
+    for err in [
+        ToolError::new("boom"),
+        ToolError::invalid_arguments("bad"),
+        ToolError::cancelled("stopped"),
+        ToolError::timeout("late"),
+        ToolError::code_run_failed("threw"),
+    ] {
+        assert!(err.dispatched(), "{err:?}");
+        assert_eq!(err.pointer(), None);
+    }
+    let denied = ToolError::from_code(ErrorCode::Denied, "no");
+    assert!(!denied.dispatched());
+    assert!(denied.with_dispatched(true).dispatched());
+    assert!(!tack_core::host::cancelled_before_start("bash").dispatched());
 }
 
 #[test]

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
 use tack_core::host::Capabilities;
 use tack_core::host::{
-    NewExecutionToken, NewFailure, NewOutcome, NewRunContext, NewToolExecution, RunEffects,
+    NewExecutionToken, NewOutcome, NewRunContext, NewToolError, NewToolExecution, RunEffects,
 };
 use tack_core::tool::{
     CallId, Content, ContentBlock, DefinitionError, ErrorCode, ExecutionToken, Outcome, Tier, Tool,
@@ -74,7 +74,7 @@ impl Tool for FakeRead {
     fn finalize_content(&self, outcome: &Outcome) -> Option<Content> {
         outcome
             .failure_info()
-            .map(|f| Content::text(format!("read failed: {}", f.message)))
+            .map(|f| Content::text(format!("read failed: {}", f.message())))
     }
 }
 
@@ -176,7 +176,7 @@ fn classifier_and_finalizer_come_from_the_typed_tool() {
     let failed = Outcome::failure(
         CallId::from("c"),
         "read_file",
-        tack_core::tool::Failure::new(ErrorCode::ExecutionFailed, "boom"),
+        tack_core::tool::ToolError::from_code(ErrorCode::ExecutionFailed, "boom"),
     );
     assert_eq!(
         def.finalize_content(&failed),

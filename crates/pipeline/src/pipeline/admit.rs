@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use tack_core::hook::{AgentId, Provenance};
 use tack_core::host::cancelled_before_start;
-use tack_core::host::{NewExecutionToken, NewFailure, NewToolExecution};
+use tack_core::host::{NewExecutionToken, NewToolError, NewToolExecution};
 use tack_core::policy::{Action, PreDecision};
-use tack_core::tool::{ErrorCode, ExecutionToken, Failure, ToolExecution};
+use tack_core::tool::{ErrorCode, ExecutionToken, ToolError, ToolExecution};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -29,7 +29,11 @@ pub(crate) struct Admitted {
 
 impl Admitted {
     /// This call, refused after all (the refusal is its outcome).
-    pub(crate) fn refuse(self, failure: Failure, provenance: Option<Provenance>) -> Box<Executed> {
+    pub(crate) fn refuse(
+        self,
+        failure: ToolError,
+        provenance: Option<Provenance>,
+    ) -> Box<Executed> {
         Executed::refused(self.resolved, failure, provenance, Some(self.execution))
     }
 }
@@ -158,7 +162,7 @@ impl Pipeline {
                     Some(by) => format!("{by} denied tool `{name}` without giving a reason"),
                     None => format!("tool `{name}` was denied without a reason"),
                 };
-                let failure = Failure::new(ErrorCode::Denied, reason);
+                let failure = ToolError::from_code(ErrorCode::Denied, reason);
                 return Admission::Refused(admitted.refuse(failure, pre_provenance));
             }
             Action::Ask if ask == AskMode::Report => {
@@ -255,7 +259,7 @@ impl Pipeline {
                 Some(reason) if !reason.trim().is_empty() => reason.to_owned(),
                 _ => format!("tool `{name}` was denied after {provenance} rewrote its arguments"),
             };
-            let failure = Failure::new(ErrorCode::Denied, reason);
+            let failure = ToolError::from_code(ErrorCode::Denied, reason);
             let by = decision.provenance().cloned();
             return Err(Admission::Refused(admitted.refuse(failure, by)));
         }

@@ -5,12 +5,12 @@ use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
 use tack_core::hook::Provenance;
-use tack_core::host::NewFailure;
+use tack_core::host::NewToolError;
 use tack_core::host::cancelled_before_start;
 use tack_core::host::panic_message;
 use tack_core::host::summarize_execution;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest};
-use tack_core::tool::{ErrorCode, Failure, ToolExecution};
+use tack_core::tool::{ErrorCode, ToolError, ToolExecution};
 use tokio_util::sync::CancellationToken;
 
 use super::{APPROVAL_STAGE, Pipeline};
@@ -26,11 +26,11 @@ impl Pipeline {
         execution: &ToolExecution,
         reason: &str,
         cancel: &CancellationToken,
-    ) -> Result<Option<(serde_json::Value, String)>, (Failure, Option<Provenance>)> {
+    ) -> Result<Option<(serde_json::Value, String)>, (ToolError, Option<Provenance>)> {
         let name = execution.name();
         let denied = |outcome: &ApprovalOutcome, by: &str| {
             (
-                Failure::new(ErrorCode::Denied, outcome.denial_message(name)),
+                ToolError::from_code(ErrorCode::Denied, outcome.denial_message(name)),
                 Some(Provenance::listener(APPROVAL_STAGE, by.to_owned())),
             )
         };

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use tack_core::hook::Provenance;
-use tack_core::host::NewFailure;
-use tack_core::tool::{ErrorCode, Failure, ToolCall, ToolExecution};
+use tack_core::host::NewToolError;
+use tack_core::tool::{ErrorCode, ToolCall, ToolError, ToolExecution};
 use tokio_util::sync::CancellationToken;
 
 use super::admit::{Admission, AskMode};
@@ -32,7 +32,7 @@ pub enum DryRun {
     /// It would end without running.
     Refused {
         /// Why.
-        failure: Failure,
+        failure: ToolError,
         /// Who decided.
         provenance: Option<Provenance>,
     },
@@ -82,7 +82,7 @@ fn refused(refused: Executed) -> DryRun {
     let outcome = refused.outcome;
     let failure = outcome.failure_info().cloned().unwrap_or_else(|| {
         // A refusal is a failure; kept total all the same.
-        Failure::new(ErrorCode::Internal, "a refusal without a failure")
+        ToolError::from_code(ErrorCode::Internal, "a refusal without a failure")
     });
     DryRun::Refused {
         failure,

@@ -11,9 +11,11 @@ use tack_core::hook::{AgentId, Provenance};
 use tack_core::hooks::{ExecuteOutput, ExecuteRequest, ToolHooks};
 use tack_core::host::HookError;
 use tack_core::host::panic_message;
-use tack_core::host::{NewExecuteRequest, NewFailure, NewOutcome, NewRunContext, NewToolExecution};
+use tack_core::host::{
+    NewExecuteRequest, NewOutcome, NewRunContext, NewToolError, NewToolExecution,
+};
 use tack_core::host::{RunEffects, cancelled_before_start};
-use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall, ToolExecution};
+use tack_core::tool::{ErrorCode, Outcome, ToolCall, ToolError, ToolExecution};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -45,7 +47,7 @@ impl Executed {
     /// A call refused before its body ran.
     pub(crate) fn refused(
         resolved: Resolved,
-        failure: Failure,
+        failure: ToolError,
         provenance: Option<Provenance>,
         execution: Option<Arc<ToolExecution>>,
     ) -> Box<Self> {
@@ -155,12 +157,12 @@ impl Pipeline {
     ) -> Outcome {
         let definition = &tool.definition;
         let name = definition.name().as_str();
-        let fail = |failure: Failure| Outcome::failure(call.call_id.clone(), name, failure);
+        let fail = |failure: ToolError| Outcome::failure(call.call_id.clone(), name, failure);
         let output = match output {
             Ok(output) => output,
             Err(HookError::DefaultPanicked { message, .. }) => {
                 return fail(
-                    Failure::new(
+                    ToolError::from_code(
                         ErrorCode::ExecutionFailed,
                         format!("tool `{name}` panicked: {message}"),
                     )
@@ -181,7 +183,7 @@ impl Pipeline {
         let value = match result {
             Ok(value) => value,
             Err(error) => {
-                let failure = Failure::from(error).with_dispatched(dispatched);
+                let failure = error.with_dispatched(dispatched);
                 return fail(failure).with_provenance(provenance);
             }
         };

@@ -6,16 +6,16 @@ use std::any::Any;
 
 use tack_core::hook::Provenance;
 use tack_core::host::HookError;
-use tack_core::host::NewFailure;
+use tack_core::host::NewToolError;
 use tack_core::host::panic_message;
-use tack_core::tool::{ErrorCode, Failure};
+use tack_core::tool::{ErrorCode, ToolError};
 
 /// The failure and provenance for `error`; `consequence` says what happened
 /// to the call ("the call was not run", "the tool's result was withheld").
 pub(crate) fn listener_failure(
     error: &HookError,
     consequence: &str,
-) -> (Failure, Option<Provenance>) {
+) -> (ToolError, Option<Provenance>) {
     let provenance = error
         .listener()
         .map(|name| Provenance::listener(error.hook(), name.to_owned()));
@@ -24,7 +24,7 @@ pub(crate) fn listener_failure(
         |name| format!("the `{}` listener `{name}`", error.hook()),
     );
     (
-        Failure::new(
+        ToolError::from_code(
             ErrorCode::Internal,
             format!(
                 "{who} failed ({}); {consequence}. This is a fault in the host, not in the call",
@@ -66,8 +66,8 @@ pub(crate) fn fault_description(payload: &(dyn Any + Send), fallback: &str) -> S
 
 /// The `INTERNAL` failure of a call whose preparation (resolve, parse,
 /// validate) a host fault ended: described by [`fault_description`].
-pub(crate) fn preparation_failure(what: &str) -> Failure {
-    Failure::new(
+pub(crate) fn preparation_failure(what: &str) -> ToolError {
+    ToolError::from_code(
         ErrorCode::Internal,
         format!(
             "the host failed while preparing this call ({what}); the call was not run. This is a \

@@ -12,7 +12,7 @@ use tack_core::host::{NewExecutionRecord, NewOutcome, NewToolExecution};
 use tack_core::hook::AgentId;
 use tack_core::host::Dispatch;
 use tack_core::host::HookError;
-use tack_core::tool::{Failure, Outcome, ToolCall, ToolExecution};
+use tack_core::tool::{Outcome, ToolCall, ToolError, ToolExecution};
 use tokio_util::sync::CancellationToken;
 
 use super::execute::{Executed, LATE_CANCELLATION_NOTE};
@@ -181,7 +181,7 @@ impl Pipeline {
 
     /// A call refused before any stage ran (a duplicate id in a batch):
     /// finalized as its tool's when the name resolves, then published.
-    pub(crate) fn refuse_unrun(&self, call: ToolCall, failure: Failure) -> Arc<Outcome> {
+    pub(crate) fn refuse_unrun(&self, call: ToolCall, failure: ToolError) -> Arc<Outcome> {
         self.record(&call.call_id, Stage::Resolve);
         let mut outcome = Arc::new(Outcome::failure(
             call.call_id.clone(),

@@ -3,8 +3,8 @@
 
 use tack_core::hook::Provenance;
 use tack_core::host::GuardOutcome;
-use tack_core::host::NewFailure;
-use tack_core::tool::{ErrorCode, Failure};
+use tack_core::host::NewToolError;
+use tack_core::tool::{ErrorCode, ToolError};
 use tokio_util::sync::CancellationToken;
 
 use super::admit::Admitted;
@@ -39,7 +39,7 @@ impl Pipeline {
                 } else {
                     reason
                 };
-                let failure = Failure::new(ErrorCode::Denied, reason);
+                let failure = ToolError::from_code(ErrorCode::Denied, reason);
                 return Err((failure, Some(provenance)));
             }
             Err(error) => {
@@ -55,6 +55,6 @@ impl Pipeline {
 }
 
 /// Why admission refused a call, and who decided.
-pub(crate) type Refusal = (Failure, Option<Provenance>);
+pub(crate) type Refusal = (ToolError, Option<Provenance>);
 
 impl Pipeline {}

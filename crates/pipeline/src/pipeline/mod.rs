@@ -45,8 +45,8 @@ use std::sync::{Arc, Weak};
 use futures::future::Either;
 use tack_core::hook::AgentId;
 use tack_core::hooks::ToolHooks;
-use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome};
-use tack_core::tool::{CallId, ErrorCode, Failure, Outcome, ToolCall};
+use tack_core::host::{CapabilitySlots, NewOutcome, NewToolError};
+use tack_core::tool::{CallId, ErrorCode, Outcome, ToolCall, ToolError};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -227,7 +227,7 @@ impl Pipeline {
     ///
     /// let bad = pipeline.execute(ToolCall::new("c2", "echo", r#"{"text": 1}"#), CancellationToken::new()).await;
     /// assert_eq!(bad.error_code(), Some(ErrorCode::InvalidArguments));
-    /// assert_eq!(bad.failure_info().unwrap().pointer.as_deref(), Some("/text"));
+    /// assert_eq!(bad.failure_info().unwrap().pointer(), Some("/text"));
     /// # });
     /// ```
     pub fn execute(
@@ -394,7 +394,7 @@ impl Pipeline {
                     Admission::Refused(refused) => (*refused, Some(cancel)),
                     Admission::WouldAsk { admitted, .. } => {
                         // `Approve` asks instead of reporting; kept total all the same.
-                        let failure = Failure::new(
+                        let failure = ToolError::from_code(
                             ErrorCode::Internal,
                             "the call needed approval but none was asked",
                         );
@@ -420,7 +420,7 @@ impl Pipeline {
     /// but finalized and shown to the `tools/result` observers like any other
     /// outcome, so a log sees every call of the batch.
     pub(crate) fn refuse_duplicate_id(&self, call: ToolCall, first: usize) -> Arc<Outcome> {
-        let failure = Failure::new(
+        let failure = ToolError::from_code(
             ErrorCode::InvalidArguments,
             format!(
                 "call id `{}` is already used by call #{} in this batch; every call in a batch \
@@ -451,7 +451,7 @@ impl Pipeline {
     /// first stages call, e.g. the stage recorder) contained: `Err` holds
     /// the failure that names what failed. The call is gone then (it moved
     /// into the stage that panicked).
-    pub(crate) fn try_prepare(&self, call: ToolCall) -> Result<Prepared, Failure> {
+    pub(crate) fn try_prepare(&self, call: ToolCall) -> Result<Prepared, ToolError> {
         catch_unwind(AssertUnwindSafe(|| self.prepare(call))).map_err(|payload| {
             let what = fault_description(&*payload, "resolving and parsing the call");
             tracing::error!(%what, "a host fault while preparing a call");
@@ -463,7 +463,11 @@ impl Pipeline {
     /// shown to the `tools/result` observers like any other — unless that
     /// faults too (the host part that failed may fail again), when the
     /// outcome is returned unpublished. `call` needs no arguments.
-    pub(crate) fn refuse_unrun_contained(&self, call: ToolCall, failure: Failure) -> Arc<Outcome> {
+    pub(crate) fn refuse_unrun_contained(
+        &self,
+        call: ToolCall,
+        failure: ToolError,
+    ) -> Arc<Outcome> {
         let call_id = call.call_id.clone();
         let tool = call.name.clone();
         let fallback = failure.clone();

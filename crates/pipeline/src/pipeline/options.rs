@@ -19,17 +19,18 @@ impl CancelCause {
     /// model can tell it from a user interrupt (`None`: not such a call).
     pub(crate) fn explain(&self, outcome: &Outcome) -> Option<Vec<ContentBlock>> {
         let failure = outcome.failure_info()?;
-        if failure.code != ErrorCode::Cancelled || outcome.call_id == self.call_id {
+        if failure.code() != ErrorCode::Cancelled || outcome.call_id == self.call_id {
             return None;
         }
         let why = format!(
             "call `{}` (`{}`) failed ({}: {}), and this turn cancels its remaining calls when one fails",
             self.call_id, self.tool, self.code, self.message
         );
-        let text = if failure.dispatched {
+        let text = if failure.dispatched() {
             format!(
                 "CANCELLED: `{}` was stopped because {why}. The tool had started, so part of its work may have happened; check before calling it again. ({})",
-                outcome.tool, failure.message
+                outcome.tool,
+                failure.message()
             )
         } else {
             format!(

@@ -4,8 +4,8 @@
 //! its content and presentation meta in one pass.
 
 use serde_json::Value;
-use tack_core::host::NewFailure;
-use tack_core::tool::{Content, ErrorCode, Failure};
+use tack_core::host::NewToolError;
+use tack_core::tool::{Content, ErrorCode, ToolError};
 
 use super::schema::check;
 use crate::registry::RegisteredTool;
@@ -17,8 +17,8 @@ pub(crate) struct Rendered {
     pub(crate) presentation: Option<Value>,
 }
 
-fn invalid(message: String) -> Failure {
-    Failure::new(ErrorCode::OutputInvalid, message)
+fn invalid(message: String) -> ToolError {
+    ToolError::from_code(ErrorCode::OutputInvalid, message)
 }
 
 /// Validates `value` against `tool`'s output schema (the snapshot the call
@@ -29,7 +29,7 @@ pub(crate) fn render(
     tool: &RegisteredTool,
     arguments: &Value,
     value: Value,
-) -> Result<Rendered, Failure> {
+) -> Result<Rendered, ToolError> {
     let definition = &tool.definition;
     if let Some(violations) = check(&tool.output, &value) {
         return Err(invalid(format!(
@@ -43,13 +43,15 @@ pub(crate) fn render(
         .output()
         .project_value(arguments, &value)
         .map_err(|e| {
-            let mut failure = invalid(format!(
+            let failure = invalid(format!(
                 "tool `{}` could not render its output or project its presentation meta: {e}",
                 definition.name()
             ));
             // `render_failed` or `render_panicked`.
-            failure.kind = e.kind().map(str::to_owned);
-            failure
+            match e.kind() {
+                Some(kind) => failure.with_kind(kind),
+                None => failure,
+            }
         })?;
     Ok(Rendered {
         value,

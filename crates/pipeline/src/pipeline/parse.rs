@@ -7,9 +7,9 @@
 //! parses them again.
 
 use serde_json::Value;
-use tack_core::host::NewFailure;
+use tack_core::host::NewToolError;
 use tack_core::host::{Arguments, ArgumentsError};
-use tack_core::tool::{ErrorCode, Failure};
+use tack_core::tool::{ErrorCode, ToolError};
 
 use super::resolve::Resolved;
 use super::schema::check;
@@ -37,7 +37,7 @@ impl Pipeline {
         };
         self.record(&resolved.call.call_id, Stage::Validate);
         if let Some(violations) = check(&resolved.tool.input, arguments.value()) {
-            let failure = Failure::new(
+            let failure = ToolError::from_code(
                 ErrorCode::InvalidArguments,
                 format!(
                     "invalid arguments for tool `{}`: {}",
@@ -66,8 +66,8 @@ pub(crate) fn depth(value: &Value) -> usize {
     }
 }
 
-fn invalid(message: String) -> Failure {
-    Failure::new(ErrorCode::InvalidArguments, message)
+fn invalid(message: String) -> ToolError {
+    ToolError::from_code(ErrorCode::InvalidArguments, message)
 }
 
 /// Parses `raw` into the call's [`Arguments`]: the exact text kept beside a
@@ -76,7 +76,10 @@ fn invalid(message: String) -> Failure {
 /// a repeated key), size and depth bounded, an object required. Blank text is
 /// `{}`. On success the arguments hold the text, taken from `raw` (left
 /// empty); on failure `raw` is unchanged.
-pub(crate) fn materialize(raw: &mut String, config: &PipelineConfig) -> Result<Arguments, Failure> {
+pub(crate) fn materialize(
+    raw: &mut String,
+    config: &PipelineConfig,
+) -> Result<Arguments, ToolError> {
     #[cfg(test)]
     tests::PARSES.with(|parses| parses.set(parses.get() + 1));
     if raw.len() > config.max_argument_bytes() {
@@ -144,12 +147,12 @@ pub(crate) mod tests {
         let config = PipelineConfig::default();
         assert!(materialize(&mut nested(64), &config).is_ok());
         let err = materialize(&mut nested(65), &config).unwrap_err();
-        assert!(err.message.contains("65 levels"), "{}", err.message);
+        assert!(err.message().contains("65 levels"), "{}", err.message());
         let err = materialize(&mut nested(1000), &config).unwrap_err();
         assert!(
-            err.message.contains("nested more than 64"),
+            err.message().contains("nested more than 64"),
             "{}",
-            err.message
+            err.message()
         );
     }
 
@@ -164,12 +167,12 @@ pub(crate) mod tests {
             &PipelineConfig::default(),
         )
         .unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidArguments);
-        assert_eq!(err.pointer.as_deref(), Some("/n"));
+        assert_eq!(err.code(), ErrorCode::InvalidArguments);
+        assert_eq!(err.pointer(), Some("/n"));
         assert!(
-            err.message.contains("cannot hold exactly"),
+            err.message().contains("cannot hold exactly"),
             "{}",
-            err.message
+            err.message()
         );
     }
 
@@ -180,8 +183,12 @@ pub(crate) mod tests {
             &PipelineConfig::default(),
         )
         .unwrap_err();
-        assert_eq!(err.pointer.as_deref(), Some(""));
-        assert!(err.message.contains("more than once"), "{}", err.message);
+        assert_eq!(err.pointer(), Some(""));
+        assert!(
+            err.message().contains("more than once"),
+            "{}",
+            err.message()
+        );
     }
 
     proptest! {
@@ -190,8 +197,8 @@ pub(crate) mod tests {
             match materialize(&mut raw.clone(), &PipelineConfig::default()) {
                 Ok(arguments) => prop_assert!(arguments.value().is_object()),
                 Err(failure) => {
-                    prop_assert_eq!(failure.code, ErrorCode::InvalidArguments);
-                    prop_assert!(failure.message.starts_with("the arguments"));
+                    prop_assert_eq!(failure.code(), ErrorCode::InvalidArguments);
+                    prop_assert!(failure.message().starts_with("the arguments"));
                 }
             }
         }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use tack_core::hooks::PostDecision;
 use tack_core::host::HookError;
-use tack_core::host::{NewFailure, NewOutcome};
-use tack_core::tool::{Content, ErrorCode, Failure, Outcome, ToolExecution};
+use tack_core::host::{NewOutcome, NewToolError};
+use tack_core::tool::{Content, ErrorCode, Outcome, ToolError, ToolExecution};
 
 use super::Pipeline;
 use super::fault::listener_failure;
@@ -35,7 +35,7 @@ impl Pipeline {
                 let (failure, provenance) =
                     listener_failure(&error, "the tool's result was withheld");
                 let failure =
-                    failure.with_dispatched(outcome.failure_info().is_none_or(|f| f.dispatched));
+                    failure.with_dispatched(outcome.failure_info().is_none_or(|f| f.dispatched()));
                 let mut failed = Outcome::failure(outcome.call_id, outcome.tool, failure)
                     .with_provenance(provenance);
                 failed.deferred_context = outcome.deferred_context;
@@ -66,7 +66,7 @@ fn apply_post_decision(
     }
     if outcome.is_success() {
         if decision.value().is_some() && decision.content().is_some() {
-            let failure = Failure::new(
+            let failure = ToolError::from_code(
                     ErrorCode::Internal,
                     format!("{by} replaced both the value and the content of the result; a listener replaces one of them"),
                 )
@@ -87,7 +87,8 @@ fn apply_post_decision(
             } else {
                 feedback.to_owned()
             };
-            let failure = Failure::new(ErrorCode::Denied, feedback.clone()).with_dispatched(true);
+            let failure =
+                ToolError::from_code(ErrorCode::Denied, feedback.clone()).with_dispatched(true);
             let mut blocked = Outcome::failure(outcome.call_id, outcome.tool, failure)
                 .with_provenance(provenance);
             blocked.content = Content::text(feedback);

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use tack_core::host::NewFailure;
-use tack_core::tool::{ErrorCode, Failure, ToolCall};
+use tack_core::host::NewToolError;
+use tack_core::tool::{ErrorCode, ToolCall, ToolError};
 use tokio_util::sync::CancellationToken;
 
 use super::{Executed, Parsed, Pipeline, Stage};
@@ -23,7 +23,7 @@ pub(crate) struct Resolved {
 /// A call whose name the caller cannot see.
 pub(crate) struct Unresolved {
     pub(crate) call: ToolCall,
-    pub(crate) failure: Failure,
+    pub(crate) failure: ToolError,
 }
 
 /// A call after the first two stages, as the scheduler plans from it and the
@@ -87,8 +87,8 @@ pub(crate) fn quoted_name(name: &str) -> String {
 
 /// The failure for a name the caller cannot see. The same for a missing and a
 /// hidden tool, so scope leaks nothing.
-pub(crate) fn unknown(name: &str) -> Failure {
-    Failure::new(
+pub(crate) fn unknown(name: &str) -> ToolError {
+    ToolError::from_code(
         ErrorCode::UnknownTool,
         format!(
             "unknown tool `{}`: call one of the tools you were given, by its exact name",
@@ -110,7 +110,7 @@ impl Pipeline {
     }
 
     /// The lookup of [`resolve`](Self::resolve), without recording a stage.
-    pub(crate) fn lookup(&self, call: &ToolCall) -> Result<Arc<RegisteredTool>, Failure> {
+    pub(crate) fn lookup(&self, call: &ToolCall) -> Result<Arc<RegisteredTool>, ToolError> {
         // No tool has a name that is not a valid `ToolName` (registration
         // checks), so such a name resolves to nothing like any unknown one:
         // no separate check of the called name.
@@ -120,15 +120,14 @@ impl Pipeline {
             && !resolution.presentation.allows_direct_calls()
             && call.name != RUN_CODE
         {
-            let mut failure = Failure::new(
+            let failure = ToolError::from_code(
                 ErrorCode::UnknownTool,
                 format!(
                     "tool `{name}` cannot be called directly in code mode: call it from inside `{RUN_CODE}`, as `await tools.{name}({{...}})`",
                     name = call.name
                 ),
             );
-            failure.kind = Some(CODE_MODE_DIRECT_CALL.to_owned());
-            return Err(failure);
+            return Err(failure.with_kind(CODE_MODE_DIRECT_CALL));
         }
         Ok(tool)
     }
@@ -140,14 +139,13 @@ impl Pipeline {
         &self,
         unresolved: Unresolved,
         cancel: &CancellationToken,
-    ) -> (ToolCall, Failure) {
+    ) -> (ToolCall, ToolError) {
         let Unresolved { call, failure } = unresolved;
-        let failure =
-            if cancel.is_cancelled() && failure.kind.as_deref() == Some(CODE_MODE_DIRECT_CALL) {
-                tack_core::host::cancelled_before_start(&call.name)
-            } else {
-                failure
-            };
+        let failure = if cancel.is_cancelled() && failure.kind() == Some(CODE_MODE_DIRECT_CALL) {
+            tack_core::host::cancelled_before_start(&call.name)
+        } else {
+            failure
+        };
         (call, failure)
     }
 }

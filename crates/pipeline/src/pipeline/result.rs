@@ -37,7 +37,7 @@ impl Pipeline {
         match outcome.failure_info() {
             None => tracing::debug!(status = "ok", "tool call finished"),
             Some(f) => {
-                tracing::debug!(status = "error", code = %f.code, message = %f.message, "tool call finished")
+                tracing::debug!(status = "error", code = %f.code(), message = %f.message(), "tool call finished")
             }
         }
         outcome

@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use tack_core::hook::Provenance;
-use tack_core::host::{NewFailure, NewToolExecution};
+use tack_core::host::{NewToolError, NewToolExecution};
 use tack_core::policy::{ArgumentRewrite, PreDecision};
-use tack_core::tool::{ErrorCode, Failure, ToolExecution};
+use tack_core::tool::{ErrorCode, ToolError, ToolExecution};
 
 use super::parse::materialize;
 use super::schema::check;
@@ -23,7 +23,7 @@ pub const INVALID_REWRITE: &str = "INVALID_REWRITE";
 /// A rewrite that failed its checks: the failure, who rewrote, and the
 /// original execution carrying the refused rewrite's record.
 pub(crate) struct RefusedRewrite {
-    pub(crate) failure: Failure,
+    pub(crate) failure: ToolError,
     pub(crate) provenance: Option<Provenance>,
     pub(crate) execution: Arc<ToolExecution>,
 }
@@ -59,19 +59,19 @@ pub(crate) fn apply(
         ));
     }
     let name = execution.name();
-    let refuse = |problem: String, pointer: Option<String>| {
+    let refuse = |problem: String, pointer: Option<Box<str>>| {
         let who = by.as_ref().map_or_else(
             || "a `tools/pre-execute` listener".to_owned(),
             |p| p.to_string(),
         );
-        let mut failure = Failure::new(
+        let mut failure = ToolError::from_code(
             ErrorCode::Internal,
             format!(
                 "{who} rewrote the arguments of tool `{name}` into invalid ones ({problem}); \
                  the call was not run. This is a fault in that listener, not in the call"
             ),
         );
-        failure.kind = Some(INVALID_REWRITE.to_owned());
+        failure = failure.with_kind(INVALID_REWRITE);
         if let Some(pointer) = pointer {
             failure = failure.with_pointer(pointer);
         }
@@ -89,9 +89,10 @@ pub(crate) fn apply(
     // The same checks as the model's text: serialize, then parse within limits.
     let mut text = serde_json::to_string(&**rewritten)
         .map_err(|e| refuse(format!("not serializable: {e}"), None))?;
-    let arguments = materialize(&mut text, config).map_err(|f| refuse(f.message, f.pointer))?;
+    let arguments = materialize(&mut text, config)
+        .map_err(|f| refuse(f.message().to_owned(), f.pointer().map(Box::from)))?;
     if let Some(violations) = check(&tool.input, arguments.value()) {
-        return Err(refuse(violations.message, Some(violations.pointer)));
+        return Err(refuse(violations.message, Some(violations.pointer.into())));
     }
     Ok(Arc::new(
         ToolExecution::new(

@@ -8,8 +8,8 @@ use std::task::{Context, Poll};
 use futures::future::BoxFuture;
 use tack_core::capability::{BatchEvent, DispatchBatch, ToolDispatcher};
 use tack_core::hooks::ToolHooks;
-use tack_core::host::{CapabilitySlots, NewFailure, NewOutcome};
-use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall};
+use tack_core::host::{CapabilitySlots, NewOutcome, NewToolError};
+use tack_core::tool::{ErrorCode, Outcome, ToolCall, ToolError};
 use tokio_util::sync::CancellationToken;
 
 use super::config::SchedulerConfig;
@@ -80,7 +80,7 @@ fn shut_down(call: ToolCall) -> Arc<Outcome> {
     Arc::new(Outcome::failure(
         call.call_id,
         call.name,
-        Failure::new(
+        ToolError::from_code(
             ErrorCode::Internal,
             "the pipeline was shut down before this nested call ran",
         ),

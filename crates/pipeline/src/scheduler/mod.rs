@@ -28,8 +28,8 @@ use std::sync::Arc;
 
 use futures::future::poll_fn;
 use tack_core::capability::{BatchEvent, DispatchBatch, ToolDispatcher};
-use tack_core::host::{NewFailure, NewOutcome};
-use tack_core::tool::{ErrorCode, Failure, Outcome, ToolCall};
+use tack_core::host::{NewOutcome, NewToolError};
+use tack_core::tool::{ErrorCode, Outcome, ToolCall, ToolError};
 use tokio_util::sync::CancellationToken;
 
 pub use config::{SchedulerConfig, SchedulerConfigError};
@@ -201,7 +201,7 @@ impl TurnScheduler {
             Arc::new(Outcome::failure(
                 call.call_id,
                 call.name,
-                Failure::new(
+                ToolError::from_code(
                     ErrorCode::Internal,
                     "the scheduler lost this call's outcome; this is a fault in the host",
                 ),

@@ -14,8 +14,8 @@ use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tack_core::capability::BatchEvent;
 use tack_core::hook::AgentId;
-use tack_core::host::{NewFailure, NewOutcome};
-use tack_core::tool::{CallId, ErrorCode, Failure, Outcome, ToolCall};
+use tack_core::host::{NewOutcome, NewToolError};
+use tack_core::tool::{CallId, ErrorCode, Outcome, ToolCall, ToolError};
 use tokio_util::sync::CancellationToken;
 
 use super::config::SchedulerConfig;
@@ -372,13 +372,13 @@ impl Schedule {
             && !self.turn.is_cancelled()
             && !self.cancel.is_cancelled()
             && let Some(failure) = outcome.failure_info()
-            && failure.code != ErrorCode::Cancelled
+            && failure.code() != ErrorCode::Cancelled
         {
             let _ = cause.set(CancelCause {
                 call_id: outcome.call_id.clone(),
                 tool: outcome.tool.clone(),
-                code: failure.code,
-                message: failure.message.clone(),
+                code: failure.code(),
+                message: failure.message().to_owned(),
             });
             tracing::debug!(call_id = %outcome.call_id, "a call failed; cancelling its siblings");
             self.turn.cancel();
@@ -390,7 +390,7 @@ impl Schedule {
     /// `failure`, and every call queued after it (or pushed later) ends
     /// `CANCELLED`, not run, saying why. Both are finalized and shown to the
     /// `tools/result` observers.
-    fn halt(&mut self, failure: Failure) {
+    fn halt(&mut self, failure: ToolError) {
         let Some(faulted) = self.queue.pop_front() else {
             return;
         };
@@ -400,7 +400,9 @@ impl Schedule {
         let why = format!(
             "the host failed while preparing call `{}` (`{}`) of this turn, and a turn starts \
              no more calls after a host fault ({})",
-            call.call_id, call.name, failure.message
+            call.call_id,
+            call.name,
+            failure.message()
         );
         let outcome = self.pipeline.refuse_unrun_contained(call, failure);
         self.ready
@@ -426,8 +428,8 @@ impl Schedule {
 }
 
 /// Why a call pushed after a host fault was not run.
-fn not_run(why: &str) -> Failure {
-    Failure::new(
+fn not_run(why: &str) -> ToolError {
+    ToolError::from_code(
         ErrorCode::Cancelled,
         format!(
             "this call was not run: {why}. Nothing was done; call it again if it is still needed"
@@ -436,8 +438,8 @@ fn not_run(why: &str) -> Failure {
 }
 
 /// Why `call`, queued behind a host fault, was not run.
-fn not_run_named(call: &ToolCall, why: &str) -> Failure {
-    Failure::new(
+fn not_run_named(call: &ToolCall, why: &str) -> ToolError {
+    ToolError::from_code(
         ErrorCode::Cancelled,
         format!(
             "`{}` was not run: {why}. Nothing was done; call it again if it is still needed",
@@ -452,7 +454,7 @@ fn prepare(
     pipeline: &Pipeline,
     config: &SchedulerConfig,
     call: ToolCall,
-) -> Result<(Prepared, Plan), Failure> {
+) -> Result<(Prepared, Plan), ToolError> {
     let prepared = pipeline.try_prepare(call)?;
     let plan = match &prepared {
         Prepared::Parsed(parsed) => plan_for(
@@ -475,7 +477,7 @@ fn refresh(
     pipeline: &Pipeline,
     config: &SchedulerConfig,
     pending: &mut Pending,
-) -> Result<(), Failure> {
+) -> Result<(), ToolError> {
     if let Entry::Waiting(call) = &mut pending.entry {
         let Some(call) = call.take() else {
             return Ok(());
@@ -536,7 +538,7 @@ fn start(
             Arc::new(Outcome::failure(
                 call_id,
                 tool,
-                Failure::new(
+                ToolError::from_code(
                     ErrorCode::Internal,
                     format!("the pipeline failed while running this call ({message}); this is a fault in the host, not in the call"),
                 ),

@@ -105,9 +105,9 @@ async fn each_non_grant_is_a_distinct_denial() {
         let (h, runs) = asking(Some(Approver::answering(answer)));
         let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
         let f = failure(&out);
-        assert_eq!(f.code, ErrorCode::Denied);
-        assert_eq!(f.message, message);
-        assert!(!f.message.contains("you "), "does not blame the user");
+        assert_eq!(f.code(), ErrorCode::Denied);
+        assert_eq!(f.message(), message);
+        assert!(!f.message().contains("you "), "does not blame the user");
         let provenance = out.provenance.as_ref().unwrap();
         assert_eq!(provenance.hook, APPROVAL_STAGE);
         assert_eq!(provenance.listener.as_deref(), Some(by));
@@ -122,16 +122,16 @@ async fn ask_without_an_approval_service_is_denied() {
     let (h, runs) = asking(None);
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Denied);
+    assert_eq!(f.code(), ErrorCode::Denied);
     assert!(
-        f.message.contains("no approver is available"),
+        f.message().contains("no approver is available"),
         "{}",
-        f.message
+        f.message()
     );
     assert!(
-        f.message.contains("no approval service is installed"),
+        f.message().contains("no approval service is installed"),
         "{}",
-        f.message
+        f.message()
     );
     assert_eq!(decided_by(&out), Some("no approver"));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
@@ -144,13 +144,17 @@ async fn panicking_approval_service_is_a_denial() {
         let (h, runs) = asking(Some(Approver::new(behaviour)));
         let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
         let f = failure(&out);
-        assert_eq!(f.code, ErrorCode::Denied, "{out:?}");
+        assert_eq!(f.code(), ErrorCode::Denied, "{out:?}");
         assert!(
-            f.message.contains("the approval service failed"),
+            f.message().contains("the approval service failed"),
             "{}",
-            f.message
+            f.message()
         );
-        assert!(f.message.contains("the approver blew up"), "{}", f.message);
+        assert!(
+            f.message().contains("the approver blew up"),
+            "{}",
+            f.message()
+        );
         assert_eq!(decided_by(&out), Some("panicked"));
         assert_eq!(runs.load(Ordering::SeqCst), 0);
         assert_eq!(h.stages("c"), APPROVAL_DENIED);
@@ -170,9 +174,9 @@ async fn approval_that_never_answers_ends_cancelled_when_the_caller_cancels() {
         })
         .await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Cancelled);
-    assert!(!f.dispatched);
-    assert!(f.message.contains("nothing was done"), "{}", f.message);
+    assert_eq!(f.code(), ErrorCode::Cancelled);
+    assert!(!f.dispatched());
+    assert!(f.message().contains("nothing was done"), "{}", f.message());
     assert_eq!(out.provenance.as_ref().unwrap().hook, APPROVAL_STAGE);
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(h.stages("c"), APPROVAL_DENIED);
@@ -193,7 +197,7 @@ async fn a_grant_after_cancellation_does_not_run_the_body() {
     });
     let out = h.call_with("c", "echo", r#"{"text": "a"}"#, cancel).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Cancelled));
-    assert!(!failure(&out).dispatched);
+    assert!(!failure(&out).dispatched());
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
 
@@ -236,7 +240,7 @@ async fn allowed_rewritten_runs_the_approvers_arguments_checked_and_judged_again
     h.provide_approval(rewritten(json!("forbidden")));
     let out = h.call("d", "echo", r#"{"text": "asked"}"#).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Denied), "{out:?}");
-    assert!(failure(&out).message.contains("not that"));
+    assert!(failure(&out).message().contains("not that"));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 
     // An invalid rewrite never runs.

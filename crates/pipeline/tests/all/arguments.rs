@@ -44,7 +44,7 @@ async fn invalid(args: &str) -> (Arc<tack_core::tool::Outcome>, Vec<&'static str
 #[tokio::test]
 async fn malformed_json_is_invalid_arguments_with_a_fix() {
     let (out, stages) = invalid(r#"{"text": "unterminated"#).await;
-    let message = &failure(&out).message;
+    let message = &failure(&out).message();
     assert!(message.contains("not valid JSON"), "{message}");
     assert!(message.contains("send one JSON object"), "{message}");
     assert_eq!(stages, UNPARSED);
@@ -61,9 +61,13 @@ async fn non_object_arguments_are_invalid_and_name_what_was_sent() {
     ] {
         let (out, stages) = invalid(args).await;
         let f = failure(&out);
-        assert!(f.message.contains("must be a JSON object"), "{}", f.message);
-        assert!(f.message.ends_with(kind), "{}", f.message);
-        assert_eq!(f.pointer.as_deref(), Some(""));
+        assert!(
+            f.message().contains("must be a JSON object"),
+            "{}",
+            f.message()
+        );
+        assert!(f.message().ends_with(kind), "{}", f.message());
+        assert_eq!(f.pointer(), Some(""));
         assert_eq!(stages, UNPARSED);
     }
 }
@@ -86,16 +90,16 @@ async fn missing_required_field_names_the_field() {
     let (out, stages) = invalid(r#"{}"#).await;
     let f = failure(&out);
     assert!(
-        f.message.starts_with("invalid arguments for tool `echo`"),
+        f.message().starts_with("invalid arguments for tool `echo`"),
         "{}",
-        f.message
+        f.message()
     );
     assert!(
-        f.message.contains(r#""text" is a required property"#),
+        f.message().contains(r#""text" is a required property"#),
         "{}",
-        f.message
+        f.message()
     );
-    assert_eq!(f.pointer.as_deref(), Some(""));
+    assert_eq!(f.pointer(), Some(""));
     assert_eq!(stages, BEFORE_POLICY);
 }
 
@@ -104,9 +108,9 @@ async fn missing_required_field_names_the_field() {
 async fn wrong_type_names_the_pointer_and_the_expected_type() {
     let (out, _) = invalid(r#"{"text": 5}"#).await;
     let f = failure(&out);
-    assert_eq!(f.pointer.as_deref(), Some("/text"));
-    assert!(f.message.contains("at `/text`"), "{}", f.message);
-    assert!(f.message.contains("\"string\""), "{}", f.message);
+    assert_eq!(f.pointer(), Some("/text"));
+    assert!(f.message().contains("at `/text`"), "{}", f.message());
+    assert!(f.message().contains("\"string\""), "{}", f.message());
 }
 
 // ARG-010: nested objects and arrays get path-qualified pointers.
@@ -139,7 +143,7 @@ async fn nested_violations_name_the_nested_pointer() {
             Some(ErrorCode::InvalidArguments),
             "{out:?}"
         );
-        assert_eq!(failure(&out).pointer.as_deref(), Some(pointer), "{out:?}");
+        assert_eq!(failure(&out).pointer(), Some(pointer), "{out:?}");
     }
     // A container without declared members only gets a type check.
     assert!(
@@ -160,10 +164,10 @@ async fn enum_violation_names_the_pointer_and_the_allowed_values() {
     ));
     let out = h.call("c", "paint", r#"{"color": "blue"}"#).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::InvalidArguments);
-    assert_eq!(f.pointer.as_deref(), Some("/color"));
-    assert!(f.message.contains("\"red\""), "{}", f.message);
-    assert!(f.message.contains("\"green\""), "{}", f.message);
+    assert_eq!(f.code(), ErrorCode::InvalidArguments);
+    assert_eq!(f.pointer(), Some("/color"));
+    assert!(f.message().contains("\"red\""), "{}", f.message());
+    assert!(f.message().contains("\"green\""), "{}", f.message());
 }
 
 // Bad input: extra property on a closed schema.
@@ -171,8 +175,8 @@ async fn enum_violation_names_the_pointer_and_the_allowed_values() {
 async fn extra_property_on_a_closed_schema_is_named() {
     let (out, _) = invalid(r#"{"text": "a", "extra": 1}"#).await;
     let f = failure(&out);
-    assert!(f.message.contains("extra"), "{}", f.message);
-    assert_eq!(f.pointer.as_deref(), Some(""));
+    assert!(f.message().contains("extra"), "{}", f.message());
+    assert_eq!(f.pointer(), Some(""));
 }
 
 // ARG-009: an open schema accepts extra keys; defaults are not injected.
@@ -198,7 +202,7 @@ async fn several_violations_are_listed_in_one_message() {
         |_a, _c| async move { Ok(json!(null)) },
     ));
     let out = h.call("c", "multi", r#"{"a": 1, "b": "x"}"#).await;
-    let message = &failure(&out).message;
+    let message = &failure(&out).message();
     assert!(message.contains("`/a`"), "{message}");
     assert!(message.contains("`/b`"), "{message}");
     assert!(
@@ -216,7 +220,7 @@ async fn hundred_level_nesting_is_refused() {
     args.push_str(&"]".repeat(99));
     args.push('}');
     let (out, stages) = invalid(&args).await;
-    let message = &failure(&out).message;
+    let message = &failure(&out).message();
     assert!(message.contains("nested 100 levels deep"), "{message}");
     assert!(message.contains("flatten"), "{message}");
     assert_eq!(stages, UNPARSED);
@@ -227,7 +231,7 @@ async fn hundred_level_nesting_is_refused() {
 async fn two_mib_argument_string_is_refused_before_parsing() {
     let args = format!(r#"{{"text": "{}"}}"#, "a".repeat(2 * 1024 * 1024));
     let (out, stages) = invalid(&args).await;
-    let message = &failure(&out).message;
+    let message = &failure(&out).message();
     assert!(
         message.contains(&format!("{} bytes", args.len())),
         "{message}"
@@ -249,12 +253,12 @@ async fn argument_limits_are_configurable() {
     h.add(echo("echo"));
     let big = h.call("big", "echo", r#"{"text": "0123456789"}"#).await;
     assert!(
-        failure(&big).message.contains("limit of 16 bytes"),
+        failure(&big).message().contains("limit of 16 bytes"),
         "{big:?}"
     );
     let deep = h.call("deep", "echo", r#"{"t":[[1]]}"#).await;
     assert!(
-        failure(&deep).message.contains("nested 3 levels"),
+        failure(&deep).message().contains("nested 3 levels"),
         "{deep:?}"
     );
 }
@@ -268,7 +272,10 @@ async fn nan_and_infinity_are_not_json() {
         r#"{"text": -Infinity}"#,
     ] {
         let (out, _) = invalid(args).await;
-        assert!(failure(&out).message.contains("not valid JSON"), "{out:?}");
+        assert!(
+            failure(&out).message().contains("not valid JSON"),
+            "{out:?}"
+        );
     }
 }
 
@@ -285,12 +292,12 @@ async fn a_number_that_would_be_rounded_is_refused_before_policy() {
     ] {
         let (out, stages) = invalid(args).await;
         let failure = failure(&out);
-        assert_eq!(failure.pointer.as_deref(), Some(pointer), "{args}");
+        assert_eq!(failure.pointer(), Some(pointer), "{args}");
         assert!(
-            failure.message.contains("cannot hold exactly")
-                && failure.message.contains("as a string"),
+            failure.message().contains("cannot hold exactly")
+                && failure.message().contains("as a string"),
             "{}",
-            failure.message
+            failure.message()
         );
         assert_eq!(stages, UNPARSED);
     }
@@ -301,11 +308,11 @@ async fn a_number_that_would_be_rounded_is_refused_before_policy() {
 #[tokio::test]
 async fn a_repeated_key_is_refused_before_policy() {
     let (out, stages) = invalid(r#"{"text": "safe", "text": "rm -rf /"}"#).await;
-    assert_eq!(failure(&out).pointer.as_deref(), Some(""));
+    assert_eq!(failure(&out).pointer(), Some(""));
     assert!(
-        failure(&out).message.contains("more than once"),
+        failure(&out).message().contains("more than once"),
         "{}",
-        failure(&out).message
+        failure(&out).message()
     );
     assert_eq!(stages, UNPARSED);
 }
@@ -352,7 +359,7 @@ async fn an_integer_schema_refuses_a_huge_fraction() {
         Some(ErrorCode::InvalidArguments),
         "{out:?}"
     );
-    assert_eq!(failure(&out).pointer.as_deref(), Some("/n"));
+    assert_eq!(failure(&out).pointer(), Some("/n"));
 }
 
 // ARG-001 / PRE-011: one frozen argument value is shared by every stage and the body.
@@ -422,6 +429,6 @@ async fn one_of_requires_exactly_one_matching_branch() {
             Some(ErrorCode::InvalidArguments),
             "{id}: {out:?}"
         );
-        assert_eq!(failure(&out).pointer.as_deref(), Some("/v"));
+        assert_eq!(failure(&out).pointer(), Some("/v"));
     }
 }

@@ -24,12 +24,12 @@ async fn pre_cancelled_call_runs_no_policy_and_publishes_once() {
         .call_with("c", "echo", r#"{"text": "a"}"#, cancelled())
         .await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Cancelled);
-    assert!(!f.dispatched);
+    assert_eq!(f.code(), ErrorCode::Cancelled);
+    assert!(!f.dispatched());
     assert!(
-        f.message.contains("cancelled before the tool started"),
+        f.message().contains("cancelled before the tool started"),
         "{}",
-        f.message
+        f.message()
     );
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(log.entries(), ["post"]);
@@ -60,10 +60,10 @@ async fn pre_cancelled_call_without_policy_or_recorder_never_runs() {
         .execute(ToolCall::new("c", "echo", r#"{"text": "a"}"#), cancelled())
         .await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Cancelled);
-    assert!(!f.dispatched);
+    assert_eq!(f.code(), ErrorCode::Cancelled);
+    assert!(!f.dispatched());
     assert_eq!(
-        f.message,
+        f.message(),
         "the call of tool `echo` was cancelled before the tool started; nothing was done"
     );
     assert!(out.notes.is_empty(), "{:?}", out.notes);
@@ -147,7 +147,7 @@ async fn cancellation_during_an_async_pre_gate_prevents_dispatch() {
         });
     let out = h.call_with("c", "echo", r#"{"text": "a"}"#, cancel).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Cancelled));
-    assert!(!failure(&out).dispatched);
+    assert!(!failure(&out).dispatched());
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
 
@@ -185,8 +185,8 @@ async fn wrapper_that_delegates_after_cancellation_does_not_start_the_body() {
     });
     let out = h.call_with("c", "echo", r#"{"text": "a"}"#, cancel).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Cancelled);
-    assert!(!f.dispatched);
+    assert_eq!(f.code(), ErrorCode::Cancelled);
+    assert!(!f.dispatched());
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
 
@@ -204,8 +204,8 @@ async fn wrapper_short_circuit_after_cancellation_is_cancelled_and_keeps_context
     });
     let out = h.call_with("c", "echo", r#"{"text": "a"}"#, cancel).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Cancelled);
-    assert!(!f.dispatched);
+    assert_eq!(f.code(), ErrorCode::Cancelled);
+    assert!(!f.dispatched());
     assert_eq!(out.deferred_context, ["served from cache"]);
 }
 
@@ -261,7 +261,7 @@ async fn failures_after_cancellation_keep_their_own_code() {
     }));
     let out = h.call_with("t", "fails", "{}", cancel).await;
     assert_eq!(out.error_code(), Some(ErrorCode::ExecutionFailed));
-    assert_eq!(failure(&out).kind.as_deref(), Some("TOOL_FAILURE"));
+    assert_eq!(failure(&out).kind(), Some("TOOL_FAILURE"));
 
     // A wrapper failure.
     let h = Harness::with_tool(echo("echo"));
@@ -271,7 +271,7 @@ async fn failures_after_cancellation_keep_their_own_code() {
     });
     let out = h.call_with("w", "echo", r#"{"text": "a"}"#, cancel).await;
     assert_eq!(out.error_code(), Some(ErrorCode::ExecutionFailed));
-    assert_eq!(failure(&out).message, "wrapper failure");
+    assert_eq!(failure(&out).message(), "wrapper failure");
 
     // A post-policy failure.
     let h = Harness::with_tool(echo("echo"));
@@ -283,5 +283,5 @@ async fn failures_after_cancellation_keep_their_own_code() {
     });
     let out = h.call_with("p", "echo", r#"{"text": "a"}"#, cancel).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Denied));
-    assert_eq!(failure(&out).message, "post failure");
+    assert_eq!(failure(&out).message(), "post failure");
 }

@@ -60,7 +60,7 @@ async fn dry_run_reports_allowed_would_ask_and_refused_without_running() {
         ("e", "nope", "{}", ErrorCode::UnknownTool),
     ] {
         match h.pipeline.dry_run(ToolCall::new(id, name, args)).await {
-            DryRun::Refused { failure, .. } => assert_eq!(failure.code, code, "{id}"),
+            DryRun::Refused { failure, .. } => assert_eq!(failure.code(), code, "{id}"),
             other => panic!("{id}: expected Refused, got {other:?}"),
         }
     }
@@ -84,8 +84,8 @@ async fn dry_run_applies_guards_even_when_policy_would_ask() {
                 failure,
                 provenance,
             } => {
-                assert_eq!(failure.code, ErrorCode::Denied);
-                assert_eq!(failure.message, "walled");
+                assert_eq!(failure.code(), ErrorCode::Denied);
+                assert_eq!(failure.message(), "walled");
                 assert_eq!(provenance.unwrap().listener.as_deref(), Some("wall"));
             }
             other => panic!("expected Refused, got {other:?}"),

@@ -20,9 +20,9 @@ async fn panicking_body_is_execution_failed_naming_the_tool() {
     let h = Harness::with_tool(panicking("boom"));
     let out = h.call("c", "boom", "{}").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::ExecutionFailed);
-    assert_eq!(f.message, "tool `boom` panicked: the body blew up");
-    assert!(f.dispatched);
+    assert_eq!(f.code(), ErrorCode::ExecutionFailed);
+    assert_eq!(f.message(), "tool `boom` panicked: the body blew up");
+    assert!(f.dispatched());
     assert_eq!(h.stages("c"), BODY_FAILED);
     assert_eq!(h.observed("c").len(), 1);
 }
@@ -33,8 +33,8 @@ async fn panicking_body_under_a_wrapper_is_still_execution_failed() {
     let _wrap = h.hooks().execute().tap("pass", |req, next| next.run(req));
     let out = h.call("c", "boom", "{}").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::ExecutionFailed, "{out:?}");
-    assert_eq!(f.message, "tool `boom` panicked: the body blew up");
+    assert_eq!(f.code(), ErrorCode::ExecutionFailed, "{out:?}");
+    assert_eq!(f.message(), "tool `boom` panicked: the body blew up");
 }
 
 // EXE-002 / RES-007: a body error reaches post-execute and keeps its code and kind.
@@ -48,10 +48,10 @@ async fn body_error_keeps_its_code_and_kind_and_reaches_post_execute() {
     let _post = audit_codes(&h, &log);
     let out = h.call("c", "disk", "{}").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::ExecutionFailed);
-    assert_eq!(f.message, "disk full");
-    assert_eq!(f.kind.as_deref(), Some("ENOSPC"));
-    assert!(f.dispatched);
+    assert_eq!(f.code(), ErrorCode::ExecutionFailed);
+    assert_eq!(f.message(), "disk full");
+    assert_eq!(f.kind(), Some("ENOSPC"));
+    assert!(f.dispatched());
     assert_eq!(out.provenance, None, "the body's own failure");
     assert_eq!(log.entries(), ["Some(ExecutionFailed)"]);
     assert_eq!(h.stages("c"), BODY_FAILED);
@@ -132,10 +132,10 @@ async fn panicking_wrapper_is_internal_and_names_the_wrapper() {
         });
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Internal);
-    assert!(f.message.contains("broken-wrapper"), "{}", f.message);
-    assert!(f.message.contains("wrapper broke"), "{}", f.message);
-    assert!(f.dispatched, "the body had run");
+    assert_eq!(f.code(), ErrorCode::Internal);
+    assert!(f.message().contains("broken-wrapper"), "{}", f.message());
+    assert!(f.message().contains("wrapper broke"), "{}", f.message());
+    assert!(f.dispatched(), "the body had run");
     assert_eq!(decided_by(&out), Some("broken-wrapper"));
     assert_eq!(log.entries(), ["Some(Internal)"]);
 }
@@ -211,8 +211,8 @@ async fn without_a_wrapper_the_body_gets_the_caller_signal() {
         })
         .await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Cancelled);
-    assert!(f.dispatched, "the body had started");
+    assert_eq!(f.code(), ErrorCode::Cancelled);
+    assert!(f.dispatched(), "the body had started");
 }
 
 /// A `tools/execute` wrapper like the timeout plugin's.
@@ -245,9 +245,9 @@ async fn hung_body_ends_in_timeout_from_the_wrapper() {
     timeout_wrapper(&h, Duration::from_millis(100));
     let out = h.call("c", "hang", "{}").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Timeout);
-    assert_eq!(f.message, "tool call timed out after 100 ms");
-    assert!(f.dispatched);
+    assert_eq!(f.code(), ErrorCode::Timeout);
+    assert_eq!(f.message(), "tool call timed out after 100 ms");
+    assert!(f.dispatched());
     assert_eq!(decided_by(&out), Some("timeout"));
     assert_eq!(h.stages("c"), BODY_FAILED);
     // TMO-002: a fast tool keeps its own result.

@@ -35,8 +35,8 @@ async fn a_later_guard_denies_after_one_passes() {
         });
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Denied);
-    assert_eq!(f.message, "global denial");
+    assert_eq!(f.code(), ErrorCode::Denied);
+    assert_eq!(f.message(), "global denial");
     let provenance = out.provenance.as_ref().unwrap();
     assert_eq!(provenance.hook, Guards::STAGE);
     assert_eq!(provenance.listener.as_deref(), Some("global-deny"));
@@ -80,7 +80,7 @@ async fn an_early_allowing_listener_cannot_override_a_guard() {
         .guards_add_sync_for_test("terminal", |_| GuardVerdict::deny("terminal policy"));
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Denied));
-    assert_eq!(failure(&out).message, "terminal policy");
+    assert_eq!(failure(&out).message(), "terminal policy");
 }
 
 // GRD-003
@@ -124,9 +124,9 @@ async fn guards_do_not_run_after_a_denial_or_a_non_grant() {
             }
         });
     let denied = h.call("d", "echo", r#"{"text": "x"}"#).await;
-    assert_eq!(failure(&denied).message, "pre reason");
+    assert_eq!(failure(&denied).message(), "pre reason");
     let asked = h.call("a", "asked", r#"{"text": "x"}"#).await;
-    assert_eq!(failure(&asked).message, "the user declined tool `asked`");
+    assert_eq!(failure(&asked).message(), "the user declined tool `asked`");
     assert!(log.entries().is_empty());
 }
 
@@ -147,9 +147,9 @@ async fn guard_denial_is_post_visible_and_a_panicking_guard_fails_closed() {
     assert_eq!(denied.error_code(), Some(ErrorCode::Denied));
     let broken = h.call("b", "echo", r#"{"text": "boom"}"#).await;
     let f = failure(&broken);
-    assert_eq!(f.code, ErrorCode::Internal);
-    assert!(f.message.contains("broken-guard"), "{}", f.message);
-    assert!(f.message.contains("guard exploded"), "{}", f.message);
+    assert_eq!(f.code(), ErrorCode::Internal);
+    assert!(f.message().contains("broken-guard"), "{}", f.message());
+    assert!(f.message().contains("guard exploded"), "{}", f.message());
     assert_eq!(broken.provenance.as_ref().unwrap().hook, Guards::STAGE);
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(log.entries(), ["Some(Denied)", "Some(Internal)"]);
@@ -175,7 +175,7 @@ async fn a_guard_added_during_a_run_applies_to_later_calls() {
     });
     assert!(h.call("1", "echo", r#"{"text": "x"}"#).await.is_success());
     let second = h.call("2", "echo", r#"{"text": "x"}"#).await;
-    assert_eq!(failure(&second).message, "late denial");
+    assert_eq!(failure(&second).message(), "late denial");
 }
 
 // An empty guard denial still tells the model which guard refused which tool.
@@ -187,7 +187,7 @@ async fn an_empty_guard_reason_is_replaced_by_one_naming_the_guard() {
         .guards_add_sync_for_test("quiet", |_| GuardVerdict::deny(""));
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Denied));
-    let message = &failure(&out).message;
+    let message = &failure(&out).message();
     assert!(message.contains("quiet"), "{message}");
     assert!(
         message.contains("denied tool `echo` without giving a reason"),
@@ -226,7 +226,7 @@ async fn global_guards_run_before_the_agents_whatever_the_registration_order() {
             .map(std::sync::Arc::<str>::from)
     );
     let out = h.call_as("c", "echo", r#"{"text": "x"}"#, "a").await;
-    assert_eq!(failure(&out).message, "global-deny denies");
+    assert_eq!(failure(&out).message(), "global-deny denies");
     assert_eq!(
         out.provenance.as_ref().unwrap().listener.as_deref(),
         Some("global-deny")

@@ -330,7 +330,7 @@ pub fn add_one() -> ToolDefinition {
 }
 
 /// The failure of an outcome, which must be one.
-pub fn failure(outcome: &Outcome) -> &tack_core::tool::Failure {
+pub fn failure(outcome: &Outcome) -> &tack_core::tool::ToolError {
     outcome
         .failure_info()
         .unwrap_or_else(|| panic!("expected a failure, got {outcome:?}"))

@@ -27,15 +27,15 @@ async fn value_violating_the_output_schema_is_output_invalid() {
     ));
     let out = h.call("c", "wrong_output", "{}").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::OutputInvalid);
+    assert_eq!(f.code(), ErrorCode::OutputInvalid);
     assert!(
-        f.message
+        f.message()
             .starts_with("tool `wrong_output` returned invalid output"),
         "{}",
-        f.message
+        f.message()
     );
-    assert!(f.message.contains("\"string\""), "{}", f.message);
-    assert!(f.dispatched);
+    assert!(f.message().contains("\"string\""), "{}", f.message());
+    assert!(f.dispatched());
     assert!(out.value().is_none());
     assert_eq!(h.stages("c"), COMPLETED);
 }
@@ -50,7 +50,7 @@ async fn nested_output_violation_names_the_pointer() {
     ));
     let out = h.call("c", "shape", "{}").await;
     assert_eq!(out.error_code(), Some(ErrorCode::OutputInvalid));
-    assert_eq!(failure(&out).pointer.as_deref(), Some("/items/1"));
+    assert_eq!(failure(&out).pointer(), Some("/items/1"));
 }
 
 // OUT-004: a renderer or meta projector that panics, or a renderer that fails.
@@ -81,30 +81,30 @@ async fn panicking_or_failing_renderer_or_meta_is_output_invalid() {
     ));
     let out = h.call("r", "render", "{}").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::OutputInvalid);
+    assert_eq!(f.code(), ErrorCode::OutputInvalid);
     assert_eq!(
-        f.message,
+        f.message(),
         "tool `render` could not render its output or project its presentation meta: \
          output.render panicked: render broke"
     );
-    assert_eq!(f.kind.as_deref(), Some("render_panicked"));
+    assert_eq!(f.kind(), Some("render_panicked"));
     assert!(out.value().is_none());
     let out = h.call("m", "meta", "{}").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::OutputInvalid);
-    assert!(f.message.contains("presentation meta"), "{}", f.message);
+    assert_eq!(f.code(), ErrorCode::OutputInvalid);
+    assert!(f.message().contains("presentation meta"), "{}", f.message());
     assert!(
-        f.message
+        f.message()
             .ends_with("output.presentation_meta panicked: meta broke"),
         "{}",
-        f.message
+        f.message()
     );
     // A renderer's own error: its message, and a kind of its own.
     let out = h.call("x", "refuses", "{}").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::OutputInvalid);
-    assert!(f.message.ends_with(": not this value"), "{}", f.message);
-    assert_eq!(f.kind.as_deref(), Some("render_failed"));
+    assert_eq!(f.code(), ErrorCode::OutputInvalid);
+    assert!(f.message().ends_with(": not this value"), "{}", f.message());
+    assert_eq!(f.kind(), Some("render_failed"));
 }
 
 // Presentation meta is carried for UIs, beside the model content.

@@ -96,11 +96,11 @@ async fn replacing_both_value_and_content_fails() {
     );
     let out = h.call("c", "echo", r#"{"text": "x"}"#).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Internal);
+    assert_eq!(f.code(), ErrorCode::Internal);
     assert!(
-        f.message.contains("both the value and the content"),
+        f.message().contains("both the value and the content"),
         "{}",
-        f.message
+        f.message()
     );
     assert_eq!(decided_by(&out), Some("greedy"));
 }
@@ -118,8 +118,8 @@ async fn a_failure_cannot_become_a_success() {
     );
     let out = h.call("c", "fails", "{}").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::ExecutionFailed);
-    assert_eq!(f.message, "it broke");
+    assert_eq!(f.code(), ErrorCode::ExecutionFailed);
+    assert_eq!(f.message(), "it broke");
     assert!(
         out.notes
             .iter()
@@ -194,9 +194,9 @@ async fn block_turns_a_success_into_a_valueless_failure_with_the_feedback_verbat
     );
     let out = h.call("c", "echo", r#"{"text": "x"}"#).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Denied);
-    assert_eq!(f.message, "blocked by policy");
-    assert!(f.dispatched);
+    assert_eq!(f.code(), ErrorCode::Denied);
+    assert_eq!(f.message(), "blocked by policy");
+    assert!(f.dispatched());
     assert!(out.value().is_none());
     assert_eq!(text(&out), "blocked by policy");
     assert_eq!(decided_by(&out), Some("review"));
@@ -209,15 +209,15 @@ async fn an_empty_block_gets_a_message_naming_the_listener() {
     let _post = answer_post(&h, "review", PostDecision::accept().block(""));
     let out = h.call("c", "echo", r#"{"text": "x"}"#).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Denied);
-    assert!(f.message.contains("review"), "{}", f.message);
+    assert_eq!(f.code(), ErrorCode::Denied);
+    assert!(f.message().contains("review"), "{}", f.message());
     assert!(
-        f.message.contains("blocked the result of tool `echo`"),
+        f.message().contains("blocked the result of tool `echo`"),
         "{}",
-        f.message
+        f.message()
     );
-    assert!(f.message.contains("withheld"), "{}", f.message);
-    assert_eq!(text(&out), f.message);
+    assert!(f.message().contains("withheld"), "{}", f.message());
+    assert_eq!(text(&out), f.message());
     assert_eq!(decided_by(&out), Some("review"));
 }
 
@@ -236,10 +236,10 @@ async fn panicking_post_listener_withholds_the_result() {
         });
     let out = h.call("c", "echo", r#"{"text": "secret"}"#).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Internal);
-    assert!(f.message.contains("redactor"), "{}", f.message);
-    assert!(f.message.contains("withheld"), "{}", f.message);
-    assert!(f.dispatched);
+    assert_eq!(f.code(), ErrorCode::Internal);
+    assert!(f.message().contains("redactor"), "{}", f.message());
+    assert!(f.message().contains("withheld"), "{}", f.message());
+    assert!(f.dispatched());
     assert!(!text(&out).contains("secret"));
     assert_eq!(h.observed("c").len(), 1);
 }
@@ -273,7 +273,7 @@ async fn a_block_keeps_only_the_blocking_listeners_contexts() {
             .add_context("a result was withheld"),
     );
     let out = h.call("c", "ctx", "{}").await;
-    assert_eq!(failure(&out).code, ErrorCode::Denied);
+    assert_eq!(failure(&out).code(), ErrorCode::Denied);
     assert_eq!(out.deferred_context, ["a result was withheld"]);
 
     // A block that gives no context leaves none.

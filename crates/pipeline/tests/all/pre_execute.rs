@@ -59,9 +59,9 @@ async fn denial_carries_code_reason_and_provenance_and_post_still_sees_it() {
     });
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Denied);
-    assert_eq!(f.message, "denied by policy");
-    assert!(!f.dispatched);
+    assert_eq!(f.code(), ErrorCode::Denied);
+    assert_eq!(f.message(), "denied by policy");
+    assert!(!f.dispatched());
     assert_eq!(text(&out), "DENIED: denied by policy");
     let provenance = out.provenance.as_ref().unwrap();
     assert_eq!(provenance.hook, ToolHooks::PRE_EXECUTE);
@@ -105,10 +105,14 @@ async fn panicking_pre_execute_listener_fails_closed_and_names_the_listener() {
         });
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Internal);
-    assert!(f.message.contains("permission-hook"), "{}", f.message);
-    assert!(f.message.contains("permission hook broke"), "{}", f.message);
-    assert!(f.message.contains("not run"), "{}", f.message);
+    assert_eq!(f.code(), ErrorCode::Internal);
+    assert!(f.message().contains("permission-hook"), "{}", f.message());
+    assert!(
+        f.message().contains("permission hook broke"),
+        "{}",
+        f.message()
+    );
+    assert!(f.message().contains("not run"), "{}", f.message());
     assert_eq!(decided_by(&out), Some("permission-hook"));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(h.stages("c"), PRE_DENIED);
@@ -137,13 +141,17 @@ async fn an_empty_denial_reason_is_replaced_by_one_naming_the_listener() {
     let _deny = answer_pre(&h, "permission", PreDecision::deny("  "));
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Denied);
-    assert!(f.message.contains("permission"), "{}", f.message);
-    assert!(f.message.contains("denied tool `echo`"), "{}", f.message);
+    assert_eq!(f.code(), ErrorCode::Denied);
+    assert!(f.message().contains("permission"), "{}", f.message());
     assert!(
-        f.message.contains("without giving a reason"),
+        f.message().contains("denied tool `echo`"),
         "{}",
-        f.message
+        f.message()
+    );
+    assert!(
+        f.message().contains("without giving a reason"),
+        "{}",
+        f.message()
     );
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }

@@ -172,11 +172,11 @@ async fn coded_tool_errors_keep_their_code_and_plain_ones_their_message() {
     }));
     let coded = h.call("c", "coded", "{}").await;
     assert_eq!(coded.error_code(), Some(ErrorCode::Timeout));
-    assert_eq!(failure(&coded).message, "took too long");
+    assert_eq!(failure(&coded).message(), "took too long");
     let plain = h.call("p", "plain", "{}").await;
     let f = failure(&plain);
-    assert_eq!(f.code, ErrorCode::ExecutionFailed);
-    assert_eq!((f.kind.as_ref(), f.data.as_ref()), (None, None));
+    assert_eq!(f.code(), ErrorCode::ExecutionFailed);
+    assert_eq!((f.kind().as_ref(), f.data().as_ref()), (None, None));
     assert_eq!(text(&plain), "EXECUTION_FAILED: plain failure");
 }
 
@@ -196,9 +196,9 @@ async fn panic_payloads_become_messages() {
         Ok(json!(null))
     }));
     let s = h.call("s", "str", "{}").await;
-    assert_eq!(failure(&s).message, "tool `str` panicked: kaboom");
+    assert_eq!(failure(&s).message(), "tool `str` panicked: kaboom");
     let o = h.call("o", "opaque", "{}").await;
-    let message = &failure(&o).message;
+    let message = &failure(&o).message();
     assert!(message.starts_with("tool `opaque` panicked: "), "{message}");
     assert!(
         message.len() > "tool `opaque` panicked: ".len(),

@@ -56,11 +56,11 @@ async fn a_rewrite_that_breaks_the_schema_fails_the_call_and_never_runs_the_tool
     let out = h.call("c", "echo", r#"{"text": "original"}"#).await;
     assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool must not run");
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Internal);
-    assert_eq!(f.kind.as_deref(), Some(INVALID_REWRITE));
-    assert_eq!(f.pointer.as_deref(), Some("/text"));
-    assert!(f.message.contains("`bad-rewriter`"), "{}", f.message);
-    assert!(f.message.contains("not run"), "{}", f.message);
+    assert_eq!(f.code(), ErrorCode::Internal);
+    assert_eq!(f.kind(), Some(INVALID_REWRITE));
+    assert_eq!(f.pointer(), Some("/text"));
+    assert!(f.message().contains("`bad-rewriter`"), "{}", f.message());
+    assert!(f.message().contains("not run"), "{}", f.message());
     assert_eq!(decided_by(&out), Some("bad-rewriter"));
     let rewrite = out
         .rewrite
@@ -81,10 +81,10 @@ async fn a_rewrite_that_is_not_an_object_or_adds_unknown_keys_is_refused() {
         let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
         assert_eq!(runs.load(Ordering::SeqCst), 0, "{bad}");
         let f = failure(&out);
-        assert_eq!(f.code, ErrorCode::Internal, "{bad}");
-        assert_eq!(f.kind.as_deref(), Some(INVALID_REWRITE));
+        assert_eq!(f.code(), ErrorCode::Internal, "{bad}");
+        assert_eq!(f.kind(), Some(INVALID_REWRITE));
         if let Some(pointer) = pointer {
-            assert_eq!(f.pointer.as_deref(), Some(pointer));
+            assert_eq!(f.pointer(), Some(pointer));
         }
     }
 }
@@ -138,7 +138,7 @@ async fn a_guard_denies_a_rewrite_and_the_record_stays() {
             }
         });
     let out = h.call("c", "echo", r#"{"text": "ls"}"#).await;
-    assert_eq!(failure(&out).code, ErrorCode::Denied);
+    assert_eq!(failure(&out).code(), ErrorCode::Denied);
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert!(out.rewrite.is_some());
 }
@@ -151,8 +151,8 @@ async fn a_deny_records_its_rewrite_but_never_checks_or_applies_it() {
     });
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Denied);
-    assert_eq!(f.message, "no");
+    assert_eq!(f.code(), ErrorCode::Denied);
+    assert_eq!(f.message(), "no");
     let rewrite = out
         .rewrite
         .as_ref()

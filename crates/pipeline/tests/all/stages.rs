@@ -294,7 +294,7 @@ async fn panicking_hook_paths() {
         let out = h.call("c", "echo", r#"{"text": "x"}"#).await;
         assert_eq!(out.error_code(), Some(ErrorCode::Internal), "{hook}");
         assert!(
-            failure(&out).message.contains("`broken`"),
+            failure(&out).message().contains("`broken`"),
             "{hook}: {out:?}"
         );
         assert_eq!(h.stages("c"), stages, "{hook}");

@@ -21,7 +21,7 @@ fn call_here(pipeline: &Pipeline, name: &str) -> String {
     if outcome.is_success() {
         text(&outcome)
     } else {
-        failure(&outcome).code.to_string()
+        failure(&outcome).code().to_string()
     }
 }
 

@@ -88,7 +88,7 @@ async fn a_pre_cancelled_direct_call_in_code_mode_is_cancelled() {
         .execute(ToolCall::new("c1", "echo", args.clone()), cancel)
         .await;
     assert_eq!(outcome.error_code(), Some(ErrorCode::Cancelled));
-    assert!(!outcome.failure_info().unwrap().dispatched);
+    assert!(!outcome.failure_info().unwrap().dispatched());
     let refused = Pipeline::new(registry.clone())
         .execute(ToolCall::new("c2", "echo", args), CancellationToken::new())
         .await;

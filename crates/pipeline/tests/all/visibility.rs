@@ -31,8 +31,8 @@ async fn scoped_tool_is_visible_and_executable_only_for_its_agent() {
         assert_eq!(hidden.error_code(), Some(ErrorCode::UnknownTool));
         // Same message shape as a tool that does not exist.
         assert_eq!(
-            failure(hidden).message.replace("mine", "NAME"),
-            failure(&missing).message.replace("nope", "NAME")
+            failure(hidden).message().replace("mine", "NAME"),
+            failure(&missing).message().replace("nope", "NAME")
         );
         assert_eq!(hidden.provenance, missing.provenance);
     }
@@ -178,7 +178,7 @@ async fn a_restricted_tool_is_unknown_like_a_missing_one() {
     let out = h.call_as("c", "secret", r#"{"text": "x"}"#, "x").await;
     assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
     assert!(
-        failure(&out).message.starts_with("unknown tool `secret`"),
+        failure(&out).message().starts_with("unknown tool `secret`"),
         "{out:?}"
     );
     assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 0);
@@ -220,7 +220,7 @@ async fn native_tool_called_directly_in_code_mode_is_unknown_and_names_run_code(
         .set_presentation(Some(&agent), Presentation::Code);
     let direct = h.call_as("d", "echo", r#"{"text": "x"}"#, "coder").await;
     assert_eq!(direct.error_code(), Some(ErrorCode::UnknownTool));
-    assert!(failure(&direct).message.contains(RUN_CODE), "{direct:?}");
+    assert!(failure(&direct).message().contains(RUN_CODE), "{direct:?}");
     assert_eq!(h.stages("d"), UNRESOLVED, "before any policy");
     assert!(log.entries().is_empty());
     assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 0);
@@ -249,7 +249,7 @@ async fn a_malformed_tool_name_is_unknown_like_any_missing_one() {
     assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
     assert!(
         failure(&out)
-            .message
+            .message()
             .starts_with("unknown tool `no such/tool!`: call one of the tools you were given"),
         "{out:?}"
     );
@@ -260,9 +260,9 @@ async fn a_malformed_tool_name_is_unknown_like_any_missing_one() {
     let out = h.call("d", &huge, "{}").await;
     assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
     assert!(
-        failure(&out).message.len() < 400,
+        failure(&out).message().len() < 400,
         "{}",
-        failure(&out).message
+        failure(&out).message()
     );
     assert_eq!(h.stages("d"), UNRESOLVED);
 }
@@ -280,5 +280,5 @@ async fn both_presentation_still_allows_direct_calls() {
     h.registry.set_presentation(None, Presentation::Code);
     let out = h.call("d", "echo", r#"{"text": "x"}"#).await;
     assert_eq!(out.error_code(), Some(ErrorCode::UnknownTool));
-    assert!(failure(&out).message.contains(RUN_CODE));
+    assert!(failure(&out).message().contains(RUN_CODE));
 }

@@ -271,7 +271,7 @@ fn settle_of(id: u64, call: &ToolCall, outcome: &Outcome) -> Settle {
     }
     let (code, message) = outcome.failure_info().map_or_else(
         || (ErrorCode::Internal.as_str(), "the call failed".to_owned()),
-        |f| (f.code.as_str(), f.message.clone()),
+        |f| (f.code().as_str(), f.message().to_owned()),
     );
     Settle {
         id,

@@ -211,7 +211,11 @@ fn failure(out: &Report) -> (ErrorCode, Option<String>, String) {
     let f = out
         .failure()
         .unwrap_or_else(|| panic!("expected failure: {out:?}"));
-    (f.code, f.kind.clone(), f.message.clone())
+    (
+        f.code(),
+        f.kind().map(str::to_owned),
+        f.message().to_owned(),
+    )
 }
 
 #[tokio::test]
@@ -267,7 +271,7 @@ async fn syntax_error_names_line_and_column() {
 fn position(out: &Report) -> (u64, u64) {
     let data = out
         .failure()
-        .and_then(|f| f.data.clone())
+        .and_then(|f| f.data().cloned())
         .unwrap_or_else(|| panic!("expected error data: {out:?}"));
     (
         data["line"].as_u64().unwrap_or_else(|| panic!("{data}")),

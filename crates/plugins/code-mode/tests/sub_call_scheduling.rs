@@ -397,9 +397,9 @@ async fn cancelling_run_code_ends_every_sub_call_with_one_outcome() {
         );
         assert!(record.observed(), "{record:?}");
     }
-    assert!(nested[0].failure().unwrap().dispatched);
+    assert!(nested[0].failure().unwrap().dispatched());
     for queued in &nested[1..] {
-        assert!(!queued.failure().unwrap().dispatched, "{queued:?}");
+        assert!(!queued.failure().unwrap().dispatched(), "{queued:?}");
         assert!(!queued.body_ran(), "{queued:?}");
     }
     // Only the call that started before the cancellation is in the log.

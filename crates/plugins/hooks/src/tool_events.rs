@@ -131,7 +131,7 @@ fn denied_unasked(outcome: &tack_core::tool::Outcome) -> bool {
     let declined = tack_core::policy::ApprovalOutcome::Denied { reason: None };
     outcome
         .failure_info()
-        .is_some_and(|f| f.code == ErrorCode::Denied)
+        .is_some_and(|f| f.code() == ErrorCode::Denied)
         && outcome.provenance.as_ref().is_some_and(|p| {
             p.hook == APPROVAL_STAGE && p.listener.as_deref() != Some(declined.as_str())
         })
@@ -440,7 +440,7 @@ impl Hooks {
         fields.insert("tool_name".into(), shown.clone().into());
         fields.insert("tool_input".into(), tool_input);
         fields.insert("tool_use_id".into(), exec.call_id().to_string().into());
-        fields.insert("reason".into(), failure.message.clone().into());
+        fields.insert("reason".into(), failure.message().to_owned().into());
         let answers = self
             .inner
             .fire(HookEvent::PermissionDenied, hooks, fields)
@@ -468,7 +468,7 @@ impl Hooks {
         let Some(failure) = record.outcome.failure_info() else {
             return PostAnswer::default();
         };
-        if failure.code == ErrorCode::Denied {
+        if failure.code() == ErrorCode::Denied {
             return PostAnswer::default();
         }
         let (shown, tool_input) = self.tool_view(exec);
@@ -476,7 +476,7 @@ impl Hooks {
         if hooks.is_empty() {
             return PostAnswer::default();
         }
-        let error = failure.message.clone();
+        let error = failure.message().to_owned();
         let mut fields = Map::new();
         fields.insert("tool_name".into(), shown.clone().into());
         fields.insert("tool_input".into(), tool_input);
@@ -484,7 +484,7 @@ impl Hooks {
         fields.insert("error".into(), error.into());
         fields.insert(
             "is_interrupt".into(),
-            (failure.code == ErrorCode::Cancelled).into(),
+            (failure.code() == ErrorCode::Cancelled).into(),
         );
         let answers = self
             .inner

@@ -76,7 +76,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .await;
         match out.failure_info() {
             None => println!("{id} {name} {args}: ran"),
-            Some(f) => println!("{id} {name} {args}: {} - {}", f.code, f.message),
+            Some(f) => println!("{id} {name} {args}: {} - {}", f.code(), f.message()),
         }
     }
 

@@ -45,7 +45,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .await;
     let failure = out.failure_info().ok_or("expected a timeout")?;
-    println!("with the plugin:    {} - {}", failure.code, failure.message);
+    println!(
+        "with the plugin:    {} - {}",
+        failure.code(),
+        failure.message()
+    );
     if let Some(p) = &out.provenance {
         println!("                    decided by {p}");
     }

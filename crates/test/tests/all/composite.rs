@@ -243,7 +243,7 @@ async fn a_nested_call_after_the_harness_is_dropped_fails_instead_of_running() {
     assert!(
         late.failure_info()
             .unwrap()
-            .message
+            .message()
             .contains("harness was dropped"),
         "{late:?}"
     );

@@ -342,7 +342,7 @@ async fn the_callers_cancellation_reaches_the_body() {
         .await;
     assert_eq!(r.error_code(), Some(ErrorCode::Cancelled));
     assert!(r.body_ran());
-    assert!(r.failure().is_some_and(|f| f.dispatched));
+    assert!(r.failure().is_some_and(|f| f.dispatched()));
 }
 
 #[tokio::test]

@@ -241,9 +241,9 @@ async fn cancelling_a_batch_ends_every_call_once_and_runs_no_queued_call() {
     for outcome in &outcomes {
         assert_eq!(code(outcome), Some(ErrorCode::Cancelled), "{outcome:?}");
     }
-    assert!(outcomes[0].failure_info().unwrap().dispatched);
-    assert!(!outcomes[1].failure_info().unwrap().dispatched);
-    assert!(!outcomes[2].failure_info().unwrap().dispatched);
+    assert!(outcomes[0].failure_info().unwrap().dispatched());
+    assert!(!outcomes[1].failure_info().unwrap().dispatched());
+    assert!(!outcomes[2].failure_info().unwrap().dispatched());
     // Through the pipeline: the observers saw all three.
     assert_eq!(b.observed.lock().len(), 3);
 }

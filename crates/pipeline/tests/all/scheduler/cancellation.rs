@@ -32,15 +32,15 @@ async fn cancelling_mid_turn_drains_the_running_and_cancels_the_rest() {
     assert_eq!(ids(&out), ["c1", "c2", "c3", "c4"]);
     for running in &out[..2] {
         let failure = running.failure_info().unwrap();
-        assert_eq!(failure.code, ErrorCode::Cancelled);
-        assert!(failure.dispatched, "the body had started");
+        assert_eq!(failure.code(), ErrorCode::Cancelled);
+        assert!(failure.dispatched(), "the body had started");
     }
     // Deferred context of the started calls rides on their outcomes.
     assert_eq!(out[0].deferred_context, ["ctx-c1"]);
     assert_eq!(out[1].deferred_context, ["ctx-c2"]);
     for unstarted in &out[2..] {
         assert_eq!(code(unstarted), Some(ErrorCode::Cancelled));
-        assert!(!unstarted.failure_info().unwrap().dispatched);
+        assert!(!unstarted.failure_info().unwrap().dispatched());
         assert_eq!(text(unstarted), USER_CANCEL);
     }
     assert_eq!(b.timeline(), ["c1 0..5", "c2 0..5"], "no new call started");
@@ -83,7 +83,7 @@ async fn an_exclusive_call_after_an_aborted_group_never_runs() {
         )
         .await;
     assert_eq!(code(&out[2]), Some(ErrorCode::Cancelled));
-    assert!(!out[2].failure_info().unwrap().dispatched);
+    assert!(!out[2].failure_info().unwrap().dispatched());
     assert_eq!(b.timeline(), ["p1 0..3", "p2 0..3"]);
 }
 
@@ -162,7 +162,7 @@ async fn cancel_siblings_on_failure_stops_the_rest_and_says_why() {
     // Running siblings (before and after the failed call) were stopped ...
     for stopped in [&out[0], &out[2]] {
         assert_eq!(code(stopped), Some(ErrorCode::Cancelled));
-        assert!(stopped.failure_info().unwrap().dispatched);
+        assert!(stopped.failure_info().unwrap().dispatched());
         assert_eq!(
             text(stopped),
             format!(
@@ -173,7 +173,7 @@ async fn cancel_siblings_on_failure_stops_the_rest_and_says_why() {
     // ... and the rest never started, with a message unlike a user interrupt.
     for unstarted in &out[3..] {
         assert_eq!(code(unstarted), Some(ErrorCode::Cancelled));
-        assert!(!unstarted.failure_info().unwrap().dispatched);
+        assert!(!unstarted.failure_info().unwrap().dispatched());
         assert_eq!(
             text(unstarted),
             "CANCELLED: `work` was not run because call `c2` (`work`) failed (EXECUTION_FAILED: it failed on purpose), and this turn cancels its remaining calls when one fails. Nothing was done; call it again if it is still needed."

@@ -128,26 +128,26 @@ async fn a_host_fault_while_preparing_the_next_call_ends_that_call_and_starts_no
 
     // The call being prepared: INTERNAL, naming the host part.
     let fault = outcomes[1].failure_info().unwrap();
-    assert_eq!(fault.code, ErrorCode::Internal);
+    assert_eq!(fault.code(), ErrorCode::Internal);
     assert!(
-        fault.message.contains("stage recorder") && fault.message.contains("`resolve`"),
+        fault.message().contains("stage recorder") && fault.message().contains("`resolve`"),
         "{}",
-        fault.message
+        fault.message()
     );
     assert!(
-        fault.message.contains("recorder broke on c2"),
+        fault.message().contains("recorder broke on c2"),
         "{}",
-        fault.message
+        fault.message()
     );
-    assert!(!fault.dispatched);
+    assert!(!fault.dispatched());
 
     // The calls after it never started: CANCELLED, not dispatched, saying why.
     for later in &outcomes[2..] {
         let f = later.failure_info().unwrap();
-        assert_eq!(f.code, ErrorCode::Cancelled, "{later:?}");
-        assert!(!f.dispatched);
-        assert!(f.message.contains("call `c2`"), "{}", f.message);
-        assert!(f.message.contains("Nothing was done"), "{}", f.message);
+        assert_eq!(f.code(), ErrorCode::Cancelled, "{later:?}");
+        assert!(!f.dispatched());
+        assert!(f.message().contains("call `c2`"), "{}", f.message());
+        assert!(f.message().contains("Nothing was done"), "{}", f.message());
     }
 
     // Every outcome went through the pipeline to the observers.
@@ -176,7 +176,7 @@ async fn a_host_fault_on_the_first_call_runs_nothing() {
         outcomes[0]
             .failure_info()
             .unwrap()
-            .message
+            .message()
             .contains("`validate`"),
         "{:?}",
         outcomes[0]
@@ -207,11 +207,11 @@ async fn execute_admitted_prepares_when_polled_and_contains_a_host_fault() {
     );
     let outcome = future.await;
     let f = outcome.failure_info().unwrap();
-    assert_eq!(f.code, ErrorCode::Internal);
+    assert_eq!(f.code(), ErrorCode::Internal);
     assert!(
-        f.message.contains("stage recorder") && f.message.contains("`parse`"),
+        f.message().contains("stage recorder") && f.message().contains("`parse`"),
         "{}",
-        f.message
+        f.message()
     );
     assert_eq!(admitted.load(Ordering::SeqCst), 1);
     assert!(s.bodies.lock().is_empty());

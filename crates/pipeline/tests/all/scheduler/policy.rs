@@ -186,7 +186,7 @@ async fn denials_and_panicking_policy_are_ordered_and_never_dispatched() {
     assert!(out[0].is_success() && out[3].is_success());
     assert_eq!(code(&out[1]), Some(ErrorCode::Denied));
     assert_eq!(code(&out[2]), Some(ErrorCode::Internal));
-    assert!(!out[1].failure_info().unwrap().dispatched);
+    assert!(!out[1].failure_info().unwrap().dispatched());
     assert_eq!(b.timeline(), ["c1 0..10", "c4 0..10"], "only c1 and c4 ran");
     assert_eq!(
         log.entries(),

@@ -254,10 +254,10 @@ async fn a_reused_call_id_is_refused_and_the_first_call_with_it_runs() {
     assert!(out[0].is_success() && out[1].is_success() && out[4].is_success());
     for (i, first) in [(2, 1), (3, 2)] {
         let failure = out[i].failure_info().unwrap();
-        assert_eq!(failure.code, ErrorCode::InvalidArguments);
-        assert!(!failure.dispatched);
+        assert_eq!(failure.code(), ErrorCode::InvalidArguments);
+        assert!(!failure.dispatched());
         assert_eq!(
-            failure.message,
+            failure.message(),
             format!(
                 "call id `{}` is already used by call #{first} in this batch; every call in a \
                  batch needs its own id",

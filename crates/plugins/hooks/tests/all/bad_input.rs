@@ -57,8 +57,8 @@ async fn a_hanging_fail_closed_hook_denies() {
     });
     let out = bed.call("bash", json!({"command": "ls"})).await;
     let f = out.failure().unwrap();
-    assert_eq!(f.code, ErrorCode::Denied);
-    assert!(f.message.contains("timed out"), "{}", f.message);
+    assert_eq!(f.code(), ErrorCode::Denied);
+    assert!(f.message().contains("timed out"), "{}", f.message());
     assert_eq!(bed.runs(), 0);
 }
 
@@ -83,7 +83,7 @@ async fn other_exit_codes_are_non_blocking_unless_fail_closed() {
         ]}]}})
     });
     let out = bed.call("bash", json!({"command": "ls"})).await;
-    assert_eq!(out.failure().unwrap().code, ErrorCode::Denied);
+    assert_eq!(out.failure().unwrap().code(), ErrorCode::Denied);
     assert_eq!(bed.runs(), 0);
 }
 
@@ -156,10 +156,10 @@ echo '{"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"c
     let out = bed.call("bash", json!({"command": "ls"})).await;
     assert_eq!(bed.runs(), 0);
     let f = out.failure().unwrap();
-    assert_eq!(f.code, ErrorCode::Internal);
-    assert_eq!(f.kind.as_deref(), Some(INVALID_REWRITE));
-    assert_eq!(f.pointer.as_deref(), Some("/command"));
-    assert!(f.message.contains("listener `hooks`"), "{}", f.message);
+    assert_eq!(f.code(), ErrorCode::Internal);
+    assert_eq!(f.kind(), Some(INVALID_REWRITE));
+    assert_eq!(f.pointer(), Some("/command"));
+    assert!(f.message().contains("listener `hooks`"), "{}", f.message());
     assert_eq!(
         out.outcome().rewrite.as_ref().unwrap().rewritten["command"],
         42

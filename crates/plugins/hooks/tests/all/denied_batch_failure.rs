@@ -127,7 +127,10 @@ fn batch() -> (Vec<ToolCall>, Vec<Arc<Outcome>>) {
         Arc::new(Outcome::failure(
             CallId::from("c2"),
             "write_file",
-            tack_core::host::NewFailure::new(ErrorCode::Denied, "no writes"),
+            <tack_core::tool::ToolError as tack_core::host::NewToolError>::from_code(
+                ErrorCode::Denied,
+                "no writes",
+            ),
         )),
     ];
     (calls, outcomes)

@@ -121,8 +121,8 @@ async fn a_fail_closed_post_hook_that_errors_withholds_the_result() {
     let out = bed.call("bash", json!({"command": "cat secrets"})).await;
     assert_eq!(bed.runs(), 1);
     let f = out.failure().expect("blocked");
-    assert!(f.message.contains("fail closed"), "{}", f.message);
+    assert!(f.message().contains("fail closed"), "{}", f.message());
     assert!(out.body_ran());
     assert_eq!(out.decided_at(), Some(Stage::PostExecute), "{out:?}");
-    assert_ne!(f.code, ErrorCode::InvalidArguments);
+    assert_ne!(f.code(), ErrorCode::InvalidArguments);
 }

@@ -32,8 +32,12 @@ async fn a_python_bash_validator_blocks_with_exit_2_and_stderr_is_the_reason() {
     });
     let out = bed.call("bash", json!({"command": "grep -r foo ."})).await;
     let f = out.failure().unwrap();
-    assert_eq!(f.code, ErrorCode::Denied);
-    assert!(f.message.contains("Use 'rg' (ripgrep)"), "{}", f.message);
+    assert_eq!(f.code(), ErrorCode::Denied);
+    assert!(
+        f.message().contains("Use 'rg' (ripgrep)"),
+        "{}",
+        f.message()
+    );
     assert_eq!(out.provenance().unwrap().listener.as_deref(), Some("hooks"));
     assert_eq!(out.decided_at(), Some(Stage::PreExecute));
     assert!(!out.body_ran());
@@ -72,10 +76,10 @@ async fn a_file_guard_denies_writes_to_env_files_by_absolute_file_path() {
         )
         .await;
     let f = out.failure().unwrap();
-    assert_eq!(f.code, ErrorCode::Denied);
+    assert_eq!(f.code(), ErrorCode::Denied);
     let absolute = bed.path().join("config/.env");
     assert_eq!(
-        f.message,
+        f.message(),
         format!("writing secrets file {} is not allowed", absolute.display())
     );
     assert_eq!(bed.runs(), 0);
@@ -107,7 +111,7 @@ exit 0
     let out = bed
         .call("write_file", json!({"path": "x.env", "content": ""}))
         .await;
-    assert_eq!(out.failure().unwrap().message, "no .env writes");
+    assert_eq!(out.failure().unwrap().message(), "no .env writes");
     assert_eq!(out.decided_at(), Some(Stage::PreExecute));
     assert_eq!(out.decided_by_listener(), Some("hooks"));
     assert_eq!(bed.runs(), 0);
@@ -160,7 +164,7 @@ echo '{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionRe
     });
     // No approval service: an ask is denied, saying so.
     let out = bed.call("bash", json!({"command": "ls"})).await;
-    assert_eq!(out.failure().unwrap().code, ErrorCode::Denied);
+    assert_eq!(out.failure().unwrap().code(), ErrorCode::Denied);
     assert_eq!(out.decided_at(), Some(Stage::Approval), "{out:?}");
     assert_eq!(bed.runs(), 0);
 
@@ -169,7 +173,7 @@ echo '{"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionRe
         one("PreToolUse", "", format!("{}/block.sh", d.display()))
     });
     let out = bed.call("bash", json!({"command": "ls"})).await;
-    assert_eq!(out.failure().unwrap().message, "legacy says no");
+    assert_eq!(out.failure().unwrap().message(), "legacy says no");
     let approve = "#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"approve\"}'\n";
     let bed = Bed::new(&[("ok.sh", approve)], |d| {
         one("PreToolUse", "", format!("{}/ok.sh", d.display()))

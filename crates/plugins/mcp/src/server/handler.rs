@@ -406,8 +406,8 @@ impl ServerHandler for McpServer {
                         "tool": outcome.tool,
                         "callId": call_id,
                         "ok": false,
-                        "code": failure.code.as_str(),
-                        "message": failure.message,
+                        "code": failure.code().as_str(),
+                        "message": failure.message(),
                     }),
                 )
                 .await;

@@ -46,9 +46,9 @@ fn assert_failed_naming(out: &Outcome, parts: &[&str]) -> Option<String> {
         .failure_info()
         .expect("a failed call carries its failure");
     for part in parts {
-        assert!(failure.message.contains(part), "{part} in {failure:?}");
+        assert!(failure.message().contains(part), "{part} in {failure:?}");
     }
-    failure.kind.clone()
+    failure.kind().map(str::to_owned)
 }
 
 /// Asserts that every configured server started.
@@ -128,7 +128,7 @@ async fn malformed_json_rpc_from_a_server_does_not_hang_the_client() {
     if host.plugin.failures().is_empty() {
         let out = call_within(&host, "mcp__noisy__work", json!({}), 20).await;
         assert!(
-            out.is_success() || out.failure_info().unwrap().message.contains("`noisy`"),
+            out.is_success() || out.failure_info().unwrap().message().contains("`noisy`"),
             "{out:?}"
         );
     } else {
@@ -212,7 +212,7 @@ async fn a_huge_unfinished_answer_then_an_exit_ends_the_call_and_the_next_restar
     // naming it. The call after that starts the server again, which does the
     // same: too large again.
     let next = ends().await;
-    if next.failure_info().unwrap().kind.as_deref() == Some("mcp_transport") {
+    if next.failure_info().unwrap().kind() == Some("mcp_transport") {
         assert_failed_naming(&next, &["`dying`", "restarted on the next call"]);
         assert_too_large(&*ends().await, "dying", "8 MiB");
     } else {

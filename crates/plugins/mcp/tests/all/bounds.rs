@@ -97,7 +97,7 @@ async fn a_call_never_answered_times_out_by_default_and_the_server_is_told() {
     assert_eq!(out.error_code(), Some(ErrorCode::Timeout), "{out:?}");
     let failure = out.failure_info().unwrap();
     assert!(
-        failure.message.contains("`mute`") && failure.message.contains("call_timeout"),
+        failure.message().contains("`mute`") && failure.message().contains("call_timeout"),
         "{failure:?}"
     );
     let deadline = Instant::now() + Duration::from_secs(5);

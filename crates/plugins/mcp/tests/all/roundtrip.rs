@@ -66,7 +66,7 @@ async fn tools_round_trip_over_http_with_values_tiers_and_errors() {
     // isError → EXECUTION_FAILED carrying the server's text.
     let failed = call(&host.pipeline, "mcp__tack__fail", json!({})).await;
     assert_eq!(failed.error_code(), Some(ErrorCode::ExecutionFailed));
-    let message = &failed.failure_info().unwrap().message;
+    let message = &failed.failure_info().unwrap().message();
     assert!(
         message.contains("it broke") && message.contains("`tack`"),
         "{message}"
@@ -124,7 +124,7 @@ async fn a_server_that_goes_away_gives_clear_errors_and_is_restarted() {
         Some(ErrorCode::ExecutionFailed),
         "{down:?}"
     );
-    let message = &down.failure_info().unwrap().message;
+    let message = &down.failure_info().unwrap().message();
     assert!(message.contains("`far`"), "{message}");
     host.plugin.shutdown().await;
 }

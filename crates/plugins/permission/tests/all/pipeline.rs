@@ -24,9 +24,9 @@ fn denied(out: &Outcome) -> (&str, &Provenance) {
     let f = out
         .failure_info()
         .unwrap_or_else(|| panic!("expected a denial: {out:?}"));
-    assert_eq!(f.code, ErrorCode::Denied, "{out:?}");
-    assert!(!f.dispatched);
-    (f.message.as_str(), out.provenance.as_ref().unwrap())
+    assert_eq!(f.code(), ErrorCode::Denied, "{out:?}");
+    assert!(!f.dispatched());
+    (f.message(), out.provenance.as_ref().unwrap())
 }
 
 #[tokio::test]
@@ -135,8 +135,8 @@ async fn cancellation_during_approval_never_runs_the_tool() {
     );
     let out = report.outcome();
     let f = out.failure_info().unwrap();
-    assert_eq!(f.code, ErrorCode::Cancelled, "{out:?}");
-    assert!(!f.dispatched);
+    assert_eq!(f.code(), ErrorCode::Cancelled, "{out:?}");
+    assert!(!f.dispatched());
 }
 
 // APR-008 in tack's terms: a deny rule (or read-only mode) refuses without

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{Failure, Outcome, ToolError};
+use tack_core::tool::{Outcome, ToolError};
 use tack_test::FakeTool;
 
 /// A tool with an optional declared timeout and a body of the run context.
@@ -21,7 +21,7 @@ where
     }
 }
 
-pub fn failure(outcome: &Outcome) -> &Failure {
+pub fn failure(outcome: &Outcome) -> &ToolError {
     outcome
         .failure_info()
         .unwrap_or_else(|| panic!("expected a failure: {outcome:?}"))

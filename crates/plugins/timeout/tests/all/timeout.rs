@@ -49,14 +49,18 @@ async fn declared_budget_is_honoured_with_timeout_naming_the_budget() {
     let start = Instant::now();
     let out = call(&r, "slow").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Timeout);
+    assert_eq!(f.code(), ErrorCode::Timeout);
     assert!(
-        f.message.starts_with("tool `slow` timed out after 5000 ms"),
+        f.message()
+            .starts_with("tool `slow` timed out after 5000 ms"),
         "{}",
-        f.message
+        f.message()
     );
-    assert!(!f.message.contains("abandoned"), "it stopped cooperatively");
-    assert!(f.dispatched);
+    assert!(
+        !f.message().contains("abandoned"),
+        "it stopped cooperatively"
+    );
+    assert!(f.dispatched());
     assert!(is_timeout_provenance(&out), "{out:?}");
     assert_eq!(
         start.elapsed(),
@@ -100,7 +104,7 @@ async fn budgeted_body_gets_a_child_token_and_the_caller_token_is_untouched() {
         .await
         .outcome()
         .clone();
-    assert_eq!(failure(&out).code, ErrorCode::Timeout);
+    assert_eq!(failure(&out).code(), ErrorCode::Timeout);
     assert!(
         !caller.is_cancelled(),
         "the deadline cancels only the child"
@@ -132,7 +136,7 @@ async fn outer_stages_see_the_callers_token_not_the_deadline() {
         [Arc::<str>::from("outer"), Arc::from(LISTENER_NAME)]
     );
     let out = call(&r, "slow").await;
-    assert_eq!(failure(&out).code, ErrorCode::Timeout);
+    assert_eq!(failure(&out).code(), ErrorCode::Timeout);
     assert!(
         !outer_saw_cancelled.load(Ordering::SeqCst),
         "the outer stage's token never fired"
@@ -167,11 +171,11 @@ async fn ceiling_clamps_the_declared_budget() {
     let start = Instant::now();
     let out = call(&r, "long").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Timeout);
+    assert_eq!(f.code(), ErrorCode::Timeout);
     assert!(
-        f.message.contains("timed out after 250 ms"),
+        f.message().contains("timed out after 250 ms"),
         "{}",
-        f.message
+        f.message()
     );
     assert_eq!(start.elapsed(), ms(250));
 }
@@ -183,8 +187,8 @@ async fn default_budget_applies_to_undeclared_tools_when_configured() {
     let r = timed_registry_with([tool("free", None, cooperative)], policy);
     let out = call(&r, "free").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Timeout);
-    assert!(f.message.contains("after 300 ms"), "{}", f.message);
+    assert_eq!(f.code(), ErrorCode::Timeout);
+    assert!(f.message().contains("after 300 ms"), "{}", f.message());
 }
 
 // Caller cancels first: CANCELLED, not TIMEOUT.
@@ -196,9 +200,10 @@ async fn caller_cancel_before_the_deadline_is_cancelled_not_timeout() {
     })]);
     let out = call_cancelled_after(&r, "slow", ms(400)).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Cancelled, "{out:?}");
+    assert_eq!(f.code(), ErrorCode::Cancelled, "{out:?}");
     assert_eq!(
-        f.message, "stopped on request",
+        f.message(),
+        "stopped on request",
         "the body's own answer stands"
     );
 }
@@ -210,9 +215,9 @@ async fn caller_cancel_with_a_hung_body_is_cancelled_after_the_grace() {
     let start = Instant::now();
     let out = call_cancelled_after(&r, "hung", ms(400)).await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Cancelled, "{out:?}");
-    assert!(f.message.contains("abandoned"), "{}", f.message);
-    assert!(f.dispatched);
+    assert_eq!(f.code(), ErrorCode::Cancelled, "{out:?}");
+    assert!(f.message().contains("abandoned"), "{}", f.message());
+    assert!(f.dispatched());
     assert_eq!(start.elapsed(), ms(400) + ms(2000));
 }
 
@@ -225,7 +230,7 @@ async fn deadline_first_then_caller_cancel_is_timeout() {
         Err(ToolError::cancelled("cleaned up"))
     })]);
     let out = call_cancelled_after(&r, "slow", ms(300)).await;
-    assert_eq!(failure(&out).code, ErrorCode::Timeout, "{out:?}");
+    assert_eq!(failure(&out).code(), ErrorCode::Timeout, "{out:?}");
     assert!(is_timeout_provenance(&out));
 }
 
@@ -259,16 +264,17 @@ async fn body_ignoring_the_signal_is_abandoned_after_the_grace_period() {
         .await
         .expect("the pipeline hung on a body that ignores its signal");
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Timeout);
+    assert_eq!(f.code(), ErrorCode::Timeout);
     assert!(
-        f.message.contains("timed out after 100 ms"),
+        f.message().contains("timed out after 100 ms"),
         "{}",
-        f.message
+        f.message()
     );
     assert!(
-        f.message.contains("700 ms grace period and was abandoned"),
+        f.message()
+            .contains("700 ms grace period and was abandoned"),
         "{}",
-        f.message
+        f.message()
     );
     assert_eq!(start.elapsed(), ms(800));
     assert!(
@@ -283,8 +289,8 @@ async fn cooperative_result_after_the_deadline_is_replaced() {
     let r = timed_registry([tool("coop", Some(100), cooperative)]);
     let out = call(&r, "coop").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Timeout);
-    assert!(f.message.contains("timed out after 100 ms"));
+    assert_eq!(f.code(), ErrorCode::Timeout);
+    assert!(f.message().contains("timed out after 100 ms"));
 }
 
 struct SlowApprover;
@@ -328,10 +334,13 @@ async fn budget_comes_from_the_agents_visible_definition() {
         .await
         .outcome()
         .clone();
-    assert!(failure(&out).message.contains("after 50 ms"), "{out:?}");
+    assert!(failure(&out).message().contains("after 50 ms"), "{out:?}");
     let start = Instant::now();
     let out = call(&r, "t").await;
-    assert!(failure(&out).message.contains("after 10000 ms"), "{out:?}");
+    assert!(
+        failure(&out).message().contains("after 10000 ms"),
+        "{out:?}"
+    );
     assert_eq!(start.elapsed(), ms(10_000));
 }
 
@@ -344,7 +353,7 @@ async fn unloading_stops_the_wrapping() {
         Ok(json!("done"))
     })]);
     let first = call(&r, "t").await;
-    assert_eq!(failure(&first).code, ErrorCode::Timeout);
+    assert_eq!(failure(&first).code(), ErrorCode::Timeout);
     r.uninstall();
     assert_eq!(r.hooks().execute().listener_count(), 0);
     let caller = CancellationToken::new();
@@ -384,7 +393,7 @@ async fn timeout_outside_a_retry_covers_all_attempts() {
     });
     let start = Instant::now();
     let out = call(&r, "flaky").await;
-    assert_eq!(failure(&out).code, ErrorCode::Timeout, "{out:?}");
+    assert_eq!(failure(&out).code(), ErrorCode::Timeout, "{out:?}");
     assert_eq!(start.elapsed(), ms(1000));
 }
 
@@ -517,11 +526,12 @@ async fn a_retry_around_the_timeout_gets_only_the_time_left() {
     let start = Instant::now();
     let out = call(&r, "flaky").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Timeout);
+    assert_eq!(f.code(), ErrorCode::Timeout);
     assert!(
-        f.message.starts_with("tool `flaky` timed out after 100 ms"),
+        f.message()
+            .starts_with("tool `flaky` timed out after 100 ms"),
         "{}",
-        f.message
+        f.message()
     );
     assert_eq!(attempts.load(Ordering::SeqCst), 2, "the body ran twice");
     assert_eq!(
@@ -545,8 +555,8 @@ async fn a_retry_after_the_deadline_does_not_start_the_body_again() {
     let start = Instant::now();
     let out = call(&r, "slow").await;
     let f = failure(&out);
-    assert_eq!(f.code, ErrorCode::Timeout);
-    assert!(f.message.contains("it did not start"), "{}", f.message);
+    assert_eq!(f.code(), ErrorCode::Timeout);
+    assert!(f.message().contains("it did not start"), "{}", f.message());
     assert_eq!(attempts.load(Ordering::SeqCst), 1, "no second start");
     assert_eq!(start.elapsed(), ms(100));
 }
