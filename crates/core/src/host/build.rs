@@ -284,6 +284,9 @@ pub trait NewToolError: sealed::Sealed + Sized {
 
     /// Records whether the body had been dispatched.
     fn with_dispatched(self, dispatched: bool) -> Self;
+
+    /// The same error with another code (message, kind and details kept).
+    fn with_code(self, code: ErrorCode) -> Self;
 }
 
 /// Building the input of `tools/execute`.

@@ -44,7 +44,12 @@ impl NewToolError for ToolError {
     }
 
     fn with_pointer(mut self, pointer: impl Into<Box<str>>) -> Self {
-        self.pointer = Some(pointer.into());
+        self.set_pointer(pointer.into());
+        self
+    }
+
+    fn with_code(mut self, code: ErrorCode) -> Self {
+        self.code = code;
         self
     }
 

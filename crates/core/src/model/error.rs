@@ -23,8 +23,11 @@ use super::ErrorCode;
 /// [`cancelled`](Self::cancelled), [`timeout`](Self::timeout) and
 /// [`code_run_failed`](Self::code_run_failed). The pipeline's own verdicts
 /// about a call (`DENIED`, `UNKNOWN_TOOL`, `INTERNAL`, `OUTPUT_INVALID`)
-/// have none: the code being judged cannot make them up (it can only pass
-/// on one the pipeline made, read from an outcome). Hosts build those (and
+/// have none: the code being judged cannot make them up. A body that hands
+/// on one the pipeline made for another call (read from that call's
+/// outcome) fails with `EXECUTION_FAILED` and the same message: `DENIED`,
+/// `UNKNOWN_TOOL` and `INTERNAL` are only ever this pipeline's verdict about
+/// this call. Hosts build those (and
 /// set the pointer and `dispatched`) through the sealed
 /// `tack_core::host::NewToolError`.
 ///
@@ -54,22 +57,72 @@ use super::ErrorCode;
 /// assert_eq!((read.code(), read.pointer(), read.dispatched()), (ErrorCode::Denied, None, false));
 /// ```
 #[derive(Clone, Debug, PartialEq, thiserror::Error, Serialize, Deserialize)]
+#[serde(into = "Wire", from = "Wire")]
 #[error("{message}")]
 pub struct ToolError {
-    // The order of the fields is the order of the keys in written session
-    // logs (an outcome's `error`); the skip rules and defaults are theirs too.
     pub(crate) code: ErrorCode,
     pub(crate) message: String,
-    // Boxed like `data`: set on schema failures only, it costs a failure
-    // that has none 16 bytes, not 24.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) pointer: Option<Box<str>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) kind: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) data: Option<Box<Value>>,
-    #[serde(default)]
     pub(crate) dispatched: bool,
+    /// The parts few failures have, in one box: a failure without them
+    /// (most) costs 8 bytes for them, and a body's `Result` stays small.
+    extra: Option<Box<Extra>>,
+}
+
+/// The JSON pointer and the structured details of a failure.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Extra {
+    pointer: Option<Box<str>>,
+    data: Option<Value>,
+}
+
+/// A [`ToolError`] as written in session logs (an outcome's `error`): the
+/// order of the fields is the order of the keys, and the skip rules and
+/// defaults are the logs' too.
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    code: ErrorCode,
+    message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pointer: Option<Box<str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    data: Option<Value>,
+    #[serde(default)]
+    dispatched: bool,
+}
+
+impl From<ToolError> for Wire {
+    fn from(err: ToolError) -> Self {
+        let Extra { pointer, data } = err.extra.map(|extra| *extra).unwrap_or_default();
+        Wire {
+            code: err.code,
+            message: err.message,
+            pointer,
+            kind: err.kind,
+            data,
+            dispatched: err.dispatched,
+        }
+    }
+}
+
+impl From<Wire> for ToolError {
+    fn from(wire: Wire) -> Self {
+        let extra = (wire.pointer.is_some() || wire.data.is_some()).then(|| {
+            Box::new(Extra {
+                pointer: wire.pointer,
+                data: wire.data,
+            })
+        });
+        ToolError {
+            code: wire.code,
+            message: wire.message,
+            kind: wire.kind,
+            dispatched: wire.dispatched,
+            extra,
+        }
+    }
 }
 
 impl ToolError {
@@ -116,10 +169,9 @@ impl ToolError {
         Self {
             code,
             message: message.into(),
-            pointer: None,
             kind: None,
-            data: None,
             dispatched: true,
+            extra: None,
         }
     }
 
@@ -142,8 +194,13 @@ impl ToolError {
 
     /// Attaches structured details.
     pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(Box::new(data));
+        self.extra.get_or_insert_default().data = Some(data);
         self
+    }
+
+    /// Sets the JSON pointer (for the host's schema failures).
+    pub(crate) fn set_pointer(&mut self, pointer: Box<str>) {
+        self.extra.get_or_insert_default().pointer = Some(pointer);
     }
 
     /// The wire code.
@@ -165,14 +222,14 @@ impl ToolError {
 
     /// The structured details from the tool, if any.
     pub fn data(&self) -> Option<&Value> {
-        self.data.as_deref()
+        self.extra.as_ref()?.data.as_ref()
     }
 
     /// For [`ErrorCode::InvalidArguments`] from the pipeline's schema
     /// check: the JSON pointer of the failing value (`""` for the arguments
     /// as a whole).
     pub fn pointer(&self) -> Option<&str> {
-        self.pointer.as_deref()
+        self.extra.as_ref()?.pointer.as_deref()
     }
 
     /// Whether the tool body had been dispatched when the call failed (what
@@ -182,5 +239,42 @@ impl ToolError {
     /// to what happened. Read back from a record that lacks it: `false`.
     pub fn dispatched(&self) -> bool {
         self.dispatched
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::ToolError;
+
+    #[test]
+    fn a_body_result_stays_as_small_as_its_value_and_a_failure() {
+        // Every call's body returns this `Result` through the pipeline's
+        // hot path; the rare parts of a failure live behind one pointer.
+        assert!(std::mem::size_of::<ToolError>() <= 64);
+        assert!(std::mem::size_of::<Result<Value, ToolError>>() <= 64);
+    }
+
+    #[test]
+    fn the_boxed_parts_read_back_and_are_written_in_the_logs_key_order() {
+        let mut err = ToolError::new("bad").with_data(json!({"n": 1}));
+        err.set_pointer("/n".into());
+        assert_eq!(err.pointer(), Some("/n"));
+        assert_eq!(err.data(), Some(&json!({"n": 1})));
+        let text = serde_json::to_string(&err).unwrap();
+        assert_eq!(
+            text,
+            r#"{"code":"EXECUTION_FAILED","message":"bad","pointer":"/n","data":{"n":1},"dispatched":true}"#
+        );
+        assert_eq!(serde_json::from_str::<ToolError>(&text).unwrap(), err);
+        let plain = ToolError::new("plain");
+        assert_eq!((plain.pointer(), plain.data()), (None, None));
+        let back: ToolError =
+            serde_json::from_str(&serde_json::to_string(&plain).unwrap()).unwrap();
+        assert_eq!(
+            back, plain,
+            "no box appears for a failure without the rare parts"
+        );
     }
 }

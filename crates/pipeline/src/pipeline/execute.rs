@@ -183,7 +183,7 @@ impl Pipeline {
         let value = match result {
             Ok(value) => value,
             Err(error) => {
-                let failure = error.with_dispatched(dispatched);
+                let failure = handed_on(error).with_dispatched(dispatched);
                 return fail(failure).with_provenance(provenance);
             }
         };
@@ -219,5 +219,20 @@ fn default_panicked(payload: &(dyn std::any::Any + Send)) -> HookError {
     HookError::DefaultPanicked {
         hook: ToolHooks::EXECUTE,
         message: panic_message(payload),
+    }
+}
+
+/// What a body (or a `tools/execute` wrapper) returned, as this call's
+/// failure. `DENIED`, `UNKNOWN_TOOL` and `INTERNAL` are verdicts the
+/// pipeline gives a call; no constructor lets a body make one, but a body
+/// can hand on one it read from another call's outcome (a nested call that
+/// was denied). That is not this call's verdict, so it becomes
+/// `EXECUTION_FAILED`, with its message, kind and details kept.
+fn handed_on(error: ToolError) -> ToolError {
+    match error.code() {
+        ErrorCode::Denied | ErrorCode::UnknownTool | ErrorCode::Internal => {
+            error.with_code(ErrorCode::ExecutionFailed)
+        }
+        _ => error,
     }
 }

@@ -57,6 +57,37 @@ async fn body_error_keeps_its_code_and_kind_and_reaches_post_execute() {
     assert_eq!(h.stages("c"), BODY_FAILED);
 }
 
+// A body that hands on the pipeline's verdict about another call (read from
+// that call's outcome) does not make it this call's verdict.
+#[tokio::test]
+async fn a_verdict_handed_on_from_another_call_is_this_calls_execution_failure() {
+    let h = Harness::with_tool(echo("guarded"));
+    let _deny = h
+        .hooks()
+        .pre_execute()
+        .tap("no-guarded", |exec, next| async move {
+            if exec.name() == "guarded" {
+                tack_core::policy::PreDecision::deny("`guarded` is off limits")
+            } else {
+                next.run(exec).await
+            }
+        });
+    let denied = h.call("d", "guarded", r#"{"text":"x"}"#).await;
+    let verdict = failure(&denied).clone();
+    assert_eq!(verdict.code(), ErrorCode::Denied);
+    h.add(open_tool("relay", move |_a, _c| {
+        let verdict = verdict.clone();
+        async move { Err(verdict) }
+    }));
+    let out = h.call("c", "relay", "{}").await;
+    let f = failure(&out);
+    assert_eq!(f.code(), ErrorCode::ExecutionFailed, "{out:?}");
+    assert_eq!(f.message(), "`guarded` is off limits");
+    assert!(f.dispatched());
+    assert_eq!(out.provenance, None, "no listener of this call decided");
+    assert_eq!(h.stages("c"), BODY_FAILED);
+}
+
 // EXE-003: a short-circuit success is validated and rendered from its value.
 #[tokio::test]
 async fn wrapper_short_circuit_is_validated_and_rendered_from_the_value() {
