@@ -431,6 +431,24 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
         Disposables::hold_in(self.owner.as_ref(), disposer)
     }
 
+    /// Adds an erased listener at the default rank, kept by the owner.
+    fn add(&self, spec: ListenerSpec, listener: Arc<dyn ErasedListener<In, Out>>) -> Disposer {
+        self.keep(self.inner.list.insert(spec, listener))
+    }
+
+    /// Adds an erased listener placed by `order`, kept by the owner.
+    fn add_ordered(
+        &self,
+        spec: ListenerSpec,
+        order: Order,
+        listener: Arc<dyn ErasedListener<In, Out>>,
+    ) -> Result<Disposer, OrderError> {
+        self.inner
+            .list
+            .insert_ordered(self.inner.hook, spec, order, listener)
+            .map(|disposer| self.keep(disposer))
+    }
+
     /// Registers a closure listener. The closure gets the input and a [`Next`];
     /// see [`WaterfallListener`] for what it may do with them.
     ///
@@ -442,11 +460,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
         F: Fn(In, Next<In, Out>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Out> + Send + 'static,
     {
-        self.keep(
-            self.inner
-                .list
-                .insert(spec.into(), Arc::new(ClosureListener::new(listener))),
-        )
+        self.add(spec.into(), Arc::new(ClosureListener::new(listener)))
     }
 
     /// Registers a typed listener.
@@ -454,11 +468,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     where
         L: WaterfallListener<In, Out>,
     {
-        self.keep(
-            self.inner
-                .list
-                .insert(spec.into(), Arc::new(TypedListener::new(listener))),
-        )
+        self.add(spec.into(), Arc::new(TypedListener::new(listener)))
     }
 
     /// Registers a closure listener placed by `order`: before or after
@@ -478,15 +488,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
         F: Fn(In, Next<In, Out>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Out> + Send + 'static,
     {
-        self.inner
-            .list
-            .insert_ordered(
-                self.inner.hook,
-                spec.into(),
-                order,
-                Arc::new(ClosureListener::new(listener)),
-            )
-            .map(|disposer| self.keep(disposer))
+        self.add_ordered(spec.into(), order, Arc::new(ClosureListener::new(listener)))
     }
 
     /// Registers a typed listener placed by `order` (see [`tap_with`](Self::tap_with)).
@@ -503,15 +505,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     where
         L: WaterfallListener<In, Out>,
     {
-        self.inner
-            .list
-            .insert_ordered(
-                self.inner.hook,
-                spec.into(),
-                order,
-                Arc::new(TypedListener::new(listener)),
-            )
-            .map(|disposer| self.keep(disposer))
+        self.add_ordered(spec.into(), order, Arc::new(TypedListener::new(listener)))
     }
 
     /// Runs the chain for `agent` (`None`: global listeners only).
