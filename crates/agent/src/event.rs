@@ -237,14 +237,22 @@ impl From<&CodeDispatchEvent> for Event {
                 tool: tool.clone(),
                 arguments: arguments.clone(),
             },
-            CodeDispatchEvent::Settled(entry) => Event::CodeDispatch {
-                parent_call_id: entry.parent_call_id.to_string(),
-                call_id: entry.call_id.to_string(),
-                tool: entry.tool.clone(),
-                arguments: entry.arguments.clone(),
-                status: if entry.is_error() { "error" } else { "ok" }.to_owned(),
-                code: entry.error.map(|code| code.as_str().to_owned()),
-                content: entry.content.clone(),
+            CodeDispatchEvent::Settled {
+                parent_call_id,
+                call_id,
+                tool,
+                arguments,
+                error,
+                content,
+                ..
+            } => Event::CodeDispatch {
+                parent_call_id: parent_call_id.to_string(),
+                call_id: call_id.to_string(),
+                tool: tool.clone(),
+                arguments: arguments.clone(),
+                status: if error.is_some() { "error" } else { "ok" }.to_owned(),
+                code: error.map(|code| code.as_str().to_owned()),
+                content: content.clone(),
             },
         }
     }

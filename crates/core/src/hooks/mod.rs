@@ -6,7 +6,7 @@
 //! | `tools/execute` | waterfall | [`ExecuteRequest`] → [`ExecuteOutput`] | run the body |
 //! | `tools/post-execute` | waterfall | [`ExecutionRecord`] (the outcome so far) → [`PostDecision`] | accept |
 //! | `tools/result` | observer | `Arc<`[`ExecutionRecord`]`>` (the final outcome) | — |
-//! | `tools/code-dispatch-log` | waterfall | [`CodeDispatchLogEntry`] → itself | identity |
+//! | `tools/code-dispatch-log` | waterfall | [`CodeDispatchEvent`] → itself | identity |
 //! | `tools/code-dispatch` | observer | `Arc<`[`CodeDispatchEvent`]`>` | — |
 //!
 //! Guards ([`Guards`]) run between pre-execute and execute, in registration
@@ -18,7 +18,7 @@ mod post_execute;
 mod record;
 mod tool_hooks;
 
-pub use code_dispatch_log::{CodeDispatchEvent, CodeDispatchLogEntry};
+pub use code_dispatch_log::CodeDispatchEvent;
 pub use execute::{ExecuteOutput, ExecuteRequest};
 pub use post_execute::PostDecision;
 pub use record::ExecutionRecord;

@@ -2,10 +2,7 @@
 
 use std::sync::Arc;
 
-use super::{
-    CodeDispatchEvent, CodeDispatchLogEntry, ExecuteOutput, ExecuteRequest, ExecutionRecord,
-    PostDecision,
-};
+use super::{CodeDispatchEvent, ExecuteOutput, ExecuteRequest, ExecutionRecord, PostDecision};
 use crate::hook::{Disposables, Observer, Waterfall};
 use crate::policy::{Guards, PreDecision};
 use crate::tool::ToolExecution;
@@ -19,7 +16,7 @@ pub(crate) type PostExecuteHook = Waterfall<ExecutionRecord, PostDecision>;
 /// `tools/result`: see every final execution record once.
 pub(crate) type ResultHook = Observer<ExecutionRecord>;
 /// `tools/code-dispatch-log`: rewrite the logged copy of a nested call's result.
-pub(crate) type CodeDispatchLogHook = Waterfall<CodeDispatchLogEntry, CodeDispatchLogEntry>;
+pub(crate) type CodeDispatchLogHook = Waterfall<CodeDispatchEvent, CodeDispatchEvent>;
 /// `tools/code-dispatch`: see each sub-call of a `run_code` program start and
 /// settle (for session logs and UIs).
 pub(crate) type CodeDispatchHook = Observer<CodeDispatchEvent>;
@@ -90,7 +87,7 @@ impl ToolHooks {
                 .with_provenance(PostDecision::provenance_slot),
             result: Observer::new(Self::RESULT),
             code_dispatch_log: Waterfall::new_sync(Self::CODE_DISPATCH_LOG, |entry| entry)
-                .with_provenance(|entry: &mut CodeDispatchLogEntry| Some(&mut entry.provenance)),
+                .with_provenance(CodeDispatchEvent::provenance_slot),
             code_dispatch: Observer::new(Self::CODE_DISPATCH),
             guards: Guards::new(),
         }
@@ -132,7 +129,7 @@ impl ToolHooks {
     }
 
     /// `tools/code-dispatch-log`.
-    pub fn code_dispatch_log(&self) -> &Waterfall<CodeDispatchLogEntry, CodeDispatchLogEntry> {
+    pub fn code_dispatch_log(&self) -> &Waterfall<CodeDispatchEvent, CodeDispatchEvent> {
         &self.code_dispatch_log
     }
 

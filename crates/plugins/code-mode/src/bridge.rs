@@ -11,7 +11,7 @@ use std::sync::mpsc as std_mpsc;
 use serde_json::{Value, json};
 use tack_core::capability::{BatchEvent, DispatchBatch};
 use tack_core::context::ToolRunContext;
-use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry, ToolHooks};
+use tack_core::hooks::{CodeDispatchEvent, ToolHooks};
 use tack_core::tool::{ContentBlock, DeferredContext, ErrorCode, Outcome, ToolCall};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -159,7 +159,7 @@ impl<'a> SubCalls<'a> {
                     && announce
                 {
                     sub.announced = true;
-                    started(self.hooks, self.cx, &sub.call);
+                    started(self.hooks, self.cx, &sub.call).await;
                 }
             }
             BatchEvent::Ended(index, outcome) => {
@@ -170,7 +170,7 @@ impl<'a> SubCalls<'a> {
                 // and one settle.
                 if !sub.announced && self.announcing() {
                     sub.announced = true;
-                    started(self.hooks, self.cx, &sub.call);
+                    started(self.hooks, self.cx, &sub.call).await;
                 }
                 // The program hears first; the record is logged before the
                 // batch is polled again (nothing else starts meanwhile), so
@@ -197,7 +197,7 @@ impl<'a> SubCalls<'a> {
         if outcome.concluded_turn {
             self.cx.conclude_turn();
         }
-        let entry = CodeDispatchLogEntry::new(
+        let record = CodeDispatchEvent::settled(
             self.cx.call_id().clone(),
             outcome.call_id.clone(),
             call.name.clone(),
@@ -205,32 +205,35 @@ impl<'a> SubCalls<'a> {
             outcome.error_code(),
             outcome.content.to_vec(),
         );
-        // A failing rewrite is contained: the original record is logged.
-        let entry = match self
-            .hooks
-            .code_dispatch_log()
-            .dispatch(self.cx.agent(), entry.clone())
-            .await
-        {
-            Ok(rewritten) => rewritten,
-            Err(_) => entry,
-        };
-        self.hooks.code_dispatch().notify(
-            self.cx.agent(),
-            &Arc::new(CodeDispatchEvent::Settled(entry)),
-        );
+        log(self.hooks, self.cx, record).await;
     }
 }
 
+/// Logs one record: `tools/code-dispatch-log` rewrites it (a failing rewrite
+/// is contained: the original record is logged), then `tools/code-dispatch`
+/// observers see it.
+async fn log(hooks: &ToolHooks, cx: &ToolRunContext, record: CodeDispatchEvent) {
+    let log = hooks.code_dispatch_log();
+    let record = if log.has_listeners(cx.agent()) {
+        match log.dispatch(cx.agent(), record.clone()).await {
+            Ok(rewritten) => rewritten,
+            Err(_) => record,
+        }
+    } else {
+        record
+    };
+    hooks.code_dispatch().notify(cx.agent(), &Arc::new(record));
+}
+
 /// Announces that a sub-call started.
-fn started(hooks: &ToolHooks, cx: &ToolRunContext, call: &ToolCall) {
+async fn started(hooks: &ToolHooks, cx: &ToolRunContext, call: &ToolCall) {
     let start = CodeDispatchEvent::started(
         cx.call_id().clone(),
         call.call_id.clone(),
         call.name.clone(),
         call.arguments.clone(),
     );
-    hooks.code_dispatch().notify(cx.agent(), &Arc::new(start));
+    log(hooks, cx, start).await;
 }
 
 /// What a settled sub-call leaves for after the outer result: an image a

@@ -33,7 +33,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tack_code_mode::{CodeMode, CodeModeConfig, sdk_text};
 use tack_core::hook::{AgentId, Disposer};
-use tack_core::hooks::{CodeDispatchEvent, CodeDispatchLogEntry};
+use tack_core::hooks::CodeDispatchEvent;
 use tack_core::tool::{ContentBlock, ErrorCode, Tier, ToolError};
 use tack_test::{Call, FakeTool, Harness, Presentation, Report};
 use tokio::sync::Barrier;
@@ -169,15 +169,13 @@ impl Host {
     }
 
     /// The settled records, in settle order.
-    fn settled(&self) -> Vec<CodeDispatchLogEntry> {
+    fn settled(&self) -> Vec<CodeDispatchEvent> {
         self.log
             .lock()
             .unwrap()
             .iter()
-            .filter_map(|e| match e {
-                CodeDispatchEvent::Settled(entry) => Some(entry.clone()),
-                CodeDispatchEvent::Started { .. } => None,
-            })
+            .filter(|e| e.is_settled())
+            .cloned()
             .collect()
     }
 
@@ -189,11 +187,9 @@ impl Host {
             .iter()
             .map(|e| match e {
                 CodeDispatchEvent::Started { call_id, .. } => format!("start {call_id}"),
-                CodeDispatchEvent::Settled(entry) => format!(
-                    "settle {} {}",
-                    entry.call_id,
-                    entry.error.map_or("ok", |c| c.as_str())
-                ),
+                CodeDispatchEvent::Settled { call_id, error, .. } => {
+                    format!("settle {call_id} {}", error.map_or("ok", |c| c.as_str()))
+                }
             })
             .collect()
     }
@@ -454,10 +450,10 @@ async fn sdk_call_goes_through_the_pipeline() {
     assert!(out.is_success(), "{out:?}");
     assert_eq!(out.value().unwrap()["result"], json!({"text": "hi"}));
     let settled = h.settled();
-    assert_eq!(settled[0].call_id.as_str(), "outer:code:1");
-    assert_eq!(settled[0].parent_call_id.as_str(), "outer");
-    assert_eq!(settled[0].tool, "echo");
-    assert_eq!(settled[0].error, None);
+    assert_eq!(settled[0].call_id().as_str(), "outer:code:1");
+    assert_eq!(settled[0].parent_call_id().as_str(), "outer");
+    assert_eq!(settled[0].tool(), "echo");
+    assert_eq!(settled[0].error(), None);
     assert_eq!(
         h.log_lines(),
         ["start outer:code:1", "settle outer:code:1 ok"]
@@ -603,12 +599,12 @@ async fn exclusive_sub_calls_run_one_at_a_time_in_submission_order() {
 #[tokio::test]
 async fn dispatch_log_rewrite_reaches_only_the_log() {
     let h = host();
-    let _listener = h.hooks().code_dispatch_log().tap(
-        "bound",
-        |entry: CodeDispatchLogEntry, _next| async move {
-            entry.with_content(vec![ContentBlock::text("[elided]")])
-        },
-    );
+    let _listener =
+        h.hooks()
+            .code_dispatch_log()
+            .tap("bound", |entry: CodeDispatchEvent, _next| async move {
+                entry.with_content(vec![ContentBlock::text("[elided]")])
+            });
     let out = h
         .run("const r = await tools.echo({text: 'secret'}); return r.text;")
         .await;
@@ -616,9 +612,37 @@ async fn dispatch_log_rewrite_reaches_only_the_log() {
     assert_eq!(out.value().unwrap()["result"], json!("secret"));
     assert_eq!(out.text(), "secret");
     let settled = h.settled();
-    assert_eq!(settled[0].content, [ContentBlock::text("[elided]")]);
-    let who = settled[0].provenance.as_ref().unwrap();
+    assert_eq!(settled[0].content(), [ContentBlock::text("[elided]")]);
+    let who = settled[0].provenance().unwrap();
     assert!(who.to_string().contains("bound"), "{who}");
+}
+
+/// A `tools/code-dispatch-log` listener sees both records of a sub-call, so
+/// a secret redacted from the arguments is in neither; the program's value
+/// is untouched.
+#[tokio::test]
+async fn dispatch_log_redaction_covers_the_start_and_the_settle() {
+    let h = host();
+    let _listener =
+        h.hooks()
+            .code_dispatch_log()
+            .tap("redact", |event: CodeDispatchEvent, _next| async move {
+                let redacted = event.arguments().replace("hunter2", "[redacted]");
+                event.with_arguments(redacted)
+            });
+    let out = h
+        .run("const r = await tools.echo({text: 'hunter2'}); return r.text;")
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(out.value().unwrap()["result"], json!("hunter2"));
+    let log = h.log.lock().unwrap().clone();
+    assert_eq!(log.len(), 2, "{log:?}");
+    for event in &log {
+        assert_eq!(event.arguments(), r#"{"text":"[redacted]"}"#, "{event:?}");
+        let who = event.provenance().expect("stamped");
+        assert!(who.to_string().contains("redact"), "{who}");
+    }
+    assert!(!log[0].is_settled() && log[1].is_settled());
 }
 
 /// Runs `code` on a host with `hang` (plus `tools`), cancelling the outer
@@ -856,7 +880,7 @@ async fn a_panicking_dispatch_log_listener_logs_the_original() {
     let _listener = h
         .hooks()
         .code_dispatch_log()
-        .tap("broken", |_entry: CodeDispatchLogEntry, _next| async move {
+        .tap("broken", |_entry: CodeDispatchEvent, _next| async move {
             panic!("listener bug")
         });
     let out = h
@@ -865,9 +889,9 @@ async fn a_panicking_dispatch_log_listener_logs_the_original() {
     assert!(out.is_success(), "{out:?}");
     assert_eq!(out.value().unwrap()["result"], json!("kept"));
     let settled = h.settled();
-    assert_eq!(settled[0].error, None);
+    assert_eq!(settled[0].error(), None);
     assert!(
-        tack_core::tool::Content::from(settled[0].content.clone())
+        tack_core::tool::Content::from(settled[0].content().to_vec())
             .joined_text()
             .contains("kept"),
         "{settled:?}"
@@ -1052,27 +1076,27 @@ async fn each_started_sub_call_logs_a_start_then_one_settle_with_complete_conten
         );
     }
     let settled = h.settled();
-    let by_tool = |tool: &str| settled.iter().find(|e| e.tool == tool).unwrap().clone();
+    let by_tool = |tool: &str| settled.iter().find(|e| e.tool() == tool).unwrap().clone();
     let echo = by_tool("echo");
-    assert_eq!(echo.arguments, format!("{{\"text\":\"{long}\"}}"));
+    assert_eq!(echo.arguments(), format!("{{\"text\":\"{long}\"}}"));
     assert!(
-        tack_core::tool::Content::from(echo.content.clone())
+        tack_core::tool::Content::from(echo.content().to_vec())
             .joined_text()
             .contains(&long),
         "long text logged whole"
     );
     assert_eq!(
-        by_tool("snap").content,
+        by_tool("snap").content(),
         [
             ContentBlock::text("shot"),
             ContentBlock::image("iVBORw0KGgo=", "image/png")
         ]
     );
     let fail = by_tool("fail");
-    assert_eq!(fail.error, Some(ErrorCode::ExecutionFailed));
+    assert_eq!(fail.error(), Some(ErrorCode::ExecutionFailed));
     assert!(fail.is_error());
     assert_eq!(
-        tack_core::tool::Content::from(fail.content.clone()).joined_text(),
+        tack_core::tool::Content::from(fail.content().to_vec()).joined_text(),
         "EXECUTION_FAILED: boom"
     );
 }

@@ -368,7 +368,7 @@ async fn cancelling_run_code_ends_every_sub_call_with_one_outcome() {
         .tap("log", move |event: &Arc<CodeDispatchEvent>| {
             let line = match &**event {
                 CodeDispatchEvent::Started { call_id, .. } => format!("start {call_id}"),
-                CodeDispatchEvent::Settled(entry) => format!("settle {}", entry.call_id),
+                CodeDispatchEvent::Settled { call_id, .. } => format!("settle {call_id}"),
             };
             sink.lock().unwrap().push(line);
         });
