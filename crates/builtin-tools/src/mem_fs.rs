@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tack_core::capability::{
-    Access, CapabilityError, DirEntry, EntryKind, FileBytes, FileSystem, Metadata, WriteReport,
+    Access, CapabilityError, DirEntry, EntryKind, FileBytes, FileSystem, Metadata,
 };
 use tack_core::context::ToolRunContext;
 use tack_core::host::Capabilities;
@@ -170,7 +170,7 @@ impl FileSystem for MemFs {
         }
     }
 
-    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, CapabilityError> {
+    async fn write(&self, path: &Path, contents: &[u8]) -> Result<bool, CapabilityError> {
         let k = key(path);
         self.check(&k)?;
         let mut nodes = self.lock();
@@ -183,7 +183,7 @@ impl FileSystem for MemFs {
             None => true,
         };
         nodes.insert(k, Node::File(contents.to_vec()));
-        Ok(WriteReport::new(contents.len() as u64, created))
+        Ok(created)
     }
 
     async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {

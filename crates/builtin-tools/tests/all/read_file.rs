@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tack_core::capability::{
-    Access, CapabilityError, DirEntry, FileBytes, FileSystem, Metadata, WriteReport,
+    Access, CapabilityError, DirEntry, FileBytes, FileSystem, Metadata,
 };
 use tack_core::context::ToolRunContext;
 use tack_core::host::Capabilities;
@@ -424,7 +424,7 @@ impl FileSystem for CancelAt {
         }
         self.inner.read_at(path, offset, limit).await
     }
-    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, CapabilityError> {
+    async fn write(&self, path: &Path, contents: &[u8]) -> Result<bool, CapabilityError> {
         self.inner.write(path, contents).await
     }
     async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {

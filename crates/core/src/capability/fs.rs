@@ -106,26 +106,6 @@ impl FileBytes {
     }
 }
 
-/// What a write did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct WriteReport {
-    /// Bytes written.
-    pub bytes_written: u64,
-    /// `true` when the file did not exist before.
-    pub created: bool,
-}
-
-impl WriteReport {
-    /// A report from its parts.
-    pub fn new(bytes_written: u64, created: bool) -> Self {
-        Self {
-            bytes_written,
-            created,
-        }
-    }
-}
-
 /// Confined file access. Builtin tools do all their file I/O through this
 /// trait (never `std::fs`), so whichever implementation the host installs —
 /// the sandbox plugin's, or a test double — applies to every tool.
@@ -225,7 +205,13 @@ pub trait FileSystem: Send + Sync + 'static {
         Ok(drop_prefix(prefix, offset))
     }
 
-    /// Replaces (or creates) the file atomically with `contents`.
+    /// Replaces (or creates) the file atomically with `contents`: all of
+    /// them are written, or none (the file keeps its old contents).
+    ///
+    /// Returns whether the file was created:
+    ///
+    /// - If the file did not exist, `true` is returned.
+    /// - If it existed, `false` is returned, and its contents are replaced.
     ///
     /// The default refuses: a file system that does not override `write`,
     /// [`create_dir_all`](Self::create_dir_all) and [`remove`](Self::remove)
@@ -236,7 +222,7 @@ pub trait FileSystem: Send + Sync + 'static {
     /// # Errors
     ///
     /// The default: always [`CapabilityError::Refused`].
-    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, CapabilityError> {
+    async fn write(&self, path: &Path, contents: &[u8]) -> Result<bool, CapabilityError> {
         let _ = contents;
         Err(read_only(path, "write"))
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::json;
 use tack_core::capability::{
-    Access, CapabilityError, DirEntry, FileBytes, FileSystem, Metadata, WriteReport,
+    Access, CapabilityError, DirEntry, FileBytes, FileSystem, Metadata,
 };
 use tack_core::context::ToolRunContext;
 use tack_core::host::{
@@ -35,7 +35,7 @@ impl FileSystem for OneFile {
             }),
         }
     }
-    async fn write(&self, path: &Path, _contents: &[u8]) -> Result<WriteReport, CapabilityError> {
+    async fn write(&self, path: &Path, _contents: &[u8]) -> Result<bool, CapabilityError> {
         Err(CapabilityError::Refused {
             path: path.display().to_string(),
             reason: "read-only test fs".into(),

@@ -14,7 +14,7 @@ use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag, openat};
 use nix::sys::stat::{FileStat, Mode, fstat, fstatat};
 use tack_core::capability::{
-    Access, CapabilityError, DirEntry, EntryKind, FileBytes, FileSystem, Metadata, WriteReport,
+    Access, CapabilityError, DirEntry, EntryKind, FileBytes, FileSystem, Metadata,
 };
 
 use crate::path::{Confinement, Resolved};
@@ -157,7 +157,7 @@ fn write_file(
     given: &Path,
     resolved: &Resolved,
     contents: &[u8],
-) -> Result<WriteReport, CapabilityError> {
+) -> Result<bool, CapabilityError> {
     let errno = |e| fs_error(given, e);
     let below = confinement.create_below(&resolved.path);
     let Some((dir, name)) = open_parent(&resolved.path, below).map_err(errno)? else {
@@ -165,7 +165,7 @@ fn write_file(
             path: given.display().to_string(),
         });
     };
-    let created = write_atomically(&dir, name, contents).map_err(|failure| match failure {
+    write_atomically(&dir, name, contents).map_err(|failure| match failure {
         WriteFailure::IsADirectory => CapabilityError::IsADirectory {
             path: given.display().to_string(),
         },
@@ -175,8 +175,7 @@ fn write_file(
             path: given.display().to_string(),
             message: e.to_string(),
         },
-    })?;
-    Ok(WriteReport::new(contents.len() as u64, created))
+    })
 }
 
 fn list_dir(given: &Path, path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
@@ -234,7 +233,7 @@ impl FileSystem for SandboxFs {
         .await
     }
 
-    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, CapabilityError> {
+    async fn write(&self, path: &Path, contents: &[u8]) -> Result<bool, CapabilityError> {
         let resolved = self.confinement.check(path, Access::Write)?;
         let (given, contents) = (path.to_owned(), contents.to_vec());
         let confinement = self.confinement.clone();
