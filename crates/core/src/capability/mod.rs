@@ -23,7 +23,7 @@ pub use batch::{BatchEvent, DispatchBatch};
 pub use client::{ClientChannel, ClientLogLevel, ClientRequest, ClientRequestKind, Progress};
 pub use dispatch::ToolDispatcher;
 pub use error::CapabilityError;
-pub use fs::{Access, DirEntry, EntryKind, FileBytes, FileSystem, Metadata};
+pub use fs::{Access, EntryKind, FileBytes, FileSystem, Metadata};
 pub(crate) use set::Capabilities;
 pub(crate) use set::CapabilityKind;
 pub use shell::{CommandOutput, CommandRequest, Shell};

@@ -5,9 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::json;
-use tack_core::capability::{
-    Access, CapabilityError, DirEntry, FileBytes, FileSystem, Metadata,
-};
+use tack_core::capability::{Access, CapabilityError, FileBytes, FileSystem, Metadata};
 use tack_core::context::ToolRunContext;
 use tack_core::host::{
     CapabilitySlots, NewExecutionToken, NewRunContext, NewToolExecution, RunEffects,
@@ -41,7 +39,7 @@ impl FileSystem for OneFile {
             reason: "read-only test fs".into(),
         })
     }
-    async fn list(&self, _path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
+    async fn list(&self, _path: &Path) -> Result<Vec<Metadata>, CapabilityError> {
         Ok(vec![])
     }
     async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError> {
