@@ -20,7 +20,7 @@ pub(crate) mod set;
 mod shell;
 
 pub use batch::{BatchEvent, DispatchBatch};
-pub use client::{ClientChannel, ClientLogLevel, ClientRequest, ClientRequestKind, Progress};
+pub use client::{ClientChannel, ClientLogLevel, ClientRequest, ClientRequestKind};
 pub use dispatch::ToolDispatcher;
 pub use error::CapabilityError;
 pub use fs::{Access, EntryKind, FileBytes, FileSystem, Metadata};

@@ -358,12 +358,14 @@ impl tack_core::capability::ClientChannel for Recording {
     fn progress(
         &self,
         call: &CallId,
-        progress: tack_core::capability::Progress,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
     ) -> futures::future::BoxFuture<'static, ()> {
-        self.0.lock().unwrap().push(format!(
-            "{call}: progress {}/{:?}",
-            progress.progress, progress.total
-        ));
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("{call}: progress {progress}/{total:?} {message:?}"));
         Box::pin(async {})
     }
     fn log(
@@ -397,7 +399,7 @@ impl tack_core::capability::ClientChannel for Recording {
 #[tokio::test]
 async fn a_body_reaches_the_client_of_its_call_and_without_one_nothing_is_sent() {
     use tack_core::capability::{
-        CapabilityError, ClientLogLevel, ClientRequest, ClientRequestKind, Progress,
+        CapabilityError, ClientLogLevel, ClientRequest, ClientRequestKind,
     };
     let question = || {
         vec![ClientRequest::new(
@@ -409,7 +411,7 @@ async fn a_body_reaches_the_client_of_its_call_and_without_one_nothing_is_sent()
     // No client: progress and logs go nowhere, a question is an error.
     let slots = CapabilitySlots::new();
     let cx = context(&slots, CancellationToken::new());
-    cx.report_progress(Progress::new(1.0, Some(2.0))).await;
+    cx.report_progress(1.0, Some(2.0), None).await;
     cx.log_to_client(ClientLogLevel::Info, json!("hi")).await;
     assert!(!cx.client_can_ask(ClientRequestKind::Elicitation));
     let err = cx.ask_client(question()).await.unwrap_err();
@@ -424,7 +426,8 @@ async fn a_body_reaches_the_client_of_its_call_and_without_one_nothing_is_sent()
         "Capabilities { fs: false, shell: false, approval: false, dispatcher: false, client: true }"
     );
     let cx = context(&slots, CancellationToken::new());
-    cx.report_progress(Progress::new(1.0, Some(2.0))).await;
+    cx.report_progress(1.0, Some(2.0), Some("half way".to_owned()))
+        .await;
     cx.log_to_client(ClientLogLevel::Warning, json!("careful"))
         .await;
     assert!(cx.client_can_ask(ClientRequestKind::Elicitation));
@@ -434,7 +437,7 @@ async fn a_body_reaches_the_client_of_its_call_and_without_one_nothing_is_sent()
     assert_eq!(
         *client.0.lock().unwrap(),
         [
-            format!("{id}: progress 1/Some(2.0)"),
+            format!("{id}: progress 1/Some(2.0) Some(\"half way\")"),
             format!("{id}: log Warning \"careful\""),
         ]
     );
