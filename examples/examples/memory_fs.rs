@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tack_agent::PluginSet;
-use tack_core::capability::{
-    Access, CapabilityError, DirEntry, EntryKind, FileBytes, FileSystem, Metadata,
-};
+use tack_core::capability::{Access, CapabilityError, EntryKind, FileBytes, FileSystem, Metadata};
 use tack_core::prelude::*;
 use tack_tools as _; // links the `builtin-tools` plugin installed by name below
 
@@ -43,16 +41,18 @@ impl FileSystem for MemoryFs {
         Ok(FileBytes::new(bytes[..keep].to_vec(), total, truncated))
     }
     async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError> {
+        // Named by the path's last component; nothing is writable.
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
         Ok(match path.to_str() {
-            Some("." | "" | "/memory") => Metadata::new(EntryKind::Dir, 0, None, false),
-            _ => Metadata::new(EntryKind::File, self.file(path)?.len() as u64, None, false),
+            Some("." | "" | "/memory") => Metadata::new(name, EntryKind::Dir, 0),
+            _ => Metadata::new(name, EntryKind::File, self.file(path)?.len() as u64),
         })
     }
-    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
+    async fn list(&self, path: &Path) -> Result<Vec<Metadata>, CapabilityError> {
         if self.metadata(path).await?.kind != EntryKind::Dir {
             return Err(CapabilityError::not_a_directory(path));
         }
-        let file = |(n, t): (&&str, &&str)| DirEntry::new(*n, EntryKind::File, t.len() as u64);
+        let file = |(n, t): (&&str, &&str)| Metadata::new(*n, EntryKind::File, t.len() as u64);
         Ok(self.0.iter().map(file).collect())
     }
 }

@@ -7,9 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use tack_core::capability::{
-    Access, CapabilityError, DirEntry, EntryKind, FileBytes, FileSystem, Metadata, WriteReport,
-};
+use tack_core::capability::{Access, CapabilityError, EntryKind, FileBytes, FileSystem, Metadata};
 use tack_core::context::ToolRunContext;
 use tack_core::host::Capabilities;
 use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution, RunEffects};
@@ -140,6 +138,16 @@ pub(crate) async fn call(
     def.run_body(args.into(), cx.clone()).await
 }
 
+/// A node as [`FileSystem::metadata`] and [`FileSystem::list`] describe it:
+/// every node is writable, no time is kept.
+fn describe(name: impl Into<String>, node: &Node) -> Metadata {
+    match node {
+        Node::Dir => Metadata::new(name, EntryKind::Dir, 0),
+        Node::File(b) => Metadata::new(name, EntryKind::File, b.len() as u64),
+    }
+    .with_writable(true)
+}
+
 #[async_trait]
 impl FileSystem for MemFs {
     fn workspace_root(&self) -> &Path {
@@ -170,7 +178,7 @@ impl FileSystem for MemFs {
         }
     }
 
-    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, CapabilityError> {
+    async fn write(&self, path: &Path, contents: &[u8]) -> Result<bool, CapabilityError> {
         let k = key(path);
         self.check(&k)?;
         let mut nodes = self.lock();
@@ -183,10 +191,10 @@ impl FileSystem for MemFs {
             None => true,
         };
         nodes.insert(k, Node::File(contents.to_vec()));
-        Ok(WriteReport::new(contents.len() as u64, created))
+        Ok(created)
     }
 
-    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
+    async fn list(&self, path: &Path) -> Result<Vec<Metadata>, CapabilityError> {
         let k = key(path);
         self.check(&k)?;
         let nodes = self.lock();
@@ -200,10 +208,7 @@ impl FileSystem for MemFs {
             .filter(|(p, _)| !p.is_empty() && parent(p) == Some(k.as_str()))
             .map(|(p, node)| {
                 let name = p.rsplit('/').next().unwrap_or(p);
-                match node {
-                    Node::Dir => DirEntry::new(name, EntryKind::Dir, 0),
-                    Node::File(b) => DirEntry::new(name, EntryKind::File, b.len() as u64),
-                }
+                describe(name, node)
             })
             .collect())
     }
@@ -211,10 +216,10 @@ impl FileSystem for MemFs {
     async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError> {
         let k = key(path);
         self.check(&k)?;
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
         match self.lock().get(&k) {
             None => Err(Self::not_found(&k)),
-            Some(Node::Dir) => Ok(Metadata::new(EntryKind::Dir, 0, None, true)),
-            Some(Node::File(b)) => Ok(Metadata::new(EntryKind::File, b.len() as u64, None, true)),
+            Some(node) => Ok(describe(name, node)),
         }
     }
 

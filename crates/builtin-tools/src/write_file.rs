@@ -70,11 +70,11 @@ impl Tool for WriteFile {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             fs.create_dir_all(parent).await?;
         }
-        let report = fs.write(path, args.content.as_bytes()).await?;
+        let created = fs.write(path, args.content.as_bytes()).await?;
         Ok(WriteFileOutput {
+            bytes_written: args.content.len() as u64,
             path: args.path,
-            bytes_written: report.bytes_written,
-            created: report.created,
+            created,
         })
     }
 

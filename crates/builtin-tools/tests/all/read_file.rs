@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use tack_core::capability::{
-    Access, CapabilityError, DirEntry, FileBytes, FileSystem, Metadata, WriteReport,
-};
+use tack_core::capability::{Access, CapabilityError, FileBytes, FileSystem, Metadata};
 use tack_core::context::ToolRunContext;
 use tack_core::host::Capabilities;
 use tack_core::host::{NewExecutionToken, NewRunContext, NewToolExecution, RunEffects};
@@ -424,10 +422,10 @@ impl FileSystem for CancelAt {
         }
         self.inner.read_at(path, offset, limit).await
     }
-    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, CapabilityError> {
+    async fn write(&self, path: &Path, contents: &[u8]) -> Result<bool, CapabilityError> {
         self.inner.write(path, contents).await
     }
-    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
+    async fn list(&self, path: &Path) -> Result<Vec<Metadata>, CapabilityError> {
         self.inner.list(path).await
     }
     async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError> {

@@ -20,36 +20,6 @@ use serde_json::Value;
 use super::CapabilityError;
 use crate::model::CallId;
 
-/// How far a call has got: `progress` out of `total` (when known), with an
-/// optional message. Progress only grows within a call.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct Progress {
-    /// The work done so far.
-    pub progress: f64,
-    /// The whole work, when known.
-    pub total: Option<f64>,
-    /// What is being done.
-    pub message: Option<String>,
-}
-
-impl Progress {
-    /// `progress` out of `total`.
-    pub fn new(progress: f64, total: Option<f64>) -> Self {
-        Self {
-            progress,
-            total,
-            message: None,
-        }
-    }
-
-    /// With a message saying what is being done.
-    pub fn with_message(mut self, message: impl Into<String>) -> Self {
-        self.message = Some(message.into());
-        self
-    }
-}
-
 /// The severity of a log message sent to the client (the syslog levels MCP
 /// uses).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -139,9 +109,19 @@ impl ClientRequest {
 /// Implemented by hosts that serve tools (tack-mcp); reached from a tool body
 /// through [`ToolRunContext`](crate::context::ToolRunContext).
 pub trait ClientChannel: Send + Sync + 'static {
-    /// Reports `progress` of `call`, if its request asked for progress
-    /// (MCP: a `progressToken`). Resolves once the update is sent.
-    fn progress(&self, call: &CallId, progress: Progress) -> BoxFuture<'static, ()>;
+    /// Reports how far `call` has got, if its request asked for progress
+    /// (MCP: a `progressToken`, and these are the three fields of its
+    /// `notifications/progress`): `progress`, the work done so far, out of
+    /// `total`, the whole work when known, with an optional `message` saying
+    /// what is being done. Progress only grows within a call. Resolves once
+    /// the update is sent.
+    fn progress(
+        &self,
+        call: &CallId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> BoxFuture<'static, ()>;
 
     /// Sends a log message about `call`, if the client asked for messages of
     /// `level` (MCP: `logging/setLevel`, or the request's own log level).

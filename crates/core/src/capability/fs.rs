@@ -34,52 +34,75 @@ pub enum EntryKind {
     Other,
 }
 
-/// One entry of a directory listing.
+/// What a path is: one entry of a [`list`](FileSystem::list)ing, or the
+/// answer of [`metadata`](FileSystem::metadata). A listing and a single
+/// look-up describe an entry the same way.
+///
+/// Built with [`new`](Self::new) and, where known,
+/// [`with_modified`](Self::with_modified) and
+/// [`with_writable`](Self::with_writable):
+///
+/// ```
+/// use std::time::SystemTime;
+/// use tack_core::capability::{EntryKind, Metadata};
+///
+/// let now = SystemTime::now();
+/// let meta = Metadata::new("lib.rs", EntryKind::File, 120)
+///     .with_modified(now)
+///     .with_writable(true);
+/// assert_eq!((meta.name.as_str(), meta.kind, meta.size), ("lib.rs", EntryKind::File, 120));
+/// assert_eq!((meta.modified, meta.writable), (Some(now), true));
+///
+/// // Unknown time, not writable: the defaults.
+/// let dir = Metadata::new("src", EntryKind::Dir, 0);
+/// assert_eq!((dir.modified, dir.writable), (None, false));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct DirEntry {
-    /// The entry's file name.
+pub struct Metadata {
+    /// The entry's file name: in a listing, the name in its directory; from
+    /// [`metadata`](FileSystem::metadata), the last component of the path
+    /// as given (`"lib.rs"` for `src/lib.rs`, the link's name for a
+    /// symbolic link), and empty when the path ends in no name (`.`, `..`,
+    /// `/`, the empty path).
     pub name: String,
     /// What it is.
     pub kind: EntryKind,
     /// Its size in bytes (0 for directories).
     pub size: u64,
+    /// When it was last modified, where the platform says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified: Option<SystemTime>,
+    /// Whether the caller may write it under the current policy.
+    #[serde(default)]
+    pub writable: bool,
 }
 
-impl DirEntry {
-    /// An entry.
+impl Metadata {
+    /// An entry named `name`, of `kind` and `size` bytes, with no
+    /// modification time and not writable.
     pub fn new(name: impl Into<String>, kind: EntryKind, size: u64) -> Self {
         Self {
             name: name.into(),
             kind,
             size,
+            modified: None,
+            writable: false,
         }
     }
-}
 
-/// Metadata of one path.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Metadata {
-    /// What it is.
-    pub kind: EntryKind,
-    /// Its size in bytes.
-    pub size: u64,
-    /// When it was last modified, where the platform says.
-    pub modified: Option<SystemTime>,
-    /// Whether the caller may write it under the current policy.
-    pub writable: bool,
-}
+    /// With the time it was last modified.
+    #[must_use]
+    pub fn with_modified(mut self, modified: SystemTime) -> Self {
+        self.modified = Some(modified);
+        self
+    }
 
-impl Metadata {
-    /// Metadata from its parts.
-    pub fn new(kind: EntryKind, size: u64, modified: Option<SystemTime>, writable: bool) -> Self {
-        Self {
-            kind,
-            size,
-            modified,
-            writable,
-        }
+    /// With whether the caller may write it under the current policy.
+    #[must_use]
+    pub fn with_writable(mut self, writable: bool) -> Self {
+        self.writable = writable;
+        self
     }
 }
 
@@ -102,26 +125,6 @@ impl FileBytes {
             bytes,
             total_size,
             truncated,
-        }
-    }
-}
-
-/// What a write did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct WriteReport {
-    /// Bytes written.
-    pub bytes_written: u64,
-    /// `true` when the file did not exist before.
-    pub created: bool,
-}
-
-impl WriteReport {
-    /// A report from its parts.
-    pub fn new(bytes_written: u64, created: bool) -> Self {
-        Self {
-            bytes_written,
-            created,
         }
     }
 }
@@ -175,7 +178,7 @@ pub trait FileSystem: Send + Sync + 'static {
     /// # use std::path::{Path, PathBuf};
     /// # use async_trait::async_trait;
     /// # use tack_core::capability::{
-    /// #     Access, CapabilityError, DirEntry, FileBytes, FileSystem, Metadata,
+    /// #     Access, CapabilityError, FileBytes, FileSystem, Metadata,
     /// # };
     /// /// One file, `log.txt`, holding `0123456789`.
     /// struct OneFile;
@@ -194,7 +197,7 @@ pub trait FileSystem: Send + Sync + 'static {
     ///     // Everything else is refused: the file is read-only and alone.
     /// #   fn workspace_root(&self) -> &Path { Path::new("/ws") }
     /// #   fn resolve(&self, path: &Path, _: Access) -> Result<PathBuf, CapabilityError> { Ok(path.into()) }
-    /// #   async fn list(&self, p: &Path) -> Result<Vec<DirEntry>, CapabilityError> { Err(refused(p)) }
+    /// #   async fn list(&self, p: &Path) -> Result<Vec<Metadata>, CapabilityError> { Err(refused(p)) }
     /// #   async fn metadata(&self, p: &Path) -> Result<Metadata, CapabilityError> { Err(refused(p)) }
     /// }
     /// # fn refused(p: &Path) -> CapabilityError {
@@ -225,7 +228,13 @@ pub trait FileSystem: Send + Sync + 'static {
         Ok(drop_prefix(prefix, offset))
     }
 
-    /// Replaces (or creates) the file atomically with `contents`.
+    /// Replaces (or creates) the file atomically with `contents`: all of
+    /// them are written, or none (the file keeps its old contents).
+    ///
+    /// Returns whether the file was created:
+    ///
+    /// - If the file did not exist, `true` is returned.
+    /// - If it existed, `false` is returned, and its contents are replaced.
     ///
     /// The default refuses: a file system that does not override `write`,
     /// [`create_dir_all`](Self::create_dir_all) and [`remove`](Self::remove)
@@ -236,15 +245,21 @@ pub trait FileSystem: Send + Sync + 'static {
     /// # Errors
     ///
     /// The default: always [`CapabilityError::Refused`].
-    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, CapabilityError> {
+    async fn write(&self, path: &Path, contents: &[u8]) -> Result<bool, CapabilityError> {
         let _ = contents;
         Err(read_only(path, "write"))
     }
 
-    /// Lists a directory, sorted by name.
-    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, CapabilityError>;
+    /// Lists a directory, sorted by name: every entry with the fields
+    /// [`metadata`](Self::metadata) fills, named by its file name in the
+    /// directory. A symbolic link is not followed: its entry is an
+    /// [`EntryKind::Symlink`] with the link's own size and time, and
+    /// `writable` says whether a write to its path (which goes to the
+    /// link's target) is allowed.
+    async fn list(&self, path: &Path) -> Result<Vec<Metadata>, CapabilityError>;
 
-    /// Metadata of one path.
+    /// Metadata of one path, named by the path's last component (see
+    /// [`Metadata::name`]).
     async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError>;
 
     /// Creates a directory and its missing parents.
@@ -336,7 +351,7 @@ mod tests {
                 path: path.display().to_string(),
             })
         }
-        async fn list(&self, _: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
+        async fn list(&self, _: &Path) -> Result<Vec<Metadata>, CapabilityError> {
             Ok(Vec::new())
         }
         async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError> {

@@ -20,10 +20,10 @@ pub(crate) mod set;
 mod shell;
 
 pub use batch::{BatchEvent, DispatchBatch};
-pub use client::{ClientChannel, ClientLogLevel, ClientRequest, ClientRequestKind, Progress};
+pub use client::{ClientChannel, ClientLogLevel, ClientRequest, ClientRequestKind};
 pub use dispatch::ToolDispatcher;
 pub use error::CapabilityError;
-pub use fs::{Access, DirEntry, EntryKind, FileBytes, FileSystem, Metadata, WriteReport};
+pub use fs::{Access, EntryKind, FileBytes, FileSystem, Metadata};
 pub(crate) use set::Capabilities;
 pub(crate) use set::CapabilityKind;
 pub use shell::{CommandOutput, CommandRequest, Shell};

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 use crate::approval::ApprovalService;
 use crate::capability::{
     Capabilities, CapabilityError, CapabilityKind, ClientLogLevel, ClientRequest,
-    ClientRequestKind, FileSystem, Progress, Shell, ToolDispatcher,
+    ClientRequestKind, FileSystem, Shell, ToolDispatcher,
 };
 use crate::hook::AgentId;
 use crate::model::{CallId, DeferredContext, ExecutionToken, ToolCall};
@@ -207,27 +207,37 @@ impl ToolRunContext {
     }
 
     /// Reports how far the call has got to the client it came from (an MCP
-    /// client that sent a `progressToken` gets `notifications/progress`).
-    /// Without a client, or when the client did not ask for progress, it does
-    /// nothing.
+    /// client that sent a `progressToken` gets `notifications/progress`):
+    /// `progress`, the work done so far, out of `total`, the whole work when
+    /// known, with an optional `message` saying what is being done. Progress
+    /// only grows within a call. Without a client, or when the client did
+    /// not ask for progress, it does nothing.
     ///
     /// ```
-    /// use tack_core::capability::{ClientLogLevel, Progress};
+    /// use tack_core::capability::ClientLogLevel;
     /// use tack_core::context::ToolRunContext;
     /// use tack_core::serde_json::{Value, json};
     /// use tack_core::tool::ToolError;
     ///
     /// async fn body(_args: Value, cx: ToolRunContext) -> Result<Value, ToolError> {
     ///     for step in 0..3 {
-    ///         cx.report_progress(Progress::new(f64::from(step), Some(3.0))).await;
+    ///         let message = format!("step {} of 3", step + 1);
+    ///         cx.report_progress(f64::from(step), Some(3.0), Some(message)).await;
     ///     }
     ///     cx.log_to_client(ClientLogLevel::Info, json!("all three steps done")).await;
     ///     Ok(json!("done"))
     /// }
     /// ```
-    pub async fn report_progress(&self, progress: Progress) {
+    pub async fn report_progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) {
         if let Some(client) = &self.capabilities().client {
-            client.progress(self.call_id(), progress).await;
+            client
+                .progress(self.call_id(), progress, total, message)
+                .await;
         }
     }
 

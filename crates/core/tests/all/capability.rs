@@ -5,9 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::json;
-use tack_core::capability::{
-    Access, CapabilityError, DirEntry, FileBytes, FileSystem, Metadata, WriteReport,
-};
+use tack_core::capability::{Access, CapabilityError, FileBytes, FileSystem, Metadata};
 use tack_core::context::ToolRunContext;
 use tack_core::host::{
     CapabilitySlots, NewExecutionToken, NewRunContext, NewToolExecution, RunEffects,
@@ -35,13 +33,13 @@ impl FileSystem for OneFile {
             }),
         }
     }
-    async fn write(&self, path: &Path, _contents: &[u8]) -> Result<WriteReport, CapabilityError> {
+    async fn write(&self, path: &Path, _contents: &[u8]) -> Result<bool, CapabilityError> {
         Err(CapabilityError::Refused {
             path: path.display().to_string(),
             reason: "read-only test fs".into(),
         })
     }
-    async fn list(&self, _path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
+    async fn list(&self, _path: &Path) -> Result<Vec<Metadata>, CapabilityError> {
         Ok(vec![])
     }
     async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError> {
@@ -360,12 +358,14 @@ impl tack_core::capability::ClientChannel for Recording {
     fn progress(
         &self,
         call: &CallId,
-        progress: tack_core::capability::Progress,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
     ) -> futures::future::BoxFuture<'static, ()> {
-        self.0.lock().unwrap().push(format!(
-            "{call}: progress {}/{:?}",
-            progress.progress, progress.total
-        ));
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("{call}: progress {progress}/{total:?} {message:?}"));
         Box::pin(async {})
     }
     fn log(
@@ -399,7 +399,7 @@ impl tack_core::capability::ClientChannel for Recording {
 #[tokio::test]
 async fn a_body_reaches_the_client_of_its_call_and_without_one_nothing_is_sent() {
     use tack_core::capability::{
-        CapabilityError, ClientLogLevel, ClientRequest, ClientRequestKind, Progress,
+        CapabilityError, ClientLogLevel, ClientRequest, ClientRequestKind,
     };
     let question = || {
         vec![ClientRequest::new(
@@ -411,7 +411,7 @@ async fn a_body_reaches_the_client_of_its_call_and_without_one_nothing_is_sent()
     // No client: progress and logs go nowhere, a question is an error.
     let slots = CapabilitySlots::new();
     let cx = context(&slots, CancellationToken::new());
-    cx.report_progress(Progress::new(1.0, Some(2.0))).await;
+    cx.report_progress(1.0, Some(2.0), None).await;
     cx.log_to_client(ClientLogLevel::Info, json!("hi")).await;
     assert!(!cx.client_can_ask(ClientRequestKind::Elicitation));
     let err = cx.ask_client(question()).await.unwrap_err();
@@ -426,7 +426,8 @@ async fn a_body_reaches_the_client_of_its_call_and_without_one_nothing_is_sent()
         "Capabilities { fs: false, shell: false, approval: false, dispatcher: false, client: true }"
     );
     let cx = context(&slots, CancellationToken::new());
-    cx.report_progress(Progress::new(1.0, Some(2.0))).await;
+    cx.report_progress(1.0, Some(2.0), Some("half way".to_owned()))
+        .await;
     cx.log_to_client(ClientLogLevel::Warning, json!("careful"))
         .await;
     assert!(cx.client_can_ask(ClientRequestKind::Elicitation));
@@ -436,7 +437,7 @@ async fn a_body_reaches_the_client_of_its_call_and_without_one_nothing_is_sent()
     assert_eq!(
         *client.0.lock().unwrap(),
         [
-            format!("{id}: progress 1/Some(2.0)"),
+            format!("{id}: progress 1/Some(2.0) Some(\"half way\")"),
             format!("{id}: log Warning \"careful\""),
         ]
     );

@@ -20,7 +20,7 @@ use serde_json::Value;
 use serde_json::json;
 use tack_core::CancellationToken;
 use tack_core::capability::{
-    CapabilityError, ClientChannel, ClientLogLevel, ClientRequest, ClientRequestKind, Progress,
+    CapabilityError, ClientChannel, ClientLogLevel, ClientRequest, ClientRequestKind,
     ToolDispatcher,
 };
 use tack_core::host::PluginHost;
@@ -35,7 +35,13 @@ use tack_pipeline::{Pipeline, ToolRegistry};
 struct Accepting;
 
 impl ClientChannel for Accepting {
-    fn progress(&self, _call: &CallId, _progress: Progress) -> BoxFuture<'static, ()> {
+    fn progress(
+        &self,
+        _call: &CallId,
+        _progress: f64,
+        _total: Option<f64>,
+        _message: Option<String>,
+    ) -> BoxFuture<'static, ()> {
         Box::pin(async {})
     }
 

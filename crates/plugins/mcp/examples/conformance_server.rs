@@ -9,9 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tack_core::CancellationToken;
-use tack_core::capability::{
-    ClientLogLevel, ClientRequest, ClientRequestKind, Progress, ToolDispatcher,
-};
+use tack_core::capability::{ClientLogLevel, ClientRequest, ClientRequestKind, ToolDispatcher};
 use tack_core::context::ToolRunContext;
 use tack_core::tool::{ContentBlock, OutputSpec, Tier, ToolDefinition, ToolError};
 use tack_mcp::{HttpOptions, McpServer, serve_http};
@@ -174,7 +172,7 @@ pub fn client_tools() -> Vec<ToolDefinition> {
             no_args(),
             |_args: Arc<Value>, cx: ToolRunContext| async move {
                 for step in [0.0, 50.0, 100.0] {
-                    cx.report_progress(Progress::new(step, Some(100.0))).await;
+                    cx.report_progress(step, Some(100.0), None).await;
                 }
                 Ok(json!("progress reported"))
             },

@@ -24,12 +24,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("workspace: {}", sandbox.workspace_root().display());
 
     // An allowed write: atomic, parents created, created-vs-replaced reported.
-    let report = fs
-        .write(Path::new("notes/todo.txt"), b"ship the sandbox\n")
-        .await?;
+    let contents = b"ship the sandbox\n";
+    let created = fs.write(Path::new("notes/todo.txt"), contents).await?;
     println!(
-        "wrote notes/todo.txt: {} bytes, created: {}",
-        report.bytes_written, report.created
+        "wrote notes/todo.txt: {} bytes, created: {created}",
+        contents.len()
     );
 
     // Refused escapes, each with its reason.

@@ -31,8 +31,8 @@ use crate::status::{
 /// let sandbox = Sandbox::new(SandboxPolicy::workspace_write(dir.path())).unwrap();
 /// let fs = sandbox.fs();
 ///
-/// let report = fs.write(Path::new("notes/hello.txt"), b"hi").await.unwrap();
-/// assert!(report.created);
+/// let created = fs.write(Path::new("notes/hello.txt"), b"hi").await.unwrap();
+/// assert!(created);
 /// assert_eq!(fs.read_to_string(Path::new("notes/hello.txt")).await.unwrap(), "hi");
 ///
 /// let escape = fs.read(Path::new("../../etc/passwd"), None).await.unwrap_err();

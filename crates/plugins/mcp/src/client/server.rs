@@ -19,9 +19,7 @@ use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use tack_core::capability::{
-    CapabilityError, ClientRequest as Question, ClientRequestKind, Progress,
-};
+use tack_core::capability::{CapabilityError, ClientRequest as Question, ClientRequestKind};
 use tack_core::context::ToolRunContext;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::plugin::PluginError;
@@ -288,9 +286,8 @@ impl ClientHandler for Handler {
         };
         // The tack call's own client (a call served by `tack mcp serve`)
         // hears it too.
-        let mut forwarded = Progress::new(params.progress, params.total);
-        forwarded.message = params.message.clone();
-        cx.report_progress(forwarded).await;
+        cx.report_progress(params.progress, params.total, params.message.clone())
+            .await;
         let Some(server) = self.server.upgrade() else {
             return;
         };

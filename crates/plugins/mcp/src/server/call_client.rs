@@ -9,9 +9,7 @@ use rmcp::model::LoggingLevel;
 use rmcp::model::{ClientCapabilities, InputRequest, InputRequests, ProgressToken, ServerRequest};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Value, json};
-use tack_core::capability::{
-    CapabilityError, ClientLogLevel, ClientRequest, ClientRequestKind, Progress,
-};
+use tack_core::capability::{CapabilityError, ClientLogLevel, ClientRequest, ClientRequestKind};
 
 /// The client session each served call came from, by call id (filled by
 /// [`McpServer`](crate::McpServer) while a call runs), for an
@@ -133,15 +131,20 @@ impl CallClient {
         })
     }
 
-    pub(crate) async fn progress(&self, progress: Progress) {
+    pub(crate) async fn progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) {
         let Some(token) = &self.progress_token else {
             return;
         };
         let param = serde_json::from_value(json!({
             "progressToken": token,
-            "progress": progress.progress,
-            "total": progress.total,
-            "message": progress.message,
+            "progress": progress,
+            "total": total,
+            "message": message,
         }));
         match param {
             Ok(param) => {

@@ -4,7 +4,7 @@
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tack_core::capability::{
-    CapabilityError, ClientChannel, ClientLogLevel, ClientRequest, ClientRequestKind, Progress,
+    CapabilityError, ClientChannel, ClientLogLevel, ClientRequest, ClientRequestKind,
 };
 use tack_core::tool::CallId;
 
@@ -18,11 +18,17 @@ pub(crate) struct McpClientChannel {
 }
 
 impl ClientChannel for McpClientChannel {
-    fn progress(&self, call: &CallId, progress: Progress) -> BoxFuture<'static, ()> {
+    fn progress(
+        &self,
+        call: &CallId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    ) -> BoxFuture<'static, ()> {
         let client = self.peers.get(call.as_str());
         Box::pin(async move {
             if let Some(client) = client {
-                client.progress(progress).await;
+                client.progress(progress, total, message).await;
             }
         })
     }

@@ -13,9 +13,7 @@ use async_trait::async_trait;
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag, openat};
 use nix::sys::stat::{FileStat, Mode, fstat, fstatat};
-use tack_core::capability::{
-    Access, CapabilityError, DirEntry, EntryKind, FileBytes, FileSystem, Metadata, WriteReport,
-};
+use tack_core::capability::{Access, CapabilityError, EntryKind, FileBytes, FileSystem, Metadata};
 
 use crate::path::{Confinement, Resolved};
 use atomic_write::{WriteFailure, write_atomically};
@@ -157,7 +155,7 @@ fn write_file(
     given: &Path,
     resolved: &Resolved,
     contents: &[u8],
-) -> Result<WriteReport, CapabilityError> {
+) -> Result<bool, CapabilityError> {
     let errno = |e| fs_error(given, e);
     let below = confinement.create_below(&resolved.path);
     let Some((dir, name)) = open_parent(&resolved.path, below).map_err(errno)? else {
@@ -165,7 +163,7 @@ fn write_file(
             path: given.display().to_string(),
         });
     };
-    let created = write_atomically(&dir, name, contents).map_err(|failure| match failure {
+    write_atomically(&dir, name, contents).map_err(|failure| match failure {
         WriteFailure::IsADirectory => CapabilityError::IsADirectory {
             path: given.display().to_string(),
         },
@@ -175,14 +173,23 @@ fn write_file(
             path: given.display().to_string(),
             message: e.to_string(),
         },
-    })?;
-    Ok(WriteReport::new(contents.len() as u64, created))
+    })
 }
 
-fn list_dir(given: &Path, path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
+/// The entries of the directory at canonical `path`, each described from
+/// the `lstat` the listing makes anyway, and `writable` from the policy: a
+/// check of the entry's canonical path (no system call), except for a
+/// symbolic link, whose target is resolved first (a write follows it).
+fn list_dir(
+    confinement: &Confinement,
+    given: &Path,
+    path: &Path,
+) -> Result<Vec<Metadata>, CapabilityError> {
     let errno = |e| fs_error(given, e);
     let dir = open_dir(path, None).map_err(errno)?;
     let mut entries = Vec::new();
+    // The entry's canonical path, one buffer for every entry.
+    let mut entry_path = path.to_path_buf();
     for name in entry_names(&dir).map_err(errno)? {
         let stat = match fstatat(&dir, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW) {
             Ok(stat) => stat,
@@ -190,16 +197,33 @@ fn list_dir(given: &Path, path: &Path) -> Result<Vec<DirEntry>, CapabilityError>
             Err(Errno::ENOENT) => continue,
             Err(e) => return Err(errno(e)),
         };
+        entry_path.push(&name);
         let kind = kind_of(&stat);
-        let size = if kind == EntryKind::Dir {
-            0
+        let writable = if kind == EntryKind::Symlink {
+            confinement.check(&entry_path, Access::Write).is_ok()
         } else {
-            size_of(&stat)
+            confinement.allows(&entry_path, Access::Write)
         };
-        entries.push(DirEntry::new(name.to_string_lossy(), kind, size));
+        entry_path.pop();
+        entries.push(describe(name.to_string_lossy(), &stat, writable));
     }
     entries.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(entries)
+}
+
+/// The metadata `stat` says, named `name` (directories have size 0).
+fn describe(name: impl Into<String>, stat: &FileStat, writable: bool) -> Metadata {
+    let kind = kind_of(stat);
+    let size = if kind == EntryKind::Dir {
+        0
+    } else {
+        size_of(stat)
+    };
+    let meta = Metadata::new(name, kind, size).with_writable(writable);
+    match stat_time(stat) {
+        Some(modified) => meta.with_modified(modified),
+        None => meta,
+    }
 }
 
 #[async_trait]
@@ -234,7 +258,7 @@ impl FileSystem for SandboxFs {
         .await
     }
 
-    async fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteReport, CapabilityError> {
+    async fn write(&self, path: &Path, contents: &[u8]) -> Result<bool, CapabilityError> {
         let resolved = self.confinement.check(path, Access::Write)?;
         let (given, contents) = (path.to_owned(), contents.to_vec());
         let confinement = self.confinement.clone();
@@ -244,11 +268,12 @@ impl FileSystem for SandboxFs {
         .await
     }
 
-    async fn list(&self, path: &Path) -> Result<Vec<DirEntry>, CapabilityError> {
+    async fn list(&self, path: &Path) -> Result<Vec<Metadata>, CapabilityError> {
         let resolved = self.confinement.check(path, Access::Read)?;
         not_found_unless_exists(path, &resolved)?;
+        let confinement = self.confinement.clone();
         let given = path.to_owned();
-        blocking(path, move || list_dir(&given, &resolved.path)).await
+        blocking(path, move || list_dir(&confinement, &given, &resolved.path)).await
     }
 
     async fn metadata(&self, path: &Path) -> Result<Metadata, CapabilityError> {
@@ -261,12 +286,8 @@ impl FileSystem for SandboxFs {
         let given = path.to_owned();
         blocking(path, move || {
             let stat = stat_nofollow(&resolved.path).map_err(|e| fs_error(&given, e))?;
-            Ok(Metadata::new(
-                kind_of(&stat),
-                size_of(&stat),
-                stat_time(&stat),
-                writable,
-            ))
+            let name = given.file_name().unwrap_or_default().to_string_lossy();
+            Ok(describe(name, &stat, writable))
         })
         .await
     }

@@ -91,6 +91,22 @@ fn validate(given: &Path) -> Result<(), CapabilityError> {
     Ok(())
 }
 
+/// Why the policy refuses an access (see [`Confinement::check_resolved`]).
+enum Refusal<'a> {
+    /// The path is under no root.
+    Outside,
+    /// The sandbox is read-only and the access writes.
+    ReadOnlySandbox,
+    /// The path's root (this one) is read-only and the access writes.
+    ReadOnlyRoot(&'a Path),
+    /// A denied glob matches.
+    Denied(&'a str),
+    /// A protected entry covers the path and the access writes.
+    Protected(&'a str),
+    /// A hidden entry covers the path.
+    Hidden(&'a str),
+}
+
 impl Confinement {
     /// Canonicalizes the policy's roots and compiles its globs.
     pub(crate) fn new(policy: &SandboxPolicy) -> Result<Self, SandboxError> {
@@ -283,62 +299,73 @@ impl Confinement {
         resolved: &Resolved,
         access: Access,
     ) -> Result<(), CapabilityError> {
+        let Some(refusal) = self.refusal(&resolved.path, access) else {
+            return Ok(());
+        };
         let path = &resolved.path;
+        Err(refused(
+            given,
+            match refusal {
+                Refusal::Outside => self.outside_reason(resolved),
+                Refusal::ReadOnlySandbox => {
+                    "the sandbox is read-only: nothing may be written".to_owned()
+                }
+                Refusal::ReadOnlyRoot(root) => format!(
+                    "{} is a read-only root: writes are allowed only under {}",
+                    root.display(),
+                    self.writable_list()
+                ),
+                Refusal::Denied(glob) => {
+                    format!("{} matches the denied pattern `{glob}`", self.shown(path))
+                }
+                Refusal::Protected(glob) => format!(
+                    "{} is protected (`{glob}`): tools may read it but not change it; \
+                     the user can lift this with SandboxPolicy::without_protected(\"{glob}\")",
+                    self.shown(path)
+                ),
+                Refusal::Hidden(entry) => format!(
+                    "{} is hidden (`{entry}`): neither the tools nor commands may read it; \
+                     the user can lift this with SandboxPolicy::without_hidden(\"{entry}\")",
+                    self.shown(path)
+                ),
+            },
+        ))
+    }
+
+    /// Whether the policy allows `access` to the canonical `path`: what
+    /// [`check_resolved`](Self::check_resolved) decides, without building a
+    /// refusal (a listing asks it for every entry).
+    pub(crate) fn allows(&self, path: &Path, access: Access) -> bool {
+        self.refusal(path, access).is_none()
+    }
+
+    /// Why the policy refuses `access` to the canonical `path`, if it does.
+    fn refusal(&self, path: &Path, access: Access) -> Option<Refusal<'_>> {
         let wants_write = !matches!(access, Access::Read);
         let root = self.roots.containing(path);
         if self.mode != SandboxMode::FullAccess {
             let Some(root) = root else {
-                return Err(refused(given, self.outside_reason(resolved)));
+                return Some(Refusal::Outside);
             };
             if wants_write && self.mode == SandboxMode::ReadOnly {
-                return Err(refused(
-                    given,
-                    "the sandbox is read-only: nothing may be written",
-                ));
+                return Some(Refusal::ReadOnlySandbox);
             }
             if wants_write && root.access != RootAccess::Write {
-                return Err(refused(
-                    given,
-                    format!(
-                        "{} is a read-only root: writes are allowed only under {}",
-                        root.path.display(),
-                        self.writable_list()
-                    ),
-                ));
+                return Some(Refusal::ReadOnlyRoot(&root.path));
             }
         }
         if let Some(root) = root {
             let relative = path.strip_prefix(&root.path).unwrap_or(path);
             if let Some(glob) = self.deny.denying(relative) {
-                return Err(refused(
-                    given,
-                    format!("{} matches the denied pattern `{glob}`", self.shown(path)),
-                ));
+                return Some(Refusal::Denied(glob));
             }
             if wants_write {
                 if let Some(glob) = self.protect.protecting(&root.path, path) {
-                    return Err(refused(
-                        given,
-                        format!(
-                            "{} is protected (`{glob}`): tools may read it but not change it; \
-                             the user can lift this with SandboxPolicy::without_protected(\"{glob}\")",
-                            self.shown(path)
-                        ),
-                    ));
+                    return Some(Refusal::Protected(glob));
                 }
             }
         }
-        if let Some(entry) = self.hide.hiding(path) {
-            return Err(refused(
-                given,
-                format!(
-                    "{} is hidden (`{entry}`): neither the tools nor commands may read it; \
-                     the user can lift this with SandboxPolicy::without_hidden(\"{entry}\")",
-                    self.shown(path)
-                ),
-            ));
-        }
-        Ok(())
+        self.hide.hiding(path).map(Refusal::Hidden)
     }
 
     fn writable_list(&self) -> String {

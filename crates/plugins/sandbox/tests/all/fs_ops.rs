@@ -115,13 +115,13 @@ async fn ranged_reads_are_typed_like_reads() {
 async fn writes_are_atomic_report_created_and_keep_permissions() {
     let fx = Fixture::new();
     let fs = fx.workspace_write().fs();
-    let first = fs.write(Path::new("deep/dir/f.sh"), b"one").await.unwrap();
-    assert!(first.created);
-    assert_eq!(first.bytes_written, 3);
+    let created = fs.write(Path::new("deep/dir/f.sh"), b"one").await.unwrap();
+    assert!(created);
     let path = fx.ws.path().join("deep/dir/f.sh");
+    assert_eq!(std::fs::read(&path).unwrap(), b"one");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o750)).unwrap();
-    let second = fs.write(Path::new("deep/dir/f.sh"), b"two!").await.unwrap();
-    assert!(!second.created);
+    let created = fs.write(Path::new("deep/dir/f.sh"), b"two!").await.unwrap();
+    assert!(!created);
     assert_eq!(std::fs::read(&path).unwrap(), b"two!");
     assert_eq!(
         std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
@@ -167,6 +167,16 @@ async fn lists_are_sorted_with_kinds_and_sizes() {
     assert_eq!(seen[0], ("a-dir", EntryKind::Dir, 0));
     assert_eq!(seen[1], ("b.txt", EntryKind::File, 5));
     assert_eq!((seen[2].0, seen[2].1), ("c-link", EntryKind::Symlink));
+    // Every entry is described as `metadata` describes it (a symlink apart:
+    // it is not followed, but its writability is its target's).
+    for entry in &listing {
+        let meta = fs.metadata(Path::new(&entry.name)).await.unwrap();
+        assert_eq!(entry.writable, meta.writable, "{}", entry.name);
+        assert!(entry.writable && entry.modified.is_some(), "{entry:?}");
+        if entry.kind != EntryKind::Symlink {
+            assert_eq!(*entry, meta);
+        }
+    }
     let err = fs.list(Path::new("b.txt")).await.unwrap_err();
     assert!(
         matches!(err, CapabilityError::NotADirectory { .. }),
@@ -183,14 +193,16 @@ async fn metadata_reports_kind_size_time_and_writability() {
     let fs = fx.workspace_write().fs();
     let meta = fs.metadata(Path::new("f")).await.unwrap();
     assert_eq!(
-        (meta.kind, meta.size, meta.writable),
-        (EntryKind::File, 3, true)
+        (meta.name.as_str(), meta.kind, meta.size, meta.writable),
+        ("f", EntryKind::File, 3, true)
     );
     assert!(meta.modified.is_some());
-    assert_eq!(
-        fs.metadata(Path::new(".")).await.unwrap().kind,
-        EntryKind::Dir
-    );
+    let root = fs.metadata(Path::new(".")).await.unwrap();
+    assert_eq!((root.name.as_str(), root.kind), ("", EntryKind::Dir));
+    std::fs::create_dir(fx.ws.path().join("d")).unwrap();
+    std::fs::write(fx.ws.path().join("d/g.txt"), b"").unwrap();
+    let nested = fs.metadata(Path::new("d/g.txt")).await.unwrap();
+    assert_eq!(nested.name, "g.txt");
     let err = fs.metadata(Path::new("nope")).await.unwrap_err();
     assert_eq!(err.kind_name(), "ENOENT");
 }

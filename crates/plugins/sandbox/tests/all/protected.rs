@@ -88,6 +88,36 @@ async fn the_fs_capability_cannot_change_protected_paths() {
 }
 
 #[tokio::test]
+async fn a_listing_says_which_entries_the_tools_may_write() {
+    let fx = Fixture::new();
+    repo(&fx);
+    std::os::unix::fs::symlink(".git", fx.ws.path().join("innocent")).unwrap();
+    std::os::unix::fs::symlink("src", fx.ws.path().join("src-link")).unwrap();
+    let writable = |sb: &tack_sandbox::Sandbox| {
+        let fs = sb.fs();
+        async move {
+            let listing = fs.list(Path::new(".")).await.unwrap();
+            let mut seen: Vec<(String, bool)> =
+                listing.into_iter().map(|e| (e.name, e.writable)).collect();
+            for (name, writable) in &seen {
+                let meta = fs.metadata(Path::new(name)).await.unwrap();
+                assert_eq!(meta.writable, *writable, "{name}");
+            }
+            seen.sort();
+            seen
+        }
+    };
+    let sb = sandbox(SandboxPolicy::workspace_write(fx.ws.path())).unwrap();
+    let expected = |open: bool| {
+        [".git", ".tack", "innocent", "src", "src-link"]
+            .map(|name| (name.to_owned(), open && name.starts_with("src")))
+    };
+    assert_eq!(writable(&sb).await, expected(true));
+    let sb = sandbox(SandboxPolicy::read_only(fx.ws.path())).unwrap();
+    assert_eq!(writable(&sb).await, expected(false));
+}
+
+#[tokio::test]
 async fn the_user_can_lift_the_protection() {
     let fx = Fixture::new();
     repo(&fx);
