@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use criterion::{BenchmarkId, Criterion, criterion_group};
-use tack_core::hook::{AgentId, Disposer, ListenerSpec, Observer, Waterfall};
+use tack_core::hook::{AgentId, Disposer, Observer, Waterfall};
 
 fn poll_once<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
@@ -38,11 +38,11 @@ fn hook_with(listeners: usize, tail: bool) -> (Waterfall<u64, u64>, Vec<Disposer
     let hook: Waterfall<u64, u64> = Waterfall::new("bench/noop", |x| async move { x + 1 });
     let keep = (0..listeners)
         .map(|i| {
-            let spec = ListenerSpec::new(format!("noop-{i}"));
+            let name = format!("noop-{i}");
             if tail {
-                hook.tap(spec, |x, next| next.run(x))
+                hook.tap(name, |x, next| next.run(x))
             } else {
-                hook.tap(spec, |x, next| async move { next.run(x).await })
+                hook.tap(name, |x, next| async move { next.run(x).await })
             }
         })
         .collect();
@@ -69,14 +69,14 @@ fn dispatch(c: &mut Criterion) {
     let (hook, mut keep) = hook_with(0, true);
     let (a, other) = (AgentId::new("a"), AgentId::new("b"));
     for i in 0..10 {
-        keep.push(hook.tap(
-            ListenerSpec::for_agent(a.clone(), format!("a-{i}")),
-            |x, next| next.run(x),
-        ));
-        keep.push(hook.tap(
-            ListenerSpec::for_agent(other.clone(), format!("b-{i}")),
-            |x, next| next.run(x),
-        ));
+        keep.push(
+            hook.for_agent(&a)
+                .tap(format!("a-{i}"), |x, next| next.run(x)),
+        );
+        keep.push(
+            hook.for_agent(&other)
+                .tap(format!("b-{i}"), |x, next| next.run(x)),
+        );
     }
     group.bench_function("waterfall_10_of_20_scoped_listeners", |b| {
         b.iter(|| poll_once(hook.dispatch(Some(&a), black_box(1))).expect("no panics here"))

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
 use serde_json::json;
-use tack_core::hook::{AgentId, Disposer, ListenerSpec, Waterfall};
+use tack_core::hook::{AgentId, Disposer, Waterfall};
 use tack_core::host::ToolSchema;
 use tack_core::host::{ToolFormat, export_tools, export_tools_json};
 
@@ -55,11 +55,11 @@ fn agents(n: usize) -> Vec<AgentId> {
 fn hook_for(agents: &[AgentId]) -> (Waterfall<u64, u64>, Vec<Disposer>) {
     let hook: Waterfall<u64, u64> = Waterfall::new("bench/scale", |x| async move { x + 1 });
     let mut keep = vec![hook.tap("global", |x, next| next.run(x))];
-    keep.extend(agents.iter().map(|a| {
-        hook.tap(ListenerSpec::for_agent(a.clone(), "scoped"), |x, next| {
-            next.run(x)
-        })
-    }));
+    keep.extend(
+        agents
+            .iter()
+            .map(|a| hook.for_agent(a).tap("scoped", |x, next| next.run(x))),
+    );
     (hook, keep)
 }
 
@@ -118,11 +118,11 @@ fn register_all(hook: &Waterfall<u64, u64>, ids: Option<&[AgentId]>) -> Vec<Disp
 fn register_n(hook: &Waterfall<u64, u64>, ids: Option<&[AgentId]>, n: usize) -> Vec<Disposer> {
     (0..n)
         .map(|i| {
-            let spec = match ids {
-                Some(ids) => ListenerSpec::for_agent(ids[i].clone(), "session"),
-                None => ListenerSpec::new("plugin"),
+            let (scoped, name) = match ids {
+                Some(ids) => (hook.for_agent(&ids[i]), "session"),
+                None => (hook.clone(), "plugin"),
             };
-            hook.tap(spec, |x, next| next.run(x))
+            scoped.tap(name, |x, next| next.run(x))
         })
         .collect()
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tack_core::hook::{AgentId, ListenerSpec, Order, Scope};
+use tack_core::hook::{AgentId, Order};
 use tack_core::hooks::{ExecutionRecord, ToolHooks};
 use tack_core::host::Disposables;
 use tack_core::host::{NewExecutionRecord, NewExecutionToken, NewOutcome, NewToolExecution};
@@ -71,8 +71,8 @@ async fn main() {
             }),
     );
     // 2. A listener for the reviewer only: it may read, nothing else.
-    plugin.add(hooks.pre_execute().tap(
-        ListenerSpec::for_agent(reviewer.clone(), "reviewer-read-only"),
+    plugin.add(hooks.for_agent(&reviewer).pre_execute().tap(
+        "reviewer-read-only",
         |exec, next| async move {
             if exec.name() != "read_file" {
                 return PreDecision::deny("the reviewer agent only reads files");
@@ -84,29 +84,26 @@ async fn main() {
     plugin.add(
         hooks
             .pre_execute()
-            .tap_with(
-                ListenerSpec::new("audit"),
-                Order::EARLY,
-                |exec, next| async move {
-                    let decision = next.run(exec.clone()).await;
-                    println!(
-                        "  [audit] {} {} → {}",
-                        exec.call_id(),
-                        exec.name(),
-                        decision
-                    );
+            .tap_with("audit", Order::EARLY, |exec, next| async move {
+                let decision = next.run(exec.clone()).await;
+                println!(
+                    "  [audit] {} {} → {}",
+                    exec.call_id(),
+                    exec.name(),
                     decision
-                },
-            )
+                );
+                decision
+            })
             .expect("a rank alone always registers"),
     );
     // 4. A result observer (observers see frozen values and cannot change them).
-    plugin.add(hooks.result().tap(
-        (Scope::Global, "printer"),
-        |record: &Arc<ExecutionRecord>| {
-            println!("  [result] {} finished", record.outcome.call_id);
-        },
-    ));
+    plugin.add(
+        hooks
+            .result()
+            .tap("printer", |record: &Arc<ExecutionRecord>| {
+                println!("  [result] {} finished", record.outcome.call_id);
+            }),
+    );
 
     println!(
         "order for reviewer: {:?}",

@@ -42,7 +42,7 @@ pub use crate::async_trait;
 #[doc(no_inline)]
 pub use crate::context::ToolRunContext;
 #[doc(no_inline)]
-pub use crate::hook::{ListenerSpec, Order, Scope};
+pub use crate::hook::{Order, Scope};
 #[doc(no_inline)]
 pub use crate::hooks::{ExecuteOutput, ExecuteRequest, ExecutionRecord, PostDecision};
 #[doc(no_inline)]

@@ -12,9 +12,11 @@
 //!   Each gets the input and a [`Next`] it may run at most once.
 //! * [`Observer<T>`]: listeners see a frozen `Arc<T>` and cannot change it.
 //!
-//! Every registration takes a [`ListenerSpec`] (name, [`Scope`]) and returns
-//! a [`Disposer`]; a plugin's disposers live in one [`Disposables`] bag.
-//! `tap_with` / `register_with` also take an [`Order`]: a rank
+//! Every registration takes a listener name and returns a [`Disposer`]; a
+//! plugin's disposers live in one [`Disposables`] bag. A listener applies to
+//! every agent, or to one when registered through the handle `for_agent`
+//! returns (its [`Scope`]). `tap_with` / `register_with` also take an
+//! [`Order`]: a rank
 //! ([`Order::EARLY`], [`Order::LATE`]) and before or after other listeners,
 //! by name. See `docs/architecture.md` for the ordering and failure rules with
 //! diagrams.
@@ -39,7 +41,6 @@ pub use observer::{Notified, Observer};
 pub use order::{Order, OrderError};
 pub use provenance::Provenance;
 pub use scope::{AgentId, Scope};
-pub use spec::ListenerSpec;
 pub use waterfall::{Dispatch, Next, Waterfall, WaterfallListener};
 
 pub use listeners::ListenerList;

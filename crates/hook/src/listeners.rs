@@ -11,7 +11,7 @@ use tack_replicated::{Replaced, Replicated};
 
 use super::disposer::Undo;
 use super::order::{Conflict, arrange};
-use super::spec::{Entry, ListenerSpec};
+use super::spec::Entry;
 use super::view::{Rank, Run, Slot, Snapshot, View, base_rank};
 use super::{AgentId, Disposer, Order, OrderError, Scope};
 
@@ -144,17 +144,23 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         )
     }
 
-    /// Adds a listener at the normal rank; the returned disposer removes
-    /// exactly this registration.
-    pub fn insert(self: &Arc<Self>, spec: ListenerSpec, listener: Arc<L>) -> Disposer {
-        self.insert_ranked(spec, Order::NORMAL.rank(), listener)
+    /// Adds a listener named `name` in `scope` at the normal rank; the
+    /// returned disposer removes exactly this registration.
+    ///
+    /// The name appears in tracing, in error messages ("listener `audit`
+    /// panicked") and in the provenance of the decisions the listener makes;
+    /// it need not be unique.
+    pub fn insert(self: &Arc<Self>, scope: Scope, name: Arc<str>, listener: Arc<L>) -> Disposer {
+        self.insert_ranked(scope, name, Order::NORMAL.rank(), listener)
     }
 
-    /// Adds a listener at `rank` (higher runs first, see [`Order`]); the
-    /// returned disposer removes exactly this registration.
+    /// Adds a listener named `name` in `scope` at `rank` (higher runs
+    /// first, see [`Order`]); the returned disposer removes exactly this
+    /// registration.
     pub fn insert_ranked(
         self: &Arc<Self>,
-        spec: ListenerSpec,
+        scope: Scope,
+        name: Arc<str>,
         rank: i32,
         listener: Arc<L>,
     ) -> Disposer {
@@ -162,7 +168,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         let stale;
         let key = {
             let mut regs = self.registrations.lock();
-            let (key, entry) = Self::entry(&mut regs, spec, rank, None, listener);
+            let (key, entry) = Self::entry(&mut regs, scope, name, rank, None, listener);
             let change = if regs.constrained == 0 {
                 let change = Self::add_ranked(Arc::make_mut(&mut regs.working), key, entry.clone());
                 Self::record(&mut regs, key, entry);
@@ -183,8 +189,8 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         self.disposer(key)
     }
 
-    /// Adds a listener placed by `order` (resolved now, against the
-    /// listeners registered in every scope).
+    /// Adds a listener named `name` in `scope`, placed by `order` (resolved
+    /// now, against the listeners registered in every scope).
     ///
     /// # Errors
     ///
@@ -193,12 +199,13 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     pub fn insert_ordered(
         self: &Arc<Self>,
         hook: &'static str,
-        spec: ListenerSpec,
+        scope: Scope,
+        name: Arc<str>,
         order: Order,
         listener: Arc<L>,
     ) -> Result<Disposer, OrderError> {
         if order.is_empty() {
-            return Ok(self.insert_ranked(spec, order.rank(), listener));
+            return Ok(self.insert_ranked(scope, name, order.rank(), listener));
         }
         // Dropped after the lock: a refused listener may own disposers of
         // this same list (see `publish`).
@@ -211,7 +218,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
                 if !regs.base.values().any(|e| e.name == *target) {
                     return Err(OrderError::UnknownListener {
                         hook,
-                        listener: spec.name,
+                        listener: name,
                         relation: relation.as_str(),
                         target: target.clone(),
                         known: regs
@@ -223,9 +230,9 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
                     });
                 }
             }
-            let name = spec.name.clone();
             let rank = order.rank();
-            let (key, entry) = Self::entry(&mut regs, spec, rank, Some(order), listener);
+            let (key, entry) =
+                Self::entry(&mut regs, scope, name.clone(), rank, Some(order), listener);
             refused = entry.clone();
             let mut base = Self::ranked(&regs.base);
             base.push((key, &entry));
@@ -247,7 +254,8 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
 
     fn entry(
         regs: &mut Registrations<L, M>,
-        spec: ListenerSpec,
+        scope: Scope,
+        name: Arc<str>,
         rank: i32,
         order: Option<Order>,
         listener: Arc<L>,
@@ -255,8 +263,8 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         let id = regs.next_id;
         regs.next_id += 1;
         let entry = Entry {
-            name: spec.name,
-            scope: spec.scope,
+            name,
+            scope,
             rank,
             order,
             listener,
@@ -561,33 +569,33 @@ mod tests {
         view.entries.iter().map(|e| &*e.name).collect()
     }
 
-    fn add(list: &Arc<ListenerList<str>>, spec: ListenerSpec) -> Disposer {
-        let name: Arc<str> = Arc::from(spec.name());
-        list.insert(spec, name)
+    /// Registers a listener that is its own name.
+    fn add(list: &Arc<ListenerList<str>>, scope: Scope, name: impl Into<Arc<str>>) -> Disposer {
+        let name: Arc<str> = name.into();
+        list.insert(scope, name.clone(), name)
     }
 
-    fn add_at(list: &Arc<ListenerList<str>>, spec: ListenerSpec, order: Order) -> Disposer {
-        let name: Arc<str> = Arc::from(spec.name());
-        list.insert_ranked(spec, order.rank(), name)
+    fn add_at(list: &Arc<ListenerList<str>>, scope: Scope, name: &str, order: Order) -> Disposer {
+        list.insert_ranked(scope, name.into(), order.rank(), name.into())
     }
 
     #[test]
     fn insertion_keeps_priority_then_registration_order() {
         let list = ListenerList::<str>::new();
-        let _a = add(&list, ListenerSpec::new("a"));
-        let _b = add_at(&list, ListenerSpec::new("b"), Order::EARLY);
-        let _c = add(&list, ListenerSpec::new("c"));
-        let _d = add_at(&list, ListenerSpec::new("d"), Order::ranked(-1));
-        let _e = add_at(&list, ListenerSpec::new("e"), Order::EARLY);
+        let _a = add(&list, Scope::Global, "a");
+        let _b = add_at(&list, Scope::Global, "b", Order::EARLY);
+        let _c = add(&list, Scope::Global, "c");
+        let _d = add_at(&list, Scope::Global, "d", Order::ranked(-1));
+        let _e = add_at(&list, Scope::Global, "e", Order::EARLY);
         assert_eq!(names(&list.view(None)), ["b", "e", "a", "c", "d"]);
     }
 
     #[test]
     fn extreme_priorities_keep_their_order() {
         let list = ListenerList::<str>::new();
-        let _min = add_at(&list, ListenerSpec::new("min"), Order::ranked(i32::MIN));
-        let _max = add_at(&list, ListenerSpec::new("max"), Order::ranked(i32::MAX));
-        let _zero = add(&list, ListenerSpec::new("zero"));
+        let _min = add_at(&list, Scope::Global, "min", Order::ranked(i32::MIN));
+        let _max = add_at(&list, Scope::Global, "max", Order::ranked(i32::MAX));
+        let _zero = add(&list, Scope::Global, "zero");
         assert_eq!(names(&list.view(None)), ["max", "zero", "min"]);
     }
 
@@ -595,16 +603,12 @@ mod tests {
     fn an_agent_view_merges_its_own_listeners_into_the_global_order() {
         let list = ListenerList::<str>::new();
         let (a, b) = (AgentId::new("a"), AgentId::new("b"));
-        let _g1 = add(&list, ListenerSpec::new("g1"));
-        let _a1 = add(&list, ListenerSpec::for_agent(a.clone(), "a1"));
-        let _b1 = add(&list, ListenerSpec::for_agent(b.clone(), "b1"));
-        let _g2 = add_at(&list, ListenerSpec::new("g2"), Order::LATE);
-        let _a2 = add_at(
-            &list,
-            ListenerSpec::for_agent(a.clone(), "a2"),
-            Order::EARLY,
-        );
-        let _g3 = add(&list, ListenerSpec::new("g3"));
+        let _g1 = add(&list, Scope::Global, "g1");
+        let _a1 = add(&list, Scope::Agent(a.clone()), "a1");
+        let _b1 = add(&list, Scope::Agent(b.clone()), "b1");
+        let _g2 = add_at(&list, Scope::Global, "g2", Order::LATE);
+        let _a2 = add_at(&list, Scope::Agent(a.clone()), "a2", Order::EARLY);
+        let _g3 = add(&list, Scope::Global, "g3");
         assert_eq!(names(&list.view(Some(&a))), ["a2", "g1", "a1", "g3", "g2"]);
         assert_eq!(names(&list.view(Some(&b))), ["g1", "b1", "g3", "g2"]);
         assert_eq!(names(&list.view(None)), ["g1", "g3", "g2"]);
@@ -619,11 +623,11 @@ mod tests {
     fn a_view_is_a_snapshot_and_disposal_touches_only_its_scope() {
         let list = ListenerList::<str>::new();
         let a = AgentId::new("a");
-        let _g = add(&list, ListenerSpec::new("g"));
+        let _g = add(&list, Scope::Global, "g");
         // No agent-scoped listener yet: every agent reads the global list.
         assert!(list.view(Some(&a)).same_as(&list.view(None)));
 
-        let only_a = add(&list, ListenerSpec::for_agent(a.clone(), "only-a"));
+        let only_a = add(&list, Scope::Agent(a.clone()), "only-a");
         let first = list.view(Some(&a));
         assert_eq!(names(&first), ["g", "only-a"]);
         assert!(
@@ -649,10 +653,10 @@ mod tests {
         let agents: Vec<AgentId> = (0..200)
             .map(|i| AgentId::new(format!("agent-{i}")))
             .collect();
-        let _global = add(&list, ListenerSpec::new("global"));
+        let _global = add(&list, Scope::Global, "global");
         let mut keep: Vec<Disposer> = agents
             .iter()
-            .map(|a| add(&list, ListenerSpec::for_agent(a.clone(), a.as_str())))
+            .map(|a| add(&list, Scope::Agent(a.clone()), a.as_str()))
             .collect();
         for agent in &agents {
             assert_eq!(names(&list.view(Some(agent))), ["global", agent.as_str()]);
@@ -680,19 +684,20 @@ mod tests {
     fn constraints_rank_across_scopes_and_base_keys_return_without_them() {
         let list = ListenerList::<str>::new();
         let a = AgentId::new("a");
-        let _x = add(&list, ListenerSpec::new("x"));
-        let _own = add(&list, ListenerSpec::for_agent(a.clone(), "own"));
+        let _x = add(&list, Scope::Global, "x");
+        let _own = add(&list, Scope::Agent(a.clone()), "own");
         let before = list
             .insert_ordered(
                 "unit/order",
-                ListenerSpec::for_agent(a.clone(), "first"),
+                Scope::Agent(a.clone()),
+                "first".into(),
                 Order::before("x"),
                 Arc::from("first"),
             )
             .expect("x is registered");
         // A later plain listener named `x` is still after `first`.
-        let _x2 = add(&list, ListenerSpec::new("x"));
-        let _late = add(&list, ListenerSpec::new("late"));
+        let _x2 = add(&list, Scope::Global, "x");
+        let _late = add(&list, Scope::Global, "late");
         assert_eq!(
             names(&list.view(Some(&a))),
             ["first", "x", "own", "x", "late"]
@@ -700,12 +705,8 @@ mod tests {
         before.dispose();
         assert_eq!(names(&list.view(Some(&a))), ["x", "own", "x", "late"]);
         // Without constraints again, plain registrations land by base key.
-        let _early = add_at(
-            &list,
-            ListenerSpec::for_agent(a.clone(), "early"),
-            Order::EARLY,
-        );
-        let _last = add(&list, ListenerSpec::new("last"));
+        let _early = add_at(&list, Scope::Agent(a.clone()), "early", Order::EARLY);
+        let _last = add(&list, Scope::Global, "last");
         assert_eq!(
             names(&list.view(Some(&a))),
             ["early", "x", "own", "x", "late", "last"]
@@ -716,7 +717,7 @@ mod tests {
     fn a_disposed_listener_is_freed_though_threads_copied_the_snapshot() {
         let list = ListenerList::<str>::new();
         let marker: Arc<str> = Arc::from("m");
-        let disposer = list.insert(ListenerSpec::new("m"), marker.clone());
+        let disposer = list.insert(Scope::Global, "m".into(), marker.clone());
         std::thread::scope(|s| {
             s.spawn(|| assert_eq!(names(&list.view(None)), ["m"]));
         });
@@ -782,9 +783,8 @@ mod tests {
                     i => Scope::Agent(agents[usize::from(i) - 1].clone()),
                 };
                 let name = n.to_string();
-                let spec = ListenerSpec::new(name.as_str())
-                    .with_scope(scope.clone());
-                live.push((n, scope, priority, list.insert_ranked(spec, priority, Arc::from(name.as_str()))));
+                let name: Arc<str> = Arc::from(name.as_str());
+                live.push((n, scope.clone(), priority, list.insert_ranked(scope, name.clone(), priority, name)));
             }
             for agent in [None, Some(&agents[0]), Some(&agents[1]), Some(&agents[2])] {
                 let view = list.view(agent);
@@ -806,8 +806,8 @@ mod tests {
     fn a_dispatch_makes_no_copy_until_a_change() {
         let list = ListenerList::<str>::new();
         let a = AgentId::new("a");
-        let _g = add(&list, ListenerSpec::new("g"));
-        let _own = add(&list, ListenerSpec::for_agent(a.clone(), "own"));
+        let _g = add(&list, Scope::Global, "g");
+        let _own = add(&list, Scope::Agent(a.clone()), "own");
         let first = list.view(Some(&a));
         let made = list.published.copies_made();
         for _ in 0..100 {
@@ -815,7 +815,7 @@ mod tests {
             assert!(list.reaches_any(None));
         }
         assert_eq!(list.published.copies_made(), made);
-        let _later = add(&list, ListenerSpec::new("later"));
+        let _later = add(&list, Scope::Global, "later");
         assert_eq!(names(&list.view(Some(&a))), ["g", "own", "later"]);
         assert_eq!(list.published.copies_made(), made + 1);
     }
@@ -853,12 +853,12 @@ mod tests {
             }
             for n in 0..CHANGES {
                 // Every third one is the agent's own (merged in rank order).
-                let spec = if n % 3 == 0 {
-                    ListenerSpec::for_agent(a.clone(), n.to_string())
+                let scope = if n % 3 == 0 {
+                    Scope::Agent(a.clone())
                 } else {
-                    ListenerSpec::new(n.to_string())
+                    Scope::Global
                 };
-                keep.push(add(&list, spec));
+                keep.push(add(&list, scope, n.to_string()));
                 returned.store(n + 1, Ordering::SeqCst);
             }
             done.store(true, Ordering::SeqCst);
@@ -869,7 +869,7 @@ mod tests {
     #[test]
     fn removing_an_unknown_key_changes_nothing() {
         let list = ListenerList::<str>::new();
-        let _a = add(&list, ListenerSpec::new("a"));
+        let _a = add(&list, Scope::Global, "a");
         let before = list.view(None);
         list.remove(9_999);
         assert!(before.same_as(&list.view(None)));

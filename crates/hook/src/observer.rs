@@ -5,7 +5,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use super::listeners::ListenerList;
-use super::{AgentId, Disposables, Disposer, ListenerSpec, Order, OrderError, panic_message};
+use super::{AgentId, Disposables, Disposer, Order, OrderError, Scope, panic_message};
 
 /// An observer as the list stores it: the closure given to
 /// [`Observer::tap`], behind the list's `Arc`.
@@ -46,6 +46,9 @@ pub struct Observer<T> {
     /// The bag every registration made through this handle goes into
     /// (see [`owned_by`](Self::owned_by)).
     owner: Option<Arc<Disposables>>,
+    /// The scope of every registration made through this handle (see
+    /// [`for_agent`](Self::for_agent)). Read when registering only.
+    scope: Scope,
 }
 
 impl<T> Clone for Observer<T> {
@@ -53,6 +56,7 @@ impl<T> Clone for Observer<T> {
         Self {
             inner: self.inner.clone(),
             owner: self.owner.clone(),
+            scope: self.scope.clone(),
         }
     }
 }
@@ -61,6 +65,7 @@ impl<T> fmt::Debug for Observer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Observer")
             .field("name", &self.inner.name)
+            .field("scope", &self.scope)
             .field("listeners", &self.inner.list)
             .finish()
     }
@@ -85,6 +90,7 @@ impl<T: Send + Sync + 'static> Observer<T> {
                 list: ListenerList::new(),
             }),
             owner: None,
+            scope: Scope::Global,
         }
     }
 
@@ -94,11 +100,39 @@ impl<T: Send + Sync + 'static> Observer<T> {
     }
 
     /// A handle to the same hook point whose registrations also go into
-    /// `owner` (see [`Waterfall::owned_by`](crate::Waterfall::owned_by)).
+    /// `owner` (see [`Waterfall::owned_by`](crate::Waterfall::owned_by)). It
+    /// keeps this handle's scope.
     pub fn owned_by(&self, owner: Arc<Disposables>) -> Self {
         Self {
             inner: self.inner.clone(),
             owner: Some(owner),
+            scope: self.scope.clone(),
+        }
+    }
+
+    /// A handle to the same hook point whose registrations apply to `agent`
+    /// only: a notification for `agent` reaches them, one for another agent
+    /// (or for none) never does. It keeps this handle's owner, as
+    /// [`owned_by`](Self::owned_by) keeps the agent (see
+    /// [`Waterfall::for_agent`](crate::Waterfall::for_agent)).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tack_hook::{AgentId, Observer};
+    ///
+    /// let hook: Observer<u32> = Observer::new("demo/scoped");
+    /// let reviewer = AgentId::new("reviewer");
+    /// let _all = hook.tap("everyone", |_| {});
+    /// let _own = hook.for_agent(&reviewer).tap("reviewer-only", |_| {});
+    /// assert_eq!(hook.notify(Some(&reviewer), &Arc::new(1)).reached, 2);
+    /// assert_eq!(hook.notify(Some(&AgentId::new("coder")), &Arc::new(1)).reached, 1);
+    /// assert_eq!(hook.notify(None, &Arc::new(1)).reached, 1);
+    /// ```
+    pub fn for_agent(&self, agent: impl Into<AgentId>) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            owner: self.owner.clone(),
+            scope: Scope::Agent(agent.into()),
         }
     }
 
@@ -106,8 +140,11 @@ impl<T: Send + Sync + 'static> Observer<T> {
         Disposables::hold_in(self.owner.as_ref(), disposer)
     }
 
-    /// Registers an observer: a closure that sees each frozen value (and
-    /// captures whatever state it keeps).
+    /// Registers an observer named `name`: a closure that sees each frozen
+    /// value (and captures whatever state it keeps). It goes in this
+    /// handle's scope (every agent, unless the handle came from
+    /// [`for_agent`](Self::for_agent)); the name is used as a waterfall
+    /// listener's is (see [`Waterfall::tap`](crate::Waterfall::tap)).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -129,11 +166,15 @@ impl<T: Send + Sync + 'static> Observer<T> {
     /// hook.notify(None, &Arc::new("hi".to_owned()));
     /// assert_eq!(counter.0.load(Ordering::Relaxed), 1);
     /// ```
-    pub fn tap<F>(&self, spec: impl Into<ListenerSpec>, observer: F) -> Disposer
+    pub fn tap<F>(&self, name: impl Into<Arc<str>>, observer: F) -> Disposer
     where
         F: Fn(&Arc<T>) + Send + Sync + 'static,
     {
-        self.keep(self.inner.list.insert(spec.into(), Arc::new(observer)))
+        let disposer = self
+            .inner
+            .list
+            .insert(self.scope.clone(), name.into(), Arc::new(observer));
+        self.keep(disposer)
     }
 
     /// Registers a closure observer placed by `order`: before or after other
@@ -145,7 +186,7 @@ impl<T: Send + Sync + 'static> Observer<T> {
     /// constraints conflict; nothing is registered then.
     pub fn tap_with<F>(
         &self,
-        spec: impl Into<ListenerSpec>,
+        name: impl Into<Arc<str>>,
         order: Order,
         observer: F,
     ) -> Result<Disposer, OrderError>
@@ -154,7 +195,13 @@ impl<T: Send + Sync + 'static> Observer<T> {
     {
         self.inner
             .list
-            .insert_ordered(self.inner.name, spec.into(), order, Arc::new(observer))
+            .insert_ordered(
+                self.inner.name,
+                self.scope.clone(),
+                name.into(),
+                order,
+                Arc::new(observer),
+            )
             .map(|disposer| self.keep(disposer))
     }
 

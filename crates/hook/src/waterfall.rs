@@ -14,8 +14,7 @@ use crate::future_pool::{PoolKey, Pooled};
 use super::listeners::ListenerList;
 use super::view::{Pos, View};
 use super::{
-    AgentId, Disposables, Disposer, HookError, ListenerSpec, Order, OrderError, Provenance,
-    panic_message,
+    AgentId, Disposables, Disposer, HookError, Order, OrderError, Provenance, Scope, panic_message,
 };
 
 /// A typed waterfall listener: the named-type alternative to a closure given to
@@ -282,8 +281,10 @@ struct Inner<In, Out> {
 ///   [`Order::NORMAL`](super::Order::NORMAL)); equal ranks in registration
 ///   order (first registered is outermost). An [`Order`] that names
 ///   listeners places this one before or after them, whatever their ranks.
-/// * **Scope**: a dispatch for agent A runs the global listeners and A's, in one
-///   merged order, never another agent's.
+/// * **Scope**: a listener registered through [`for_agent`](Self::for_agent)
+///   applies to that agent only; one registered through any other handle, to
+///   every agent. A dispatch for agent A runs the global listeners and A's, in
+///   one merged order, never another agent's.
 /// * **Snapshot**: the listener list is read once when the dispatch starts;
 ///   registering or disposing during it changes later dispatches only.
 /// * **Failure**: a panic anywhere in the chain makes the dispatch return
@@ -293,7 +294,7 @@ struct Inner<In, Out> {
 /// `Waterfall` is a cheap handle (`Clone` shares the same hook point).
 ///
 /// ```
-/// use tack_hook::{ListenerSpec, Order, Waterfall};
+/// use tack_hook::{Order, Waterfall};
 ///
 /// # futures::executor::block_on(async {
 /// let hook: Waterfall<String, String> = Waterfall::new("demo/greet", |name| async move {
@@ -303,7 +304,7 @@ struct Inner<In, Out> {
 /// let _shout = hook.tap("upper", |name: String, next| next.run(name.to_uppercase()));
 /// // Transform the output; runs outside `upper` because of its priority.
 /// let _bang = hook.tap_with(
-///     ListenerSpec::new("bang"), Order::EARLY,
+///     "bang", Order::EARLY,
 ///     |name, next| async move { format!("{}!", next.run(name).await) },
 /// ).unwrap();
 /// assert_eq!(hook.dispatch(None, "ada".into()).await.unwrap(), "hello ADA!");
@@ -314,6 +315,10 @@ pub struct Waterfall<In, Out> {
     /// The bag every registration made through this handle goes into
     /// (see [`owned_by`](Self::owned_by)).
     owner: Option<Arc<Disposables>>,
+    /// The scope of every registration made through this handle (see
+    /// [`for_agent`](Self::for_agent)). Read when registering only: a
+    /// dispatch reads the list.
+    scope: Scope,
 }
 
 impl<In, Out> Clone for Waterfall<In, Out> {
@@ -321,6 +326,7 @@ impl<In, Out> Clone for Waterfall<In, Out> {
         Self {
             inner: self.inner.clone(),
             owner: self.owner.clone(),
+            scope: self.scope.clone(),
         }
     }
 }
@@ -329,6 +335,7 @@ impl<In, Out> fmt::Debug for Waterfall<In, Out> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Waterfall")
             .field("name", &self.inner.hook)
+            .field("scope", &self.scope)
             .field("listeners", &self.inner.list)
             .finish()
     }
@@ -377,6 +384,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
                 list: ListenerList::with_meta(meta),
             }),
             owner: None,
+            scope: Scope::Global,
         }
     }
 
@@ -407,7 +415,8 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     /// A handle to the same hook point whose registrations also go into
     /// `owner`: each stays installed until `owner` is disposed (or its own
     /// returned [`Disposer`] is), whatever happens to that disposer. This is
-    /// how a plugin's registrations join its footprint.
+    /// how a plugin's registrations join its footprint. It keeps this
+    /// handle's scope (see [`for_agent`](Self::for_agent)).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -424,6 +433,40 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
         Self {
             inner: self.inner.clone(),
             owner: Some(owner),
+            scope: self.scope.clone(),
+        }
+    }
+
+    /// A handle to the same hook point whose registrations apply to `agent`
+    /// only: a dispatch for `agent` runs them, merged with the global
+    /// listeners in one order, and a dispatch for another agent (or for
+    /// none) never does. Ordering by name ([`Order::before`],
+    /// [`Order::after`]) works across scopes.
+    ///
+    /// It keeps this handle's owner (see [`owned_by`](Self::owned_by)), and
+    /// `owned_by` keeps the agent, so `hook.owned_by(bag).for_agent(a)` and
+    /// `hook.for_agent(a).owned_by(bag)` are the same handle. On a handle
+    /// scoped already, the new agent replaces the old one. Dispatching and
+    /// the listener queries are the hook point's, whatever the handle.
+    ///
+    /// ```
+    /// use tack_hook::{AgentId, Waterfall};
+    ///
+    /// # futures::executor::block_on(async {
+    /// let hook = Waterfall::new_sync("demo/scoped", |x: u32| x);
+    /// let reviewer = AgentId::new("reviewer");
+    /// let _all = hook.tap("plus-one", |x, next| next.run(x + 1));
+    /// let _own = hook.for_agent(&reviewer).tap("times-ten", |x, next| next.run(x * 10));
+    /// assert_eq!(hook.dispatch(Some(&reviewer), 1).await.unwrap(), 20);
+    /// assert_eq!(hook.dispatch(Some(&AgentId::new("coder")), 1).await.unwrap(), 2);
+    /// assert_eq!(hook.dispatch(None, 1).await.unwrap(), 2);
+    /// # });
+    /// ```
+    pub fn for_agent(&self, agent: impl Into<AgentId>) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            owner: self.owner.clone(),
+            scope: Scope::Agent(agent.into()),
         }
     }
 
@@ -431,44 +474,53 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
         Disposables::hold_in(self.owner.as_ref(), disposer)
     }
 
-    /// Adds an erased listener at the default rank, kept by the owner.
-    fn add(&self, spec: ListenerSpec, listener: Arc<dyn ErasedListener<In, Out>>) -> Disposer {
-        self.keep(self.inner.list.insert(spec, listener))
+    /// Adds an erased listener at the default rank, in this handle's scope,
+    /// kept by the owner.
+    fn add(&self, name: Arc<str>, listener: Arc<dyn ErasedListener<In, Out>>) -> Disposer {
+        self.keep(self.inner.list.insert(self.scope.clone(), name, listener))
     }
 
-    /// Adds an erased listener placed by `order`, kept by the owner.
+    /// Adds an erased listener placed by `order`, in this handle's scope,
+    /// kept by the owner.
     fn add_ordered(
         &self,
-        spec: ListenerSpec,
+        name: Arc<str>,
         order: Order,
         listener: Arc<dyn ErasedListener<In, Out>>,
     ) -> Result<Disposer, OrderError> {
         self.inner
             .list
-            .insert_ordered(self.inner.hook, spec, order, listener)
+            .insert_ordered(self.inner.hook, self.scope.clone(), name, order, listener)
             .map(|disposer| self.keep(disposer))
     }
 
-    /// Registers a closure listener. The closure gets the input and a [`Next`];
-    /// see [`WaterfallListener`] for what it may do with them.
+    /// Registers a closure listener named `name`. The closure gets the input
+    /// and a [`Next`]; see [`WaterfallListener`] for what it may do with them.
+    ///
+    /// The name appears in tracing, in error messages ("listener `audit`
+    /// panicked") and in the provenance of the decisions the listener makes;
+    /// it need not be unique, but one that says who registered the listener
+    /// helps the people reading logs. The listener goes in this handle's
+    /// scope (every agent, unless the handle came from
+    /// [`for_agent`](Self::for_agent)), at [`Order::NORMAL`].
     ///
     /// A closure that only inspects or rewrites the input and then returns
     /// `next.run(input)` itself (not wrapped in an `async` block) is a tail
     /// call: it costs no allocation and no level of nesting.
-    pub fn tap<F, Fut>(&self, spec: impl Into<ListenerSpec>, listener: F) -> Disposer
+    pub fn tap<F, Fut>(&self, name: impl Into<Arc<str>>, listener: F) -> Disposer
     where
         F: Fn(In, Next<In, Out>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Out> + Send + 'static,
     {
-        self.add(spec.into(), Arc::new(ClosureListener::new(listener)))
+        self.add(name.into(), Arc::new(ClosureListener::new(listener)))
     }
 
-    /// Registers a typed listener.
-    pub fn register<L>(&self, spec: impl Into<ListenerSpec>, listener: L) -> Disposer
+    /// Registers a typed listener named `name` (see [`tap`](Self::tap)).
+    pub fn register<L>(&self, name: impl Into<Arc<str>>, listener: L) -> Disposer
     where
         L: WaterfallListener<In, Out>,
     {
-        self.add(spec.into(), Arc::new(TypedListener::new(listener)))
+        self.add(name.into(), Arc::new(TypedListener::new(listener)))
     }
 
     /// Registers a closure listener placed by `order`: before or after
@@ -480,7 +532,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     /// constraints conflict; nothing is registered then.
     pub fn tap_with<F, Fut>(
         &self,
-        spec: impl Into<ListenerSpec>,
+        name: impl Into<Arc<str>>,
         order: Order,
         listener: F,
     ) -> Result<Disposer, OrderError>
@@ -488,7 +540,7 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
         F: Fn(In, Next<In, Out>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Out> + Send + 'static,
     {
-        self.add_ordered(spec.into(), order, Arc::new(ClosureListener::new(listener)))
+        self.add_ordered(name.into(), order, Arc::new(ClosureListener::new(listener)))
     }
 
     /// Registers a typed listener placed by `order` (see [`tap_with`](Self::tap_with)).
@@ -498,14 +550,14 @@ impl<In: Send + 'static, Out: Send + 'static> Waterfall<In, Out> {
     /// As [`tap_with`](Self::tap_with).
     pub fn register_with<L>(
         &self,
-        spec: impl Into<ListenerSpec>,
+        name: impl Into<Arc<str>>,
         order: Order,
         listener: L,
     ) -> Result<Disposer, OrderError>
     where
         L: WaterfallListener<In, Out>,
     {
-        self.add_ordered(spec.into(), order, Arc::new(TypedListener::new(listener)))
+        self.add_ordered(name.into(), order, Arc::new(TypedListener::new(listener)))
     }
 
     /// Runs the chain for `agent` (`None`: global listeners only).
@@ -1000,7 +1052,7 @@ mod tests {
     /// the run is still being called.
     #[test]
     fn a_run_of_tail_calls_holds_one_handle_on_the_view() {
-        use crate::{ListenerSpec, Order};
+        use crate::Order;
         use std::sync::atomic::{AtomicUsize, Ordering};
         let handles_at_innermost = |tails: usize| {
             let hook: Waterfall<u32, u32> = Waterfall::new_sync("unit/handles", |x| x);
@@ -1010,14 +1062,10 @@ mod tests {
                 .map(|_| hook.tap("tail", |x, next| next.run(x)))
                 .collect();
             keep.push(
-                hook.tap_with(
-                    ListenerSpec::new("innermost"),
-                    Order::LATE,
-                    move |x, next: Next<u32, u32>| {
-                        counted.store(next.view.holders(), Ordering::Relaxed);
-                        next.run(x)
-                    },
-                )
+                hook.tap_with("innermost", Order::LATE, move |x, next: Next<u32, u32>| {
+                    counted.store(next.view.holders(), Ordering::Relaxed);
+                    next.run(x)
+                })
                 .unwrap(),
             );
             block_on(hook.dispatch(None, 0)).expect("no panic");
@@ -1034,7 +1082,7 @@ mod tests {
     /// snapshot), not the current one's.
     #[test]
     fn a_tail_call_into_a_kept_next_runs_that_chain() {
-        use crate::{ListenerSpec, Order};
+        use crate::Order;
         use std::sync::Mutex;
 
         type Log = Vec<&'static str>;
@@ -1043,7 +1091,7 @@ mod tests {
         let stash = kept.clone();
         let _outer = hook
             .tap_with(
-                ListenerSpec::new("outer"),
+                "outer",
                 Order::EARLY,
                 move |mut log: Log, next: Next<Log, Log>| {
                     log.push("outer");
@@ -1155,7 +1203,7 @@ mod tests {
     /// registered meanwhile does not see it; the next dispatch sees the change.
     #[test]
     fn a_dispatch_is_a_snapshot_of_its_start() {
-        use crate::{AgentId, ListenerSpec, Order};
+        use crate::{AgentId, Order};
         use futures::channel::oneshot;
         use std::sync::Mutex;
         use std::task::Waker;
@@ -1166,28 +1214,21 @@ mod tests {
         let (go, wait) = oneshot::channel::<()>();
         let wait = Arc::new(Mutex::new(Some(wait)));
         let _outer = hook
-            .tap_with(
-                ListenerSpec::new("outer"),
-                Order::EARLY,
-                move |mut log: Log, next| {
-                    let wait = wait.lock().unwrap().take();
-                    async move {
-                        if let Some(wait) = wait {
-                            wait.await.unwrap();
-                        }
-                        log.push("outer");
-                        next.run(log).await
+            .tap_with("outer", Order::EARLY, move |mut log: Log, next| {
+                let wait = wait.lock().unwrap().take();
+                async move {
+                    if let Some(wait) = wait {
+                        wait.await.unwrap();
                     }
-                },
-            )
+                    log.push("outer");
+                    next.run(log).await
+                }
+            })
             .unwrap();
-        let victim = hook.tap(
-            ListenerSpec::for_agent(agent.clone(), "victim"),
-            |mut log: Log, next| {
-                log.push("victim");
-                next.run(log)
-            },
-        );
+        let victim = hook.for_agent(&agent).tap("victim", |mut log: Log, next| {
+            log.push("victim");
+            next.run(log)
+        });
         let mut dispatch = hook.dispatch(Some(&agent), Vec::new());
         let mut cx = Context::from_waker(Waker::noop());
         assert!(
@@ -1203,10 +1244,9 @@ mod tests {
             }
         };
         let _global = hook.tap("new-global", newcomer("new-global"));
-        let _scoped = hook.tap(
-            ListenerSpec::for_agent(agent.clone(), "new-scoped"),
-            newcomer("new-scoped"),
-        );
+        let _scoped = hook
+            .for_agent(&agent)
+            .tap("new-scoped", newcomer("new-scoped"));
         go.send(()).unwrap();
         assert_eq!(
             futures::executor::block_on(dispatch).unwrap(),
@@ -1224,7 +1264,7 @@ mod tests {
     #[test]
     fn the_flat_and_the_tree_walks_give_the_same_order() {
         use crate::view::FLAT_MAX;
-        use crate::{AgentId, ListenerSpec, Order};
+        use crate::{AgentId, Order};
 
         type Log = Vec<Arc<str>>;
         let agent = AgentId::new("a");
@@ -1237,18 +1277,20 @@ mod tests {
                 let name: Arc<str> = format!("l{i}").into();
                 // Priorities that interleave the registration order.
                 let priority = i32::try_from(i * 7 % 5).unwrap() - 2;
-                let spec = if i >= globals {
-                    ListenerSpec::for_agent(agent.clone(), name.clone())
+                let scoped = if i >= globals {
+                    hook.for_agent(&agent)
                 } else {
-                    ListenerSpec::new(name.clone())
+                    hook.clone()
                 };
                 registered.push((priority, i, name.clone(), i < globals));
+                let logged = name.clone();
                 let listener = move |mut log: Log, next: Next<Log, Log>| {
-                    log.push(name.clone());
+                    log.push(logged.clone());
                     next.run(log)
                 };
                 keep.push(
-                    hook.tap_with(spec, Order::ranked(priority), listener)
+                    scoped
+                        .tap_with(name, Order::ranked(priority), listener)
                         .unwrap(),
                 );
             }
@@ -1265,6 +1307,68 @@ mod tests {
             assert_eq!(global_only, expected, "{globals} global listeners");
             assert_eq!(global_only.len(), globals);
         }
+    }
+
+    /// `owned_by` and `for_agent` compose in either order: the listener is
+    /// the agent's only, and goes when the footprint is disposed; a scoped
+    /// handle scoped again takes the new agent.
+    #[test]
+    fn owned_by_and_for_agent_compose_in_either_order() {
+        use crate::{AgentId, Disposables, Observer};
+
+        let hook: Waterfall<u32, u32> = Waterfall::new_sync("unit/compose", |x| x);
+        let (a, b) = (AgentId::new("a"), AgentId::new("b"));
+        let footprint = Arc::new(Disposables::new());
+        let _ = hook
+            .owned_by(footprint.clone())
+            .for_agent(&a)
+            .tap("owned-then-scoped", |x, next| next.run(x + 1));
+        let _ = hook
+            .for_agent(&a)
+            .owned_by(footprint.clone())
+            .tap("scoped-then-owned", |x, next| next.run(x * 10));
+        let b_own = hook.for_agent(&b).tap("b-own", |x, next| next.run(x + 100));
+        assert_eq!(
+            hook.listener_names(Some(&a)),
+            [
+                Arc::from("owned-then-scoped"),
+                Arc::from("scoped-then-owned")
+            ]
+        );
+        assert_eq!(hook.listener_names(Some(&b)), [Arc::from("b-own")]);
+        assert!(hook.listener_names(None).is_empty());
+        assert_eq!(block_on(hook.dispatch(Some(&a), 1)).unwrap(), 20);
+        assert_eq!(block_on(hook.dispatch(None, 1)).unwrap(), 1);
+
+        footprint.dispose();
+        assert!(hook.listener_names(Some(&a)).is_empty(), "both were owned");
+        assert_eq!(hook.listener_names(Some(&b)), [Arc::from("b-own")]);
+
+        let _moved = hook
+            .for_agent(&a)
+            .for_agent(&b)
+            .tap("moved", |x, next| next.run(x));
+        assert_eq!(
+            hook.listener_names(Some(&b)),
+            [Arc::from("b-own"), Arc::from("moved")]
+        );
+        assert!(hook.listener_names(Some(&a)).is_empty());
+        b_own.dispose();
+
+        let observer: Observer<u32> = Observer::new("unit/compose-observer");
+        let footprint = Arc::new(Disposables::new());
+        let _ = observer
+            .owned_by(footprint.clone())
+            .for_agent(&a)
+            .tap("x", |_| {});
+        let _ = observer
+            .for_agent(&a)
+            .owned_by(footprint.clone())
+            .tap("y", |_| {});
+        assert_eq!(observer.notify(Some(&a), &Arc::new(0)).reached, 2);
+        assert_eq!(observer.notify(Some(&b), &Arc::new(0)).reached, 0);
+        footprint.dispose();
+        assert_eq!(observer.listener_count(), 0);
     }
 
     #[test]

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use serde_json::json;
-use tack_core::hook::{AgentId, Disposer, ListenerSpec};
+use tack_core::hook::{AgentId, Disposer};
 use tack_core::host::{ExportedTool, ToolFormat, export_tools, tools_json};
 use tack_core::tool::{OutputSpec, ToolCall, ToolDefinition};
 use tack_pipeline::{Pipeline, Presentation, ToolRegistry};
@@ -60,12 +60,11 @@ fn pipeline_for(agents: &[AgentId]) -> (Pipeline, Vec<Disposer>) {
             .expect("registers"),
         pre.tap("global", |exec, next| next.run(exec)),
     ];
-    keep.extend(agents.iter().map(|a| {
-        pre.tap(
-            ListenerSpec::for_agent(a.clone(), "session"),
-            |exec, next| next.run(exec),
-        )
-    }));
+    keep.extend(
+        agents
+            .iter()
+            .map(|a| pre.for_agent(a).tap("session", |exec, next| next.run(exec))),
+    );
     (pipeline, keep)
 }
 

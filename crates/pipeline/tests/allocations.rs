@@ -9,7 +9,7 @@
 
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use std::alloc::System;
-use tack_core::hook::{AgentId, Disposer, ListenerSpec};
+use tack_core::hook::{AgentId, Disposer};
 use tack_core::tool::ToolCall;
 use tack_pipeline::Pipeline;
 use tokio_util::sync::CancellationToken;
@@ -74,12 +74,7 @@ fn a_call_allocates_no_more_than_pinned() {
     let pre = pipeline.hooks().pre_execute();
     let _scoped: Vec<Disposer> = agents
         .iter()
-        .map(|a| {
-            pre.tap(
-                ListenerSpec::for_agent(a.clone(), "session"),
-                |exec, next| next.run(exec),
-            )
-        })
+        .map(|a| pre.for_agent(a).tap("session", |exec, next| next.run(exec)))
         .collect();
     let calls: Vec<ToolCall> = agents
         .iter()

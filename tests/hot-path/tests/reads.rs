@@ -4,9 +4,9 @@
 //! the published value. A change that adds a read (a lock) or a copy to a
 //! call fails here.
 
-use tack_core::hook::{AgentId, Disposer, ListenerSpec};
+use tack_core::hook::{AgentId, Disposer};
+use tack_core::hooks::ToolHooks;
 use tack_core::tool::ToolCall;
-use tack_pipeline::Pipeline;
 use tack_replicated::counting;
 use tokio_util::sync::CancellationToken;
 
@@ -35,11 +35,10 @@ fn per_call(mut call: impl FnMut(u64)) -> (u64, u64) {
     (reads / CALLS, copies)
 }
 
-fn pass_through(pipeline: &Pipeline, spec: impl Into<ListenerSpec>) -> Disposer {
-    pipeline
-        .hooks()
-        .pre_execute()
-        .tap(spec, |exec, next| next.run(exec))
+/// A pre-execute listener that delegates, registered through `hooks` (the
+/// pipeline's, or a handle scoped to an agent).
+fn pass_through(hooks: &ToolHooks, name: impl Into<std::sync::Arc<str>>) -> Disposer {
+    hooks.pre_execute().tap(name, |exec, next| next.run(exec))
 }
 
 #[test]
@@ -53,10 +52,10 @@ fn a_call_with_no_listeners_reads_two_copies_and_makes_none() {
 #[test]
 fn a_hook_point_is_read_once_per_call_however_many_listeners_it_has() {
     let (pipeline, _tool) = add_one_registry();
-    let _one = pass_through(&pipeline, "pre-0");
+    let _one = pass_through(pipeline.hooks(), "pre-0");
     let one = per_call(|_| run(&pipeline));
     let _more: Vec<Disposer> = (1..50)
-        .map(|i| pass_through(&pipeline, format!("pre-{i}")))
+        .map(|i| pass_through(pipeline.hooks(), format!("pre-{i}")))
         .collect();
     assert_eq!(per_call(|_| run(&pipeline)), one);
     // The guards (there are none) are not read.
@@ -80,7 +79,7 @@ fn an_agent_among_thousands_reads_as_one_alone() {
         .collect();
     let _scoped: Vec<Disposer> = agents
         .iter()
-        .map(|a| pass_through(&pipeline, ListenerSpec::for_agent(a.clone(), "session")))
+        .map(|a| pass_through(&pipeline.hooks().for_agent(a), "session"))
         .collect();
     let calls: Vec<ToolCall> = agents
         .iter()
@@ -98,10 +97,10 @@ fn an_agent_among_thousands_reads_as_one_alone() {
 #[test]
 fn a_change_costs_each_thread_one_copy_on_its_next_call() {
     let (pipeline, _tool) = add_one_registry();
-    let _one = pass_through(&pipeline, "pre-0");
+    let _one = pass_through(pipeline.hooks(), "pre-0");
     run(&pipeline);
     let copies = counting::copies();
-    let _two = pass_through(&pipeline, "pre-1");
+    let _two = pass_through(pipeline.hooks(), "pre-1");
     run(&pipeline);
     assert_eq!(counting::copies() - copies, 1, "the pre-execute snapshot");
     run(&pipeline);

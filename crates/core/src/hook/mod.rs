@@ -8,8 +8,8 @@
 //! * [`Observer<T>`]: listeners see a frozen `Arc<T>` and cannot change it.
 
 pub use tack_hook::{
-    AgentId, Disposer, ListenerSpec, Next, Observer, Order, OrderError, Provenance, Scope,
-    Waterfall, WaterfallListener,
+    AgentId, Disposer, Next, Observer, Order, OrderError, Provenance, Scope, Waterfall,
+    WaterfallListener,
 };
 pub(crate) use tack_hook::{Disposables, ListenerList};
 pub(crate) use tack_hook::{HookError, panic_message};

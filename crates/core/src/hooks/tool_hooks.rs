@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::{CodeDispatchEvent, ExecuteOutput, ExecuteRequest, ExecutionRecord, PostDecision};
-use crate::hook::{Disposables, Observer, Waterfall};
+use crate::hook::{AgentId, Disposables, Observer, Waterfall};
 use crate::policy::{Guards, PreDecision};
 use crate::tool::ToolExecution;
 
@@ -105,6 +105,47 @@ impl ToolHooks {
             code_dispatch_log: self.code_dispatch_log.owned_by(owner.clone()),
             code_dispatch: self.code_dispatch.owned_by(owner.clone()),
             guards: self.guards.owned_by(owner.clone()),
+        }
+    }
+
+    /// The same hook points, with every listener registered through them
+    /// applying to `agent` only: a call made for `agent` runs it, merged with
+    /// the global listeners in one order, and a call made for another agent
+    /// never does (see [`Waterfall::for_agent`]). Registrations still join
+    /// the footprint these hook points are kept in (a plugin's, through
+    /// [`PluginContext::hooks`](crate::plugin::PluginContext::hooks)). The
+    /// guards are the same: a guard names its scope when it is added.
+    ///
+    /// ```
+    /// use tack_core::hook::AgentId;
+    /// use tack_core::hooks::ToolHooks;
+    /// use tack_core::policy::PreDecision;
+    ///
+    /// let hooks = ToolHooks::new();
+    /// let reviewer = AgentId::new("reviewer");
+    /// let _read_only = hooks.for_agent(&reviewer).pre_execute().tap(
+    ///     "reviewer-read-only",
+    ///     |exec, next| async move {
+    ///         if exec.name() == "write_file" {
+    ///             return PreDecision::deny("the reviewer only reads");
+    ///         }
+    ///         next.run(exec).await
+    ///     },
+    /// );
+    /// assert!(hooks.pre_execute().has_listeners(Some(&reviewer)));
+    /// assert!(!hooks.pre_execute().has_listeners(Some(&AgentId::new("coder"))));
+    /// assert!(!hooks.pre_execute().has_listeners(None));
+    /// ```
+    pub fn for_agent(&self, agent: impl Into<AgentId>) -> Self {
+        let agent = agent.into();
+        Self {
+            pre_execute: self.pre_execute.for_agent(&agent),
+            execute: self.execute.for_agent(&agent),
+            post_execute: self.post_execute.for_agent(&agent),
+            result: self.result.for_agent(&agent),
+            code_dispatch_log: self.code_dispatch_log.for_agent(&agent),
+            code_dispatch: self.code_dispatch.for_agent(&agent),
+            guards: self.guards.clone(),
         }
     }
 

@@ -21,7 +21,6 @@ pub use registrar::ToolRegistrar;
 /// only.
 ///
 /// ```
-/// use tack_core::hook::Scope;
 /// use tack_core::plugin::{Plugin, PluginContext, PluginError};
 /// use tack_core::policy::PreDecision;
 ///
@@ -30,7 +29,7 @@ pub use registrar::ToolRegistrar;
 ///     fn name(&self) -> &str { "deny-rm-rf" }
 ///     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
 ///         // The gate belongs to the plugin's footprint: no need to keep the handle.
-///         cx.hooks().pre_execute().tap((Scope::Global, "deny-rm-rf"), |exec, next| async move {
+///         cx.hooks().pre_execute().tap("deny-rm-rf", |exec, next| async move {
 ///             if exec.name() == "bash" && exec.arg_str("command").is_some_and(|c| c.contains("rm -rf")) {
 ///                 return PreDecision::deny("`rm -rf` is not allowed in this workspace");
 ///             }

@@ -9,8 +9,8 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 
 use crate::hook::{
-    AgentId, Disposables, Disposer, HookError, ListenerList, ListenerSpec, Order, Provenance,
-    Scope, panic_message,
+    AgentId, Disposables, Disposer, HookError, ListenerList, Order, Provenance, Scope,
+    panic_message,
 };
 use crate::tool::ToolExecution;
 
@@ -178,9 +178,7 @@ impl Guards {
             Scope::Global => 1,
             _ => Order::NORMAL.rank(),
         };
-        let disposer =
-            self.list
-                .insert_ranked(ListenerSpec::new(name).with_scope(scope), rank, guard);
+        let disposer = self.list.insert_ranked(scope, name.into(), rank, guard);
         match &self.owner {
             Some(owner) => owner.hold(disposer),
             None => disposer,

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
-use tack_core::hook::{AgentId, Disposer, ListenerSpec, Observer, Order};
+use tack_core::hook::{AgentId, Disposer, Observer, Order};
 
 #[test]
 fn every_observer_sees_the_same_frozen_value_in_order() {
@@ -20,14 +20,10 @@ fn every_observer_sees_the_same_frozen_value_in_order() {
         let seen = seen.clone();
         let expected = value.clone();
         keep.push(
-            hook.tap_with(
-                ListenerSpec::new(name),
-                priority,
-                move |v: &Arc<Vec<u32>>| {
-                    assert!(Arc::ptr_eq(v, &expected), "the very same allocation");
-                    seen.lock().push((name.to_owned(), v.len()));
-                },
-            )
+            hook.tap_with(name, priority, move |v: &Arc<Vec<u32>>| {
+                assert!(Arc::ptr_eq(v, &expected), "the very same allocation");
+                seen.lock().push((name.to_owned(), v.len()));
+            })
             .unwrap(),
         );
     }
@@ -64,13 +60,13 @@ fn observers_are_scoped() {
     let hook: Observer<()> = Observer::new("test/scope");
     let seen: Arc<Mutex<Vec<&'static str>>> = Arc::default();
     let mut keep = Vec::new();
-    for (name, spec) in [
-        ("global", ListenerSpec::new("global")),
-        ("a", ListenerSpec::for_agent(AgentId::new("a"), "a")),
-        ("b", ListenerSpec::for_agent(AgentId::new("b"), "b")),
+    for (name, handle) in [
+        ("global", hook.clone()),
+        ("a", hook.for_agent(AgentId::new("a"))),
+        ("b", hook.for_agent(AgentId::new("b"))),
     ] {
         let seen = seen.clone();
-        keep.push(hook.tap(spec, move |_| seen.lock().push(name)));
+        keep.push(handle.tap(name, move |_| seen.lock().push(name)));
     }
     hook.notify(Some(&AgentId::new("a")), &Arc::new(()));
     assert_eq!(*seen.lock(), ["global", "a"]);

@@ -4,9 +4,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use tack_core::hook::{
-    AgentId, Disposer, ListenerSpec, Next, Observer, Order, OrderError, Waterfall,
-};
+use tack_core::hook::{AgentId, Disposer, Next, Observer, Order, OrderError, Waterfall};
 
 type Hook = Waterfall<Vec<&'static str>, Vec<&'static str>>;
 
@@ -41,18 +39,10 @@ fn names(hook: &Hook) -> Vec<String> {
 fn before_and_after_place_a_listener_whatever_the_priorities() {
     let hook = hook();
     let _gate = hook
-        .tap_with(
-            ListenerSpec::new("permission"),
-            Order::ranked(i32::MAX),
-            mark("permission"),
-        )
+        .tap_with("permission", Order::ranked(i32::MAX), mark("permission"))
         .unwrap();
     let _cache = hook
-        .tap_with(
-            ListenerSpec::new("cache"),
-            Order::ranked(i32::MIN),
-            mark("cache"),
-        )
+        .tap_with("cache", Order::ranked(i32::MIN), mark("cache"))
         .unwrap();
     let _audit = hook
         .tap_with(
@@ -72,9 +62,7 @@ fn before_and_after_place_a_listener_whatever_the_priorities() {
 fn unrelated_listeners_keep_priority_then_registration_order() {
     let hook = hook();
     let _a = hook.tap("a", mark("a"));
-    let _b = hook
-        .tap_with(ListenerSpec::new("b"), Order::EARLY, mark("b"))
-        .unwrap();
+    let _b = hook.tap_with("b", Order::EARLY, mark("b")).unwrap();
     let _c = hook.tap("c", mark("c"));
     // `d` must be inside `a`; it does not jump over `c`, which nothing relates to it.
     let _d = hook.tap_with("d", Order::after("a"), mark("d")).unwrap();
@@ -170,9 +158,7 @@ fn a_constraint_also_holds_for_namesakes_registered_later() {
     let _first = hook
         .tap_with("first", Order::before("x"), mark("first"))
         .unwrap();
-    let _x2 = hook
-        .tap_with(ListenerSpec::new("x"), Order::EARLY, mark("x2"))
-        .unwrap();
+    let _x2 = hook.tap_with("x", Order::EARLY, mark("x2")).unwrap();
     assert_eq!(run(&hook, None), ["first", "x2", "x1"]);
 }
 
@@ -193,11 +179,8 @@ fn scoped_listeners_are_ordered_in_one_merged_chain() {
     let a = AgentId::new("a");
     let _g = hook.tap("global", mark("global"));
     let _only_a = hook
-        .tap_with(
-            ListenerSpec::for_agent(a.clone(), "only-a"),
-            Order::before("global"),
-            mark("only-a"),
-        )
+        .for_agent(&a)
+        .tap_with("only-a", Order::before("global"), mark("only-a"))
         .unwrap();
     assert_eq!(run(&hook, Some(&a)), ["only-a", "global"]);
     assert_eq!(run(&hook, None), ["global"]);

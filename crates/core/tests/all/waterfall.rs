@@ -4,9 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
-use tack_core::hook::{
-    AgentId, Disposer, ListenerSpec, Next, Order, Provenance, Scope, Waterfall, WaterfallListener,
-};
+use tack_core::hook::{AgentId, Disposer, Next, Order, Provenance, Waterfall, WaterfallListener};
 use tack_core::host::HookError;
 
 type Log = Arc<Mutex<Vec<String>>>;
@@ -25,26 +23,17 @@ fn echo_hook(log: &Log) -> Waterfall<String, String> {
 }
 
 /// A pass-through listener that records its name.
-fn recorder(
-    hook: &Waterfall<String, String>,
-    spec: impl Into<ListenerSpec>,
-    log: &Log,
-) -> Disposer {
-    recorder_at(hook, spec, Order::NORMAL, log)
+/// (`hook` may be a handle scoped to an agent.)
+fn recorder(hook: &Waterfall<String, String>, name: &str, log: &Log) -> Disposer {
+    recorder_at(hook, name, Order::NORMAL, log)
 }
 
 /// [`recorder`] placed by `order`.
-fn recorder_at(
-    hook: &Waterfall<String, String>,
-    spec: impl Into<ListenerSpec>,
-    order: Order,
-    log: &Log,
-) -> Disposer {
-    let spec = spec.into();
-    let name = spec.name().to_owned();
+fn recorder_at(hook: &Waterfall<String, String>, name: &str, order: Order, log: &Log) -> Disposer {
     let log = log.clone();
-    hook.tap_with(spec, order, move |input, next| {
-        log.lock().push(name.clone());
+    let logged = name.to_owned();
+    hook.tap_with(name, order, move |input, next| {
+        log.lock().push(logged.clone());
         next.run(input)
     })
     .unwrap()
@@ -88,10 +77,10 @@ async fn order_is_priority_then_registration() {
     let log = log();
     let hook = echo_hook(&log);
     let _a = recorder(&hook, "a-normal-1st", &log);
-    let _b = recorder_at(&hook, ListenerSpec::new("b-late"), Order::LATE, &log);
-    let _c = recorder_at(&hook, ListenerSpec::new("c-early"), Order::EARLY, &log);
+    let _b = recorder_at(&hook, "b-late", Order::LATE, &log);
+    let _c = recorder_at(&hook, "c-early", Order::EARLY, &log);
     let _d = recorder(&hook, "d-normal-2nd", &log);
-    let _e = recorder_at(&hook, ListenerSpec::new("e-early-2nd"), Order::EARLY, &log);
+    let _e = recorder_at(&hook, "e-early-2nd", Order::EARLY, &log);
 
     hook.dispatch(None, "x".into()).await.unwrap();
     assert_eq!(
@@ -129,11 +118,9 @@ async fn the_outermost_listener_sees_the_output_last() {
         format!("inner({})", next.run(i).await)
     });
     let _outer = hook
-        .tap_with(
-            ListenerSpec::new("outer"),
-            Order::ranked(1),
-            |i, next| async move { format!("outer({})", next.run(i).await) },
-        )
+        .tap_with("outer", Order::ranked(1), |i, next| async move {
+            format!("outer({})", next.run(i).await)
+        })
         .unwrap();
     assert_eq!(hook.dispatch(None, ()).await.unwrap(), "outer(inner(core))");
 }
@@ -145,8 +132,8 @@ async fn a_dispatch_for_agent_a_reaches_global_and_a_never_b() {
     let a = AgentId::new("a");
     let b = AgentId::new("b");
     let _g = recorder(&hook, "global", &log);
-    let _a = recorder(&hook, ListenerSpec::for_agent(a.clone(), "only-a"), &log);
-    let _b = recorder(&hook, (Scope::Agent(b.clone()), "only-b"), &log);
+    let _a = recorder(&hook.for_agent(&a), "only-a", &log);
+    let _b = recorder(&hook.for_agent(b.clone()), "only-b", &log);
 
     hook.dispatch(Some(&a), "x".into()).await.unwrap();
     assert_eq!(*log.lock(), ["global", "only-a", "default"]);
@@ -539,7 +526,7 @@ fn a_listener_that_owns_a_disposer_of_its_own_hook_can_be_disposed() {
 async fn a_forked_next_runs_the_rest_of_the_chain_again() {
     let log = log();
     let hook = echo_hook(&log);
-    let _outer = recorder_at(&hook, ListenerSpec::new("outer"), Order::EARLY, &log);
+    let _outer = recorder_at(&hook, "outer", Order::EARLY, &log);
     let retry_log = log.clone();
     let _retry = hook.tap("retry", move |input: String, next| {
         let log = retry_log.clone();
@@ -551,7 +538,7 @@ async fn a_forked_next_runs_the_rest_of_the_chain_again() {
             format!("{first}+{second}")
         }
     });
-    let _inner = recorder_at(&hook, ListenerSpec::new("inner"), Order::LATE, &log);
+    let _inner = recorder_at(&hook, "inner", Order::LATE, &log);
     assert_eq!(hook.dispatch(None, "x".into()).await.unwrap(), "x-1+x-2");
     assert_eq!(
         *log.lock(),

@@ -6,14 +6,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 use serde_json::json;
-use tack_core::hook::{AgentId, ListenerSpec, Scope};
+use tack_core::hook::{AgentId, Scope};
 use tack_core::hooks::ExecutionRecord;
 use tack_core::policy::{GuardVerdict, PreDecision};
 use tack_core::tool::{ErrorCode, ToolCall};
 use tokio_util::sync::CancellationToken;
 
 use crate::harness::*;
-use crate::listeners::*;
 
 const CALLS: usize = 1_000;
 
@@ -37,11 +36,13 @@ async fn thousand_concurrent_calls_with_listener_churn_lose_nothing() {
                 .entry(record.outcome.call_id.to_string())
                 .or_default() += 1;
         });
-    let _deny_odd_agents = answer_pre(
-        &h,
-        ListenerSpec::for_agent(AgentId::new("b"), "deny-b"),
-        PreDecision::deny("b may not"),
-    );
+    let _deny_odd_agents = h
+        .hooks()
+        .for_agent(AgentId::new("b"))
+        .pre_execute()
+        .tap("deny-b", |_exec, _next| {
+            std::future::ready(PreDecision::deny("b may not"))
+        });
 
     // Churn: register and dispose listeners of every kind while calls run.
     let stop = Arc::new(AtomicBool::new(false));

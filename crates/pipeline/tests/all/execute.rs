@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::json;
-use tack_core::hook::{ListenerSpec, Order};
+use tack_core::hook::Order;
 use tack_core::hooks::{ExecuteOutput, ToolHooks};
 use tack_core::tool::{ErrorCode, ToolCall, ToolError};
 use tokio_util::sync::CancellationToken;
@@ -251,7 +251,7 @@ fn timeout_wrapper(h: &Harness, budget: Duration) {
     h.hooks()
         .execute()
         .tap_with(
-            ListenerSpec::new("timeout"),
+            "timeout",
             Order::EARLY,
             move |req, next| async move {
                 let (req, child) = req.child_cancellation();
@@ -295,7 +295,7 @@ async fn timeout_stands_when_the_caller_cancels_afterwards() {
     // An outer wrapper cancels the caller's token after the deadline answered.
     let _outer = cancel_after_call_at(
         &h,
-        ListenerSpec::new("late-cancel"),
+        "late-cancel",
         Order::ranked(1000),
         caller.clone(),
         |out| out,

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
-use tack_core::hook::{AgentId, ListenerSpec, Order, Scope};
+use tack_core::hook::{AgentId, Order, Scope};
 use tack_core::policy::{ApprovalOutcome, GuardVerdict, Guards, PreDecision};
 use tack_core::tool::ErrorCode;
 
@@ -71,7 +71,7 @@ async fn an_early_allowing_listener_cannot_override_a_guard() {
     let h = Harness::with_tool(echo("echo"));
     let _force = answer_pre_at(
         &h,
-        ListenerSpec::new("force-allow"),
+        "force-allow",
         Order::ranked(i32::MAX),
         PreDecision::allow(),
     );

@@ -2,7 +2,9 @@
 //! cancels the caller once the call is done.
 
 use serde_json::Value;
-use tack_core::hook::{Disposer, ListenerSpec, Order, Waterfall};
+use std::sync::Arc;
+
+use tack_core::hook::{Disposer, Order, Waterfall};
 use tack_core::hooks::{ExecuteOutput, PostDecision};
 use tack_core::policy::PreDecision;
 use tokio_util::sync::CancellationToken;
@@ -10,35 +12,35 @@ use tokio_util::sync::CancellationToken;
 use crate::harness::{Harness, Log};
 
 /// A pre-execute listener that answers every call with `decision`.
-pub fn answer_pre(h: &Harness, spec: impl Into<ListenerSpec>, decision: PreDecision) -> Disposer {
-    answer_pre_at(h, spec, Order::NORMAL, decision)
+pub fn answer_pre(h: &Harness, name: impl Into<Arc<str>>, decision: PreDecision) -> Disposer {
+    answer_pre_at(h, name, Order::NORMAL, decision)
 }
 
 /// [`answer_pre`] placed by `order`.
 pub fn answer_pre_at(
     h: &Harness,
-    spec: impl Into<ListenerSpec>,
+    name: impl Into<Arc<str>>,
     order: Order,
     decision: PreDecision,
 ) -> Disposer {
     h.hooks()
         .pre_execute()
-        .tap_with(spec, order, move |_exec, _next| {
+        .tap_with(name, order, move |_exec, _next| {
             std::future::ready(decision.clone())
         })
         .unwrap()
 }
 
 /// A `tools/execute` wrapper that short-circuits every call with `value`.
-pub fn answer_execute(h: &Harness, spec: impl Into<ListenerSpec>, value: Value) -> Disposer {
-    h.hooks().execute().tap(spec, move |_req, _next| {
+pub fn answer_execute(h: &Harness, name: impl Into<Arc<str>>, value: Value) -> Disposer {
+    h.hooks().execute().tap(name, move |_req, _next| {
         std::future::ready(ExecuteOutput::ok(value.clone()))
     })
 }
 
 /// A post-execute listener that answers every outcome with `decision`.
-pub fn answer_post(h: &Harness, spec: impl Into<ListenerSpec>, decision: PostDecision) -> Disposer {
-    h.hooks().post_execute().tap(spec, move |_input, _next| {
+pub fn answer_post(h: &Harness, name: impl Into<Arc<str>>, decision: PostDecision) -> Disposer {
+    h.hooks().post_execute().tap(name, move |_input, _next| {
         std::future::ready(decision.clone())
     })
 }
@@ -46,12 +48,12 @@ pub fn answer_post(h: &Harness, spec: impl Into<ListenerSpec>, decision: PostDec
 /// A listener on `hook` that logs `entry(input)` and delegates.
 pub fn log_and_delegate<In: Send + 'static, Out: Send + 'static>(
     hook: &Waterfall<In, Out>,
-    spec: impl Into<ListenerSpec>,
+    name: impl Into<Arc<str>>,
     log: &Log,
     entry: impl Fn(&In) -> String + Send + Sync + 'static,
 ) -> Disposer {
     let log = log.clone();
-    hook.tap(spec, move |input, next| {
+    hook.tap(name, move |input, next| {
         log.push(entry(&input));
         next.run(input)
     })
@@ -67,24 +69,24 @@ pub fn audit_codes(h: &Harness, log: &Log) -> Disposer {
 /// An execute wrapper that lets the call finish, cancels `caller`, and answers `answer(out)`.
 pub fn cancel_after_call(
     h: &Harness,
-    spec: impl Into<ListenerSpec>,
+    name: impl Into<Arc<str>>,
     caller: CancellationToken,
     answer: fn(ExecuteOutput) -> ExecuteOutput,
 ) -> Disposer {
-    cancel_after_call_at(h, spec, Order::NORMAL, caller, answer)
+    cancel_after_call_at(h, name, Order::NORMAL, caller, answer)
 }
 
 /// [`cancel_after_call`] placed by `order`.
 pub fn cancel_after_call_at(
     h: &Harness,
-    spec: impl Into<ListenerSpec>,
+    name: impl Into<Arc<str>>,
     order: Order,
     caller: CancellationToken,
     answer: fn(ExecuteOutput) -> ExecuteOutput,
 ) -> Disposer {
     h.hooks()
         .execute()
-        .tap_with(spec, order, move |req, next| {
+        .tap_with(name, order, move |req, next| {
             let caller = caller.clone();
             async move {
                 let out = next.run(req).await;

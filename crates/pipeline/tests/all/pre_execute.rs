@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering;
 
 use serde_json::json;
-use tack_core::hook::{ListenerSpec, Order};
+use tack_core::hook::Order;
 use tack_core::hooks::{PostDecision, ToolHooks};
 use tack_core::policy::PreDecision;
 use tack_core::tool::ErrorCode;
@@ -38,7 +38,7 @@ async fn short_circuiting_listener_skips_the_rest_of_the_chain() {
     let _inner = log_and_delegate(h.hooks().pre_execute(), "inner", &log, |_| "inner".into());
     let _outer = answer_pre_at(
         &h,
-        ListenerSpec::new("outer"),
+        "outer",
         Order::EARLY,
         PreDecision::deny("outer says no"),
     );

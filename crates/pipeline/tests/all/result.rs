@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use serde_json::json;
-use tack_core::hook::{AgentId, ListenerSpec};
+use tack_core::hook::AgentId;
 use tack_core::hooks::ExecutionRecord;
 use tack_core::host::NewExecutionToken;
 use tack_core::tool::{ContentBlock, ErrorCode, ExecutionToken, Outcome, ToolCall, ToolError};
@@ -60,10 +60,13 @@ async fn scoped_observer_sees_only_its_agent_and_the_record_is_complete() {
     let h = Harness::with_tool(echo("echo"));
     let seen: Arc<Mutex<Vec<Arc<ExecutionRecord>>>> = Arc::default();
     let keep = seen.clone();
-    let _obs = h.hooks().result().tap(
-        ListenerSpec::for_agent(AgentId::new("a"), "a-observer"),
-        move |record: &Arc<ExecutionRecord>| keep.lock().push(record.clone()),
-    );
+    let _obs = h
+        .hooks()
+        .result()
+        .for_agent(AgentId::new("a"))
+        .tap("a-observer", move |record: &Arc<ExecutionRecord>| {
+            keep.lock().push(record.clone())
+        });
     for agent in ["a", "b"] {
         h.call_as(agent, "echo", r#"{"text": "x"}"#, agent).await;
     }

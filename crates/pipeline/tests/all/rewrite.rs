@@ -169,7 +169,7 @@ async fn a_stricter_outer_decision_keeps_the_inner_rewrite_and_its_author() {
         .hooks()
         .pre_execute()
         .tap_with(
-            tack_core::hook::ListenerSpec::new("outer"),
+            "outer",
             tack_core::hook::Order::EARLY,
             |exec, next| async move {
                 next.run(exec)

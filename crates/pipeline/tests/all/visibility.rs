@@ -1,7 +1,7 @@
 //! Scope, shadowing, restrictions and code presentation (VIS-*).
 
 use serde_json::json;
-use tack_core::hook::{AgentId, ListenerSpec};
+use tack_core::hook::AgentId;
 use tack_core::host::NewExecutionToken;
 use tack_core::policy::PreDecision;
 use tack_core::tool::{ErrorCode, ToolCall};
@@ -191,17 +191,18 @@ async fn agent_scoped_pre_execute_listener_gates_only_its_agent() {
     let h = Harness::with_tool(echo("echo"));
     let log = Log::default();
     let seen = log.clone();
-    let _gate = h.hooks().pre_execute().tap(
-        ListenerSpec::for_agent(AgentId::new("a"), "a-gate"),
-        move |exec, _next| {
-            seen.push(
-                exec.agent()
-                    .map(|a| a.as_str().to_owned())
-                    .unwrap_or_default(),
-            );
-            async move { PreDecision::deny("agent a may not echo") }
-        },
-    );
+    let _gate =
+        h.hooks()
+            .pre_execute()
+            .for_agent(AgentId::new("a"))
+            .tap("a-gate", move |exec, _next| {
+                seen.push(
+                    exec.agent()
+                        .map(|a| a.as_str().to_owned())
+                        .unwrap_or_default(),
+                );
+                async move { PreDecision::deny("agent a may not echo") }
+            });
     let run = |agent| h.call_for("c", "echo", r#"{"text": "x"}"#, agent);
     assert_eq!(run(Some("a")).await.error_code(), Some(ErrorCode::Denied));
     assert!(run(Some("b")).await.is_success());

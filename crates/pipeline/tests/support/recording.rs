@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use tack_core::hook::{Disposer, ListenerSpec};
+use tack_core::hook::Disposer;
 use tack_core::hooks::ToolHooks;
 use tack_core::host::CapabilitySlots;
 use tack_core::tool::{CallId, Outcome};
@@ -53,12 +53,9 @@ pub fn recorded_registry(config: PipelineConfig, observer: &str) -> Recorded {
     );
     let outcomes: Arc<Mutex<Vec<Arc<Outcome>>>> = Arc::default();
     let seen = outcomes.clone();
-    let observer = pipeline
-        .hooks()
-        .result()
-        .tap(ListenerSpec::new(observer), move |record| {
-            seen.lock().push(record.outcome.clone());
-        });
+    let observer = pipeline.hooks().result().tap(observer, move |record| {
+        seen.lock().push(record.outcome.clone());
+    });
     Recorded {
         registry,
         pipeline,

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use tack_core::hook::{ListenerSpec, Order, Provenance};
+use tack_core::hook::{Order, Provenance};
 use tack_core::hooks::{ExecutionRecord, ToolHooks};
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 use tack_core::policy::PreDecision;
@@ -38,13 +38,12 @@ impl Plugin for Hooks {
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
         // Outer: the hooks see the call first, and the policies inside them
         // judge the arguments a hook rewrote.
-        let spec = ListenerSpec::new(LISTENER_NAME);
         let pre = self.handles(HookEvent::PreToolUse);
         if pre {
             let hooks = self.clone();
             cx.hooks()
                 .pre_execute()
-                .tap_with(spec.clone(), Order::EARLY, move |exec, next| {
+                .tap_with(LISTENER_NAME, Order::EARLY, move |exec, next| {
                     let hooks = hooks.clone();
                     async move {
                         match hooks.pre_tool_use(&exec).await {
@@ -73,7 +72,7 @@ impl Plugin for Hooks {
         {
             let hooks = self.clone();
             cx.hooks().post_execute().tap_with(
-                spec,
+                LISTENER_NAME,
                 Order::EARLY,
                 move |record: ExecutionRecord, next| {
                     let hooks = hooks.clone();

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tack_core::hook::{AgentId, ListenerSpec, Order, Scope};
+use tack_core::hook::{AgentId, Order, Scope};
 use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory};
 use tack_core::policy::ApprovalService;
 use tack_core::tool::ToolExecution;
@@ -116,9 +116,13 @@ impl Plugin for Permission {
     }
 
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let spec = ListenerSpec::new(PLUGIN_NAME).with_scope(self.scope.clone());
-        cx.hooks().pre_execute().register_with(
-            spec,
+        let pre_execute = cx.hooks().pre_execute();
+        let gate = match &self.scope {
+            Scope::Global => pre_execute.clone(),
+            Scope::Agent(agent) => pre_execute.for_agent(agent),
+        };
+        gate.register_with(
+            PLUGIN_NAME,
             self.order.clone(),
             GateListener(self.state.clone()),
         )?;

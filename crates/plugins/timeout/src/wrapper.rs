@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use tack_core::hook::{ListenerSpec, Next, WaterfallListener};
+use tack_core::hook::{Next, WaterfallListener};
 use tack_core::hooks::{ExecuteOutput, ExecuteRequest};
 use tack_core::tool::ToolError;
 
@@ -13,14 +13,6 @@ use crate::Timeout;
 
 /// The name of the `tools/execute` listener (the provenance of a `TIMEOUT`).
 pub const LISTENER_NAME: &str = "timeout";
-
-impl Timeout {
-    /// The wrapper's registration: named [`LISTENER_NAME`], in the policy's
-    /// scope (placed by its [`order`](Timeout::order)).
-    pub(crate) fn spec(&self) -> ListenerSpec {
-        ListenerSpec::new(LISTENER_NAME).with_scope(self.scope.clone())
-    }
-}
 
 /// The wrapper listener (one per installed policy).
 pub(crate) struct TimeoutWrapper {

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use tack_core::hook::ListenerSpec;
 use tack_core::hook::Next;
 use tack_core::hooks::{ExecuteOutput, ExecuteRequest, ExecutionRecord, PostDecision};
 use tack_core::tool::ErrorCode;
@@ -28,7 +27,7 @@ async fn each_outcome_keeps_its_own_context_in_order_while_calls_overlap() {
         },
     );
     let _post = b.pipeline.hooks().post_execute().tap(
-        ListenerSpec::new("post"),
+        "post",
         |record: ExecutionRecord, next: Next<ExecutionRecord, PostDecision>| async move {
             let id = record.outcome.call_id.to_string();
             next.run(record).await.add_context(format!("post-{id}"))

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use pretty_assertions::assert_eq;
-use tack_core::hook::{ListenerSpec, Next, Scope};
+use tack_core::hook::{Next, Scope};
 use tack_core::policy::{
     ApprovalOutcome, ApprovalRequest, ApprovalService, GuardVerdict, PreDecision,
 };
@@ -165,7 +165,7 @@ async fn denials_and_panicking_policy_are_ordered_and_never_dispatched() {
     });
     let post = log.clone();
     b.pipeline.hooks().post_execute().tap(
-        ListenerSpec::new("post"),
+        "post",
         move |record: tack_core::hooks::ExecutionRecord, next| {
             post.push(format!("post {}", record.outcome.call_id));
             next.run(record)
