@@ -14,42 +14,23 @@ use crate::hook::{
 };
 use crate::tool::ToolExecution;
 
-/// A guard's answer. There is no "allow" that could override an earlier
-/// denial: a guard can only let the call continue or stop it, so a guard can
-/// never loosen what policy decided.
-///
-/// Closed on purpose (no `#[non_exhaustive]`): the pipeline matches it
-/// completely, with no arm for a verdict it does not know.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum GuardVerdict {
-    /// Continue to the next guard (and then to execution).
-    Pass,
-    /// Stop the call.
-    Deny {
-        /// What was refused and why, for the model.
-        reason: String,
-    },
-}
-
-impl GuardVerdict {
-    /// A denial; `reason` tells the model why. An empty (or blank) `reason`
-    /// is replaced by a default message naming the guard.
-    pub fn deny(reason: impl Into<String>) -> Self {
-        GuardVerdict::Deny {
-            reason: reason.into(),
-        }
-    }
-}
+/// What a guard answers: `Ok(())` lets the call continue (to the next
+/// guard, then to execution), `Err(reason)` stops it, `reason` telling the
+/// model what was refused and why (an empty or blank one is replaced by a
+/// default message naming the guard). There is no "allow" that could
+/// override an earlier denial: a guard can only let the call continue or
+/// stop it, so a guard can never loosen what policy decided.
+pub(crate) type GuardResult = Result<(), String>;
 
 trait ErasedGuard: Send + Sync + 'static {
     fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> Check<'a>;
 }
 
-/// What checking one guard gave: a synchronous guard's verdict at once (no
+/// What checking one guard gave: a synchronous guard's answer at once (no
 /// future, no allocation), or an asynchronous guard's future.
 enum Check<'a> {
-    Ready(GuardVerdict),
-    Boxed(BoxFuture<'a, GuardVerdict>),
+    Ready(GuardResult),
+    Boxed(BoxFuture<'a, GuardResult>),
 }
 
 struct AsyncClosureGuard<F>(F);
@@ -57,7 +38,7 @@ struct AsyncClosureGuard<F>(F);
 impl<F, Fut> ErasedGuard for AsyncClosureGuard<F>
 where
     F: Fn(Arc<ToolExecution>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = GuardVerdict> + Send + 'static,
+    Fut: Future<Output = Result<(), String>> + Send + 'static,
 {
     fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> Check<'a> {
         Check::Boxed(Box::pin((self.0)(execution.clone())))
@@ -68,14 +49,15 @@ struct SyncClosureGuard<F>(F);
 
 impl<F> ErasedGuard for SyncClosureGuard<F>
 where
-    F: Fn(&ToolExecution) -> GuardVerdict + Send + Sync + 'static,
+    F: Fn(&ToolExecution) -> Result<(), String> + Send + Sync + 'static,
 {
     fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> Check<'a> {
         Check::Ready((self.0)(execution))
     }
 }
 
-/// What a run of the guards concluded. Closed, like [`GuardVerdict`].
+/// What a run of the guards concluded. Closed: the pipeline matches it
+/// completely, with no arm for an outcome it does not know.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GuardOutcome {
     /// Every guard passed.
@@ -93,14 +75,16 @@ pub enum GuardOutcome {
 /// first, then the calling agent's, each layer in registration order.
 ///
 /// Guards run after `tools/pre-execute` (and approval), are not
-/// reorderable, and are closures: synchronous ([`add_sync`](Self::add_sync))
+/// reorderable, and are closures answering `Result<(), String>`: `Ok(())`
+/// lets the call continue, `Err(reason)` stops it, and nothing a later guard
+/// answers can undo that. They are synchronous ([`add_sync`](Self::add_sync))
 /// or asynchronous ([`add_async`](Self::add_async)). A guard with state of
 /// its own is a closure that captures it.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use serde_json::json;
-/// use tack_core::policy::{GuardVerdict, Guards};
+/// use tack_core::policy::Guards;
 /// use tack_core::host::GuardOutcome;
 /// use tack_core::hook::Scope;
 /// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
@@ -109,9 +93,9 @@ pub enum GuardOutcome {
 /// let guards = Guards::new();
 /// let _g = guards.add_sync(Scope::Global, "no-rm", |exec| {
 ///     if exec.arg_str("command").is_some_and(|c| c.contains("rm -rf")) {
-///         GuardVerdict::deny("`rm -rf` is not allowed")
+///         Err("`rm -rf` is not allowed".into())
 ///     } else {
-///         GuardVerdict::Pass
+///         Ok(())
 ///     }
 /// });
 /// let exec = Arc::new(ToolExecution::new(
@@ -189,22 +173,22 @@ impl Guards {
 
     /// Adds an asynchronous guard at the end of its layer: a closure given
     /// the execution (an `Arc`, to move into its future) that returns the
-    /// future of its verdict.
+    /// future of its answer (`Ok(())` to continue, `Err(reason)` to stop).
     ///
     /// ```
     /// use std::sync::Arc;
     /// use tack_core::hook::Scope;
-    /// use tack_core::policy::{GuardVerdict, Guards};
+    /// use tack_core::policy::Guards;
     /// use tack_core::tool::ToolExecution;
     ///
     /// /// Refuses any call whose arguments mention one of its words.
     /// struct Forbidden(Vec<String>);
     /// impl Forbidden {
-    ///     async fn check(&self, execution: &ToolExecution) -> GuardVerdict {
+    ///     async fn check(&self, execution: &ToolExecution) -> Result<(), String> {
     ///         let arguments = execution.arguments().to_string();
     ///         match self.0.iter().find(|word| arguments.contains(word.as_str())) {
-    ///             Some(word) => GuardVerdict::deny(format!("`{word}` is off limits")),
-    ///             None => GuardVerdict::Pass,
+    ///             Some(word) => Err(format!("`{word}` is off limits")),
+    ///             None => Ok(()),
     ///         }
     ///     }
     /// }
@@ -221,16 +205,17 @@ impl Guards {
     pub fn add_async<F, Fut>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: F) -> Disposer
     where
         F: Fn(Arc<ToolExecution>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = GuardVerdict> + Send + 'static,
+        Fut: Future<Output = Result<(), String>> + Send + 'static,
     {
         self.insert(scope, name, Arc::new(AsyncClosureGuard(guard)))
     }
 
-    /// Adds a synchronous guard at the end of its layer: its verdict is
-    /// taken at once, with no future (see the example of [`Guards`]).
+    /// Adds a synchronous guard at the end of its layer: its answer
+    /// (`Ok(())` to continue, `Err(reason)` to stop) is taken at once, with
+    /// no future (see the example of [`Guards`]).
     pub fn add_sync<F>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: F) -> Disposer
     where
-        F: Fn(&ToolExecution) -> GuardVerdict + Send + Sync + 'static,
+        F: Fn(&ToolExecution) -> Result<(), String> + Send + Sync + 'static,
     {
         self.insert(scope, name, Arc::new(SyncClosureGuard(guard)))
     }
@@ -263,8 +248,8 @@ impl Guards {
                 Err(payload) => Err(payload),
             };
             match checked {
-                Ok(GuardVerdict::Pass) => {}
-                Ok(GuardVerdict::Deny { reason }) => {
+                Ok(Ok(())) => {}
+                Ok(Err(reason)) => {
                     return Ok(GuardOutcome::Denied {
                         reason,
                         provenance: Provenance::listener(Guards::STAGE, name.clone()),
@@ -307,11 +292,11 @@ mod tests {
         let a = AgentId::new("a");
         let b = AgentId::new("b");
         assert!(!guards.has_listeners(None));
-        let scoped = guards.add_sync(Scope::Agent(a.clone()), "only-a", |_| GuardVerdict::Pass);
+        let scoped = guards.add_sync(Scope::Agent(a.clone()), "only-a", |_| Ok(()));
         assert!(guards.has_listeners(Some(&a)));
         assert!(!guards.has_listeners(Some(&b)));
         assert!(!guards.has_listeners(None));
-        let global = guards.add_sync(Scope::Global, "all", |_| GuardVerdict::Pass);
+        let global = guards.add_sync(Scope::Global, "all", |_| Ok(()));
         assert!(guards.has_listeners(None) && guards.has_listeners(Some(&b)));
         global.dispose();
         scoped.dispose();

@@ -9,7 +9,7 @@ pub(crate) mod guard;
 
 pub use action::Action;
 pub use decision::PreDecision;
-pub use guard::{GuardVerdict, Guards};
+pub use guard::Guards;
 
 pub use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalService};
 pub use crate::model::ArgumentRewrite;

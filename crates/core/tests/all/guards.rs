@@ -8,7 +8,7 @@ use tack_core::hook::{AgentId, Provenance, Scope};
 use tack_core::host::GuardOutcome;
 use tack_core::host::HookError;
 use tack_core::host::{NewExecutionToken, NewToolExecution};
-use tack_core::policy::{GuardVerdict, Guards};
+use tack_core::policy::Guards;
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
 
 fn exec(args: serde_json::Value) -> Arc<ToolExecution> {
@@ -28,7 +28,7 @@ async fn guards_run_in_registration_order_and_the_first_denial_stops_them() {
     let s = seen.clone();
     let _a = guards.add_sync(Scope::Global, "a", move |_| {
         s.lock().push("a");
-        GuardVerdict::Pass
+        Ok(())
     });
     let s = seen.clone();
     let _b = guards.add_async(Scope::Global, "b", move |_exec| {
@@ -36,13 +36,13 @@ async fn guards_run_in_registration_order_and_the_first_denial_stops_them() {
         async move {
             tokio::task::yield_now().await;
             s.lock().push("b");
-            GuardVerdict::deny("b says no")
+            Err("b says no".into())
         }
     });
     let s = seen.clone();
     let _c = guards.add_sync(Scope::Global, "c", move |_| {
         s.lock().push("c");
-        GuardVerdict::Pass
+        Ok(())
     });
     let outcome = guards.run(None, &exec(json!({}))).await.unwrap();
     assert_eq!(
@@ -59,14 +59,14 @@ async fn guards_run_in_registration_order_and_the_first_denial_stops_them() {
 struct MaxLen(usize);
 
 impl MaxLen {
-    async fn check(&self, execution: &ToolExecution) -> GuardVerdict {
+    async fn check(&self, execution: &ToolExecution) -> Result<(), String> {
         if execution
             .arg_str("command")
             .is_some_and(|c| c.len() > self.0)
         {
-            GuardVerdict::deny(format!("commands are limited to {} characters", self.0))
+            Err(format!("commands are limited to {} characters", self.0))
         } else {
-            GuardVerdict::Pass
+            Ok(())
         }
     }
 }

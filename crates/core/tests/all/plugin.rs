@@ -434,9 +434,10 @@ impl Plugin for KeepsHooks {
         "keeps-hooks"
     }
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let _ = cx.hooks().guards().add_sync(Scope::Global, "wall", |_| {
-            tack_core::policy::GuardVerdict::deny("walled")
-        });
+        let _ = cx
+            .hooks()
+            .guards()
+            .add_sync(Scope::Global, "wall", |_| Err("walled".into()));
         let _ = cx.provide_approval(Arc::new(Approves));
         *self.later.lock() = Some(cx.hooks().clone());
         Ok(())

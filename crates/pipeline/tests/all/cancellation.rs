@@ -164,7 +164,7 @@ async fn cancellation_during_an_async_guard_prevents_dispatch() {
                 let inside = inside.clone();
                 async move {
                     inside.cancel();
-                    tack_core::policy::GuardVerdict::Pass
+                    Ok(())
                 }
             });
     let out = h.call_with("c", "echo", r#"{"text": "a"}"#, cancel).await;

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use parking_lot::Mutex;
 use serde_json::json;
 use tack_core::hook::Scope;
-use tack_core::policy::{ApprovalOutcome, GuardVerdict, PreDecision};
+use tack_core::policy::{ApprovalOutcome, PreDecision};
 use tack_core::tool::{ErrorCode, ToolExecution};
 use tack_pipeline::INVALID_REWRITE;
 
@@ -106,7 +106,7 @@ async fn approval_and_guards_see_the_rewritten_arguments() {
             guard_seen
                 .lock()
                 .push(exec.arg_str("text").unwrap_or_default().to_owned());
-            GuardVerdict::Pass
+            Ok(())
         });
     let out = h.call("c", "echo", r#"{"text": "dangerous"}"#).await;
     assert!(out.is_success(), "{out:?}");
@@ -132,9 +132,9 @@ async fn a_guard_denies_a_rewrite_and_the_record_stays() {
         .guards()
         .add_sync(Scope::Global, "no-rm", |exec: &ToolExecution| {
             if exec.arg_str("text").is_some_and(|t| t.contains("rm -rf")) {
-                GuardVerdict::deny("no rm -rf")
+                Err("no rm -rf".into())
             } else {
-                GuardVerdict::Pass
+                Ok(())
             }
         });
     let out = h.call("c", "echo", r#"{"text": "ls"}"#).await;
