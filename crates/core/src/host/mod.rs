@@ -21,6 +21,8 @@
 //! * [`default_render`], [`default_present_call`],
 //!   [`default_present_result`]: what a UI shows for a tool that brings no
 //!   presenter of its own.
+//! * [`Guards`] ([`ToolHooks::guards`](crate::hooks::ToolHooks::guards)):
+//!   the guards plugins added, and running them.
 //! * [`Dispatch`], [`Notified`], [`HookError`], [`panic_message`],
 //!   [`GuardOutcome`]: what
 //!   running the hook points and guards gives the pipeline.
@@ -83,7 +85,7 @@ pub use crate::model::{
     Arguments, ArgumentsError, ExportedTool, RenderedTool, ToolFormat, ToolSchema, export_tools,
     export_tools_json, schema_depth, tools_json,
 };
-pub use crate::policy::guard::GuardOutcome;
+pub use crate::policy::guard::{GuardOutcome, Guards};
 pub use crate::tool::body_future::BodyFuture;
 pub use crate::tool::definition::ToolHandler;
 pub use crate::tool::definition::{default_present_call, default_present_result, default_render};

@@ -436,8 +436,7 @@ impl Plugin for KeepsHooks {
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
         let _ = cx
             .hooks()
-            .guards()
-            .add_sync(Scope::Global, "wall", |_| Err("walled".into()));
+            .guard(Scope::Global, "wall", |_| Err("walled".into()));
         let _ = cx.provide_approval(Arc::new(Approves));
         *self.later.lock() = Some(cx.hooks().clone());
         Ok(())

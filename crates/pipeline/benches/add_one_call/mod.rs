@@ -82,7 +82,7 @@ pub fn with_listeners(registry: &Pipeline) -> Vec<Disposer> {
                 .tap(format!("pre-{i}"), |exec, next| next.run(exec))
         })
         .collect();
-    keep.push(hooks.guards().add_sync(Scope::Global, "guard", |_| Ok(())));
+    keep.push(hooks.guard(Scope::Global, "guard", |_| Ok(())));
     keep.push(
         hooks
             .execute()

@@ -159,8 +159,7 @@ async fn cancellation_during_an_async_guard_prevents_dispatch() {
     let inside = cancel.clone();
     let _guard =
         h.hooks()
-            .guards()
-            .add_async(tack_core::hook::Scope::Global, "slow-guard", move |_exec| {
+            .guard_async(tack_core::hook::Scope::Global, "slow-guard", move |_exec| {
                 let inside = inside.clone();
                 async move {
                     inside.cancel();

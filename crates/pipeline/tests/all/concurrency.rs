@@ -64,9 +64,7 @@ async fn thousand_concurrent_calls_with_listener_churn_lose_nothing() {
                 let obs = hooks
                     .result()
                     .tap("churn-result", |_r: &Arc<ExecutionRecord>| {});
-                let guard = hooks
-                    .guards()
-                    .add_sync(Scope::Global, "churn-guard", |_| Ok(()));
+                let guard = hooks.guard(Scope::Global, "churn-guard", |_| Ok(()));
                 let tool = registry.register(echo("churn_tool"));
                 tokio::task::yield_now().await;
                 for d in [pre, exec, post, obs, guard] {

@@ -74,8 +74,7 @@ async fn dry_run_applies_guards_even_when_policy_would_ask() {
     policy(&h);
     let _guard = h
         .hooks()
-        .guards()
-        .add_sync(tack_core::hook::Scope::Global, "wall", |_| {
+        .guard(tack_core::hook::Scope::Global, "wall", |_| {
             Err("walled".into())
         });
     for args in [r#"{"text": "ok"}"#, r#"{"text": "ask"}"#] {

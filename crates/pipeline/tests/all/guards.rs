@@ -3,7 +3,8 @@
 use std::sync::atomic::Ordering;
 
 use tack_core::hook::{AgentId, ListenerSpec, Order, Scope};
-use tack_core::policy::{ApprovalOutcome, Guards, PreDecision};
+use tack_core::host::Guards;
+use tack_core::policy::{ApprovalOutcome, PreDecision};
 use tack_core::tool::ErrorCode;
 
 use crate::harness::*;
@@ -25,8 +26,7 @@ async fn a_later_guard_denies_after_one_passes() {
     let second = log.clone();
     let _g2 = h
         .hooks()
-        .guards()
-        .add_async(Scope::Global, "global-deny", move |_exec| {
+        .guard_async(Scope::Global, "global-deny", move |_exec| {
             let second = second.clone();
             async move {
                 second.push("global-deny");
@@ -59,9 +59,7 @@ impl GuardsExt for tack_pipeline::Pipeline {
         name: &str,
         guard: impl Fn(&tack_core::tool::ToolExecution) -> Result<(), String> + Send + Sync + 'static,
     ) -> tack_core::hook::Disposer {
-        self.hooks()
-            .guards()
-            .add_sync(Scope::Global, name.to_owned(), guard)
+        self.hooks().guard(Scope::Global, name.to_owned(), guard)
     }
 }
 
@@ -89,8 +87,7 @@ async fn agent_scoped_guard_guards_only_its_agent() {
     let h = Harness::with_tool(echo("echo"));
     let _guard = h
         .hooks()
-        .guards()
-        .add_sync(Scope::Agent(AgentId::new("a")), "a-only", |_| {
+        .guard(Scope::Agent(AgentId::new("a")), "a-only", |_| {
             Err("not for a".into())
         });
     let run = |agent| h.call_as("c", "echo", r#"{"text": "x"}"#, agent);
@@ -213,13 +210,13 @@ async fn global_guards_run_before_the_agents_whatever_the_registration_order() {
         }
     };
     let agent = Scope::Agent(AgentId::new("a"));
-    let guards = h.hooks().guards();
-    let _a1 = guards.add_sync(agent.clone(), "agent-first", guard("agent-first", true));
-    let _g1 = guards.add_sync(Scope::Global, "global-pass", guard("global-pass", false));
-    let _a2 = guards.add_sync(agent, "agent-second", guard("agent-second", false));
-    let _g2 = guards.add_sync(Scope::Global, "global-deny", guard("global-deny", true));
+    let hooks = h.hooks();
+    let _a1 = hooks.guard(agent.clone(), "agent-first", guard("agent-first", true));
+    let _g1 = hooks.guard(Scope::Global, "global-pass", guard("global-pass", false));
+    let _a2 = hooks.guard(agent, "agent-second", guard("agent-second", false));
+    let _g2 = hooks.guard(Scope::Global, "global-deny", guard("global-deny", true));
     assert_eq!(
-        guards.names(Some(&AgentId::new("a"))),
+        hooks.guards().names(Some(&AgentId::new("a"))),
         ["global-pass", "global-deny", "agent-first", "agent-second"]
             .map(std::sync::Arc::<str>::from)
     );

@@ -101,8 +101,7 @@ async fn approval_and_guards_see_the_rewritten_arguments() {
     let guard_seen = seen.clone();
     let _g = h
         .hooks()
-        .guards()
-        .add_sync(Scope::Global, "recorder", move |exec: &ToolExecution| {
+        .guard(Scope::Global, "recorder", move |exec: &ToolExecution| {
             guard_seen
                 .lock()
                 .push(exec.arg_str("text").unwrap_or_default().to_owned());
@@ -129,8 +128,7 @@ async fn a_guard_denies_a_rewrite_and_the_record_stays() {
     let _rw = rewrite_to(&h, "rw", json!({"text": "rm -rf /"}));
     let _g = h
         .hooks()
-        .guards()
-        .add_sync(Scope::Global, "no-rm", |exec: &ToolExecution| {
+        .guard(Scope::Global, "no-rm", |exec: &ToolExecution| {
             if exec.arg_str("text").is_some_and(|t| t.contains("rm -rf")) {
                 Err("no rm -rf".into())
             } else {

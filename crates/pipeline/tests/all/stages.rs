@@ -55,16 +55,14 @@ fn instrumented() -> (Harness, Log) {
         }
     });
     let l = log.clone();
-    hooks
-        .guards()
-        .add_sync(tack_core::hook::Scope::Global, "log-guard", move |exec| {
-            l.push("guard");
-            if exec.arg_str("mode") == Some("guard") {
-                Err("guarded on request".into())
-            } else {
-                Ok(())
-            }
-        });
+    hooks.guard(tack_core::hook::Scope::Global, "log-guard", move |exec| {
+        l.push("guard");
+        if exec.arg_str("mode") == Some("guard") {
+            Err("guarded on request".into())
+        } else {
+            Ok(())
+        }
+    });
     let l = log.clone();
     hooks.execute().tap("log-execute", move |req, next| {
         l.push("execute");

@@ -153,15 +153,13 @@ async fn an_ask_goes_to_the_approval_service() {
 #[tokio::test]
 async fn a_guard_denial_names_the_guard() {
     let plugin = Fixture::new(|cx| {
-        cx.hooks()
-            .guards()
-            .add_sync(Scope::Global, "no-secrets", |exec| {
-                if exec.arg_str("path").is_some_and(|p| p.ends_with(".env")) {
-                    Err("secrets stay put".into())
-                } else {
-                    Ok(())
-                }
-            });
+        cx.hooks().guard(Scope::Global, "no-secrets", |exec| {
+            if exec.arg_str("path").is_some_and(|p| p.ends_with(".env")) {
+                Err("secrets stay put".into())
+            } else {
+                Ok(())
+            }
+        });
         Ok(())
     });
     let read = FakeTool::new("read");

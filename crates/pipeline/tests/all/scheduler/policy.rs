@@ -130,7 +130,7 @@ async fn guards_are_admission_too() {
     let b = Bench::new();
     let log = Log::new();
     let seen = log.clone();
-    b.pipeline.hooks().guards().add_async(
+    b.pipeline.hooks().guard_async(
         Scope::Global,
         "slow-guard",
         move |exec: Arc<ToolExecution>| {
