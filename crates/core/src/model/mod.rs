@@ -2,8 +2,7 @@
 //! calls and their arguments, content blocks, errors and outcomes, tiers,
 //! the model-visible schema with its exporters, the errors a definition
 //! can be refused with, and the one error of parsing a name from a closed
-//! set. Re-exported by `tool` (and `policy` for
-//! [`ArgumentRewrite`]).
+//! set. Re-exported by `tool`.
 
 mod arguments;
 mod call;
@@ -32,7 +31,7 @@ pub use error::ToolError;
 pub use name::ToolName;
 pub(crate) use outcome::Status;
 pub use outcome::{ErrorCode, Outcome};
-pub use rewrite::ArgumentRewrite;
+pub(crate) use rewrite::ArgumentRewrite;
 pub use schema::{
     ExportedTool, RenderedTool, ToolFormat, ToolSchema, export_tools, export_tools_json, tools_json,
 };

@@ -185,9 +185,12 @@ pub struct Outcome {
     pub notes: Vec<String>,
     /// When a `tools/pre-execute` listener rewrote the arguments: the
     /// original, the rewrite and who made it (also when the rewrite was
-    /// invalid and the call failed for it).
+    /// invalid and the call failed for it). Read through
+    /// [`original_arguments`](Self::original_arguments),
+    /// [`rewritten_arguments`](Self::rewritten_arguments) and
+    /// [`rewritten_by`](Self::rewritten_by).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rewrite: Option<Arc<ArgumentRewrite>>,
+    pub(crate) rewrite: Option<Arc<ArgumentRewrite>>,
     /// Whether a `tools/post-execute` listener replaced the content (e.g. to
     /// redact it): the model read the replacement, not what the tool
     /// rendered, so a durable record keeps the content and not the value
@@ -303,5 +306,38 @@ impl Outcome {
     /// The error code, if the call failed.
     pub fn error_code(&self) -> Option<ErrorCode> {
         self.failure_info().map(ToolError::code)
+    }
+
+    /// The arguments the model sent, when a `tools/pre-execute` listener (or
+    /// the approval) rewrote them; `None` when the call ran with the
+    /// model's own arguments. A session log keeps it (`rewrite.original`).
+    ///
+    /// ```
+    /// use tack_core::tool::Outcome;
+    ///
+    /// fn describe_rewrite(outcome: &Outcome) -> Option<String> {
+    ///     let by = outcome.rewritten_by().map_or("a listener".to_owned(), ToString::to_string);
+    ///     Some(format!(
+    ///         "{by} rewrote {} into {}",
+    ///         outcome.original_arguments()?,
+    ///         outcome.rewritten_arguments()?,
+    ///     ))
+    /// }
+    /// ```
+    pub fn original_arguments(&self) -> Option<&Arc<Value>> {
+        self.rewrite.as_ref().map(|r| &r.original)
+    }
+
+    /// The arguments a listener put in place of the model's (also when the
+    /// rewrite was invalid and the call failed for it, or when the decision
+    /// that rewrote them denied the call); `None` without a rewrite.
+    pub fn rewritten_arguments(&self) -> Option<&Arc<Value>> {
+        self.rewrite.as_ref().map(|r| &r.rewritten)
+    }
+
+    /// Who rewrote the arguments (`tools/pre-execute › listener <name>`), when
+    /// a rewrite is recorded and its maker known.
+    pub fn rewritten_by(&self) -> Option<&Provenance> {
+        self.rewrite.as_ref().and_then(|r| r.by.as_ref())
     }
 }

@@ -12,4 +12,3 @@ pub use action::Action;
 pub use decision::PreDecision;
 
 pub use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalService};
-pub use crate::model::ArgumentRewrite;
