@@ -25,5 +25,5 @@ pub use typed::Tool;
 pub use crate::context::execution::ToolExecution;
 pub use crate::model::{
     CallId, Content, ContentBlock, DeferredContext, DefinitionError, ErrorCode, ExecutionToken,
-    Outcome, Tier, ToolCall, ToolError, ToolName, UnknownName,
+    Outcome, Tier, ToolCall, ToolError, ToolName,
 };
