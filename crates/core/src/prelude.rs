@@ -32,7 +32,7 @@
 //! // Installed again after an unload, so the plugin registers a copy.
 //! let words = PluginFn::new("words", move |cx| cx.register_tool(count.clone()));
 //! assert_eq!(words.name(), "words");
-//! # Ok::<(), tack_core::tool::DefinitionError>(())
+//! # Ok::<(), PluginError>(())
 //! ```
 
 #[doc(no_inline)]

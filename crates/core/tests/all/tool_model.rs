@@ -11,10 +11,11 @@ use tack_core::hook::Provenance;
 use tack_core::host::ToolSchema;
 use tack_core::host::{NewExecutionToken, NewOutcome, NewToolError, NewToolExecution};
 use tack_core::host::{ToolFormat, export_tools};
+use tack_core::plugin::PluginError;
 use tack_core::policy::ApprovalOutcome;
 use tack_core::tool::{
-    CallId, Content, ContentBlock, DefinitionError, ErrorCode, ExecutionToken, Outcome, OutputSpec,
-    Tier, ToolDefinition, ToolError, ToolExecution, ToolName,
+    CallId, Content, ContentBlock, ErrorCode, ExecutionToken, Outcome, OutputSpec, Tier,
+    ToolDefinition, ToolError, ToolExecution, ToolName,
 };
 
 fn echo() -> ToolDefinition {
@@ -166,7 +167,7 @@ fn definition_errors_are_clear() {
     assert!(
         matches!(
             err,
-            DefinitionError::InvalidNameCharacter { position: 3, .. }
+            PluginError::InvalidToolNameCharacter { position: 3, .. }
         ),
         "{err}"
     );
@@ -186,7 +187,7 @@ fn definition_errors_are_clear() {
     let err = base().input_schema(json!(true)).build().unwrap_err();
     assert!(matches!(
         err,
-        DefinitionError::InputSchemaNotObject {
+        PluginError::InputSchemaNotObject {
             found: "a boolean",
             ..
         }
@@ -220,26 +221,26 @@ fn definition_errors_are_clear() {
     assert_eq!(*ok.output().schema(), json!({}));
 
     let err = base().timeout(Duration::ZERO).build().unwrap_err();
-    assert!(matches!(err, DefinitionError::ZeroTimeout { .. }), "{err}");
+    assert!(matches!(err, PluginError::ZeroTimeout { .. }), "{err}");
 
     let err = ToolDefinition::builder("t")
         .description("d")
         .build()
         .unwrap_err();
-    assert!(matches!(err, DefinitionError::MissingInputSchema { .. }));
+    assert!(matches!(err, PluginError::MissingInputSchema { .. }));
     let err = ToolDefinition::builder("t")
         .description("d")
         .input_schema(json!({"type": "object"}))
         .build()
         .unwrap_err();
-    assert!(matches!(err, DefinitionError::MissingOutput { .. }));
+    assert!(matches!(err, PluginError::MissingOutput { .. }));
     let err = ToolDefinition::builder("t")
         .description("d")
         .input_schema(json!({"type": "object"}))
         .output(OutputSpec::new(json!({})))
         .build()
         .unwrap_err();
-    assert!(matches!(err, DefinitionError::MissingHandler { .. }));
+    assert!(matches!(err, PluginError::MissingHandler { .. }));
 }
 
 #[test]
