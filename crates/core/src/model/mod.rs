@@ -1,8 +1,8 @@
 //! The plain data of a tool call, below everything else in the crate: names,
 //! calls and their arguments, content blocks, errors and outcomes, tiers,
-//! the model-visible schema with its exporters, the errors a definition
-//! can be refused with, and the one error of parsing a name from a closed
-//! set. Re-exported by `tool`.
+//! the model-visible schema with its exporters, and the one error of
+//! parsing a name from a closed set (host-side). Re-exported by `tool` (and
+//! `host`).
 
 mod arguments;
 mod call;
