@@ -12,7 +12,7 @@ use tack_core::tool::Outcome;
 use tack_pipeline::{PluginSet, TurnScheduler};
 
 /// A tool the host offers: adds two numbers.
-fn add() -> Result<ToolDefinition, tack_core::tool::DefinitionError> {
+fn add() -> Result<ToolDefinition, tack_core::plugin::PluginError> {
     ToolDefinition::builder("add")
         .description("Add two numbers.")
         .input_schema(json!({

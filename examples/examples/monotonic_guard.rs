@@ -11,13 +11,10 @@ use tack_core::prelude::*;
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let guard = PluginFn::new("no-dotenv", |cx| {
-        let guards = cx.hooks().guards();
-        guards.add_sync(Scope::Global, "no-dotenv", |exec| {
+        cx.hooks().guard(Scope::Global, "no-dotenv", |exec| {
             match exec.arg_str("path") {
-                Some(path) if path.ends_with(".env") => {
-                    GuardVerdict::deny("`.env` files hold secrets")
-                }
-                _ => GuardVerdict::Pass, // there is no "allow": pass hands on to the next guard
+                Some(path) if path.ends_with(".env") => Err("`.env` files hold secrets".into()),
+                _ => Ok(()), // there is no "allow": pass hands on to the next guard
             }
         });
         Ok(())

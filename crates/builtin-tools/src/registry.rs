@@ -3,7 +3,7 @@
 use tack_core::hook::{Disposer, Scope};
 use tack_core::plugin::ToolRegistrar;
 use tack_core::plugin::{Plugin, PluginContext, PluginError, PluginFactory};
-use tack_core::tool::{DefinitionError, ToolDefinition};
+use tack_core::tool::ToolDefinition;
 
 use crate::{Bash, EditFile, Glob, Grep, ListDir, ReadFile, WriteFile};
 
@@ -12,9 +12,9 @@ use crate::{Bash, EditFile, Glob, Grep, ListDir, ReadFile, WriteFile};
 ///
 /// # Errors
 ///
-/// [`DefinitionError`] if a tool's schema cannot be generated (a bug in this
+/// The [`PluginError`] of a tool definition if its schema cannot be generated (a bug in this
 /// crate; the tests build every definition).
-pub fn builtin_tools() -> Result<Vec<ToolDefinition>, DefinitionError> {
+pub fn builtin_tools() -> Result<Vec<ToolDefinition>, PluginError> {
     Ok(vec![
         ToolDefinition::from_tool(ReadFile::new())?,
         ToolDefinition::from_tool(ListDir::new())?,
@@ -32,7 +32,7 @@ pub fn builtin_tools() -> Result<Vec<ToolDefinition>, DefinitionError> {
 pub enum RegisterError {
     /// A definition could not be built.
     #[error("a builtin tool could not be defined: {0}")]
-    Definition(#[from] DefinitionError),
+    Definition(PluginError),
     /// The registry refused a tool (e.g. one of that name is already registered).
     #[error("the registry refused a builtin tool: {0}")]
     Registration(#[from] PluginError),
@@ -74,7 +74,7 @@ pub fn register_builtin_tools(
     scope: Scope,
 ) -> Result<Disposer, RegisterError> {
     let mut registered = Vec::new();
-    for definition in builtin_tools()? {
+    for definition in builtin_tools().map_err(RegisterError::Definition)? {
         match registrar.register_tool(scope.clone(), definition) {
             Ok(disposer) => registered.push(disposer),
             Err(e) => {
@@ -111,11 +111,7 @@ impl Plugin for BuiltinTools {
     }
 
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let definitions = builtin_tools().map_err(|error| PluginError::Definition {
-            plugin: self.name().to_owned(),
-            error,
-        })?;
-        for definition in definitions {
+        for definition in builtin_tools()? {
             cx.register_tool(definition)?;
         }
         Ok(())

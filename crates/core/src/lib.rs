@@ -40,6 +40,7 @@
 mod approval;
 pub mod capability;
 pub mod context;
+mod error;
 pub mod hook;
 pub mod hooks;
 #[cfg(feature = "host")]

@@ -4,7 +4,7 @@
 //! It holds what nearly every plugin touches — the [`Plugin`] trait and
 //! [`PluginFn`], tools ([`Tool`], [`ToolDefinition`], [`ToolCall`],
 //! [`ToolError`]), the decisions hook listeners return ([`PreDecision`],
-//! [`PostDecision`], [`GuardVerdict`]), the values the execute and result hook
+//! [`PostDecision`]; a guard answers a plain `Result<(), String>`), the values the execute and result hook
 //! points carry, and the re-exported `json!`, `async_trait`, serde and
 //! schemars names. Everything else stays in its module
 //! (`tack_core::capability`, `tack_core::policy`, ...).
@@ -32,7 +32,7 @@
 //! // Installed again after an unload, so the plugin registers a copy.
 //! let words = PluginFn::new("words", move |cx| cx.register_tool(count.clone()));
 //! assert_eq!(words.name(), "words");
-//! # Ok::<(), tack_core::tool::DefinitionError>(())
+//! # Ok::<(), PluginError>(())
 //! ```
 
 #[doc(no_inline)]
@@ -48,7 +48,7 @@ pub use crate::hooks::{ExecuteOutput, ExecuteRequest, ExecutionRecord, PostDecis
 #[doc(no_inline)]
 pub use crate::plugin::{Plugin, PluginContext, PluginError, PluginFn};
 #[doc(no_inline)]
-pub use crate::policy::{GuardVerdict, PreDecision};
+pub use crate::policy::PreDecision;
 #[doc(no_inline)]
 pub use crate::schemars::JsonSchema;
 #[doc(no_inline)]

@@ -11,11 +11,11 @@ use tack_core::CancellationToken;
 use tack_core::capability::{BatchEvent, DispatchBatch, ToolDispatcher};
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
+use tack_core::host::Guards;
 use tack_core::host::SerialBatch;
 use tack_core::host::{CapabilitySlots, NewOutcome, NewToolError};
 use tack_core::plugin::PluginError;
 use tack_core::plugin::ToolRegistrar;
-use tack_core::policy::Guards;
 use tack_core::tool::{CallId, ErrorCode, Outcome, ToolCall, ToolDefinition, ToolError};
 use tack_pipeline::{
     APPROVAL_STAGE, ExecutionMode, Pipeline, PipelineConfig, StageRecorder, ToolRegistry,

@@ -10,9 +10,8 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tack_core::context::ToolRunContext;
-use tack_core::tool::{
-    CallId, ContentBlock, DefinitionError, OutputSpec, Tier, ToolDefinition, ToolError,
-};
+use tack_core::plugin::PluginError;
+use tack_core::tool::{CallId, ContentBlock, OutputSpec, Tier, ToolDefinition, ToolError};
 
 type BodyFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
 type Body = Arc<dyn Fn(Arc<Value>, ToolRunContext) -> BodyFuture + Send + Sync>;
@@ -202,8 +201,8 @@ impl FakeTool {
     ///
     /// # Errors
     ///
-    /// [`DefinitionError`] for a bad name or schema, saying which.
-    pub fn definition(&self) -> Result<ToolDefinition, DefinitionError> {
+    /// [`PluginError`] for a bad name or schema, saying which.
+    pub fn definition(&self) -> Result<ToolDefinition, PluginError> {
         self.definition_recording(None)
     }
 
@@ -212,7 +211,7 @@ impl FakeTool {
     pub(crate) fn definition_recording(
         &self,
         started: Option<Arc<Mutex<HashSet<CallId>>>>,
-    ) -> Result<ToolDefinition, DefinitionError> {
+    ) -> Result<ToolDefinition, PluginError> {
         let body = self.body.clone();
         let runs = self.runs.clone();
         let last = self.last_arguments.clone();

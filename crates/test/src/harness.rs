@@ -101,7 +101,7 @@ impl HarnessBuilder {
     /// # Errors
     ///
     /// The plugin's install error (nothing of it stays installed), or for a
-    /// fake tool [`PluginError::Definition`] or the registry's refusal
+    /// fake tool the definition's error or the registry's refusal
     /// ([`PluginError::DuplicateTool`], [`PluginError::ReservedTool`],
     /// [`PluginError::InvalidSchema`]).
     pub fn install<P: Plugin>(self, plugin: P) -> Result<Harness<P>, PluginError> {
@@ -116,7 +116,7 @@ impl HarnessBuilder {
     ///
     /// # Errors
     ///
-    /// For a fake tool, [`PluginError::Definition`] or the registry's refusal
+    /// For a fake tool, the definition's error or the registry's refusal
     /// ([`PluginError::DuplicateTool`], [`PluginError::ReservedTool`],
     /// [`PluginError::InvalidSchema`]).
     pub fn uninstalled<P: Plugin>(self, plugin: P) -> Result<Harness<P>, PluginError> {
@@ -307,10 +307,7 @@ impl<P: Plugin> Harness<P> {
         let plugin = format!("{RECORDER} (fake tool `{}`)", tool.name());
         let definition = tool
             .definition_recording(Some(self.started.clone()))
-            .map_err(|error| PluginError::Definition {
-                plugin: plugin.clone(),
-                error,
-            })?;
+            .map_err(|error| error.in_plugin(&plugin))?;
         self.driver
             .register(scope, definition)
             .map_err(|error| error.in_plugin(&plugin))

@@ -8,14 +8,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::EffectsInner;
 use crate::capability::Capabilities;
-use crate::hook::AgentId;
+use crate::hook::{AgentId, Provenance};
 use crate::model::{ArgumentRewrite, Arguments, CallId, ExecutionToken, Tier, ToolName};
 
 /// One execution as hooks see it: a resolved tool, valid frozen arguments and
 /// the execution's token. Immutable: a `tools/pre-execute` decision may
 /// rewrite the arguments, and the pipeline then builds a new execution (same
-/// call id and token) with the revalidated arguments and the
-/// [`rewrite`](Self::rewrite) record.
+/// call id and token) with the revalidated arguments, and records what the
+/// model sent ([`original_arguments`](Self::original_arguments)) and who
+/// rewrote it ([`rewritten_by`](Self::rewritten_by)).
 ///
 /// The pipeline builds it (through
 /// `tack_core::host::NewToolExecution`); hooks, guards and
@@ -108,10 +109,34 @@ impl ToolExecution {
         &self.run
     }
 
-    /// The rewrite these arguments came from, if a `tools/pre-execute`
-    /// listener rewrote the model's arguments.
-    pub fn rewrite(&self) -> Option<&Arc<ArgumentRewrite>> {
-        self.rewrite.as_ref()
+    /// The arguments the model sent, when a `tools/pre-execute` listener (or
+    /// the approval) rewrote them: [`arguments`](Self::arguments) are then
+    /// the rewrite. `None` when these are the model's own arguments.
+    ///
+    /// ```
+    /// use tack_core::tool::ToolExecution;
+    ///
+    /// fn was_rewritten(exec: &ToolExecution) -> bool {
+    ///     exec.original_arguments().is_some()
+    /// }
+    /// ```
+    pub fn original_arguments(&self) -> Option<&Arc<Value>> {
+        self.rewrite.as_ref().map(|r| &r.original)
+    }
+
+    /// The arguments a listener put in place of the model's; `None` without
+    /// a rewrite. They are [`arguments`](Self::arguments), except in the
+    /// execution a post-execute listener sees of a call the rewriting
+    /// decision denied, or whose rewrite was invalid: that one kept the
+    /// model's arguments, and the refused rewrite is only recorded.
+    pub fn rewritten_arguments(&self) -> Option<&Arc<Value>> {
+        self.rewrite.as_ref().map(|r| &r.rewritten)
+    }
+
+    /// Who rewrote the arguments (`tools/pre-execute › listener <name>`), when
+    /// they were rewritten and the maker is known.
+    pub fn rewritten_by(&self) -> Option<&Provenance> {
+        self.rewrite.as_ref().and_then(|r| r.by.as_ref())
     }
 
     /// The call's id.

@@ -9,8 +9,9 @@
 //! | `tools/code-dispatch-log` | waterfall | [`CodeDispatchEvent`] → itself | identity |
 //! | `tools/code-dispatch` | observer | `Arc<`[`CodeDispatchEvent`]`>` | — |
 //!
-//! Guards ([`Guards`]) run between pre-execute and execute, in registration
-//! order, and can only pass or deny.
+//! Guards ([`ToolHooks::guard`], [`ToolHooks::guard_async`]) run between
+//! pre-execute and execute, in registration order, and can only pass or
+//! deny.
 
 mod code_dispatch_log;
 pub(crate) mod execute;
@@ -24,4 +25,4 @@ pub use post_execute::PostDecision;
 pub use record::ExecutionRecord;
 pub use tool_hooks::ToolHooks;
 
-pub use crate::policy::{Guards, PreDecision};
+pub use crate::policy::PreDecision;

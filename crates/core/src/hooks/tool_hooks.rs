@@ -1,10 +1,12 @@
 //! The bundle of tool hook points a host owns and plugins attach to.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use super::{CodeDispatchEvent, ExecuteOutput, ExecuteRequest, ExecutionRecord, PostDecision};
-use crate::hook::{AgentId, Disposables, Observer, Waterfall};
-use crate::policy::{Guards, PreDecision};
+use crate::hook::{AgentId, Disposables, Disposer, Observer, Scope, Waterfall};
+use crate::policy::PreDecision;
+use crate::policy::guard::Guards;
 use crate::tool::ToolExecution;
 
 /// `tools/pre-execute`: allow, ask or deny a valid call before it runs.
@@ -179,7 +181,80 @@ impl ToolHooks {
         &self.code_dispatch
     }
 
-    /// The guards.
+    /// Adds a guard: a monotonic check that runs after `tools/pre-execute`
+    /// (and approval), just before the body, and answers at once. `Ok(())`
+    /// lets the call continue (to the next guard, then to the body);
+    /// `Err(reason)` stops it with `DENIED`, `reason` telling the model what
+    /// was refused and why (a blank one is replaced by a message naming the
+    /// guard). There is no "allow": nothing before or after a guard can
+    /// loosen its denial.
+    ///
+    /// Guards are not reorderable: the global ones run first, then those of
+    /// the calling agent's [`Scope`], each layer in registration order. A
+    /// guard with state of its own is a closure that captures it.
+    ///
+    /// ```
+    /// use tack_core::hook::Scope;
+    /// use tack_core::hooks::ToolHooks;
+    ///
+    /// let hooks = ToolHooks::new();
+    /// let _g = hooks.guard(Scope::Global, "no-rm", |exec| {
+    ///     if exec.arg_str("command").is_some_and(|c| c.contains("rm -rf")) {
+    ///         Err("`rm -rf` is not allowed".into())
+    ///     } else {
+    ///         Ok(())
+    ///     }
+    /// });
+    /// ```
+    pub fn guard<F>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: F) -> Disposer
+    where
+        F: Fn(&ToolExecution) -> Result<(), String> + Send + Sync + 'static,
+    {
+        self.guards.add_sync(scope, name, guard)
+    }
+
+    /// Adds an asynchronous guard, for a check that awaits: a closure given
+    /// the execution (an `Arc`, to move into its future) that returns the
+    /// future of its answer. It answers and runs like a
+    /// [`guard`](Self::guard); the caller's cancellation is checked again
+    /// after the last guard.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tack_core::hook::Scope;
+    /// use tack_core::hooks::ToolHooks;
+    /// use tack_core::tool::ToolExecution;
+    ///
+    /// /// Refuses any call whose arguments mention one of its words.
+    /// struct Forbidden(Vec<String>);
+    /// impl Forbidden {
+    ///     async fn check(&self, execution: &ToolExecution) -> Result<(), String> {
+    ///         let arguments = execution.arguments().to_string();
+    ///         match self.0.iter().find(|word| arguments.contains(word.as_str())) {
+    ///             Some(word) => Err(format!("`{word}` is off limits")),
+    ///             None => Ok(()),
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let hooks = ToolHooks::new();
+    /// // A struct guard: the closure captures the struct.
+    /// let forbidden = Arc::new(Forbidden(vec![".env".into()]));
+    /// let _g = hooks.guard_async(Scope::Global, "forbidden", move |execution| {
+    ///     let forbidden = forbidden.clone();
+    ///     async move { forbidden.check(&execution).await }
+    /// });
+    /// ```
+    pub fn guard_async<F, Fut>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: F) -> Disposer
+    where
+        F: Fn(Arc<ToolExecution>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), String>> + Send + 'static,
+    {
+        self.guards.add_async(scope, name, guard)
+    }
+
+    /// The guards, for the host that runs them. For hosts.
+    #[cfg(feature = "host")]
     pub fn guards(&self) -> &Guards {
         &self.guards
     }

@@ -103,9 +103,36 @@ pub trait NewToolExecution: sealed::Sealed + Sized {
             .with_parent(call.parent.clone())
     }
 
-    /// Records that these arguments replace others (the pipeline sets it
-    /// when a `tools/pre-execute` decision rewrote them).
-    fn with_rewrite(self, rewrite: Option<Arc<crate::policy::ArgumentRewrite>>) -> Self;
+    /// Records that a `tools/pre-execute` decision (or the approval) by `by`
+    /// rewrote `original` into `rewritten` (what
+    /// [`original_arguments`](ToolExecution::original_arguments) and the
+    /// outcome's record then tell). The pipeline sets it on the execution
+    /// that runs the rewrite, and on the one a denial or an invalid
+    /// rewrite kept the model's arguments in.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use serde_json::json;
+    /// use tack_core::hook::Provenance;
+    /// use tack_core::host::{NewExecutionToken, NewToolExecution};
+    /// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
+    ///
+    /// let original = Arc::new(json!({"command": "ls"}));
+    /// let rewritten = Arc::new(json!({"command": "ls -la"}));
+    /// let exec = ToolExecution::new(
+    ///     CallId::from("c1"), ToolName::new("bash").unwrap(), rewritten.clone(),
+    ///     Tier::Executes, ExecutionToken::issue(CallId::from("c1")),
+    /// )
+    /// .with_rewrite(original, rewritten, Some(Provenance::listener("tools/pre-execute", "hooks")));
+    /// assert_eq!(exec.original_arguments().unwrap()["command"], "ls");
+    /// assert_eq!(exec.rewritten_by().unwrap().to_string(), "tools/pre-execute › listener `hooks`");
+    /// ```
+    fn with_rewrite(
+        self,
+        original: Arc<Value>,
+        rewritten: Arc<Value>,
+        by: Option<Provenance>,
+    ) -> Self;
 
     /// Sets the agent the call was made for.
     fn with_agent(self, agent: Option<AgentId>) -> Self;
@@ -250,6 +277,12 @@ pub trait NewOutcome: sealed::Sealed + Sized {
     /// assert!(!failed.is_success());
     /// ```
     fn replace_value(&mut self, value: Value) -> Option<Value>;
+
+    /// Records in the outcome the argument rewrite `execution` carries, if
+    /// any (what the pipeline does as it publishes the outcome, so the
+    /// record reaches the result observers and the session log). The record
+    /// is shared, not copied.
+    fn record_rewrite(&mut self, execution: &ToolExecution);
 }
 
 /// Building a [`ToolError`] as the pipeline does: with any [`ErrorCode`],

@@ -87,6 +87,12 @@ impl NewOutcome for Outcome {
             Status::Error { .. } => None,
         }
     }
+
+    fn record_rewrite(&mut self, execution: &ToolExecution) {
+        if let Some(rewrite) = &execution.rewrite {
+            self.rewrite = Some(Arc::clone(rewrite));
+        }
+    }
 }
 
 impl super::build::sealed::Sealed for ToolExecution {}
@@ -114,8 +120,17 @@ impl NewToolExecution for ToolExecution {
     }
 
     #[inline]
-    fn with_rewrite(mut self, rewrite: Option<Arc<ArgumentRewrite>>) -> Self {
-        self.rewrite = rewrite;
+    fn with_rewrite(
+        mut self,
+        original: Arc<Value>,
+        rewritten: Arc<Value>,
+        by: Option<Provenance>,
+    ) -> Self {
+        self.rewrite = Some(Arc::new(ArgumentRewrite {
+            original,
+            rewritten,
+            by,
+        }));
         self
     }
 

@@ -18,9 +18,15 @@
 //!   in a model API's format (OpenAI,
 //!   Anthropic, MCP); [`schema_depth`], the nesting a registry
 //!   checks against `ToolDefinition::MAX_SCHEMA_DEPTH`.
+//! * [`UnknownName`]: the error of parsing a [`ToolFormat`], an
+//!   [`ErrorCode`](crate::tool::ErrorCode) or an
+//!   [`Action`](crate::policy::Action) from text (a host's configuration or
+//!   command line; plugins read them as typed values).
 //! * [`default_render`], [`default_present_call`],
 //!   [`default_present_result`]: what a UI shows for a tool that brings no
 //!   presenter of its own.
+//! * [`Guards`] ([`ToolHooks::guards`](crate::hooks::ToolHooks::guards)):
+//!   the guards plugins added, and running them.
 //! * [`Dispatch`], [`Notified`], [`HookError`], [`panic_message`],
 //!   [`GuardOutcome`]: what
 //!   running the hook points and guards gives the pipeline.
@@ -80,10 +86,10 @@ pub use crate::capability::batch::SerialBatch;
 pub use crate::capability::set::{Capabilities, CapabilitySlots};
 pub use crate::context::effects::RunEffects;
 pub use crate::model::{
-    Arguments, ArgumentsError, ExportedTool, RenderedTool, ToolFormat, ToolSchema, export_tools,
-    export_tools_json, schema_depth, tools_json,
+    Arguments, ArgumentsError, ExportedTool, RenderedTool, ToolFormat, ToolSchema, UnknownName,
+    export_tools, export_tools_json, schema_depth, tools_json,
 };
-pub use crate::policy::guard::GuardOutcome;
+pub use crate::policy::guard::{GuardOutcome, Guards};
 pub use crate::tool::body_future::BodyFuture;
 pub use crate::tool::definition::ToolHandler;
 pub use crate::tool::definition::{default_present_call, default_present_result, default_render};

@@ -1,15 +1,13 @@
 //! The plain data of a tool call, below everything else in the crate: names,
 //! calls and their arguments, content blocks, errors and outcomes, tiers,
-//! the model-visible schema with its exporters, the errors a definition
-//! can be refused with, and the one error of parsing a name from a closed
-//! set. Re-exported by `tool` (and `policy` for
-//! [`ArgumentRewrite`]).
+//! the model-visible schema with its exporters, and the one error of
+//! parsing a name from a closed set (host-side). Re-exported by `tool` (and
+//! `host`).
 
 mod arguments;
 mod call;
 mod content;
 mod deferred;
-mod definition_error;
 mod error;
 mod name;
 mod outcome;
@@ -27,12 +25,11 @@ pub(crate) use call::next_serial;
 pub use call::{CallId, ExecutionToken, ToolCall};
 pub use content::{Content, ContentBlock};
 pub use deferred::DeferredContext;
-pub use definition_error::DefinitionError;
 pub use error::ToolError;
 pub use name::ToolName;
 pub(crate) use outcome::Status;
 pub use outcome::{ErrorCode, Outcome};
-pub use rewrite::ArgumentRewrite;
+pub(crate) use rewrite::ArgumentRewrite;
 pub use schema::{
     ExportedTool, RenderedTool, ToolFormat, ToolSchema, export_tools, export_tools_json, tools_json,
 };

@@ -4,7 +4,7 @@ use std::borrow::Borrow;
 use std::fmt;
 use std::sync::Arc;
 
-use super::DefinitionError;
+use crate::error::PluginError;
 
 /// A valid tool name: 1 to 64 characters from `A–Z a–z 0–9 _ -`.
 ///
@@ -32,10 +32,10 @@ impl ToolName {
     ///
     /// # Errors
     ///
-    /// [`DefinitionError::EmptyName`], [`DefinitionError::NameTooLong`] or
-    /// [`DefinitionError::InvalidNameCharacter`], saying what is wrong and
+    /// [`PluginError::EmptyToolName`], [`PluginError::ToolNameTooLong`] or
+    /// [`PluginError::InvalidToolNameCharacter`], saying what is wrong and
     /// what is allowed.
-    pub fn new(name: impl AsRef<str>) -> Result<Self, DefinitionError> {
+    pub fn new(name: impl AsRef<str>) -> Result<Self, PluginError> {
         let name = name.as_ref();
         Self::check(name)?;
         Ok(Self(Arc::from(name)))
@@ -46,16 +46,17 @@ impl ToolName {
     /// # Errors
     ///
     /// The same as [`new`](Self::new)'s.
-    pub fn check(name: &str) -> Result<(), DefinitionError> {
+    pub fn check(name: &str) -> Result<(), PluginError> {
         if name.is_empty() {
-            return Err(DefinitionError::EmptyName);
+            return Err(PluginError::EmptyToolName { plugin: None });
         }
         if let Some((position, found)) = name
             .chars()
             .enumerate()
             .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
         {
-            return Err(DefinitionError::InvalidNameCharacter {
+            return Err(PluginError::InvalidToolNameCharacter {
+                plugin: None,
                 name: name.to_owned(),
                 found,
                 position,
@@ -63,7 +64,8 @@ impl ToolName {
         }
         // Only ASCII is left, so bytes are characters.
         if name.len() > ToolName::MAX_LEN {
-            return Err(DefinitionError::NameTooLong {
+            return Err(PluginError::ToolNameTooLong {
+                plugin: None,
                 name: name.to_owned(),
                 len: name.len(),
             });
@@ -108,7 +110,7 @@ impl Borrow<str> for ToolName {
 }
 
 impl TryFrom<&str> for ToolName {
-    type Error = DefinitionError;
+    type Error = PluginError;
     fn try_from(value: &str) -> Result<Self, Self::Error> {
         Self::new(value)
     }
@@ -134,7 +136,7 @@ mod tests {
     #[test]
     fn positions_count_characters_not_bytes() {
         match ToolName::new("éa b") {
-            Err(DefinitionError::InvalidNameCharacter {
+            Err(PluginError::InvalidToolNameCharacter {
                 found, position, ..
             }) => {
                 assert_eq!((found, position), ('é', 0));
@@ -142,7 +144,7 @@ mod tests {
             other => panic!("unexpected {other:?}"),
         }
         match ToolName::new("ab c") {
-            Err(DefinitionError::InvalidNameCharacter { position, .. }) => assert_eq!(position, 2),
+            Err(PluginError::InvalidToolNameCharacter { position, .. }) => assert_eq!(position, 2),
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -152,7 +154,7 @@ mod tests {
         assert!(ToolName::new("x".repeat(ToolName::MAX_LEN)).is_ok());
         assert!(matches!(
             ToolName::new("x".repeat(ToolName::MAX_LEN + 1)),
-            Err(DefinitionError::NameTooLong { len: 65, .. })
+            Err(PluginError::ToolNameTooLong { len: 65, .. })
         ));
     }
 

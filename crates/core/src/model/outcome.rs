@@ -6,7 +6,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ArgumentRewrite, CallId, Content, DeferredContext, ToolError, UnknownName};
+#[cfg(feature = "host")]
+use super::UnknownName;
+use super::{ArgumentRewrite, CallId, Content, DeferredContext, ToolError};
 use crate::hook::Provenance;
 
 /// The wire codes of failed outcomes.
@@ -15,7 +17,6 @@ use crate::hook::Provenance;
 /// use tack_core::tool::ErrorCode;
 /// assert_eq!(ErrorCode::UnknownTool.as_str(), "UNKNOWN_TOOL");
 /// assert_eq!(serde_json::to_string(&ErrorCode::InvalidArguments).unwrap(), "\"INVALID_ARGUMENTS\"");
-/// assert_eq!("TIMEOUT".parse::<ErrorCode>().unwrap(), ErrorCode::Timeout);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -58,6 +59,7 @@ impl ErrorCode {
 
     /// The wire forms of [`ALL`](Self::ALL), in its order: the names
     /// [`from_str`](std::str::FromStr::from_str) accepts.
+    #[cfg(feature = "host")]
     const WIRE_FORMS: [&'static str; 9] = {
         let mut forms = [""; 9];
         let mut i = 0;
@@ -94,6 +96,9 @@ impl fmt::Display for ErrorCode {
     }
 }
 
+/// Parsing a wire form (`TIMEOUT`), on the host's side: a plugin reads codes
+/// as typed values (and serde reads them from a log without this).
+#[cfg(feature = "host")]
 impl std::str::FromStr for ErrorCode {
     type Err = UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -185,9 +190,12 @@ pub struct Outcome {
     pub notes: Vec<String>,
     /// When a `tools/pre-execute` listener rewrote the arguments: the
     /// original, the rewrite and who made it (also when the rewrite was
-    /// invalid and the call failed for it).
+    /// invalid and the call failed for it). Read through
+    /// [`original_arguments`](Self::original_arguments),
+    /// [`rewritten_arguments`](Self::rewritten_arguments) and
+    /// [`rewritten_by`](Self::rewritten_by).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rewrite: Option<Arc<ArgumentRewrite>>,
+    pub(crate) rewrite: Option<Arc<ArgumentRewrite>>,
     /// Whether a `tools/post-execute` listener replaced the content (e.g. to
     /// redact it): the model read the replacement, not what the tool
     /// rendered, so a durable record keeps the content and not the value
@@ -303,5 +311,38 @@ impl Outcome {
     /// The error code, if the call failed.
     pub fn error_code(&self) -> Option<ErrorCode> {
         self.failure_info().map(ToolError::code)
+    }
+
+    /// The arguments the model sent, when a `tools/pre-execute` listener (or
+    /// the approval) rewrote them; `None` when the call ran with the
+    /// model's own arguments. A session log keeps it (`rewrite.original`).
+    ///
+    /// ```
+    /// use tack_core::tool::Outcome;
+    ///
+    /// fn describe_rewrite(outcome: &Outcome) -> Option<String> {
+    ///     let by = outcome.rewritten_by().map_or("a listener".to_owned(), ToString::to_string);
+    ///     Some(format!(
+    ///         "{by} rewrote {} into {}",
+    ///         outcome.original_arguments()?,
+    ///         outcome.rewritten_arguments()?,
+    ///     ))
+    /// }
+    /// ```
+    pub fn original_arguments(&self) -> Option<&Arc<Value>> {
+        self.rewrite.as_ref().map(|r| &r.original)
+    }
+
+    /// The arguments a listener put in place of the model's (also when the
+    /// rewrite was invalid and the call failed for it, or when the decision
+    /// that rewrote them denied the call); `None` without a rewrite.
+    pub fn rewritten_arguments(&self) -> Option<&Arc<Value>> {
+        self.rewrite.as_ref().map(|r| &r.rewritten)
+    }
+
+    /// Who rewrote the arguments (`tools/pre-execute › listener <name>`), when
+    /// a rewrite is recorded and its maker known.
+    pub fn rewritten_by(&self) -> Option<&Provenance> {
+        self.rewrite.as_ref().and_then(|r| r.by.as_ref())
     }
 }

@@ -10,43 +10,19 @@ use crate::hook::Provenance;
 /// A record of rewritten arguments: what the model sent, what ran instead, and
 /// which `tools/pre-execute` listener rewrote it. Carried by the
 /// [`ToolExecution`](crate::tool::ToolExecution) the later stages see and by
-/// the call's [`Outcome`](crate::tool::Outcome) (so a session log keeps it).
+/// the call's [`Outcome`](crate::tool::Outcome) (so a session log keeps it,
+/// as `"rewrite": {"original": …, "rewritten": …, "by": …}`); both read it
+/// through `original_arguments`, `rewritten_arguments` and `rewritten_by`.
 ///
 /// When the rewrite was invalid, the outcome still carries the record (the
 /// `rewritten` value is the one refused) and the call failed without running.
-///
-/// ```
-/// use std::sync::Arc;
-/// use serde_json::json;
-/// use tack_core::hook::Provenance;
-/// use tack_core::policy::ArgumentRewrite;
-/// let r = ArgumentRewrite::new(
-///     Arc::new(json!({"command": "ls"})),
-///     Arc::new(json!({"command": "ls -la"})),
-///     Some(Provenance::listener("tools/pre-execute", "hooks")),
-/// );
-/// assert_eq!(r.rewritten["command"], "ls -la");
-/// assert!(serde_json::to_string(&r).unwrap().contains("\"by\""));
-/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ArgumentRewrite {
+pub(crate) struct ArgumentRewrite {
     /// The arguments as validated before the rewrite.
-    pub original: Arc<Value>,
+    pub(crate) original: Arc<Value>,
     /// The arguments the listener put in their place.
-    pub rewritten: Arc<Value>,
+    pub(crate) rewritten: Arc<Value>,
     /// The listener that rewrote them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub by: Option<Provenance>,
-}
-
-impl ArgumentRewrite {
-    /// A record of `original` rewritten to `rewritten` by `by`.
-    pub fn new(original: Arc<Value>, rewritten: Arc<Value>, by: Option<Provenance>) -> Self {
-        Self {
-            original,
-            rewritten,
-            by,
-        }
-    }
+    pub(crate) by: Option<Provenance>,
 }

@@ -4,14 +4,17 @@ use std::fmt;
 
 /// A string that is none of the names a closed set accepts: the
 /// [`FromStr`](std::str::FromStr) error of
-/// [`ErrorCode`](crate::tool::ErrorCode) (`error code`),
-/// [`Action`](crate::policy::Action) (`action`) and the host's `ToolFormat`
-/// (`tool format`). Its message says what was rejected and lists what is
-/// accepted.
+/// [`ErrorCode`](crate::tool::ErrorCode) (`error code`, its wire forms),
+/// [`Action`](crate::policy::Action) (`action`) and
+/// [`ToolFormat`](crate::host::ToolFormat) (`tool format`), which parse from
+/// text on the host's side. Its message says what was rejected and lists what
+/// is accepted.
 ///
 /// ```
 /// use tack_core::policy::Action;
 /// use tack_core::tool::ErrorCode;
+/// assert_eq!("ask".parse::<Action>().unwrap(), Action::Ask);
+/// assert_eq!("TIMEOUT".parse::<ErrorCode>().unwrap(), ErrorCode::Timeout);
 /// let err = "maybe".parse::<Action>().unwrap_err();
 /// assert_eq!((err.kind, err.value.as_str()), ("action", "maybe"));
 /// assert_eq!(err.expected, ["allow", "ask", "deny"]);

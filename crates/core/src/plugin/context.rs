@@ -152,14 +152,12 @@ impl<'a> PluginContext<'a> {
     ///
     /// # Errors
     ///
-    /// [`PluginError::Definition`] for an invalid tool; the registry's refusal
-    /// as for [`register_tool`](Self::register_tool).
+    /// The definition's error for an invalid tool
+    /// ([`ToolDefinition::from_tool`]), or the registry's refusal as for
+    /// [`register_tool`](Self::register_tool); either names this plugin.
     pub fn register_typed<T: Tool>(&mut self, tool: T) -> Result<(), PluginError> {
         let definition =
-            ToolDefinition::from_tool(tool).map_err(|error| PluginError::Definition {
-                plugin: self.plugin.to_owned(),
-                error,
-            })?;
+            ToolDefinition::from_tool(tool).map_err(|error| error.in_plugin(self.plugin))?;
         self.register_tool(definition)
     }
 

@@ -1,13 +1,12 @@
 //! Plugins: installable bundles of listeners, guards, tools and capabilities.
 
 mod context;
-mod error;
 pub(crate) mod factory;
 mod plugin_fn;
 mod registrar;
 
+pub use crate::error::PluginError;
 pub use context::PluginContext;
-pub use error::PluginError;
 pub use factory::PluginFactory;
 pub use plugin_fn::PluginFn;
 pub use registrar::ToolRegistrar;

@@ -1,11 +1,8 @@
 //! The one ordered verdict: allow < ask < deny.
 
 use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-
-use crate::model::UnknownName;
 
 /// What a policy decides about a call: allow, ask or deny, ordered by
 /// strictness (`Allow < Ask < Deny`), so the combined decision of several
@@ -21,7 +18,7 @@ use crate::model::UnknownName;
 /// use tack_core::policy::Action;
 /// assert!(Action::Deny > Action::Ask && Action::Ask > Action::Allow);
 /// assert_eq!([Action::Allow, Action::Deny, Action::Ask].into_iter().max(), Some(Action::Deny));
-/// assert_eq!("ask".parse::<Action>().unwrap(), Action::Ask);
+/// assert_eq!(serde_json::to_string(&Action::Ask).unwrap(), "\"ask\"");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -52,14 +49,21 @@ impl fmt::Display for Action {
     }
 }
 
-impl FromStr for Action {
-    type Err = UnknownName;
+/// Parsing `allow`, `ask` or `deny`, on the host's side (a host's
+/// configuration); serde reads an action without this.
+#[cfg(feature = "host")]
+impl std::str::FromStr for Action {
+    type Err = crate::model::UnknownName;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "allow" => Ok(Action::Allow),
             "ask" => Ok(Action::Ask),
             "deny" => Ok(Action::Deny),
-            other => Err(UnknownName::new("action", other, &["allow", "ask", "deny"])),
+            other => Err(crate::model::UnknownName::new(
+                "action",
+                other,
+                &["allow", "ask", "deny"],
+            )),
         }
     }
 }

@@ -46,7 +46,10 @@ impl Verdict {
 /// it: an invalid rewrite ends the call with `INTERNAL` naming the listener
 /// that rewrote, and the tool never runs. Approval, guards, the body and the
 /// later hook points then see the rewritten arguments, and the outcome
-/// records the original, the rewrite and who made it ([`ArgumentRewrite`](crate::policy::ArgumentRewrite)).
+/// records the original, the rewrite and who made it
+/// ([`Outcome::original_arguments`](crate::tool::Outcome::original_arguments),
+/// [`rewritten_arguments`](crate::tool::Outcome::rewritten_arguments),
+/// [`rewritten_by`](crate::tool::Outcome::rewritten_by)).
 ///
 /// ```
 /// use serde_json::json;

@@ -1,4 +1,6 @@
-//! Guards: monotonic checks that can only pass or deny.
+//! Guards: monotonic checks that can only pass or deny. Plugins add them
+//! through `ToolHooks::guard`/`guard_async`; the list and its run are the
+//! host's (`tack_core::host::Guards`).
 
 use std::fmt;
 use std::future::Future;
@@ -14,42 +16,19 @@ use crate::hook::{
 };
 use crate::tool::ToolExecution;
 
-/// A guard's answer. There is no "allow" that could override an earlier
-/// denial: a guard can only let the call continue or stop it, so a guard can
-/// never loosen what policy decided.
-///
-/// Closed on purpose (no `#[non_exhaustive]`): the pipeline matches it
-/// completely, with no arm for a verdict it does not know.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum GuardVerdict {
-    /// Continue to the next guard (and then to execution).
-    Pass,
-    /// Stop the call.
-    Deny {
-        /// What was refused and why, for the model.
-        reason: String,
-    },
-}
-
-impl GuardVerdict {
-    /// A denial; `reason` tells the model why. An empty (or blank) `reason`
-    /// is replaced by a default message naming the guard.
-    pub fn deny(reason: impl Into<String>) -> Self {
-        GuardVerdict::Deny {
-            reason: reason.into(),
-        }
-    }
-}
+/// What a guard answers: `Ok(())` lets the call continue (to the next
+/// guard, then to execution), `Err(reason)` stops it.
+type GuardResult = Result<(), String>;
 
 trait ErasedGuard: Send + Sync + 'static {
     fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> Check<'a>;
 }
 
-/// What checking one guard gave: a synchronous guard's verdict at once (no
+/// What checking one guard gave: a synchronous guard's answer at once (no
 /// future, no allocation), or an asynchronous guard's future.
 enum Check<'a> {
-    Ready(GuardVerdict),
-    Boxed(BoxFuture<'a, GuardVerdict>),
+    Ready(GuardResult),
+    Boxed(BoxFuture<'a, GuardResult>),
 }
 
 struct AsyncClosureGuard<F>(F);
@@ -57,7 +36,7 @@ struct AsyncClosureGuard<F>(F);
 impl<F, Fut> ErasedGuard for AsyncClosureGuard<F>
 where
     F: Fn(Arc<ToolExecution>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = GuardVerdict> + Send + 'static,
+    Fut: Future<Output = Result<(), String>> + Send + 'static,
 {
     fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> Check<'a> {
         Check::Boxed(Box::pin((self.0)(execution.clone())))
@@ -68,14 +47,15 @@ struct SyncClosureGuard<F>(F);
 
 impl<F> ErasedGuard for SyncClosureGuard<F>
 where
-    F: Fn(&ToolExecution) -> GuardVerdict + Send + Sync + 'static,
+    F: Fn(&ToolExecution) -> Result<(), String> + Send + Sync + 'static,
 {
     fn check_erased<'a>(&'a self, execution: &'a Arc<ToolExecution>) -> Check<'a> {
         Check::Ready((self.0)(execution))
     }
 }
 
-/// What a run of the guards concluded. Closed, like [`GuardVerdict`].
+/// What a run of the guards concluded. Closed: the pipeline matches it
+/// completely, with no arm for an outcome it does not know.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GuardOutcome {
     /// Every guard passed.
@@ -89,29 +69,32 @@ pub enum GuardOutcome {
     },
 }
 
-/// The guard list of a host, scoped like listeners: the global guards run
-/// first, then the calling agent's, each layer in registration order.
+/// The guard list of a host (what
+/// [`ToolHooks::guards`](crate::hooks::ToolHooks::guards) gives the
+/// pipeline), scoped like listeners: the global guards run first, then the
+/// calling agent's, each layer in registration order.
 ///
-/// Guards run after `tools/pre-execute` (and approval), are not
-/// reorderable, and are closures: synchronous ([`add_sync`](Self::add_sync))
-/// or asynchronous ([`add_async`](Self::add_async)). A guard with state of
-/// its own is a closure that captures it.
+/// Plugins add guards through [`ToolHooks::guard`](crate::hooks::ToolHooks::guard)
+/// (synchronous) and [`ToolHooks::guard_async`](crate::hooks::ToolHooks::guard_async);
+/// a host runs them ([`run`](Self::run)) after `tools/pre-execute` (and
+/// approval). A guard answers `Result<(), String>`: `Ok(())` lets the call
+/// continue, `Err(reason)` stops it, and nothing a later guard answers can
+/// undo that.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use serde_json::json;
-/// use tack_core::policy::{GuardVerdict, Guards};
-/// use tack_core::host::GuardOutcome;
 /// use tack_core::hook::Scope;
+/// use tack_core::hooks::ToolHooks;
+/// use tack_core::host::{GuardOutcome, NewExecutionToken, NewToolExecution};
 /// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
-/// use tack_core::host::{NewExecutionToken, NewToolExecution};
 ///
-/// let guards = Guards::new();
-/// let _g = guards.add_sync(Scope::Global, "no-rm", |exec| {
+/// let hooks = ToolHooks::new();
+/// let _g = hooks.guard(Scope::Global, "no-rm", |exec| {
 ///     if exec.arg_str("command").is_some_and(|c| c.contains("rm -rf")) {
-///         GuardVerdict::deny("`rm -rf` is not allowed")
+///         Err("`rm -rf` is not allowed".into())
 ///     } else {
-///         GuardVerdict::Pass
+///         Ok(())
 ///     }
 /// });
 /// let exec = Arc::new(ToolExecution::new(
@@ -120,7 +103,7 @@ pub enum GuardOutcome {
 ///     ExecutionToken::issue(CallId::from("c1")),
 /// ));
 /// # futures::executor::block_on(async {
-/// let outcome = guards.run(None, &exec).await.unwrap();
+/// let outcome = hooks.guards().run(None, &exec).await.unwrap();
 /// assert!(matches!(outcome, GuardOutcome::Denied { .. }));
 /// # });
 /// ```
@@ -129,12 +112,6 @@ pub struct Guards {
     list: Arc<ListenerList<dyn ErasedGuard>>,
     /// The footprint additions made through this handle go into.
     owner: Option<Arc<Disposables>>,
-}
-
-impl Default for Guards {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 impl fmt::Debug for Guards {
@@ -150,7 +127,7 @@ impl Guards {
     pub const STAGE: &str = "tools/guard";
 
     /// An empty guard list.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             list: ListenerList::new(),
             owner: None,
@@ -185,56 +162,33 @@ impl Guards {
         }
     }
 
-    /// Adds an asynchronous guard at the end of its layer: a closure given
-    /// the execution (an `Arc`, to move into its future) that returns the
-    /// future of its verdict.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use tack_core::hook::Scope;
-    /// use tack_core::policy::{GuardVerdict, Guards};
-    /// use tack_core::tool::ToolExecution;
-    ///
-    /// /// Refuses any call whose arguments mention one of its words.
-    /// struct Forbidden(Vec<String>);
-    /// impl Forbidden {
-    ///     async fn check(&self, execution: &ToolExecution) -> GuardVerdict {
-    ///         let arguments = execution.arguments().to_string();
-    ///         match self.0.iter().find(|word| arguments.contains(word.as_str())) {
-    ///             Some(word) => GuardVerdict::deny(format!("`{word}` is off limits")),
-    ///             None => GuardVerdict::Pass,
-    ///         }
-    ///     }
-    /// }
-    ///
-    /// let guards = Guards::new();
-    /// // A struct guard: the closure captures the struct.
-    /// let forbidden = Arc::new(Forbidden(vec![".env".into()]));
-    /// let _g = guards.add_async(Scope::Global, "forbidden", move |execution| {
-    ///     let forbidden = forbidden.clone();
-    ///     async move { forbidden.check(&execution).await }
-    /// });
-    /// assert_eq!(guards.names(None).len(), 1);
-    /// ```
-    pub fn add_async<F, Fut>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: F) -> Disposer
+    /// Adds an asynchronous guard at the end of its layer (what
+    /// [`ToolHooks::guard_async`](crate::hooks::ToolHooks::guard_async) does).
+    pub(crate) fn add_async<F, Fut>(
+        &self,
+        scope: Scope,
+        name: impl Into<Arc<str>>,
+        guard: F,
+    ) -> Disposer
     where
         F: Fn(Arc<ToolExecution>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = GuardVerdict> + Send + 'static,
+        Fut: Future<Output = Result<(), String>> + Send + 'static,
     {
         self.insert(scope, name, Arc::new(AsyncClosureGuard(guard)))
     }
 
-    /// Adds a synchronous guard at the end of its layer: its verdict is
-    /// taken at once, with no future (see the example of [`Guards`]).
-    pub fn add_sync<F>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: F) -> Disposer
+    /// Adds a synchronous guard at the end of its layer (what
+    /// [`ToolHooks::guard`](crate::hooks::ToolHooks::guard) does).
+    pub(crate) fn add_sync<F>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: F) -> Disposer
     where
-        F: Fn(&ToolExecution) -> GuardVerdict + Send + Sync + 'static,
+        F: Fn(&ToolExecution) -> Result<(), String> + Send + Sync + 'static,
     {
         self.insert(scope, name, Arc::new(SyncClosureGuard(guard)))
     }
 
     /// Runs the guards a dispatch for `agent` reaches — the global ones, then
-    /// the agent's, each in registration order — stopping at the first denial. The list is snapshotted when the run starts.
+    /// the agent's, each in registration order — stopping at the first
+    /// denial. The list is snapshotted when the run starts.
     ///
     /// # Errors
     ///
@@ -256,13 +210,13 @@ impl Guards {
             // one building or running its future) is contained alike.
             let checked = match catch_unwind(AssertUnwindSafe(|| listener.check_erased(execution)))
             {
-                Ok(Check::Ready(verdict)) => Ok(verdict),
+                Ok(Check::Ready(answer)) => Ok(answer),
                 Ok(Check::Boxed(future)) => AssertUnwindSafe(future).catch_unwind().await,
                 Err(payload) => Err(payload),
             };
             match checked {
-                Ok(GuardVerdict::Pass) => {}
-                Ok(GuardVerdict::Deny { reason }) => {
+                Ok(Ok(())) => {}
+                Ok(Err(reason)) => {
                     return Ok(GuardOutcome::Denied {
                         reason,
                         provenance: Provenance::listener(Guards::STAGE, name.clone()),
@@ -305,11 +259,11 @@ mod tests {
         let a = AgentId::new("a");
         let b = AgentId::new("b");
         assert!(!guards.has_listeners(None));
-        let scoped = guards.add_sync(Scope::Agent(a.clone()), "only-a", |_| GuardVerdict::Pass);
+        let scoped = guards.add_sync(Scope::Agent(a.clone()), "only-a", |_| Ok(()));
         assert!(guards.has_listeners(Some(&a)));
         assert!(!guards.has_listeners(Some(&b)));
         assert!(!guards.has_listeners(None));
-        let global = guards.add_sync(Scope::Global, "all", |_| GuardVerdict::Pass);
+        let global = guards.add_sync(Scope::Global, "all", |_| Ok(()));
         assert!(guards.has_listeners(None) && guards.has_listeners(Some(&b)));
         global.dispose();
         scoped.dispose();

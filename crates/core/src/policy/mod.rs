@@ -1,4 +1,5 @@
-//! Policy types: pre-execute decisions, guards, and the approval service.
+//! Policy types: pre-execute decisions and the approval service. (Guards
+//! are added through [`ToolHooks::guard`](crate::hooks::ToolHooks::guard).)
 //!
 //! tack ships no policy of its own; these are the types policy plugins (such as
 //! the permission gate) speak.
@@ -9,7 +10,5 @@ pub(crate) mod guard;
 
 pub use action::Action;
 pub use decision::PreDecision;
-pub use guard::{GuardVerdict, Guards};
 
 pub use crate::approval::{ApprovalOutcome, ApprovalRequest, ApprovalService};
-pub use crate::model::ArgumentRewrite;

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{BodyFuture, Content, DefinitionError, Outcome, Tier, ToolError, ToolName};
+use super::{BodyFuture, Content, Outcome, Tier, ToolError, ToolName};
 use crate::context::ToolRunContext;
+use crate::error::PluginError;
 use crate::hook::panic_message;
 #[cfg(feature = "host")]
 use crate::model::ToolSchema;
@@ -123,7 +124,7 @@ impl OutputSpec {
     ///
     /// A schema nested deeper than [`ToolDefinition::MAX_SCHEMA_DEPTH`] is taken apart here,
     /// without recursion, and building the definition fails with
-    /// [`DefinitionError::SchemaTooDeep`].
+    /// [`PluginError::SchemaTooDeep`].
     pub fn new(schema: Value) -> Self {
         let (schema, too_deep) = match within_limit(schema) {
             Some(schema) => (schema, false),
@@ -590,7 +591,7 @@ impl ToolDefinitionBuilder {
     ///
     /// A schema nested deeper than [`ToolDefinition::MAX_SCHEMA_DEPTH`] is taken apart here,
     /// without recursion, and [`build`](Self::build) fails with
-    /// [`DefinitionError::SchemaTooDeep`].
+    /// [`PluginError::SchemaTooDeep`].
     pub fn input_schema(mut self, schema: Value) -> Self {
         self.input_schema = within_limit(schema);
         self.input_too_deep = self.input_schema.is_none();
@@ -599,13 +600,14 @@ impl ToolDefinitionBuilder {
 
     /// Accepts keywords misplaced for their schema's declared `type` (by
     /// default [`build`](Self::build) refuses them with
-    /// [`DefinitionError::MisplacedKeyword`]): for a schema taken as written
+    /// [`PluginError::MisplacedKeyword`]): for a schema taken as written
     /// from elsewhere (a server's, a generated one) that must stay
     /// byte-for-byte as it is, knowing such a keyword constrains nothing.
     ///
     /// ```
     /// use serde_json::json;
-    /// use tack_core::tool::{DefinitionError, OutputSpec, ToolDefinition};
+    /// use tack_core::plugin::PluginError;
+    /// use tack_core::tool::{OutputSpec, ToolDefinition};
     ///
     /// let builder = || {
     ///     ToolDefinition::builder("tag")
@@ -616,7 +618,7 @@ impl ToolDefinitionBuilder {
     ///         .handler(|_args, _cx| async move { Ok(json!(null)) })
     /// };
     /// let refused = builder().build().unwrap_err();
-    /// assert!(matches!(refused, DefinitionError::MisplacedKeyword { ref pointer, .. } if &**pointer == "/properties/n/minLength"));
+    /// assert!(matches!(refused, PluginError::MisplacedKeyword { ref pointer, .. } if &**pointer == "/properties/n/minLength"));
     /// assert!(builder().allow_misplaced_keywords().build().is_ok());
     /// ```
     pub fn allow_misplaced_keywords(mut self) -> Self {
@@ -719,20 +721,26 @@ impl ToolDefinitionBuilder {
     ///
     /// # Errors
     ///
-    /// [`DefinitionError`] for an invalid name, an empty description, a
+    /// [`PluginError`] for an invalid name, an empty description, a
     /// missing or non-object input schema, a missing or invalid output schema,
     /// a schema nested deeper than [`ToolDefinition::MAX_SCHEMA_DEPTH`], a keyword misplaced
     /// for its schema's `type` (unless
     /// [`allow_misplaced_keywords`](Self::allow_misplaced_keywords)), a
     /// missing handler, or a zero timeout.
-    pub fn build(self) -> Result<ToolDefinition, DefinitionError> {
+    pub fn build(self) -> Result<ToolDefinition, PluginError> {
         let name = ToolName::new(&self.name)?;
         let tool = || name.as_str().to_owned();
         let description = match self.description {
             Some(d) if !d.trim().is_empty() => d,
-            _ => return Err(DefinitionError::EmptyDescription { tool: tool() }),
+            _ => {
+                return Err(PluginError::EmptyDescription {
+                    plugin: None,
+                    tool: tool(),
+                });
+            }
         };
-        let too_deep = |which| DefinitionError::SchemaTooDeep {
+        let too_deep = |which| PluginError::SchemaTooDeep {
+            plugin: None,
             tool: tool(),
             which,
             limit: MAX_SCHEMA_DEPTH,
@@ -742,11 +750,15 @@ impl ToolDefinitionBuilder {
         }
         let input_schema = self
             .input_schema
-            .ok_or_else(|| DefinitionError::MissingInputSchema { tool: tool() })?;
+            .ok_or_else(|| PluginError::MissingInputSchema {
+                plugin: None,
+                tool: tool(),
+            })?;
         check_input_schema(name.as_str(), &input_schema)?;
-        let mut output = self
-            .output
-            .ok_or_else(|| DefinitionError::MissingOutput { tool: tool() })?;
+        let mut output = self.output.ok_or_else(|| PluginError::MissingOutput {
+            plugin: None,
+            tool: tool(),
+        })?;
         if output.too_deep {
             return Err(too_deep("output"));
         }
@@ -754,7 +766,8 @@ impl ToolDefinitionBuilder {
         if !self.allow_misplaced_keywords {
             for (which, schema) in [("input", &input_schema), ("output", &output.schema)] {
                 if let Some(found) = misplaced_keyword(schema) {
-                    return Err(DefinitionError::MisplacedKeyword {
+                    return Err(PluginError::MisplacedKeyword {
+                        plugin: None,
                         tool: tool(),
                         which,
                         pointer: found.pointer.into(),
@@ -765,11 +778,15 @@ impl ToolDefinitionBuilder {
                 }
             }
         }
-        let handler = self
-            .handler
-            .ok_or_else(|| DefinitionError::MissingHandler { tool: tool() })?;
+        let handler = self.handler.ok_or_else(|| PluginError::MissingHandler {
+            plugin: None,
+            tool: tool(),
+        })?;
         if self.timeout.is_some_and(|t| t.is_zero()) {
-            return Err(DefinitionError::ZeroTimeout { tool: tool() });
+            return Err(PluginError::ZeroTimeout {
+                plugin: None,
+                tool: tool(),
+            });
         }
         Ok(ToolDefinition {
             name,
@@ -791,16 +808,18 @@ impl ToolDefinitionBuilder {
 
 /// Arguments are always a JSON object, so the input schema must be a schema
 /// object that says `"type": "object"`.
-fn check_input_schema(tool: &str, schema: &Value) -> Result<(), DefinitionError> {
+fn check_input_schema(tool: &str, schema: &Value) -> Result<(), PluginError> {
     let Some(map) = schema.as_object() else {
-        return Err(DefinitionError::InputSchemaNotObject {
+        return Err(PluginError::InputSchemaNotObject {
+            plugin: None,
             tool: tool.to_owned(),
             found: kind_of(schema),
         });
     };
     match map.get("type") {
         Some(Value::String(t)) if t == "object" => Ok(()),
-        other => Err(DefinitionError::InputSchemaNotObjectType {
+        other => Err(PluginError::InputSchemaNotObjectType {
+            plugin: None,
             tool: tool.to_owned(),
             found: other.map(Value::to_string),
         }),
@@ -809,15 +828,17 @@ fn check_input_schema(tool: &str, schema: &Value) -> Result<(), DefinitionError>
 
 /// Output schemas may be any schema object; `true` is accepted as `{}` (any
 /// value), `false` and non-schemas are refused.
-fn normalize_output_schema(tool: &str, schema: Value) -> Result<Value, DefinitionError> {
+fn normalize_output_schema(tool: &str, schema: Value) -> Result<Value, PluginError> {
     match schema {
         Value::Object(_) => Ok(schema),
         Value::Bool(true) => Ok(Value::Object(Default::default())),
-        Value::Bool(false) => Err(DefinitionError::OutputSchemaInvalid {
+        Value::Bool(false) => Err(PluginError::OutputSchemaInvalid {
+            plugin: None,
             tool: tool.to_owned(),
             reason: "the schema `false` accepts no value, so every call would fail".to_owned(),
         }),
-        other => Err(DefinitionError::OutputSchemaInvalid {
+        other => Err(PluginError::OutputSchemaInvalid {
+            plugin: None,
             tool: tool.to_owned(),
             reason: format!(
                 "a schema is a JSON object (or `true`), found {}",

@@ -24,6 +24,6 @@ pub use typed::Tool;
 
 pub use crate::context::execution::ToolExecution;
 pub use crate::model::{
-    CallId, Content, ContentBlock, DeferredContext, DefinitionError, ErrorCode, ExecutionToken,
-    Outcome, Tier, ToolCall, ToolError, ToolName, UnknownName,
+    CallId, Content, ContentBlock, DeferredContext, ErrorCode, ExecutionToken, Outcome, Tier,
+    ToolCall, ToolError, ToolName,
 };

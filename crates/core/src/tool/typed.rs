@@ -13,10 +13,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::{
-    BodyFuture, Content, DefinitionError, ErrorCode, Outcome, OutputSpec, Tier, ToolDefinition,
-    ToolError, ToolHandler,
+    BodyFuture, Content, ErrorCode, Outcome, OutputSpec, Tier, ToolDefinition, ToolError,
+    ToolHandler,
 };
 use crate::context::ToolRunContext;
+use crate::error::PluginError;
 use crate::hook::panic_message;
 use crate::tool::BodyResult;
 use tack_hook::future_pool::PoolKey;
@@ -210,16 +211,14 @@ use serde::Deserialize as _;
 
 /// Generates the JSON Schema of `S` (draft 2020-12), without the `$schema` and
 /// `title` keys the model does not need, containing a panicking `JsonSchema` impl.
-fn generate_schema<S: JsonSchema>(
-    tool: &str,
-    which: &'static str,
-) -> Result<Value, DefinitionError> {
+fn generate_schema<S: JsonSchema>(tool: &str, which: &'static str) -> Result<Value, PluginError> {
     let generated = catch_unwind(AssertUnwindSafe(|| {
         SchemaSettings::draft2020_12()
             .into_generator()
             .into_root_schema_for::<S>()
     }));
-    let schema = generated.map_err(|payload| DefinitionError::SchemaGeneration {
+    let schema = generated.map_err(|payload| PluginError::SchemaGeneration {
+        plugin: None,
         tool: tool.to_owned(),
         which,
         message: panic_message(&*payload),
@@ -237,9 +236,9 @@ impl ToolDefinition {
     ///
     /// # Errors
     ///
-    /// [`DefinitionError`] for an invalid name or description, an `Args` type
+    /// [`PluginError`] for an invalid name or description, an `Args` type
     /// whose schema is not an object, or a schema whose generation failed.
-    pub fn from_tool<T: Tool>(tool: T) -> Result<ToolDefinition, DefinitionError> {
+    pub fn from_tool<T: Tool>(tool: T) -> Result<ToolDefinition, PluginError> {
         super::ToolName::check(T::NAME)?;
         let input = generate_schema::<T::Args>(T::NAME, "input")?;
         let output_schema = generate_schema::<T::Output>(T::NAME, "output")?;

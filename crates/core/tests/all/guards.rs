@@ -5,10 +5,10 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde_json::json;
 use tack_core::hook::{AgentId, Provenance, Scope};
+use tack_core::hooks::ToolHooks;
 use tack_core::host::GuardOutcome;
-use tack_core::host::HookError;
+use tack_core::host::{Guards, HookError};
 use tack_core::host::{NewExecutionToken, NewToolExecution};
-use tack_core::policy::{GuardVerdict, Guards};
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
 
 fn exec(args: serde_json::Value) -> Arc<ToolExecution> {
@@ -23,26 +23,27 @@ fn exec(args: serde_json::Value) -> Arc<ToolExecution> {
 
 #[tokio::test]
 async fn guards_run_in_registration_order_and_the_first_denial_stops_them() {
-    let guards = Guards::new();
+    let hooks = ToolHooks::new();
+    let guards = hooks.guards();
     let seen: Arc<Mutex<Vec<&'static str>>> = Arc::default();
     let s = seen.clone();
-    let _a = guards.add_sync(Scope::Global, "a", move |_| {
+    let _a = hooks.guard(Scope::Global, "a", move |_| {
         s.lock().push("a");
-        GuardVerdict::Pass
+        Ok(())
     });
     let s = seen.clone();
-    let _b = guards.add_async(Scope::Global, "b", move |_exec| {
+    let _b = hooks.guard_async(Scope::Global, "b", move |_exec| {
         let s = s.clone();
         async move {
             tokio::task::yield_now().await;
             s.lock().push("b");
-            GuardVerdict::deny("b says no")
+            Err("b says no".into())
         }
     });
     let s = seen.clone();
-    let _c = guards.add_sync(Scope::Global, "c", move |_| {
+    let _c = hooks.guard(Scope::Global, "c", move |_| {
         s.lock().push("c");
-        GuardVerdict::Pass
+        Ok(())
     });
     let outcome = guards.run(None, &exec(json!({}))).await.unwrap();
     assert_eq!(
@@ -59,24 +60,25 @@ async fn guards_run_in_registration_order_and_the_first_denial_stops_them() {
 struct MaxLen(usize);
 
 impl MaxLen {
-    async fn check(&self, execution: &ToolExecution) -> GuardVerdict {
+    async fn check(&self, execution: &ToolExecution) -> Result<(), String> {
         if execution
             .arg_str("command")
             .is_some_and(|c| c.len() > self.0)
         {
-            GuardVerdict::deny(format!("commands are limited to {} characters", self.0))
+            Err(format!("commands are limited to {} characters", self.0))
         } else {
-            GuardVerdict::Pass
+            Ok(())
         }
     }
 }
 
 #[tokio::test]
 async fn struct_guards_and_scopes() {
-    let guards = Guards::new();
+    let hooks = ToolHooks::new();
+    let guards = hooks.guards();
     let a = AgentId::new("a");
     let max_len = Arc::new(MaxLen(3));
-    let _g = guards.add_async(Scope::Agent(a.clone()), "max-len", move |execution| {
+    let _g = hooks.guard_async(Scope::Agent(a.clone()), "max-len", move |execution| {
         let max_len = max_len.clone();
         async move { max_len.check(&execution).await }
     });
@@ -95,8 +97,9 @@ async fn struct_guards_and_scopes() {
 
 #[tokio::test]
 async fn a_panicking_guard_fails_closed() {
-    let guards = Guards::new();
-    let _bad = guards.add_sync(Scope::Global, "bad", |_| panic!("guard bug"));
+    let hooks = ToolHooks::new();
+    let guards = hooks.guards();
+    let _bad = hooks.guard(Scope::Global, "bad", |_| panic!("guard bug"));
     let err = guards.run(None, &exec(json!({}))).await.unwrap_err();
     assert_eq!(
         err,

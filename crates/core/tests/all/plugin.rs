@@ -434,9 +434,9 @@ impl Plugin for KeepsHooks {
         "keeps-hooks"
     }
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let _ = cx.hooks().guards().add_sync(Scope::Global, "wall", |_| {
-            tack_core::policy::GuardVerdict::deny("walled")
-        });
+        let _ = cx
+            .hooks()
+            .guard(Scope::Global, "wall", |_| Err("walled".into()));
         let _ = cx.provide_approval(Arc::new(Approves));
         *self.later.lock() = Some(cx.hooks().clone());
         Ok(())
@@ -524,6 +524,49 @@ fn an_order_error_returned_with_question_mark_names_the_plugin_and_rolls_back() 
     assert!(err.to_string().starts_with("plugin `bad-order`: "), "{err}");
     assert!(err.to_string().contains("`missing`"), "{err}");
     assert_eq!(hooks.pre_execute().listener_count(), 0, "rolled back");
+}
+
+/// Registers a tool, then builds an invalid one with `?`.
+struct BadDefinition;
+impl Plugin for BadDefinition {
+    fn name(&self) -> &str {
+        "bad-definition"
+    }
+    fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
+        cx.register_tool(tool("fine"))?;
+        let broken = ToolDefinition::builder("broken")
+            .input_schema(json!({"type": "object"}))
+            .output(OutputSpec::new(json!({})))
+            .handler(|_, _| async { Ok(json!(null)) })
+            .build()?;
+        cx.register_tool(broken)
+    }
+}
+
+#[test]
+fn a_definition_error_returned_with_question_mark_names_the_plugin_and_rolls_back() {
+    let (hooks, caps, registry) = (
+        ToolHooks::new(),
+        CapabilitySlots::new(),
+        MapRegistry::default(),
+    );
+    let mut host = PluginHost::new(&hooks, &caps, &registry);
+    let err = host.install(&BadDefinition).unwrap_err();
+    assert!(
+        matches!(&err, PluginError::EmptyDescription { plugin: Some(p), tool } if p == "bad-definition" && tool == "broken"),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "plugin `bad-definition`: tool `broken` has no description: tell the model what it does and when to use it"
+    );
+    assert!(registry.0.lock().is_empty(), "rolled back");
+    // Outside a plugin, the same error names the tool alone.
+    let alone = ToolDefinition::builder("broken").build().unwrap_err();
+    assert_eq!(
+        alone.to_string(),
+        "tool `broken` has no description: tell the model what it does and when to use it"
+    );
 }
 
 /// A valid execution of a tool `t`, for dispatching hook points directly.

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tack_core::context::ToolRunContext;
 use tack_core::host::schema_depth;
-use tack_core::tool::{DefinitionError, OutputSpec, Tool, ToolDefinition, ToolError};
+use tack_core::plugin::PluginError;
+use tack_core::tool::{OutputSpec, Tool, ToolDefinition, ToolError};
 
 /// `{"type": kind, key: inner}`, moving `inner` in (`json!` would copy it by
 /// serializing it, which recurses).
@@ -42,7 +43,7 @@ fn schema_of_depth(depth: usize) -> Value {
     schema
 }
 
-fn with_input(schema: Value) -> Result<ToolDefinition, DefinitionError> {
+fn with_input(schema: Value) -> Result<ToolDefinition, PluginError> {
     ToolDefinition::builder("deep")
         .description("A tool with a deep schema.")
         .input_schema(schema)
@@ -51,7 +52,7 @@ fn with_input(schema: Value) -> Result<ToolDefinition, DefinitionError> {
         .build()
 }
 
-fn with_output(schema: Value) -> Result<ToolDefinition, DefinitionError> {
+fn with_output(schema: Value) -> Result<ToolDefinition, PluginError> {
     ToolDefinition::builder("deep")
         .description("A tool with a deep output schema.")
         .input_schema(json!({"type": "object"}))
@@ -72,7 +73,8 @@ fn input_schemas_past_the_limit_are_refused_at_any_depth() {
         let err = with_input(schema_of_depth(depth)).unwrap_err();
         assert_eq!(
             err,
-            DefinitionError::SchemaTooDeep {
+            PluginError::SchemaTooDeep {
+                plugin: None,
                 tool: "deep".into(),
                 which: "input",
                 limit: ToolDefinition::MAX_SCHEMA_DEPTH
@@ -92,7 +94,7 @@ fn output_schemas_past_the_limit_are_refused_at_any_depth() {
         assert!(
             matches!(
                 err,
-                DefinitionError::SchemaTooDeep {
+                PluginError::SchemaTooDeep {
                     which: "output",
                     ..
                 }
@@ -109,10 +111,7 @@ fn deep_arrays_are_measured_like_objects() {
         items = wrap("array", "prefixItems", Value::Array(vec![items]));
     }
     let err = with_output(items).unwrap_err();
-    assert!(
-        matches!(err, DefinitionError::SchemaTooDeep { .. }),
-        "{err}"
-    );
+    assert!(matches!(err, PluginError::SchemaTooDeep { .. }), "{err}");
 }
 
 #[test]
@@ -133,7 +132,7 @@ fn the_limit_holds_whatever_else_is_wrong_with_the_definition() {
         .build()
         .unwrap_err();
     assert!(
-        matches!(err, DefinitionError::InvalidNameCharacter { .. }),
+        matches!(err, PluginError::InvalidToolNameCharacter { .. }),
         "{err}"
     );
 }
@@ -172,14 +171,14 @@ impl<const IN: usize, const OUT: usize> Tool for DeepTool<IN, OUT> {
 fn typed_tools_with_deep_schemas_are_refused() {
     let err = ToolDefinition::from_tool(DeepTool::<100_000, 1>).unwrap_err();
     assert!(
-        matches!(err, DefinitionError::SchemaTooDeep { which: "input", .. }),
+        matches!(err, PluginError::SchemaTooDeep { which: "input", .. }),
         "{err}"
     );
     let err = ToolDefinition::from_tool(DeepTool::<1, 10_000>).unwrap_err();
     assert!(
         matches!(
             err,
-            DefinitionError::SchemaTooDeep {
+            PluginError::SchemaTooDeep {
                 which: "output",
                 ..
             }
@@ -211,7 +210,7 @@ fn a_long_chain_of_references_is_refused() {
     );
     let err = with_input(Value::Object(schema)).unwrap_err();
     assert!(
-        matches!(err, DefinitionError::SchemaTooDeep { which: "input", .. }),
+        matches!(err, PluginError::SchemaTooDeep { which: "input", .. }),
         "{err}"
     );
 }

@@ -3,9 +3,10 @@
 //! builds the schema as written.
 
 use serde_json::{Value, json};
-use tack_core::tool::{DefinitionError, OutputSpec, ToolDefinition};
+use tack_core::plugin::PluginError;
+use tack_core::tool::{OutputSpec, ToolDefinition};
 
-fn build(input: Value, output: Value) -> Result<ToolDefinition, DefinitionError> {
+fn build(input: Value, output: Value) -> Result<ToolDefinition, PluginError> {
     ToolDefinition::builder("t")
         .description("Test tool.")
         .input_schema(input)
@@ -16,9 +17,9 @@ fn build(input: Value, output: Value) -> Result<ToolDefinition, DefinitionError>
 
 fn refused(input: Value, output: Value) -> (String, String, &'static str, String) {
     match build(input, output) {
-        Err(error @ DefinitionError::MisplacedKeyword { .. }) => {
+        Err(error @ PluginError::MisplacedKeyword { .. }) => {
             let message = error.to_string();
-            let DefinitionError::MisplacedKeyword {
+            let PluginError::MisplacedKeyword {
                 pointer,
                 keyword,
                 which,

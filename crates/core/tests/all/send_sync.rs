@@ -8,8 +8,9 @@ use tack_core::hooks::{ExecuteOutput, ExecuteRequest, PostDecision, ToolHooks};
 use tack_core::host::Capabilities;
 use tack_core::host::Dispatch;
 use tack_core::host::Disposables;
+use tack_core::host::Guards;
 use tack_core::host::{CapabilitySlots, RunEffects};
-use tack_core::policy::{Guards, PreDecision};
+use tack_core::policy::PreDecision;
 use tack_core::tool::{Outcome, ToolDefinition, ToolExecution};
 
 fn send_sync<T: Send + Sync>() {}

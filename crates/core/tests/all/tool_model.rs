@@ -1,18 +1,21 @@
 //! The tool model: names, schemas and their exporters, definitions, outcomes.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use tack_core::hook::Provenance;
 use tack_core::host::ToolSchema;
-use tack_core::host::{NewOutcome, NewToolError};
+use tack_core::host::{NewExecutionToken, NewOutcome, NewToolError, NewToolExecution};
 use tack_core::host::{ToolFormat, export_tools};
+use tack_core::plugin::PluginError;
 use tack_core::policy::ApprovalOutcome;
 use tack_core::tool::{
-    CallId, Content, ContentBlock, DefinitionError, ErrorCode, Outcome, OutputSpec, Tier,
-    ToolDefinition, ToolError, ToolName,
+    CallId, Content, ContentBlock, ErrorCode, ExecutionToken, Outcome, OutputSpec, Tier,
+    ToolDefinition, ToolError, ToolExecution, ToolName,
 };
 
 fn echo() -> ToolDefinition {
@@ -164,7 +167,7 @@ fn definition_errors_are_clear() {
     assert!(
         matches!(
             err,
-            DefinitionError::InvalidNameCharacter { position: 3, .. }
+            PluginError::InvalidToolNameCharacter { position: 3, .. }
         ),
         "{err}"
     );
@@ -184,7 +187,7 @@ fn definition_errors_are_clear() {
     let err = base().input_schema(json!(true)).build().unwrap_err();
     assert!(matches!(
         err,
-        DefinitionError::InputSchemaNotObject {
+        PluginError::InputSchemaNotObject {
             found: "a boolean",
             ..
         }
@@ -218,26 +221,26 @@ fn definition_errors_are_clear() {
     assert_eq!(*ok.output().schema(), json!({}));
 
     let err = base().timeout(Duration::ZERO).build().unwrap_err();
-    assert!(matches!(err, DefinitionError::ZeroTimeout { .. }), "{err}");
+    assert!(matches!(err, PluginError::ZeroTimeout { .. }), "{err}");
 
     let err = ToolDefinition::builder("t")
         .description("d")
         .build()
         .unwrap_err();
-    assert!(matches!(err, DefinitionError::MissingInputSchema { .. }));
+    assert!(matches!(err, PluginError::MissingInputSchema { .. }));
     let err = ToolDefinition::builder("t")
         .description("d")
         .input_schema(json!({"type": "object"}))
         .build()
         .unwrap_err();
-    assert!(matches!(err, DefinitionError::MissingOutput { .. }));
+    assert!(matches!(err, PluginError::MissingOutput { .. }));
     let err = ToolDefinition::builder("t")
         .description("d")
         .input_schema(json!({"type": "object"}))
         .output(OutputSpec::new(json!({})))
         .build()
         .unwrap_err();
-    assert!(matches!(err, DefinitionError::MissingHandler { .. }));
+    assert!(matches!(err, PluginError::MissingHandler { .. }));
 }
 
 #[test]
@@ -374,6 +377,55 @@ fn failures_keep_the_wire_shape_of_written_logs() {
         serde_json::to_value(&bare).unwrap(),
         json!({"code": "DENIED", "message": "no", "dispatched": false})
     );
+}
+
+/// The record of rewritten arguments keeps the wire shape session logs were
+/// written with (`"rewrite": {"original", "rewritten", "by"}`): an old record
+/// reads back and writes out byte for byte, a plugin reads it through the
+/// outcome's getters, and the host records it from the execution.
+#[test]
+fn a_rewrite_record_keeps_the_wire_shape_of_written_logs() {
+    let record = r#"{"call_id":"c1","tool":"bash","status":"ok","value":"done","content":[{"type":"text","text":"done"}],"concluded_turn":false,"rewrite":{"original":{"command":"ls"},"rewritten":{"command":"ls -la"},"by":{"hook":"tools/pre-execute","listener":"hooks"}}}"#;
+    let outcome: Outcome = serde_json::from_str(record).unwrap();
+    assert_eq!(serde_json::to_string(&outcome).unwrap(), record);
+    assert_eq!(
+        **outcome.original_arguments().unwrap(),
+        json!({"command": "ls"})
+    );
+    assert_eq!(
+        **outcome.rewritten_arguments().unwrap(),
+        json!({"command": "ls -la"})
+    );
+    let by = Provenance::listener("tools/pre-execute", "hooks");
+    assert_eq!(outcome.rewritten_by(), Some(&by));
+
+    // Built by the host: the execution's record, then the outcome's.
+    let original = Arc::new(json!({"command": "ls"}));
+    let rewritten = Arc::new(json!({"command": "ls -la"}));
+    let execution = ToolExecution::new(
+        CallId::from("c1"),
+        ToolName::new("bash").unwrap(),
+        rewritten.clone(),
+        Tier::Executes,
+        ExecutionToken::issue(CallId::from("c1")),
+    )
+    .with_rewrite(original, rewritten, Some(by));
+    let mut built = Outcome::success(
+        CallId::from("c1"),
+        "bash",
+        json!("done"),
+        vec![ContentBlock::text("done")],
+    );
+    built.record_rewrite(&execution);
+    assert_eq!(serde_json::to_string(&built).unwrap(), record);
+
+    // Without a rewrite there is no key, and nothing to read.
+    let plain: Outcome = serde_json::from_str(
+        r#"{"call_id":"c2","tool":"bash","status":"ok","value":"done","content":[],"concluded_turn":false}"#,
+    )
+    .unwrap();
+    assert!(plain.original_arguments().is_none() && plain.rewritten_by().is_none());
+    assert!(!serde_json::to_string(&plain).unwrap().contains("rewrite"));
 }
 
 /// What a body returns is a dispatched error; the host's verdicts are not

@@ -12,9 +12,10 @@ use tack_core::host::Capabilities;
 use tack_core::host::{
     NewExecutionToken, NewOutcome, NewRunContext, NewToolError, NewToolExecution, RunEffects,
 };
+use tack_core::plugin::PluginError;
 use tack_core::tool::{
-    CallId, Content, ContentBlock, DefinitionError, ErrorCode, ExecutionToken, Outcome, Tier, Tool,
-    ToolDefinition, ToolError, ToolExecution,
+    CallId, Content, ContentBlock, ErrorCode, ExecutionToken, Outcome, Tier, Tool, ToolDefinition,
+    ToolError, ToolExecution,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -201,7 +202,7 @@ impl Tool for ScalarArgs {
 fn args_that_are_not_an_object_are_refused() {
     let err = ToolDefinition::from_tool(ScalarArgs).unwrap_err();
     assert!(
-        matches!(err, DefinitionError::InputSchemaNotObjectType { .. }),
+        matches!(err, PluginError::InputSchemaNotObjectType { .. }),
         "{err}"
     );
     assert!(err.to_string().contains("`\"type\": \"integer\"`"), "{err}");
@@ -237,7 +238,8 @@ fn an_output_schema_that_cannot_be_generated_is_an_error_not_a_panic() {
     let err = ToolDefinition::from_tool(BadOutput).unwrap_err();
     assert_eq!(
         err,
-        DefinitionError::SchemaGeneration {
+        PluginError::SchemaGeneration {
+            plugin: None,
             tool: "bad_output".into(),
             which: "output",
             message: "cannot describe this type".into()
@@ -262,7 +264,7 @@ impl Tool for BadName {
 fn an_invalid_typed_name_is_an_error() {
     let err = ToolDefinition::from_tool(BadName).unwrap_err();
     assert!(
-        matches!(err, DefinitionError::InvalidNameCharacter { .. }),
+        matches!(err, PluginError::InvalidToolNameCharacter { .. }),
         "{err}"
     );
 }

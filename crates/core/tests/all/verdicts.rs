@@ -3,7 +3,7 @@
 
 use tack_core::hook::{AgentId, Scope};
 use tack_core::host::GuardOutcome;
-use tack_core::policy::{Action, GuardVerdict, PreDecision};
+use tack_core::policy::{Action, PreDecision};
 use tack_core::tool::{ErrorCode, ToolError};
 
 #[test]
@@ -65,10 +65,10 @@ fn describe_pre(decision: &PreDecision) -> Option<&str> {
     }
 }
 
-fn describe_guard(verdict: &GuardVerdict) -> bool {
-    match verdict {
-        GuardVerdict::Pass => true,
-        GuardVerdict::Deny { .. } => false,
+fn describe_guard(answer: &Result<(), String>) -> bool {
+    match answer {
+        Ok(()) => true,
+        Err(_) => false,
     }
 }
 
@@ -90,8 +90,8 @@ fn layer(scope: &Scope) -> Option<&str> {
 fn verdicts_and_scopes_are_matched_completely() {
     assert_eq!(describe_pre(&PreDecision::ask("x")), Some("x"));
     assert_eq!(describe_pre(&PreDecision::allow()), None);
-    assert!(describe_guard(&GuardVerdict::Pass));
-    assert!(!describe_guard(&GuardVerdict::deny("no")));
+    assert!(describe_guard(&Ok(())));
+    assert!(!describe_guard(&Err("no".into())));
     assert!(describe_outcome(&GuardOutcome::Passed));
     assert_eq!(layer(&Scope::Global), None);
     assert_eq!(layer(&Scope::Agent(AgentId::new("a"))), Some("a"));

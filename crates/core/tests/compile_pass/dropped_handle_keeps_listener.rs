@@ -12,7 +12,7 @@ use tack_core::plugin::ToolRegistrar;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ToolHooks;
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
-use tack_core::policy::{GuardVerdict, PreDecision};
+use tack_core::policy::PreDecision;
 use tack_core::host::GuardOutcome;
 use tack_core::tool::{CallId, ExecutionToken, Tier, ToolDefinition, ToolExecution, ToolName};
 
@@ -32,7 +32,7 @@ impl Plugin for Careless {
         let _gate = cx.hooks().pre_execute().tap("gate", |_, _| async {
             PreDecision::deny("closed")
         });
-        cx.hooks().guards().add_sync(Scope::Global, "wall", |_| GuardVerdict::deny("walled"));
+        cx.hooks().guard(Scope::Global, "wall", |_| Err("walled".into()));
         drop(cx.hooks().result().tap("log", |_| {}));
         Ok(())
     }

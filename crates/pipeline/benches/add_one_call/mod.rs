@@ -18,7 +18,6 @@ use serde::{Deserialize, Serialize};
 use tack_core::context::ToolRunContext;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::hooks::ExecutionRecord;
-use tack_core::policy::GuardVerdict;
 use tack_core::tool::{Tier, Tool, ToolCall, ToolDefinition, ToolError};
 use tack_pipeline::{Pipeline, ToolRegistry};
 use tokio_util::sync::CancellationToken;
@@ -83,11 +82,7 @@ pub fn with_listeners(registry: &Pipeline) -> Vec<Disposer> {
                 .tap(format!("pre-{i}"), |exec, next| next.run(exec))
         })
         .collect();
-    keep.push(
-        hooks
-            .guards()
-            .add_sync(Scope::Global, "guard", |_| GuardVerdict::Pass),
-    );
+    keep.push(hooks.guard(Scope::Global, "guard", |_| Ok(())));
     keep.push(
         hooks
             .execute()

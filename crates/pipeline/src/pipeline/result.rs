@@ -22,8 +22,11 @@ impl Pipeline {
         } = finalized;
         self.record(&outcome.call_id, Stage::Result);
         // A rewrite of the arguments is part of the record (rewrite.rs).
-        if let Some(rewrite) = execution.as_ref().and_then(|e| e.rewrite()) {
-            Arc::make_mut(&mut outcome).rewrite = Some(rewrite.clone());
+        if let Some(execution) = execution
+            .as_ref()
+            .filter(|e| e.original_arguments().is_some())
+        {
+            Arc::make_mut(&mut outcome).record_rewrite(execution);
         }
         let observers = self.hooks().result();
         // The count only: without any observer, no record is built and no

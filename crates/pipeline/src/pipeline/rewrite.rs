@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use tack_core::hook::Provenance;
 use tack_core::host::{NewToolError, NewToolExecution};
-use tack_core::policy::{ArgumentRewrite, PreDecision};
+use tack_core::policy::PreDecision;
 use tack_core::tool::{ErrorCode, ToolError, ToolExecution};
 
 use super::parse::materialize;
@@ -31,8 +31,8 @@ pub(crate) struct RefusedRewrite {
 /// The execution the rest of admission works with: `execution` itself when
 /// `decision` carries no rewrite (or one equal to the arguments); on a deny,
 /// `execution` with the rewrite's record only; else a new execution (same
-/// call id and token) with the revalidated arguments and the
-/// [`ArgumentRewrite`] record.
+/// call id and token) with the revalidated arguments and the record of the
+/// rewrite (`NewToolExecution::with_rewrite`).
 pub(crate) fn apply(
     tool: &RegisteredTool,
     config: &PipelineConfig,
@@ -46,17 +46,18 @@ pub(crate) fn apply(
         return Ok(execution.clone());
     }
     let by = decision.rewritten_by().cloned();
-    let record = Arc::new(ArgumentRewrite::new(
-        execution.arguments().clone(),
-        rewritten.clone(),
-        by.clone(),
-    ));
+    // The execution with the model's arguments and the rewrite's record.
+    let recorded = || {
+        Arc::new(execution.as_ref().clone().with_rewrite(
+            execution.arguments().clone(),
+            rewritten.clone(),
+            by.clone(),
+        ))
+    };
     if decision.is_deny() {
         // Nothing runs: the rewrite is recorded (what the deny judged), not
         // checked or applied.
-        return Ok(Arc::new(
-            execution.as_ref().clone().with_rewrite(Some(record)),
-        ));
+        return Ok(recorded());
     }
     let name = execution.name();
     let refuse = |problem: String, pointer: Option<Box<str>>| {
@@ -78,12 +79,7 @@ pub(crate) fn apply(
         Box::new(RefusedRewrite {
             failure,
             provenance: by.clone(),
-            execution: Arc::new(
-                execution
-                    .as_ref()
-                    .clone()
-                    .with_rewrite(Some(record.clone())),
-            ),
+            execution: recorded(),
         })
     };
     // The same checks as the model's text: serialize, then parse within limits.
@@ -104,6 +100,6 @@ pub(crate) fn apply(
         )
         .with_agent(execution.agent().cloned())
         .with_parent(execution.parent().cloned())
-        .with_rewrite(Some(record)),
+        .with_rewrite(execution.arguments().clone(), rewritten.clone(), by),
     ))
 }

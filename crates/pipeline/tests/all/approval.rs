@@ -231,9 +231,12 @@ async fn allowed_rewritten_runs_the_approvers_arguments_checked_and_judged_again
     assert!(out.is_success(), "{out:?}");
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     assert_eq!(text(&out), "changed");
-    let rewrite = out.rewrite.as_ref().expect("recorded");
-    assert_eq!(*rewrite.original, json!({"text": "asked"}));
-    assert_eq!(*rewrite.rewritten, json!({"text": "changed"}));
+    let original = out.original_arguments().expect("recorded");
+    assert_eq!(**original, json!({"text": "asked"}));
+    assert_eq!(
+        **out.rewritten_arguments().unwrap(),
+        json!({"text": "changed"})
+    );
     assert_eq!(*seen.lock(), ["asked", "changed"], "judged again");
 
     // A rewrite tools/pre-execute denies does not run.

@@ -159,12 +159,11 @@ async fn cancellation_during_an_async_guard_prevents_dispatch() {
     let inside = cancel.clone();
     let _guard =
         h.hooks()
-            .guards()
-            .add_async(tack_core::hook::Scope::Global, "slow-guard", move |_exec| {
+            .guard_async(tack_core::hook::Scope::Global, "slow-guard", move |_exec| {
                 let inside = inside.clone();
                 async move {
                     inside.cancel();
-                    tack_core::policy::GuardVerdict::Pass
+                    Ok(())
                 }
             });
     let out = h.call_with("c", "echo", r#"{"text": "a"}"#, cancel).await;

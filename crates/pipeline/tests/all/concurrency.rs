@@ -8,7 +8,7 @@ use parking_lot::Mutex;
 use serde_json::json;
 use tack_core::hook::{AgentId, Scope};
 use tack_core::hooks::ExecutionRecord;
-use tack_core::policy::{GuardVerdict, PreDecision};
+use tack_core::policy::PreDecision;
 use tack_core::tool::{ErrorCode, ToolCall};
 use tokio_util::sync::CancellationToken;
 
@@ -65,9 +65,7 @@ async fn thousand_concurrent_calls_with_listener_churn_lose_nothing() {
                 let obs = hooks
                     .result()
                     .tap("churn-result", |_r: &Arc<ExecutionRecord>| {});
-                let guard = hooks
-                    .guards()
-                    .add_sync(Scope::Global, "churn-guard", |_| GuardVerdict::Pass);
+                let guard = hooks.guard(Scope::Global, "churn-guard", |_| Ok(()));
                 let tool = registry.register(echo("churn_tool"));
                 tokio::task::yield_now().await;
                 for d in [pre, exec, post, obs, guard] {

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
-use tack_core::policy::{GuardVerdict, PreDecision};
+use tack_core::policy::PreDecision;
 use tack_core::tool::{ErrorCode, ToolCall};
 use tack_pipeline::DryRun;
 
@@ -74,9 +74,8 @@ async fn dry_run_applies_guards_even_when_policy_would_ask() {
     policy(&h);
     let _guard = h
         .hooks()
-        .guards()
-        .add_sync(tack_core::hook::Scope::Global, "wall", |_| {
-            GuardVerdict::deny("walled")
+        .guard(tack_core::hook::Scope::Global, "wall", |_| {
+            Err("walled".into())
         });
     for args in [r#"{"text": "ok"}"#, r#"{"text": "ask"}"#] {
         match h.pipeline.dry_run(ToolCall::new("x", "echo", args)).await {

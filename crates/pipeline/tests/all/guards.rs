@@ -3,7 +3,8 @@
 use std::sync::atomic::Ordering;
 
 use tack_core::hook::{AgentId, Order, Scope};
-use tack_core::policy::{ApprovalOutcome, GuardVerdict, Guards, PreDecision};
+use tack_core::host::Guards;
+use tack_core::policy::{ApprovalOutcome, PreDecision};
 use tack_core::tool::ErrorCode;
 
 use crate::harness::*;
@@ -20,17 +21,16 @@ async fn a_later_guard_denies_after_one_passes() {
         .pipeline
         .guards_add_sync_for_test("abstain", move |_exec| {
             first.push("abstain");
-            GuardVerdict::Pass
+            Ok(())
         });
     let second = log.clone();
     let _g2 = h
         .hooks()
-        .guards()
-        .add_async(Scope::Global, "global-deny", move |_exec| {
+        .guard_async(Scope::Global, "global-deny", move |_exec| {
             let second = second.clone();
             async move {
                 second.push("global-deny");
-                GuardVerdict::deny("global denial")
+                Err("global denial".into())
             }
         });
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
@@ -49,7 +49,7 @@ trait GuardsExt {
     fn guards_add_sync_for_test(
         &self,
         name: &str,
-        guard: impl Fn(&tack_core::tool::ToolExecution) -> GuardVerdict + Send + Sync + 'static,
+        guard: impl Fn(&tack_core::tool::ToolExecution) -> Result<(), String> + Send + Sync + 'static,
     ) -> tack_core::hook::Disposer;
 }
 
@@ -57,11 +57,9 @@ impl GuardsExt for tack_pipeline::Pipeline {
     fn guards_add_sync_for_test(
         &self,
         name: &str,
-        guard: impl Fn(&tack_core::tool::ToolExecution) -> GuardVerdict + Send + Sync + 'static,
+        guard: impl Fn(&tack_core::tool::ToolExecution) -> Result<(), String> + Send + Sync + 'static,
     ) -> tack_core::hook::Disposer {
-        self.hooks()
-            .guards()
-            .add_sync(Scope::Global, name.to_owned(), guard)
+        self.hooks().guard(Scope::Global, name.to_owned(), guard)
     }
 }
 
@@ -77,7 +75,7 @@ async fn an_early_allowing_listener_cannot_override_a_guard() {
     );
     let _guard = h
         .pipeline
-        .guards_add_sync_for_test("terminal", |_| GuardVerdict::deny("terminal policy"));
+        .guards_add_sync_for_test("terminal", |_| Err("terminal policy".into()));
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Denied));
     assert_eq!(failure(&out).message(), "terminal policy");
@@ -89,9 +87,8 @@ async fn agent_scoped_guard_guards_only_its_agent() {
     let h = Harness::with_tool(echo("echo"));
     let _guard = h
         .hooks()
-        .guards()
-        .add_sync(Scope::Agent(AgentId::new("a")), "a-only", |_| {
-            GuardVerdict::deny("not for a")
+        .guard(Scope::Agent(AgentId::new("a")), "a-only", |_| {
+            Err("not for a".into())
         });
     let run = |agent| h.call_as("c", "echo", r#"{"text": "x"}"#, agent);
     assert_eq!(run("a").await.error_code(), Some(ErrorCode::Denied));
@@ -111,7 +108,7 @@ async fn guards_do_not_run_after_a_denial_or_a_non_grant() {
     let seen = log.clone();
     let _guard = h.pipeline.guards_add_sync_for_test("watch", move |exec| {
         seen.push(exec.name());
-        GuardVerdict::deny("guard reason")
+        Err("guard reason".into())
     });
     let _pre = h
         .hooks()
@@ -141,7 +138,7 @@ async fn guard_denial_is_post_visible_and_a_panicking_guard_fails_closed() {
         if exec.arg_str("text") == Some("boom") {
             panic!("guard exploded");
         }
-        GuardVerdict::deny("no")
+        Err("no".into())
     });
     let denied = h.call("d", "echo", r#"{"text": "x"}"#).await;
     assert_eq!(denied.error_code(), Some(ErrorCode::Denied));
@@ -167,11 +164,9 @@ async fn a_guard_added_during_a_run_applies_to_later_calls() {
     let _first = h.pipeline.guards_add_sync_for_test("first", move |_| {
         let mut keep = keep.lock();
         if keep.is_empty() {
-            keep.push(
-                pipeline.guards_add_sync_for_test("late", |_| GuardVerdict::deny("late denial")),
-            );
+            keep.push(pipeline.guards_add_sync_for_test("late", |_| Err("late denial".into())));
         }
-        GuardVerdict::Pass
+        Ok(())
     });
     assert!(h.call("1", "echo", r#"{"text": "x"}"#).await.is_success());
     let second = h.call("2", "echo", r#"{"text": "x"}"#).await;
@@ -184,7 +179,7 @@ async fn an_empty_guard_reason_is_replaced_by_one_naming_the_guard() {
     let h = Harness::with_tool(echo("echo"));
     let _guard = h
         .pipeline
-        .guards_add_sync_for_test("quiet", |_| GuardVerdict::deny(""));
+        .guards_add_sync_for_test("quiet", |_| Err("".into()));
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Denied));
     let message = &failure(&out).message();
@@ -208,20 +203,20 @@ async fn global_guards_run_before_the_agents_whatever_the_registration_order() {
         move |_: &tack_core::tool::ToolExecution| {
             log.push(name);
             if deny {
-                GuardVerdict::deny(format!("{name} denies"))
+                Err(format!("{name} denies"))
             } else {
-                GuardVerdict::Pass
+                Ok(())
             }
         }
     };
     let agent = Scope::Agent(AgentId::new("a"));
-    let guards = h.hooks().guards();
-    let _a1 = guards.add_sync(agent.clone(), "agent-first", guard("agent-first", true));
-    let _g1 = guards.add_sync(Scope::Global, "global-pass", guard("global-pass", false));
-    let _a2 = guards.add_sync(agent, "agent-second", guard("agent-second", false));
-    let _g2 = guards.add_sync(Scope::Global, "global-deny", guard("global-deny", true));
+    let hooks = h.hooks();
+    let _a1 = hooks.guard(agent.clone(), "agent-first", guard("agent-first", true));
+    let _g1 = hooks.guard(Scope::Global, "global-pass", guard("global-pass", false));
+    let _a2 = hooks.guard(agent, "agent-second", guard("agent-second", false));
+    let _g2 = hooks.guard(Scope::Global, "global-deny", guard("global-deny", true));
     assert_eq!(
-        guards.names(Some(&AgentId::new("a"))),
+        hooks.guards().names(Some(&AgentId::new("a"))),
         ["global-pass", "global-deny", "agent-first", "agent-second"]
             .map(std::sync::Arc::<str>::from)
     );

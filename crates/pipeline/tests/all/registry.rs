@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use tack_core::hook::{AgentId, Scope};
 use tack_core::host::schema_depth;
 use tack_core::plugin::PluginError;
-use tack_core::tool::{Content, DefinitionError, ErrorCode, OutputSpec, ToolDefinition};
+use tack_core::tool::{Content, ErrorCode, OutputSpec, ToolDefinition};
 use tack_pipeline::{RUN_CODE, RestrictError, Restriction, ToolRegistry};
 
 use crate::harness::*;
@@ -88,10 +88,7 @@ fn zero_timeout_is_refused() {
         .timeout(Duration::ZERO)
         .build()
         .unwrap_err();
-    assert!(
-        matches!(err, DefinitionError::ZeroTimeout { .. }),
-        "{err:?}"
-    );
+    assert!(matches!(err, PluginError::ZeroTimeout { .. }), "{err:?}");
 }
 
 // REG-007
@@ -252,10 +249,7 @@ async fn the_deepest_allowed_schema_registers_everywhere_and_validates() {
         .handler(|_, _| async { Ok(json!(null)) })
         .build()
         .unwrap_err();
-    assert!(
-        matches!(err, DefinitionError::SchemaTooDeep { .. }),
-        "{err}"
-    );
+    assert!(matches!(err, PluginError::SchemaTooDeep { .. }), "{err}");
 }
 
 // A chain of `$ref`s compiles into a chain of validators: the longest one a

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use parking_lot::Mutex;
 use serde_json::json;
 use tack_core::hook::Scope;
-use tack_core::policy::{ApprovalOutcome, GuardVerdict, PreDecision};
+use tack_core::policy::{ApprovalOutcome, PreDecision};
 use tack_core::tool::{ErrorCode, ToolExecution};
 use tack_pipeline::INVALID_REWRITE;
 
@@ -31,13 +31,15 @@ async fn the_body_runs_with_the_rewritten_arguments_and_the_outcome_records_them
     assert!(out.is_success(), "{out:?}");
     assert_eq!(text(&out), "rewritten");
     assert_eq!(runs.load(Ordering::SeqCst), 1);
-    let rewrite = out
-        .rewrite
-        .as_ref()
+    let original = out
+        .original_arguments()
         .expect("the outcome records the rewrite");
-    assert_eq!(*rewrite.original, json!({"text": "original"}));
-    assert_eq!(*rewrite.rewritten, json!({"text": "rewritten"}));
-    let by = rewrite.by.as_ref().unwrap();
+    assert_eq!(**original, json!({"text": "original"}));
+    assert_eq!(
+        **out.rewritten_arguments().unwrap(),
+        json!({"text": "rewritten"})
+    );
+    let by = out.rewritten_by().unwrap();
     assert_eq!(by.hook, tack_core::hooks::ToolHooks::PRE_EXECUTE);
     assert_eq!(by.listener.as_deref(), Some("rewriter"));
     // The record survives serialization (what a session log writes).
@@ -46,7 +48,14 @@ async fn the_body_runs_with_the_rewritten_arguments_and_the_outcome_records_them
     assert_eq!(logged["rewrite"]["rewritten"]["text"], "rewritten");
     assert_eq!(logged["rewrite"]["by"]["listener"], "rewriter");
     // The result observers saw the same record.
-    assert_eq!(h.observed("c")[0].rewrite, out.rewrite);
+    let record = |o: &tack_core::tool::Outcome| {
+        (
+            o.original_arguments().cloned(),
+            o.rewritten_arguments().cloned(),
+            o.rewritten_by().cloned(),
+        )
+    };
+    assert_eq!(record(&h.observed("c")[0]), record(&out));
 }
 
 #[tokio::test]
@@ -62,12 +71,14 @@ async fn a_rewrite_that_breaks_the_schema_fails_the_call_and_never_runs_the_tool
     assert!(f.message().contains("`bad-rewriter`"), "{}", f.message());
     assert!(f.message().contains("not run"), "{}", f.message());
     assert_eq!(decided_by(&out), Some("bad-rewriter"));
-    let rewrite = out
-        .rewrite
-        .as_ref()
+    let rewritten = out
+        .rewritten_arguments()
         .expect("the refused rewrite is recorded");
-    assert_eq!(*rewrite.rewritten, json!({"text": 1}));
-    assert_eq!(*rewrite.original, json!({"text": "original"}));
+    assert_eq!(**rewritten, json!({"text": 1}));
+    assert_eq!(
+        **out.original_arguments().unwrap(),
+        json!({"text": "original"})
+    );
 }
 
 #[tokio::test]
@@ -101,12 +112,11 @@ async fn approval_and_guards_see_the_rewritten_arguments() {
     let guard_seen = seen.clone();
     let _g = h
         .hooks()
-        .guards()
-        .add_sync(Scope::Global, "recorder", move |exec: &ToolExecution| {
+        .guard(Scope::Global, "recorder", move |exec: &ToolExecution| {
             guard_seen
                 .lock()
                 .push(exec.arg_str("text").unwrap_or_default().to_owned());
-            GuardVerdict::Pass
+            Ok(())
         });
     let out = h.call("c", "echo", r#"{"text": "dangerous"}"#).await;
     assert!(out.is_success(), "{out:?}");
@@ -129,18 +139,17 @@ async fn a_guard_denies_a_rewrite_and_the_record_stays() {
     let _rw = rewrite_to(&h, "rw", json!({"text": "rm -rf /"}));
     let _g = h
         .hooks()
-        .guards()
-        .add_sync(Scope::Global, "no-rm", |exec: &ToolExecution| {
+        .guard(Scope::Global, "no-rm", |exec: &ToolExecution| {
             if exec.arg_str("text").is_some_and(|t| t.contains("rm -rf")) {
-                GuardVerdict::deny("no rm -rf")
+                Err("no rm -rf".into())
             } else {
-                GuardVerdict::Pass
+                Ok(())
             }
         });
     let out = h.call("c", "echo", r#"{"text": "ls"}"#).await;
     assert_eq!(failure(&out).code(), ErrorCode::Denied);
     assert_eq!(runs.load(Ordering::SeqCst), 0);
-    assert!(out.rewrite.is_some());
+    assert!(out.original_arguments().is_some());
 }
 
 #[tokio::test]
@@ -153,11 +162,10 @@ async fn a_deny_records_its_rewrite_but_never_checks_or_applies_it() {
     let f = failure(&out);
     assert_eq!(f.code(), ErrorCode::Denied);
     assert_eq!(f.message(), "no");
-    let rewrite = out
-        .rewrite
-        .as_ref()
+    let rewritten = out
+        .rewritten_arguments()
         .expect("what the deny judged is recorded");
-    assert_eq!(*rewrite.rewritten, json!({"text": 1}));
+    assert_eq!(**rewritten, json!({"text": 1}));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
 
@@ -182,7 +190,7 @@ async fn a_stricter_outer_decision_keeps_the_inner_rewrite_and_its_author() {
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     assert!(out.is_success(), "{out:?}");
     assert_eq!(text(&out), "rewritten");
-    let by = out.rewrite.as_ref().unwrap().by.as_ref().unwrap();
+    let by = out.rewritten_by().unwrap();
     assert_eq!(by.listener.as_deref(), Some("inner"));
 }
 
@@ -192,5 +200,5 @@ async fn a_rewrite_equal_to_the_arguments_is_no_rewrite() {
     let _rw = rewrite_to(&h, "rw", json!({"text": "same"}));
     let out = h.call("c", "echo", r#"{"text": "same"}"#).await;
     assert!(out.is_success());
-    assert!(out.rewrite.is_none());
+    assert!(out.original_arguments().is_none() && out.rewritten_arguments().is_none());
 }

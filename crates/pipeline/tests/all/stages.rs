@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tack_core::hook::AgentId;
 use tack_core::hooks::{ExecuteOutput, PostDecision};
-use tack_core::policy::{ApprovalOutcome, GuardVerdict, PreDecision};
+use tack_core::policy::{ApprovalOutcome, PreDecision};
 use tack_core::tool::{ErrorCode, ToolError};
 use tack_pipeline::Presentation;
 
@@ -55,16 +55,14 @@ fn instrumented() -> (Harness, Log) {
         }
     });
     let l = log.clone();
-    hooks
-        .guards()
-        .add_sync(tack_core::hook::Scope::Global, "log-guard", move |exec| {
-            l.push("guard");
-            if exec.arg_str("mode") == Some("guard") {
-                GuardVerdict::deny("guarded on request")
-            } else {
-                GuardVerdict::Pass
-            }
-        });
+    hooks.guard(tack_core::hook::Scope::Global, "log-guard", move |exec| {
+        l.push("guard");
+        if exec.arg_str("mode") == Some("guard") {
+            Err("guarded on request".into())
+        } else {
+            Ok(())
+        }
+    });
     let l = log.clone();
     hooks.execute().tap("log-execute", move |req, next| {
         l.push("execute");

@@ -206,13 +206,7 @@ impl Plugin for CodeMode {
                 "max_outstanding_sub_calls must be at least 1 (1 lets a program have one tool call outstanding at a time)",
             ));
         }
-        let definition =
-            run_code_definition(self.config.clone(), cx.hooks().clone()).map_err(|e| {
-                PluginError::Definition {
-                    plugin: PLUGIN_NAME.to_owned(),
-                    error: e,
-                }
-            })?;
+        let definition = run_code_definition(self.config.clone(), cx.hooks().clone())?;
         cx.register_code_transport(definition)
     }
 }
@@ -235,12 +229,12 @@ fn output_schema() -> Value {
 ///
 /// # Errors
 ///
-/// A [`tack_core::tool::DefinitionError`] if the definition is refused
+/// The definition's [`PluginError`] if it is refused
 /// (never with the built-in schema).
 pub fn run_code_definition(
     config: CodeModeConfig,
     hooks: ToolHooks,
-) -> Result<ToolDefinition, tack_core::tool::DefinitionError> {
+) -> Result<ToolDefinition, tack_core::plugin::PluginError> {
     let config = Arc::new(config);
     ToolDefinition::builder(RUN_CODE)
         .description(USAGE)

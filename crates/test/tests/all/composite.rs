@@ -56,13 +56,7 @@ impl Plugin for Transport {
         "transport"
     }
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let definition =
-            composite("run_code")
-                .definition()
-                .map_err(|error| PluginError::Definition {
-                    plugin: "transport".into(),
-                    error,
-                })?;
+        let definition = composite("run_code").definition()?;
         cx.register_code_transport(definition)
     }
 }

@@ -8,9 +8,7 @@ use tack_core::CancellationToken;
 use tack_core::async_trait;
 use tack_core::hook::Scope;
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
-use tack_core::policy::{
-    ApprovalOutcome, ApprovalRequest, ApprovalService, GuardVerdict, PreDecision,
-};
+use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
 use tack_core::serde_json::json;
 use tack_core::tool::{ErrorCode, Tier, ToolError};
 use tack_test::{Call, FakeTool, Harness, RECORDER, Stage};
@@ -155,17 +153,13 @@ async fn an_ask_goes_to_the_approval_service() {
 #[tokio::test]
 async fn a_guard_denial_names_the_guard() {
     let plugin = Fixture::new(|cx| {
-        cx.hooks()
-            .guards()
-            .add_sync(Scope::Global, "no-secrets", |exec| {
-                if exec.arg_str("path").is_some_and(|p| p.ends_with(".env")) {
-                    GuardVerdict::Deny {
-                        reason: "secrets stay put".into(),
-                    }
-                } else {
-                    GuardVerdict::Pass
-                }
-            });
+        cx.hooks().guard(Scope::Global, "no-secrets", |exec| {
+            if exec.arg_str("path").is_some_and(|p| p.ends_with(".env")) {
+                Err("secrets stay put".into())
+            } else {
+                Ok(())
+            }
+        });
         Ok(())
     });
     let read = FakeTool::new("read");

@@ -8,9 +8,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use pretty_assertions::assert_eq;
 use tack_core::hook::{Next, Scope};
-use tack_core::policy::{
-    ApprovalOutcome, ApprovalRequest, ApprovalService, GuardVerdict, PreDecision,
-};
+use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
 use tack_core::tool::{ErrorCode, ToolExecution};
 use tokio::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -132,7 +130,7 @@ async fn guards_are_admission_too() {
     let b = Bench::new();
     let log = Log::new();
     let seen = log.clone();
-    b.pipeline.hooks().guards().add_async(
+    b.pipeline.hooks().guard_async(
         Scope::Global,
         "slow-guard",
         move |exec: Arc<ToolExecution>| {
@@ -140,7 +138,7 @@ async fn guards_are_admission_too() {
             async move {
                 seen.push(format!("guard {}", exec.call_id()));
                 tokio::time::sleep(Duration::from_millis(2)).await;
-                GuardVerdict::Pass
+                Ok(())
             }
         },
     );

@@ -160,10 +160,7 @@ echo '{"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"c
     assert_eq!(f.kind(), Some(INVALID_REWRITE));
     assert_eq!(f.pointer(), Some("/command"));
     assert!(f.message().contains("listener `hooks`"), "{}", f.message());
-    assert_eq!(
-        out.outcome().rewrite.as_ref().unwrap().rewritten["command"],
-        42
-    );
+    assert_eq!(out.outcome().rewritten_arguments().unwrap()["command"], 42);
 }
 
 #[test]

@@ -144,11 +144,14 @@ async fn updated_input_rewrites_the_command_and_the_outcome_records_it() {
         ran,
         json!({"command": "ls -la --color=never", "timeout_ms": 5000})
     );
-    let rewrite = out.outcome().rewrite.as_ref().unwrap();
-    assert_eq!(rewrite.original["command"], "ls -la");
-    assert_eq!(rewrite.rewritten["command"], "ls -la --color=never");
+    let outcome = out.outcome();
+    assert_eq!(outcome.original_arguments().unwrap()["command"], "ls -la");
     assert_eq!(
-        rewrite.by.as_ref().unwrap().listener.as_deref(),
+        outcome.rewritten_arguments().unwrap()["command"],
+        "ls -la --color=never"
+    );
+    assert_eq!(
+        outcome.rewritten_by().unwrap().listener.as_deref(),
         Some("hooks")
     );
 }

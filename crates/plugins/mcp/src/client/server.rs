@@ -24,7 +24,7 @@ use tack_core::context::ToolRunContext;
 use tack_core::hook::{Disposer, Scope};
 use tack_core::plugin::PluginError;
 use tack_core::plugin::ToolRegistrar;
-use tack_core::tool::{CallId, DefinitionError, OutputSpec, ToolDefinition, ToolError};
+use tack_core::tool::{CallId, OutputSpec, ToolDefinition, ToolError};
 use tokio::io::AsyncBufReadExt;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -186,8 +186,8 @@ fn lifecycle() -> ClientLifecycleMode {
 
 /// The first keyword of `input` or `output`'s schema misplaced for its
 /// `type`, as tack-core's builder finds it: a
-/// [`DefinitionError::MisplacedKeyword`].
-fn misplaced(name: &str, input: &Value, output: &OutputSpec) -> Option<DefinitionError> {
+/// [`PluginError::MisplacedKeyword`].
+fn misplaced(name: &str, input: &Value, output: &OutputSpec) -> Option<PluginError> {
     let probe = ToolDefinition::builder(name)
         .description("probe")
         .input_schema(input.clone())
@@ -195,7 +195,7 @@ fn misplaced(name: &str, input: &Value, output: &OutputSpec) -> Option<Definitio
         .handler(|_args: Arc<Value>, _cx: ToolRunContext| async move { Ok(Value::Null) })
         .build();
     match probe {
-        Err(found @ DefinitionError::MisplacedKeyword { .. }) => Some(found),
+        Err(found @ PluginError::MisplacedKeyword { .. }) => Some(found),
         _ => None,
     }
 }
@@ -957,7 +957,7 @@ impl Server {
         }
         // The schema is the server's, taken as written: a keyword misplaced
         // for its `type` (which constrains nothing) is kept, with a warning.
-        if let Some(DefinitionError::MisplacedKeyword {
+        if let Some(PluginError::MisplacedKeyword {
             keyword,
             pointer,
             which,
