@@ -11,7 +11,7 @@ use tack_core::prelude::*;
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let guard = PluginFn::new("no-dotenv", |cx| {
-        cx.hooks().guard(Scope::Global, "no-dotenv", |exec| {
+        cx.hooks().guard("no-dotenv", |exec| {
             match exec.arg_str("path") {
                 Some(path) if path.ends_with(".env") => Err("`.env` files hold secrets".into()),
                 _ => Ok(()), // there is no "allow": pass hands on to the next guard

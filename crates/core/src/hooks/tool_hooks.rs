@@ -4,7 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use super::{CodeDispatchEvent, ExecuteOutput, ExecuteRequest, ExecutionRecord, PostDecision};
-use crate::hook::{AgentId, Disposables, Disposer, Observer, Scope, Waterfall};
+use crate::hook::{AgentId, Disposables, Disposer, Observer, Waterfall};
 use crate::policy::PreDecision;
 use crate::policy::guard::Guards;
 use crate::tool::ToolExecution;
@@ -115,8 +115,8 @@ impl ToolHooks {
     /// the global listeners in one order, and a call made for another agent
     /// never does (see [`Waterfall::for_agent`]). Registrations still join
     /// the footprint these hook points are kept in (a plugin's, through
-    /// [`PluginContext::hooks`](crate::plugin::PluginContext::hooks)). The
-    /// guards are the same: a guard names its scope when it is added.
+    /// [`PluginContext::hooks`](crate::plugin::PluginContext::hooks)). Guards
+    /// added through it are the agent's too.
     ///
     /// ```
     /// use tack_core::hook::AgentId;
@@ -147,7 +147,7 @@ impl ToolHooks {
             result: self.result.for_agent(&agent),
             code_dispatch_log: self.code_dispatch_log.for_agent(&agent),
             code_dispatch: self.code_dispatch.for_agent(&agent),
-            guards: self.guards.clone(),
+            guards: self.guards.for_agent(&agent),
         }
     }
 
@@ -190,15 +190,15 @@ impl ToolHooks {
     /// loosen its denial.
     ///
     /// Guards are not reorderable: the global ones run first, then those of
-    /// the calling agent's [`Scope`], each layer in registration order. A
-    /// guard with state of its own is a closure that captures it.
+    /// the calling agent (added through [`for_agent`](Self::for_agent)),
+    /// each layer in registration order. A guard with state of its own is a
+    /// closure that captures it.
     ///
     /// ```
-    /// use tack_core::hook::Scope;
     /// use tack_core::hooks::ToolHooks;
     ///
     /// let hooks = ToolHooks::new();
-    /// let _g = hooks.guard(Scope::Global, "no-rm", |exec| {
+    /// let _g = hooks.guard("no-rm", |exec| {
     ///     if exec.arg_str("command").is_some_and(|c| c.contains("rm -rf")) {
     ///         Err("`rm -rf` is not allowed".into())
     ///     } else {
@@ -206,11 +206,11 @@ impl ToolHooks {
     ///     }
     /// });
     /// ```
-    pub fn guard<F>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: F) -> Disposer
+    pub fn guard<F>(&self, name: impl Into<Arc<str>>, guard: F) -> Disposer
     where
         F: Fn(&ToolExecution) -> Result<(), String> + Send + Sync + 'static,
     {
-        self.guards.add_sync(scope, name, guard)
+        self.guards.add_sync(name, guard)
     }
 
     /// Adds an asynchronous guard, for a check that awaits: a closure given
@@ -221,7 +221,6 @@ impl ToolHooks {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use tack_core::hook::Scope;
     /// use tack_core::hooks::ToolHooks;
     /// use tack_core::tool::ToolExecution;
     ///
@@ -240,17 +239,17 @@ impl ToolHooks {
     /// let hooks = ToolHooks::new();
     /// // A struct guard: the closure captures the struct.
     /// let forbidden = Arc::new(Forbidden(vec![".env".into()]));
-    /// let _g = hooks.guard_async(Scope::Global, "forbidden", move |execution| {
+    /// let _g = hooks.guard_async("forbidden", move |execution| {
     ///     let forbidden = forbidden.clone();
     ///     async move { forbidden.check(&execution).await }
     /// });
     /// ```
-    pub fn guard_async<F, Fut>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: F) -> Disposer
+    pub fn guard_async<F, Fut>(&self, name: impl Into<Arc<str>>, guard: F) -> Disposer
     where
         F: Fn(Arc<ToolExecution>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), String>> + Send + 'static,
     {
-        self.guards.add_async(scope, name, guard)
+        self.guards.add_async(name, guard)
     }
 
     /// The guards, for the host that runs them. For hosts.

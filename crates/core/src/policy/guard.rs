@@ -84,13 +84,12 @@ pub enum GuardOutcome {
 /// ```
 /// use std::sync::Arc;
 /// use serde_json::json;
-/// use tack_core::hook::Scope;
 /// use tack_core::hooks::ToolHooks;
 /// use tack_core::host::{GuardOutcome, NewExecutionToken, NewToolExecution};
 /// use tack_core::tool::{CallId, ExecutionToken, Tier, ToolExecution, ToolName};
 ///
 /// let hooks = ToolHooks::new();
-/// let _g = hooks.guard(Scope::Global, "no-rm", |exec| {
+/// let _g = hooks.guard("no-rm", |exec| {
 ///     if exec.arg_str("command").is_some_and(|c| c.contains("rm -rf")) {
 ///         Err("`rm -rf` is not allowed".into())
 ///     } else {
@@ -112,6 +111,8 @@ pub struct Guards {
     list: Arc<ListenerList<dyn ErasedGuard>>,
     /// The footprint additions made through this handle go into.
     owner: Option<Arc<Disposables>>,
+    /// Whom additions made through this handle apply to.
+    scope: Scope,
 }
 
 impl fmt::Debug for Guards {
@@ -131,26 +132,32 @@ impl Guards {
         Self {
             list: ListenerList::new(),
             owner: None,
+            scope: Scope::Global,
         }
     }
 
     /// The same list, its additions also kept in `owner`.
     pub(crate) fn owned_by(&self, owner: Arc<Disposables>) -> Self {
         Self {
-            list: self.list.clone(),
             owner: Some(owner),
+            ..self.clone()
+        }
+    }
+
+    /// The same list, its additions applying to `agent` only (what
+    /// [`ToolHooks::for_agent`](crate::hooks::ToolHooks::for_agent) gives).
+    pub(crate) fn for_agent(&self, agent: &AgentId) -> Self {
+        Self {
+            scope: Scope::Agent(agent.clone()),
+            ..self.clone()
         }
     }
 
     /// Adds `guard` in its layer: guards are not reorderable, the global
     /// layer runs first, then the agent's, and within a layer registration
     /// order alone decides (every guard of a layer has the same rank).
-    fn insert(
-        &self,
-        scope: Scope,
-        name: impl Into<Arc<str>>,
-        guard: Arc<dyn ErasedGuard>,
-    ) -> Disposer {
+    fn insert(&self, name: impl Into<Arc<str>>, guard: Arc<dyn ErasedGuard>) -> Disposer {
+        let scope = self.scope.clone();
         let rank = match scope {
             Scope::Global => 1,
             _ => Order::NORMAL.rank(),
@@ -164,26 +171,21 @@ impl Guards {
 
     /// Adds an asynchronous guard at the end of its layer (what
     /// [`ToolHooks::guard_async`](crate::hooks::ToolHooks::guard_async) does).
-    pub(crate) fn add_async<F, Fut>(
-        &self,
-        scope: Scope,
-        name: impl Into<Arc<str>>,
-        guard: F,
-    ) -> Disposer
+    pub(crate) fn add_async<F, Fut>(&self, name: impl Into<Arc<str>>, guard: F) -> Disposer
     where
         F: Fn(Arc<ToolExecution>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), String>> + Send + 'static,
     {
-        self.insert(scope, name, Arc::new(AsyncClosureGuard(guard)))
+        self.insert(name, Arc::new(AsyncClosureGuard(guard)))
     }
 
     /// Adds a synchronous guard at the end of its layer (what
     /// [`ToolHooks::guard`](crate::hooks::ToolHooks::guard) does).
-    pub(crate) fn add_sync<F>(&self, scope: Scope, name: impl Into<Arc<str>>, guard: F) -> Disposer
+    pub(crate) fn add_sync<F>(&self, name: impl Into<Arc<str>>, guard: F) -> Disposer
     where
         F: Fn(&ToolExecution) -> Result<(), String> + Send + Sync + 'static,
     {
-        self.insert(scope, name, Arc::new(SyncClosureGuard(guard)))
+        self.insert(name, Arc::new(SyncClosureGuard(guard)))
     }
 
     /// Runs the guards a dispatch for `agent` reaches — the global ones, then
@@ -259,11 +261,11 @@ mod tests {
         let a = AgentId::new("a");
         let b = AgentId::new("b");
         assert!(!guards.has_listeners(None));
-        let scoped = guards.add_sync(Scope::Agent(a.clone()), "only-a", |_| Ok(()));
+        let scoped = guards.for_agent(&a).add_sync("only-a", |_| Ok(()));
         assert!(guards.has_listeners(Some(&a)));
         assert!(!guards.has_listeners(Some(&b)));
         assert!(!guards.has_listeners(None));
-        let global = guards.add_sync(Scope::Global, "all", |_| Ok(()));
+        let global = guards.add_sync("all", |_| Ok(()));
         assert!(guards.has_listeners(None) && guards.has_listeners(Some(&b)));
         global.dispose();
         scoped.dispose();

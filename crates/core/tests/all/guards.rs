@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use serde_json::json;
-use tack_core::hook::{AgentId, Provenance, Scope};
+use tack_core::hook::{AgentId, Provenance};
 use tack_core::hooks::ToolHooks;
 use tack_core::host::GuardOutcome;
 use tack_core::host::{Guards, HookError};
@@ -27,12 +27,12 @@ async fn guards_run_in_registration_order_and_the_first_denial_stops_them() {
     let guards = hooks.guards();
     let seen: Arc<Mutex<Vec<&'static str>>> = Arc::default();
     let s = seen.clone();
-    let _a = hooks.guard(Scope::Global, "a", move |_| {
+    let _a = hooks.guard("a", move |_| {
         s.lock().push("a");
         Ok(())
     });
     let s = seen.clone();
-    let _b = hooks.guard_async(Scope::Global, "b", move |_exec| {
+    let _b = hooks.guard_async("b", move |_exec| {
         let s = s.clone();
         async move {
             tokio::task::yield_now().await;
@@ -41,7 +41,7 @@ async fn guards_run_in_registration_order_and_the_first_denial_stops_them() {
         }
     });
     let s = seen.clone();
-    let _c = hooks.guard(Scope::Global, "c", move |_| {
+    let _c = hooks.guard("c", move |_| {
         s.lock().push("c");
         Ok(())
     });
@@ -78,10 +78,12 @@ async fn struct_guards_and_scopes() {
     let guards = hooks.guards();
     let a = AgentId::new("a");
     let max_len = Arc::new(MaxLen(3));
-    let _g = hooks.guard_async(Scope::Agent(a.clone()), "max-len", move |execution| {
-        let max_len = max_len.clone();
-        async move { max_len.check(&execution).await }
-    });
+    let _g = hooks
+        .for_agent(&a)
+        .guard_async("max-len", move |execution| {
+            let max_len = max_len.clone();
+            async move { max_len.check(&execution).await }
+        });
     let long = exec(json!({"command": "echo hello"}));
     assert!(matches!(
         guards.run(Some(&a), &long).await.unwrap(),
@@ -99,7 +101,7 @@ async fn struct_guards_and_scopes() {
 async fn a_panicking_guard_fails_closed() {
     let hooks = ToolHooks::new();
     let guards = hooks.guards();
-    let _bad = hooks.guard(Scope::Global, "bad", |_| panic!("guard bug"));
+    let _bad = hooks.guard("bad", |_| panic!("guard bug"));
     let err = guards.run(None, &exec(json!({}))).await.unwrap_err();
     assert_eq!(
         err,

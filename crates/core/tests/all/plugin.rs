@@ -434,9 +434,7 @@ impl Plugin for KeepsHooks {
         "keeps-hooks"
     }
     fn install(&self, cx: &mut PluginContext<'_>) -> Result<(), PluginError> {
-        let _ = cx
-            .hooks()
-            .guard(Scope::Global, "wall", |_| Err("walled".into()));
+        let _ = cx.hooks().guard("wall", |_| Err("walled".into()));
         let _ = cx.provide_approval(Arc::new(Approves));
         *self.later.lock() = Some(cx.hooks().clone());
         Ok(())

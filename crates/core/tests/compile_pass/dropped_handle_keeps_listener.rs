@@ -32,7 +32,7 @@ impl Plugin for Careless {
         let _gate = cx.hooks().pre_execute().tap("gate", |_, _| async {
             PreDecision::deny("closed")
         });
-        cx.hooks().guard(Scope::Global, "wall", |_| Err("walled".into()));
+        cx.hooks().guard("wall", |_| Err("walled".into()));
         drop(cx.hooks().result().tap("log", |_| {}));
         Ok(())
     }

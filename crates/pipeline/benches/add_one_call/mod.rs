@@ -16,7 +16,7 @@ use std::task::{Context, Poll, Waker};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tack_core::context::ToolRunContext;
-use tack_core::hook::{Disposer, Scope};
+use tack_core::hook::Disposer;
 use tack_core::hooks::ExecutionRecord;
 use tack_core::tool::{Tier, Tool, ToolCall, ToolDefinition, ToolError};
 use tack_pipeline::{Pipeline, ToolRegistry};
@@ -82,7 +82,7 @@ pub fn with_listeners(registry: &Pipeline) -> Vec<Disposer> {
                 .tap(format!("pre-{i}"), |exec, next| next.run(exec))
         })
         .collect();
-    keep.push(hooks.guard(Scope::Global, "guard", |_| Ok(())));
+    keep.push(hooks.guard("guard", |_| Ok(())));
     keep.push(
         hooks
             .execute()

@@ -157,15 +157,13 @@ async fn cancellation_during_an_async_guard_prevents_dispatch() {
     let (h, runs) = Harness::with_counted_echo("echo");
     let cancel = CancellationToken::new();
     let inside = cancel.clone();
-    let _guard =
-        h.hooks()
-            .guard_async(tack_core::hook::Scope::Global, "slow-guard", move |_exec| {
-                let inside = inside.clone();
-                async move {
-                    inside.cancel();
-                    Ok(())
-                }
-            });
+    let _guard = h.hooks().guard_async("slow-guard", move |_exec| {
+        let inside = inside.clone();
+        async move {
+            inside.cancel();
+            Ok(())
+        }
+    });
     let out = h.call_with("c", "echo", r#"{"text": "a"}"#, cancel).await;
     assert_eq!(out.error_code(), Some(ErrorCode::Cancelled));
     assert_eq!(runs.load(Ordering::SeqCst), 0);

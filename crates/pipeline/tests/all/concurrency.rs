@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 use serde_json::json;
-use tack_core::hook::{AgentId, Scope};
+use tack_core::hook::AgentId;
 use tack_core::hooks::ExecutionRecord;
 use tack_core::policy::PreDecision;
 use tack_core::tool::{ErrorCode, ToolCall};
@@ -65,7 +65,7 @@ async fn thousand_concurrent_calls_with_listener_churn_lose_nothing() {
                 let obs = hooks
                     .result()
                     .tap("churn-result", |_r: &Arc<ExecutionRecord>| {});
-                let guard = hooks.guard(Scope::Global, "churn-guard", |_| Ok(()));
+                let guard = hooks.guard("churn-guard", |_| Ok(()));
                 let tool = registry.register(echo("churn_tool"));
                 tokio::task::yield_now().await;
                 for d in [pre, exec, post, obs, guard] {

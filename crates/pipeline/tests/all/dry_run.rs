@@ -72,11 +72,7 @@ async fn dry_run_reports_allowed_would_ask_and_refused_without_running() {
 async fn dry_run_applies_guards_even_when_policy_would_ask() {
     let h = Harness::with_tool(echo("echo"));
     policy(&h);
-    let _guard = h
-        .hooks()
-        .guard(tack_core::hook::Scope::Global, "wall", |_| {
-            Err("walled".into())
-        });
+    let _guard = h.hooks().guard("wall", |_| Err("walled".into()));
     for args in [r#"{"text": "ok"}"#, r#"{"text": "ask"}"#] {
         match h.pipeline.dry_run(ToolCall::new("x", "echo", args)).await {
             DryRun::Refused {

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::Ordering;
 
-use tack_core::hook::{AgentId, Order, Scope};
+use tack_core::hook::{AgentId, Order};
 use tack_core::host::Guards;
 use tack_core::policy::{ApprovalOutcome, PreDecision};
 use tack_core::tool::ErrorCode;
@@ -24,15 +24,13 @@ async fn a_later_guard_denies_after_one_passes() {
             Ok(())
         });
     let second = log.clone();
-    let _g2 = h
-        .hooks()
-        .guard_async(Scope::Global, "global-deny", move |_exec| {
-            let second = second.clone();
-            async move {
-                second.push("global-deny");
-                Err("global denial".into())
-            }
-        });
+    let _g2 = h.hooks().guard_async("global-deny", move |_exec| {
+        let second = second.clone();
+        async move {
+            second.push("global-deny");
+            Err("global denial".into())
+        }
+    });
     let out = h.call("c", "echo", r#"{"text": "a"}"#).await;
     let f = failure(&out);
     assert_eq!(f.code(), ErrorCode::Denied);
@@ -59,7 +57,7 @@ impl GuardsExt for tack_pipeline::Pipeline {
         name: &str,
         guard: impl Fn(&tack_core::tool::ToolExecution) -> Result<(), String> + Send + Sync + 'static,
     ) -> tack_core::hook::Disposer {
-        self.hooks().guard(Scope::Global, name.to_owned(), guard)
+        self.hooks().guard(name.to_owned(), guard)
     }
 }
 
@@ -87,9 +85,8 @@ async fn agent_scoped_guard_guards_only_its_agent() {
     let h = Harness::with_tool(echo("echo"));
     let _guard = h
         .hooks()
-        .guard(Scope::Agent(AgentId::new("a")), "a-only", |_| {
-            Err("not for a".into())
-        });
+        .for_agent("a")
+        .guard("a-only", |_| Err("not for a".into()));
     let run = |agent| h.call_as("c", "echo", r#"{"text": "x"}"#, agent);
     assert_eq!(run("a").await.error_code(), Some(ErrorCode::Denied));
     assert!(run("b").await.is_success());
@@ -209,12 +206,12 @@ async fn global_guards_run_before_the_agents_whatever_the_registration_order() {
             }
         }
     };
-    let agent = Scope::Agent(AgentId::new("a"));
     let hooks = h.hooks();
-    let _a1 = hooks.guard(agent.clone(), "agent-first", guard("agent-first", true));
-    let _g1 = hooks.guard(Scope::Global, "global-pass", guard("global-pass", false));
-    let _a2 = hooks.guard(agent, "agent-second", guard("agent-second", false));
-    let _g2 = hooks.guard(Scope::Global, "global-deny", guard("global-deny", true));
+    let agent = hooks.for_agent("a");
+    let _a1 = agent.guard("agent-first", guard("agent-first", true));
+    let _g1 = hooks.guard("global-pass", guard("global-pass", false));
+    let _a2 = agent.guard("agent-second", guard("agent-second", false));
+    let _g2 = hooks.guard("global-deny", guard("global-deny", true));
     assert_eq!(
         hooks.guards().names(Some(&AgentId::new("a"))),
         ["global-pass", "global-deny", "agent-first", "agent-second"]

@@ -7,7 +7,6 @@ use std::sync::atomic::Ordering;
 
 use parking_lot::Mutex;
 use serde_json::json;
-use tack_core::hook::Scope;
 use tack_core::policy::{ApprovalOutcome, PreDecision};
 use tack_core::tool::{ErrorCode, ToolExecution};
 use tack_pipeline::INVALID_REWRITE;
@@ -110,14 +109,12 @@ async fn approval_and_guards_see_the_rewritten_arguments() {
     h.provide_approval(approver.clone());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let guard_seen = seen.clone();
-    let _g = h
-        .hooks()
-        .guard(Scope::Global, "recorder", move |exec: &ToolExecution| {
-            guard_seen
-                .lock()
-                .push(exec.arg_str("text").unwrap_or_default().to_owned());
-            Ok(())
-        });
+    let _g = h.hooks().guard("recorder", move |exec: &ToolExecution| {
+        guard_seen
+            .lock()
+            .push(exec.arg_str("text").unwrap_or_default().to_owned());
+        Ok(())
+    });
     let out = h.call("c", "echo", r#"{"text": "dangerous"}"#).await;
     assert!(out.is_success(), "{out:?}");
     assert_eq!(text(&out), "safe");
@@ -137,15 +134,13 @@ async fn approval_and_guards_see_the_rewritten_arguments() {
 async fn a_guard_denies_a_rewrite_and_the_record_stays() {
     let (h, runs) = Harness::with_counted_echo("echo");
     let _rw = rewrite_to(&h, "rw", json!({"text": "rm -rf /"}));
-    let _g = h
-        .hooks()
-        .guard(Scope::Global, "no-rm", |exec: &ToolExecution| {
-            if exec.arg_str("text").is_some_and(|t| t.contains("rm -rf")) {
-                Err("no rm -rf".into())
-            } else {
-                Ok(())
-            }
-        });
+    let _g = h.hooks().guard("no-rm", |exec: &ToolExecution| {
+        if exec.arg_str("text").is_some_and(|t| t.contains("rm -rf")) {
+            Err("no rm -rf".into())
+        } else {
+            Ok(())
+        }
+    });
     let out = h.call("c", "echo", r#"{"text": "ls"}"#).await;
     assert_eq!(failure(&out).code(), ErrorCode::Denied);
     assert_eq!(runs.load(Ordering::SeqCst), 0);

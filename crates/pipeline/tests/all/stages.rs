@@ -55,7 +55,7 @@ fn instrumented() -> (Harness, Log) {
         }
     });
     let l = log.clone();
-    hooks.guard(tack_core::hook::Scope::Global, "log-guard", move |exec| {
+    hooks.guard("log-guard", move |exec| {
         l.push("guard");
         if exec.arg_str("mode") == Some("guard") {
             Err("guarded on request".into())

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use tack_core::CancellationToken;
 use tack_core::async_trait;
-use tack_core::hook::Scope;
 use tack_core::plugin::{Plugin, PluginContext, PluginError};
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
 use tack_core::serde_json::json;
@@ -153,7 +152,7 @@ async fn an_ask_goes_to_the_approval_service() {
 #[tokio::test]
 async fn a_guard_denial_names_the_guard() {
     let plugin = Fixture::new(|cx| {
-        cx.hooks().guard(Scope::Global, "no-secrets", |exec| {
+        cx.hooks().guard("no-secrets", |exec| {
             if exec.arg_str("path").is_some_and(|p| p.ends_with(".env")) {
                 Err("secrets stay put".into())
             } else {

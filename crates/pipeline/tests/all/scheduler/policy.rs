@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use pretty_assertions::assert_eq;
-use tack_core::hook::{Next, Scope};
+use tack_core::hook::Next;
 use tack_core::policy::{ApprovalOutcome, ApprovalRequest, ApprovalService, PreDecision};
 use tack_core::tool::{ErrorCode, ToolExecution};
 use tokio::time::{Duration, Instant};
@@ -130,18 +130,16 @@ async fn guards_are_admission_too() {
     let b = Bench::new();
     let log = Log::new();
     let seen = log.clone();
-    b.pipeline.hooks().guard_async(
-        Scope::Global,
-        "slow-guard",
-        move |exec: Arc<ToolExecution>| {
+    b.pipeline
+        .hooks()
+        .guard_async("slow-guard", move |exec: Arc<ToolExecution>| {
             let seen = seen.clone();
             async move {
                 seen.push(format!("guard {}", exec.call_id()));
                 tokio::time::sleep(Duration::from_millis(2)).await;
                 Ok(())
             }
-        },
-    );
+        });
     b.run(10, vec![work("c1", 10, true), work("c2", 10, true)])
         .await;
     assert_eq!(log.entries(), ["0 guard c1", "2 guard c2"]);
