@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 mod disposer;
+mod entry;
 mod error;
 pub mod future_pool;
 mod listeners;
@@ -31,7 +32,6 @@ mod observer;
 mod order;
 mod provenance;
 mod scope;
-mod spec;
 mod view;
 mod waterfall;
 

@@ -10,8 +10,8 @@ use parking_lot::Mutex;
 use tack_replicated::{Replaced, Replicated};
 
 use super::disposer::Undo;
+use super::entry::Entry;
 use super::order::{Conflict, arrange};
-use super::spec::Entry;
 use super::view::{Rank, Run, Slot, Snapshot, View, base_rank};
 use super::{AgentId, Disposer, Order, OrderError, Scope};
 

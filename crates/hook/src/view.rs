@@ -11,7 +11,7 @@
 use std::sync::{Arc, OnceLock};
 
 use super::AgentId;
-use super::spec::Entry;
+use super::entry::Entry;
 
 /// A listener's place in the chain order of its hook point, across every
 /// scope: lower runs first (outer).
