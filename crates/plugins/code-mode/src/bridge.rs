@@ -209,20 +209,40 @@ impl<'a> SubCalls<'a> {
     }
 }
 
-/// Logs one record: `tools/code-dispatch-log` rewrites it (a failing rewrite
-/// is contained: the original record is logged), then `tools/code-dispatch`
-/// observers see it.
+/// Logs one record: `tools/code-dispatch-log` rewrites it, then
+/// `tools/code-dispatch` observers see it. A failing rewrite is contained, and
+/// so is one that describes another record (another phase, call or tool): the
+/// original record is logged, so each sub-call still has exactly one start
+/// and one settle.
 async fn log(hooks: &ToolHooks, cx: &ToolRunContext, record: CodeDispatchEvent) {
     let log = hooks.code_dispatch_log();
     let record = if log.has_listeners(cx.agent()) {
         match log.dispatch(cx.agent(), record.clone()).await {
-            Ok(rewritten) => rewritten,
+            Ok(rewritten) if same_record(&record, &rewritten) => rewritten,
+            Ok(other) => {
+                tracing::warn!(
+                    call_id = %record.call_id(),
+                    by = ?other.provenance(),
+                    "a tools/code-dispatch-log listener returned another record; the original is logged"
+                );
+                record
+            }
             Err(_) => record,
         }
     } else {
         record
     };
     hooks.code_dispatch().notify(cx.agent(), &Arc::new(record));
+}
+
+/// Whether `rewritten` is a rewrite of `original` (its content or arguments),
+/// not another record.
+fn same_record(original: &CodeDispatchEvent, rewritten: &CodeDispatchEvent) -> bool {
+    original.is_settled() == rewritten.is_settled()
+        && original.call_id() == rewritten.call_id()
+        && original.parent_call_id() == rewritten.parent_call_id()
+        && original.tool() == rewritten.tool()
+        && original.error() == rewritten.error()
 }
 
 /// Announces that a sub-call started.

@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 use tack_code_mode::{CodeMode, CodeModeConfig, sdk_text};
 use tack_core::hook::{AgentId, Disposer};
 use tack_core::hooks::CodeDispatchEvent;
-use tack_core::tool::{ContentBlock, ErrorCode, Tier, ToolError};
+use tack_core::tool::{CallId, ContentBlock, ErrorCode, Tier, ToolError};
 use tack_test::{Call, FakeTool, Harness, Presentation, Report};
 use tokio::sync::Barrier;
 use tokio_util::sync::CancellationToken;
@@ -643,6 +643,36 @@ async fn dispatch_log_redaction_covers_the_start_and_the_settle() {
         assert!(who.to_string().contains("redact"), "{who}");
     }
     assert!(!log[0].is_settled() && log[1].is_settled());
+}
+
+/// A `tools/code-dispatch-log` listener can rewrite what is logged, not
+/// which record it is: one that answers a settle with a start (or names
+/// another call) is ignored, and the log still has one start and one settle.
+#[tokio::test]
+async fn a_dispatch_log_listener_cannot_swap_the_record() {
+    let h = host();
+    let _listener =
+        h.hooks()
+            .code_dispatch_log()
+            .tap("swap", |event: CodeDispatchEvent, _next| async move {
+                CodeDispatchEvent::started(
+                    event.parent_call_id().clone(),
+                    CallId::from("elsewhere"),
+                    "other",
+                    "{}",
+                )
+            });
+    let out = h
+        .run("const r = await tools.echo({text: 'kept'}); return r.text;")
+        .await;
+    assert!(out.is_success(), "{out:?}");
+    assert_eq!(
+        h.log_lines(),
+        ["start outer:code:1", "settle outer:code:1 ok"]
+    );
+    let settled = h.settled();
+    assert_eq!(settled[0].tool(), "echo");
+    assert!(settled[0].provenance().is_none(), "{settled:?}");
 }
 
 /// Runs `code` on a host with `hang` (plus `tools`), cancelling the outer
