@@ -88,6 +88,19 @@ fn async_pre_listeners(registry: &Pipeline, n: usize) -> Vec<Disposer> {
         .collect()
 }
 
+/// `n` pass-through pre-execute listeners that return `next.run(exec)`
+/// itself (a tail call: no future of their own).
+fn tap_pre_listeners(registry: &Pipeline, n: usize) -> Vec<Disposer> {
+    (0..n)
+        .map(|i| {
+            registry
+                .hooks()
+                .pre_execute()
+                .tap(format!("pre-{i}"), |exec, next| next.run(exec))
+        })
+        .collect()
+}
+
 /// Best-of-batches figures: no listeners, set (c), and the cost of one more
 /// no-op pre-execute listener (`async move { next.run(x).await }`).
 fn report_best() {
@@ -139,14 +152,7 @@ fn pipeline(c: &mut Criterion) {
 
     for n in [0usize, 10, 50] {
         let (registry, _tool) = add_one_registry();
-        let _keep: Vec<Disposer> = (0..n)
-            .map(|i| {
-                registry
-                    .hooks()
-                    .pre_execute()
-                    .tap(format!("pre-{i}"), |exec, next| next.run(exec))
-            })
-            .collect();
+        let _keep = tap_pre_listeners(&registry, n);
         group.bench_with_input(
             BenchmarkId::new("pipeline_pre_listeners", n),
             &registry,
@@ -159,7 +165,7 @@ fn pipeline(c: &mut Criterion) {
 /// Fixed-work mode for instruction counts: with
 /// `PIPELINE_FIXED=kind:iters` (`kind`: `none`, `set` for set (c), or
 /// `asyncN` for N `async move { next.run(x).await }` pre-execute
-/// listeners), runs `iters` calls and exits, without criterion. Under
+/// listeners, `tapN` for N that return `next.run(x)` itself), runs `iters` calls and exits, without criterion. Under
 /// `valgrind --tool=callgrind` the total divided by the calls is the
 /// instruction cost of one (less the setup, which two iteration counts
 /// take apart).
@@ -171,11 +177,12 @@ fn fixed_work(spec: &str) {
         "none" => Vec::new(),
         "set" => with_listeners(&registry),
         _ => {
-            let n: usize = kind
-                .strip_prefix("async")
-                .and_then(|n| n.parse().ok())
-                .expect("none, set or asyncN");
-            async_pre_listeners(&registry, n)
+            let number = |prefix: &str| kind.strip_prefix(prefix).and_then(|n| n.parse().ok());
+            match (number("async"), number("tap")) {
+                (Some(n), _) => async_pre_listeners(&registry, n),
+                (None, Some(n)) => tap_pre_listeners(&registry, n),
+                _ => panic!("PIPELINE_FIXED kind: none, set, asyncN or tapN"),
+            }
         }
     };
     for _ in 0..iters {
