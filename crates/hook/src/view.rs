@@ -184,13 +184,59 @@ impl<L: ?Sized, M> Clone for Entries<L, M> {
 }
 
 impl<L: ?Sized, M> Entries<L, M> {
+    /// The lists a walk steps through, read once for the whole walk.
+    #[inline(always)]
+    pub(crate) fn lists(&self) -> Lists<'_, L> {
+        let global = match self.snapshot.flat.get() {
+            Some(Some(flat)) => Global::Flat(flat),
+            _ => Global::Tree(&self.snapshot.global),
+        };
+        Lists {
+            global,
+            own: self.agent.as_deref().unwrap_or_default(),
+        }
+    }
+
+    /// The listener at `pos` (its entry, and the listener itself) and the
+    /// position after it; `None` past the last.
+    #[inline]
+    pub(crate) fn at(&self, pos: Pos) -> Option<(&Entry<L>, &L, Pos)> {
+        self.lists().at(pos)
+    }
+
+    /// The listeners in order.
+    pub(crate) fn iter(&self) -> Iter<'_, L> {
+        Iter {
+            lists: self.lists(),
+            pos: Pos::default(),
+        }
+    }
+}
+
+/// The global list of a snapshot as a walk reads it.
+enum Global<'a, L: ?Sized> {
+    /// Flat: a position's global part is an index into it.
+    Flat(&'a [Slot<L>]),
+    /// A tree: a position's global part is the lowest rank not yet passed.
+    Tree(&'a imbl::OrdMap<Rank, Arc<Entry<L>>>),
+}
+
+/// The two lists of one view, merged as a walk steps through them: what a
+/// walk reads at each step, looked up once before it.
+pub(crate) struct Lists<'a, L: ?Sized> {
+    global: Global<'a, L>,
+    own: &'a [Slot<L>],
+}
+
+impl<'a, L: ?Sized> Lists<'a, L> {
     /// The listener at `pos` (its entry, and the listener itself) and the
     /// position after it; `None` past the last.
     #[inline(always)]
-    pub(crate) fn at(&self, pos: Pos) -> Option<(&Entry<L>, &L, Pos)> {
-        let own = self.agent.as_deref().and_then(|run| run.get(pos.agent()));
-        let Some(Some(flat)) = self.snapshot.flat.get() else {
-            return self.at_in_tree(pos, own);
+    pub(crate) fn at(&self, pos: Pos) -> Option<(&'a Entry<L>, &'a L, Pos)> {
+        let own = self.own.get(pos.agent());
+        let flat = match self.global {
+            Global::Flat(flat) => flat,
+            Global::Tree(tree) => return Self::at_in_tree(tree, pos, own),
         };
         // With a flat list the global position is an index into it, below
         // `FLAT_MAX`: all in `low`.
@@ -214,14 +260,12 @@ impl<L: ?Sized, M> Entries<L, M> {
 
     /// [`at`](Self::at) without a flat list: the global position is the
     /// lowest rank not yet passed.
-    fn at_in_tree<'a>(
-        &'a self,
+    fn at_in_tree(
+        tree: &'a imbl::OrdMap<Rank, Arc<Entry<L>>>,
         pos: Pos,
         own: Option<&'a Slot<L>>,
     ) -> Option<(&'a Entry<L>, &'a L, Pos)> {
-        let global = self
-            .snapshot
-            .global
+        let global = tree
             .get_next(&pos.global())
             .map(|(rank, entry)| (*rank, &**entry, &*entry.listener));
         match (global, own) {
@@ -233,14 +277,6 @@ impl<L: ?Sized, M> Entries<L, M> {
             }
             (None, Some(a)) => Some((&a.entry, &*a.listener, pos.next_agent())),
             (None, None) => None,
-        }
-    }
-
-    /// The listeners in order.
-    pub(crate) fn iter(&self) -> Iter<'_, L, M> {
-        Iter {
-            entries: self,
-            pos: Pos::default(),
         }
     }
 }
@@ -280,16 +316,16 @@ impl Pos {
 }
 
 /// The listeners of [`Entries`] in order.
-pub(crate) struct Iter<'a, L: ?Sized, M> {
-    entries: &'a Entries<L, M>,
+pub(crate) struct Iter<'a, L: ?Sized> {
+    lists: Lists<'a, L>,
     pos: Pos,
 }
 
-impl<'a, L: ?Sized, M> Iterator for Iter<'a, L, M> {
+impl<'a, L: ?Sized> Iterator for Iter<'a, L> {
     type Item = &'a Entry<L>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let (entry, _, next) = self.entries.at(self.pos)?;
+        let (entry, _, next) = self.lists.at(self.pos)?;
         self.pos = next;
         Some(entry)
     }

@@ -4,6 +4,7 @@ use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
+use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -130,25 +131,21 @@ where
         // Resolved at compile time: when the closure's future type is
         // `NextFuture`, it returned `next.run(..)` directly.
         if TypeId::of::<Fut>() == TypeId::of::<NextFuture<In, Out>>() {
-            let mut returned = Some((self.listener)(input, next));
-            let any: &mut dyn Any = &mut returned;
-            return match any
-                .downcast_mut::<Option<NextFuture<In, Out>>>()
-                .and_then(Option::take)
-            {
-                Some(NextFuture {
-                    state: State::Start(Some(input)),
-                    view,
-                    pos,
-                }) => {
-                    walk.input = Some(input);
-                    walk.view = Some(view);
-                    walk.pos = pos;
-                    Step::Tail
-                }
-                Some(other) => Step::Other(other),
-                None => unreachable!("the future's type is `NextFuture`"),
+            // Emptied below either way (its parts moved out), so there is
+            // nothing left to drop: not dropping it saves the check.
+            let mut returned = ManuallyDrop::new((self.listener)(input, next));
+            let any: &mut dyn Any = &mut *returned;
+            let Some(returned) = any.downcast_mut::<NextFuture<In, Out>>() else {
+                unreachable!("the future's type is `NextFuture`")
             };
+            // Unpolled: its parts go back into the walk where they are.
+            if let State::Start(input @ Some(_)) = &mut returned.state {
+                walk.input = input.take();
+                walk.view = returned.view.take();
+                walk.pos = returned.pos;
+                return Step::Tail;
+            }
+            return Step::Other(returned.take());
         }
         // Any other future goes into a box of the pool for its type (see
         // `future_pool`): no allocation once the thread has run one.
@@ -726,7 +723,7 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
     pub(crate) fn run_named(self, input: In) -> NextFuture<In, Out> {
         NextFuture {
             state: State::Start(Some(input)),
-            view: self.view,
+            view: Some(self.view),
             pos: self.pos,
         }
     }
@@ -776,7 +773,9 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
 #[must_use = "futures do nothing unless awaited"]
 pub(crate) struct NextFuture<In, Out> {
     state: State<In, Out>,
-    view: Stages<In, Out>,
+    /// Always present; `None` only in what is left of a future whose parts
+    /// a tail call moved back into its walk, which is then dropped.
+    view: Option<Stages<In, Out>>,
     pos: Pos,
 }
 
@@ -786,7 +785,7 @@ impl<In, Out> Unpin for NextFuture<In, Out> {}
 impl<In, Out> fmt::Debug for NextFuture<In, Out> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("NextFuture")
-            .field("hook", &self.view.meta().hook)
+            .field("hook", &self.view().meta().hook)
             .field("pos", &self.pos)
             .finish_non_exhaustive()
     }
@@ -805,6 +804,28 @@ enum Started<In, Out> {
     Other(NextFuture<In, Out>),
 }
 
+impl<In, Out> NextFuture<In, Out> {
+    /// The listeners this future runs.
+    #[inline]
+    fn view(&self) -> &Stages<In, Out> {
+        match &self.view {
+            Some(view) => view,
+            None => {
+                unreachable!("only a future emptied by a tail call has no view, and it is dropped")
+            }
+        }
+    }
+
+    /// Moves this future out, leaving an empty one to drop.
+    fn take(&mut self) -> Self {
+        Self {
+            state: std::mem::replace(&mut self.state, State::Start(None)),
+            view: self.view.take(),
+            pos: self.pos,
+        }
+    }
+}
+
 impl<In: 'static, Out: 'static> NextFuture<In, Out> {
     /// Calls the listeners from this future's position with `input`, one
     /// after the other while each returns `next.run(..)` itself (a tail
@@ -816,7 +837,8 @@ impl<In: 'static, Out: 'static> NextFuture<In, Out> {
     /// it goes into each listener's [`Next`] and comes back in the future
     /// the listener returns, so a run of tail calls clones the view once.
     fn start(&self, input: In) -> Started<In, Out> {
-        let anchor = &self.view;
+        let anchor = self.view();
+        let lists = anchor.entries.lists();
         let mut walk = Walk {
             input: Some(input),
             view: None,
@@ -826,7 +848,7 @@ impl<In: 'static, Out: 'static> NextFuture<In, Out> {
         loop {
             let pos = walk.pos;
             witness.pos = pos;
-            let Some((_, listener, after)) = anchor.entries.at(pos) else {
+            let Some((_, listener, after)) = lists.at(pos) else {
                 let Some(input) = walk.input.take() else {
                     unreachable!("a walk holds its input until a listener is called")
                 };
@@ -848,7 +870,7 @@ impl<In: 'static, Out: 'static> NextFuture<In, Out> {
                     let (input, Next { view, pos }) = walk.take();
                     return Started::Other(NextFuture {
                         state: State::Start(Some(input)),
-                        view,
+                        view: Some(view),
                         pos,
                     });
                 }
@@ -873,7 +895,10 @@ impl<In: 'static, Out: 'static> Future for NextFuture<In, Out> {
         let mut polled = loop {
             match &mut this.state {
                 State::Running(body) => {
-                    let witness = Witness::new(&this.view, this.pos);
+                    let Some(view) = &this.view else {
+                        unreachable!("a running future has its view")
+                    };
+                    let witness = Witness::new(view, this.pos);
                     let polled = Pin::new(body).poll(cx);
                     witness.disarm();
                     break polled;
@@ -899,13 +924,13 @@ impl<In: 'static, Out: 'static> Future for NextFuture<In, Out> {
         // Stamped where it is (an output moved out and back at every level
         // of a chain is copied at every level).
         if let Poll::Ready(out) = &mut polled
-            && let Some(slot_of) = this.view.meta().provenance
+            && let Some(slot_of) = this.view().meta().provenance
             && let Some(slot) = slot_of(out)
             && slot.is_none()
         {
             *slot = Some(Provenance {
-                hook: this.view.meta().hook.into(),
-                listener: listener_at(&this.view, this.pos),
+                hook: this.view().meta().hook.into(),
+                listener: listener_at(this.view(), this.pos),
             });
         }
         polled
@@ -967,7 +992,7 @@ impl<In: Send + 'static, Out: Send + 'static> Future for Dispatch<In, Out> {
             DispatchState::Start { view, input } => catch_unwind(AssertUnwindSafe(|| {
                 let mut fut = NextFuture {
                     state: State::Start(Some(input)),
-                    view,
+                    view: Some(view),
                     pos: Pos::default(),
                 };
                 let polled = Pin::new(&mut fut).poll(cx);
@@ -1036,7 +1061,7 @@ mod tests {
         let _tail = hook.tap("tail", |x, next| next.run(x + 1));
         let fut = polled_once(&hook);
         assert_eq!(
-            listener_at(&fut.view, fut.pos),
+            listener_at(fut.view(), fut.pos),
             None,
             "the tail listener's future is the default's"
         );
@@ -1044,7 +1069,7 @@ mod tests {
         let hook: Waterfall<u32, u32> = Waterfall::new("unit/boxed", waits);
         let _boxed = hook.tap("boxed", |x, next| async move { next.run(x).await });
         let fut = polled_once(&hook);
-        assert_eq!(listener_at(&fut.view, fut.pos).as_deref(), Some("boxed"));
+        assert_eq!(listener_at(fut.view(), fut.pos).as_deref(), Some("boxed"));
     }
 
     /// A run of tail calls holds one handle on the dispatch's view, however
@@ -1126,6 +1151,37 @@ mod tests {
         assert_eq!(
             block_on(hook.dispatch(None, Vec::new())).unwrap(),
             ["outer", "first", "second"]
+        );
+    }
+
+    /// What a listener returns is taken apart without being dropped (its
+    /// parts move on): tail calls and a future polled before it was
+    /// returned leave no copy of the input and no handle on the view behind.
+    #[test]
+    fn returned_futures_leave_nothing_behind() {
+        let hook: Waterfall<Arc<()>, ()> = Waterfall::new("unit/leaks", |x: Arc<()>| async move {
+            futures::pending!();
+            drop(x);
+        });
+        let _tails: Vec<Disposer> = (0..3)
+            .map(|_| hook.tap("tail", |x, next: Next<Arc<()>, ()>| next.run(x)))
+            .collect();
+        let _eager = hook.tap("eager", |x, next: Next<Arc<()>, ()>| {
+            let mut fut = next.run(x);
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            assert!(Pin::new(&mut fut).poll(&mut cx).is_pending());
+            fut
+        });
+        let input = Arc::new(());
+        let before = hook.inner.list.view(None).holders();
+        for _ in 0..10 {
+            block_on(hook.dispatch(None, input.clone())).expect("no panic");
+        }
+        assert_eq!(Arc::strong_count(&input), 1, "no copy of the input is kept");
+        assert_eq!(
+            hook.inner.list.view(None).holders(),
+            before,
+            "no handle on the view is kept"
         );
     }
 
