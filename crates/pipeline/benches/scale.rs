@@ -15,12 +15,14 @@
 //!   registry's export written fresh (from each schema's text, rendered at
 //!   registration) and its cached export.
 //!
-//! Before the criterion groups it prints rounds alternating 1 and 10,000
-//! agents (time on a CPU per call), then rounds of 1 worker, 2 workers
-//! calling through one shared pipeline and 2 on a pipeline each: throughput,
-//! ratios and time on a CPU per call
-//! (`TACK_SCALE_CALLS`, `TACK_SCALE_ROUNDS`; `TACK_SCALE_REPORT=agents` or
-//! `threads` prints only that report, `none` neither).
+//! Before the criterion groups it prints rounds of 1 and 10,000 agents
+//! taking turns in blocks of calls (time on a CPU per call, and the ratio),
+//! then rounds of 1 worker, 2 workers calling through one shared pipeline
+//! and 2 on a pipeline each: throughput, ratios and time on a CPU per call
+//! (`TACK_SCALE_CALLS`, `TACK_SCALE_ROUNDS`, `TACK_SCALE_BLOCK`;
+//! `TACK_SCALE_REPORT=agents` or `threads` prints only that report, `none`
+//! neither; `TACK_SCALE_LISTENERS=global` makes the per-agent listeners one
+//! more global listener, the control without a per-agent lookup).
 //!
 //! Every call completes on its first poll, so each builds the future and
 //! polls it once with a no-op waker: no executor noise in the figures.
@@ -49,7 +51,10 @@ mod add_one_call;
 use add_one_call::{AddOne, poll_once};
 
 /// A pipeline over a registry with `add_one`, one global pre-execute listener
-/// and one scoped pre-execute listener per agent.
+/// and one scoped pre-execute listener per agent (with
+/// `TACK_SCALE_LISTENERS=global`, a second global listener instead: the
+/// same work per call without a per-agent lookup, the control for what the
+/// lookup costs).
 fn pipeline_for(agents: &[AgentId]) -> (Pipeline, Vec<Disposer>) {
     let registry = ToolRegistry::new();
     let pipeline = Pipeline::new(registry.clone());
@@ -60,11 +65,15 @@ fn pipeline_for(agents: &[AgentId]) -> (Pipeline, Vec<Disposer>) {
             .expect("registers"),
         pre.tap("global", |exec, next| next.run(exec)),
     ];
-    keep.extend(
-        agents
-            .iter()
-            .map(|a| pre.for_agent(a).tap("session", |exec, next| next.run(exec))),
-    );
+    if std::env::var("TACK_SCALE_LISTENERS").is_ok_and(|v| v == "global") {
+        keep.push(pre.tap("session", |exec, next| next.run(exec)));
+    } else {
+        keep.extend(
+            agents
+                .iter()
+                .map(|a| pre.for_agent(a).tap("session", |exec, next| next.run(exec))),
+        );
+    }
     (pipeline, keep)
 }
 
@@ -279,26 +288,51 @@ fn workers_round(
     rate
 }
 
-/// Rounds alternating 1 agent and 10,000 agents (`TACK_SCALE_ROUNDS`
-/// rounds of `TACK_SCALE_CALLS` calls each): time on a CPU per call, so
-/// both figures of a round see the same machine.
+/// Rounds of `TACK_SCALE_CALLS` calls for 1 agent and as many for 10,000
+/// agents, the two taking turns in blocks of `TACK_SCALE_BLOCK` calls
+/// (default 10,000: each of the 10,000 agents once per block): time on a CPU
+/// per call, and the second over the first. Both figures of a round sample
+/// the same seconds of the machine, so load from other work that comes and
+/// goes moves them together, not the ratio.
 fn agents_report() {
     let calls: usize = env_number("TACK_SCALE_CALLS", 400_000);
     let rounds: usize = env_number("TACK_SCALE_ROUNDS", 3);
+    let block: usize = env_number("TACK_SCALE_BLOCK", 10_000usize).clamp(1, calls.max(1));
     let setups: Vec<(usize, Vec<AgentId>)> = [1, 10_000].map(|n| (n, agents(n))).into();
     let pipelines: Vec<_> = setups.iter().map(|(_, ids)| pipeline_for(ids)).collect();
     for _ in 0..rounds {
-        let mut line = Vec::new();
-        for ((n, ids), (pipeline, _)) in setups.iter().zip(&pipelines) {
-            let (start, cpu) = (Instant::now(), on_cpu());
-            for i in 0..calls {
-                run(pipeline, &ids[i % ids.len()]);
+        // Per setup: calls made, time on a CPU, wall time.
+        let mut spent = vec![(0usize, Duration::ZERO, Duration::ZERO); setups.len()];
+        while spent[0].0 < calls {
+            for (((_, ids), (pipeline, _)), (made, cpu, wall)) in
+                setups.iter().zip(&pipelines).zip(&mut spent)
+            {
+                let these = block.min(calls - *made);
+                let (start, before) = (Instant::now(), on_cpu());
+                for i in *made..*made + these {
+                    run(pipeline, &ids[i % ids.len()]);
+                }
+                *cpu += on_cpu() - before;
+                *wall += start.elapsed();
+                *made += these;
             }
-            let (wall, cpu) = (start.elapsed(), on_cpu() - cpu);
+        }
+        let per_call = |d: Duration| d.as_secs_f64() * 1e9 / calls as f64;
+        let mut line: Vec<String> = setups
+            .iter()
+            .zip(&spent)
+            .map(|((n, _), (_, cpu, wall))| {
+                format!(
+                    "{n} agent(s) {:.0} ns/call on CPU ({:.0} wall)",
+                    per_call(*cpu),
+                    per_call(*wall)
+                )
+            })
+            .collect();
+        if spent[0].1 > Duration::ZERO {
             line.push(format!(
-                "{n} agent(s) {:.0} ns/call on CPU ({:.0} wall)",
-                cpu.as_secs_f64() * 1e9 / calls as f64,
-                wall.as_secs_f64() * 1e9 / calls as f64
+                "10,000 over 1: {:+.1} %",
+                (spent[1].1.as_secs_f64() / spent[0].1.as_secs_f64() - 1.0) * 100.0
             ));
         }
         println!("agents: {}", line.join(", "));
