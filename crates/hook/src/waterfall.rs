@@ -773,8 +773,9 @@ impl<In: Send + 'static, Out: Send + 'static> Next<In, Out> {
 #[must_use = "futures do nothing unless awaited"]
 pub(crate) struct NextFuture<In, Out> {
     state: State<In, Out>,
-    /// Always present; `None` only in what is left of a future whose parts
-    /// a tail call moved back into its walk, which is then dropped.
+    /// Always present; `None` only in what is left of a future a listener
+    /// returned once its parts are moved on (it holds nothing, and is
+    /// forgotten).
     view: Option<Stages<In, Out>>,
     pos: Pos,
 }
@@ -811,12 +812,14 @@ impl<In, Out> NextFuture<In, Out> {
         match &self.view {
             Some(view) => view,
             None => {
-                unreachable!("only a future emptied by a tail call has no view, and it is dropped")
+                unreachable!(
+                    "only a returned future whose parts moved on has no view, and it is forgotten"
+                )
             }
         }
     }
 
-    /// Moves this future out, leaving an empty one to drop.
+    /// Moves this future out, leaving an empty one that holds nothing.
     fn take(&mut self) -> Self {
         Self {
             state: std::mem::replace(&mut self.state, State::Start(None)),
