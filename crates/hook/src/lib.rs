@@ -28,6 +28,7 @@ mod entry;
 mod error;
 pub mod future_pool;
 mod listeners;
+mod memo;
 mod observer;
 mod order;
 mod provenance;

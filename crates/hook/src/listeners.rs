@@ -11,8 +11,9 @@ use tack_replicated::{Replaced, Replicated};
 
 use super::disposer::Undo;
 use super::entry::Entry;
+use super::memo::next_stamp;
 use super::order::{Conflict, arrange};
-use super::view::{Rank, Run, Slot, Snapshot, View, base_rank};
+use super::view::{Own, Rank, Run, Slot, Snapshot, View, base_rank};
 use super::{AgentId, Disposer, Order, OrderError, Scope};
 
 /// The change a publication carries, made again in the snapshot it replaces.
@@ -96,7 +97,7 @@ impl<L: ?Sized + Send + Sync + 'static> ListenerList<L, ()> {
 impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> ListenerList<L, M> {
     /// A list whose every view carries `meta` (a waterfall's name and default).
     pub(crate) fn with_meta(meta: M) -> Arc<Self> {
-        let working = Snapshot::empty(meta);
+        let working = Snapshot::empty(next_stamp(), meta);
         Arc::new(Self {
             // Not shared with the working one: that is changed in place.
             published: Replicated::new(working.clone()),
@@ -293,14 +294,16 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         let run: Run<L> = match snapshot.agents.get(&agent) {
             Some(run) => {
                 let at = run.partition_point(|s| s.rank < rank);
-                run[..at]
-                    .iter()
-                    .cloned()
-                    .chain(std::iter::once(slot))
-                    .chain(run[at..].iter().cloned())
-                    .collect()
+                Arc::new(
+                    run[..at]
+                        .iter()
+                        .cloned()
+                        .chain(std::iter::once(slot))
+                        .chain(run[at..].iter().cloned())
+                        .collect(),
+                )
             }
-            None => Arc::new([slot]),
+            None => Arc::new(Own::One(slot)),
         };
         let change = Change::Agent {
             agent,
@@ -329,7 +332,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
                     return Change::Nothing;
                 }
                 let kept = (run.len() > 1)
-                    .then(|| run.iter().filter(|s| s.rank != rank).cloned().collect());
+                    .then(|| Arc::new(run.iter().filter(|s| s.rank != rank).cloned().collect()));
                 let change = Change::Agent {
                     agent: agent.clone(),
                     run: kept,
@@ -405,7 +408,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
     /// Rebuilds the working snapshot from every listener, ranked by `ranks`
     /// (a listener missing from it keeps its base key). O(n).
     fn rebuild(regs: &mut Registrations<L, M>, ranks: &HashMap<Rank, Rank>) {
-        let mut snapshot = Snapshot::empty(regs.working.meta.clone());
+        let mut snapshot = Snapshot::empty(regs.working.point, regs.working.meta.clone());
         let mut ranked: Vec<(Rank, &Arc<Entry<L>>)> = regs
             .base
             .iter()
@@ -426,7 +429,7 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         }
         snapshot.agents = agents
             .into_iter()
-            .map(|(agent, run)| (agent, Run::from(run)))
+            .map(|(agent, run)| (agent, Arc::new(run.into_iter().collect())))
             .collect();
         snapshot.len = regs.base.len();
         regs.working = Arc::new(snapshot);
@@ -458,6 +461,9 @@ impl<L: ?Sized + Send + Sync + 'static, M: Clone + Send + Sync + 'static> Listen
         };
         let working = Arc::make_mut(&mut regs.working);
         working.flat = flat.clone();
+        // A stamp of its own: lists agent ids remember from an earlier
+        // snapshot are not taken for this one.
+        working.stamp = next_stamp();
         self.len.store(working.len, Ordering::Release);
         // The working snapshot is published, and the one it replaces comes
         // back as the working one. Once it is swapped out, its count says
@@ -818,6 +824,103 @@ mod tests {
         let _later = add(&list, Scope::Global, "later");
         assert_eq!(names(&list.view(Some(&a))), ["g", "own", "later"]);
         assert_eq!(list.published.copies_made(), made + 1);
+    }
+
+    /// An agent id remembers its list for the snapshot it read it from: no
+    /// lookup in the agents' map until a change (of any agent's list), and
+    /// another id with the same text finds the same listeners.
+    #[test]
+    fn an_id_remembers_its_list_until_a_change() {
+        let list = ListenerList::<str>::new();
+        let a = AgentId::new("a");
+        let _g = add(&list, Scope::Global, "g");
+        let _own = add(&list, Scope::Agent(a.clone()), "own");
+        assert_eq!(names(&list.view(Some(&a))), ["g", "own"]);
+        let looked_up = a.memo().lookups();
+        for _ in 0..100 {
+            assert_eq!(names(&list.view(Some(&a.clone()))), ["g", "own"]);
+        }
+        assert_eq!(a.memo().lookups(), looked_up, "remembered");
+        let twin = AgentId::new("a");
+        assert_eq!(names(&list.view(Some(&twin))), ["g", "own"]);
+        assert_eq!(twin.memo().lookups(), 1);
+
+        let _b = add(&list, Scope::Agent(AgentId::new("b")), "b");
+        assert_eq!(names(&list.view(Some(&a))), ["g", "own"]);
+        assert_eq!(
+            a.memo().lookups(),
+            looked_up + 1,
+            "a new snapshot: looked up"
+        );
+        let _mine = add(&list, Scope::Agent(a.clone()), "mine");
+        assert_eq!(names(&list.view(Some(&a))), ["g", "own", "mine"]);
+        assert_eq!(names(&list.view(Some(&twin))), ["g", "own", "mine"]);
+
+        // An agent without a list of its own remembers that too.
+        let c = AgentId::new("c");
+        for _ in 0..10 {
+            assert_eq!(names(&list.view(Some(&c))), ["g"]);
+        }
+        assert_eq!(c.memo().lookups(), 1);
+    }
+
+    /// What an id remembers does not keep a disposed listener alive.
+    #[test]
+    fn a_disposed_agent_listener_is_freed_though_its_id_remembered_the_list() {
+        let list = ListenerList::<str>::new();
+        let a = AgentId::new("a");
+        let marker: Arc<str> = Arc::from("m");
+        let disposer = list.insert(Scope::Agent(a.clone()), "m".into(), marker.clone());
+        assert_eq!(names(&list.view(Some(&a))), ["m"]);
+        assert_eq!(names(&list.view(Some(&a))), ["m"]);
+        disposer.dispose();
+        assert_eq!(
+            Arc::strong_count(&marker),
+            1,
+            "the id's memo keeps no listener"
+        );
+        assert!(names(&list.view(Some(&a))).is_empty());
+    }
+
+    proptest::proptest! {
+        /// Several hook points (more than an id remembers at once) changed
+        /// in any order, each read after every change through the same ids:
+        /// what an id remembers never shows a list other than its own in
+        /// the snapshot read, and an id with the same text that remembers
+        /// nothing agrees.
+        #[test]
+        fn remembered_lists_follow_every_change(
+            steps in proptest::collection::vec(
+                (0usize..6, 0u8..4, proptest::bool::weighted(0.3), 0usize..64),
+                1..60,
+            )
+        ) {
+            let lists: Vec<Arc<ListenerList<str>>> = (0..6).map(|_| ListenerList::new()).collect();
+            let agents = [AgentId::new("a"), AgentId::new("b"), AgentId::new("c")];
+            let mut live: Vec<Vec<(usize, Scope, i32, Disposer)>> = (0..6).map(|_| Vec::new()).collect();
+            for (n, (at, scope, dispose, which)) in steps.into_iter().enumerate() {
+                let (list, changed) = (&lists[at], &mut live[at]);
+                if dispose && !changed.is_empty() {
+                    let (_, _, _, disposer) = changed.remove(which % changed.len());
+                    disposer.dispose();
+                } else {
+                    let scope = match scope {
+                        0 => Scope::Global,
+                        i => Scope::Agent(agents[usize::from(i) - 1].clone()),
+                    };
+                    let name: Arc<str> = Arc::from(n.to_string().as_str());
+                    changed.push((n, scope.clone(), 0, list.insert(scope, name.clone(), name)));
+                }
+                for (list, live) in lists.iter().zip(&live) {
+                    for agent in &agents {
+                        let expected = expected_names(live, Some(agent));
+                        proptest::prop_assert_eq!(owned_names(&list.view(Some(agent))), expected.clone());
+                        let twin = AgentId::new(agent.as_str());
+                        proptest::prop_assert_eq!(owned_names(&list.view(Some(&twin))), expected);
+                    }
+                }
+            }
+        }
     }
 
     /// One thread registers listeners (globally and for an agent) while

@@ -3,9 +3,14 @@
 use std::fmt;
 use std::sync::Arc;
 
+use super::memo::Memo;
+
 /// The identity of one agent in a host.
 ///
-/// Cheap to clone (a shared string). Two ids are equal when their text is equal.
+/// Cheap to clone (one shared allocation). Two ids are equal when their text
+/// is equal. Keep the id an agent was given and pass it (or clones of it) to
+/// every call: an id remembers the listener lists it was last dispatched
+/// with, so a call for it need not look them up among every agent's.
 ///
 /// ```
 /// use tack_hook::AgentId;
@@ -13,8 +18,30 @@ use std::sync::Arc;
 /// assert_eq!(a.as_str(), "reviewer");
 /// assert_eq!(a, AgentId::from("reviewer"));
 /// ```
-#[derive(Clone, Eq, PartialOrd, Ord)]
-pub struct AgentId(Arc<str>);
+#[derive(Clone)]
+pub struct AgentId(Arc<Named<dyn Remembers>>);
+
+/// An id's text, and beside it (in the allocation a call touches when it
+/// clones the id) the listener lists hook points last gave it.
+struct Named<M: ?Sized> {
+    text: Arc<str>,
+    memo: M,
+}
+
+/// The memo behind a trait object: it is a cache that equality and hashing
+/// never read, and kept out of sight this way an `AgentId` is not taken for
+/// a key that can change (clippy's `mutable_key_type` looks through concrete
+/// fields only), so hosts key maps by it without a warning.
+trait Remembers: Send + Sync {
+    fn memo(&self) -> &Memo;
+}
+
+impl Remembers for Memo {
+    #[inline]
+    fn memo(&self) -> &Memo {
+        self
+    }
+}
 
 // Text equality, with the shared pointers compared first: ids cloned from one
 // source (the common case when a host looks an agent's listeners up) are then
@@ -26,41 +53,66 @@ impl PartialEq for AgentId {
     }
 }
 
+impl Eq for AgentId {}
+
+// By text, as equality compares it.
+impl PartialOrd for AgentId {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for AgentId {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
 // Hashes the text, as equality compares it.
 impl std::hash::Hash for AgentId {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0.hash(state);
+        self.as_str().hash(state);
     }
 }
 
 impl AgentId {
     /// Creates an agent id from any string.
     pub fn new(id: impl Into<Arc<str>>) -> Self {
-        Self(id.into())
+        let named: Arc<Named<Memo>> = Arc::new(Named {
+            text: id.into(),
+            memo: Memo::default(),
+        });
+        Self(named)
     }
 
     /// The id as text.
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.0.text
     }
 
     /// Equality that first compares the shared pointers (the common case on a hot
     /// path: the same `AgentId` cloned around) and only then the text.
     #[inline]
     pub(crate) fn same(&self, other: &AgentId) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+        Arc::ptr_eq(&self.0, &other.0) || self.0.text == other.0.text
+    }
+
+    /// What this id remembers of its listener lists (see [`Memo`]).
+    #[inline]
+    pub(crate) fn memo(&self) -> &Memo {
+        self.0.memo.memo()
     }
 }
 
 impl fmt::Debug for AgentId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "AgentId({:?})", &*self.0)
+        write!(f, "AgentId({:?})", self.as_str())
     }
 }
 
 impl fmt::Display for AgentId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 
@@ -86,7 +138,7 @@ impl From<&AgentId> for AgentId {
 
 impl serde::Serialize for AgentId {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
+        serializer.serialize_str(self.as_str())
     }
 }
 

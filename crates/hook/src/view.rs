@@ -12,6 +12,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::AgentId;
 use super::entry::Entry;
+use super::memo::next_stamp;
 
 /// A listener's place in the chain order of its hook point, across every
 /// scope: lower runs first (outer).
@@ -59,9 +60,45 @@ impl<L: ?Sized> Clone for Slot<L> {
     }
 }
 
+/// Listeners by rank, as one list (a snapshot's flat global list).
+pub(crate) type Flat<L> = Arc<[Slot<L>]>;
+
 /// One agent's own listeners, by rank. Small (an agent has a few listeners),
 /// so it is copied on write.
-pub(crate) type Run<L> = Arc<[Slot<L>]>;
+pub(crate) type Run<L> = Arc<Own<L>>;
+
+/// The listeners of one agent's list: most often one, kept inline (beside
+/// the list's count, so a dispatch reads one line for it).
+pub(crate) enum Own<L: ?Sized> {
+    One(Slot<L>),
+    Many(Box<[Slot<L>]>),
+}
+
+impl<L: ?Sized> std::ops::Deref for Own<L> {
+    type Target = [Slot<L>];
+
+    #[inline]
+    fn deref(&self) -> &[Slot<L>] {
+        match self {
+            Own::One(slot) => std::slice::from_ref(slot),
+            Own::Many(slots) => slots,
+        }
+    }
+}
+
+impl<L: ?Sized> FromIterator<Slot<L>> for Own<L> {
+    fn from_iter<I: IntoIterator<Item = Slot<L>>>(slots: I) -> Self {
+        let mut slots: Vec<Slot<L>> = slots.into_iter().collect();
+        match (slots.pop(), slots.is_empty()) {
+            (Some(one), true) => Own::One(one),
+            (Some(last), false) => {
+                slots.push(last);
+                Own::Many(slots.into_boxed_slice())
+            }
+            (None, _) => Own::Many(Box::default()),
+        }
+    }
+}
 
 /// Each agent's own listeners: a persistent map, hashed with a fast seeded
 /// hash (every dispatch for an agent looks its list up).
@@ -89,7 +126,12 @@ pub(crate) struct Snapshot<L: ?Sized, M> {
     /// instead of searching the tree. Past that size the tree is walked, so
     /// a change stays O(log n). Decided (built, or `None`) in every
     /// snapshot a dispatch reads: a thread's copy is made after it.
-    pub(crate) flat: OnceLock<Option<Run<L>>>,
+    pub(crate) flat: OnceLock<Option<Flat<L>>>,
+    /// The hook point this snapshot is of (unique in the process).
+    pub(crate) point: u64,
+    /// This snapshot's own stamp, set when it is published (unique in the
+    /// process): what an agent id's memo of its list is checked against.
+    pub(crate) stamp: u64,
     pub(crate) meta: M,
 }
 
@@ -103,18 +145,23 @@ impl<L: ?Sized, M: Clone> Clone for Snapshot<L, M> {
             agents: self.agents.clone(),
             flat: self.flat.clone(),
             len: self.len,
+            point: self.point,
+            stamp: self.stamp,
             meta: self.meta.clone(),
         }
     }
 }
 
 impl<L: ?Sized, M> Snapshot<L, M> {
-    pub(crate) fn empty(meta: M) -> Self {
+    /// A snapshot of hook point `point` without listeners.
+    pub(crate) fn empty(point: u64, meta: M) -> Self {
         Self {
             global: imbl::OrdMap::new(),
             agents: AgentRuns::default(),
             flat: OnceLock::from(Some(Arc::from(Vec::new()))),
             len: 0,
+            point,
+            stamp: next_stamp(),
             meta,
         }
     }
@@ -193,7 +240,7 @@ impl<L: ?Sized, M> Entries<L, M> {
         };
         Lists {
             global,
-            own: self.agent.as_deref().unwrap_or_default(),
+            own: self.agent.as_deref().map_or(&[], |own| own),
         }
     }
 
@@ -345,7 +392,7 @@ impl<L: ?Sized, M> Clone for View<L, M> {
     }
 }
 
-impl<L: ?Sized, M> View<L, M> {
+impl<L: ?Sized + Send + Sync + 'static, M> View<L, M> {
     /// The view of `snapshot` for a dispatch made for `agent`.
     #[inline]
     pub(crate) fn of(snapshot: Arc<Snapshot<L, M>>, agent: Option<&AgentId>) -> Self {
@@ -356,14 +403,21 @@ impl<L: ?Sized, M> View<L, M> {
             "a view reads a snapshot whose flat list was decided"
         );
         let agent = match agent {
-            Some(agent) if !snapshot.agents.is_empty() => snapshot.agents.get(agent).cloned(),
+            // Remembered by the id for this snapshot, or looked up.
+            Some(agent) if !snapshot.agents.is_empty() => {
+                agent.memo().list(snapshot.point, snapshot.stamp, || {
+                    snapshot.agents.get(agent).cloned()
+                })
+            }
             _ => None,
         };
         Self {
             entries: Entries { snapshot, agent },
         }
     }
+}
 
+impl<L: ?Sized, M> View<L, M> {
     /// The listeners, in the order a dispatch runs them: each with the
     /// name it was registered under.
     pub fn listeners(&self) -> impl Iterator<Item = (&Arc<str>, &L)> {

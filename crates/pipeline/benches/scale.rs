@@ -22,7 +22,11 @@
 //! (`TACK_SCALE_CALLS`, `TACK_SCALE_ROUNDS`, `TACK_SCALE_BLOCK`;
 //! `TACK_SCALE_REPORT=agents` or `threads` prints only that report, `none`
 //! neither; `TACK_SCALE_LISTENERS=global` makes the per-agent listeners one
-//! more global listener, the control without a per-agent lookup).
+//! more global listener, the control without a per-agent lookup;
+//! `TACK_SCALE_ORDER=scattered` has the 10,000 agents of that report take
+//! turns in a scattered order instead of the order they were made in, so
+//! that nothing an agent's call reads is next to what the previous call
+//! read).
 //!
 //! Every call completes on its first poll, so each builds the future and
 //! polls it once with a no-op waker: no executor noise in the figures.
@@ -299,6 +303,10 @@ fn agents_report() {
     let rounds: usize = env_number("TACK_SCALE_ROUNDS", 3);
     let block: usize = env_number("TACK_SCALE_BLOCK", 10_000usize).clamp(1, calls.max(1));
     let setups: Vec<(usize, Vec<AgentId>)> = [1, 10_000].map(|n| (n, agents(n))).into();
+    // Round-robin, or a stride coprime with 10,000 (every agent once per
+    // 10,000 calls, each far from the one before it).
+    let scattered = std::env::var("TACK_SCALE_ORDER").is_ok_and(|v| v == "scattered");
+    let turn = |i: usize, n: usize| if scattered { i * 7_919 % n } else { i % n };
     let pipelines: Vec<_> = setups.iter().map(|(_, ids)| pipeline_for(ids)).collect();
     for _ in 0..rounds {
         // Per setup: calls made, time on a CPU, wall time.
@@ -310,7 +318,7 @@ fn agents_report() {
                 let these = block.min(calls - *made);
                 let (start, before) = (Instant::now(), on_cpu());
                 for i in *made..*made + these {
-                    run(pipeline, &ids[i % ids.len()]);
+                    run(pipeline, &ids[turn(i, ids.len())]);
                 }
                 *cpu += on_cpu() - before;
                 *wall += start.elapsed();
