@@ -44,6 +44,13 @@ pub(crate) struct Memo {
     lookups: std::sync::atomic::AtomicUsize,
 }
 
+// The lock is held only to read or replace whole entries and to look the
+// agent's list up in a snapshot's map (no listener or host code runs under
+// it), so a panic can leave no entry half-written: the memo stays usable
+// after one (see `AgentId`'s unwind safety).
+impl std::panic::RefUnwindSafe for Memo {}
+impl std::panic::UnwindSafe for Memo {}
+
 #[derive(Default)]
 struct Ways {
     slots: [Remembered; WAYS],

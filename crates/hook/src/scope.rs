@@ -1,6 +1,7 @@
 //! Who a listener is registered for: every agent, or one.
 
 use std::fmt;
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
 
 use super::memo::Memo;
@@ -32,7 +33,10 @@ struct Named<M: ?Sized> {
 /// never read, and kept out of sight this way an `AgentId` is not taken for
 /// a key that can change (clippy's `mutable_key_type` looks through concrete
 /// fields only), so hosts key maps by it without a warning.
-trait Remembers: Send + Sync {
+///
+/// Unwind-safe, as an id's text is: no listener or host code runs under the
+/// memo's lock, and what it guards is only ever a whole entry or none.
+trait Remembers: Send + Sync + RefUnwindSafe + UnwindSafe {
     fn memo(&self) -> &Memo;
 }
 
@@ -200,5 +204,21 @@ impl fmt::Display for Scope {
             Scope::Global => f.write_str("global"),
             Scope::Agent(a) => write!(f, "agent {a}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An id stays what a shared string is to the compiler: sent and shared
+    /// across threads, and captured by `catch_unwind` without a wrapper.
+    #[test]
+    fn an_id_is_send_sync_and_unwind_safe() {
+        fn holds<T: Send + Sync + Unpin + UnwindSafe + RefUnwindSafe>() {}
+        holds::<AgentId>();
+        holds::<Scope>();
+        let id = AgentId::new("a");
+        assert!(std::panic::catch_unwind(|| id.as_str().len()).is_ok());
     }
 }
