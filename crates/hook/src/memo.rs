@@ -95,9 +95,9 @@ impl Memo {
         {
             match &slot.list {
                 None => return None,
-                // The snapshot holds the list while a dispatch reads it, so
-                // this upgrade fails only if the list were of another type,
-                // which a stamp rules out; then it is looked up.
+                // The snapshot a dispatch reads holds its lists, so for a
+                // matching stamp the upgrade succeeds and the type is `R`
+                // (stamps are unique); were either not so, it is looked up.
                 Some(list) => {
                     if let Some(list) = list.upgrade().and_then(|l| l.downcast::<R>().ok()) {
                         return Some(list);

@@ -88,14 +88,10 @@ impl<L: ?Sized> std::ops::Deref for Own<L> {
 
 impl<L: ?Sized> FromIterator<Slot<L>> for Own<L> {
     fn from_iter<I: IntoIterator<Item = Slot<L>>>(slots: I) -> Self {
-        let mut slots: Vec<Slot<L>> = slots.into_iter().collect();
-        match (slots.pop(), slots.is_empty()) {
-            (Some(one), true) => Own::One(one),
-            (Some(last), false) => {
-                slots.push(last);
-                Own::Many(slots.into_boxed_slice())
-            }
-            (None, _) => Own::Many(Box::default()),
+        let slots: Vec<Slot<L>> = slots.into_iter().collect();
+        match <[Slot<L>; 1]>::try_from(slots) {
+            Ok([one]) => Own::One(one),
+            Err(slots) => Own::Many(slots.into_boxed_slice()),
         }
     }
 }
