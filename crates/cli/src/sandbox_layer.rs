@@ -95,7 +95,7 @@ pub fn describe(sandbox: &Sandbox, layer: SandboxLayer) -> String {
         ),
     };
     format!(
-        "commands: floor (Landlock, seccomp, no capabilities; {why}); existing protected paths are not read-only to commands"
+        "commands: floor (Landlock, seccomp, no capabilities; {why}); existing protected paths are not read-only to commands (what a command changes in them is put back when it ends)"
     )
 }
 

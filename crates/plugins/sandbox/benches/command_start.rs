@@ -5,7 +5,9 @@
 //! Both layers are measured: the kernel-only floor, and bubblewrap when it
 //! works on this machine; and both again in a workspace of 2,000 directories
 //! (10,000 files), where finding the protected paths before and after each
-//! command walks every directory.
+//! command walks every directory; and in a repository with a nested one
+//! (git's sample hooks in each), where on the floor what the protected
+//! entries hold is recorded before each command and compared after it.
 //!
 //! ```text
 //! cargo bench -p tack-sandbox
@@ -30,6 +32,29 @@ fn command_start(c: &mut Criterion) {
         std::fs::create_dir_all(&dir).unwrap();
         for j in 0..5 {
             std::fs::write(dir.join(format!("f{j}.rs")), "").unwrap();
+        }
+    }
+    let repo = tempfile::tempdir().unwrap();
+    for dir in [repo.path().to_path_buf(), repo.path().join("vendor/lib")] {
+        let git = dir.join(".git");
+        for sub in ["hooks", "info", "objects/pack", "refs/heads", "refs/tags"] {
+            std::fs::create_dir_all(git.join(sub)).unwrap();
+        }
+        std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(
+            git.join("config"),
+            "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n",
+        )
+        .unwrap();
+        std::fs::write(git.join("description"), "Unnamed repository\n").unwrap();
+        std::fs::write(git.join("info/exclude"), "# git ls-files --others\n").unwrap();
+        // As many sample hooks as `git init` writes, of about their size.
+        for i in 0..14 {
+            std::fs::write(
+                git.join(format!("hooks/hook-{i}.sample")),
+                "#!/bin/sh\n".repeat(160),
+            )
+            .unwrap();
         }
     }
     let mut group = c.benchmark_group("command_start");
@@ -66,6 +91,16 @@ fn command_start(c: &mut Criterion) {
             "confined true, bubblewrap",
             Namespaces::Required,
             workspace.path(),
+        ),
+        (
+            "confined true, floor, in a repository",
+            Namespaces::Disabled,
+            repo.path(),
+        ),
+        (
+            "confined true, bubblewrap, in a repository",
+            Namespaces::Required,
+            repo.path(),
         ),
         (
             "confined true, floor, 2000 directories",

@@ -87,7 +87,7 @@ impl Sandbox {
         if applied.protected == Enforcement::Unavailable {
             tracing::warn!(
                 protected = ?policy.protected(),
-                "commands run without bubblewrap: existing protected paths are read-only to the file tools only (a protected entry a command creates is still removed when it ends)"
+                "commands run without bubblewrap: existing protected paths are read-only to the file tools only (what a command changes in them is put back, and a protected entry it creates removed, when it ends)"
             );
         }
         let wrapper = policy.limits().wrapper_script(&kernel.shell, true);

@@ -108,10 +108,11 @@ pub struct PolicyIsolation {
     /// commands: `Enforced` inside bubblewrap (those that exist when a
     /// command starts, at any depth, are mounted read-only, and one the
     /// command creates is removed when it ends); `Partial` on the floor,
-    /// whose Landlock rules cannot make part of a writable root read-only
-    /// (what a command creates is still removed when it ends; the fs
-    /// capability refuses writes to them in every case, and this alone never
-    /// refuses commands).
+    /// whose Landlock rules cannot make part of a writable root read-only:
+    /// a command can change them while it runs, and what it changed is put
+    /// back once its processes are gone (git's data inside a `.git` aside)
+    /// and what it created removed. The fs capability refuses writes to them
+    /// in every case, and this alone never refuses commands.
     pub protected: Enforcement,
     /// Unix sockets ([`SandboxPolicy::with_unix_socket`]): `Enforced` when
     /// the seccomp filter refuses to create them (`EAFNOSUPPORT`, named in
@@ -357,7 +358,8 @@ pub(crate) fn plan(policy: &SandboxPolicy, kernel: &Kernel) -> IsolationStatus {
         Enforcement::Enforced
     } else {
         // The floor cannot make a path under a writable root read-only
-        // (Landlock only grants); what a command creates is still removed.
+        // (Landlock only grants): a command's changes are put back after
+        // it, and what it creates is removed.
         Enforcement::Partial
     };
     let unix_sockets = if full_access {

@@ -1,8 +1,8 @@
 //! The confined filesystem capability.
 
-mod atomic_write;
-mod dirfd;
-mod remove;
+pub(crate) mod atomic_write;
+pub(crate) mod dirfd;
+pub(crate) mod remove;
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};

@@ -3,8 +3,10 @@
 
 mod deny;
 mod hide;
+mod kept;
 mod listing;
 mod protect;
+mod put_back;
 mod resolve;
 mod roots;
 
@@ -15,7 +17,9 @@ use tack_core::capability::{Access, CapabilityError};
 
 use crate::error::SandboxError;
 use crate::policy::{SandboxMode, SandboxPolicy};
+pub(crate) use kept::Kept;
 pub(crate) use protect::{ProtectedScan, Removed, describe_removed};
+pub(crate) use put_back::{Undone, describe_undone};
 pub(crate) use resolve::Resolved;
 use resolve::{MAX_SYMLINKS, ResolveError, resolve};
 use roots::{Root, RootAccess, Roots, canonical_root};
@@ -262,6 +266,20 @@ impl Confinement {
             return Vec::new();
         }
         self.protect.sweep(&self.writable_roots(), before)
+    }
+
+    /// What the protected entries of `scan` hold now, for
+    /// [`Kept::put_back`] once a command that could write them is over.
+    pub(crate) fn keep_protected(&self, scan: &ProtectedScan) -> Kept {
+        if self.mode != SandboxMode::WorkspaceWrite || scan.found.is_empty() {
+            return Kept::default();
+        }
+        Kept::take(scan, &self.writable_roots(), self.protect.kept_cache())
+    }
+
+    /// Undoes what changed inside the entries `kept` recorded.
+    pub(crate) fn put_back_protected(&self, kept: &Kept) -> Vec<Undone> {
+        kept.put_back(self.protect.kept_cache())
     }
 
     /// `path` as messages show it: relative to the workspace when inside.

@@ -10,8 +10,10 @@
 //! A path is protected when it, or one of its parent directories, matches.
 //! The file tools refuse to write, create or remove protected paths (also
 //! missing ones). Commands find the existing ones mounted read-only (the
-//! namespace layer), and whatever protected entry a command created is
-//! removed when the command ends ([`ProtectList::sweep`]), on every layer.
+//! namespace layer), or on the floor find what they changed in them put
+//! back when they end (`kept` and `put_back`), and whatever protected entry
+//! a command created is removed when the command ends
+//! ([`ProtectList::sweep`]), on every layer.
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
@@ -22,6 +24,7 @@ use std::sync::Arc;
 
 use crate::error::SandboxError;
 use crate::path::deny::DenyList;
+use crate::path::kept::KeptCache;
 use crate::path::listing::Listings;
 
 /// The most bytes of a `.git` file read to find its `gitdir:`.
@@ -43,6 +46,8 @@ pub(crate) struct ProtectList {
     other_globs: bool,
     /// Directory listings kept between walks.
     listings: Arc<Listings>,
+    /// The bytes of protected files read by the last record.
+    kept: Arc<KeptCache>,
 }
 
 /// Expands `~/x` against `home` and resolves the symlinks of the longest
@@ -155,6 +160,7 @@ impl ProtectList {
             names,
             other_globs,
             listings: Arc::default(),
+            kept: Arc::default(),
         })
     }
 
@@ -315,6 +321,12 @@ impl ProtectList {
     fn matching_any_root(&self, roots: &[PathBuf], path: &Path) -> Option<&str> {
         let root = roots.iter().find(|r| path.starts_with(r))?;
         self.matching(root, path)
+    }
+
+    /// The bytes of protected files read by the last record (see
+    /// [`crate::path::Kept`]).
+    pub(crate) fn kept_cache(&self) -> &KeptCache {
+        &self.kept
     }
 
     /// Whether nothing is protected.

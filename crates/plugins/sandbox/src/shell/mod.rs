@@ -194,7 +194,11 @@ impl Shell for SandboxShell {
         }
 
         let started = Instant::now();
-        let mut protected = SweepGuard::start(self.confinement.clone()).await;
+        // Inside bubblewrap the existing protected entries are mounted
+        // read-only; elsewhere what a command changes in them is put back
+        // when it ends.
+        let keep = !matches!(self.launch, Launch::Bwrap { .. });
+        let mut protected = SweepGuard::start(self.confinement.clone(), keep).await;
         // A newline in the directory, or a NUL byte anywhere (which the
         // supervisor's `read` would drop, running other text than the
         // command's), take the classic way, which refuses a NUL.
@@ -327,7 +331,7 @@ impl Readers {
 
 fn warn_cancelled(note: String) {
     if !note.is_empty() {
-        tracing::warn!(%note, "a cancelled command created protected paths");
+        tracing::warn!(%note, "a cancelled command created or changed protected paths");
     }
 }
 

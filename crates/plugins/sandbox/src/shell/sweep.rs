@@ -1,5 +1,6 @@
 //! The protected entries a command created, removed once its processes are
-//! gone (see the crate's protected paths).
+//! gone, and, where nothing kept the existing ones read-only (the floor),
+//! what it changed inside them put back (see the crate's protected paths).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -7,7 +8,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::killpg;
 use nix::unistd::Pid;
 
-use crate::path::{Confinement, ProtectedScan, describe_removed};
+use crate::path::{Confinement, Kept, ProtectedScan, describe_removed, describe_undone};
 
 /// How long to wait for the processes of a killed group to be gone before
 /// sweeping anyway.
@@ -61,11 +62,22 @@ fn settle(group: Option<i32>) {
 }
 
 /// Removes the protected entries created since `before` once `group` is
-/// gone, and says what it removed.
-fn sweep(confinement: &Confinement, before: &ProtectedScan, group: Option<i32>) -> String {
+/// gone, puts back what changed inside the ones `kept` recorded, and says
+/// what it did.
+fn sweep(
+    confinement: &Confinement,
+    before: &ProtectedScan,
+    kept: Option<&Kept>,
+    group: Option<i32>,
+) -> String {
     settle(group);
     let removed = confinement.sweep_protected(before);
-    describe_removed(&removed, |p| confinement.display(p))
+    let mut note = describe_removed(&removed, |p| confinement.display(p));
+    if let Some(kept) = kept {
+        let undone = confinement.put_back_protected(kept);
+        note.push_str(&describe_undone(&undone, |p| confinement.display(p)));
+    }
+    note
 }
 
 /// The protected entries present when a command started. Finishing it
@@ -74,19 +86,28 @@ fn sweep(confinement: &Confinement, before: &ProtectedScan, group: Option<i32>) 
 pub(crate) struct SweepGuard {
     confinement: Arc<Confinement>,
     before: Option<ProtectedScan>,
+    /// What the existing entries held, where the command can write them.
+    kept: Option<Kept>,
     group: Option<i32>,
 }
 
 impl SweepGuard {
-    /// Scans the protected entries now (off the async threads).
-    pub(crate) async fn start(confinement: Arc<Confinement>) -> Self {
+    /// Scans the protected entries now (off the async threads); with
+    /// `keep`, for a command that nothing stops from writing the existing
+    /// ones, records what they hold too.
+    pub(crate) async fn start(confinement: Arc<Confinement>, keep: bool) -> Self {
         let scanning = confinement.clone();
-        let before = tokio::task::spawn_blocking(move || scanning.scan_protected())
-            .await
-            .unwrap_or_default();
+        let (before, kept) = tokio::task::spawn_blocking(move || {
+            let before = scanning.scan_protected();
+            let kept = keep.then(|| scanning.keep_protected(&before));
+            (before, kept.filter(|k| !k.is_empty()))
+        })
+        .await
+        .unwrap_or_default();
         Self {
             confinement,
             before: Some(before),
+            kept,
             group: None,
         }
     }
@@ -96,6 +117,7 @@ impl SweepGuard {
         Self {
             confinement,
             before: None,
+            kept: None,
             group: None,
         }
     }
@@ -120,8 +142,9 @@ impl SweepGuard {
             return String::new();
         };
         let confinement = self.confinement.clone();
+        let kept = self.kept.take();
         let group = self.group;
-        tokio::task::spawn_blocking(move || sweep(&confinement, &before, group))
+        tokio::task::spawn_blocking(move || sweep(&confinement, &before, kept.as_ref(), group))
             .await
             .unwrap_or_else(|e| format!("tack: the check for protected paths failed: {e}\n"))
     }
@@ -133,13 +156,14 @@ impl Drop for SweepGuard {
         // own once the group, killed as the run is dropped, is gone.
         if let Some(before) = self.before.take() {
             let confinement = self.confinement.clone();
+            let kept = self.kept.take();
             let group = self.group;
             let spawned = std::thread::Builder::new()
                 .name("tack-sandbox-sweep".to_owned())
                 .spawn(move || {
-                    let note = sweep(&confinement, &before, group);
+                    let note = sweep(&confinement, &before, kept.as_ref(), group);
                     if !note.is_empty() {
-                        tracing::warn!(%note, "an abandoned command created protected paths");
+                        tracing::warn!(%note, "an abandoned command created or changed protected paths");
                     }
                 });
             if let Err(e) = spawned {

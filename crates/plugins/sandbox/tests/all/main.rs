@@ -16,6 +16,7 @@ mod processes;
 mod property;
 mod protected;
 mod protected_depth;
+mod protected_floor;
 mod unix_sockets;
 mod warm;
 mod warm_floor;

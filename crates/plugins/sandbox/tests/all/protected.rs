@@ -152,10 +152,12 @@ async fn commands_cannot_change_protected_paths_inside_bubblewrap() {
     }
     let policy = sb.status().policy.unwrap();
     if !in_bwrap(&sb) {
-        // The floor cannot make part of a writable root read-only, and says so.
+        // The floor cannot make part of a writable root read-only, and says
+        // so; it puts a command's changes back when it ends (tested in
+        // protected_floor.rs).
         assert_eq!(policy.protected, Enforcement::Partial);
         println!(
-            "commands_cannot_change_protected_paths_inside_bubblewrap: floor: not enforced for commands (documented)"
+            "commands_cannot_change_protected_paths_inside_bubblewrap: floor: not read-only to commands, changes put back"
         );
         return;
     }

@@ -142,7 +142,7 @@ async fn commands_cannot_change_existing_protected_names_inside_bubblewrap() {
         if !in_bwrap(&sb) {
             println!(
                 "commands_cannot_change_existing_protected_names: floor: existing entries are \
-                 not read-only to commands (documented)"
+                 not read-only to commands, their changes are put back (protected_floor.rs)"
             );
             return;
         }
@@ -370,13 +370,9 @@ async fn a_workspace_that_is_the_home_directory_keeps_the_start_up_files() {
     )
     .await;
     assert!(out.stdout.contains("done"), "{out:?}");
+    // Inside bubblewrap the existing files are read-only; on the floor the
+    // command's changes to them are put back when it ends.
     let mut after = snapshot(&home);
-    if !in_bwrap(&sb) {
-        // The floor cannot keep existing files read-only: only what the
-        // command created is gone.
-        after.remove(&home.join(".bashrc"));
-        after.remove(&home.join(".config/tack/settings.json"));
-    }
     // `mkdir -p` made the parents; only the protected entry went.
     after.remove(&home.join(".local"));
     after.remove(&home.join(".local/state"));
@@ -384,12 +380,10 @@ async fn a_workspace_that_is_the_home_directory_keeps_the_start_up_files() {
     expected.remove(&home.join(".bashrc"));
     after.remove(&home.join(".bashrc"));
     assert_eq!(after, expected, "{out:?}");
-    if in_bwrap(&sb) {
-        assert_eq!(
-            std::fs::read_to_string(home.join(".bashrc")).unwrap(),
-            "# mine\n"
-        );
-    }
+    assert_eq!(
+        std::fs::read_to_string(home.join(".bashrc")).unwrap(),
+        "# mine\n"
+    );
     for created in [".profile", ".local/state/tack"] {
         assert!(
             out.stderr.contains(&format!("tack: removed {created}")),

@@ -1,0 +1,219 @@
+//! The kernel-only floor cannot keep the existing protected entries
+//! read-only to commands (Landlock grants whole trees): what a command
+//! changes inside them is put back once its processes are gone. These
+//! tests run on the floor whatever this machine has, through real
+//! commands, and check the workspace and the directory outside afterwards.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tack_core::capability::{CommandOutput, CommandRequest};
+use tack_sandbox::{Namespaces, Sandbox, SandboxPolicy};
+use tokio_util::sync::CancellationToken;
+
+use crate::fixture::{Fixture, runs_commands, snapshot};
+
+fn floor(ws: &Path) -> Sandbox {
+    Sandbox::new(SandboxPolicy::workspace_write(ws).with_namespaces(Namespaces::Disabled)).unwrap()
+}
+
+async fn run(sb: &Sandbox, command: &str) -> CommandOutput {
+    sb.shell()
+        .run(
+            CommandRequest::new(command).with_timeout(Duration::from_secs(60)),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+}
+
+fn git() -> Option<PathBuf> {
+    ["/usr/bin/git", "/usr/local/bin/git", "/bin/git"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+}
+
+/// A repository with a nested one (made by git where it is installed) and
+/// another tool's configuration.
+fn workspace(fx: &Fixture) {
+    let ws = fx.ws();
+    for repo in [ws.clone(), ws.join("vendor/lib")] {
+        std::fs::create_dir_all(&repo).unwrap();
+        match git() {
+            Some(git) => {
+                let status = std::process::Command::new(git)
+                    .args(["init", "-q"])
+                    .current_dir(&repo)
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            }
+            None => {
+                std::fs::create_dir_all(repo.join(".git/hooks")).unwrap();
+                std::fs::create_dir_all(repo.join(".git/objects")).unwrap();
+                std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+                std::fs::write(repo.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+            }
+        }
+        std::fs::write(repo.join(".git/hooks/pre-commit"), "#!/bin/sh\nexit 0\n").unwrap();
+    }
+    std::fs::create_dir_all(ws.join(".vscode")).unwrap();
+    std::fs::write(ws.join(".vscode/settings.json"), "{}\n").unwrap();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+}
+
+/// Everything under the workspace but git's data (objects, refs, logs,
+/// the index) and sample hooks (git never runs a `.sample` file), with each
+/// file's bytes and permission bits.
+fn state(root: &Path) -> BTreeMap<PathBuf, Option<(Vec<u8>, u32)>> {
+    use std::os::unix::fs::PermissionsExt;
+    snapshot(root)
+        .into_iter()
+        .filter(|(p, _)| {
+            !p.components().any(|c| {
+                matches!(
+                    c.as_os_str().to_str(),
+                    Some("objects" | "refs" | "logs" | "index" | "ORIG_HEAD" | "COMMIT_EDITMSG")
+                )
+            }) && p.extension().is_none_or(|e| e != "sample")
+        })
+        .map(|(p, bytes)| {
+            let mode = std::fs::symlink_metadata(&p).unwrap().permissions().mode();
+            let value = bytes.map(|b| (b, mode & 0o7777));
+            (p, value)
+        })
+        .collect()
+}
+
+const ATTACK: &str = "\
+    printf '[core]\\n\\tfsmonitor = touch \"$PWNED\"; false\\n' >> .git/config; echo config=$?
+    printf '[core]\\n\\tfsmonitor = touch \"$PWNED\"; false\\n' >> vendor/lib/.git/config; echo nested=$?
+    printf '#!/bin/sh\\ntouch \"$PWNED\"\\n' > vendor/lib/.git/hooks/post-checkout; chmod +x vendor/lib/.git/hooks/post-checkout; echo hook=$?
+    chmod 777 .git/hooks/pre-commit; echo chmod=$?
+    mkdir -p .git/hooks/deeper/still; echo x > .git/hooks/deeper/still/file
+    rm .vscode/settings.json; echo '{\"tasks\":[{\"command\":\"evil\"}]}' > .vscode/tasks.json; echo vscode=$?
+    rm -rf vendor/lib/.git/hooks && ln -s \"$OUTSIDE\" vendor/lib/.git/hooks; echo swap=$?
+    ln -sf /etc vendor/lib/.git/info 2>/dev/null
+    echo kept > src/file; echo src=$?
+";
+
+#[tokio::test]
+async fn the_floor_puts_back_what_a_command_changed_in_protected_entries() {
+    let fx = Fixture::new();
+    workspace(&fx);
+    let sb = floor(fx.ws.path());
+    if !runs_commands(
+        &sb,
+        "the_floor_puts_back_what_a_command_changed_in_protected_entries",
+    ) {
+        return;
+    }
+    let pwned = fx.outside().join("pwned");
+    let before = state(&fx.ws());
+    let outside = fx.outside_snapshot();
+    let script = ATTACK
+        .replace("$PWNED", &pwned.display().to_string())
+        .replace("$OUTSIDE", &fx.outside().display().to_string());
+    let out = run(&sb, &script).await;
+    // On the floor the writes themselves succeed…
+    for line in ["config", "nested", "hook", "chmod", "vscode", "swap", "src"] {
+        assert!(
+            out.stdout.contains(&format!("{line}=0\n")),
+            "{line}: {out:?}"
+        );
+    }
+    // …and are undone before the call returns.
+    let mut after = state(&fx.ws());
+    let src = after.remove(&fx.ws().join("src/file"));
+    assert_eq!(
+        src.flatten().map(|(bytes, _)| bytes),
+        Some(b"kept\n".to_vec())
+    );
+    assert_eq!(after, before, "a protected path kept a change: {out:?}");
+    assert_eq!(
+        fx.outside_snapshot(),
+        outside,
+        "the directory outside changed"
+    );
+    for expected in [
+        "tack: put back .git/config as it was before this command",
+        "tack: put back vendor/lib/.git/config",
+        "tack: made vendor/lib/.git/hooks again",
+        "tack: set the permissions of .git/hooks/pre-commit back",
+        "tack: removed .git/hooks/deeper,",
+        "tack: made .vscode/settings.json again",
+        "tack: removed .vscode/tasks.json",
+        "SandboxPolicy::without_protected(\"**/.git\")",
+    ] {
+        assert!(out.stderr.contains(expected), "{expected}: {}", out.stderr);
+    }
+    assert!(!out.stderr.contains("could NOT"), "{}", out.stderr);
+    if let Some(git) = git() {
+        for repo in [fx.ws(), fx.ws().join("vendor/lib")] {
+            let status = std::process::Command::new(&git)
+                .args(["status", "--porcelain"])
+                .current_dir(&repo)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", fx.outside())
+                .output()
+                .unwrap();
+            assert!(status.status.success(), "{status:?}");
+        }
+        assert!(!pwned.exists(), "a planted fsmonitor or hook ran");
+    }
+}
+
+/// Files left unchanged for a while are compared by their `stat`, and
+/// their bytes come from the record of the command before: a write of the
+/// same length in the first instant of the next command is still seen (its
+/// change time moves), and still undone.
+#[tokio::test]
+async fn a_same_length_write_to_a_settled_file_is_undone() {
+    let fx = Fixture::new();
+    workspace(&fx);
+    let sb = floor(fx.ws.path());
+    if !runs_commands(&sb, "a_same_length_write_to_a_settled_file_is_undone") {
+        return;
+    }
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let config = std::fs::read(fx.ws().join(".git/config")).unwrap();
+    // The first command records the settled files (and keeps their bytes).
+    let out = run(&sb, "true").await;
+    assert_eq!(out.stderr, "", "{out:?}");
+    let path = fx.ws().join(".git/config");
+    // `cat >` writes the same file (same inode) in place.
+    let out = run(
+        &sb,
+        "tr '[:lower:]' '[:upper:]' < .git/config > \"$TMPDIR/c\" && cat \"$TMPDIR/c\" > .git/config; echo done",
+    )
+    .await;
+    assert!(out.stdout.contains("done"), "{out:?}");
+    assert_eq!(std::fs::read(&path).unwrap(), config, "{out:?}");
+    assert!(
+        out.stderr.contains("tack: put back .git/config"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Git's own data is the command's to change on the floor (inside
+/// bubblewrap the whole `.git` is read-only): a commit's objects stay.
+#[tokio::test]
+async fn git_data_written_by_a_command_stays() {
+    let fx = Fixture::new();
+    workspace(&fx);
+    let sb = floor(fx.ws.path());
+    if !runs_commands(&sb, "git_data_written_by_a_command_stays") {
+        return;
+    }
+    let out = run(
+        &sb,
+        "mkdir -p .git/objects/ab && echo blob > .git/objects/ab/cd && echo x >> .git/index; echo done",
+    )
+    .await;
+    assert!(out.stdout.contains("done"), "{out:?}");
+    assert_eq!(out.stderr, "", "{out:?}");
+    assert!(fx.ws().join(".git/objects/ab/cd").is_file());
+}
