@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use tack_core::capability::{CommandOutput, CommandRequest};
 use tack_sandbox::{CommandAdmission, Namespaces, Sandbox, SandboxError, SandboxPolicy};
 use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
 
 pub const SECRET: &str = "top secret, outside the workspace\n";
 
@@ -67,6 +69,25 @@ pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
         }
     }
     all
+}
+
+/// Runs `command` through the sandbox's shell (at most 60 seconds).
+pub async fn run_command(sb: &Sandbox, command: &str) -> CommandOutput {
+    sb.shell()
+        .run(
+            CommandRequest::new(command).with_timeout(Duration::from_secs(60)),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap()
+}
+
+/// The git binary, where one is installed.
+pub fn git_binary() -> Option<PathBuf> {
+    ["/usr/bin/git", "/usr/local/bin/git", "/bin/git"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
 }
 
 /// Whether this sandbox runs commands here; prints why not when it does not.

@@ -3,14 +3,16 @@
 //! change an existing one inside bubblewrap, and one a command creates is
 //! gone when the command ends (both layers).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use tack_core::capability::{CapabilityError, CommandOutput, CommandRequest};
-use tack_sandbox::{DEFAULT_PROTECTED, Sandbox, SandboxPolicy};
+use tack_core::capability::{CapabilityError, CommandRequest};
+use tack_sandbox::{DEFAULT_PROTECTED, SandboxPolicy};
 use tokio_util::sync::CancellationToken;
 
-use crate::fixture::{Fixture, in_bwrap, runs_commands, sandbox, snapshot};
+use crate::fixture::{
+    Fixture, git_binary, in_bwrap, run_command as run, runs_commands, sandbox, snapshot,
+};
 
 const DEPTHS: [&str; 3] = ["", "a/", "a/b/c/"];
 
@@ -74,16 +76,6 @@ fn refused<T: std::fmt::Debug>(result: Result<T, CapabilityError>, what: &str) {
         }
         other => panic!("{what}: expected a refusal, got {other:?}"),
     }
-}
-
-async fn run(sb: &Sandbox, command: &str) -> CommandOutput {
-    sb.shell()
-        .run(
-            CommandRequest::new(command).with_timeout(Duration::from_secs(60)),
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap()
 }
 
 #[tokio::test]
@@ -281,7 +273,7 @@ async fn plant_and_run_git(fx: &Fixture, git: &Path, policy: SandboxPolicy) -> O
 
 #[tokio::test]
 async fn git_does_not_run_a_planted_fsmonitor_after_a_command() {
-    let Ok(git) = which_git() else {
+    let Some(git) = git_binary() else {
         println!("git_does_not_run_a_planted_fsmonitor_after_a_command: skipped, no git");
         return;
     };
@@ -305,14 +297,6 @@ async fn git_does_not_run_a_planted_fsmonitor_after_a_command() {
         );
     }
     assert!(fx.outside().join("secret.txt").is_file());
-}
-
-fn which_git() -> Result<PathBuf, ()> {
-    ["/usr/bin/git", "/usr/local/bin/git", "/bin/git"]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file())
-        .ok_or(())
 }
 
 #[tokio::test]

@@ -8,31 +8,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tack_core::capability::{CommandOutput, CommandRequest};
 use tack_sandbox::{Namespaces, Sandbox, SandboxPolicy};
-use tokio_util::sync::CancellationToken;
 
-use crate::fixture::{Fixture, runs_commands, snapshot};
+use crate::fixture::{Fixture, git_binary as git, run_command as run, runs_commands, snapshot};
 
 fn floor(ws: &Path) -> Sandbox {
     Sandbox::new(SandboxPolicy::workspace_write(ws).with_namespaces(Namespaces::Disabled)).unwrap()
-}
-
-async fn run(sb: &Sandbox, command: &str) -> CommandOutput {
-    sb.shell()
-        .run(
-            CommandRequest::new(command).with_timeout(Duration::from_secs(60)),
-            CancellationToken::new(),
-        )
-        .await
-        .unwrap()
-}
-
-fn git() -> Option<PathBuf> {
-    ["/usr/bin/git", "/usr/local/bin/git", "/bin/git"]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file())
 }
 
 /// A repository with a nested one (made by git where it is installed) and
