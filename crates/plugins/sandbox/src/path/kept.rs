@@ -47,7 +47,7 @@ const MAX_DEPTH: usize = 64;
 /// bytes afterwards, not by its `stat`: file times have the resolution of
 /// the kernel's clock tick, so a write in the same tick as the record's
 /// `stat` can leave every time and the size as they were.
-const RACY_SECS: i64 = 2;
+pub(crate) const RACY_SECS: i64 = 2;
 
 /// What tells a changed file from an unchanged one. The change time moves
 /// with every write, `chmod`, rename or link and no program can set it.
@@ -165,7 +165,7 @@ pub(crate) struct KeptCache {
 /// Whether `name`, inside a repository's git directory, is left out of a
 /// record: git's data, and sample hooks (git never runs a `.sample` file).
 /// No program runs what these hold.
-fn left_out_of_git(name: &OsStr) -> bool {
+pub(crate) fn left_out_of_git(name: &OsStr) -> bool {
     let bytes = name.as_bytes();
     matches!(
         bytes,
@@ -228,6 +228,29 @@ impl<'r> Opened<'r> {
                 Some((self.dir(path.parent()?)?, name))
             }
         }
+    }
+
+    /// The `stat` of `path` now, not following it (see [`walk`] for its
+    /// parents).
+    pub(crate) fn stat(&mut self, path: &Path) -> Option<FileStat> {
+        let (base, rel) = self.base_for(path)?;
+        fstatat(base, rel.as_path(), AtFlags::AT_SYMLINK_NOFOLLOW).ok()
+    }
+
+    /// The names in the directory at `path` now (see [`KeptCache::names`]);
+    /// `None` when it is not a directory.
+    pub(crate) fn names(
+        &mut self,
+        cache: &KeptCache,
+        path: &Path,
+        racy_since: i64,
+    ) -> Option<Arc<[OsString]>> {
+        let (base, rel) = self.base_for(path)?;
+        let stat = fstatat(base, rel.as_path(), AtFlags::AT_SYMLINK_NOFOLLOW).ok()?;
+        if kind_of(&stat) != EntryKind::Dir {
+            return None;
+        }
+        cache.names(base, &rel, path, &stat, racy_since)
     }
 
     /// The directory at canonical `path`, opened now or before.

@@ -7,7 +7,7 @@
 //! following symlinks, so a symlink a command left where a directory was
 //! is removed, never written through.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -21,8 +21,8 @@ use crate::fs::atomic_write::{WriteFailure, write_atomically};
 use crate::fs::dirfd::{kind_of, open_parent};
 use crate::fs::remove::remove_entry;
 use crate::path::kept::{
-    FILE_BYTES, Item, Kept, KeptCache, MAX_ITEMS, Opened, Record, Stamp, permissions, read_file,
-    walk,
+    FILE_BYTES, Item, Kept, KeptCache, MAX_ITEMS, Opened, RACY_SECS, Record, Stamp,
+    left_out_of_git, now_secs, permissions, read_file,
 };
 
 /// What was done to one path.
@@ -51,28 +51,6 @@ pub(crate) struct Undone {
     pub(crate) undo: Undo,
     /// Why it failed, or why it could not be done.
     pub(crate) error: Option<String>,
-}
-
-/// What the disk holds now, on the paths of the recorded entries; `false`
-/// with it when the walk stopped short.
-fn walk_now(kept: &Kept, cache: &KeptCache) -> (BTreeMap<PathBuf, FileStat>, bool) {
-    let mut opened = Opened::new(&kept.roots);
-    let mut seen = Vec::new();
-    let mut whole = true;
-    for entry in &kept.entries {
-        if !walk(
-            &mut opened,
-            cache,
-            &entry.path,
-            entry.git,
-            &mut seen,
-            MAX_ITEMS * 2,
-        ) {
-            whole = false;
-            break;
-        }
-    }
-    (seen.into_iter().collect(), whole)
 }
 
 fn errno_text(e: Errno) -> String {
@@ -199,36 +177,14 @@ fn inside(path: &Path, paths: &HashSet<PathBuf>) -> bool {
 
 impl Kept {
     /// Undoes what changed inside the recorded entries since the record was
-    /// taken: run once no process of the command is left.
+    /// taken: run once no process of the command is left. Every recorded
+    /// path is looked at on its own (so nothing a command adds can keep one
+    /// from being checked); then each recorded directory is listed and what
+    /// it holds beyond the record is removed, without entering it.
     pub(crate) fn put_back(&self, cache: &KeptCache) -> Vec<Undone> {
-        let (now, whole) = walk_now(self, cache);
-        if !whole || self.cut {
-            tracing::warn!(
-                "a protected entry holds more than {MAX_ITEMS} paths (or is nested more than \
-                 64 deep): what a command added beyond them is not removed"
-            );
-        }
+        let mut opened = Opened::new(&self.roots);
         let mut undone = Vec::new();
         let glob = |item: &Item| self.entries[item.entry].glob.clone();
-        // Added: removed, the outermost path of each addition only (none
-        // when the record stopped short: what it did not reach is not new).
-        let mut gone = HashSet::new();
-        for path in now.keys() {
-            if self.cut || self.items.contains_key(path) || inside(path, &gone) {
-                continue;
-            }
-            let Some(item) = path.ancestors().skip(1).find_map(|a| self.items.get(a)) else {
-                continue;
-            };
-            let error = remove(path).err();
-            gone.insert(path.clone());
-            undone.push(Undone {
-                path: path.clone(),
-                glob: glob(item),
-                undo: Undo::Removed,
-                error,
-            });
-        }
         // Recorded: compared, and put back where they differ. What is made
         // again inside a directory made again is not named on its own.
         let mut failed: HashSet<PathBuf> = HashSet::new();
@@ -239,13 +195,8 @@ impl Kept {
             }
             let quiet = inside(path, &remade);
             let entry = &self.entries[item.entry];
-            let current = now.get(path);
-            if current.is_none() && !whole {
-                // Beyond where this walk stopped: not known to be gone.
-                continue;
-            }
-            let result = match current {
-                Some(stat) if kind_of(stat) == item.record.kind() => compare(path, item, stat),
+            let result = match opened.stat(path) {
+                Some(stat) if kind_of(&stat) == item.record.kind() => compare(path, item, &stat),
                 _ if *path == entry.path && entry.git => Err(
                     "the repository's git directory was moved, removed or replaced; its history \
                      is not kept, so tack cannot make it again"
@@ -279,6 +230,41 @@ impl Kept {
                         error: Some(error),
                     });
                 }
+            }
+        }
+        // Added: what a recorded directory holds beyond the record, removed
+        // whole (not when the record stopped short: what it did not reach
+        // is not new).
+        if self.cut {
+            tracing::warn!(
+                "a protected entry holds more than {MAX_ITEMS} paths (or is nested more than \
+                 64 deep): what a command added inside it is not removed"
+            );
+            return undone;
+        }
+        let racy_since = now_secs().saturating_sub(RACY_SECS);
+        for (path, item) in &self.items {
+            if !matches!(item.record, Record::Dir { .. }) || inside(path, &failed) {
+                continue;
+            }
+            let git = self.entries[item.entry].git;
+            let Some(names) = opened.names(cache, path, racy_since) else {
+                continue;
+            };
+            for name in names.iter() {
+                if git && left_out_of_git(name) {
+                    continue;
+                }
+                let child = path.join(name);
+                if self.items.contains_key(&child) {
+                    continue;
+                }
+                undone.push(Undone {
+                    error: remove(&child).err(),
+                    path: child,
+                    glob: glob(item),
+                    undo: Undo::Removed,
+                });
             }
         }
         undone

@@ -198,3 +198,35 @@ async fn git_data_written_by_a_command_stays() {
     assert_eq!(out.stderr, "", "{out:?}");
     assert!(fx.ws().join(".git/objects/ab/cd").is_file());
 }
+
+/// Thousands of files added inside a protected directory (named to come
+/// first) neither hide a change made next to them nor stay.
+#[tokio::test]
+async fn a_flood_of_additions_hides_no_change() {
+    let fx = Fixture::new();
+    workspace(&fx);
+    let sb = floor(fx.ws.path());
+    if !runs_commands(&sb, "a_flood_of_additions_hides_no_change") {
+        return;
+    }
+    let before = state(&fx.ws());
+    let out = run(
+        &sb,
+        "mkdir -p .git/hooks/000/deep; for i in $(seq 3000); do : > .git/hooks/000/deep/$i; : > .git/hooks/0$i; done; \
+         echo '[core] fsmonitor = evil' >> .git/config; echo done",
+    )
+    .await;
+    assert!(out.stdout.contains("done"), "{out:?}");
+    assert_eq!(state(&fx.ws()), before, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("tack: and 2982 more paths inside protected entries"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("tack: put back .git/config"),
+        "{}",
+        out.stderr
+    );
+}
