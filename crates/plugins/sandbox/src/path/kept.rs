@@ -22,6 +22,7 @@ use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
@@ -41,6 +42,8 @@ pub(crate) const FILE_BYTES: u64 = 1 << 20;
 const TOTAL_BYTES: u64 = 32 << 20;
 /// The most entries in one record (or one walk when comparing).
 pub(crate) const MAX_ITEMS: usize = 50_000;
+/// Above this many recorded paths, a warning says what each command costs.
+const MANY_ITEMS: usize = 5_000;
 /// The deepest directory walked below a protected entry.
 const MAX_DEPTH: usize = 64;
 /// A file whose change time is this recent, in seconds, is compared by its
@@ -124,6 +127,10 @@ pub(crate) struct Entry {
     /// data inside it is left alone, and it is never made again from the
     /// record (its history is not in it).
     pub(crate) git: bool,
+    /// The walk stopped at [`MAX_ITEMS`] paths or [`MAX_DEPTH`] levels in
+    /// it: the paths it did not reach are not checked, and nothing added
+    /// in it is removed.
+    pub(crate) cut: bool,
 }
 
 /// A recorded path and the entry it lies in.
@@ -141,9 +148,6 @@ pub(crate) struct Kept {
     pub(crate) roots: Vec<PathBuf>,
     pub(crate) entries: Vec<Entry>,
     pub(crate) items: BTreeMap<PathBuf, Item>,
-    /// Whether the walk stopped at [`MAX_ITEMS`] (later paths are not
-    /// checked).
-    pub(crate) cut: bool,
 }
 
 /// A file's bytes with the `stat` they were read under.
@@ -160,6 +164,8 @@ pub(crate) struct KeptCache {
     files: Mutex<HashMap<PathBuf, KeptFile>>,
     /// Directory listings, by path, with the stamp they were listed under.
     dirs: Mutex<HashMap<PathBuf, KeptListing>>,
+    /// Whether the warning about a large record was given.
+    warned: AtomicBool,
 }
 
 /// Whether `name`, inside a repository's git directory, is left out of a
@@ -436,6 +442,16 @@ impl Kept {
     /// one is recorded with it), reusing what `cache` holds for files and
     /// directories that did not change.
     pub(crate) fn take(scan: &ProtectedScan, roots: &[PathBuf], cache: &KeptCache) -> Self {
+        Self::take_up_to(scan, roots, cache, MAX_ITEMS)
+    }
+
+    /// [`Kept::take`] with at most `limit` paths in each entry.
+    fn take_up_to(
+        scan: &ProtectedScan,
+        roots: &[PathBuf],
+        cache: &KeptCache,
+        limit: usize,
+    ) -> Self {
         let mut kept = Kept {
             roots: roots.to_vec(),
             ..Kept::default()
@@ -453,17 +469,15 @@ impl Kept {
             outer = Some(path);
             let git = path.file_name().is_some_and(|n| n == ".git")
                 || found.entry.rsplit('/').next() == Some(".git");
-            let start = seen.len();
-            if !walk(&mut opened, cache, path, git, &mut seen, MAX_ITEMS) {
-                kept.cut = true;
-            }
+            let cut = !walk(&mut opened, cache, path, git, &mut seen, limit);
             let index = kept.entries.len();
             kept.entries.push(Entry {
                 path: path.clone(),
                 glob: found.entry.clone(),
                 git,
+                cut,
             });
-            for (at, stat) in seen.drain(start..) {
+            for (at, stat) in seen.drain(..) {
                 kept.items.insert(
                     at,
                     Item {
@@ -472,9 +486,14 @@ impl Kept {
                     },
                 );
             }
-            if kept.cut {
-                break;
-            }
+        }
+        if kept.items.len() > MANY_ITEMS && !cache.warned.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                paths = kept.items.len(),
+                "the protected entries hold many paths; without bubblewrap each command records \
+                 and checks them all (install bubblewrap, or lift the largest entry with \
+                 SandboxPolicy::without_protected, to make commands cheaper)"
+            );
         }
         // Bytes and symlink targets, read through directories opened
         // without following symlinks.
@@ -588,7 +607,7 @@ mod tests {
                 "lib/.git/modules/m/config",
             ]
         );
-        assert!(!kept.cut);
+        assert!(kept.entries.iter().all(|e| !e.cut));
         let git_entry = kept.entries.iter().find(|e| e.path == git).unwrap();
         assert!(git_entry.git);
         assert!(
@@ -643,6 +662,45 @@ mod tests {
             Record::File { bytes, .. } => assert!(bytes.is_none()),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn an_entry_too_large_to_record_leaves_the_others_whole() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+        // `.direnv` sorts before `.git`.
+        let list =
+            ProtectList::new(&["**/.git".to_owned(), "**/.direnv".to_owned()], None).unwrap();
+        std::fs::create_dir_all(root.join(".direnv")).unwrap();
+        for i in 0..5 {
+            std::fs::write(root.join(format!(".direnv/{i}")), "").unwrap();
+        }
+        let roots = [root.clone()];
+        let cache = KeptCache::default();
+        let kept = Kept::take_up_to(&list.scan(&roots), &roots, &cache, 3);
+        let cut: Vec<(bool, &Path)> = kept
+            .entries
+            .iter()
+            .map(|e| (e.cut, e.path.strip_prefix(&root).unwrap()))
+            .collect();
+        assert_eq!(
+            cut,
+            [(true, Path::new(".direnv")), (false, Path::new(".git"))]
+        );
+        std::fs::write(root.join(".git/config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+        std::fs::write(root.join(".git/new"), "").unwrap();
+        std::fs::write(root.join(".direnv/added"), "").unwrap();
+        let undone = kept.put_back(&cache);
+        assert_eq!(
+            std::fs::read_to_string(root.join(".git/config")).unwrap(),
+            "[core]\n"
+        );
+        assert!(!root.join(".git/new").exists());
+        // Not known to be new in an entry recorded in part.
+        assert!(root.join(".direnv/added").exists());
+        assert_eq!(undone.len(), 2, "{undone:?}");
     }
 
     #[test]

@@ -233,21 +233,22 @@ impl Kept {
             }
         }
         // Added: what a recorded directory holds beyond the record, removed
-        // whole (not when the record stopped short: what it did not reach
-        // is not new).
-        if self.cut {
+        // whole (not in an entry whose record stopped short: what it did not
+        // reach is not new).
+        for entry in self.entries.iter().filter(|e| e.cut) {
             tracing::warn!(
+                entry = %entry.path.display(),
                 "a protected entry holds more than {MAX_ITEMS} paths (or is nested more than \
                  64 deep): what a command added inside it is not removed"
             );
-            return undone;
         }
         let racy_since = now_secs().saturating_sub(RACY_SECS);
         for (path, item) in &self.items {
-            if !matches!(item.record, Record::Dir { .. }) || inside(path, &failed) {
+            let entry = &self.entries[item.entry];
+            if !matches!(item.record, Record::Dir { .. }) || entry.cut || inside(path, &failed) {
                 continue;
             }
-            let git = self.entries[item.entry].git;
+            let git = entry.git;
             let Some(names) = opened.names(cache, path, racy_since) else {
                 continue;
             };
