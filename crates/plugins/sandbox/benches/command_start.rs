@@ -7,7 +7,8 @@
 //! (10,000 files), where finding the protected paths before and after each
 //! command walks every directory; and in a repository with a nested one
 //! (git's sample hooks in each), where on the floor what the protected
-//! entries hold is recorded before each command and compared after it.
+//! entries hold is recorded before each command and compared after it
+//! (and on the floor in a workspace whose `.direnv` holds 5,000 files).
 //!
 //! ```text
 //! cargo bench -p tack-sandbox
@@ -57,6 +58,13 @@ fn command_start(c: &mut Criterion) {
             .unwrap();
         }
     }
+    // A Python environment's worth of files in a protected entry.
+    let direnv = tempfile::tempdir().unwrap();
+    for i in 0..5000 {
+        let dir = direnv.path().join(format!(".direnv/lib/p{}", i / 50));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("m{i}.py")), "x = 1\n").unwrap();
+    }
     let mut group = c.benchmark_group("command_start");
     group.bench_function("bare sh -c true", |b| {
         b.to_async(&runtime).iter(|| async {
@@ -101,6 +109,11 @@ fn command_start(c: &mut Criterion) {
             "confined true, bubblewrap, in a repository",
             Namespaces::Required,
             repo.path(),
+        ),
+        (
+            "confined true, floor, 5000 files in .direnv",
+            Namespaces::Disabled,
+            direnv.path(),
         ),
         (
             "confined true, floor, 2000 directories",
