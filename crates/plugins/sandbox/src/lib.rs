@@ -91,6 +91,7 @@ mod error;
 mod fs;
 mod isolation;
 mod limits;
+mod nofollow;
 mod path;
 mod plugin;
 mod policy;

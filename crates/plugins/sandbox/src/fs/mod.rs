@@ -1,9 +1,5 @@
 //! The confined filesystem capability.
 
-pub(crate) mod atomic_write;
-pub(crate) mod dirfd;
-pub(crate) mod remove;
-
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,10 +11,10 @@ use nix::fcntl::{AtFlags, OFlag, openat};
 use nix::sys::stat::{FileStat, Mode, fstat, fstatat};
 use tack_core::capability::{Access, CapabilityError, EntryKind, FileBytes, FileSystem, Metadata};
 
+use crate::nofollow::atomic_write::{WriteFailure, write_atomically};
+use crate::nofollow::dirfd::{fs_error, kind_of, open_dir, open_parent};
+use crate::nofollow::remove::{entry_names, remove_entry};
 use crate::path::{Confinement, Resolved};
-use atomic_write::{WriteFailure, write_atomically};
-use dirfd::{fs_error, kind_of, open_dir, open_parent};
-use remove::{entry_names, remove_entry};
 
 /// [`FileSystem`] confined by a sandbox policy. Obtained from
 /// [`Sandbox::fs`](crate::Sandbox::fs).

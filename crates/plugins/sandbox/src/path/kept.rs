@@ -32,7 +32,7 @@ use tack_core::capability::EntryKind;
 
 use nix::dir::Dir;
 
-use crate::fs::dirfd::kind_of;
+use crate::nofollow::dirfd::kind_of;
 use crate::path::ProtectedScan;
 
 /// The most bytes of one file kept; a larger file is recorded by its

@@ -17,9 +17,9 @@ use nix::fcntl::{OFlag, openat, readlinkat};
 use nix::sys::stat::{FileStat, Mode, fchmod, mkdirat};
 use nix::unistd::symlinkat;
 
-use crate::fs::atomic_write::{WriteFailure, write_atomically};
-use crate::fs::dirfd::{kind_of, open_parent};
-use crate::fs::remove::remove_entry;
+use crate::nofollow::atomic_write::{WriteFailure, write_atomically};
+use crate::nofollow::dirfd::{kind_of, open_parent};
+use crate::nofollow::remove::remove_entry;
 use crate::path::kept::{
     FILE_BYTES, Item, Kept, KeptCache, MAX_ITEMS, Opened, RACY_SECS, Record, Stamp,
     left_out_of_git, now_secs, permissions, read_file,
