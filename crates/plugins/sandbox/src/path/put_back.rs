@@ -13,8 +13,8 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
-use nix::fcntl::{OFlag, openat, readlinkat};
-use nix::sys::stat::{FileStat, Mode, fchmod, mkdirat};
+use nix::fcntl::readlinkat;
+use nix::sys::stat::{FchmodatFlags, FileStat, Mode, fchmodat, mkdirat};
 use nix::unistd::symlinkat;
 
 use crate::nofollow::atomic_write::{WriteFailure, write_atomically};
@@ -76,11 +76,15 @@ fn parent_of(path: &Path) -> Result<(OwnedFd, &OsStr), String> {
 }
 
 /// Sets the permission bits of `name` in `dir` (a file or a directory,
-/// never a symlink's target).
+/// never a symlink's target; also one the command made unreadable).
 fn set_mode(dir: &OwnedFd, name: &OsStr, mode: u32) -> Result<(), String> {
-    let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-    let fd = openat(dir, name, flags, Mode::empty()).map_err(errno_text)?;
-    fchmod(&fd, Mode::from_bits_truncate(mode)).map_err(errno_text)
+    fchmodat(
+        dir,
+        name,
+        Mode::from_bits_truncate(mode),
+        FchmodatFlags::NoFollowSymlink,
+    )
+    .map_err(errno_text)
 }
 
 /// Writes `bytes` over (or as) `path` with the permission bits `mode`.

@@ -34,6 +34,7 @@ fn workspace(fx: &Fixture) {
             None => {
                 std::fs::create_dir_all(repo.join(".git/hooks")).unwrap();
                 std::fs::create_dir_all(repo.join(".git/objects")).unwrap();
+                std::fs::create_dir_all(repo.join(".git/info")).unwrap();
                 std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
                 std::fs::write(repo.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
             }
@@ -73,6 +74,7 @@ const ATTACK: &str = "\
     printf '[core]\\n\\tfsmonitor = touch \"$PWNED\"; false\\n' >> vendor/lib/.git/config; echo nested=$?
     printf '#!/bin/sh\\ntouch \"$PWNED\"\\n' > vendor/lib/.git/hooks/post-checkout; chmod +x vendor/lib/.git/hooks/post-checkout; echo hook=$?
     chmod 777 .git/hooks/pre-commit; echo chmod=$?
+    chmod 000 vendor/lib/.git/config .git/info; echo locked=$?
     mkdir -p .git/hooks/deeper/still; echo x > .git/hooks/deeper/still/file
     rm .vscode/settings.json; echo '{\"tasks\":[{\"command\":\"evil\"}]}' > .vscode/tasks.json; echo vscode=$?
     rm -rf vendor/lib/.git/hooks && ln -s \"$OUTSIDE\" vendor/lib/.git/hooks; echo swap=$?
@@ -99,7 +101,9 @@ async fn the_floor_puts_back_what_a_command_changed_in_protected_entries() {
         .replace("$OUTSIDE", &fx.outside().display().to_string());
     let out = run(&sb, &script).await;
     // On the floor the writes themselves succeed…
-    for line in ["config", "nested", "hook", "chmod", "vscode", "swap", "src"] {
+    for line in [
+        "config", "nested", "hook", "chmod", "locked", "vscode", "swap", "src",
+    ] {
         assert!(
             out.stdout.contains(&format!("{line}=0\n")),
             "{line}: {out:?}"
