@@ -105,10 +105,10 @@ fn remake(path: &Path, record: &Record) -> Result<(), String> {
         Record::File { bytes: None, .. } => Err(format!(
             "it was larger than {FILE_BYTES} bytes, so its contents were not kept"
         )),
-        Record::Dir { mode } => {
+        // Its permissions are set once what goes inside it is back.
+        Record::Dir { .. } => {
             let (dir, name) = parent_of(path)?;
-            mkdirat(&dir, name, Mode::from_bits_truncate(0o700)).map_err(errno_text)?;
-            set_mode(&dir, name, *mode)
+            mkdirat(&dir, name, Mode::from_bits_truncate(0o700)).map_err(errno_text)
         }
         Record::Symlink { target } => {
             let (dir, name) = parent_of(path)?;
@@ -153,12 +153,14 @@ fn compare(path: &Path, item: &Item, stat: &FileStat) -> Result<Option<Undo>, St
             }
             Ok(None)
         }
+        // Opened for the owner now, so that what is inside can be checked
+        // and put back; its recorded bits are set last (see `remake`).
         Record::Dir { mode } => {
             if permissions(stat.st_mode) == *mode {
                 return Ok(None);
             }
             let (dir, name) = parent_of(path)?;
-            set_mode(&dir, name, *mode)?;
+            set_mode(&dir, name, *mode | 0o700)?;
             Ok(Some(Undo::Mode))
         }
         Record::Symlink { target } => {
@@ -193,6 +195,10 @@ impl Kept {
         // again inside a directory made again is not named on its own.
         let mut failed: HashSet<PathBuf> = HashSet::new();
         let mut remade: HashSet<PathBuf> = HashSet::new();
+        // Directories whose permissions are set last, deepest first: a
+        // directory made read-only again before what goes inside it is back
+        // would refuse it.
+        let mut modes: Vec<(&Path, u32)> = Vec::new();
         for (path, item) in &self.items {
             if inside(path, &failed) {
                 continue;
@@ -211,6 +217,9 @@ impl Kept {
                     .map(|()| Some(Undo::Remade)),
                 None => remake(path, &item.record).map(|()| Some(Undo::Remade)),
             };
+            if let (Ok(Some(_)), Record::Dir { mode }) = (&result, &item.record) {
+                modes.push((path, *mode));
+            }
             match result {
                 Ok(None) => {}
                 Ok(Some(_)) if quiet => {}
@@ -269,6 +278,16 @@ impl Kept {
                     path: child,
                     glob: glob(item),
                     undo: Undo::Removed,
+                });
+            }
+        }
+        for (path, mode) in modes.into_iter().rev() {
+            if let Err(error) = parent_of(path).and_then(|(dir, name)| set_mode(&dir, name, mode)) {
+                undone.push(Undone {
+                    path: path.to_path_buf(),
+                    glob: glob(&self.items[path]),
+                    undo: Undo::Kept,
+                    error: Some(format!("its permissions could not be set back: {error}")),
                 });
             }
         }

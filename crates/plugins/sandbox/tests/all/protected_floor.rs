@@ -43,13 +43,19 @@ fn workspace(fx: &Fixture) {
     }
     std::fs::create_dir_all(ws.join(".vscode")).unwrap();
     std::fs::write(ws.join(".vscode/settings.json"), "{}\n").unwrap();
+    // Read-only: what goes back inside it goes back before its mode does.
+    std::fs::set_permissions(
+        ws.join(".vscode"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o555),
+    )
+    .unwrap();
     std::fs::create_dir_all(ws.join("src")).unwrap();
 }
 
 /// Everything under the workspace but git's data (objects, refs, logs,
 /// the index) and sample hooks (git never runs a `.sample` file), with each
-/// file's bytes and permission bits.
-fn state(root: &Path) -> BTreeMap<PathBuf, Option<(Vec<u8>, u32)>> {
+/// file's bytes and each path's permission bits.
+fn state(root: &Path) -> BTreeMap<PathBuf, (Option<Vec<u8>>, u32)> {
     use std::os::unix::fs::PermissionsExt;
     snapshot(root)
         .into_iter()
@@ -63,8 +69,7 @@ fn state(root: &Path) -> BTreeMap<PathBuf, Option<(Vec<u8>, u32)>> {
         })
         .map(|(p, bytes)| {
             let mode = std::fs::symlink_metadata(&p).unwrap().permissions().mode();
-            let value = bytes.map(|b| (b, mode & 0o7777));
-            (p, value)
+            (p, (bytes, mode & 0o7777))
         })
         .collect()
 }
@@ -76,7 +81,7 @@ const ATTACK: &str = "\
     chmod 777 .git/hooks/pre-commit; echo chmod=$?
     chmod 000 vendor/lib/.git/config .git/info; echo locked=$?
     mkdir -p .git/hooks/deeper/still; echo x > .git/hooks/deeper/still/file
-    rm .vscode/settings.json; echo '{\"tasks\":[{\"command\":\"evil\"}]}' > .vscode/tasks.json; echo vscode=$?
+    chmod 755 .vscode; rm .vscode/settings.json; echo '{\"tasks\":[{\"command\":\"evil\"}]}' > .vscode/tasks.json; echo vscode=$?
     rm -rf vendor/lib/.git/hooks && ln -s \"$OUTSIDE\" vendor/lib/.git/hooks; echo swap=$?
     ln -sf /etc vendor/lib/.git/info 2>/dev/null
     echo kept > src/file; echo src=$?
@@ -112,10 +117,7 @@ async fn the_floor_puts_back_what_a_command_changed_in_protected_entries() {
     // …and are undone before the call returns.
     let mut after = state(&fx.ws());
     let src = after.remove(&fx.ws().join("src/file"));
-    assert_eq!(
-        src.flatten().map(|(bytes, _)| bytes),
-        Some(b"kept\n".to_vec())
-    );
+    assert_eq!(src.and_then(|(bytes, _)| bytes), Some(b"kept\n".to_vec()));
     assert_eq!(after, before, "a protected path kept a change: {out:?}");
     assert_eq!(
         fx.outside_snapshot(),
@@ -129,6 +131,7 @@ async fn the_floor_puts_back_what_a_command_changed_in_protected_entries() {
         "tack: set the permissions of .git/hooks/pre-commit back",
         "tack: removed .git/hooks/deeper,",
         "tack: made .vscode/settings.json again",
+        "tack: set the permissions of .vscode back",
         "tack: removed .vscode/tasks.json",
         "SandboxPolicy::without_protected(\"**/.git\")",
     ] {
