@@ -8,13 +8,18 @@
 //! Recorded, for every protected entry found and everything inside it: a
 //! file's bytes and permission bits, a directory's permission bits, a
 //! symlink's target. Git's data inside a repository (`objects`, `refs`,
-//! `logs`, the index, the `*HEAD` files, …) is neither recorded nor
-//! checked: no program runs what it holds, and a history can be large.
+//! `logs`, the index, the `*HEAD` files, …) and its sample hooks are
+//! neither recorded nor checked: no program runs what they hold, and a
+//! history can be large.
 //!
-//! Every directory is opened from `/` one component at a time and every
-//! entry below it relative to its directory, never following a symlink, so
-//! a command that swaps a directory for a symlink cannot make tack read
-//! through it.
+//! Paths are looked at with `fstatat` from the writable root they lie
+//! under, never following their last component, and a walk enters only
+//! directories whose own `stat` says they are directories. Bytes are read,
+//! and everything is written, through directories opened from `/` one
+//! component at a time without following symlinks, so a command that
+//! swaps a directory for a symlink cannot make tack read or write through
+//! it. Listings and bytes are kept between records while the change time
+//! of the directory or file stays (which no program can set back).
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{OsStr, OsString};
