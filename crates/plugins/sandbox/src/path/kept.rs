@@ -15,7 +15,7 @@
 //! Paths are looked at with `fstatat` from the writable root they lie
 //! under, never following their last component, and a walk enters only
 //! directories whose own `stat` says they are directories. Bytes are read,
-//! and everything is written, through directories opened from `/` one
+//! and everything is written, through directories opened one
 //! component at a time without following symlinks, so a command that
 //! swaps a directory for a symlink cannot make tack read or write through
 //! it. Listings and bytes are kept between records while the change time
