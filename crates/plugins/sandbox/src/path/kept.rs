@@ -152,7 +152,10 @@ pub(crate) struct Kept {
     /// The writable roots the entries lie under.
     pub(crate) roots: Vec<PathBuf>,
     pub(crate) entries: Vec<Entry>,
-    pub(crate) items: BTreeMap<PathBuf, Item>,
+    /// By path (bytes: hashed and compared as bytes, which is much
+    /// cheaper than by component; a directory still comes before what is
+    /// inside it).
+    pub(crate) items: BTreeMap<OsString, Item>,
 }
 
 /// A file's bytes with the `stat` they were read under.
@@ -166,9 +169,9 @@ type KeptListing = (DirStamp, Arc<[OsString]>);
 /// read and only changed directories listed again.
 #[derive(Debug, Default)]
 pub(crate) struct KeptCache {
-    files: Mutex<HashMap<PathBuf, KeptFile>>,
+    files: Mutex<HashMap<OsString, KeptFile>>,
     /// Directory listings, by path, with the stamp they were listed under.
-    dirs: Mutex<HashMap<PathBuf, KeptListing>>,
+    dirs: Mutex<HashMap<OsString, KeptListing>>,
     /// Whether the warning about a large record was given.
     warned: AtomicBool,
 }
@@ -309,7 +312,7 @@ impl KeptCache {
     ) -> Option<Arc<[OsString]>> {
         let stamp = DirStamp(stat.st_dev, stat.st_ino, stat.st_ctime, stat.st_ctime_nsec);
         let dirs = self.dirs.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((kept, names)) = dirs.get(abs) {
+        if let Some((kept, names)) = dirs.get(abs.as_os_str()) {
             if *kept == stamp {
                 return Some(names.clone());
             }
@@ -331,7 +334,7 @@ impl KeptCache {
         // leave the change time as it is.
         if (opened.st_dev, opened.st_ino) == (stamp.0, stamp.1) && stamp.2 < racy_since {
             let mut dirs = self.dirs.lock().unwrap_or_else(PoisonError::into_inner);
-            dirs.insert(abs.to_path_buf(), (stamp, names.clone()));
+            dirs.insert(abs.as_os_str().to_owned(), (stamp, names.clone()));
         }
         Some(names)
     }
@@ -484,7 +487,7 @@ impl Kept {
             });
             for (at, stat) in seen.drain(..) {
                 kept.items.insert(
-                    at,
+                    at.into_os_string(),
                     Item {
                         record: stat_record(&stat),
                         entry: index,
@@ -506,13 +509,14 @@ impl Kept {
         let mut used = HashMap::new();
         let mut budget = TOTAL_BYTES;
         for (at, item) in &mut kept.items {
+            let at = Path::new(at);
             let (Some(parent), Some(name)) = (at.parent(), at.file_name()) else {
                 continue;
             };
             match &mut item.record {
                 Record::File { stamp, bytes, racy } => {
                     *racy = stamp.ctime.0 >= racy_since;
-                    if let Some((kept_stamp, kept_bytes)) = files.get(at) {
+                    if let Some((kept_stamp, kept_bytes)) = files.get(at.as_os_str()) {
                         if !*racy && kept_stamp == stamp {
                             *bytes = Some(kept_bytes.clone());
                         }
@@ -532,7 +536,7 @@ impl Kept {
                     if let Some(bytes) = bytes {
                         budget = budget.saturating_sub(bytes.len() as u64);
                         if !*racy {
-                            used.insert(at.clone(), (*stamp, bytes.clone()));
+                            used.insert(at.as_os_str().to_owned(), (*stamp, bytes.clone()));
                         }
                     }
                 }
@@ -595,7 +599,13 @@ mod tests {
         let paths: Vec<String> = kept
             .items
             .keys()
-            .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+            .map(|p| {
+                Path::new(p)
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
             .collect();
         assert_eq!(
             paths,
@@ -623,11 +633,11 @@ mod tests {
                 .unwrap()
                 .git
         );
-        match &kept.items[&git.join("config")].record {
+        match &kept.items[git.join("config").as_os_str()].record {
             Record::File { bytes, .. } => assert_eq!(bytes.as_deref(), Some(&b"[core]\n"[..])),
             other => panic!("{other:?}"),
         }
-        match &kept.items[&git.join("link")].record {
+        match &kept.items[git.join("link").as_os_str()].record {
             Record::Symlink { target } => assert_eq!(target, "config"),
             other => panic!("{other:?}"),
         }
@@ -641,7 +651,7 @@ mod tests {
         std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
         let cache = KeptCache::default();
         let kept = Kept::take(&scan(&root), std::slice::from_ref(&root), &cache);
-        match &kept.items[&root.join(".git/config")].record {
+        match &kept.items[root.join(".git/config").as_os_str()].record {
             Record::File { racy, bytes, .. } => {
                 assert!(*racy);
                 assert!(bytes.is_some());
@@ -663,7 +673,7 @@ mod tests {
             std::slice::from_ref(&root),
             &KeptCache::default(),
         );
-        match &kept.items[&root.join(".vscode/big")].record {
+        match &kept.items[root.join(".vscode/big").as_os_str()].record {
             Record::File { bytes, .. } => assert!(bytes.is_none()),
             other => panic!("{other:?}"),
         }

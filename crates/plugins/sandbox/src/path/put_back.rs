@@ -8,7 +8,7 @@
 //! is removed, never written through.
 
 use std::collections::HashSet;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
@@ -177,8 +177,12 @@ fn compare(path: &Path, item: &Item, stat: &FileStat) -> Result<Option<Undo>, St
 }
 
 /// Whether `path` lies inside one of `paths` (not `path` itself).
-fn inside(path: &Path, paths: &HashSet<PathBuf>) -> bool {
-    path.ancestors().skip(1).any(|a| paths.contains(a))
+fn inside(path: &Path, paths: &HashSet<OsString>) -> bool {
+    !paths.is_empty()
+        && path
+            .ancestors()
+            .skip(1)
+            .any(|a| paths.contains(a.as_os_str()))
 }
 
 impl Kept {
@@ -193,13 +197,14 @@ impl Kept {
         let glob = |item: &Item| self.entries[item.entry].glob.clone();
         // Recorded: compared, and put back where they differ. What is made
         // again inside a directory made again is not named on its own.
-        let mut failed: HashSet<PathBuf> = HashSet::new();
-        let mut remade: HashSet<PathBuf> = HashSet::new();
+        let mut failed: HashSet<OsString> = HashSet::new();
+        let mut remade: HashSet<OsString> = HashSet::new();
         // Directories whose permissions are set last, deepest first: a
         // directory made read-only again before what goes inside it is back
         // would refuse it.
         let mut modes: Vec<(&Path, u32)> = Vec::new();
         for (path, item) in &self.items {
+            let path = Path::new(path);
             if inside(path, &failed) {
                 continue;
             }
@@ -225,19 +230,19 @@ impl Kept {
                 Ok(Some(_)) if quiet => {}
                 Ok(Some(undo)) => {
                     if undo == Undo::Remade && matches!(item.record, Record::Dir { .. }) {
-                        remade.insert(path.clone());
+                        remade.insert(path.as_os_str().to_owned());
                     }
                     undone.push(Undone {
-                        path: path.clone(),
+                        path: path.to_path_buf(),
                         glob: glob(item),
                         undo,
                         error: None,
                     });
                 }
                 Err(error) => {
-                    failed.insert(path.clone());
+                    failed.insert(path.as_os_str().to_owned());
                     undone.push(Undone {
-                        path: path.clone(),
+                        path: path.to_path_buf(),
                         glob: glob(item),
                         undo: Undo::Kept,
                         error: Some(error),
@@ -257,6 +262,7 @@ impl Kept {
         }
         let racy_since = now_secs().saturating_sub(RACY_SECS);
         for (path, item) in &self.items {
+            let path = Path::new(path);
             let entry = &self.entries[item.entry];
             if !matches!(item.record, Record::Dir { .. }) || entry.cut || inside(path, &failed) {
                 continue;
@@ -270,7 +276,7 @@ impl Kept {
                     continue;
                 }
                 let child = path.join(name);
-                if self.items.contains_key(&child) {
+                if self.items.contains_key(child.as_os_str()) {
                     continue;
                 }
                 undone.push(Undone {
@@ -285,7 +291,7 @@ impl Kept {
             if let Err(error) = parent_of(path).and_then(|(dir, name)| set_mode(&dir, name, mode)) {
                 undone.push(Undone {
                     path: path.to_path_buf(),
-                    glob: glob(&self.items[path]),
+                    glob: glob(&self.items[path.as_os_str()]),
                     undo: Undo::Kept,
                     error: Some(format!("its permissions could not be set back: {error}")),
                 });
