@@ -553,6 +553,43 @@ impl Kept {
         kept
     }
 
+    /// This record with each entry a command moved (from, to) where it is
+    /// now, and every path in it with it.
+    pub(crate) fn moved(&self, moved: &[(PathBuf, PathBuf)]) -> Self {
+        let to = |path: &Path| -> PathBuf {
+            moved
+                .iter()
+                .find_map(|(from, to)| path.strip_prefix(from).ok().map(|rest| to.join(rest)))
+                .map_or_else(
+                    || path.to_path_buf(),
+                    |p| {
+                        // `join("")` would add a trailing separator.
+                        if p.as_os_str().as_encoded_bytes().ends_with(b"/") {
+                            p.components().collect()
+                        } else {
+                            p
+                        }
+                    },
+                )
+        };
+        Kept {
+            roots: self.roots.clone(),
+            entries: self
+                .entries
+                .iter()
+                .map(|e| Entry {
+                    path: to(&e.path),
+                    ..e.clone()
+                })
+                .collect(),
+            items: self
+                .items
+                .iter()
+                .map(|(path, item)| (to(Path::new(path)).into_os_string(), item.clone()))
+                .collect(),
+        }
+    }
+
     /// Whether nothing was recorded.
     pub(crate) fn is_empty(&self) -> bool {
         self.items.is_empty()

@@ -18,7 +18,7 @@ use tack_core::capability::{Access, CapabilityError};
 use crate::error::SandboxError;
 use crate::policy::{SandboxMode, SandboxPolicy};
 pub(crate) use kept::Kept;
-pub(crate) use protect::{ProtectedScan, Removed, describe_removed};
+pub(crate) use protect::{ProtectedScan, Swept, describe_removed};
 pub(crate) use put_back::{Undone, describe_undone};
 pub(crate) use resolve::Resolved;
 use resolve::{MAX_SYMLINKS, ResolveError, resolve};
@@ -261,9 +261,9 @@ impl Confinement {
     }
 
     /// Removes the protected entries created since `before`.
-    pub(crate) fn sweep_protected(&self, before: &ProtectedScan) -> Vec<Removed> {
+    pub(crate) fn sweep_protected(&self, before: &ProtectedScan) -> Swept {
         if self.mode != SandboxMode::WorkspaceWrite || self.protect.is_empty() {
-            return Vec::new();
+            return Swept::default();
         }
         self.protect.sweep(&self.writable_roots(), before)
     }
@@ -277,9 +277,19 @@ impl Confinement {
         Kept::take(scan, &self.writable_roots(), self.protect.kept_cache())
     }
 
-    /// Undoes what changed inside the entries `kept` recorded.
-    pub(crate) fn put_back_protected(&self, kept: &Kept) -> Vec<Undone> {
-        kept.put_back(self.protect.kept_cache())
+    /// Undoes what changed inside the entries `kept` recorded, looking for
+    /// each one the command `moved` (from, to) where it is now.
+    pub(crate) fn put_back_protected(
+        &self,
+        kept: &Kept,
+        moved: &[(PathBuf, PathBuf)],
+    ) -> Vec<Undone> {
+        let cache = self.protect.kept_cache();
+        if moved.is_empty() {
+            kept.put_back(cache)
+        } else {
+            kept.moved(moved).put_back(cache)
+        }
     }
 
     /// `path` as messages show it: relative to the workspace when inside.

@@ -113,6 +113,16 @@ impl ProtectedScan {
     }
 }
 
+/// What a sweep did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Swept {
+    /// The entries a command created, removed.
+    pub(crate) removed: Vec<Removed>,
+    /// Entries found before that a command moved (from, to), left where
+    /// they are now.
+    pub(crate) moved: Vec<(PathBuf, PathBuf)>,
+}
+
 /// A protected entry a command created, and what became of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Removed {
@@ -288,17 +298,27 @@ impl ProtectList {
     /// Removes every protected entry under `roots` that is not in `before`
     /// (or was replaced since): what a command created. Directories are
     /// removed with their contents, symlinks themselves (never followed).
-    pub(crate) fn sweep(&self, roots: &[PathBuf], before: &ProtectedScan) -> Vec<Removed> {
+    /// An entry found before that is now somewhere else (the same inode,
+    /// and nothing of it left where it was: a directory holding it was
+    /// renamed) was moved, not created, and stays.
+    pub(crate) fn sweep(&self, roots: &[PathBuf], before: &ProtectedScan) -> Swept {
         let after = self.scan(roots);
-        let mut removed = Vec::new();
-        for (path, found) in after.found {
-            if before
-                .found
-                .get(&path)
-                .is_some_and(|old| old.id == found.id)
-            {
+        let mut swept = Swept::default();
+        let removed = &mut swept.removed;
+        for (path, found) in &after.found {
+            if before.found.get(path).is_some_and(|old| old.id == found.id) {
                 continue;
             }
+            let moved_from = before.found.iter().find(|(from, old)| {
+                old.id == found.id
+                    && *from != path
+                    && after.found.get(*from).is_none_or(|now| now.id != old.id)
+            });
+            if let Some((from, _)) = moved_from {
+                swept.moved.push((from.clone(), path.clone()));
+                continue;
+            }
+            let (path, found) = (path.clone(), found.clone());
             // A gitdir target found only now was there before under another
             // name; only the entries themselves are removed.
             if !before.found.contains_key(&path) && self.matching_any_root(roots, &path).is_none() {
@@ -315,7 +335,7 @@ impl ProtectList {
                 error: result.err().map(|e| e.to_string()),
             });
         }
-        removed
+        swept
     }
 
     fn matching_any_root(&self, roots: &[PathBuf], path: &Path) -> Option<&str> {
@@ -433,7 +453,7 @@ mod tests {
         std::fs::create_dir_all(root.join("a/b/c/.git/hooks")).unwrap();
         std::fs::remove_dir_all(root.join("vendor/lib/.git")).unwrap();
         std::fs::write(root.join("vendor/lib/.git"), "gitdir: /elsewhere\n").unwrap();
-        let removed = p.sweep(&roots, &before);
+        let removed = p.sweep(&roots, &before).removed;
         let paths: Vec<_> = removed.iter().map(|r| r.path.clone()).collect();
         assert_eq!(
             paths,
@@ -447,6 +467,28 @@ mod tests {
     }
 
     #[test]
+    fn a_moved_entry_is_not_swept_and_a_replaced_one_is() {
+        let ws = tempfile::tempdir().unwrap();
+        let root = ws.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("vendor/lib/.git/objects")).unwrap();
+        std::fs::create_dir_all(root.join("other/.git")).unwrap();
+        let p = list(&["**/.git"], None);
+        let roots = vec![root.clone()];
+        let before = p.scan(&roots);
+        std::fs::rename(root.join("vendor/lib"), root.join("vendor/lib2")).unwrap();
+        std::fs::remove_dir_all(root.join("other/.git")).unwrap();
+        std::fs::create_dir_all(root.join("other/.git")).unwrap();
+        let swept = p.sweep(&roots, &before);
+        assert_eq!(
+            swept.moved,
+            [(root.join("vendor/lib/.git"), root.join("vendor/lib2/.git"))]
+        );
+        let removed: Vec<_> = swept.removed.iter().map(|r| r.path.clone()).collect();
+        assert_eq!(removed, [root.join("other/.git")]);
+        assert!(root.join("vendor/lib2/.git/objects").is_dir());
+    }
+
+    #[test]
     fn a_sweep_removes_a_symlink_not_its_target() {
         let ws = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
@@ -455,7 +497,7 @@ mod tests {
         let p = list(&["**/.git"], None);
         let before = p.scan(std::slice::from_ref(&root));
         std::os::unix::fs::symlink(outside.path(), root.join(".git")).unwrap();
-        let removed = p.sweep(std::slice::from_ref(&root), &before);
+        let removed = p.sweep(std::slice::from_ref(&root), &before).removed;
         assert_eq!(removed.len(), 1);
         assert!(std::fs::symlink_metadata(root.join(".git")).is_err());
         assert!(outside.path().join("keep").is_file());

@@ -71,10 +71,10 @@ fn sweep(
     group: Option<i32>,
 ) -> String {
     settle(group);
-    let removed = confinement.sweep_protected(before);
-    let mut note = describe_removed(&removed, |p| confinement.display(p));
+    let swept = confinement.sweep_protected(before);
+    let mut note = describe_removed(&swept.removed, |p| confinement.display(p));
     if let Some(kept) = kept {
-        let undone = confinement.put_back_protected(kept);
+        let undone = confinement.put_back_protected(kept, &swept.moved);
         note.push_str(&describe_undone(&undone, |p| confinement.display(p)));
     }
     note

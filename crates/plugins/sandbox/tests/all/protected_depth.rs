@@ -321,6 +321,27 @@ async fn the_users_own_repository_is_never_swept() {
     assert!(ws.join("lib/.git/config").is_file());
 }
 
+/// Renaming a directory that holds a nested repository moves the
+/// repository; it is not taken for one the command created.
+#[tokio::test]
+async fn a_nested_repository_moves_with_its_directory() {
+    let fx = Fixture::new();
+    let ws = fx.ws.path();
+    std::fs::create_dir_all(ws.join("vendor/lib/.git/objects")).unwrap();
+    std::fs::write(ws.join("vendor/lib/.git/objects/history"), "commits\n").unwrap();
+    let sb = sandbox(SandboxPolicy::workspace_write(ws)).unwrap();
+    if !runs_commands(&sb, "a_nested_repository_moves_with_its_directory") {
+        return;
+    }
+    let out = run(&sb, "mv vendor/lib vendor/lib2 && echo done").await;
+    assert!(out.stdout.contains("done"), "{out:?}");
+    assert!(!out.stderr.contains("tack: removed"), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("vendor/lib2/.git/objects/history")).unwrap(),
+        "commits\n"
+    );
+}
+
 #[tokio::test]
 async fn a_workspace_that_is_the_home_directory_keeps_the_start_up_files() {
     let fx = Fixture::new();

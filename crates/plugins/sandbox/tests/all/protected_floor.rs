@@ -237,3 +237,45 @@ async fn a_flood_of_additions_hides_no_change() {
         out.stderr
     );
 }
+
+/// A command that renames a directory holding a nested repository moves
+/// the repository with it (its history stays), and what it changed in the
+/// repository before moving it is put back where it is now.
+#[tokio::test]
+async fn a_moved_repository_keeps_its_history_and_loses_the_change() {
+    let fx = Fixture::new();
+    workspace(&fx);
+    let sb = floor(fx.ws.path());
+    if !runs_commands(
+        &sb,
+        "a_moved_repository_keeps_its_history_and_loses_the_change",
+    ) {
+        return;
+    }
+    let lib = fx.ws().join("vendor/lib");
+    std::fs::write(lib.join(".git/objects/history"), "commits\n").unwrap();
+    let config = std::fs::read(lib.join(".git/config")).unwrap();
+    let out = run(
+        &sb,
+        "echo '[core] fsmonitor = evil' >> vendor/lib/.git/config && mv vendor/lib vendor/lib2 && echo done",
+    )
+    .await;
+    assert!(out.stdout.contains("done"), "{out:?}");
+    let moved = fx.ws().join("vendor/lib2/.git");
+    assert_eq!(
+        std::fs::read(moved.join("objects/history")).unwrap(),
+        b"commits\n"
+    );
+    assert_eq!(
+        std::fs::read(moved.join("config")).unwrap(),
+        config,
+        "{out:?}"
+    );
+    assert!(
+        out.stderr
+            .contains("tack: put back vendor/lib2/.git/config"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("tack: removed"), "{}", out.stderr);
+}
