@@ -298,9 +298,10 @@ impl ProtectList {
     /// Removes every protected entry under `roots` that is not in `before`
     /// (or was replaced since): what a command created. Directories are
     /// removed with their contents, symlinks themselves (never followed).
-    /// An entry found before that is now somewhere else (the same inode,
-    /// and nothing of it left where it was: a directory holding it was
-    /// renamed) was moved, not created, and stays.
+    /// An entry found before that is now somewhere else (the same inode and
+    /// birth time, and nothing of it left where it was: a directory holding
+    /// it was renamed) was moved, not created, and stays; on a filesystem
+    /// that records no birth times it counts as created.
     pub(crate) fn sweep(&self, roots: &[PathBuf], before: &ProtectedScan) -> Swept {
         let after = self.scan(roots);
         let mut swept = Swept::default();
@@ -309,8 +310,12 @@ impl ProtectList {
             if before.found.get(path).is_some_and(|old| old.id == found.id) {
                 continue;
             }
+            // Only where the filesystem records birth times: without one,
+            // a new entry given a just-freed inode number would pass for a
+            // moved one.
             let moved_from = before.found.iter().find(|(from, old)| {
                 old.id == found.id
+                    && found.id.3.is_some()
                     && *from != path
                     && after.found.get(*from).is_none_or(|now| now.id != old.id)
             });

@@ -333,6 +333,10 @@ async fn a_nested_repository_moves_with_its_directory() {
     if !runs_commands(&sb, "a_nested_repository_moves_with_its_directory") {
         return;
     }
+    if std::fs::metadata(ws).and_then(|m| m.created()).is_err() {
+        println!("a_nested_repository_moves_with_its_directory: skipped, no birth times here");
+        return;
+    }
     let out = run(&sb, "mv vendor/lib vendor/lib2 && echo done").await;
     assert!(out.stdout.contains("done"), "{out:?}");
     assert!(!out.stderr.contains("tack: removed"), "{out:?}");
