@@ -252,6 +252,15 @@ async fn a_moved_repository_keeps_its_history_and_loses_the_change() {
     ) {
         return;
     }
+    if std::fs::metadata(fx.ws())
+        .and_then(|m| m.created())
+        .is_err()
+    {
+        println!(
+            "a_moved_repository_keeps_its_history_and_loses_the_change: skipped, no birth times here"
+        );
+        return;
+    }
     let lib = fx.ws().join("vendor/lib");
     std::fs::write(lib.join(".git/objects/history"), "commits\n").unwrap();
     let config = std::fs::read(lib.join(".git/config")).unwrap();
