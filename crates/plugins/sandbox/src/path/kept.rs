@@ -31,11 +31,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
+use nix::dir::Dir;
 use nix::fcntl::{AtFlags, OFlag, openat, readlinkat};
 use nix::sys::stat::{FileStat, Mode, fstat, fstatat};
 use tack_core::capability::EntryKind;
-
-use nix::dir::Dir;
 
 use crate::nofollow::dirfd::kind_of;
 use crate::path::ProtectedScan;
@@ -45,7 +44,7 @@ use crate::path::ProtectedScan;
 pub(crate) const FILE_BYTES: u64 = 1 << 20;
 /// The most bytes kept in one record.
 const TOTAL_BYTES: u64 = 32 << 20;
-/// The most entries in one record (or one walk when comparing).
+/// The most paths recorded in one protected entry.
 pub(crate) const MAX_ITEMS: usize = 50_000;
 /// Above this many recorded paths, a warning says what each command costs.
 const MANY_ITEMS: usize = 5_000;
@@ -557,20 +556,16 @@ impl Kept {
     /// now, and every path in it with it.
     pub(crate) fn moved(&self, moved: &[(PathBuf, PathBuf)]) -> Self {
         let to = |path: &Path| -> PathBuf {
-            moved
-                .iter()
-                .find_map(|(from, to)| path.strip_prefix(from).ok().map(|rest| to.join(rest)))
-                .map_or_else(
-                    || path.to_path_buf(),
-                    |p| {
-                        // `join("")` would add a trailing separator.
-                        if p.as_os_str().as_encoded_bytes().ends_with(b"/") {
-                            p.components().collect()
-                        } else {
-                            p
-                        }
-                    },
-                )
+            let found = moved.iter().find_map(|(from, to)| {
+                let rest = path.strip_prefix(from).ok()?;
+                // `join("")` would add a trailing separator.
+                Some(if rest.as_os_str().is_empty() {
+                    to.clone()
+                } else {
+                    to.join(rest)
+                })
+            });
+            found.unwrap_or_else(|| path.to_path_buf())
         };
         Kept {
             roots: self.roots.clone(),

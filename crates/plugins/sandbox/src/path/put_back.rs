@@ -313,7 +313,7 @@ pub(crate) fn describe_undone(undone: &[Undone], shown: impl Fn(&Path) -> String
     for u in undone.iter().take(SHOWN) {
         let what = shown(&u.path);
         let line = match (u.undo, &u.error) {
-            (Undo::Kept, Some(why)) | (_, Some(why)) => format!(
+            (_, Some(why)) => format!(
                 "tack: could NOT undo this command's change to {what}, inside the protected entry \
                  `{}`: {why}; review it before running other programs here\n",
                 u.glob

@@ -12,8 +12,16 @@ use tack_sandbox::{Namespaces, Sandbox, SandboxPolicy};
 
 use crate::fixture::{Fixture, git_binary as git, run_command as run, runs_commands, snapshot};
 
-fn floor(ws: &Path) -> Sandbox {
-    Sandbox::new(SandboxPolicy::workspace_write(ws).with_namespaces(Namespaces::Disabled)).unwrap()
+/// The test's workspace (see [`workspace`]) and a sandbox over it on the
+/// floor; `None` (said) where this kernel cannot confine commands.
+fn floor_workspace(test: &str) -> Option<(Fixture, Sandbox)> {
+    let fx = Fixture::new();
+    workspace(&fx);
+    let sb = Sandbox::new(
+        SandboxPolicy::workspace_write(fx.ws.path()).with_namespaces(Namespaces::Disabled),
+    )
+    .unwrap();
+    runs_commands(&sb, test).then_some((fx, sb))
 }
 
 /// A repository with a nested one (made by git where it is installed) and
@@ -89,15 +97,11 @@ const ATTACK: &str = "\
 
 #[tokio::test]
 async fn the_floor_puts_back_what_a_command_changed_in_protected_entries() {
-    let fx = Fixture::new();
-    workspace(&fx);
-    let sb = floor(fx.ws.path());
-    if !runs_commands(
-        &sb,
-        "the_floor_puts_back_what_a_command_changed_in_protected_entries",
-    ) {
+    let Some((fx, sb)) =
+        floor_workspace("the_floor_puts_back_what_a_command_changed_in_protected_entries")
+    else {
         return;
-    }
+    };
     let pwned = fx.outside().join("pwned");
     let before = state(&fx.ws());
     let outside = fx.outside_snapshot();
@@ -159,12 +163,9 @@ async fn the_floor_puts_back_what_a_command_changed_in_protected_entries() {
 /// change time moves), and still undone.
 #[tokio::test]
 async fn a_same_length_write_to_a_settled_file_is_undone() {
-    let fx = Fixture::new();
-    workspace(&fx);
-    let sb = floor(fx.ws.path());
-    if !runs_commands(&sb, "a_same_length_write_to_a_settled_file_is_undone") {
+    let Some((fx, sb)) = floor_workspace("a_same_length_write_to_a_settled_file_is_undone") else {
         return;
-    }
+    };
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let config = std::fs::read(fx.ws().join(".git/config")).unwrap();
     // The first command records the settled files (and keeps their bytes).
@@ -190,12 +191,9 @@ async fn a_same_length_write_to_a_settled_file_is_undone() {
 /// bubblewrap the whole `.git` is read-only): a commit's objects stay.
 #[tokio::test]
 async fn git_data_written_by_a_command_stays() {
-    let fx = Fixture::new();
-    workspace(&fx);
-    let sb = floor(fx.ws.path());
-    if !runs_commands(&sb, "git_data_written_by_a_command_stays") {
+    let Some((fx, sb)) = floor_workspace("git_data_written_by_a_command_stays") else {
         return;
-    }
+    };
     let out = run(
         &sb,
         "mkdir -p .git/objects/ab && echo blob > .git/objects/ab/cd && echo x >> .git/index; echo done",
@@ -210,12 +208,9 @@ async fn git_data_written_by_a_command_stays() {
 /// first) neither hide a change made next to them nor stay.
 #[tokio::test]
 async fn a_flood_of_additions_hides_no_change() {
-    let fx = Fixture::new();
-    workspace(&fx);
-    let sb = floor(fx.ws.path());
-    if !runs_commands(&sb, "a_flood_of_additions_hides_no_change") {
+    let Some((fx, sb)) = floor_workspace("a_flood_of_additions_hides_no_change") else {
         return;
-    }
+    };
     let before = state(&fx.ws());
     let out = run(
         &sb,
@@ -243,15 +238,11 @@ async fn a_flood_of_additions_hides_no_change() {
 /// repository before moving it is put back where it is now.
 #[tokio::test]
 async fn a_moved_repository_keeps_its_history_and_loses_the_change() {
-    let fx = Fixture::new();
-    workspace(&fx);
-    let sb = floor(fx.ws.path());
-    if !runs_commands(
-        &sb,
-        "a_moved_repository_keeps_its_history_and_loses_the_change",
-    ) {
+    let Some((fx, sb)) =
+        floor_workspace("a_moved_repository_keeps_its_history_and_loses_the_change")
+    else {
         return;
-    }
+    };
     if std::fs::metadata(fx.ws())
         .and_then(|m| m.created())
         .is_err()
